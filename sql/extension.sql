@@ -1,0 +1,11 @@
+-- CREATE EXTENSION installs the access method and its functions.
+CREATE EXTENSION IF NOT EXISTS ddb;
+SELECT amname, amtype FROM pg_am WHERE amname = 'ddb';
+
+-- The canonical single-table shape is accepted; key columns become NOT NULL.
+CREATE TABLE t (pk text, sk text, item jsonb) USING ddb;
+SELECT attname, attnotnull FROM pg_attribute
+ WHERE attrelid = 't'::regclass AND attnum > 0 ORDER BY attnum;
+SELECT ddb_check_table_shape('t');
+SELECT count(*) FROM t;
+DROP TABLE t;

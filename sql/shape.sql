@@ -1,0 +1,44 @@
+-- The table shape rule (DESIGN.md §2): partition key, optional sort keys,
+-- one trailing jsonb item column; keys are text, numeric or bytea.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
+
+-- Accepted shapes: simple key, composite key, every key type.
+CREATE TABLE simple_key (id text, item jsonb) USING ddb;
+CREATE TABLE composite ("PK" text NOT NULL, "SK" text NOT NULL, item jsonb NOT NULL) USING ddb;
+CREATE TABLE numeric_keys (n numeric, m numeric, doc jsonb) USING ddb;
+CREATE TABLE binary_keys (b bytea, doc jsonb) USING ddb;
+SELECT ddb_check_table_shape('simple_key'), ddb_check_table_shape('composite'),
+       ddb_check_table_shape('numeric_keys'), ddb_check_table_shape('binary_keys');
+
+-- Rejected: no item column, item not last, wrong key types, too few columns.
+CREATE TABLE bad1 (pk text, sk text) USING ddb;
+CREATE TABLE bad2 (pk text, item jsonb, sk text) USING ddb;
+CREATE TABLE bad3 (pk integer, item jsonb) USING ddb;
+CREATE TABLE bad4 (pk varchar, item jsonb) USING ddb;
+CREATE TABLE bad5 (item jsonb) USING ddb;
+CREATE TABLE bad6 (pk text, item json) USING ddb;
+CREATE TABLE bad7 (k1 text, k2 text, k3 text, k4 text, k5 text, k6 text,
+                   k7 text, k8 text, k9 text, item jsonb) USING ddb;
+SELECT count(*) FROM pg_class WHERE relname LIKE 'bad_';
+
+-- CREATE TABLE AS into ddb must produce the same shape.
+CREATE TABLE ctas USING ddb AS SELECT 'a'::text AS pk, '{}'::jsonb AS item;
+CREATE TABLE ctas_bad USING ddb AS SELECT 1 AS pk, '{}'::jsonb AS item;
+
+-- ALTER TABLE cannot break the shape.
+ALTER TABLE composite ADD COLUMN extra int;
+ALTER TABLE composite DROP COLUMN item;
+ALTER TABLE composite ALTER COLUMN "SK" TYPE integer USING 0;
+SELECT ddb_check_table_shape('composite');
+
+-- Heap tables are none of ddb's business.
+CREATE TABLE plain (a int);
+ALTER TABLE plain ADD COLUMN b int;
+
+-- NULL keys are refused even if NOT NULL were dropped.
+ALTER TABLE simple_key ALTER COLUMN id DROP NOT NULL;
+SELECT attnotnull FROM pg_attribute WHERE attrelid = 'simple_key'::regclass AND attname = 'id';
+
+DROP TABLE simple_key, composite, numeric_keys, binary_keys, ctas, plain;

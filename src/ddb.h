@@ -1,0 +1,185 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb.h
+ *	  ddb: DynamoDB-style tables for PostgreSQL.
+ *
+ * This header is the table of contents of the extension: shared types,
+ * then prototypes grouped by the file that defines them.  Structs used by
+ * one file only stay private to that file.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DDB_H
+#define DDB_H
+
+#include "access/htup.h"
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "lib/stringinfo.h"
+#include "storage/block.h"
+#include "storage/buf.h"
+#include "storage/bufpage.h"
+#include "utils/relcache.h"
+#include "utils/snapshot.h"
+
+/*
+ * Invariant checks.  Debian's server is built without assertions, so ddb has
+ * its own, compiled in with -DDDB_CHECKS (CI always sets it).  A failed
+ * check is an ERROR naming the invariant, never a silent continue.
+ */
+#ifdef DDB_CHECKS
+#define DdbCheck(cond) \
+	do { \
+		if (unlikely(!(cond))) \
+			elog(ERROR, "ddb invariant violated: %s (%s:%d)", \
+				 #cond, __FILE__, __LINE__); \
+	} while (0)
+#else
+#define DdbCheck(cond)	((void) 0)
+#endif
+
+/* DynamoDB's key limits (bytes of the raw value). */
+#define DDB_MAX_PARTITION_KEY_BYTES	2048
+#define DDB_MAX_SORT_KEY_BYTES		1024
+
+/* Most key columns a ddb table may have (partition key + sort keys). */
+#define DDB_MAX_KEY_COLUMNS			8
+
+/* Key column types, DynamoDB's scalar key types. */
+typedef enum DdbKeyType
+{
+	DDB_KEY_S = 'S',			/* text */
+	DDB_KEY_N = 'N',			/* numeric */
+	DDB_KEY_B = 'B'				/* bytea */
+} DdbKeyType;
+
+/*
+ * The key schema of a ddb table, derived from its columns: attribute 1 is the
+ * partition key, attributes 2..nkeys are sort keys, and the last attribute is
+ * the jsonb item.  Cached in rd_amcache (see ddb_shape.c).
+ */
+typedef struct DdbKeyInfo
+{
+	int			nkeys;			/* partition key + sort keys */
+	AttrNumber	keyattno[DDB_MAX_KEY_COLUMNS];
+	DdbKeyType	keytype[DDB_MAX_KEY_COLUMNS];
+	AttrNumber	itemattno;		/* the jsonb column */
+	int			natts;			/* RelationGetNumberOfAttributes */
+} DdbKeyInfo;
+
+/*
+ * Per-relation backend-local cache, hung off rd_amcache.  Freed (and so
+ * rebuilt) on every relcache invalidation, which TRUNCATE, CLUSTER and
+ * ALTER TABLE all cause.
+ */
+typedef struct DdbRelCache
+{
+	DdbKeyInfo	keyinfo;
+	bool		initialized;	/* metapage known to exist */
+	uint64		rowid_next;		/* next row id of this backend's batch */
+	uint64		rowid_end;		/* end (exclusive) of the batch */
+} DdbRelCache;
+
+/*
+ * Row ids.  Every stored version gets a 48-bit logical row id, presented to
+ * the executor as a TID (block = rowid / DDB_ROWIDS_PER_BLOCK, offset =
+ * rowid % DDB_ROWIDS_PER_BLOCK + 1) so offsets stay within
+ * 1..MaxHeapTuplesPerPage and bitmap scans stay legal.
+ */
+#define DDB_ROWIDS_PER_BLOCK	MaxHeapTuplesPerPage
+
+static inline void
+ddb_rowid_to_tid(uint64 rowid, ItemPointer tid)
+{
+	ItemPointerSet(tid, (BlockNumber) (rowid / DDB_ROWIDS_PER_BLOCK),
+				   (OffsetNumber) (rowid % DDB_ROWIDS_PER_BLOCK + 1));
+}
+
+static inline uint64
+ddb_tid_to_rowid(ItemPointer tid)
+{
+	return (uint64) ItemPointerGetBlockNumberNoCheck(tid) * DDB_ROWIDS_PER_BLOCK +
+		(ItemPointerGetOffsetNumberNoCheck(tid) - 1);
+}
+
+/*
+ * A key range over the encoded key space, in the order the tree stores it.
+ * lo is inclusive, hi exclusive; a NULL bound is unbounded.  Bounds compare
+ * against the key part of items (not the version suffix).  See ddb_tree.c.
+ */
+typedef struct DdbRange
+{
+	const char *lo;
+	int			lolen;
+	const char *hi;
+	int			hilen;
+} DdbRange;
+
+/* An ordered scan of a key range; opaque outside ddb_scan.c. */
+typedef struct DdbRangeScanData *DdbRangeScan;
+
+/* ddb_handler.c */
+extern void _PG_init(void);
+
+/* ddb_shape.c */
+extern const DdbKeyInfo *ddb_get_keyinfo(Relation rel);
+extern DdbRelCache *ddb_get_relcache(Relation rel);
+extern bool ddb_is_ddb_relation(Relation rel);
+
+/*
+ * ddb_key.c: the order-preserving key encoding and the routing hash.
+ *
+ * An encoded key is
+ *
+ *		hash32(enc(pk)) as 4 bytes big-endian || enc(pk) || enc(sk1) || ...
+ *
+ * where enc() of each column is self-delimiting and memcmp-ordered:
+ *	S (text)   : UTF-8 bytes, 0x00 escaped as 0x00 0xFF, then 0x00 0x01
+ *	B (bytea)  : same as S over the raw bytes
+ *	N (numeric): normalized decimal; see ddb_key.c for the byte layout
+ * Comparing two encoded keys of one table with memcmp (shorter first on a
+ * tie) orders them by (hash, pk, sk...), each column by DynamoDB's rules.
+ */
+extern void ddb_encode_key_column(StringInfo buf, DdbKeyType type, Datum value);
+extern void ddb_encode_key(const DdbKeyInfo *ki, Datum *values, bool *isnull,
+						   StringInfo buf);
+extern int	ddb_encode_key_prefix(const DdbKeyInfo *ki, Datum *values, int nvalues,
+								  StringInfo buf);
+extern void ddb_decode_key(const DdbKeyInfo *ki, const char *key, int keylen,
+						   Datum *values, bool *isnull);
+extern const char *ddb_decode_key_column(DdbKeyType type, const char *p,
+										 const char *end, Datum *value);
+extern uint32 ddb_hash32(const char *data, int len);
+extern bool ddb_key_successor(const char *key, int keylen, StringInfo out);
+extern void ddb_check_key_value(DdbKeyType type, Datum value, bool partition,
+								const char *colname);
+extern const char *ddb_key_type_name(DdbKeyType type);
+
+/* ddb_tree.c: pages, descent, splits */
+extern bool ddb_tree_exists(Relation rel);
+extern void ddb_tree_init_if_needed(Relation rel);
+extern void ddb_tree_insert(Relation rel, const char *key, int keylen,
+							ItemPointer tid, HeapTuple tuple,
+							bool check_unique);
+extern uint64 ddb_alloc_rowid(Relation rel);
+
+/* ddb_scan.c: ordered range scans and point lookups */
+extern DdbRangeScan ddb_range_begin(Relation rel, Snapshot snapshot,
+									const DdbRange *range, bool forward);
+extern HeapTuple ddb_range_next(DdbRangeScan scan);
+extern void ddb_range_end(DdbRangeScan scan);
+extern void ddb_range_rescan(DdbRangeScan scan, const DdbRange *range,
+							 bool forward);
+extern HeapTuple ddb_lookup(Relation rel, Snapshot snapshot,
+							const char *key, int keylen);
+
+/* ddb_tuple.c: leaf tuples <-> full heap tuples of the table's row type */
+extern HeapTuple ddb_form_stored_tuple(Relation rel, TupleTableSlot *slot,
+									   StringInfo key);
+extern HeapTuple ddb_expand_tuple(Relation rel, const char *key, int keylen,
+								  HeapTupleHeader stored, uint32 storedlen,
+								  ItemPointer tid);
+
+/* ddb_verify.c */
+
+#endif							/* DDB_H */

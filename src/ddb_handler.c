@@ -1,0 +1,706 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_handler.c
+ *	  The ddb table access method handler: glue between PostgreSQL's
+ *	  executor and the ddb storage engine.
+ *
+ * Every slot of TableAmRoutine is filled (Debian's server has no
+ * assertions, so a NULL callback would crash the backend).  Callbacks that a
+ * later stage of the engine implements answer with a clear error naming the
+ * statement that is not supported yet, never with a crash.  The engine lives
+ * below this file (ddb_tree.c, ddb_scan.c, ddb_tuple.c) and knows nothing of
+ * the executor.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/heaptoast.h"
+#include "access/multixact.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/storage.h"
+#include "catalog/storage_xlog.h"
+#include "commands/vacuum.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "optimizer/plancat.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/predicate.h"
+#include "storage/smgr.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/rel.h"
+
+#include "ddb.h"
+
+PG_MODULE_MAGIC;
+
+PG_FUNCTION_INFO_V1(ddb_tableam_handler);
+
+static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
+
+/*
+ * The scan descriptor of a sequential scan: a forward range scan over the
+ * whole key space, i.e. every item in hash order.
+ */
+typedef struct DdbScanDescData
+{
+	TableScanDescData base;
+	DdbRangeScan range;
+} DdbScanDescData;
+typedef DdbScanDescData *DdbScanDesc;
+
+static void ddb_not_supported(const char *what) pg_attribute_noreturn();
+
+static void
+ddb_not_supported(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s is not supported on ddb tables yet", what)));
+}
+
+/* ------------------------------------------------------------------------
+ * Slot related callbacks
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * Tuples handed to the executor are self-contained heap tuples of the table's
+ * row type (keys decoded from the tree key, item from the leaf), so a plain
+ * heap-tuple slot fits and system columns (ctid, xmin, ...) work.
+ */
+static const TupleTableSlotOps *
+ddb_slot_callbacks(Relation relation)
+{
+	return &TTSOpsHeapTuple;
+}
+
+/* ------------------------------------------------------------------------
+ * Sequential scan
+ * ------------------------------------------------------------------------
+ */
+
+static TableScanDesc
+ddb_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
+			   ParallelTableScanDesc pscan, uint32 flags)
+{
+	DdbScanDesc scan;
+	DdbRange	all = {0};
+
+	if (pscan != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("parallel scans of ddb tables are not supported")));
+	if (flags & (SO_TYPE_SAMPLESCAN | SO_TYPE_BITMAPSCAN | SO_TYPE_TIDRANGESCAN))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("this kind of scan is not supported on ddb tables"),
+				 errhint("Query by key with ddb_query(), or scan the whole table.")));
+
+	scan = palloc0(sizeof(DdbScanDescData));
+	scan->base.rs_rd = rel;
+	scan->base.rs_snapshot = snapshot;
+	scan->base.rs_nkeys = nkeys;
+	scan->base.rs_key = key;
+	scan->base.rs_flags = flags;
+	scan->base.rs_parallel = NULL;
+
+	/*
+	 * Relation-level SIREAD lock: coarse, but it keeps SERIALIZABLE
+	 * serializable (DESIGN.md, MVCC and concurrency).
+	 */
+	if (snapshot && IsMVCCSnapshot(snapshot))
+		PredicateLockRelation(rel, snapshot);
+
+	if (flags & (SO_TYPE_SEQSCAN | SO_TYPE_ANALYZE))
+		scan->range = ddb_range_begin(rel, snapshot, &all, true);
+
+	if (flags & SO_TYPE_SEQSCAN)
+		pgstat_count_heap_scan(rel);
+
+	return (TableScanDesc) scan;
+}
+
+static void
+ddb_scan_end(TableScanDesc sscan)
+{
+	DdbScanDesc scan = (DdbScanDesc) sscan;
+
+	if (scan->range)
+		ddb_range_end(scan->range);
+	if (scan->base.rs_flags & SO_TEMP_SNAPSHOT)
+		UnregisterSnapshot(scan->base.rs_snapshot);
+	pfree(scan);
+}
+
+static void
+ddb_scan_rescan(TableScanDesc sscan, ScanKey key, bool set_params,
+				bool allow_strat, bool allow_sync, bool allow_pagemode)
+{
+	DdbScanDesc scan = (DdbScanDesc) sscan;
+	DdbRange	all = {0};
+
+	if (scan->range)
+		ddb_range_rescan(scan->range, &all, true);
+}
+
+static bool
+ddb_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
+					 TupleTableSlot *slot)
+{
+	DdbScanDesc scan = (DdbScanDesc) sscan;
+	HeapTuple	tuple;
+
+	if (direction == BackwardScanDirection)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("backward sequential scans of ddb tables are not supported"),
+				 errhint("Declare the cursor WITH HOLD or without SCROLL, or query by key.")));
+
+	tuple = ddb_range_next(scan->range);
+	if (tuple == NULL)
+	{
+		ExecClearTuple(slot);
+		return false;
+	}
+	pgstat_count_heap_getnext(scan->base.rs_rd);
+	ExecStoreHeapTuple(tuple, slot, false);
+	return true;
+}
+
+/* ------------------------------------------------------------------------
+ * Parallel scans: kept away by the planner hook below; these exist so that
+ * no path can reach a NULL callback.
+ * ------------------------------------------------------------------------
+ */
+
+static Size
+ddb_parallelscan_estimate(Relation rel)
+{
+	return sizeof(ParallelTableScanDescData);
+}
+
+static Size
+ddb_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	pscan->phs_syncscan = false;
+	return sizeof(ParallelTableScanDescData);
+}
+
+static void
+ddb_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
+{
+}
+
+/*
+ * Keep parallel plans away from ddb tables: zero workers means the planner
+ * builds no partial paths for them.
+ */
+static void
+ddb_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
+					  RelOptInfo *rel)
+{
+	if (prev_get_relation_info_hook)
+		prev_get_relation_info_hook(root, relationObjectId, inhparent, rel);
+
+	if (rel->reloptkind == RELOPT_BASEREL || rel->reloptkind == RELOPT_OTHER_MEMBER_REL)
+	{
+		Relation	r = RelationIdGetRelation(relationObjectId);
+
+		if (RelationIsValid(r))
+		{
+			if (ddb_is_ddb_relation(r))
+				rel->rel_parallel_workers = 0;
+			RelationClose(r);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Index scan callbacks: secondary PostgreSQL indexes are refused at CREATE
+ * INDEX, so these are unreachable; they error rather than crash.
+ * ------------------------------------------------------------------------
+ */
+
+static IndexFetchTableData *
+ddb_index_fetch_begin(Relation rel)
+{
+	ddb_not_supported("fetching by TID");
+}
+
+static void
+ddb_index_fetch_reset(IndexFetchTableData *scan)
+{
+}
+
+static void
+ddb_index_fetch_end(IndexFetchTableData *scan)
+{
+}
+
+static bool
+ddb_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid,
+					  Snapshot snapshot, TupleTableSlot *slot,
+					  bool *call_again, bool *all_dead)
+{
+	ddb_not_supported("fetching by TID");
+}
+
+/* ------------------------------------------------------------------------
+ * Callbacks for non-modifying operations on individual tuples
+ * ------------------------------------------------------------------------
+ */
+
+static bool
+ddb_fetch_row_version(Relation relation, ItemPointer tid, Snapshot snapshot,
+					  TupleTableSlot *slot)
+{
+	ddb_not_supported("fetching a row by TID");
+}
+
+static bool
+ddb_tuple_tid_valid(TableScanDesc scan, ItemPointer tid)
+{
+	return ItemPointerIsValid(tid);
+}
+
+static void
+ddb_get_latest_tid(TableScanDesc sscan, ItemPointer tid)
+{
+	ddb_not_supported("currtid");
+}
+
+static bool
+ddb_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
+							 Snapshot snapshot)
+{
+	ddb_not_supported("re-checking a row's visibility");
+}
+
+static TransactionId
+ddb_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
+{
+	ddb_not_supported("index tuple deletion");
+}
+
+/* ------------------------------------------------------------------------
+ * Manipulations of physical tuples
+ * ------------------------------------------------------------------------
+ */
+
+static void
+ddb_tuple_insert(Relation relation, TupleTableSlot *slot, CommandId cid,
+				 int options, BulkInsertState bistate)
+{
+	StringInfoData key;
+	HeapTuple	tuple;
+	ItemPointerData tid;
+
+	initStringInfo(&key);
+	tuple = ddb_form_stored_tuple(relation, slot, &key);
+
+	ddb_rowid_to_tid(ddb_alloc_rowid(relation), &tid);
+
+	/* As heap_prepare_insert: a fresh version, inserted by us. */
+	tuple->t_data->t_infomask &= ~HEAP_XACT_MASK;
+	tuple->t_data->t_infomask2 &= ~HEAP2_XACT_MASK;
+	tuple->t_data->t_infomask |= HEAP_XMAX_INVALID;
+	HeapTupleHeaderSetXmin(tuple->t_data, GetCurrentTransactionId());
+	HeapTupleHeaderSetCmin(tuple->t_data, cid);
+	HeapTupleHeaderSetXmax(tuple->t_data, 0);
+	tuple->t_tableOid = RelationGetRelid(relation);
+	tuple->t_self = tid;
+	tuple->t_data->t_ctid = tid;
+
+	CheckForSerializableConflictIn(relation, NULL, InvalidBlockNumber);
+
+	ddb_tree_insert(relation, key.data, key.len, &tid, tuple, true);
+
+	slot->tts_tableOid = RelationGetRelid(relation);
+	slot->tts_tid = tid;
+	pgstat_count_heap_insert(relation, 1);
+
+	heap_freetuple(tuple);
+	pfree(key.data);
+}
+
+static void
+ddb_tuple_insert_speculative(Relation relation, TupleTableSlot *slot,
+							 CommandId cid, int options,
+							 BulkInsertState bistate, uint32 specToken)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("INSERT ... ON CONFLICT is not supported on ddb tables yet"),
+			 errhint("Use ddb_put_item(), which replaces an existing item.")));
+}
+
+static void
+ddb_tuple_complete_speculative(Relation relation, TupleTableSlot *slot,
+							   uint32 specToken, bool succeeded)
+{
+	ddb_not_supported("INSERT ... ON CONFLICT");
+}
+
+static void
+ddb_multi_insert(Relation relation, TupleTableSlot **slots, int ntuples,
+				 CommandId cid, int options, BulkInsertState bistate)
+{
+	for (int i = 0; i < ntuples; i++)
+		ddb_tuple_insert(relation, slots[i], cid, options, bistate);
+}
+
+static TM_Result
+ddb_tuple_delete(Relation relation, ItemPointer tid, CommandId cid,
+				 Snapshot snapshot, Snapshot crosscheck, bool wait,
+				 TM_FailureData *tmfd, bool changingPart)
+{
+	ddb_not_supported("DELETE");
+}
+
+static TM_Result
+ddb_tuple_update(Relation relation, ItemPointer otid, TupleTableSlot *slot,
+				 CommandId cid, Snapshot snapshot, Snapshot crosscheck,
+				 bool wait, TM_FailureData *tmfd,
+				 LockTupleMode *lockmode, bool *update_indexes)
+{
+	ddb_not_supported("UPDATE");
+}
+
+static TM_Result
+ddb_tuple_lock(Relation relation, ItemPointer tid, Snapshot snapshot,
+			   TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
+			   LockWaitPolicy wait_policy, uint8 flags,
+			   TM_FailureData *tmfd)
+{
+	ddb_not_supported("row locking");
+}
+
+static void
+ddb_finish_bulk_insert(Relation relation, int options)
+{
+}
+
+/* ------------------------------------------------------------------------
+ * DDL related callbacks
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * Create the storage for a new relfilenode.  The tree itself (metapage and
+ * an empty root leaf) is created lazily by the first insert, so a freshly
+ * created, truncated or rewritten table is simply an empty fork.
+ */
+static void
+ddb_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
+							  char persistence, TransactionId *freezeXid,
+							  MultiXactId *minmulti)
+{
+	SMgrRelation srel;
+
+	/* Same horizons as heap: no older xact can have written to it. */
+	*freezeXid = RecentXmin;
+	*minmulti = GetOldestMultiXactId();
+
+	srel = RelationCreateStorage(*newrnode, persistence, true);
+
+	/*
+	 * An unlogged table needs an init fork; an empty one resets the table to
+	 * "no tree yet", which the lazy initialization handles.
+	 */
+	if (persistence == RELPERSISTENCE_UNLOGGED)
+	{
+		smgrcreate(srel, INIT_FORKNUM, false);
+		log_smgrcreate(newrnode, INIT_FORKNUM);
+		smgrimmedsync(srel, INIT_FORKNUM);
+	}
+	smgrclose(srel);
+
+	/* Our cached row-id batch and init flag belong to the old file. */
+	if (rel->rd_amcache)
+	{
+		((DdbRelCache *) rel->rd_amcache)->initialized = false;
+		((DdbRelCache *) rel->rd_amcache)->rowid_next = 0;
+		((DdbRelCache *) rel->rd_amcache)->rowid_end = 0;
+	}
+}
+
+static void
+ddb_relation_nontransactional_truncate(Relation rel)
+{
+	RelationTruncate(rel, 0);
+	if (rel->rd_amcache)
+	{
+		((DdbRelCache *) rel->rd_amcache)->initialized = false;
+		((DdbRelCache *) rel->rd_amcache)->rowid_next = 0;
+		((DdbRelCache *) rel->rd_amcache)->rowid_end = 0;
+	}
+}
+
+/*
+ * ALTER TABLE ... SET TABLESPACE: copy every fork block by block, as heap
+ * does.  Row ids are stored in the pages, so they stay valid.
+ */
+static void
+ddb_relation_copy_data(Relation rel, const RelFileNode *newrnode)
+{
+	SMgrRelation dstrel;
+
+	dstrel = smgropen(*newrnode, rel->rd_backend);
+	FlushRelationBuffers(rel);
+	RelationCreateStorage(*newrnode, rel->rd_rel->relpersistence, true);
+	RelationCopyStorage(RelationGetSmgr(rel), dstrel, MAIN_FORKNUM,
+						rel->rd_rel->relpersistence);
+	for (ForkNumber forkNum = MAIN_FORKNUM + 1; forkNum <= MAX_FORKNUM; forkNum++)
+	{
+		if (smgrexists(RelationGetSmgr(rel), forkNum))
+		{
+			smgrcreate(dstrel, forkNum, false);
+			if (RelationIsPermanent(rel) ||
+				(rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED &&
+				 forkNum == INIT_FORKNUM))
+				log_smgrcreate(newrnode, forkNum);
+			RelationCopyStorage(RelationGetSmgr(rel), dstrel, forkNum,
+								rel->rd_rel->relpersistence);
+		}
+	}
+	RelationDropStorage(rel);
+	smgrclose(dstrel);
+}
+
+static void
+ddb_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
+							  Relation OldIndex, bool use_sort,
+							  TransactionId OldestXmin,
+							  TransactionId *xid_cutoff,
+							  MultiXactId *multi_cutoff,
+							  double *num_tuples,
+							  double *tups_vacuumed,
+							  double *tups_recently_dead)
+{
+	ddb_not_supported("VACUUM FULL and CLUSTER");
+}
+
+/*
+ * VACUUM.  Until version pruning lands, a ddb table holds no versions that
+ * VACUUM could remove, so there is nothing to do; this must not error, or
+ * autovacuum would fail on every cycle.
+ */
+static void
+ddb_relation_vacuum(Relation rel, VacuumParams *params,
+					BufferAccessStrategy bstrategy)
+{
+}
+
+static bool
+ddb_scan_analyze_next_block(TableScanDesc scan, BlockNumber blockno,
+							BufferAccessStrategy bstrategy)
+{
+	/* ANALYZE samples nothing until block sampling lands. */
+	return false;
+}
+
+static bool
+ddb_scan_analyze_next_tuple(TableScanDesc scan, TransactionId OldestXmin,
+							double *liverows, double *deadrows,
+							TupleTableSlot *slot)
+{
+	return false;
+}
+
+static double
+ddb_index_build_range_scan(Relation tableRelation, Relation indexRelation,
+						   IndexInfo *indexInfo, bool allow_sync,
+						   bool anyvisible, bool progress,
+						   BlockNumber start_blockno, BlockNumber numblocks,
+						   IndexBuildCallback callback, void *callback_state,
+						   TableScanDesc scan)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("PostgreSQL indexes on ddb tables are not supported"),
+			 errdetail("A ddb table is itself ordered by its key."),
+			 errhint("Query by key, or create a global secondary index with ddb_create_gsi().")));
+}
+
+static void
+ddb_index_validate_scan(Relation tableRelation, Relation indexRelation,
+						IndexInfo *indexInfo, Snapshot snapshot,
+						ValidateIndexState *state)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("PostgreSQL indexes on ddb tables are not supported")));
+}
+
+/* ------------------------------------------------------------------------
+ * Miscellaneous callbacks
+ * ------------------------------------------------------------------------
+ */
+
+static bool
+ddb_relation_needs_toast_table(Relation rel)
+{
+	return false;
+}
+
+static Oid
+ddb_relation_toast_am(Relation rel)
+{
+	return HEAP_TABLE_AM_OID;
+}
+
+/* ------------------------------------------------------------------------
+ * Planner related callbacks
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * Size estimate: blocks counted like heap's, with the per-item overhead of a
+ * leaf item (item id, item header, key) in place of heap's.
+ */
+#define DDB_OVERHEAD_BYTES_PER_TUPLE \
+	(MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData) + 32)
+#define DDB_USABLE_BYTES_PER_PAGE (BLCKSZ - SizeOfPageHeaderData - 16)
+
+static void
+ddb_estimate_rel_size(Relation rel, int32 *attr_widths,
+					  BlockNumber *pages, double *tuples,
+					  double *allvisfrac)
+{
+	table_block_relation_estimate_size(rel, attr_widths, pages,
+									   tuples, allvisfrac,
+									   DDB_OVERHEAD_BYTES_PER_TUPLE,
+									   DDB_USABLE_BYTES_PER_PAGE);
+	/* No visibility map: index-only scans never apply. */
+	*allvisfrac = 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Executor related callbacks
+ * ------------------------------------------------------------------------
+ */
+
+static bool
+ddb_scan_bitmap_next_block(TableScanDesc scan, TBMIterateResult *tbmres)
+{
+	ddb_not_supported("bitmap scans");
+}
+
+static bool
+ddb_scan_bitmap_next_tuple(TableScanDesc scan, TBMIterateResult *tbmres,
+						   TupleTableSlot *slot)
+{
+	ddb_not_supported("bitmap scans");
+}
+
+static bool
+ddb_scan_sample_next_block(TableScanDesc scan, SampleScanState *scanstate)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("TABLESAMPLE is not supported on ddb tables"),
+			 errhint("Use ddb_scan() with segment and total_segments to read a hash-range slice of the table.")));
+}
+
+static bool
+ddb_scan_sample_next_tuple(TableScanDesc scan, SampleScanState *scanstate,
+						   TupleTableSlot *slot)
+{
+	return false;
+}
+
+/* ------------------------------------------------------------------------
+ * Definition of the ddb table access method.
+ * ------------------------------------------------------------------------
+ */
+
+static const TableAmRoutine ddb_methods = {
+	.type = T_TableAmRoutine,
+
+	.slot_callbacks = ddb_slot_callbacks,
+
+	.scan_begin = ddb_scan_begin,
+	.scan_end = ddb_scan_end,
+	.scan_rescan = ddb_scan_rescan,
+	.scan_getnextslot = ddb_scan_getnextslot,
+
+	.scan_set_tidrange = NULL,
+	.scan_getnextslot_tidrange = NULL,
+
+	.parallelscan_estimate = ddb_parallelscan_estimate,
+	.parallelscan_initialize = ddb_parallelscan_initialize,
+	.parallelscan_reinitialize = ddb_parallelscan_reinitialize,
+
+	.index_fetch_begin = ddb_index_fetch_begin,
+	.index_fetch_reset = ddb_index_fetch_reset,
+	.index_fetch_end = ddb_index_fetch_end,
+	.index_fetch_tuple = ddb_index_fetch_tuple,
+
+	.tuple_insert = ddb_tuple_insert,
+	.tuple_insert_speculative = ddb_tuple_insert_speculative,
+	.tuple_complete_speculative = ddb_tuple_complete_speculative,
+	.multi_insert = ddb_multi_insert,
+	.tuple_delete = ddb_tuple_delete,
+	.tuple_update = ddb_tuple_update,
+	.tuple_lock = ddb_tuple_lock,
+	.finish_bulk_insert = ddb_finish_bulk_insert,
+
+	.tuple_fetch_row_version = ddb_fetch_row_version,
+	.tuple_get_latest_tid = ddb_get_latest_tid,
+	.tuple_tid_valid = ddb_tuple_tid_valid,
+	.tuple_satisfies_snapshot = ddb_tuple_satisfies_snapshot,
+	.index_delete_tuples = ddb_index_delete_tuples,
+
+	.relation_set_new_filenode = ddb_relation_set_new_filenode,
+	.relation_nontransactional_truncate = ddb_relation_nontransactional_truncate,
+	.relation_copy_data = ddb_relation_copy_data,
+	.relation_copy_for_cluster = ddb_relation_copy_for_cluster,
+	.relation_vacuum = ddb_relation_vacuum,
+	.scan_analyze_next_block = ddb_scan_analyze_next_block,
+	.scan_analyze_next_tuple = ddb_scan_analyze_next_tuple,
+	.index_build_range_scan = ddb_index_build_range_scan,
+	.index_validate_scan = ddb_index_validate_scan,
+
+	.relation_size = table_block_relation_size,
+	.relation_needs_toast_table = ddb_relation_needs_toast_table,
+	.relation_toast_am = ddb_relation_toast_am,
+	.relation_fetch_toast_slice = heap_fetch_toast_slice,
+
+	.relation_estimate_size = ddb_estimate_rel_size,
+
+	.scan_bitmap_next_block = ddb_scan_bitmap_next_block,
+	.scan_bitmap_next_tuple = ddb_scan_bitmap_next_tuple,
+	.scan_sample_next_block = ddb_scan_sample_next_block,
+	.scan_sample_next_tuple = ddb_scan_sample_next_tuple
+};
+
+const TableAmRoutine *ddb_routine(void);
+
+const TableAmRoutine *
+ddb_routine(void)
+{
+	return &ddb_methods;
+}
+
+Datum
+ddb_tableam_handler(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_POINTER(&ddb_methods);
+}
+
+void
+_PG_init(void)
+{
+	prev_get_relation_info_hook = get_relation_info_hook;
+	get_relation_info_hook = ddb_get_relation_info;
+
+	MarkGUCPrefixReserved("ddb");
+}

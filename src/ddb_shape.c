@@ -1,0 +1,290 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_shape.c
+ *	  The table shape rule and the per-relation key schema cache.
+ *
+ * A ddb table's columns are: the partition key, then zero or more sort
+ * keys, then exactly one jsonb item column.  Key columns are text (DynamoDB
+ * S), numeric (N) or bytea (B) and NOT NULL.  User tables have at most one
+ * sort key; internal GSI tables use more to keep their keys unique.
+ *
+ * The rule is enforced twice: by an event trigger at CREATE/ALTER TABLE (so
+ * a wrong table is rejected before it holds data) and again whenever the key
+ * schema is loaded for a relation (so a table created while event triggers
+ * were disabled still cannot be mis-stored).  The event trigger also marks
+ * key columns NOT NULL, so `CREATE TABLE t (pk text, sk text, item jsonb)
+ * USING ddb` is accepted and behaves like DynamoDB: keys are required.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "commands/event_trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "nodes/pg_list.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "ddb.h"
+
+PG_FUNCTION_INFO_V1(ddb_check_table_shape);
+PG_FUNCTION_INFO_V1(ddb_event_trigger_check);
+
+static Oid	ddb_am_oid = InvalidOid;
+
+/*
+ * Is this relation stored by the ddb access method?
+ */
+bool
+ddb_is_ddb_relation(Relation rel)
+{
+	extern const TableAmRoutine *ddb_routine(void);
+
+	return rel->rd_rel->relkind == RELKIND_RELATION &&
+		rel->rd_tableam == ddb_routine();
+}
+
+/*
+ * Derive the key schema from the table's columns, raising a clear error when
+ * the table does not have ddb's shape.  Dropped columns are skipped.
+ */
+static void
+ddb_build_keyinfo(TupleDesc desc, const char *relname, DdbKeyInfo *ki)
+{
+	int			live[MaxHeapAttributeNumber];
+	int			nlive = 0;
+
+	memset(ki, 0, sizeof(DdbKeyInfo));
+	for (int i = 0; i < desc->natts; i++)
+	{
+		if (!TupleDescAttr(desc, i)->attisdropped)
+			live[nlive++] = i;
+	}
+
+	if (nlive < 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+				 errmsg("ddb table \"%s\" must have a partition key column and a jsonb item column",
+						relname),
+				 errhint("Use columns (partition key, [sort key,] item jsonb), for example (\"PK\" text, \"SK\" text, item jsonb).")));
+
+	if (nlive - 1 > DDB_MAX_KEY_COLUMNS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+				 errmsg("ddb table \"%s\" has too many key columns", relname),
+				 errdetail("A ddb table has at most %d key columns.", DDB_MAX_KEY_COLUMNS)));
+
+	for (int k = 0; k < nlive - 1; k++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, live[k]);
+		DdbKeyType	type;
+
+		switch (att->atttypid)
+		{
+			case TEXTOID:
+				type = DDB_KEY_S;
+				break;
+			case NUMERICOID:
+				type = DDB_KEY_N;
+				break;
+			case BYTEAOID:
+				type = DDB_KEY_B;
+				break;
+			case JSONBOID:
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+						 errmsg("jsonb item column \"%s\" must be the last column of ddb table \"%s\"",
+								NameStr(att->attname), relname),
+						 errdetail("A ddb table's columns are the partition key, optional sort keys, then one jsonb item column.")));
+				break;
+			default:
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+						 errmsg("key column \"%s\" of ddb table \"%s\" has type %s",
+								NameStr(att->attname), relname,
+								format_type_be(att->atttypid)),
+						 errdetail("Key columns must be text (S), numeric (N) or bytea (B), and the last column must be the jsonb item."),
+						 errhint("Put the jsonb item column last.")));
+		}
+		ki->keyattno[k] = att->attnum;
+		ki->keytype[k] = type;
+	}
+	ki->nkeys = nlive - 1;
+
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, live[nlive - 1]);
+
+		if (att->atttypid != JSONBOID)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+					 errmsg("last column \"%s\" of ddb table \"%s\" must be of type jsonb",
+							NameStr(att->attname), relname),
+					 errdetail("A ddb table's columns are the partition key, optional sort keys, then one jsonb item column.")));
+		ki->itemattno = att->attnum;
+	}
+	ki->natts = desc->natts;
+}
+
+/*
+ * The backend-local cache of a ddb relation, built on first use.
+ */
+DdbRelCache *
+ddb_get_relcache(Relation rel)
+{
+	DdbRelCache *cache = (DdbRelCache *) rel->rd_amcache;
+
+	if (cache == NULL)
+	{
+		DdbKeyInfo	ki;
+
+		/* Build first, so an error leaves no half-made cache behind. */
+		ddb_build_keyinfo(RelationGetDescr(rel), RelationGetRelationName(rel), &ki);
+		cache = MemoryContextAllocZero(CacheMemoryContext, sizeof(DdbRelCache));
+		cache->keyinfo = ki;
+		rel->rd_amcache = cache;
+	}
+	return cache;
+}
+
+const DdbKeyInfo *
+ddb_get_keyinfo(Relation rel)
+{
+	return &ddb_get_relcache(rel)->keyinfo;
+}
+
+/*
+ * Check one table's shape and make its key columns NOT NULL.  Called by the
+ * event trigger for every created or altered ddb table.
+ */
+static void
+ddb_check_and_fix_table(Oid relid)
+{
+	Relation	rel;
+	DdbKeyInfo	ki;
+	List	   *fix = NIL;
+	char	   *qualname;
+
+	rel = relation_open(relid, AccessShareLock);
+	if (rel->rd_rel->relkind != RELKIND_RELATION ||
+		rel->rd_rel->relam != ddb_am_oid)
+	{
+		relation_close(rel, AccessShareLock);
+		return;
+	}
+	ddb_build_keyinfo(RelationGetDescr(rel), RelationGetRelationName(rel), &ki);
+	for (int k = 0; k < ki.nkeys; k++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), ki.keyattno[k] - 1);
+
+		if (!att->attnotnull)
+			fix = lappend(fix, pstrdup(NameStr(att->attname)));
+	}
+	qualname = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+										  RelationGetRelationName(rel));
+	relation_close(rel, AccessShareLock);
+
+	if (fix != NIL)
+	{
+		StringInfoData sql;
+		ListCell   *lc;
+
+		initStringInfo(&sql);
+		appendStringInfo(&sql, "ALTER TABLE %s", qualname);
+		foreach(lc, fix)
+			appendStringInfo(&sql, "%s ALTER COLUMN %s SET NOT NULL",
+							 foreach_current_index(lc) == 0 ? "" : ",",
+							 quote_identifier((char *) lfirst(lc)));
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not mark key columns of %s NOT NULL", qualname);
+		SPI_finish();
+	}
+}
+
+/*
+ * Event trigger function (ddl_command_end): validate every ddb table that the
+ * command created or altered.
+ */
+Datum
+ddb_event_trigger_check(PG_FUNCTION_ARGS)
+{
+	EventTriggerData *trigdata;
+	int			ret;
+	List	   *relids = NIL;
+	ListCell   *lc;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_E_CONTAINING_SQL_NOT_PERMITTED),
+				 errmsg("ddb_event_trigger_check() must be called as an event trigger")));
+	trigdata = (EventTriggerData *) fcinfo->context;
+	(void) trigdata;
+
+	if (!OidIsValid(ddb_am_oid))
+		ddb_am_oid = get_table_am_oid("ddb", false);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	ret = SPI_execute("SELECT objid FROM pg_event_trigger_ddl_commands() "
+					  "WHERE classid = 'pg_class'::regclass AND objsubid = 0",
+					  true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not list DDL commands");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+			relids = lappend_oid(relids, DatumGetObjectId(d));
+	}
+	SPI_finish();
+
+	foreach(lc, relids)
+	{
+		Oid			relid = lfirst_oid(lc);
+		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+
+		if (!HeapTupleIsValid(tup))
+			continue;
+		ReleaseSysCache(tup);
+		ddb_check_and_fix_table(relid);
+	}
+	PG_RETURN_NULL();
+}
+
+/*
+ * ddb_check_table_shape(regclass): raise the shape error for a table, if
+ * any; returns the key schema as text, e.g. "PK S, SK S, item".
+ */
+Datum
+ddb_check_table_shape(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	rel;
+	DdbKeyInfo	ki;
+	StringInfoData buf;
+
+	rel = relation_open(relid, AccessShareLock);
+	ddb_build_keyinfo(RelationGetDescr(rel), RelationGetRelationName(rel), &ki);
+	initStringInfo(&buf);
+	for (int k = 0; k < ki.nkeys; k++)
+		appendStringInfo(&buf, "%s%s %c", k ? ", " : "",
+						 quote_identifier(NameStr(TupleDescAttr(RelationGetDescr(rel), ki.keyattno[k] - 1)->attname)),
+						 (char) ki.keytype[k]);
+	appendStringInfo(&buf, ", %s",
+					 quote_identifier(NameStr(TupleDescAttr(RelationGetDescr(rel), ki.itemattno - 1)->attname)));
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
+}

@@ -1,0 +1,112 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_tuple.c
+ *	  Stored leaf tuples and the full tuples the executor sees.
+ *
+ * A leaf item stores the encoded key once (it is what the tree compares)
+ * followed by a heap-format tuple of the table's row type in which the key
+ * columns are NULL: the key columns are not stored twice.  The tuple header
+ * is a real HeapTupleHeaderData, so PostgreSQL's own visibility routines
+ * judge it in place, on the shared buffer.
+ *
+ * Readers expand a stored tuple into a full heap tuple of the row type: key
+ * columns decoded from the encoded key, the item column copied, and the
+ * transaction fields (xmin, xmax, cid, ctid, xact infomask bits) carried
+ * over so system columns read as they would on heap.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "executor/tuptable.h"
+#include "utils/rel.h"
+
+#include "ddb.h"
+
+/*
+ * Build the stored form of the row in 'slot': a heap tuple with key columns
+ * NULL, and the encoded key appended to 'key'.  Raises the DynamoDB-style
+ * errors for missing or invalid key values.
+ */
+HeapTuple
+ddb_form_stored_tuple(Relation rel, TupleTableSlot *slot, StringInfo key)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	TupleDesc	desc = RelationGetDescr(rel);
+	Datum	   *values;
+	bool	   *isnull;
+
+	slot_getallattrs(slot);
+	values = palloc(sizeof(Datum) * desc->natts);
+	isnull = palloc(sizeof(bool) * desc->natts);
+	memcpy(values, slot->tts_values, sizeof(Datum) * desc->natts);
+	memcpy(isnull, slot->tts_isnull, sizeof(bool) * desc->natts);
+
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		int			a = ki->keyattno[k] - 1;
+
+		if (isnull[a])
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("null value in key column \"%s\" of ddb table \"%s\"",
+							NameStr(TupleDescAttr(desc, a)->attname),
+							RelationGetRelationName(rel)),
+					 errdetail("Every item needs its partition key%s.",
+							   ki->nkeys > 1 ? " and sort key" : "")));
+		ddb_check_key_value(ki->keytype[k], values[a], k == 0,
+							NameStr(TupleDescAttr(desc, a)->attname));
+	}
+	ddb_encode_key(ki, values, isnull, key);
+
+	for (int k = 0; k < ki->nkeys; k++)
+		isnull[ki->keyattno[k] - 1] = true;
+
+	return heap_form_tuple(desc, values, isnull);
+}
+
+/*
+ * Expand a stored tuple into a palloc'd full tuple of the row type.  The
+ * caller holds the content lock on the page 'stored' points into.
+ */
+HeapTuple
+ddb_expand_tuple(Relation rel, const char *key, int keylen,
+				 HeapTupleHeader stored, uint32 storedlen, ItemPointer tid)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	TupleDesc	desc = RelationGetDescr(rel);
+	Datum		values[MaxTupleAttributeNumber];
+	bool		isnull[MaxTupleAttributeNumber];
+	Datum		keyvalues[DDB_MAX_KEY_COLUMNS];
+	bool		keynull[DDB_MAX_KEY_COLUMNS];
+	HeapTupleData st;
+	HeapTuple	full;
+
+	st.t_data = stored;
+	st.t_len = storedlen;
+	st.t_tableOid = RelationGetRelid(rel);
+	st.t_self = *tid;
+	heap_deform_tuple(&st, desc, values, isnull);
+
+	ddb_decode_key(ki, key, keylen, keyvalues, keynull);
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		values[ki->keyattno[k] - 1] = keyvalues[k];
+		isnull[ki->keyattno[k] - 1] = keynull[k];
+	}
+
+	full = heap_form_tuple(desc, values, isnull);
+
+	/* Carry the transaction fields over: system columns read as on heap. */
+	full->t_data->t_choice = stored->t_choice;
+	full->t_data->t_ctid = stored->t_ctid;
+	full->t_data->t_infomask &= ~HEAP_XACT_MASK;
+	full->t_data->t_infomask |= stored->t_infomask & HEAP_XACT_MASK;
+	full->t_data->t_infomask2 &= ~HEAP2_XACT_MASK;
+	full->t_data->t_infomask2 |= stored->t_infomask2 & HEAP2_XACT_MASK;
+	full->t_self = *tid;
+	full->t_tableOid = RelationGetRelid(rel);
+	return full;
+}
