@@ -19,14 +19,14 @@ set -o pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 parts=${*:-regress isolation tap fuzz bench}
 PG_MAJOR=15
-PGBIN=/usr/lib/postgresql/$PG_MAJOR/bin
+PGBIN=${DDB_PGBIN:-/usr/lib/postgresql/$PG_MAJOR/bin}
 
 log() { printf '==> %s\n' "$*" >&2; }
 
 # --- dependencies ---------------------------------------------------------
 need_pkgs=()
 command -v "$PGBIN/pg_config" >/dev/null 2>&1 || need_pkgs+=("postgresql-$PG_MAJOR")
-[ -f "/usr/include/postgresql/$PG_MAJOR/server/postgres.h" ] || need_pkgs+=("postgresql-server-dev-$PG_MAJOR")
+[ -f "$($PGBIN/pg_config --includedir-server 2>/dev/null)/postgres.h" ] || need_pkgs+=("postgresql-server-dev-$PG_MAJOR")
 perl -MIPC::Run -e1 >/dev/null 2>&1 || need_pkgs+=(libipc-run-perl)
 command -v make >/dev/null 2>&1 || need_pkgs+=(make)
 command -v gcc >/dev/null 2>&1 || need_pkgs+=(gcc)
