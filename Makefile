@@ -8,7 +8,8 @@ OBJS = \
 	src/ddb_tuple.o \
 	src/ddb_tree.o \
 	src/ddb_scan.o \
-	src/ddb_verify.o
+	src/ddb_verify.o \
+	src/ddb_inspect.o
 
 EXTENSION = ddb
 DATA = ddb--0.1.sql

@@ -49,3 +49,17 @@ CREATE FUNCTION ddb_sort_key_bytes(value "any")
 RETURNS bytea
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT IMMUTABLE;
+
+-- The storage engine's range scan and point lookup over encoded keys (see
+-- ddb_key_bytes), for tests and tools: SELECT * FROM ddb_range_scan(NULL::t, ...)
+CREATE FUNCTION ddb_range_scan(rowtype anyelement, lo bytea DEFAULT NULL,
+                               hi bytea DEFAULT NULL, forward boolean DEFAULT true,
+                               prefix boolean DEFAULT false)
+RETURNS SETOF anyelement
+AS 'MODULE_PATHNAME'
+LANGUAGE C CALLED ON NULL INPUT STABLE;
+
+CREATE FUNCTION ddb_lookup_key(rowtype anyelement, key bytea)
+RETURNS anyelement
+AS 'MODULE_PATHNAME'
+LANGUAGE C CALLED ON NULL INPUT STABLE;

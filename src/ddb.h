@@ -92,6 +92,8 @@ typedef struct DdbRelCache
 {
 	DdbKeyInfo	keyinfo;
 	bool		initialized;	/* metapage known to exist */
+	BlockNumber root;			/* cached root, 0 (the metapage) = unknown */
+	int			rootlevel;		/* level of the cached root */
 	uint64		rowid_next;		/* next row id of this backend's batch */
 	uint64		rowid_end;		/* end (exclusive) of the batch */
 } DdbRelCache;

@@ -429,6 +429,7 @@ ddb_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 		((DdbRelCache *) rel->rd_amcache)->initialized = false;
 		((DdbRelCache *) rel->rd_amcache)->rowid_next = 0;
 		((DdbRelCache *) rel->rd_amcache)->rowid_end = 0;
+		((DdbRelCache *) rel->rd_amcache)->root = 0;
 	}
 }
 
@@ -441,6 +442,7 @@ ddb_relation_nontransactional_truncate(Relation rel)
 		((DdbRelCache *) rel->rd_amcache)->initialized = false;
 		((DdbRelCache *) rel->rd_amcache)->rowid_next = 0;
 		((DdbRelCache *) rel->rd_amcache)->rowid_end = 0;
+		((DdbRelCache *) rel->rd_amcache)->root = 0;
 	}
 }
 

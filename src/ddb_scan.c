@@ -1,6 +1,362 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_scan.c
+ *	  Ordered range scans and point lookups over the ddb tree.
+ *
+ * A range scan returns, in key order (forward) or reverse key order
+ * (backward), the versions visible to a snapshot whose item keys lie in
+ * [lo, hi).  It works a leaf page at a time: under the page's share lock it
+ * judges every item in range with HeapTupleSatisfiesVisibility and copies
+ * the visible ones out as full tuples (nbtree's _bt_saveitem pattern), then
+ * releases the page and hands the copies out one by one.  No pin or lock is
+ * held between calls.
+ *
+ * Forward scans follow right-links: items only move right, so the page to
+ * the right of one we have read holds everything not yet seen.  Backward
+ * scans re-descend for "the last item below the low bound of the page just
+ * read" instead of keeping left-links (DESIGN.md), which needs no extra
+ * locking protocol and costs one descent per page.
+ *
+ * Point lookups (GetItem) are a forward range scan over the versions of one
+ * key that stops at the first visible version; under an MVCC snapshot at
+ * most one version of a key is visible.
+ *
+ *-------------------------------------------------------------------------
+ */
 #include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "storage/bufmgr.h"
+#include "storage/predicate.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
 #include "ddb.h"
-DdbRangeScan ddb_range_begin(Relation rel, Snapshot snapshot, const DdbRange *range, bool forward) { return NULL; }
-HeapTuple ddb_range_next(DdbRangeScan scan) { return NULL; }
-void ddb_range_end(DdbRangeScan scan) {}
-void ddb_range_rescan(DdbRangeScan scan, const DdbRange *range, bool forward) {}
+#include "ddb_page.h"
+
+typedef struct DdbRangeScanData
+{
+	Relation	rel;
+	Snapshot	snapshot;
+	bool		forward;
+	char	   *lo;				/* inclusive lower bound, NULL = -infinity */
+	int			lolen;
+	char	   *hi;				/* exclusive upper bound, NULL = +infinity */
+	int			hilen;
+
+	bool		started;
+	bool		done;			/* no more pages to read */
+	BlockNumber next_block;		/* forward: next leaf to read */
+	char	   *next_hi;		/* backward: exclusive bound of the next batch */
+	int			next_hilen;
+	bool		next_hi_inf;	/* backward: next batch is the left end */
+
+	MemoryContext batch_cxt;	/* holds the current batch of tuples */
+	HeapTuple  *batch;
+	int			nbatch;
+	int			ibatch;
+	int			maxbatch;
+	uint64		pages_read;		/* statistics for callers (ScannedCount etc.) */
+} DdbRangeScanData;
+
+static char *
+copy_bytes(const char *p, int len)
+{
+	char	   *c;
+
+	if (p == NULL)
+		return NULL;
+	c = palloc(Max(len, 1));
+	memcpy(c, p, len);
+	return c;
+}
+
+static void
+ddb_range_set(DdbRangeScan scan, const DdbRange *range, bool forward)
+{
+	if (scan->lo)
+		pfree(scan->lo);
+	if (scan->hi)
+		pfree(scan->hi);
+	if (scan->next_hi)
+		pfree(scan->next_hi);
+	scan->lo = copy_bytes(range->lo, range->lolen);
+	scan->lolen = range->lolen;
+	scan->hi = copy_bytes(range->hi, range->hilen);
+	scan->hilen = range->hilen;
+	scan->forward = forward;
+	scan->started = false;
+	scan->done = false;
+	scan->next_block = InvalidBlockNumber;
+	scan->next_hi = NULL;
+	scan->next_hilen = 0;
+	scan->next_hi_inf = false;
+	scan->nbatch = scan->ibatch = 0;
+	MemoryContextReset(scan->batch_cxt);
+}
+
+DdbRangeScan
+ddb_range_begin(Relation rel, Snapshot snapshot, const DdbRange *range,
+				bool forward)
+{
+	DdbRangeScan scan = palloc0(sizeof(DdbRangeScanData));
+
+	scan->rel = rel;
+	scan->snapshot = snapshot;
+	scan->batch_cxt = AllocSetContextCreate(CurrentMemoryContext,
+											"ddb range scan batch",
+											ALLOCSET_DEFAULT_SIZES);
+	ddb_range_set(scan, range, forward);
+	return scan;
+}
+
+void
+ddb_range_rescan(DdbRangeScan scan, const DdbRange *range, bool forward)
+{
+	ddb_range_set(scan, range, forward);
+}
+
+void
+ddb_range_end(DdbRangeScan scan)
+{
+	MemoryContextDelete(scan->batch_cxt);
+	if (scan->lo)
+		pfree(scan->lo);
+	if (scan->hi)
+		pfree(scan->hi);
+	if (scan->next_hi)
+		pfree(scan->next_hi);
+	pfree(scan);
+}
+
+static void
+batch_add(DdbRangeScan scan, HeapTuple tuple)
+{
+	if (scan->nbatch == scan->maxbatch)
+	{
+		MemoryContext old = MemoryContextSwitchTo(scan->batch_cxt);
+
+		scan->maxbatch = Max(64, scan->maxbatch * 2);
+		if (scan->batch == NULL)
+			scan->batch = palloc(sizeof(HeapTuple) * scan->maxbatch);
+		else
+			scan->batch = repalloc(scan->batch, sizeof(HeapTuple) * scan->maxbatch);
+		MemoryContextSwitchTo(old);
+	}
+	scan->batch[scan->nbatch++] = tuple;
+}
+
+/*
+ * Judge leaf item 'off' of the share-locked page in 'buf' and, if visible,
+ * add an expanded copy to the batch.
+ */
+static void
+ddb_scan_item(DdbRangeScan scan, Buffer buf, Page page, OffsetNumber off)
+{
+	ItemId		iid = PageGetItemId(page, off);
+	DdbLeafItem li = (DdbLeafItem) PageGetItem(page, iid);
+	HeapTupleData htup;
+	bool		visible;
+
+	htup.t_data = DdbLeafItemGetTuple(li);
+	htup.t_len = ItemIdGetLength(iid) - DdbLeafTupleOffset(li->keylen);
+	htup.t_self = li->tid;
+	htup.t_tableOid = RelationGetRelid(scan->rel);
+
+	visible = HeapTupleSatisfiesVisibility(&htup, scan->snapshot, buf);
+	HeapCheckForSerializableConflictOut(visible, scan->rel, &htup, buf,
+										scan->snapshot);
+	if (visible)
+	{
+		MemoryContext old = MemoryContextSwitchTo(scan->batch_cxt);
+
+		batch_add(scan, ddb_expand_tuple(scan->rel, li->key, li->keylen,
+										 htup.t_data, htup.t_len, &li->tid));
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/* Read the next forward batch; false when the range is exhausted. */
+static bool
+ddb_scan_forward_batch(DdbRangeScan scan)
+{
+	Buffer		buf;
+	Page		page;
+	OffsetNumber off;
+	OffsetNumber maxoff;
+
+	if (!scan->started)
+	{
+		scan->started = true;
+		buf = ddb_descend(scan->rel, scan->lo, scan->lolen, false,
+						  BUFFER_LOCK_SHARE, NULL, NULL);
+		page = BufferGetPage(buf);
+		off = ddb_leaf_search(page, scan->lo, scan->lolen, false);
+	}
+	else
+	{
+		if (scan->next_block == InvalidBlockNumber)
+			return false;
+		buf = ReadBuffer(scan->rel, scan->next_block);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		off = DdbPageFirstData(page);
+	}
+	scan->pages_read++;
+
+	maxoff = PageGetMaxOffsetNumber(page);
+	for (; off <= maxoff; off++)
+	{
+		if (scan->hi &&
+			ddb_compare_leaf(scan->hi, scan->hilen,
+							 (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off))) <= 0)
+		{
+			scan->done = true;
+			break;
+		}
+		ddb_scan_item(scan, buf, page, off);
+	}
+
+	/* Past the high key of this page everything is beyond hi? */
+	if (!scan->done && !DdbPageIsRightmost(page) && scan->hi)
+	{
+		DdbKeyItem	hk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
+
+		if (ddb_compare_bytes(hk->key, hk->keylen, scan->hi, scan->hilen) >= 0)
+			scan->done = true;
+	}
+	scan->next_block = DdbPageGetOpaque(page)->right;
+	if (scan->next_block == InvalidBlockNumber)
+		scan->done = true;
+	UnlockReleaseBuffer(buf);
+	return true;
+}
+
+/* Read the next backward batch; false when the range is exhausted. */
+static bool
+ddb_scan_backward_batch(DdbRangeScan scan)
+{
+	Buffer		buf;
+	Page		page;
+	OffsetNumber off;
+	char	   *bound;
+	int			boundlen;
+	char	   *low;
+	int			lowlen;
+
+	if (!scan->started)
+	{
+		scan->started = true;
+		bound = scan->hi;
+		boundlen = scan->hilen;
+	}
+	else
+	{
+		if (scan->next_hi_inf)
+			return false;
+		bound = scan->next_hi;
+		boundlen = scan->next_hilen;
+	}
+
+	buf = ddb_descend(scan->rel, bound, boundlen, true, BUFFER_LOCK_SHARE,
+					  &low, &lowlen);
+	page = BufferGetPage(buf);
+	scan->pages_read++;
+
+	/* start at the last item < bound */
+	off = bound == NULL ? PageGetMaxOffsetNumber(page) + 1 :
+		ddb_leaf_search(page, bound, boundlen, false);
+	for (off = off - 1; off >= DdbPageFirstData(page); off--)
+	{
+		if (scan->lo &&
+			ddb_compare_leaf(scan->lo, scan->lolen,
+							 (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off))) > 0)
+		{
+			scan->done = true;
+			break;
+		}
+		ddb_scan_item(scan, buf, page, off);
+	}
+	UnlockReleaseBuffer(buf);
+
+	/* The next batch ends below this page's low bound. */
+	if (scan->next_hi)
+		pfree(scan->next_hi);
+	scan->next_hi = low;
+	scan->next_hilen = lowlen;
+	if (low == NULL)
+		scan->done = true;		/* this was the leftmost page */
+	else if (scan->lo && ddb_compare_bytes(low, lowlen, scan->lo, scan->lolen) <= 0)
+		scan->done = true;		/* everything left of here is below lo */
+	return true;
+}
+
+/*
+ * Next visible tuple of the range, or NULL at the end.  The tuple lives
+ * until the next call (it belongs to the scan's current batch).
+ */
+HeapTuple
+ddb_range_next(DdbRangeScan scan)
+{
+	for (;;)
+	{
+		if (scan->ibatch < scan->nbatch)
+			return scan->batch[scan->ibatch++];
+
+		if (scan->done)
+			return NULL;
+
+		/* batch exhausted: forget it and read the next page */
+		MemoryContextReset(scan->batch_cxt);
+		scan->batch = NULL;
+		scan->maxbatch = 0;
+		scan->nbatch = scan->ibatch = 0;
+
+		if (!ddb_tree_exists(scan->rel))
+		{
+			scan->done = true;
+			return NULL;
+		}
+		if (scan->forward ? !ddb_scan_forward_batch(scan) : !ddb_scan_backward_batch(scan))
+		{
+			scan->done = true;
+			return NULL;
+		}
+	}
+}
+
+/*
+ * GetItem: the version of 'key' visible to 'snapshot', expanded into a
+ * palloc'd tuple in the caller's memory context, or NULL.
+ */
+HeapTuple
+ddb_lookup(Relation rel, Snapshot snapshot, const char *key, int keylen)
+{
+	StringInfoData succ;
+	DdbRange	range;
+	DdbRangeScan scan;
+	HeapTuple	tuple;
+	HeapTuple	result = NULL;
+
+	initStringInfo(&succ);
+	range.lo = key;
+	range.lolen = keylen;
+	if (ddb_key_successor(key, keylen, &succ))
+	{
+		range.hi = succ.data;
+		range.hilen = succ.len;
+	}
+	else
+	{
+		range.hi = NULL;
+		range.hilen = 0;
+	}
+	scan = ddb_range_begin(rel, snapshot, &range, true);
+	tuple = ddb_range_next(scan);
+	if (tuple)
+		result = heap_copytuple(tuple);
+	ddb_range_end(scan);
+	pfree(succ.data);
+	return result;
+}

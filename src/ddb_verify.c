@@ -1,5 +1,410 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_verify.c
+ *	  ddb_verify(regclass): check every structural invariant of a ddb tree.
+ *
+ * Checked, level by level from the root down, following right-links:
+ *	- metapage: magic, version, root, height; every block of the fork is the
+ *	  metapage, a tree page, or a never-initialized page left by a crash
+ *	- every page: standard layout (pd_lower <= pd_upper <= pd_special, the
+ *	  special space where ddb puts it), page id, flags, level
+ *	- items strictly ascending within a page, all below the page's high key
+ *	- the first item of an internal page is minus infinity
+ *	- parent/child agreement: the children of a level's pages, taken in
+ *	  order, are exactly the next level's right-link chain; a child's items
+ *	  are >= its downlink's separator and its high key equals the next
+ *	  separator (or the parent's high key for the last child)
+ *	- leaf items: row ids within the TID range, sane tuple lengths
+ *
+ * The table is locked in ShareLock, so writers wait and the tree is quiet.
+ * The first violation raises ERRCODE_DATA_CORRUPTED; a healthy tree yields a
+ * jsonb summary.
+ *
+ *-------------------------------------------------------------------------
+ */
 #include "postgres.h"
+
+#include "access/relation.h"
+#include "access/xlog.h"
 #include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/rel.h"
+
 #include "ddb.h"
+#include "ddb_page.h"
+
 PG_FUNCTION_INFO_V1(ddb_verify);
-Datum ddb_verify(PG_FUNCTION_ARGS) { PG_RETURN_NULL(); }
+
+typedef struct VerifyState
+{
+	Relation	rel;
+	BlockNumber nblocks;
+	bool	   *seen;
+	uint64		pages;
+	uint64		leaf_pages;
+	uint64		items;
+	uint64		leaf_bytes;		/* bytes used by leaf items and line pointers */
+} VerifyState;
+
+static void corrupt(VerifyState *vs, BlockNumber blk, const char *fmt,...) pg_attribute_printf(3, 4) pg_attribute_noreturn();
+
+static void
+corrupt(VerifyState *vs, BlockNumber blk, const char *fmt,...)
+{
+	char		buf[512];
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg_internal("ddb table \"%s\" is corrupted at block %u: %s",
+							 RelationGetRelationName(vs->rel), blk, buf)));
+}
+
+/* A palloc'd copy of a page, read under share lock. */
+static Page
+read_page(VerifyState *vs, BlockNumber blk)
+{
+	Buffer		buf;
+	Page		copy = palloc(BLCKSZ);
+
+	if (blk >= vs->nblocks)
+		corrupt(vs, blk, "link to a block beyond the end of the relation (%u blocks)", vs->nblocks);
+	buf = ReadBuffer(vs->rel, blk);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	memcpy(copy, BufferGetPage(buf), BLCKSZ);
+	UnlockReleaseBuffer(buf);
+	return copy;
+}
+
+static void
+check_layout(VerifyState *vs, BlockNumber blk, Page page)
+{
+	PageHeader	ph = (PageHeader) page;
+
+	if (PageIsNew(page))
+		corrupt(vs, blk, "page is not initialized");
+	if (ph->pd_special != BLCKSZ - MAXALIGN(sizeof(DdbPageOpaqueData)))
+		corrupt(vs, blk, "special space at %u", ph->pd_special);
+	if (ph->pd_lower < SizeOfPageHeaderData || ph->pd_lower > ph->pd_upper ||
+		ph->pd_upper > ph->pd_special)
+		corrupt(vs, blk, "bad layout: pd_lower %u, pd_upper %u, pd_special %u",
+				ph->pd_lower, ph->pd_upper, ph->pd_special);
+	if (DdbPageGetOpaque(page)->page_id != DDB_PAGE_ID)
+		corrupt(vs, blk, "page id %04x", DdbPageGetOpaque(page)->page_id);
+	if (DdbPageGetOpaque(page)->flags & DDB_PAGE_META)
+		return;					/* pd_lower covers the metadata, not items */
+	for (OffsetNumber off = FirstOffsetNumber; off <= PageGetMaxOffsetNumber(page); off++)
+	{
+		ItemId		iid = PageGetItemId(page, off);
+
+		if (!ItemIdIsNormal(iid))
+			corrupt(vs, blk, "item %u is not a normal item", off);
+		if (ItemIdGetOffset(iid) < ph->pd_upper ||
+			ItemIdGetOffset(iid) + ItemIdGetLength(iid) > ph->pd_special)
+			corrupt(vs, blk, "item %u lies outside the item area", off);
+	}
+}
+
+/* Item key (leaf) or separator (internal) of item off, into buf. */
+static void
+item_key(Page page, OffsetNumber off, char *buf, int *len)
+{
+	if (DdbPageIsLeaf(page) && off >= DdbPageFirstData(page))
+		ddb_leaf_item_key((DdbLeafItem) PageGetItem(page, PageGetItemId(page, off)), buf, len);
+	else
+	{
+		DdbKeyItem	ki = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, off));
+
+		memcpy(buf, ki->key, ki->keylen);
+		*len = ki->keylen;
+	}
+}
+
+/*
+ * Check one page's own invariants.  lowkey (NULL = -infinity) is the bound
+ * its parent gave it; highkey/has_high what the parent expects as its high
+ * key (has_high false: rightmost).
+ */
+static void
+check_page(VerifyState *vs, BlockNumber blk, Page page, int level,
+		   const char *lowkey, int lowlen, bool has_low)
+{
+	DdbPageOpaque op = DdbPageGetOpaque(page);
+	OffsetNumber first = DdbPageFirstData(page);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	char		prev[BLCKSZ];
+	int			prevlen = 0;
+	bool		have_prev = false;
+	char		cur[BLCKSZ];
+	int			curlen;
+
+	check_layout(vs, blk, page);
+	if (op->level != level)
+		corrupt(vs, blk, "level %u, expected %d", op->level, level);
+	if ((level == 0) != ((op->flags & DDB_PAGE_LEAF) != 0) ||
+		(level > 0) != ((op->flags & DDB_PAGE_INTERNAL) != 0))
+		corrupt(vs, blk, "flags %04x do not match level %d", op->flags, level);
+	if (!DdbPageIsRightmost(page) && maxoff < DDB_HIKEY)
+		corrupt(vs, blk, "page with a right sibling has no high key");
+	if (level > 0 && maxoff < first)
+		corrupt(vs, blk, "internal page has no downlinks");
+
+	for (OffsetNumber off = first; off <= maxoff; off++)
+	{
+		ItemId		iid = PageGetItemId(page, off);
+
+		if (level == 0)
+		{
+			DdbLeafItem li = (DdbLeafItem) PageGetItem(page, iid);
+			OffsetNumber toff = ItemPointerGetOffsetNumberNoCheck(&li->tid);
+			HeapTupleHeader tup;
+
+			if (ItemIdGetLength(iid) < offsetof(DdbLeafItemData, key) ||
+				DdbLeafTupleOffset(li->keylen) + SizeofHeapTupleHeader > ItemIdGetLength(iid))
+				corrupt(vs, blk, "leaf item %u has a bad length", off);
+			if (li->keylen <= 4)
+				corrupt(vs, blk, "leaf item %u has a key of %u bytes", off, li->keylen);
+			if (toff < 1 || toff > DDB_ROWIDS_PER_BLOCK)
+				corrupt(vs, blk, "leaf item %u has row id offset %u", off, toff);
+			tup = DdbLeafItemGetTuple(li);
+			if (tup->t_hoff < SizeofHeapTupleHeader ||
+				DdbLeafTupleOffset(li->keylen) + tup->t_hoff > ItemIdGetLength(iid))
+				corrupt(vs, blk, "leaf item %u has a bad tuple header", off);
+			vs->items++;
+			vs->leaf_bytes += ItemIdGetLength(iid) + sizeof(ItemIdData);
+		}
+		else
+		{
+			DdbKeyItem	ki = (DdbKeyItem) PageGetItem(page, iid);
+
+			if (DdbKeyItemSize(ki->keylen) > ItemIdGetLength(iid))
+				corrupt(vs, blk, "internal item %u has a bad length", off);
+			if (off == first && ki->keylen != 0)
+				corrupt(vs, blk, "first downlink is not minus infinity");
+			if (ki->child == InvalidBlockNumber || ki->child == DDB_METAPAGE_BLKNO)
+				corrupt(vs, blk, "downlink %u points to block %u", off, ki->child);
+			if (off == first)
+				continue;
+		}
+
+		item_key(page, off, cur, &curlen);
+		if (have_prev && ddb_compare_bytes(prev, prevlen, cur, curlen) >= 0)
+			corrupt(vs, blk, "items %u and %u are out of order", off - 1, off);
+		if (!have_prev && has_low && ddb_compare_bytes(lowkey, lowlen, cur, curlen) > 0)
+			corrupt(vs, blk, "item %u is below the page's low bound", off);
+		memcpy(prev, cur, curlen);
+		prevlen = curlen;
+		have_prev = true;
+	}
+
+	if (!DdbPageIsRightmost(page) && have_prev)
+	{
+		item_key(page, DDB_HIKEY, cur, &curlen);
+		if (ddb_compare_bytes(prev, prevlen, cur, curlen) >= 0)
+			corrupt(vs, blk, "last item is not below the high key");
+	}
+}
+
+/* A separator copy, for the expected chain of the next level. */
+typedef struct Downlink
+{
+	BlockNumber child;
+	char	   *low;			/* NULL = -infinity */
+	int			lowlen;
+	char	   *high;			/* NULL = +infinity */
+	int			highlen;
+} Downlink;
+
+Datum
+ddb_verify(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	VerifyState vs;
+	DdbMetaPageData meta;
+	Downlink   *cur;
+	int			ncur;
+	int			height = 0;
+	BlockNumber unused = 0;
+	StringInfoData out;
+
+	/*
+	 * ShareLock keeps writers out so the tree is quiet; a hot standby only
+	 * allows AccessShareLock (replay may then race with us: run it there
+	 * when the primary is idle).
+	 */
+	LOCKMODE	lockmode = RecoveryInProgress() ? AccessShareLock : ShareLock;
+
+	memset(&vs, 0, sizeof(vs));
+	vs.rel = relation_open(relid, lockmode);
+	if (!ddb_is_ddb_relation(vs.rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a ddb table", RelationGetRelationName(vs.rel))));
+
+	vs.nblocks = RelationGetNumberOfBlocks(vs.rel);
+	if (vs.nblocks == 0)
+	{
+		relation_close(vs.rel, lockmode);
+		PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in,
+											CStringGetDatum("{\"pages\": 0, \"height\": 0, \"items\": 0}")));
+	}
+	vs.seen = palloc0(sizeof(bool) * vs.nblocks);
+
+	{
+		Page		mp = read_page(&vs, DDB_METAPAGE_BLKNO);
+
+		check_layout(&vs, DDB_METAPAGE_BLKNO, mp);
+		if (!(DdbPageGetOpaque(mp)->flags & DDB_PAGE_META))
+			corrupt(&vs, 0, "block 0 is not a metapage");
+		meta = *DdbPageGetMeta(mp);
+		if (meta.magic != DDB_MAGIC || meta.version != DDB_VERSION)
+			corrupt(&vs, 0, "bad magic %08x or version %u", meta.magic, meta.version);
+		if (((PageHeader) mp)->pd_lower < (char *) DdbPageGetMeta(mp) + sizeof(DdbMetaPageData) - (char *) mp)
+			corrupt(&vs, 0, "metapage contents lie beyond pd_lower");
+		if (meta.height < 1 || meta.height > 32)
+			corrupt(&vs, 0, "height %u", meta.height);
+		vs.seen[0] = true;
+		vs.pages++;
+		pfree(mp);
+	}
+
+	/* Level by level: the expected chain is the parents' downlinks. */
+	cur = palloc(sizeof(Downlink));
+	cur[0].child = meta.root;
+	cur[0].low = cur[0].high = NULL;
+	cur[0].lowlen = cur[0].highlen = 0;
+	ncur = 1;
+
+	for (int level = meta.height - 1; level >= 0; level--)
+	{
+		Downlink   *next = NULL;
+		int			nnext = 0;
+		int			maxnext = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < ncur; i++)
+		{
+			BlockNumber blk = cur[i].child;
+			Page		page;
+			DdbPageOpaque op;
+
+			if (blk >= vs.nblocks)
+				corrupt(&vs, blk, "block beyond the end of the relation");
+			if (vs.seen[blk])
+				corrupt(&vs, blk, "page reached twice");
+			vs.seen[blk] = true;
+			page = read_page(&vs, blk);
+			check_page(&vs, blk, page, level, cur[i].low, cur[i].lowlen, cur[i].low != NULL);
+			op = DdbPageGetOpaque(page);
+			vs.pages++;
+			if (level == 0)
+				vs.leaf_pages++;
+
+			/* right-link chain == parents' downlink order */
+			if (i + 1 < ncur ? op->right != cur[i + 1].child : op->right != InvalidBlockNumber)
+				corrupt(&vs, blk, "right-link %u does not match the parent's next downlink %u",
+						op->right, i + 1 < ncur ? cur[i + 1].child : InvalidBlockNumber);
+
+			/* high key == the parent's next separator */
+			if (cur[i].high == NULL)
+			{
+				if (!DdbPageIsRightmost(page))
+					corrupt(&vs, blk, "page has a high key but is last under its parent");
+			}
+			else
+			{
+				DdbKeyItem	hk;
+
+				if (DdbPageIsRightmost(page))
+					corrupt(&vs, blk, "page has no high key but its parent gives one");
+				hk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
+				if (ddb_compare_bytes(hk->key, hk->keylen, cur[i].high, cur[i].highlen) != 0)
+					corrupt(&vs, blk, "high key differs from the parent's separator");
+			}
+
+			if (level > 0)
+			{
+				OffsetNumber first = DdbPageFirstData(page);
+				OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+
+				for (OffsetNumber off = first; off <= maxoff; off++)
+				{
+					DdbKeyItem	ki = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, off));
+					Downlink   *d;
+
+					if (nnext == maxnext)
+					{
+						maxnext = Max(64, maxnext * 2);
+						next = next ? repalloc(next, sizeof(Downlink) * maxnext) :
+							palloc(sizeof(Downlink) * maxnext);
+					}
+					d = &next[nnext++];
+					d->child = ki->child;
+					if (off == first)
+					{
+						d->low = cur[i].low;
+						d->lowlen = cur[i].lowlen;
+					}
+					else
+					{
+						d->low = palloc(Max(ki->keylen, 1));
+						memcpy(d->low, ki->key, ki->keylen);
+						d->lowlen = ki->keylen;
+					}
+					if (off < maxoff)
+					{
+						DdbKeyItem	nk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, off + 1));
+
+						d->high = palloc(Max(nk->keylen, 1));
+						memcpy(d->high, nk->key, nk->keylen);
+						d->highlen = nk->keylen;
+					}
+					else
+					{
+						d->high = cur[i].high;
+						d->highlen = cur[i].highlen;
+					}
+				}
+			}
+			pfree(page);
+		}
+		cur = next;
+		ncur = nnext;
+		height++;
+	}
+
+	/* Every other block must be a page a crash left unused (all zeroes). */
+	for (BlockNumber blk = 0; blk < vs.nblocks; blk++)
+	{
+		if (!vs.seen[blk])
+		{
+			Page		page = read_page(&vs, blk);
+
+			if (!PageIsNew(page))
+				corrupt(&vs, blk, "initialized page is not reachable from the root");
+			unused++;
+			pfree(page);
+		}
+	}
+
+	relation_close(vs.rel, lockmode);
+
+	initStringInfo(&out);
+	appendStringInfo(&out,
+					 "{\"pages\": %llu, \"height\": %d, \"leaf_pages\": %llu, "
+					 "\"items\": %llu, \"unused_pages\": %u, \"leaf_fill\": %.3f}",
+					 (unsigned long long) vs.pages, height,
+					 (unsigned long long) vs.leaf_pages,
+					 (unsigned long long) vs.items, unused,
+					 vs.leaf_pages ? (double) vs.leaf_bytes /
+					 (vs.leaf_pages * (double) (BLCKSZ - SizeOfPageHeaderData -
+												MAXALIGN(sizeof(DdbPageOpaqueData)))) : 0.0);
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(out.data)));
+}

@@ -1,0 +1,126 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_page.h
+ *	  On-page layout of the ddb B+tree, shared by ddb_tree.c (which owns it
+ *	  and documents the locking protocol), ddb_scan.c and ddb_verify.c.
+ *
+ * Every page uses PostgreSQL's standard layout (line pointers growing up
+ * from pd_lower, items packed down from pd_upper, nothing in between) with
+ * a DdbPageOpaqueData in the special space.  Block 0 is the metapage.
+ *
+ * Tree pages are B-link nodes: a right-link and, unless the page is the
+ * rightmost of its level, a high key at offset DDB_HIKEY (1).  Data items
+ * start at DdbPageFirstData().
+ *
+ *	 internal item:	DdbKeyItem { child block, key length, key bytes }.  The
+ *					first data item's key is empty: "minus infinity".
+ *	 high key:		DdbKeyItem with child = InvalidBlockNumber.
+ *	 leaf item:		DdbLeafItem { row id as TID, key length, key bytes },
+ *					padded to MAXALIGN, then a heap-format tuple (header
+ *					and data) whose key columns are NULL.
+ *
+ * Order.  Leaf items are ordered by their "item key": the encoded key
+ * followed by the complement of the row id (6 bytes, big-endian), so that
+ * several versions of one key sort side by side, newest (largest row id)
+ * first as a rule, and every item key is unique.  Separators (internal keys
+ * and high keys) are arbitrary byte strings compared with the same memcmp
+ * order; a separator S between a left page L and right page R satisfies
+ * every item key in L < S <= every item key in R.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DDB_PAGE_H
+#define DDB_PAGE_H
+
+#include "access/htup_details.h"
+#include "storage/bufpage.h"
+#include "storage/itemptr.h"
+
+#define DDB_MAGIC			0x0DDB7AB1
+#define DDB_VERSION			1
+#define DDB_METAPAGE_BLKNO	0
+#define DDB_PAGE_ID			0xDDB1	/* last 2 bytes of special space */
+
+/* Page flags */
+#define DDB_PAGE_META		0x0001
+#define DDB_PAGE_LEAF		0x0002
+#define DDB_PAGE_INTERNAL	0x0004
+
+typedef struct DdbPageOpaqueData
+{
+	BlockNumber right;			/* right sibling, or InvalidBlockNumber */
+	uint16		level;			/* 0 for leaves */
+	uint16		flags;
+	uint16		unused;
+	uint16		page_id;		/* DDB_PAGE_ID, for tools like pg_filedump */
+} DdbPageOpaqueData;
+
+typedef DdbPageOpaqueData *DdbPageOpaque;
+
+#define DdbPageGetOpaque(page) ((DdbPageOpaque) PageGetSpecialPointer(page))
+#define DdbPageIsLeaf(page)		((DdbPageGetOpaque(page)->flags & DDB_PAGE_LEAF) != 0)
+#define DdbPageIsRightmost(page) (DdbPageGetOpaque(page)->right == InvalidBlockNumber)
+#define DDB_HIKEY				((OffsetNumber) 1)
+#define DdbPageFirstData(page)	(DdbPageIsRightmost(page) ? (OffsetNumber) 1 : (OffsetNumber) 2)
+
+/* The metapage contents, stored right after the page header. */
+typedef struct DdbMetaPageData
+{
+	uint32		magic;
+	uint32		version;
+	BlockNumber root;			/* root of the item tree */
+	uint32		height;			/* levels; a lone root leaf is height 1 */
+	uint64		next_rowid;		/* next row id batch starts here */
+	uint64		reserved;		/* zero */
+} DdbMetaPageData;
+
+#define DdbPageGetMeta(page) ((DdbMetaPageData *) PageGetContents(page))
+
+/* Internal item and high key. */
+typedef struct DdbKeyItemData
+{
+	BlockNumber child;
+	uint16		keylen;
+	char		key[FLEXIBLE_ARRAY_MEMBER];
+} DdbKeyItemData;
+
+typedef DdbKeyItemData *DdbKeyItem;
+
+#define DdbKeyItemSize(keylen)	(offsetof(DdbKeyItemData, key) + (keylen))
+
+/* Leaf item header; the stored heap tuple follows at DdbLeafTupleOffset. */
+typedef struct DdbLeafItemData
+{
+	ItemPointerData tid;		/* this version's row id as a TID */
+	uint16		keylen;
+	char		key[FLEXIBLE_ARRAY_MEMBER];
+} DdbLeafItemData;
+
+typedef DdbLeafItemData *DdbLeafItem;
+
+#define DdbLeafTupleOffset(keylen) MAXALIGN(offsetof(DdbLeafItemData, key) + (keylen))
+#define DdbLeafItemGetTuple(li)	((HeapTupleHeader) ((char *) (li) + DdbLeafTupleOffset((li)->keylen)))
+
+/* Length of the version suffix appended to a key to make an item key. */
+#define DDB_SUFFIX_LEN		6
+
+/*
+ * Largest leaf item: DynamoDB's largest keys must fit at least two to a
+ * page.  Larger items are rejected (TOAST makes the jsonb small later).
+ */
+#define DDB_MAX_ITEM_SIZE \
+	((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(DdbPageOpaqueData))) / 3 - sizeof(ItemIdData))
+#define DDB_MAX_KEY_LEN		(DDB_MAX_ITEM_SIZE - 64)
+
+/* ddb_tree.c: comparisons and page helpers shared with scan and verify */
+extern void ddb_leaf_item_key(DdbLeafItem li, char *buf, int *len);
+extern int	ddb_compare_leaf(const char *key, int keylen, DdbLeafItem li);
+extern int	ddb_compare_bytes(const char *a, int alen, const char *b, int blen);
+extern int	ddb_compare_leaf_keypart(const char *key, int keylen, DdbLeafItem li);
+extern DdbMetaPageData *ddb_meta_read(Relation rel, DdbMetaPageData *copy);
+extern Buffer ddb_descend(Relation rel, const char *key, int keylen, bool strict,
+						  int access, char **lowkey, int *lowkeylen);
+extern OffsetNumber ddb_leaf_search(Page page, const char *key, int keylen,
+									bool strict);
+
+#endif							/* DDB_PAGE_H */
