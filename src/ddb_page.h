@@ -105,12 +105,19 @@ typedef DdbLeafItemData *DdbLeafItem;
 #define DDB_SUFFIX_LEN		6
 
 /*
- * Largest leaf item: DynamoDB's largest keys must fit at least two to a
- * page.  Larger items are rejected (TOAST makes the jsonb small later).
+ * Size limits.  The longest encoded key covers DynamoDB's largest text keys
+ * (4 + 2048 + 2 + 1024 + 2 = 3080 bytes).  A separator is at most a key plus
+ * the version suffix.  A leaf item must fit on a page next to the largest
+ * high key, so that a split can always put it on a page of its own; an
+ * internal page then holds at least two downlinks and a high key.
  */
+#define DDB_PAGE_CAPACITY \
+	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(DdbPageOpaqueData)))
+#define DDB_MAX_KEY_LEN		3200
+#define DDB_MAX_SEP_LEN		(DDB_MAX_KEY_LEN + DDB_SUFFIX_LEN)
 #define DDB_MAX_ITEM_SIZE \
-	((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(DdbPageOpaqueData))) / 3 - sizeof(ItemIdData))
-#define DDB_MAX_KEY_LEN		(DDB_MAX_ITEM_SIZE - 64)
+	(DDB_PAGE_CAPACITY - MAXALIGN(offsetof(DdbKeyItemData, key) + DDB_MAX_SEP_LEN) - \
+	 2 * sizeof(ItemIdData))
 
 /* ddb_tree.c: comparisons and page helpers shared with scan and verify */
 extern void ddb_leaf_item_key(DdbLeafItem li, char *buf, int *len);

@@ -52,6 +52,7 @@ typedef struct DdbRangeScanData
 	int			next_hilen;
 	bool		next_hi_inf;	/* backward: next batch is the left end */
 
+	MemoryContext scan_cxt;		/* lives as long as the scan */
 	MemoryContext batch_cxt;	/* holds the current batch of tuples */
 	HeapTuple  *batch;
 	int			nbatch;
@@ -104,6 +105,7 @@ ddb_range_begin(Relation rel, Snapshot snapshot, const DdbRange *range,
 
 	scan->rel = rel;
 	scan->snapshot = snapshot;
+	scan->scan_cxt = CurrentMemoryContext;
 	scan->batch_cxt = AllocSetContextCreate(CurrentMemoryContext,
 											"ddb range scan batch",
 											ALLOCSET_DEFAULT_SIZES);
@@ -259,8 +261,14 @@ ddb_scan_backward_batch(DdbRangeScan scan)
 		boundlen = scan->next_hilen;
 	}
 
-	buf = ddb_descend(scan->rel, bound, boundlen, true, BUFFER_LOCK_SHARE,
-					  &low, &lowlen);
+	{
+		/* the low bound outlives this call: allocate it with the scan */
+		MemoryContext old = MemoryContextSwitchTo(scan->scan_cxt);
+
+		buf = ddb_descend(scan->rel, bound, boundlen, true, BUFFER_LOCK_SHARE,
+						  &low, &lowlen);
+		MemoryContextSwitchTo(old);
+	}
 	page = BufferGetPage(buf);
 	scan->pages_read++;
 

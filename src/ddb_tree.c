@@ -72,7 +72,6 @@
 /* Space an internal page keeps free so that a child split always fits. */
 #define DDB_INTERNAL_RESERVE(seplen) \
 	(MAXALIGN(DdbKeyItemSize(seplen)) + sizeof(ItemIdData))
-#define DDB_MAX_SEP_LEN		(DDB_MAX_KEY_LEN + DDB_SUFFIX_LEN)
 
 /* ------------------------------------------------------------------------
  * Comparisons
@@ -601,11 +600,6 @@ ddb_truncated_separator(const char *left, int leftlen,
 	return Min(i + 1, rightlen);
 }
 
-static Size
-ddb_page_capacity(void)
-{
-	return BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(DdbPageOpaqueData));
-}
 
 /* A key item (high key or downlink) built in palloc'd memory. */
 static DdbKeyItem
@@ -657,7 +651,7 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 	int			newpos;
 	int			best = -1;
 	Size		bestdiff = 0;
-	Size		capacity = ddb_page_capacity();
+	Size		capacity = DDB_PAGE_CAPACITY;
 	Size		total = 0;
 	char	   *sep = NULL;
 	int			seplen = 0;
@@ -673,9 +667,6 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 	Buffer		keep;
 
 	*parent_full = false;
-	if (nitems < 2)
-		elog(ERROR, "ddb page %u of \"%s\" has too few items to split",
-			 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
 
 	/* Copy the items out; the page is rewritten below. */
 	items = palloc(sizeof(SplitItem) * nitems);
@@ -701,46 +692,94 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 	else
 		newpos = ddb_internal_search(page, newkey, newkeylen, false) - first + 1;
 
-	/*
-	 * Choose the split point m (items [0, m) stay left, [m, n) go right) that
-	 * balances the two halves, counting the new item on its side and each
-	 * half's high key, such that both halves fit.
-	 */
+	if (leaf)
 	{
+		/*
+		 * Leaf: choose the split over the sequence of the existing items with
+		 * the new item in its place (as nbtree's _bt_findsplitloc does), so
+		 * the new item may end up alone on a half: that is what lets items of
+		 * DynamoDB's largest keys fit.  Candidate v (1..nv-1) puts virtual
+		 * items [0, v) left; the separator is truncated between v-1 and v.
+		 */
+		int			nv = nitems + 1;
+		char	  **vkey = palloc(sizeof(char *) * nv);
+		int		   *vkeylen = palloc(sizeof(int) * nv);
+		Size	   *vsize = palloc(sizeof(Size) * nv);
+		Size		vtotal = 0;
+		Size		left = 0;
+		int			bestv = -1;
+
+		for (int v = 0; v < nv; v++)
+		{
+			if (v == newpos)
+			{
+				vkey[v] = (char *) newkey;
+				vkeylen[v] = newkeylen;
+				vsize[v] = newsize;
+			}
+			else
+			{
+				int			i = v < newpos ? v : v - 1;
+
+				vkey[v] = palloc(((DdbLeafItem) items[i].data)->keylen + DDB_SUFFIX_LEN);
+				ddb_leaf_item_key((DdbLeafItem) items[i].data, vkey[v], &vkeylen[v]);
+				vsize[v] = items[i].size + sizeof(ItemIdData);
+			}
+			vtotal += vsize[v];
+		}
+		for (int v = 1; v < nv; v++)
+		{
+			int			hklen;
+			Size		l,
+						r,
+						diff;
+
+			left += vsize[v - 1];
+			hklen = ddb_truncated_separator(vkey[v - 1], vkeylen[v - 1], vkey[v], vkeylen[v]);
+			l = left + MAXALIGN(DdbKeyItemSize(hklen)) + sizeof(ItemIdData);
+			r = vtotal - left + (oldhk ? oldhksize + sizeof(ItemIdData) : 0);
+			if (l > capacity || r > capacity)
+				continue;
+			diff = l > r ? l - r : r - l;
+			if (bestv < 0 || diff < bestdiff)
+			{
+				bestv = v;
+				bestdiff = diff;
+			}
+		}
+		if (bestv < 0)
+			elog(ERROR, "could not find a split point for ddb page %u of \"%s\"",
+				 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
+		seplen = ddb_truncated_separator(vkey[bestv - 1], vkeylen[bestv - 1],
+										 vkey[bestv], vkeylen[bestv]);
+		sep = palloc(seplen);
+		memcpy(sep, vkey[bestv], seplen);
+		/* existing items going left */
+		best = bestv <= newpos ? bestv : bestv - 1;
+	}
+	else
+	{
+		/*
+		 * Internal: split the existing downlinks (at least one per half); the
+		 * right half's first downlink becomes its minus infinity and its key
+		 * goes up as the separator.
+		 */
 		Size		left = 0;
 
+		if (nitems < 2)
+			elog(ERROR, "ddb page %u of \"%s\" has too few items to split",
+				 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
 		for (int m = 1; m < nitems; m++)
 		{
 			Size		l,
 						r,
-						hksize,
 						diff;
-			int			hklen;
+			int			hklen = ((DdbKeyItem) items[m].data)->keylen;
 
 			left += items[m - 1].size + sizeof(ItemIdData);
-			if (leaf)
-			{
-				char		lk[BLCKSZ],
-							rk[BLCKSZ];
-				int			lkl,
-							rkl;
-
-				ddb_leaf_item_key((DdbLeafItem) items[m - 1].data, lk, &lkl);
-				ddb_leaf_item_key((DdbLeafItem) items[m].data, rk, &rkl);
-				hklen = ddb_truncated_separator(lk, lkl, rk, rkl);
-			}
-			else
-				hklen = ((DdbKeyItem) items[m].data)->keylen;
-			hksize = MAXALIGN(DdbKeyItemSize(hklen)) + sizeof(ItemIdData);
-
-			l = left + hksize;
-			r = total - left + (oldhk ? oldhksize + sizeof(ItemIdData) : 0);
-			if (!leaf)
-			{
-				/* the right half's first item loses its key */
-				r -= items[m].size;
-				r += MAXALIGN(DdbKeyItemSize(0));
-			}
+			l = left + MAXALIGN(DdbKeyItemSize(hklen)) + sizeof(ItemIdData);
+			r = total - left - items[m].size + MAXALIGN(DdbKeyItemSize(0)) +
+				(oldhk ? oldhksize + sizeof(ItemIdData) : 0);
 			if (newpos < m)
 				l += newsize;
 			else
@@ -754,32 +793,12 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 				bestdiff = diff;
 			}
 		}
-	}
-	if (best < 0)
-		elog(ERROR, "could not find a split point for ddb page %u of \"%s\"",
-			 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
-
-	/* The separator going up to the parent. */
-	if (leaf)
-	{
-		char		lk[BLCKSZ],
-					rk[BLCKSZ];
-		int			lkl,
-					rkl;
-
-		ddb_leaf_item_key((DdbLeafItem) items[best - 1].data, lk, &lkl);
-		ddb_leaf_item_key((DdbLeafItem) items[best].data, rk, &rkl);
-		seplen = ddb_truncated_separator(lk, lkl, rk, rkl);
+		if (best < 0)
+			elog(ERROR, "could not find a split point for ddb page %u of \"%s\"",
+				 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
+		seplen = ((DdbKeyItem) items[best].data)->keylen;
 		sep = palloc(seplen);
-		memcpy(sep, rk, seplen);
-	}
-	else
-	{
-		DdbKeyItem	ki = (DdbKeyItem) items[best].data;
-
-		seplen = ki->keylen;
-		sep = palloc(seplen);
-		memcpy(sep, ki->key, seplen);
+		memcpy(sep, ((DdbKeyItem) items[best].data)->key, seplen);
 	}
 
 	/* Does the parent have room for the new downlink? */
