@@ -8,6 +8,8 @@ OBJS = \
 	src/ddb_tuple.o \
 	src/ddb_tree.o \
 	src/ddb_scan.o \
+	src/ddb_rowid.o \
+	src/ddb_modify.o \
 	src/ddb_verify.o \
 	src/ddb_inspect.o
 

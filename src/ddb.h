@@ -181,6 +181,14 @@ extern void ddb_tree_insert(Relation rel, const char *key, int keylen,
 							bool check_unique);
 extern uint64 ddb_alloc_rowid(Relation rel);
 
+/* ddb_rowid.c: the row-id map */
+extern void ddb_map_set(Relation rel, ItemPointer tid, BlockNumber block, uint32 hash);
+extern bool ddb_find_version(Relation rel, ItemPointer tid, int mode, Buffer *buf,
+							 OffsetNumber *off);
+extern bool ddb_map_check(Relation rel, ItemPointer tid, uint32 hash, BlockNumber *hint);
+extern uint32 ddb_key_hash(const char *key);
+extern uint64 ddb_map_mark_pages(Relation rel, bool *seen, BlockNumber nblocks);
+
 /* ddb_scan.c: ordered range scans and point lookups */
 extern DdbRangeScan ddb_range_begin(Relation rel, Snapshot snapshot,
 									const DdbRange *range, bool forward);
@@ -197,6 +205,22 @@ extern HeapTuple ddb_form_stored_tuple(Relation rel, TupleTableSlot *slot,
 extern HeapTuple ddb_expand_tuple(Relation rel, const char *key, int keylen,
 								  HeapTupleHeader stored, uint32 storedlen,
 								  ItemPointer tid);
+
+extern HeapTuple ddb_toast_stored_tuple(Relation rel, HeapTuple tuple, HeapTuple old);
+
+/* ddb_modify.c: fetch, update, delete, lock single versions */
+extern HeapTuple ddb_fetch_version(Relation rel, ItemPointer tid, Snapshot snapshot,
+								   bool *visible);
+extern TM_Result ddb_delete_version(Relation rel, ItemPointer tid, CommandId cid,
+									Snapshot crosscheck, bool wait,
+									TM_FailureData *tmfd, bool changingPart);
+extern TM_Result ddb_update_version(Relation rel, ItemPointer otid, HeapTuple newtup,
+									const char *newkey, int newkeylen, CommandId cid,
+									Snapshot crosscheck, bool wait,
+									TM_FailureData *tmfd, ItemPointer newtid);
+extern TM_Result ddb_lock_version(Relation rel, ItemPointer tid, CommandId cid,
+								  LockWaitPolicy wait_policy, TM_FailureData *tmfd,
+								  HeapTuple *tuple);
 
 /* ddb_verify.c */
 

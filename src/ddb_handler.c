@@ -31,6 +31,7 @@
 #include "optimizer/plancat.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "storage/predicate.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
@@ -258,30 +259,79 @@ ddb_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid,
  * ------------------------------------------------------------------------
  */
 
+/* Fetch the version named by tid if visible to snapshot (resolves the TID). */
 static bool
 ddb_fetch_row_version(Relation relation, ItemPointer tid, Snapshot snapshot,
 					  TupleTableSlot *slot)
 {
-	ddb_not_supported("fetching a row by TID");
+	bool		visible;
+	HeapTuple	tuple = ddb_fetch_version(relation, tid, snapshot, &visible);
+
+	if (tuple == NULL || !visible)
+	{
+		if (tuple)
+			heap_freetuple(tuple);
+		return false;
+	}
+	slot->tts_tableOid = RelationGetRelid(relation);
+	ExecStoreHeapTuple(tuple, slot, true);
+	slot->tts_tid = *tid;
+	return true;
 }
 
 static bool
 ddb_tuple_tid_valid(TableScanDesc scan, ItemPointer tid)
 {
-	return ItemPointerIsValid(tid);
+	return ItemPointerIsValid(tid) &&
+		ItemPointerGetOffsetNumberNoCheck(tid) <= DDB_ROWIDS_PER_BLOCK;
 }
 
+/*
+ * Follow the update chain from tid to the newest version visible to the
+ * scan's snapshot, as heap_get_latest_tid does.
+ */
 static void
 ddb_get_latest_tid(TableScanDesc sscan, ItemPointer tid)
 {
-	ddb_not_supported("currtid");
+	Relation	rel = sscan->rs_rd;
+	Snapshot	snapshot = sscan->rs_snapshot;
+	ItemPointerData ctid = *tid;
+	TransactionId priorXmax = InvalidTransactionId;
+
+	for (;;)
+	{
+		bool		visible;
+		HeapTuple	tup = ddb_fetch_version(rel, &ctid, snapshot, &visible);
+
+		if (tup == NULL)
+			return;
+		if (TransactionIdIsValid(priorXmax) &&
+			!TransactionIdEquals(priorXmax, HeapTupleHeaderGetXmin(tup->t_data)))
+			return;
+		if (visible)
+			*tid = ctid;
+		if ((tup->t_data->t_infomask & HEAP_XMAX_INVALID) ||
+			HeapTupleHeaderIsOnlyLocked(tup->t_data) ||
+			HeapTupleHeaderIndicatesMovedPartitions(tup->t_data) ||
+			ItemPointerEquals(&ctid, &tup->t_data->t_ctid))
+			return;
+		ctid = tup->t_data->t_ctid;
+		priorXmax = HeapTupleHeaderGetUpdateXid(tup->t_data);
+		heap_freetuple(tup);
+	}
 }
 
 static bool
 ddb_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
 							 Snapshot snapshot)
 {
-	ddb_not_supported("re-checking a row's visibility");
+	bool		visible;
+	HeapTuple	tup = ddb_fetch_version(rel, &slot->tts_tid, snapshot, &visible);
+
+	if (tup == NULL)
+		return false;
+	heap_freetuple(tup);
+	return visible;
 }
 
 static TransactionId
@@ -321,6 +371,7 @@ ddb_tuple_insert(Relation relation, TupleTableSlot *slot, CommandId cid,
 
 	CheckForSerializableConflictIn(relation, NULL, InvalidBlockNumber);
 
+	tuple = ddb_toast_stored_tuple(relation, tuple, NULL);
 	ddb_tree_insert(relation, key.data, key.len, &tid, tuple, true);
 
 	slot->tts_tableOid = RelationGetRelid(relation);
@@ -362,7 +413,8 @@ ddb_tuple_delete(Relation relation, ItemPointer tid, CommandId cid,
 				 Snapshot snapshot, Snapshot crosscheck, bool wait,
 				 TM_FailureData *tmfd, bool changingPart)
 {
-	ddb_not_supported("DELETE");
+	return ddb_delete_version(relation, tid, cid, crosscheck, wait, tmfd,
+							  changingPart);
 }
 
 static TM_Result
@@ -371,16 +423,133 @@ ddb_tuple_update(Relation relation, ItemPointer otid, TupleTableSlot *slot,
 				 bool wait, TM_FailureData *tmfd,
 				 LockTupleMode *lockmode, bool *update_indexes)
 {
-	ddb_not_supported("UPDATE");
+	StringInfoData key;
+	HeapTuple	tuple;
+	ItemPointerData newtid;
+	TM_Result	result;
+
+	initStringInfo(&key);
+	tuple = ddb_form_stored_tuple(relation, slot, &key);
+	result = ddb_update_version(relation, otid, tuple, key.data, key.len, cid,
+								crosscheck, wait, tmfd, &newtid);
+	if (result == TM_Ok)
+	{
+		slot->tts_tableOid = RelationGetRelid(relation);
+		slot->tts_tid = newtid;
+	}
+	/* every modification is exclusive (see ddb_modify.c) */
+	*lockmode = LockTupleExclusive;
+	*update_indexes = false;
+	pfree(key.data);
+	return result;
 }
 
+/*
+ * Row locks, following heapam_tuple_lock: lock the version, and with
+ * TUPLE_LOCK_FLAG_FIND_LAST_VERSION chase the update chain to the newest
+ * version (EvalPlanQual in READ COMMITTED).
+ */
 static TM_Result
 ddb_tuple_lock(Relation relation, ItemPointer tid, Snapshot snapshot,
 			   TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
 			   LockWaitPolicy wait_policy, uint8 flags,
 			   TM_FailureData *tmfd)
 {
-	ddb_not_supported("row locking");
+	TM_Result	result;
+	HeapTuple	tuple;
+
+	tmfd->traversed = false;
+
+retry:
+	result = ddb_lock_version(relation, tid, cid, wait_policy, tmfd, &tuple);
+
+	if (result == TM_Updated && (flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION))
+	{
+		SnapshotData dirty;
+		TransactionId priorXmax;
+
+		if (tuple)
+			heap_freetuple(tuple);
+		if (ItemPointerEquals(&tmfd->ctid, tid))
+			return TM_Deleted;
+		*tid = tmfd->ctid;
+		priorXmax = tmfd->xmax;
+		tmfd->traversed = true;
+		InitDirtySnapshot(dirty);
+		for (;;)
+		{
+			bool		visible;
+			HeapTuple	next;
+
+			if (ItemPointerIndicatesMovedPartitions(tid))
+				ereport(ERROR,
+						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+						 errmsg("tuple to be locked was already moved to another partition due to concurrent update")));
+			next = ddb_fetch_version(relation, tid, &dirty, &visible);
+			if (next == NULL ||
+				!TransactionIdEquals(HeapTupleHeaderGetXmin(next->t_data), priorXmax))
+				return TM_Deleted;
+			if (visible)
+			{
+				if (TransactionIdIsValid(dirty.xmin))
+					ereport(ERROR,
+							(errcode(ERRCODE_DATA_CORRUPTED),
+							 errmsg_internal("t_xmin %u is uncommitted in a row version to be updated in table \"%s\"",
+											 dirty.xmin, RelationGetRelationName(relation))));
+				if (TransactionIdIsValid(dirty.xmax))
+				{
+					/* being updated: wait for it, then look again */
+					switch (wait_policy)
+					{
+						case LockWaitBlock:
+							XactLockTableWait(dirty.xmax, relation, tid, XLTW_FetchUpdated);
+							break;
+						case LockWaitSkip:
+							if (!ConditionalXactLockTableWait(dirty.xmax))
+								return TM_WouldBlock;
+							break;
+						case LockWaitError:
+							if (!ConditionalXactLockTableWait(dirty.xmax))
+								ereport(ERROR,
+										(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+										 errmsg("could not obtain lock on row in relation \"%s\"",
+												RelationGetRelationName(relation))));
+							break;
+					}
+					heap_freetuple(next);
+					continue;
+				}
+				if (TransactionIdIsCurrentTransactionId(priorXmax) &&
+					HeapTupleHeaderGetCmin(next->t_data) >= cid)
+				{
+					tmfd->xmax = priorXmax;
+					tmfd->cmax = HeapTupleHeaderGetCmin(next->t_data);
+					heap_freetuple(next);
+					return TM_SelfModified;
+				}
+				heap_freetuple(next);
+				goto retry;
+			}
+			/* updated or deleted by a committed or our own transaction */
+			if (ItemPointerEquals(tid, &next->t_data->t_ctid) ||
+				HeapTupleHeaderIsOnlyLocked(next->t_data))
+			{
+				heap_freetuple(next);
+				return TM_Deleted;
+			}
+			*tid = next->t_data->t_ctid;
+			priorXmax = HeapTupleHeaderGetUpdateXid(next->t_data);
+			heap_freetuple(next);
+		}
+	}
+
+	if (tuple)
+	{
+		slot->tts_tableOid = RelationGetRelid(relation);
+		ExecStoreHeapTuple(tuple, slot, true);
+		slot->tts_tid = *tid;
+	}
+	return result;
 }
 
 static void
@@ -547,10 +716,14 @@ ddb_index_validate_scan(Relation tableRelation, Relation indexRelation,
  * ------------------------------------------------------------------------
  */
 
+/*
+ * Large items go to a heap TOAST table (relation_toast_am says heap), filled
+ * by heap_toast_insert_or_update from ddb_tuple.c.
+ */
 static bool
 ddb_relation_needs_toast_table(Relation rel)
 {
-	return false;
+	return true;
 }
 
 static Oid

@@ -45,6 +45,8 @@
 #define DDB_PAGE_META		0x0001
 #define DDB_PAGE_LEAF		0x0002
 #define DDB_PAGE_INTERNAL	0x0004
+#define DDB_PAGE_MAP_LEAF	0x0008	/* row-id map: entries (ddb_rowid.c) */
+#define DDB_PAGE_MAP_DIR	0x0010	/* row-id map: directory */
 
 typedef struct DdbPageOpaqueData
 {
@@ -71,7 +73,8 @@ typedef struct DdbMetaPageData
 	BlockNumber root;			/* root of the item tree */
 	uint32		height;			/* levels; a lone root leaf is height 1 */
 	uint64		next_rowid;		/* next row id batch starts here */
-	uint64		reserved;		/* zero */
+	BlockNumber map_root;		/* root of the row-id map (ddb_rowid.c) */
+	uint32		map_levels;		/* its height; 0 = no map yet */
 } DdbMetaPageData;
 
 #define DdbPageGetMeta(page) ((DdbMetaPageData *) PageGetContents(page))

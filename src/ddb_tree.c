@@ -1174,10 +1174,15 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 			GenericXLogState *state = GenericXLogStart(rel);
 			OffsetNumber off = ddb_leaf_search(page, itemkey, itemkeylen, false);
 
+			BlockNumber leaf = BufferGetBlockNumber(bufs[target]);
+
 			page = GenericXLogRegisterBuffer(state, bufs[target], 0);
 			ddb_add_item(page, item, itemsize, off);
 			GenericXLogFinish(state);
 			UnlockReleaseBuffer(bufs[target]);
+
+			/* The version first, then its map entry: see ddb_rowid.c. */
+			ddb_map_set(rel, tid, leaf, ddb_key_hash(key));
 			break;
 		}
 

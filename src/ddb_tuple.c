@@ -19,6 +19,7 @@
 #include "postgres.h"
 
 #include "access/heapam.h"
+#include "access/heaptoast.h"
 #include "access/htup_details.h"
 #include "executor/tuptable.h"
 #include "utils/rel.h"
@@ -109,4 +110,21 @@ ddb_expand_tuple(Relation rel, const char *key, int keylen,
 	full->t_self = *tid;
 	full->t_tableOid = RelationGetRelid(rel);
 	return full;
+}
+
+/*
+ * Move large item values out of line through the table's heap TOAST table,
+ * so leaf items stay near a quarter page (heap's TOAST_TUPLE_THRESHOLD).
+ * 'old' is the version being replaced, whose out-of-line values are reused
+ * or deleted (heap_toast_insert_or_update's contract).
+ */
+HeapTuple
+ddb_toast_stored_tuple(Relation rel, HeapTuple tuple, HeapTuple old)
+{
+	if (!OidIsValid(rel->rd_rel->reltoastrelid))
+		return tuple;
+	if (tuple->t_len > TOAST_TUPLE_THRESHOLD || HeapTupleHasExternal(tuple) ||
+		(old != NULL && HeapTupleHasExternal(old)))
+		return heap_toast_insert_or_update(rel, tuple, old, 0);
+	return tuple;
 }

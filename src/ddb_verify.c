@@ -15,6 +15,11 @@
  *	  are >= its downlink's separator and its high key equals the next
  *	  separator (or the parent's high key for the last child)
  *	- leaf items: row ids within the TID range, sane tuple lengths
+ *	- MVCC: at most one live version per key, a version that was not
+ *	  updated has t_ctid pointing at itself, xmin/xmax lie between the
+ *	  table's relfrozenxid and the next transaction id
+ *	- row-id map: every committed version is found through the map at its
+ *	  own leaf and offset, with its key's hash
  *
  * The table is locked in ShareLock, so writers wait and the tree is quiet.
  * The first violation raises ERRCODE_DATA_CORRUPTED; a healthy tree yields a
@@ -26,6 +31,9 @@
 
 #include "access/relation.h"
 #include "access/xlog.h"
+#include "access/heapam.h"
+#include "access/transam.h"
+#include "storage/procarray.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -48,6 +56,13 @@ typedef struct VerifyState
 	uint64		leaf_pages;
 	uint64		items;
 	uint64		leaf_bytes;		/* bytes used by leaf items and line pointers */
+	uint64		live;			/* live versions */
+	uint64		map_pages;
+	char	   *lastkey;		/* key of the previous leaf item (runs span pages) */
+	int			lastkeylen;
+	int			lastlive;		/* live versions of lastkey so far */
+	TransactionId relfrozenxid;
+	TransactionId nextxid;
 } VerifyState;
 
 static void corrupt(VerifyState *vs, BlockNumber blk, const char *fmt,...) pg_attribute_printf(3, 4) pg_attribute_noreturn();
@@ -212,6 +227,102 @@ check_page(VerifyState *vs, BlockNumber blk, Page page, int level,
 	}
 }
 
+static void
+check_xid(VerifyState *vs, BlockNumber blk, OffsetNumber off, const char *what,
+		  TransactionId xid)
+{
+	if (!TransactionIdIsNormal(xid))
+		return;
+	if (TransactionIdIsValid(vs->relfrozenxid) &&
+		TransactionIdPrecedes(xid, vs->relfrozenxid))
+		corrupt(vs, blk, "item %u has %s %u before relfrozenxid %u", off, what,
+				xid, vs->relfrozenxid);
+	if (!TransactionIdPrecedes(xid, vs->nextxid))
+		corrupt(vs, blk, "item %u has %s %u from the future (next xid %u)", off, what,
+				xid, vs->nextxid);
+}
+
+/*
+ * MVCC and row-id map checks of one leaf, on the real buffer (visibility
+ * routines set hint bits, so they need it).
+ */
+static void
+check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
+{
+	Buffer		buf = ReadBuffer(vs->rel, blk);
+	Page		page;
+	OffsetNumber maxoff;
+	TransactionId oldest = GetOldestNonRemovableTransactionId(vs->rel);
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	maxoff = PageGetMaxOffsetNumber(page);
+	for (OffsetNumber off = DdbPageFirstData(page); off <= maxoff; off++)
+	{
+		ItemId		iid = PageGetItemId(page, off);
+		DdbLeafItem li = (DdbLeafItem) PageGetItem(page, iid);
+		HeapTupleData htup;
+		HeapTupleHeader t = DdbLeafItemGetTuple(li);
+		HTSV_Result res;
+
+		htup.t_data = t;
+		htup.t_len = ItemIdGetLength(iid) - DdbLeafTupleOffset(li->keylen);
+		htup.t_self = li->tid;
+		htup.t_tableOid = RelationGetRelid(vs->rel);
+
+		if (!HeapTupleHeaderXminFrozen(t))
+			check_xid(vs, blk, off, "xmin", HeapTupleHeaderGetRawXmin(t));
+		if (!(t->t_infomask & HEAP_XMAX_INVALID))
+			check_xid(vs, blk, off, "xmax", HeapTupleHeaderGetRawXmax(t));
+		if (t->t_infomask & HEAP_XMAX_IS_MULTI)
+			corrupt(vs, blk, "item %u has a multixact xmax", off);
+
+		res = HeapTupleSatisfiesVacuum(&htup, oldest, buf);
+
+		/* runs of versions of one key may span pages */
+		if (vs->lastkey == NULL || vs->lastkeylen != li->keylen ||
+			memcmp(vs->lastkey, li->key, li->keylen) != 0)
+		{
+			if (vs->lastkey)
+				pfree(vs->lastkey);
+			vs->lastkey = palloc(li->keylen);
+			memcpy(vs->lastkey, li->key, li->keylen);
+			vs->lastkeylen = li->keylen;
+			vs->lastlive = 0;
+		}
+		if (res == HEAPTUPLE_LIVE)
+		{
+			vs->live++;
+			if (++vs->lastlive > 1)
+				corrupt(vs, blk, "item %u is a second live version of its key", off);
+			if (!ItemPointerEquals(&t->t_ctid, &li->tid))
+				corrupt(vs, blk, "item %u is live but its t_ctid does not point to itself", off);
+		}
+
+		/* the map must lead to every version whose inserter committed */
+		if (HeapTupleHeaderXminFrozen(t) ||
+			TransactionIdDidCommit(HeapTupleHeaderGetRawXmin(t)))
+		{
+			BlockNumber hint;
+			Buffer		fbuf;
+			OffsetNumber foff;
+
+			if (!ddb_map_check(vs->rel, &li->tid, ddb_key_hash(li->key), &hint))
+				corrupt(vs, blk, "item %u has no row-id map entry with its hash", off);
+			/* resolving must find it here (we hold a share lock: take one too) */
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+			if (!ddb_find_version(vs->rel, &li->tid, BUFFER_LOCK_SHARE, &fbuf, &foff))
+				corrupt(vs, blk, "item %u cannot be found through the row-id map", off);
+			if (BufferGetBlockNumber(fbuf) != blk || foff != off)
+				corrupt(vs, blk, "item %u resolves to block %u offset %u", off,
+						BufferGetBlockNumber(fbuf), foff);
+			UnlockReleaseBuffer(fbuf);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+		}
+	}
+	UnlockReleaseBuffer(buf);
+}
+
 /* A separator copy, for the expected chain of the next level. */
 typedef struct Downlink
 {
@@ -256,6 +367,8 @@ ddb_verify(PG_FUNCTION_ARGS)
 											CStringGetDatum("{\"pages\": 0, \"height\": 0, \"items\": 0}")));
 	}
 	vs.seen = palloc0(sizeof(bool) * vs.nblocks);
+	vs.relfrozenxid = vs.rel->rd_rel->relfrozenxid;
+	vs.nextxid = ReadNextTransactionId();
 
 	{
 		Page		mp = read_page(&vs, DDB_METAPAGE_BLKNO);
@@ -305,7 +418,10 @@ ddb_verify(PG_FUNCTION_ARGS)
 			op = DdbPageGetOpaque(page);
 			vs.pages++;
 			if (level == 0)
+			{
 				vs.leaf_pages++;
+				check_leaf_mvcc(&vs, blk);
+			}
 
 			/* right-link chain == parents' downlink order */
 			if (i + 1 < ncur ? op->right != cur[i + 1].child : op->right != InvalidBlockNumber)
@@ -380,6 +496,8 @@ ddb_verify(PG_FUNCTION_ARGS)
 		height++;
 	}
 
+	vs.map_pages = ddb_map_mark_pages(vs.rel, vs.seen, vs.nblocks);
+
 	/* Every other block must be a page a crash left unused (all zeroes). */
 	for (BlockNumber blk = 0; blk < vs.nblocks; blk++)
 	{
@@ -399,10 +517,12 @@ ddb_verify(PG_FUNCTION_ARGS)
 	initStringInfo(&out);
 	appendStringInfo(&out,
 					 "{\"pages\": %llu, \"height\": %d, \"leaf_pages\": %llu, "
-					 "\"items\": %llu, \"unused_pages\": %u, \"leaf_fill\": %.3f}",
+					 "\"items\": %llu, \"live\": %llu, \"map_pages\": %llu, "
+					 "\"unused_pages\": %u, \"leaf_fill\": %.3f}",
 					 (unsigned long long) vs.pages, height,
 					 (unsigned long long) vs.leaf_pages,
-					 (unsigned long long) vs.items, unused,
+					 (unsigned long long) vs.items, (unsigned long long) vs.live,
+					 (unsigned long long) vs.map_pages, unused,
 					 vs.leaf_pages ? (double) vs.leaf_bytes /
 					 (vs.leaf_pages * (double) (BLCKSZ - SizeOfPageHeaderData -
 												MAXALIGN(sizeof(DdbPageOpaqueData)))) : 0.0);

@@ -1,0 +1,484 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_modify.c
+ *	  MVCC operations on single versions: fetch by TID, update, delete and
+ *	  row locks, with PostgreSQL's exact TM_Result semantics.
+ *
+ * These follow heap_delete, heap_update and heap_lock_tuple step by step,
+ * on versions found through the row-id map, with three simplifications,
+ * all documented in README.md:
+ *
+ *	- Every row lock is taken as an exclusive lock (FOR KEY SHARE, FOR
+ *	  SHARE and FOR NO KEY UPDATE conflict like FOR UPDATE).  So xmax is
+ *	  always a plain transaction id and multixacts never occur.
+ *	- A lock taken by a transaction is replaced, not merged, when a later
+ *	  subtransaction of it updates or deletes the row; if that subtransaction
+ *	  rolls back, the row is no longer locked (heap would keep the lock in a
+ *	  multixact).
+ *	- Key columns are immutable: an UPDATE that changes them is rejected, as
+ *	  DynamoDB rejects it.
+ *
+ * An update marks the old version (xmax, cmax, t_ctid pointing at the new
+ * version's row id) and inserts the new version next to it; the new row id
+ * is allocated first so the old version can point at it.  Page locks are
+ * never held while waiting for another transaction: like heap, a waiter
+ * takes the heavyweight tuple lock to queue fairly, releases the page, waits
+ * on the transaction, and starts over.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/heapam.h"
+#include "access/heaptoast.h"
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/predicate.h"
+#include "utils/rel.h"
+
+#include "ddb.h"
+#include "ddb_page.h"
+
+/* Point htup at leaf item 'off' of the locked page in buf. */
+static DdbLeafItem
+version_tuple(Relation rel, Buffer buf, OffsetNumber off, HeapTuple htup)
+{
+	Page		page = BufferGetPage(buf);
+	ItemId		iid = PageGetItemId(page, off);
+	DdbLeafItem li = (DdbLeafItem) PageGetItem(page, iid);
+
+	htup->t_data = DdbLeafItemGetTuple(li);
+	htup->t_len = ItemIdGetLength(iid) - DdbLeafTupleOffset(li->keylen);
+	htup->t_self = li->tid;
+	htup->t_tableOid = RelationGetRelid(rel);
+	return li;
+}
+
+static void
+version_missing(Relation rel, ItemPointer tid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg_internal("ddb table \"%s\" has no row version with row id (%u,%u)",
+							 RelationGetRelationName(rel),
+							 ItemPointerGetBlockNumberNoCheck(tid),
+							 ItemPointerGetOffsetNumberNoCheck(tid))));
+}
+
+/*
+ * Fetch the version named by tid as a full tuple (with its header) and say
+ * whether it is visible to snapshot.  NULL if the version does not exist.
+ * For SnapshotDirty, the snapshot's xmin/xmax are set as heap_fetch would.
+ */
+HeapTuple
+ddb_fetch_version(Relation rel, ItemPointer tid, Snapshot snapshot, bool *visible)
+{
+	Buffer		buf;
+	OffsetNumber off;
+	HeapTupleData htup;
+	DdbLeafItem li;
+	HeapTuple	result;
+
+	if (!ddb_find_version(rel, tid, BUFFER_LOCK_SHARE, &buf, &off))
+		return NULL;
+	li = version_tuple(rel, buf, off, &htup);
+	*visible = HeapTupleSatisfiesVisibility(&htup, snapshot, buf);
+	if (snapshot->snapshot_type == SNAPSHOT_MVCC)
+		HeapCheckForSerializableConflictOut(*visible, rel, &htup, buf, snapshot);
+	result = ddb_expand_tuple(rel, li->key, li->keylen, htup.t_data, htup.t_len, &li->tid);
+	UnlockReleaseBuffer(buf);
+	return result;
+}
+
+/*
+ * Shared by delete, update and lock: after HeapTupleSatisfiesUpdate said
+ * TM_BeingModified, wait for the other transaction unless it is ours.
+ * Returns true when the caller must start over (the page was unlocked).
+ */
+static bool
+wait_for_modifier(Relation rel, HeapTuple htup, Buffer buf, LockWaitPolicy policy,
+				  XLTW_Oper oper, bool *have_tuple_lock, TM_Result *result)
+{
+	TransactionId xwait = HeapTupleHeaderGetRawXmax(htup->t_data);
+	ItemPointerData tid = htup->t_self;
+
+	if (TransactionIdIsCurrentTransactionId(xwait))
+		return false;
+
+	UnlockReleaseBuffer(buf);
+	if (!*have_tuple_lock)
+	{
+		/* queue behind other waiters for this version, as heap does */
+		switch (policy)
+		{
+			case LockWaitBlock:
+				LockTuple(rel, &tid, AccessExclusiveLock);
+				break;
+			case LockWaitSkip:
+				if (!ConditionalLockTuple(rel, &tid, AccessExclusiveLock))
+				{
+					*result = TM_WouldBlock;
+					return true;
+				}
+				break;
+			case LockWaitError:
+				if (!ConditionalLockTuple(rel, &tid, AccessExclusiveLock))
+					ereport(ERROR,
+							(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+							 errmsg("could not obtain lock on row in relation \"%s\"",
+									RelationGetRelationName(rel))));
+				break;
+		}
+		*have_tuple_lock = true;
+	}
+	switch (policy)
+	{
+		case LockWaitBlock:
+			XactLockTableWait(xwait, rel, &tid, oper);
+			break;
+		case LockWaitSkip:
+			if (!ConditionalXactLockTableWait(xwait))
+			{
+				*result = TM_WouldBlock;
+				return true;
+			}
+			break;
+		case LockWaitError:
+			if (!ConditionalXactLockTableWait(xwait))
+				ereport(ERROR,
+						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+						 errmsg("could not obtain lock on row in relation \"%s\"",
+								RelationGetRelationName(rel))));
+			break;
+	}
+	*result = TM_Ok;			/* re-evaluate from scratch */
+	return true;
+}
+
+/* After waiting (or for our own lock), classify a BeingModified version. */
+static TM_Result
+classify_modified(HeapTuple htup)
+{
+	HeapTupleHeader t = htup->t_data;
+
+	if ((t->t_infomask & HEAP_XMAX_INVALID) ||
+		HEAP_XMAX_IS_LOCKED_ONLY(t->t_infomask) ||
+		HeapTupleHeaderIsOnlyLocked(t))
+		return TM_Ok;
+	if (!ItemPointerEquals(&htup->t_self, &t->t_ctid))
+		return TM_Updated;
+	return TM_Deleted;
+}
+
+static void
+fill_tmfd(HeapTuple htup, TM_Result result, TM_FailureData *tmfd)
+{
+	tmfd->ctid = htup->t_data->t_ctid;
+	tmfd->xmax = HeapTupleHeaderGetUpdateXid(htup->t_data);
+	if (result == TM_SelfModified)
+		tmfd->cmax = HeapTupleHeaderGetCmax(htup->t_data);
+	else
+		tmfd->cmax = InvalidCommandId;
+}
+
+/*
+ * Lock the version named by tid for modification: find it, and loop until
+ * HeapTupleSatisfiesUpdate allows us to modify it or says why not.  On
+ * TM_Ok, *buf is locked exclusively with the version at *off.
+ */
+static TM_Result
+lock_for_modify(Relation rel, ItemPointer tid, CommandId cid,
+				Snapshot crosscheck, bool wait, XLTW_Oper oper,
+				TM_FailureData *tmfd, Buffer *buf, OffsetNumber *off,
+				HeapTuple htup, bool *have_tuple_lock)
+{
+	TM_Result	result;
+
+	for (;;)
+	{
+		if (!ddb_find_version(rel, tid, BUFFER_LOCK_EXCLUSIVE, buf, off))
+			version_missing(rel, tid);
+		version_tuple(rel, *buf, *off, htup);
+
+		result = HeapTupleSatisfiesUpdate(htup, cid, *buf);
+		if (result == TM_Invisible)
+		{
+			UnlockReleaseBuffer(*buf);
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("attempted to %s invisible tuple",
+							oper == XLTW_Delete ? "delete" : "update")));
+		}
+		if (result == TM_BeingModified && wait)
+		{
+			TM_Result	r;
+
+			if (wait_for_modifier(rel, htup, *buf, LockWaitBlock, oper,
+								  have_tuple_lock, &r))
+				continue;		/* page was released: look again */
+			result = classify_modified(htup);
+		}
+		break;
+	}
+
+	if (crosscheck != InvalidSnapshot && result == TM_Ok &&
+		!HeapTupleSatisfiesVisibility(htup, crosscheck, *buf))
+		result = TM_Updated;
+
+	if (result != TM_Ok)
+	{
+		fill_tmfd(htup, result, tmfd);
+		UnlockReleaseBuffer(*buf);
+		if (*have_tuple_lock)
+			UnlockTuple(rel, tid, AccessExclusiveLock);
+	}
+	return result;
+}
+
+/*
+ * Set xmax on the locked version at off: an update or delete by us (with
+ * t_ctid = next), or an exclusive row lock (next = NULL, lock_only).
+ */
+static void
+set_xmax(Relation rel, Buffer buf, OffsetNumber off, TransactionId xid,
+		 CommandId cid, bool iscombo, bool lock_only, ItemPointer next,
+		 bool moved_partitions)
+{
+	GenericXLogState *state = GenericXLogStart(rel);
+	Page		page = GenericXLogRegisterBuffer(state, buf, 0);
+	DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off));
+	HeapTupleHeader t = DdbLeafItemGetTuple(li);
+
+	t->t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
+	t->t_infomask2 &= ~HEAP_KEYS_UPDATED;
+	/* every lock and modification is exclusive: see the file header */
+	t->t_infomask2 |= HEAP_KEYS_UPDATED;
+	if (lock_only)
+		t->t_infomask |= HEAP_XMAX_EXCL_LOCK | HEAP_XMAX_LOCK_ONLY;
+	HeapTupleHeaderSetXmax(t, xid);
+	if (!lock_only)
+	{
+		HeapTupleHeaderSetCmax(t, cid, iscombo);
+		if (moved_partitions)
+			HeapTupleHeaderSetMovedPartitions(t);
+		else
+			t->t_ctid = *next;
+	}
+	GenericXLogFinish(state);
+}
+
+TM_Result
+ddb_delete_version(Relation rel, ItemPointer tid, CommandId cid,
+				   Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
+				   bool changingPart)
+{
+	TransactionId xid = GetCurrentTransactionId();
+	Buffer		buf;
+	OffsetNumber off;
+	HeapTupleData htup;
+	HeapTuple	old = NULL;
+	bool		have_tuple_lock = false;
+	bool		iscombo;
+	TM_Result	result;
+
+	if (IsInParallelMode())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
+				 errmsg("cannot delete tuples during a parallel operation")));
+
+	result = lock_for_modify(rel, tid, cid, crosscheck, wait, XLTW_Delete,
+							 tmfd, &buf, &off, &htup, &have_tuple_lock);
+	if (result != TM_Ok)
+		return result;
+
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+	HeapTupleHeaderAdjustCmax(htup.t_data, &cid, &iscombo);
+	if (HeapTupleHasExternal(&htup))
+		old = heap_copytuple(&htup);
+	set_xmax(rel, buf, off, xid, cid, iscombo, false, tid, changingPart);
+	UnlockReleaseBuffer(buf);
+
+	/* toast values go with the version, transactionally, as in heap */
+	if (old)
+		heap_toast_delete(rel, old, false);
+	if (have_tuple_lock)
+		UnlockTuple(rel, tid, AccessExclusiveLock);
+	pgstat_count_heap_delete(rel);
+	return TM_Ok;
+}
+
+/*
+ * Update: 'newtup' is the stored form of the new row (key columns NULL),
+ * 'newkey' its encoded key, which must equal the old version's key.
+ * On TM_Ok, *newtid is the new version's TID.
+ */
+TM_Result
+ddb_update_version(Relation rel, ItemPointer otid, HeapTuple newtup,
+				   const char *newkey, int newkeylen, CommandId cid,
+				   Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
+				   ItemPointer newtid)
+{
+	TransactionId xid = GetCurrentTransactionId();
+	Buffer		buf;
+	OffsetNumber off;
+	HeapTupleData htup;
+	HeapTuple	old;
+	HeapTuple	stored;
+	DdbLeafItem li;
+	bool		have_tuple_lock = false;
+	bool		iscombo;
+	CommandId	cmax = cid;
+	TM_Result	result;
+
+	if (IsInParallelMode())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
+				 errmsg("cannot update tuples during a parallel operation")));
+
+	/* Allocate first, so the old version can point at the new one. */
+	ddb_rowid_to_tid(ddb_alloc_rowid(rel), newtid);
+
+	result = lock_for_modify(rel, otid, cid, crosscheck, wait, XLTW_Update,
+							 tmfd, &buf, &off, &htup, &have_tuple_lock);
+	if (result != TM_Ok)
+		return result;
+
+	li = (DdbLeafItem) PageGetItem(BufferGetPage(buf), PageGetItemId(BufferGetPage(buf), off));
+	if (li->keylen != newkeylen || memcmp(li->key, newkey, newkeylen) != 0)
+	{
+		UnlockReleaseBuffer(buf);
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the key of an item in ddb table \"%s\"",
+						RelationGetRelationName(rel)),
+				 errdetail("Key columns are immutable, as in DynamoDB."),
+				 errhint("Delete the item and insert it with the new key.")));
+	}
+
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+	HeapTupleHeaderAdjustCmax(htup.t_data, &cmax, &iscombo);
+	old = heap_copytuple(&htup);
+	set_xmax(rel, buf, off, xid, cmax, iscombo, false, newtid, false);
+	UnlockReleaseBuffer(buf);
+
+	/*
+	 * The old version is ours now (its xmax is our transaction), so toast
+	 * and insert without page locks; a concurrent writer waits for us.
+	 */
+	newtup->t_data->t_infomask &= ~HEAP_XACT_MASK;
+	newtup->t_data->t_infomask2 &= ~HEAP2_XACT_MASK;
+	newtup->t_data->t_infomask |= HEAP_XMAX_INVALID;
+	HeapTupleHeaderSetXmin(newtup->t_data, xid);
+	HeapTupleHeaderSetCmin(newtup->t_data, cid);
+	HeapTupleHeaderSetXmax(newtup->t_data, 0);
+	newtup->t_tableOid = RelationGetRelid(rel);
+	newtup->t_self = *newtid;
+	newtup->t_data->t_ctid = *newtid;
+
+	stored = ddb_toast_stored_tuple(rel, newtup, old);
+	ddb_tree_insert(rel, newkey, newkeylen, newtid, stored, false);
+
+	if (have_tuple_lock)
+		UnlockTuple(rel, otid, AccessExclusiveLock);
+	pgstat_count_heap_update(rel, false);
+	return TM_Ok;
+}
+
+/*
+ * heap_lock_tuple for ddb: every mode is taken as an exclusive lock.  On
+ * return *tuple (when not NULL) is a copy of the version as locked.
+ */
+TM_Result
+ddb_lock_version(Relation rel, ItemPointer tid, CommandId cid,
+				 LockWaitPolicy wait_policy, TM_FailureData *tmfd,
+				 HeapTuple *tuple)
+{
+	TransactionId xid = GetCurrentTransactionId();
+	Buffer		buf;
+	OffsetNumber off;
+	HeapTupleData htup;
+	DdbLeafItem li;
+	bool		have_tuple_lock = false;
+	TM_Result	result;
+
+	*tuple = NULL;
+	for (;;)
+	{
+		if (!ddb_find_version(rel, tid, BUFFER_LOCK_EXCLUSIVE, &buf, &off))
+			version_missing(rel, tid);
+		li = version_tuple(rel, buf, off, &htup);
+		result = HeapTupleSatisfiesUpdate(&htup, cid, buf);
+		if (result == TM_BeingModified)
+		{
+			TransactionId xwait = HeapTupleHeaderGetRawXmax(htup.t_data);
+
+			if (TransactionIdIsCurrentTransactionId(xwait))
+			{
+				/* we hold a lock or made the change ourselves */
+				result = HEAP_XMAX_IS_LOCKED_ONLY(htup.t_data->t_infomask) ?
+					TM_Ok : classify_modified(&htup);
+				if (result == TM_Ok)
+				{
+					/* already locked by us: nothing to write */
+					*tuple = ddb_expand_tuple(rel, li->key, li->keylen,
+											  htup.t_data, htup.t_len, &li->tid);
+					UnlockReleaseBuffer(buf);
+					if (have_tuple_lock)
+						UnlockTuple(rel, tid, AccessExclusiveLock);
+					return TM_Ok;
+				}
+			}
+			else
+			{
+				TM_Result	r;
+
+				if (wait_for_modifier(rel, &htup, buf, wait_policy, XLTW_Lock,
+									  &have_tuple_lock, &r))
+				{
+					if (r == TM_WouldBlock)
+					{
+						tmfd->ctid = *tid;
+						tmfd->xmax = xwait;
+						tmfd->cmax = InvalidCommandId;
+						if (have_tuple_lock)
+							UnlockTuple(rel, tid, AccessExclusiveLock);
+						return TM_WouldBlock;
+					}
+					continue;
+				}
+			}
+		}
+		break;
+	}
+
+	if (result == TM_Invisible)
+	{
+		UnlockReleaseBuffer(buf);
+		if (have_tuple_lock)
+			UnlockTuple(rel, tid, AccessExclusiveLock);
+		return TM_Invisible;
+	}
+	if (result != TM_Ok)
+	{
+		fill_tmfd(&htup, result, tmfd);
+		*tuple = ddb_expand_tuple(rel, li->key, li->keylen, htup.t_data, htup.t_len, &li->tid);
+		UnlockReleaseBuffer(buf);
+		if (have_tuple_lock)
+			UnlockTuple(rel, tid, AccessExclusiveLock);
+		return result;
+	}
+
+	set_xmax(rel, buf, off, xid, cid, false, true, NULL, false);
+	li = (DdbLeafItem) PageGetItem(BufferGetPage(buf), PageGetItemId(BufferGetPage(buf), off));
+	*tuple = ddb_expand_tuple(rel, li->key, li->keylen, DdbLeafItemGetTuple(li),
+							  htup.t_len, &li->tid);
+	UnlockReleaseBuffer(buf);
+	if (have_tuple_lock)
+		UnlockTuple(rel, tid, AccessExclusiveLock);
+	return TM_Ok;
+}

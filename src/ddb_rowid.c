@@ -1,0 +1,445 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_rowid.c
+ *	  The row-id map: from a version's row id (its TID) to the leaf where it
+ *	  lives.
+ *
+ * PostgreSQL names rows by TID, and a TID must keep naming one version for
+ * as long as a transaction that saw it lives.  ddb items move right when
+ * leaves split, so a TID cannot be a physical position.  Each version gets
+ * a logical row id instead (ddb_alloc_rowid), and this map records, per row
+ * id, the leaf block where the version was written and the hash32 of its
+ * partition key.
+ *
+ * Row ids are handed out densely from a counter, so the map is not a
+ * general B+tree but a radix tree over the row id, in the same fork as the
+ * items (DESIGN.md sketches a B+tree; a radix tree is the same thing for
+ * dense integer keys, with no splits and a fixed depth):
+ *
+ *	 map leaf page:			DdbMapEntry[DDB_MAP_LEAF_ENTRIES]
+ *	 map directory page:	BlockNumber[DDB_MAP_DIR_ENTRIES]
+ *
+ * stored right after the page header, with pd_lower covering the array so
+ * full-page images keep it.  The metapage holds the root and the number of
+ * levels; the tree grows a level at the top when row ids outgrow it.  A
+ * zero block number means "no entry" (block 0 is the metapage).
+ *
+ * Resolving a TID: read the entry, read that leaf, look for the row id, and
+ * follow right-links while the leaves can still hold keys of the entry's
+ * hash (a version only ever moves right, and pages are never merged).  A
+ * stale hint is repaired lazily.  The version is written before its map
+ * entry, so a crash never leaves an entry without a version; VACUUM clears
+ * the entries of versions it removes.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/rel.h"
+
+#include "ddb.h"
+#include "ddb_page.h"
+
+typedef struct DdbMapEntry
+{
+	BlockNumber block;			/* leaf where the version was written; 0 = none */
+	uint32		hash;			/* hash32 of the version's partition key */
+} DdbMapEntry;
+
+#define DDB_MAP_LEAF_ENTRIES	((int) (DDB_PAGE_CAPACITY / sizeof(DdbMapEntry)))
+#define DDB_MAP_DIR_ENTRIES		((int) (DDB_PAGE_CAPACITY / sizeof(BlockNumber)))
+
+/* Row ids covered by a map subtree of 'levels' levels. */
+static uint64
+map_capacity(int levels)
+{
+	uint64		cap = DDB_MAP_LEAF_ENTRIES;
+
+	if (levels <= 0)
+		return 0;
+	for (int l = 1; l < levels; l++)
+		cap *= DDB_MAP_DIR_ENTRIES;
+	return cap;
+}
+
+static void
+map_init_page(Page page, bool leaf)
+{
+	Size		arraysz = leaf ? sizeof(DdbMapEntry) * DDB_MAP_LEAF_ENTRIES :
+		sizeof(BlockNumber) * DDB_MAP_DIR_ENTRIES;
+	DdbPageOpaque op;
+
+	PageInit(page, BLCKSZ, sizeof(DdbPageOpaqueData));
+	op = DdbPageGetOpaque(page);
+	op->right = InvalidBlockNumber;
+	op->level = 0;
+	op->flags = leaf ? DDB_PAGE_MAP_LEAF : DDB_PAGE_MAP_DIR;
+	op->page_id = DDB_PAGE_ID;
+	memset(PageGetContents(page), 0, arraysz);
+	((PageHeader) page)->pd_lower = (PageGetContents(page) + arraysz) - (char *) page;
+}
+
+static Buffer
+map_new_buffer(Relation rel)
+{
+	Buffer		buf;
+
+	LockRelationForExtension(rel, ExclusiveLock);
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+	UnlockRelationForExtension(rel, ExclusiveLock);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	return buf;
+}
+
+static void
+map_check_page(Relation rel, Buffer buf, uint16 flag)
+{
+	Page		page = BufferGetPage(buf);
+
+	if (PageIsNew(page) || DdbPageGetOpaque(page)->page_id != DDB_PAGE_ID ||
+		!(DdbPageGetOpaque(page)->flags & flag))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg_internal("ddb table \"%s\": block %u is not a row-id map page",
+								 RelationGetRelationName(rel), BufferGetBlockNumber(buf))));
+}
+
+/*
+ * Make the map tall enough for rowid; returns the root and levels.
+ */
+static void
+map_ensure_height(Relation rel, uint64 rowid, BlockNumber *root, int *levels)
+{
+	for (;;)
+	{
+		Buffer		metabuf = ReadBuffer(rel, DDB_METAPAGE_BLKNO);
+		DdbMetaPageData *md;
+		Buffer		newbuf;
+		GenericXLogState *state;
+		Page		mpage,
+					npage;
+
+		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+		md = DdbPageGetMeta(BufferGetPage(metabuf));
+		if (md->map_levels > 0 && rowid < map_capacity(md->map_levels))
+		{
+			*root = md->map_root;
+			*levels = md->map_levels;
+			UnlockReleaseBuffer(metabuf);
+			return;
+		}
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+
+		/* Grow by one level: a new root above the old one. */
+		newbuf = map_new_buffer(rel);
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		md = DdbPageGetMeta(BufferGetPage(metabuf));
+		if (md->map_levels > 0 && rowid < map_capacity(md->map_levels))
+		{
+			/*
+			 * Someone else grew it.  The new page stays unused (all zeroes,
+			 * which ddb_verify accepts as a page a crash left behind).
+			 */
+			UnlockReleaseBuffer(newbuf);
+			UnlockReleaseBuffer(metabuf);
+			continue;
+		}
+		state = GenericXLogStart(rel);
+		mpage = GenericXLogRegisterBuffer(state, metabuf, 0);
+		npage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+		md = DdbPageGetMeta(mpage);
+		map_init_page(npage, md->map_levels == 0);
+		if (md->map_levels > 0)
+			((BlockNumber *) PageGetContents(npage))[0] = md->map_root;
+		md->map_root = BufferGetBlockNumber(newbuf);
+		md->map_levels++;
+		GenericXLogFinish(state);
+		UnlockReleaseBuffer(newbuf);
+		UnlockReleaseBuffer(metabuf);
+	}
+}
+
+/*
+ * Descend to the map leaf holding rowid.  With create, missing directory
+ * children are allocated; without, returns InvalidBuffer when there is no
+ * leaf.  The leaf is returned locked in 'mode'.
+ */
+static Buffer
+map_leaf(Relation rel, uint64 rowid, bool create, int mode, int *slot)
+{
+	BlockNumber blkno;
+	int			levels;
+
+	if (create)
+		map_ensure_height(rel, rowid, &blkno, &levels);
+	else
+	{
+		DdbMetaPageData meta;
+
+		ddb_meta_read(rel, &meta);
+		if (meta.map_levels == 0 || rowid >= map_capacity(meta.map_levels))
+			return InvalidBuffer;
+		blkno = meta.map_root;
+		levels = meta.map_levels;
+	}
+
+	for (int level = levels; level > 1; level--)
+	{
+		uint64		below = map_capacity(level - 1);
+		int			idx = (int) ((rowid / below) % DDB_MAP_DIR_ENTRIES);
+		Buffer		buf = ReadBuffer(rel, blkno);
+		BlockNumber child;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		map_check_page(rel, buf, DDB_PAGE_MAP_DIR);
+		child = ((BlockNumber *) PageGetContents(BufferGetPage(buf)))[idx];
+		if (child == 0 && create)
+		{
+			Buffer		newbuf;
+
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+			newbuf = map_new_buffer(rel);
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			child = ((BlockNumber *) PageGetContents(BufferGetPage(buf)))[idx];
+			if (child == 0)
+			{
+				GenericXLogState *state = GenericXLogStart(rel);
+				Page		dpage = GenericXLogRegisterBuffer(state, buf, 0);
+				Page		npage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+
+				map_init_page(npage, level - 1 == 1);
+				((BlockNumber *) PageGetContents(dpage))[idx] = BufferGetBlockNumber(newbuf);
+				GenericXLogFinish(state);
+				child = BufferGetBlockNumber(newbuf);
+			}
+			UnlockReleaseBuffer(newbuf);
+		}
+		UnlockReleaseBuffer(buf);
+		if (child == 0)
+			return InvalidBuffer;
+		blkno = child;
+	}
+
+	{
+		Buffer		buf = ReadBuffer(rel, blkno);
+
+		LockBuffer(buf, mode);
+		map_check_page(rel, buf, DDB_PAGE_MAP_LEAF);
+		*slot = (int) (rowid % DDB_MAP_LEAF_ENTRIES);
+		return buf;
+	}
+}
+
+/* Record (or, with block 0, clear) the map entry of a version. */
+void
+ddb_map_set(Relation rel, ItemPointer tid, BlockNumber block, uint32 hash)
+{
+	uint64		rowid = ddb_tid_to_rowid(tid);
+	int			slot;
+	Buffer		buf = map_leaf(rel, rowid, block != 0, BUFFER_LOCK_EXCLUSIVE, &slot);
+	GenericXLogState *state;
+	DdbMapEntry *e;
+
+	if (!BufferIsValid(buf))
+		return;					/* clearing an entry that was never set */
+	state = GenericXLogStart(rel);
+	e = &((DdbMapEntry *) PageGetContents(GenericXLogRegisterBuffer(state, buf, 0)))[slot];
+	e->block = block;
+	e->hash = hash;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+}
+
+static bool
+map_get(Relation rel, uint64 rowid, BlockNumber *block, uint32 *hash)
+{
+	int			slot;
+	Buffer		buf = map_leaf(rel, rowid, false, BUFFER_LOCK_SHARE, &slot);
+	DdbMapEntry *e;
+
+	if (!BufferIsValid(buf))
+		return false;
+	e = &((DdbMapEntry *) PageGetContents(BufferGetPage(buf)))[slot];
+	*block = e->block;
+	*hash = e->hash;
+	UnlockReleaseBuffer(buf);
+	return *block != 0;
+}
+
+/*
+ * Repair a stale hint without WAL, like a hint bit: a stale entry is still
+ * correct (it points left of the version), so losing the repair in a crash
+ * or on a standby costs only a few extra page reads.
+ */
+static void
+map_repair(Relation rel, uint64 rowid, BlockNumber block)
+{
+	int			slot;
+	Buffer		buf = map_leaf(rel, rowid, false, BUFFER_LOCK_SHARE, &slot);
+
+	if (!BufferIsValid(buf))
+		return;
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	if (ConditionalLockBuffer(buf))
+	{
+		DdbMapEntry *e = &((DdbMapEntry *) PageGetContents(BufferGetPage(buf)))[slot];
+
+		if (e->block != 0 && e->block != block)
+		{
+			e->block = block;
+			MarkBufferDirtyHint(buf, true);
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	else
+		ReleaseBuffer(buf);
+}
+
+/* The first four bytes of a key, the routing hash, as a number. */
+uint32
+ddb_key_hash(const char *key)
+{
+	const unsigned char *p = (const unsigned char *) key;
+
+	return ((uint32) p[0] << 24) | ((uint32) p[1] << 16) | ((uint32) p[2] << 8) | p[3];
+}
+
+/*
+ * Find the version named by tid.  Returns true with *buf locked in 'mode'
+ * and *off its offset; false when the version does not exist (never
+ * written, or removed by VACUUM).
+ */
+bool
+ddb_find_version(Relation rel, ItemPointer tid, int mode, Buffer *buf,
+				 OffsetNumber *off)
+{
+	uint64		rowid = ddb_tid_to_rowid(tid);
+	BlockNumber hint;
+	BlockNumber blkno;
+	uint32		hash;
+	unsigned char bound[4];
+	bool		unbounded;
+
+	if (!ItemPointerIsValid(tid) || !ddb_tree_exists(rel) ||
+		!map_get(rel, rowid, &hint, &hash))
+		return false;
+
+	/* Leaves past this bound cannot hold keys of this hash. */
+	unbounded = (hash == PG_UINT32_MAX);
+	bound[0] = ((hash + 1) >> 24) & 0xff;
+	bound[1] = ((hash + 1) >> 16) & 0xff;
+	bound[2] = ((hash + 1) >> 8) & 0xff;
+	bound[3] = (hash + 1) & 0xff;
+
+	blkno = hint;
+	for (;;)
+	{
+		Buffer		b = ReadBuffer(rel, blkno);
+		Page		page;
+		OffsetNumber maxoff;
+		DdbKeyItem	hk;
+
+		LockBuffer(b, mode);
+		page = BufferGetPage(b);
+		if (PageIsNew(page) || !(DdbPageGetOpaque(page)->flags & DDB_PAGE_LEAF))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg_internal("ddb table \"%s\": row id map points to block %u, which is not a leaf",
+									 RelationGetRelationName(rel), blkno)));
+		maxoff = PageGetMaxOffsetNumber(page);
+		for (OffsetNumber o = DdbPageFirstData(page); o <= maxoff; o++)
+		{
+			DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, o));
+
+			if (ItemPointerEquals(&li->tid, tid))
+			{
+				*buf = b;
+				*off = o;
+				if (blkno != hint)
+					map_repair(rel, rowid, blkno);
+				return true;
+			}
+		}
+		if (DdbPageIsRightmost(page))
+		{
+			UnlockReleaseBuffer(b);
+			return false;
+		}
+		hk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
+		if (!unbounded && ddb_compare_bytes(hk->key, hk->keylen, (char *) bound, 4) >= 0)
+		{
+			UnlockReleaseBuffer(b);
+			return false;
+		}
+		blkno = DdbPageGetOpaque(page)->right;
+		UnlockReleaseBuffer(b);
+	}
+}
+
+/*
+ * Check the map against the tree for ddb_verify: every leaf item's entry
+ * must exist and point at its leaf or a page left of it with the same hash.
+ * Here we only check the hash and that the entry is set; the walk from the
+ * hint is ddb_find_version's job.
+ */
+bool
+ddb_map_check(Relation rel, ItemPointer tid, uint32 hash, BlockNumber *hint)
+{
+	uint32		h;
+
+	if (!map_get(rel, ddb_tid_to_rowid(tid), hint, &h))
+		return false;
+	return h == hash;
+}
+
+/*
+ * For ddb_verify: mark every page of the map in seen[], checking kinds and
+ * that no page is reached twice.  Returns the number of map pages.
+ */
+static uint64
+map_mark(Relation rel, BlockNumber blkno, int level, bool *seen, BlockNumber nblocks)
+{
+	Buffer		buf;
+	uint64		n = 1;
+	BlockNumber *children = NULL;
+
+	if (blkno == 0 || blkno >= nblocks || seen[blkno])
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg_internal("ddb table \"%s\": bad row-id map link to block %u",
+								 RelationGetRelationName(rel), blkno)));
+	seen[blkno] = true;
+	buf = ReadBuffer(rel, blkno);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	map_check_page(rel, buf, level == 1 ? DDB_PAGE_MAP_LEAF : DDB_PAGE_MAP_DIR);
+	if (level > 1)
+	{
+		children = palloc(sizeof(BlockNumber) * DDB_MAP_DIR_ENTRIES);
+		memcpy(children, PageGetContents(BufferGetPage(buf)),
+			   sizeof(BlockNumber) * DDB_MAP_DIR_ENTRIES);
+	}
+	UnlockReleaseBuffer(buf);
+	if (children)
+	{
+		for (int i = 0; i < DDB_MAP_DIR_ENTRIES; i++)
+			if (children[i] != 0)
+				n += map_mark(rel, children[i], level - 1, seen, nblocks);
+		pfree(children);
+	}
+	return n;
+}
+
+uint64
+ddb_map_mark_pages(Relation rel, bool *seen, BlockNumber nblocks)
+{
+	DdbMetaPageData meta;
+
+	ddb_meta_read(rel, &meta);
+	if (meta.map_levels == 0)
+		return 0;
+	return map_mark(rel, meta.map_root, meta.map_levels, seen, nblocks);
+}
