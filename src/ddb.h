@@ -222,6 +222,23 @@ extern TM_Result ddb_lock_version(Relation rel, ItemPointer tid, CommandId cid,
 								  LockWaitPolicy wait_policy, TM_FailureData *tmfd,
 								  HeapTuple *tuple);
 
+/* ddb_vacuum.c: VACUUM, pruning, ANALYZE sampling */
+struct VacuumParams;
+struct GlobalVisState;
+extern void ddb_vacuum_rel(Relation rel, struct VacuumParams *params,
+						   BufferAccessStrategy bstrategy);
+extern int	ddb_prune_leaf(Relation rel, Buffer buf, struct GlobalVisState *vistest,
+						   void *freeze_state, ItemPointerData *removed, void *stats_out);
+extern bool ddb_prune_before_split(Relation rel, Buffer buf, ItemPointerData *removed,
+								   int *nremoved);
+extern void ddb_forget_versions(Relation rel, ItemPointerData *removed, int nremoved);
+extern bool ddb_analyze_next_block(Relation rel, BlockNumber blockno,
+								   BufferAccessStrategy bstrategy, Buffer *buf,
+								   OffsetNumber *off);
+extern HeapTuple ddb_analyze_next_tuple(Relation rel, Buffer *buf, OffsetNumber *off,
+										TransactionId OldestXmin, double *liverows,
+										double *deadrows);
+
 /* ddb_verify.c */
 
 #endif							/* DDB_H */

@@ -54,6 +54,8 @@ typedef struct DdbScanDescData
 {
 	TableScanDescData base;
 	DdbRangeScan range;
+	Buffer		abuf;			/* ANALYZE: the sampled leaf, share-locked */
+	OffsetNumber aoff;			/* ANALYZE: next offset on it */
 } DdbScanDescData;
 typedef DdbScanDescData *DdbScanDesc;
 
@@ -120,8 +122,9 @@ ddb_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 	if (snapshot && IsMVCCSnapshot(snapshot))
 		PredicateLockRelation(rel, snapshot);
 
-	if (flags & (SO_TYPE_SEQSCAN | SO_TYPE_ANALYZE))
+	if (flags & SO_TYPE_SEQSCAN)
 		scan->range = ddb_range_begin(rel, snapshot, &all, true);
+	scan->abuf = InvalidBuffer;
 
 	if (flags & SO_TYPE_SEQSCAN)
 		pgstat_count_heap_scan(rel);
@@ -136,6 +139,8 @@ ddb_scan_end(TableScanDesc sscan)
 
 	if (scan->range)
 		ddb_range_end(scan->range);
+	if (BufferIsValid(scan->abuf))
+		UnlockReleaseBuffer(scan->abuf);
 	if (scan->base.rs_flags & SO_TEMP_SNAPSHOT)
 		UnregisterSnapshot(scan->base.rs_snapshot);
 	pfree(scan);
@@ -659,31 +664,45 @@ ddb_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	ddb_not_supported("VACUUM FULL and CLUSTER");
 }
 
-/*
- * VACUUM.  Until version pruning lands, a ddb table holds no versions that
- * VACUUM could remove, so there is nothing to do; this must not error, or
- * autovacuum would fail on every cycle.
- */
 static void
 ddb_relation_vacuum(Relation rel, VacuumParams *params,
 					BufferAccessStrategy bstrategy)
 {
+	ddb_vacuum_rel(rel, params, bstrategy);
 }
 
 static bool
-ddb_scan_analyze_next_block(TableScanDesc scan, BlockNumber blockno,
+ddb_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 							BufferAccessStrategy bstrategy)
 {
-	/* ANALYZE samples nothing until block sampling lands. */
-	return false;
+	DdbScanDesc scan = (DdbScanDesc) sscan;
+
+	if (BufferIsValid(scan->abuf))
+		UnlockReleaseBuffer(scan->abuf);
+	scan->abuf = InvalidBuffer;
+	return ddb_analyze_next_block(sscan->rs_rd, blockno, bstrategy,
+								  &scan->abuf, &scan->aoff);
 }
 
 static bool
-ddb_scan_analyze_next_tuple(TableScanDesc scan, TransactionId OldestXmin,
+ddb_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 							double *liverows, double *deadrows,
 							TupleTableSlot *slot)
 {
-	return false;
+	DdbScanDesc scan = (DdbScanDesc) sscan;
+	HeapTuple	tuple;
+
+	if (!BufferIsValid(scan->abuf))
+		return false;
+	tuple = ddb_analyze_next_tuple(sscan->rs_rd, &scan->abuf, &scan->aoff,
+								   OldestXmin, liverows, deadrows);
+	if (tuple == NULL)
+	{
+		ExecClearTuple(slot);
+		return false;
+	}
+	ExecStoreHeapTuple(tuple, slot, true);
+	return true;
 }
 
 static double

@@ -1074,6 +1074,7 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 	int			itemkeylen;
 	char	   *succ = NULL;
 	int			succlen = 0;
+	bool		pruned = false;
 
 	if (keylen > DDB_MAX_KEY_LEN)
 		ereport(ERROR,
@@ -1186,8 +1187,26 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 			break;
 		}
 
-		/* No room: split on the way down, then retry. */
-		UnlockReleaseBuffer(bufs[target]);
+		/*
+		 * No room.  First prune versions no snapshot can see (a hot item
+		 * updated many times fills its leaf with them), then retry; only if
+		 * that frees nothing, split on the way down.
+		 */
+		if (!pruned)
+		{
+			ItemPointerData *removed = palloc(sizeof(ItemPointerData) * MaxOffsetNumber);
+			int			nremoved;
+
+			pruned = true;
+			ddb_prune_before_split(rel, bufs[target], removed, &nremoved);
+			UnlockReleaseBuffer(bufs[target]);
+			ddb_forget_versions(rel, removed, nremoved);
+			pfree(removed);
+			if (nremoved > 0)
+				continue;
+		}
+		else
+			UnlockReleaseBuffer(bufs[target]);
 		ddb_make_room(rel, itemkey, itemkeylen, itemsize);
 	}
 

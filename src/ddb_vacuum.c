@@ -1,0 +1,361 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_vacuum.c
+ *	  VACUUM, version pruning and ANALYZE sampling for ddb tables.
+ *
+ * Pruning removes versions that no snapshot can see any more
+ * (HeapTupleSatisfiesVacuumHorizon + GlobalVisTest, as heap_page_prune
+ * does) from a leaf and clears their row-id map entries.  It runs in VACUUM
+ * over every leaf, and opportunistically before a leaf is split, so a hot
+ * item updated thousands of times does not split leaf after leaf.
+ *
+ * VACUUM also freezes old xids (heap_prepare_freeze_tuple /
+ * heap_execute_freeze_tuple) and, having seen every leaf, advances
+ * relfrozenxid/relminmxid through vac_update_relstats.  xids below the new
+ * relfrozenxid are frozen, so wraparound never makes data vanish.
+ *
+ * Hot standby.  Generic WAL records carry no conflict horizon, so a standby
+ * replaying a prune would remove versions under a query that can still see
+ * them.  Before each prune we emit an nbtree XLOG_BTREE_REUSE_PAGE record
+ * carrying the newest removed xid: its redo does nothing but resolve
+ * recovery conflicts for that horizon (cancelling standby queries that
+ * could see the versions), which is exactly what we need, and it needs no
+ * shared_preload_libraries.  It names the ddb relation and block 0 and
+ * touches no page.
+ *
+ * No cleanup lock is needed: readers copy tuples out under the content lock
+ * and keep no pointers into pages between calls.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/heapam.h"
+#include "access/heapam_xlog.h"
+#include "access/htup_details.h"
+#include "access/multixact.h"
+#include "access/nbtxlog.h"
+#include "access/transam.h"
+#include "access/xloginsert.h"
+#include "access/xlog.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/procarray.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "ddb.h"
+#include "ddb_page.h"
+
+/* Freezing cutoffs of one VACUUM, and what it learned. */
+typedef struct DdbFreezeState
+{
+	TransactionId relfrozenxid;
+	MultiXactId relminmxid;
+	TransactionId FreezeLimit;
+	MultiXactId MultiXactCutoff;
+	TransactionId NewRelfrozenXid;
+	MultiXactId NewRelminMxid;
+} DdbFreezeState;
+
+typedef struct DdbPruneStats
+{
+	double		live;
+	double		dead;			/* removed */
+	double		recently_dead;	/* dead but still visible to someone */
+} DdbPruneStats;
+
+/*
+ * Make hot standbys cancel queries that could still see versions up to
+ * latestRemovedXid (see the file header).
+ */
+static void
+log_conflict_horizon(Relation rel, TransactionId latestRemovedXid)
+{
+	xl_btree_reuse_page xlrec;
+	FullTransactionId next;
+	uint32		epoch;
+
+	if (!RelationNeedsWAL(rel) || !XLogStandbyInfoActive() ||
+		!TransactionIdIsNormal(latestRemovedXid))
+		return;
+	next = ReadNextFullTransactionId();
+	epoch = EpochFromFullTransactionId(next);
+	if (latestRemovedXid > XidFromFullTransactionId(next))
+		epoch--;				/* from before the last wraparound */
+	xlrec.node = rel->rd_node;
+	xlrec.block = DDB_METAPAGE_BLKNO;
+	xlrec.latestRemovedFullXid = FullTransactionIdFromEpochAndXid(epoch, latestRemovedXid);
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, SizeOfBtreeReusePage);
+	XLogInsert(RM_BTREE_ID, XLOG_BTREE_REUSE_PAGE);
+}
+
+/*
+ * Prune (and with fs, freeze) the exclusively locked leaf in buf.  Removed
+ * versions' TIDs are appended to removed[] (room for MaxOffsetNumber) so
+ * the caller can clear their map entries after unlocking.  Returns the
+ * number removed.
+ */
+int
+ddb_prune_leaf(Relation rel, Buffer buf, GlobalVisState *vistest,
+			   void *freeze_state, ItemPointerData *removed, void *stats_out)
+{
+	DdbFreezeState *fs = (DdbFreezeState *) freeze_state;
+	DdbPruneStats *stats = (DdbPruneStats *) stats_out;
+	Page		page = BufferGetPage(buf);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	OffsetNumber deletable[MaxOffsetNumber];
+	int			ndeletable = 0;
+	OffsetNumber frzoff[MaxOffsetNumber];
+	xl_heap_freeze_tuple *frz = NULL;
+	int			nfrozen = 0;
+	TransactionId latestRemovedXid = InvalidTransactionId;
+
+	if (fs)
+		frz = palloc(sizeof(xl_heap_freeze_tuple) * (maxoff + 1));
+
+	for (OffsetNumber off = DdbPageFirstData(page); off <= maxoff; off++)
+	{
+		ItemId		iid = PageGetItemId(page, off);
+		DdbLeafItem li = (DdbLeafItem) PageGetItem(page, iid);
+		HeapTupleData htup;
+		TransactionId dead_after = InvalidTransactionId;
+		HTSV_Result res;
+		bool		remove = false;
+
+		htup.t_data = DdbLeafItemGetTuple(li);
+		htup.t_len = ItemIdGetLength(iid) - DdbLeafTupleOffset(li->keylen);
+		htup.t_self = li->tid;
+		htup.t_tableOid = RelationGetRelid(rel);
+
+		res = HeapTupleSatisfiesVacuumHorizon(&htup, buf, &dead_after);
+		if (res == HEAPTUPLE_DEAD)
+			remove = true;
+		else if (res == HEAPTUPLE_RECENTLY_DEAD)
+		{
+			if (GlobalVisTestIsRemovableXid(vistest, dead_after))
+				remove = true;
+			else if (stats)
+				stats->recently_dead++;
+		}
+		else if (stats && (res == HEAPTUPLE_LIVE || res == HEAPTUPLE_DELETE_IN_PROGRESS))
+			stats->live++;
+
+		if (remove)
+		{
+			HeapTupleHeaderAdvanceLatestRemovedXid(htup.t_data, &latestRemovedXid);
+			removed[ndeletable] = li->tid;
+			deletable[ndeletable++] = off;
+			if (stats)
+				stats->dead++;
+		}
+		else if (fs)
+		{
+			bool		totally_frozen;
+
+			if (heap_prepare_freeze_tuple(htup.t_data, fs->relfrozenxid, fs->relminmxid,
+										  fs->FreezeLimit, fs->MultiXactCutoff,
+										  &frz[nfrozen], &totally_frozen,
+										  &fs->NewRelfrozenXid, &fs->NewRelminMxid))
+				frzoff[nfrozen++] = off;
+		}
+	}
+
+	if (ndeletable > 0 || nfrozen > 0)
+	{
+		GenericXLogState *state;
+		Page		copy;
+
+		if (ndeletable > 0)
+			log_conflict_horizon(rel, latestRemovedXid);
+		state = GenericXLogStart(rel);
+		copy = GenericXLogRegisterBuffer(state, buf, 0);
+		for (int i = 0; i < nfrozen; i++)
+		{
+			DdbLeafItem li = (DdbLeafItem) PageGetItem(copy, PageGetItemId(copy, frzoff[i]));
+
+			heap_execute_freeze_tuple(DdbLeafItemGetTuple(li), &frz[i]);
+		}
+		if (ndeletable > 0)
+			PageIndexMultiDelete(copy, deletable, ndeletable);
+		GenericXLogFinish(state);
+	}
+	if (frz)
+		pfree(frz);
+	return ndeletable;
+}
+
+/* Clear the map entries of removed versions (after the leaf is unlocked). */
+void
+ddb_forget_versions(Relation rel, ItemPointerData *removed, int nremoved)
+{
+	for (int i = 0; i < nremoved; i++)
+		ddb_map_set(rel, &removed[i], 0, 0);
+}
+
+/*
+ * VACUUM: prune and freeze every leaf, left to right, then update
+ * pg_class and the statistics.
+ */
+void
+ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrategy)
+{
+	TransactionId OldestXmin;
+	MultiXactId OldestMxact;
+	DdbFreezeState fs;
+	DdbPruneStats stats = {0};
+	GlobalVisState *vistest;
+	BlockNumber blkno;
+	BlockNumber nblocks;
+	bool		frozenxid_updated,
+				minmulti_updated;
+	ItemPointerData *removed = palloc(sizeof(ItemPointerData) * MaxOffsetNumber);
+
+	vacuum_set_xid_limits(rel,
+						  params->freeze_min_age, params->freeze_table_age,
+						  params->multixact_freeze_min_age,
+						  params->multixact_freeze_table_age,
+						  &OldestXmin, &OldestMxact,
+						  &fs.FreezeLimit, &fs.MultiXactCutoff);
+	fs.relfrozenxid = rel->rd_rel->relfrozenxid;
+	fs.relminmxid = rel->rd_rel->relminmxid;
+	/* lowered by every xid that stays unfrozen */
+	fs.NewRelfrozenXid = OldestXmin;
+	fs.NewRelminMxid = OldestMxact;
+	vistest = GlobalVisTestFor(rel);
+
+	if (ddb_tree_exists(rel))
+	{
+		Buffer		buf = ddb_descend(rel, NULL, 0, false, BUFFER_LOCK_EXCLUSIVE, NULL, NULL);
+
+		for (;;)
+		{
+			int			nremoved;
+
+			vacuum_delay_point();
+			nremoved = ddb_prune_leaf(rel, buf, vistest, &fs, removed, &stats);
+			blkno = DdbPageGetOpaque(BufferGetPage(buf))->right;
+			UnlockReleaseBuffer(buf);
+			ddb_forget_versions(rel, removed, nremoved);
+			if (blkno == InvalidBlockNumber)
+				break;
+			buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, bstrategy);
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		}
+	}
+	pfree(removed);
+
+	nblocks = RelationGetNumberOfBlocks(rel);
+	vac_update_relstats(rel, nblocks, stats.live, 0, false,
+						fs.NewRelfrozenXid, fs.NewRelminMxid,
+						&frozenxid_updated, &minmulti_updated, false);
+	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
+						 stats.live, stats.recently_dead);
+}
+
+/*
+ * Prune one leaf before splitting it (called with the leaf exclusively
+ * locked, its parent possibly locked too).  Returns true if space was
+ * freed.  Map entries are cleared by the caller once locks are released.
+ */
+bool
+ddb_prune_before_split(Relation rel, Buffer buf, ItemPointerData *removed, int *nremoved)
+{
+	*nremoved = ddb_prune_leaf(rel, buf, GlobalVisTestFor(rel), NULL, removed, NULL);
+	return *nremoved > 0;
+}
+
+/* ------------------------------------------------------------------------
+ * ANALYZE: sample leaves only; other pages (metapage, internal, map) are
+ * skipped, which keeps the estimate unbiased per leaf.
+ * ------------------------------------------------------------------------
+ */
+
+bool
+ddb_analyze_next_block(Relation rel, BlockNumber blockno,
+					   BufferAccessStrategy bstrategy, Buffer *buf, OffsetNumber *off)
+{
+	Page		page;
+
+	*buf = ReadBufferExtended(rel, MAIN_FORKNUM, blockno, RBM_NORMAL, bstrategy);
+	LockBuffer(*buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(*buf);
+	if (PageIsNew(page) || DdbPageGetOpaque(page)->page_id != DDB_PAGE_ID ||
+		!(DdbPageGetOpaque(page)->flags & DDB_PAGE_LEAF))
+	{
+		UnlockReleaseBuffer(*buf);
+		*buf = InvalidBuffer;
+		return false;
+	}
+	*off = DdbPageFirstData(page);
+	return true;
+}
+
+/*
+ * Next live tuple of the sampled leaf, counting live and dead rows exactly
+ * as heapam_scan_analyze_next_tuple does.  NULL at the end of the page
+ * (which is then released).
+ */
+HeapTuple
+ddb_analyze_next_tuple(Relation rel, Buffer *buf, OffsetNumber *off,
+					   TransactionId OldestXmin, double *liverows, double *deadrows)
+{
+	Page		page = BufferGetPage(*buf);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+
+	for (; *off <= maxoff; (*off)++)
+	{
+		ItemId		iid = PageGetItemId(page, *off);
+		DdbLeafItem li = (DdbLeafItem) PageGetItem(page, iid);
+		HeapTupleData htup;
+		bool		sample = false;
+
+		htup.t_data = DdbLeafItemGetTuple(li);
+		htup.t_len = ItemIdGetLength(iid) - DdbLeafTupleOffset(li->keylen);
+		htup.t_self = li->tid;
+		htup.t_tableOid = RelationGetRelid(rel);
+
+		switch (HeapTupleSatisfiesVacuum(&htup, OldestXmin, *buf))
+		{
+			case HEAPTUPLE_LIVE:
+				sample = true;
+				*liverows += 1;
+				break;
+			case HEAPTUPLE_DEAD:
+			case HEAPTUPLE_RECENTLY_DEAD:
+				*deadrows += 1;
+				break;
+			case HEAPTUPLE_INSERT_IN_PROGRESS:
+				if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(htup.t_data)))
+				{
+					sample = true;
+					*liverows += 1;
+				}
+				break;
+			case HEAPTUPLE_DELETE_IN_PROGRESS:
+				if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetUpdateXid(htup.t_data)))
+					*deadrows += 1;
+				else
+				{
+					sample = true;
+					*liverows += 1;
+				}
+				break;
+		}
+		if (sample)
+		{
+			HeapTuple	t = ddb_expand_tuple(rel, li->key, li->keylen, htup.t_data,
+											 htup.t_len, &li->tid);
+
+			(*off)++;
+			return t;
+		}
+	}
+	UnlockReleaseBuffer(*buf);
+	*buf = InvalidBuffer;
+	return NULL;
+}
