@@ -23,7 +23,7 @@ REGRESS = extension shape keys tree
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
-ISOLATION =
+ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
 # TAP tests: test/t/*.pl
