@@ -11,6 +11,7 @@ OBJS = \
 	src/ddb_rowid.o \
 	src/ddb_modify.o \
 	src/ddb_vacuum.o \
+	src/ddb_build.o \
 	src/ddb_verify.o \
 	src/ddb_inspect.o
 

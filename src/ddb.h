@@ -188,6 +188,18 @@ extern bool ddb_find_version(Relation rel, ItemPointer tid, int mode, Buffer *bu
 extern bool ddb_map_check(Relation rel, ItemPointer tid, uint32 hash, BlockNumber *hint);
 extern uint32 ddb_key_hash(const char *key);
 extern uint64 ddb_map_mark_pages(Relation rel, bool *seen, BlockNumber nblocks);
+extern void ddb_map_build(Relation rel, BlockNumber *blocks, uint32 *hashes, uint64 n,
+						  BlockNumber *root, int *levels);
+
+/* ddb_build.c: bulk build (VACUUM FULL, CLUSTER) */
+typedef struct DdbBuildState DdbBuildState;
+extern DdbBuildState *ddb_build_begin(Relation rel);
+extern void ddb_build_add(DdbBuildState *bs, const char *key, int keylen,
+						  ItemPointer tid, HeapTuple stored);
+extern void ddb_build_end(DdbBuildState *bs);
+extern void ddb_copy_for_cluster(Relation OldTable, Relation NewTable,
+								 TransactionId OldestXmin, double *num_tuples,
+								 double *tups_vacuumed, double *tups_recently_dead);
 
 /* ddb_scan.c: ordered range scans and point lookups */
 extern DdbRangeScan ddb_range_begin(Relation rel, Snapshot snapshot,

@@ -661,7 +661,14 @@ ddb_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 							  double *tups_vacuumed,
 							  double *tups_recently_dead)
 {
-	ddb_not_supported("VACUUM FULL and CLUSTER");
+	/*
+	 * The copy keeps every version's xids unfrozen, so the new table's
+	 * relfrozenxid/relminmxid stay the old ones (cluster.c lets the AM say so).
+	 */
+	*xid_cutoff = OldTable->rd_rel->relfrozenxid;
+	*multi_cutoff = OldTable->rd_rel->relminmxid;
+	ddb_copy_for_cluster(OldTable, NewTable, OldestXmin, num_tuples,
+						 tups_vacuumed, tups_recently_dead);
 }
 
 static void

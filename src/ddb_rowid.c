@@ -443,3 +443,83 @@ ddb_map_mark_pages(Relation rel, bool *seen, BlockNumber nblocks)
 		return 0;
 	return map_mark(rel, meta.map_root, meta.map_levels, seen, nblocks);
 }
+
+/*
+ * Bulk build of the map for row ids 0..n-1 (VACUUM FULL, CLUSTER): leaves
+ * first, then directory levels, each page written once as a full image.
+ */
+void
+ddb_map_build(Relation rel, BlockNumber *blocks, uint32 *hashes, uint64 n,
+			  BlockNumber *root, int *levels)
+{
+	BlockNumber *cur;
+	uint64		ncur;
+	int			level = 1;
+
+	*root = 0;
+	*levels = 0;
+	if (n == 0)
+		return;
+
+	/* leaves */
+	ncur = (n + DDB_MAP_LEAF_ENTRIES - 1) / DDB_MAP_LEAF_ENTRIES;
+	cur = palloc(sizeof(BlockNumber) * ncur);
+	for (uint64 i = 0; i < ncur; i++)
+	{
+		Buffer		buf = map_new_buffer(rel);
+		GenericXLogState *state = GenericXLogStart(rel);
+		Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+		DdbMapEntry *e;
+
+		map_init_page(page, true);
+		e = (DdbMapEntry *) PageGetContents(page);
+		for (int j = 0; j < DDB_MAP_LEAF_ENTRIES; j++)
+		{
+			uint64		r = i * DDB_MAP_LEAF_ENTRIES + j;
+
+			if (r >= n)
+				break;
+			e[j].block = blocks[r];
+			e[j].hash = hashes[r];
+		}
+		GenericXLogFinish(state);
+		cur[i] = BufferGetBlockNumber(buf);
+		UnlockReleaseBuffer(buf);
+	}
+
+	/* directories until one page remains */
+	while (ncur > 1)
+	{
+		uint64		nnext = (ncur + DDB_MAP_DIR_ENTRIES - 1) / DDB_MAP_DIR_ENTRIES;
+		BlockNumber *next = palloc(sizeof(BlockNumber) * nnext);
+
+		for (uint64 i = 0; i < nnext; i++)
+		{
+			Buffer		buf = map_new_buffer(rel);
+			GenericXLogState *state = GenericXLogStart(rel);
+			Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+			BlockNumber *d;
+
+			map_init_page(page, false);
+			d = (BlockNumber *) PageGetContents(page);
+			for (int j = 0; j < DDB_MAP_DIR_ENTRIES; j++)
+			{
+				uint64		c = i * DDB_MAP_DIR_ENTRIES + j;
+
+				if (c >= ncur)
+					break;
+				d[j] = cur[c];
+			}
+			GenericXLogFinish(state);
+			next[i] = BufferGetBlockNumber(buf);
+			UnlockReleaseBuffer(buf);
+		}
+		pfree(cur);
+		cur = next;
+		ncur = nnext;
+		level++;
+	}
+	*root = cur[0];
+	*levels = level;
+	pfree(cur);
+}

@@ -1,0 +1,509 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_build.c
+ *	  Bulk build of a compact tree from items in key order: VACUUM FULL and
+ *	  CLUSTER.
+ *
+ * Items arrive in item-key order.  Each level of the tree is filled page by
+ * page to DDB_BUILD_FILL of capacity, left to right; when a page is full its
+ * right sibling is allocated, the page gets its high key (the truncated
+ * separator) and right-link and is written, and a downlink to the sibling
+ * goes to the level above (created on demand, starting with a minus
+ * infinity downlink to the level's first page).  At the end the top page is
+ * the root, the row-id map is written for the new row ids, and the
+ * metapage last.  Every page is written with a full-page Generic WAL
+ * record, as a new page must be.
+ *
+ * Versions keep their transaction headers (xmin, xmax, infomask), so
+ * VACUUM FULL is MVCC-safe like heap's; they get new row ids, in order, and
+ * t_ctid links between versions of one key are remapped.  Out-of-line
+ * values are re-toasted into the new relation's TOAST table.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/heapam.h"
+#include "access/heaptoast.h"
+#include "access/htup_details.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "ddb.h"
+#include "ddb_page.h"
+
+#define DDB_BUILD_FILL	0.90
+
+typedef struct LevelBuilder
+{
+	int			level;
+	Buffer		buf;			/* current page's buffer, exclusively locked */
+	Page		page;			/* its contents, built in local memory */
+	BlockNumber first;			/* first page of this level */
+	int			npages;
+	char	   *lastkey;		/* last item key added (leaf) or separator */
+	int			lastkeylen;
+	struct LevelBuilder *parent;
+} LevelBuilder;
+
+struct DdbBuildState
+{
+	Relation	rel;
+	Buffer		metabuf;
+	LevelBuilder *leaf;
+	uint64		nitems;
+	/* row-id map entries for rowids 0..nitems-1 */
+	BlockNumber *map_block;
+	uint32	   *map_hash;
+	uint64		map_size;
+};
+
+static Buffer
+build_new_buffer(Relation rel)
+{
+	Buffer		buf;
+
+	LockRelationForExtension(rel, ExclusiveLock);
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+	UnlockRelationForExtension(rel, ExclusiveLock);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	return buf;
+}
+
+static void
+build_init_page(Page page, int level, BlockNumber right)
+{
+	DdbPageOpaque op;
+
+	PageInit(page, BLCKSZ, sizeof(DdbPageOpaqueData));
+	op = DdbPageGetOpaque(page);
+	op->right = right;
+	op->level = level;
+	op->flags = level == 0 ? DDB_PAGE_LEAF : DDB_PAGE_INTERNAL;
+	op->page_id = DDB_PAGE_ID;
+}
+
+/* Write a finished page through its buffer as a full-page image. */
+static void
+build_write(Relation rel, Buffer buf, Page page)
+{
+	GenericXLogState *state = GenericXLogStart(rel);
+	Page		p = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+
+	memcpy(p, page, BLCKSZ);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+}
+
+static LevelBuilder *
+level_new(int level)
+{
+	LevelBuilder *lb = palloc0(sizeof(LevelBuilder));
+
+	lb->level = level;
+	lb->buf = InvalidBuffer;
+	lb->page = palloc(BLCKSZ);
+	return lb;
+}
+
+static void level_add(DdbBuildState *bs, LevelBuilder *lb, const void *item, Size size,
+					  const char *key, int keylen);
+
+/* Add a downlink (key -> child) to the level above lb, creating it. */
+static void
+push_downlink(DdbBuildState *bs, LevelBuilder *lb, const char *key, int keylen,
+			  BlockNumber child)
+{
+	Size		sz = MAXALIGN(DdbKeyItemSize(keylen));
+	DdbKeyItem	ki = palloc0(sz);
+
+	if (lb->parent == NULL)
+	{
+		Size		fsz = MAXALIGN(DdbKeyItemSize(0));
+		DdbKeyItem	first = palloc0(fsz);
+
+		lb->parent = level_new(lb->level + 1);
+		first->child = lb->first;
+		first->keylen = 0;
+		level_add(bs, lb->parent, first, fsz, NULL, 0);
+	}
+	ki->child = child;
+	ki->keylen = keylen;
+	memcpy(ki->key, key, keylen);
+	level_add(bs, lb->parent, ki, sz, key, keylen);
+}
+
+/*
+ * Add an item to a level.  'key' is the item's key (leaf: item key;
+ * internal: separator, NULL for minus infinity).
+ */
+static void
+level_add(DdbBuildState *bs, LevelBuilder *lb, const void *item, Size size,
+		  const char *key, int keylen)
+{
+	Size		limit = (Size) (DDB_PAGE_CAPACITY * (1.0 - DDB_BUILD_FILL));
+
+	if (lb->buf == InvalidBuffer)
+	{
+		/* first page of the level */
+		lb->buf = build_new_buffer(bs->rel);
+		lb->first = BufferGetBlockNumber(lb->buf);
+		lb->npages = 1;
+		build_init_page(lb->page, lb->level, InvalidBlockNumber);
+	}
+	else
+	{
+		/*
+		 * Room for the item and for the high key it would imply (a separator
+		 * is never longer than the key of the next page's first item), with
+		 * the fill factor's slack unless the page is still nearly empty.
+		 */
+		Size		hk = MAXALIGN(DdbKeyItemSize(keylen)) + sizeof(ItemIdData);
+		Size		free = PageGetFreeSpace(lb->page);
+		bool		fits = free >= size + hk &&
+			(free - size - hk >= limit || PageGetMaxOffsetNumber(lb->page) < 2);
+
+		if (!fits)
+		{
+			Buffer		next = build_new_buffer(bs->rel);
+			BlockNumber nextblk = BufferGetBlockNumber(next);
+			char	   *sep;
+			int			seplen;
+			Size		hksz;
+			DdbKeyItem	hkitem;
+
+			if (lb->level == 0)
+			{
+				/* suffix truncation: shortest prefix of key above lastkey */
+				int			i = 0;
+
+				while (i < lb->lastkeylen && i < keylen && lb->lastkey[i] == key[i])
+					i++;
+				seplen = Min(i + 1, keylen);
+			}
+			else
+				seplen = keylen;
+			sep = palloc(Max(seplen, 1));
+			memcpy(sep, key, seplen);
+
+			hksz = MAXALIGN(DdbKeyItemSize(seplen));
+			hkitem = palloc0(hksz);
+			hkitem->child = InvalidBlockNumber;
+			hkitem->keylen = seplen;
+			memcpy(hkitem->key, sep, seplen);
+			if (PageAddItem(lb->page, (Item) hkitem, hksz, DDB_HIKEY, false, false) == InvalidOffsetNumber)
+				elog(ERROR, "could not add high key to ddb page during build");
+			DdbPageGetOpaque(lb->page)->right = nextblk;
+			build_write(bs->rel, lb->buf, lb->page);
+
+			lb->buf = next;
+			lb->npages++;
+			build_init_page(lb->page, lb->level, InvalidBlockNumber);
+
+			/*
+			 * An internal page's first item must be minus infinity: its key
+			 * becomes the separator above instead.
+			 */
+			push_downlink(bs, lb, sep, seplen, nextblk);
+			if (lb->level > 0)
+			{
+				Size		fsz = MAXALIGN(DdbKeyItemSize(0));
+				DdbKeyItem	first = palloc0(fsz);
+
+				first->child = ((DdbKeyItem) item)->child;
+				item = first;
+				size = fsz;
+			}
+		}
+	}
+
+	if (PageAddItem(lb->page, (Item) item, size, InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
+		elog(ERROR, "could not add item of size %zu to ddb page during build", size);
+	if (key != NULL)
+	{
+		if (lb->lastkey)
+			pfree(lb->lastkey);
+		lb->lastkey = palloc(Max(keylen, 1));
+		memcpy(lb->lastkey, key, keylen);
+		lb->lastkeylen = keylen;
+	}
+}
+
+DdbBuildState *
+ddb_build_begin(Relation rel)
+{
+	DdbBuildState *bs = palloc0(sizeof(DdbBuildState));
+
+	if (RelationGetNumberOfBlocks(rel) != 0)
+		elog(ERROR, "ddb bulk build needs an empty relation");
+	bs->rel = rel;
+	bs->metabuf = build_new_buffer(rel);
+	if (BufferGetBlockNumber(bs->metabuf) != DDB_METAPAGE_BLKNO)
+		elog(ERROR, "ddb bulk build could not allocate the metapage");
+	bs->leaf = level_new(0);
+	return bs;
+}
+
+/*
+ * Add one version, in item-key order.  The caller has assigned its row id
+ * (tid) and, for the stored tuple, t_ctid.
+ */
+void
+ddb_build_add(DdbBuildState *bs, const char *key, int keylen, ItemPointer tid,
+			  HeapTuple stored)
+{
+	Size		itemlen = DdbLeafTupleOffset(keylen) + stored->t_len;
+	Size		itemsize = MAXALIGN(itemlen);
+	DdbLeafItem item = palloc0(itemsize);
+	char	   *itemkey = palloc(keylen + DDB_SUFFIX_LEN);
+	int			itemkeylen;
+	uint64		rowid = ddb_tid_to_rowid(tid);
+
+	if (itemsize > DDB_MAX_ITEM_SIZE)
+		elog(ERROR, "item of %zu bytes is too large for a ddb page", itemsize);
+	item->tid = *tid;
+	item->keylen = keylen;
+	memcpy(item->key, key, keylen);
+	memcpy(DdbLeafItemGetTuple(item), stored->t_data, stored->t_len);
+	ddb_leaf_item_key(item, itemkey, &itemkeylen);
+	level_add(bs, bs->leaf, item, itemsize, itemkey, itemkeylen);
+
+	/* map entry: the leaf it landed on */
+	if (rowid >= bs->map_size)
+	{
+		uint64		newsize = Max(1024, Max(bs->map_size * 2, rowid + 1));
+
+		if (bs->map_block == NULL)
+		{
+			bs->map_block = MemoryContextAllocHuge(CurrentMemoryContext, newsize * sizeof(BlockNumber));
+			bs->map_hash = MemoryContextAllocHuge(CurrentMemoryContext, newsize * sizeof(uint32));
+		}
+		else
+		{
+			bs->map_block = repalloc_huge(bs->map_block, newsize * sizeof(BlockNumber));
+			bs->map_hash = repalloc_huge(bs->map_hash, newsize * sizeof(uint32));
+		}
+		memset(bs->map_block + bs->map_size, 0, (newsize - bs->map_size) * sizeof(BlockNumber));
+		bs->map_size = newsize;
+	}
+	bs->map_block[rowid] = BufferGetBlockNumber(bs->leaf->buf);
+	bs->map_hash[rowid] = ddb_key_hash(key);
+	bs->nitems = Max(bs->nitems, rowid + 1);
+	pfree(item);
+	pfree(itemkey);
+}
+
+/* Finish: write the last page of every level, the map and the metapage. */
+void
+ddb_build_end(DdbBuildState *bs)
+{
+	LevelBuilder *lb = bs->leaf;
+	BlockNumber root;
+	int			height;
+	GenericXLogState *state;
+	Page		meta;
+	DdbMetaPageData *md;
+	BlockNumber map_root;
+	int			map_levels;
+
+	if (lb->buf == InvalidBuffer)
+	{
+		/* no items: an empty root leaf */
+		lb->buf = build_new_buffer(bs->rel);
+		lb->first = BufferGetBlockNumber(lb->buf);
+		build_init_page(lb->page, 0, InvalidBlockNumber);
+	}
+	for (;;)
+	{
+		LevelBuilder *parent = lb->parent;
+
+		build_write(bs->rel, lb->buf, lb->page);
+		if (parent == NULL)
+		{
+			root = lb->first;
+			height = lb->level + 1;
+			break;
+		}
+		lb = parent;
+	}
+
+	ddb_map_build(bs->rel, bs->map_block, bs->map_hash, bs->nitems,
+				  &map_root, &map_levels);
+
+	state = GenericXLogStart(bs->rel);
+	meta = GenericXLogRegisterBuffer(state, bs->metabuf, GENERIC_XLOG_FULL_IMAGE);
+	{
+		PageInit(meta, BLCKSZ, sizeof(DdbPageOpaqueData));
+		DdbPageGetOpaque(meta)->right = InvalidBlockNumber;
+		DdbPageGetOpaque(meta)->flags = DDB_PAGE_META;
+		DdbPageGetOpaque(meta)->page_id = DDB_PAGE_ID;
+		md = DdbPageGetMeta(meta);
+		memset(md, 0, sizeof(DdbMetaPageData));
+		md->magic = DDB_MAGIC;
+		md->version = DDB_VERSION;
+		md->root = root;
+		md->height = height;
+		md->next_rowid = bs->nitems;
+		md->map_root = map_root;
+		md->map_levels = map_levels;
+		((PageHeader) meta)->pd_lower = ((char *) md + sizeof(DdbMetaPageData)) - (char *) meta;
+	}
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(bs->metabuf);
+}
+
+/* The versions of one key being copied by CLUSTER, newest first. */
+typedef struct ClusterRun
+{
+	MemoryContext cxt;
+	char	   *key;
+	int			keylen;
+	HeapTuple  *run;
+	int			n;
+	int			max;
+	uint64		nextrowid;
+} ClusterRun;
+
+/*
+ * Write the run of versions of one key: new row ids in the same order (the
+ * newest gets the largest, so item-key order is kept), t_ctid links within
+ * the run remapped, out-of-line values re-toasted into the new table's
+ * TOAST table (the old one is dropped with the old relation).
+ */
+static void
+flush_run(DdbBuildState *bs, Relation NewTable, ClusterRun *cr)
+{
+	ItemPointerData *newtids = palloc(sizeof(ItemPointerData) * cr->n);
+
+	for (int r = 0; r < cr->n; r++)
+		ddb_rowid_to_tid(cr->nextrowid + (cr->n - 1 - r), &newtids[r]);
+	for (int r = 0; r < cr->n; r++)
+	{
+		HeapTuple	st = cr->run[r];
+		ItemPointerData ctid = st->t_data->t_ctid;
+
+		st->t_data->t_ctid = newtids[r];
+		if (!ItemPointerEquals(&ctid, &st->t_self))
+		{
+			for (int s = 0; s < cr->n; s++)
+				if (ItemPointerEquals(&ctid, &cr->run[s]->t_self))
+					st->t_data->t_ctid = newtids[s];
+		}
+	}
+	for (int r = 0; r < cr->n; r++)
+	{
+		HeapTuple	st = cr->run[r];
+
+		st->t_self = newtids[r];
+		if (HeapTupleHasExternal(st) || st->t_len > TOAST_TUPLE_THRESHOLD)
+			st = ddb_toast_stored_tuple(NewTable, st, NULL);
+		ddb_build_add(bs, cr->key, cr->keylen, &newtids[r], st);
+	}
+	cr->nextrowid += cr->n;
+	cr->n = 0;
+	cr->max = 0;
+	cr->run = NULL;
+	cr->key = NULL;
+	pfree(newtids);
+	MemoryContextReset(cr->cxt);
+}
+
+/*
+ * VACUUM FULL / CLUSTER: copy every version that is not dead to everyone
+ * from OldTable into the empty NewTable, in key order (ddb tables are
+ * always clustered on their key, so the index CLUSTER names is irrelevant).
+ */
+void
+ddb_copy_for_cluster(Relation OldTable, Relation NewTable, TransactionId OldestXmin,
+					 double *num_tuples, double *tups_vacuumed,
+					 double *tups_recently_dead)
+{
+	DdbBuildState *bs;
+	Buffer		buf;
+	ClusterRun	cr = {0};
+
+	*num_tuples = *tups_vacuumed = *tups_recently_dead = 0;
+	bs = ddb_build_begin(NewTable);
+	cr.cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb cluster run",
+								   ALLOCSET_DEFAULT_SIZES);
+
+	if (ddb_tree_exists(OldTable))
+	{
+		buf = ddb_descend(OldTable, NULL, 0, false, BUFFER_LOCK_SHARE, NULL, NULL);
+		for (;;)
+		{
+			Page		page = BufferGetPage(buf);
+			OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+			BlockNumber next;
+
+			CHECK_FOR_INTERRUPTS();
+			for (OffsetNumber off = DdbPageFirstData(page); off <= maxoff; off++)
+			{
+				ItemId		iid = PageGetItemId(page, off);
+				DdbLeafItem li = (DdbLeafItem) PageGetItem(page, iid);
+				HeapTupleData htup;
+				MemoryContext old;
+
+				htup.t_data = DdbLeafItemGetTuple(li);
+				htup.t_len = ItemIdGetLength(iid) - DdbLeafTupleOffset(li->keylen);
+				htup.t_self = li->tid;
+				htup.t_tableOid = RelationGetRelid(OldTable);
+
+				switch (HeapTupleSatisfiesVacuum(&htup, OldestXmin, buf))
+				{
+					case HEAPTUPLE_DEAD:
+						*tups_vacuumed += 1;
+						continue;
+					case HEAPTUPLE_RECENTLY_DEAD:
+						*tups_recently_dead += 1;
+						break;
+					default:
+						*num_tuples += 1;
+						break;
+				}
+
+				if (cr.key != NULL &&
+					(cr.keylen != li->keylen || memcmp(cr.key, li->key, cr.keylen) != 0))
+				{
+					/*
+					 * Toasting must not happen under the page lock.  We hold
+					 * AccessExclusiveLock on the table, so nothing changes
+					 * the page meanwhile.
+					 */
+					LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+					flush_run(bs, NewTable, &cr);
+					LockBuffer(buf, BUFFER_LOCK_SHARE);
+				}
+				old = MemoryContextSwitchTo(cr.cxt);
+				if (cr.key == NULL)
+				{
+					cr.key = palloc(li->keylen);
+					memcpy(cr.key, li->key, li->keylen);
+					cr.keylen = li->keylen;
+				}
+				if (cr.n == cr.max)
+				{
+					cr.max = Max(8, cr.max * 2);
+					cr.run = cr.run ? repalloc(cr.run, sizeof(HeapTuple) * cr.max) :
+						palloc(sizeof(HeapTuple) * cr.max);
+				}
+				cr.run[cr.n++] = heap_copytuple(&htup);
+				MemoryContextSwitchTo(old);
+			}
+			next = DdbPageGetOpaque(page)->right;
+			UnlockReleaseBuffer(buf);
+			if (next == InvalidBlockNumber)
+				break;
+			buf = ReadBuffer(OldTable, next);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+		}
+	}
+	if (cr.n > 0)
+		flush_run(bs, NewTable, &cr);
+	ddb_build_end(bs);
+	MemoryContextDelete(cr.cxt);
+}
