@@ -1,0 +1,168 @@
+-- UPDATE, DELETE, row locks, triggers, VACUUM, TOAST: ordinary SQL on a
+-- ddb table behaves as on heap.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
+
+CREATE TABLE orders ("PK" text, "SK" text, item jsonb) USING ddb;
+INSERT INTO orders SELECT 'CUST#' || (i % 10), 'ORDER#' || lpad(i::text, 4, '0'),
+  jsonb_build_object('total', i, 'status', 'PENDING') FROM generate_series(1, 100) i;
+
+-- UPDATE writes a new version; RETURNING sees it; ctid changes.
+SELECT ctid AS old_ctid FROM orders WHERE "PK" = 'CUST#1' AND "SK" = 'ORDER#0001' \gset
+UPDATE orders SET item = item || '{"status": "SHIPPED"}'
+ WHERE "PK" = 'CUST#1' AND "SK" = 'ORDER#0001' RETURNING "PK", "SK", item;
+SELECT ctid <> :'old_ctid'::tid AS new_version FROM orders WHERE "PK" = 'CUST#1' AND "SK" = 'ORDER#0001';
+
+-- Keys are immutable: changing one is refused and changes nothing.
+UPDATE orders SET "SK" = 'ORDER#9999' WHERE "PK" = 'CUST#1' AND "SK" = 'ORDER#0011';
+SELECT count(*) FROM orders WHERE "SK" = 'ORDER#9999';
+
+-- DELETE ... RETURNING
+DELETE FROM orders WHERE "PK" = 'CUST#2' RETURNING "SK";
+SELECT count(*) FROM orders;
+
+-- Rollback leaves nothing behind; savepoints undo only their part.
+BEGIN;
+UPDATE orders SET item = '{}' WHERE "PK" = 'CUST#3';
+DELETE FROM orders WHERE "PK" = 'CUST#4';
+INSERT INTO orders VALUES ('CUST#X', 'A', '{}');
+ROLLBACK;
+SELECT count(*), count(*) FILTER (WHERE item = '{}') FROM orders;
+BEGIN;
+UPDATE orders SET item = item || '{"a": 1}' WHERE "PK" = 'CUST#5' AND "SK" = 'ORDER#0005';
+SAVEPOINT s1;
+UPDATE orders SET item = item || '{"b": 2}' WHERE "PK" = 'CUST#5' AND "SK" = 'ORDER#0005';
+DELETE FROM orders WHERE "PK" = 'CUST#5' AND "SK" = 'ORDER#0015';
+ROLLBACK TO s1;
+UPDATE orders SET item = item || '{"c": 3}' WHERE "PK" = 'CUST#5' AND "SK" = 'ORDER#0005';
+COMMIT;
+SELECT item FROM orders WHERE "PK" = 'CUST#5' AND "SK" IN ('ORDER#0005', 'ORDER#0015') ORDER BY "SK";
+
+-- The same row updated many times in one transaction (combo command ids).
+BEGIN;
+UPDATE orders SET item = jsonb_build_object('n', 1) WHERE "PK" = 'CUST#6' AND "SK" = 'ORDER#0006';
+UPDATE orders SET item = jsonb_build_object('n', (item->>'n')::int + 1) WHERE "PK" = 'CUST#6' AND "SK" = 'ORDER#0006';
+UPDATE orders SET item = jsonb_build_object('n', (item->>'n')::int + 1) WHERE "PK" = 'CUST#6' AND "SK" = 'ORDER#0006';
+SELECT item FROM orders WHERE "PK" = 'CUST#6' AND "SK" = 'ORDER#0006';
+COMMIT;
+
+-- Delete then re-insert the same key in one transaction.
+BEGIN;
+DELETE FROM orders WHERE "PK" = 'CUST#7' AND "SK" = 'ORDER#0007';
+INSERT INTO orders VALUES ('CUST#7', 'ORDER#0007', '{"again": true}');
+COMMIT;
+SELECT item FROM orders WHERE "PK" = 'CUST#7' AND "SK" = 'ORDER#0007';
+
+-- Triggers see OLD and NEW (AFTER triggers re-fetch versions by TID).
+CREATE TABLE audit (op text, sk text, old jsonb, new jsonb);
+CREATE FUNCTION audit_fn() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO audit VALUES (TG_OP, coalesce(NEW."SK", OLD."SK"),
+    CASE WHEN TG_OP <> 'INSERT' THEN OLD.item END,
+    CASE WHEN TG_OP <> 'DELETE' THEN NEW.item END);
+  RETURN coalesce(NEW, OLD);
+END $$;
+CREATE TRIGGER orders_audit AFTER INSERT OR UPDATE OR DELETE ON orders
+  FOR EACH ROW EXECUTE FUNCTION audit_fn();
+-- (a BEFORE UPDATE trigger logs the update a second time)
+CREATE TRIGGER orders_stamp BEFORE UPDATE ON orders
+  FOR EACH ROW EXECUTE FUNCTION audit_fn();
+INSERT INTO orders VALUES ('CUST#8', 'ORDER#0999', '{"t": 1}');
+UPDATE orders SET item = '{"t": 2}' WHERE "PK" = 'CUST#8' AND "SK" = 'ORDER#0999';
+DELETE FROM orders WHERE "PK" = 'CUST#8' AND "SK" = 'ORDER#0999';
+SELECT * FROM audit ORDER BY op, new NULLS LAST;
+DROP TRIGGER orders_audit ON orders;
+DROP TRIGGER orders_stamp ON orders;
+
+-- SELECT ... FOR UPDATE, and a cursor's WHERE CURRENT OF.
+BEGIN;
+SELECT "SK" FROM orders WHERE "PK" = 'CUST#9' AND "SK" = 'ORDER#0009' FOR UPDATE;
+DECLARE c CURSOR FOR SELECT "SK" FROM orders WHERE "PK" = 'CUST#9' FOR UPDATE;
+FETCH 1 FROM c;
+UPDATE orders SET item = '{"via": "cursor"}' WHERE CURRENT OF c;
+FETCH 1 FROM c;
+DELETE FROM orders WHERE CURRENT OF c;
+COMMIT;
+SELECT count(*) FILTER (WHERE item = '{"via": "cursor"}') AS updated, count(*) AS left_over
+FROM orders WHERE "PK" = 'CUST#9';
+
+-- TID scans read the row id.
+SELECT "SK" FROM orders WHERE ctid = (SELECT ctid FROM orders WHERE "PK" = 'CUST#1' AND "SK" = 'ORDER#0021');
+
+-- Foreign keys from a ddb table to a heap table work (a foreign key to a
+-- ddb table would need a unique index, and ddb tables have no indexes).
+CREATE TABLE customers (id text PRIMARY KEY);
+INSERT INTO customers VALUES ('CUST#1');
+CREATE TABLE cust_orders (pk text REFERENCES customers, sk text, item jsonb) USING ddb;
+INSERT INTO cust_orders VALUES ('CUST#1', 'a', '{}');
+INSERT INTO cust_orders VALUES ('CUST#404', 'a', '{}');
+DELETE FROM customers;
+DROP TABLE cust_orders, customers;
+
+-- INSERT ... ON CONFLICT has no arbiter index on a ddb table: a duplicate is
+-- an error that points to ddb_put_item; naming a conflict target fails.
+INSERT INTO orders VALUES ('CUST#1', 'ORDER#0001', '{}') ON CONFLICT DO NOTHING;
+INSERT INTO orders VALUES ('CUST#1', 'ORDER#0001', '{}') ON CONFLICT ("PK", "SK") DO NOTHING;
+
+-- A 350 kB item round-trips byte for byte (TOAST).
+CREATE TABLE blobs (k text, item jsonb) USING ddb;
+INSERT INTO blobs SELECT 'b', jsonb_build_object('data', string_agg(md5(i::text), '')) FROM generate_series(1, 11000) i;
+SELECT length(item->>'data') AS chars, md5(item->>'data') = md5((SELECT string_agg(md5(i::text), '') FROM generate_series(1, 11000) i)) AS identical
+FROM blobs;
+SELECT pg_relation_size(reltoastrelid) > 100000 AS toasted FROM pg_class WHERE relname = 'blobs';
+UPDATE blobs SET item = item || '{"v": 2}';
+SELECT length(item->>'data'), item->>'v' FROM blobs;
+DELETE FROM blobs;
+DROP TABLE blobs;
+
+-- VACUUM removes dead versions; the tree stays valid.
+DELETE FROM orders WHERE "PK" IN ('CUST#3', 'CUST#4');
+SELECT (v->>'items')::int > (v->>'live')::int AS has_dead FROM ddb_verify('orders') v;
+VACUUM orders;
+SELECT (v->>'items')::int = (v->>'live')::int AS no_dead, (v->>'live')::int FROM ddb_verify('orders') v;
+
+-- Steady put/delete churn: once VACUUM (or pruning before a split) has
+-- freed the space of deleted versions, the table stops growing.
+CREATE TABLE churn (k text, item jsonb) USING ddb;
+CREATE PROCEDURE churn_rounds(n int) LANGUAGE plpgsql AS $$
+BEGIN
+  FOR r IN 1..n LOOP
+    DELETE FROM churn;
+    INSERT INTO churn SELECT 'k' || i, jsonb_build_object('pad', repeat('x', 200)) FROM generate_series(1, 5000) i;
+    COMMIT;
+  END LOOP;
+END $$;
+CALL churn_rounds(2);
+VACUUM churn;
+SELECT pg_relation_size('churn') AS size1 \gset
+CALL churn_rounds(10);
+VACUUM churn;
+SELECT pg_relation_size('churn') <= 1.2 * :size1 AS bounded, (ddb_verify('churn')->>'live')::int AS live;
+DROP PROCEDURE churn_rounds(int);
+
+-- VACUUM FREEZE advances relfrozenxid (freezing every version).
+SELECT relfrozenxid AS before FROM pg_class WHERE relname = 'orders' \gset
+VACUUM FREEZE orders;
+SELECT age(relfrozenxid) < age(:'before'::xid) AS advanced FROM pg_class WHERE relname = 'orders';
+SELECT (ddb_verify('orders')->>'live')::int;
+
+-- ANALYZE gives the planner row counts.
+ANALYZE orders;
+SELECT reltuples FROM pg_class WHERE relname = 'orders';
+
+-- VACUUM FULL rebuilds compactly and keeps every item.
+SELECT count(*) AS n, sum((item->>'total')::int) AS s FROM orders \gset
+SELECT pg_relation_size('churn') AS churn_before \gset
+VACUUM FULL orders;
+VACUUM FULL churn;
+SELECT count(*) = :n AND sum((item->>'total')::int) = :s AS same FROM orders;
+SELECT pg_relation_size('churn') < :churn_before AS smaller;
+SELECT (ddb_verify('orders')->>'live')::int, (ddb_verify('churn')->>'live')::int;
+-- and works normally afterwards
+UPDATE orders SET item = '{}' WHERE "PK" = 'CUST#1' AND "SK" = 'ORDER#0001';
+INSERT INTO orders VALUES ('NEW', '1', '{}');
+SELECT (ddb_verify('orders')->>'live')::int;
+
+DROP TABLE orders, churn, audit;
+DROP FUNCTION audit_fn();
