@@ -54,6 +54,19 @@ INSERT INTO orders VALUES ('CUST#7', 'ORDER#0007', '{"again": true}');
 COMMIT;
 SELECT item FROM orders WHERE "PK" = 'CUST#7' AND "SK" = 'ORDER#0007';
 
+-- A TRUNCATE rolled back to a savepoint brings the old file back, and rows
+-- inserted before it stay reachable by TID (UPDATE finds them).
+CREATE TABLE sv (k text, item jsonb) USING ddb;
+BEGIN;
+INSERT INTO sv VALUES ('a', '{}');
+SAVEPOINT s;
+TRUNCATE sv;
+ROLLBACK TO s;
+COMMIT;
+UPDATE sv SET item = '{"x": 1}';
+SELECT * FROM sv;
+DROP TABLE sv;
+
 -- Triggers see OLD and NEW (AFTER triggers re-fetch versions by TID).
 CREATE TABLE audit (op text, sk text, old jsonb, new jsonb);
 CREATE FUNCTION audit_fn() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -142,6 +142,7 @@ extern void _PG_init(void);
 /* ddb_shape.c */
 extern const DdbKeyInfo *ddb_get_keyinfo(Relation rel);
 extern DdbRelCache *ddb_get_relcache(Relation rel);
+extern void ddb_reset_relcache(Relation rel, bool truncated_in_place);
 extern bool ddb_is_ddb_relation(Relation rel);
 
 /*
@@ -183,6 +184,10 @@ extern uint64 ddb_alloc_rowid(Relation rel);
 
 /* ddb_rowid.c: the row-id map */
 extern void ddb_map_set(Relation rel, ItemPointer tid, BlockNumber block, uint32 hash);
+extern void ddb_map_set_deferred(Relation rel, ItemPointer tid, BlockNumber block,
+								 uint32 hash);
+extern void ddb_map_flush(Relation rel);
+extern void ddb_map_forget(Relation rel);
 extern bool ddb_find_version(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 							 OffsetNumber *off);
 extern bool ddb_map_check(Relation rel, ItemPointer tid, uint32 hash, BlockNumber *hint);

@@ -598,26 +598,14 @@ ddb_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 	smgrclose(srel);
 
 	/* Our cached row-id batch and init flag belong to the old file. */
-	if (rel->rd_amcache)
-	{
-		((DdbRelCache *) rel->rd_amcache)->initialized = false;
-		((DdbRelCache *) rel->rd_amcache)->rowid_next = 0;
-		((DdbRelCache *) rel->rd_amcache)->rowid_end = 0;
-		((DdbRelCache *) rel->rd_amcache)->root = 0;
-	}
+	ddb_reset_relcache(rel, false);
 }
 
 static void
 ddb_relation_nontransactional_truncate(Relation rel)
 {
 	RelationTruncate(rel, 0);
-	if (rel->rd_amcache)
-	{
-		((DdbRelCache *) rel->rd_amcache)->initialized = false;
-		((DdbRelCache *) rel->rd_amcache)->rowid_next = 0;
-		((DdbRelCache *) rel->rd_amcache)->rowid_end = 0;
-		((DdbRelCache *) rel->rd_amcache)->root = 0;
-	}
+	ddb_reset_relcache(rel, true);
 }
 
 /*

@@ -24,6 +24,13 @@
  * levels; the tree grows a level at the top when row ids outgrow it.  A
  * zero block number means "no entry" (block 0 is the metapage).
  *
+ * Entries of new versions are deferred: a backend collects them and writes
+ * them in batches, one WAL record per map page, before its transaction
+ * commits or prepares (and before it resolves a TID of that relation
+ * itself).  Only committed versions must be reachable through the map, and
+ * a crash before commit loses only entries of versions that died with their
+ * transaction.  This turns a WAL record per insert into one per thousand.
+ *
  * Resolving a TID: read the entry, read that leaf, look for the row id, and
  * follow right-links while the leaves can still hold keys of the entry's
  * hash (a version only ever moves right, and pages are never merged).  A
@@ -36,7 +43,10 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/relation.h"
+#include "access/xact.h"
 #include "miscadmin.h"
+#include "utils/memutils.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/rel.h"
@@ -254,6 +264,177 @@ ddb_map_set(Relation rel, ItemPointer tid, BlockNumber block, uint32 hash)
 	UnlockReleaseBuffer(buf);
 }
 
+/* ------------------------------------------------------------------------
+ * Deferred entries
+ * ------------------------------------------------------------------------
+ */
+typedef struct PendingEntry
+{
+	Oid			relid;
+	RelFileNode node;			/* entries of a truncated file are dropped */
+	uint64		rowid;
+	BlockNumber block;
+	uint32		hash;
+} PendingEntry;
+
+#define DDB_MAX_PENDING		65536
+
+static PendingEntry *pending = NULL;
+static int	npending = 0;
+static bool xact_callback_registered = false;
+
+static int
+pending_cmp(const void *a, const void *b)
+{
+	const PendingEntry *pa = a;
+	const PendingEntry *pb = b;
+
+	if (pa->relid != pb->relid)
+		return pa->relid < pb->relid ? -1 : 1;
+	if (pa->rowid != pb->rowid)
+		return pa->rowid < pb->rowid ? -1 : 1;
+	return 0;
+}
+
+/* Write entries [from, to) of one relation, one WAL record per map leaf. */
+static void
+flush_entries(Relation rel, PendingEntry *e, int n)
+{
+	int			i = 0;
+
+	while (i < n)
+	{
+		int			slot;
+		Buffer		buf = map_leaf(rel, e[i].rowid, true, BUFFER_LOCK_EXCLUSIVE, &slot);
+		uint64		leafstart = e[i].rowid - slot;
+		GenericXLogState *state = GenericXLogStart(rel);
+		DdbMapEntry *arr = (DdbMapEntry *) PageGetContents(GenericXLogRegisterBuffer(state, buf, 0));
+
+		for (; i < n && e[i].rowid < leafstart + DDB_MAP_LEAF_ENTRIES; i++)
+		{
+			arr[e[i].rowid - leafstart].block = e[i].block;
+			arr[e[i].rowid - leafstart].hash = e[i].hash;
+		}
+		GenericXLogFinish(state);
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/*
+ * Write the deferred entries of one relation (relid = InvalidOid: all).
+ * Entries for a relfilenode the relation no longer has are dropped.
+ */
+static void
+flush_pending(Oid only)
+{
+	int			i = 0;
+	int			keep = 0;
+
+	if (npending == 0)
+		return;
+	qsort(pending, npending, sizeof(PendingEntry), pending_cmp);
+	while (i < npending)
+	{
+		Oid			relid = pending[i].relid;
+		int			j = i;
+
+		while (j < npending && pending[j].relid == relid)
+			j++;
+		if (OidIsValid(only) && relid != only)
+		{
+			memmove(&pending[keep], &pending[i], sizeof(PendingEntry) * (j - i));
+			keep += j - i;
+		}
+		else
+		{
+			/* we hold a lock on it since we inserted; it may have been dropped */
+			Relation	rel = try_relation_open(relid, NoLock);
+
+			if (rel != NULL)
+			{
+				int			k = i;
+
+				while (k < j)
+				{
+					int			m = k;
+
+					while (m < j && RelFileNodeEquals(pending[m].node, pending[k].node))
+						m++;
+					if (RelFileNodeEquals(pending[k].node, rel->rd_node))
+						flush_entries(rel, &pending[k], m - k);
+					k = m;
+				}
+				relation_close(rel, NoLock);
+			}
+		}
+		i = j;
+	}
+	npending = keep;
+}
+
+static void
+ddb_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			flush_pending(InvalidOid);
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PREPARE:
+			npending = 0;
+			break;
+	}
+}
+
+/* Record the map entry of a new version, deferred (see the file header). */
+void
+ddb_map_set_deferred(Relation rel, ItemPointer tid, BlockNumber block, uint32 hash)
+{
+	PendingEntry *e;
+
+	if (pending == NULL)
+		pending = MemoryContextAlloc(TopMemoryContext, sizeof(PendingEntry) * DDB_MAX_PENDING);
+	if (!xact_callback_registered)
+	{
+		RegisterXactCallback(ddb_xact_callback, NULL);
+		xact_callback_registered = true;
+	}
+	if (npending == DDB_MAX_PENDING)
+		flush_pending(InvalidOid);
+	e = &pending[npending++];
+	e->relid = RelationGetRelid(rel);
+	e->node = rel->rd_node;
+	e->rowid = ddb_tid_to_rowid(tid);
+	e->block = block;
+	e->hash = hash;
+}
+
+/* Before resolving a TID of rel: write our deferred entries for it. */
+void
+ddb_map_flush(Relation rel)
+{
+	if (npending > 0)
+		flush_pending(RelationGetRelid(rel));
+}
+
+/* The relation's file was truncated or replaced: its entries are void. */
+void
+ddb_map_forget(Relation rel)
+{
+	int			keep = 0;
+
+	for (int i = 0; i < npending; i++)
+		if (pending[i].relid != RelationGetRelid(rel))
+			pending[keep++] = pending[i];
+	npending = keep;
+}
+
 static bool
 map_get(Relation rel, uint64 rowid, BlockNumber *block, uint32 *hash)
 {
@@ -324,8 +505,10 @@ ddb_find_version(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 	unsigned char bound[4];
 	bool		unbounded;
 
-	if (!ItemPointerIsValid(tid) || !ddb_tree_exists(rel) ||
-		!map_get(rel, rowid, &hint, &hash))
+	if (!ItemPointerIsValid(tid) || !ddb_tree_exists(rel))
+		return false;
+	ddb_map_flush(rel);
+	if (!map_get(rel, rowid, &hint, &hash))
 		return false;
 
 	/* Leaves past this bound cannot hold keys of this hash. */
@@ -391,6 +574,7 @@ ddb_map_check(Relation rel, ItemPointer tid, uint32 hash, BlockNumber *hint)
 {
 	uint32		h;
 
+	ddb_map_flush(rel);
 	if (!map_get(rel, ddb_tid_to_rowid(tid), hint, &h))
 		return false;
 	return h == hash;

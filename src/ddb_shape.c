@@ -156,6 +156,28 @@ ddb_get_relcache(Relation rel)
 	return cache;
 }
 
+/*
+ * The relation's storage was truncated or replaced: forget the cached tree
+ * state and the row-id batch, which belong to the old file.  Deferred map
+ * entries are kept by file (a rolled-back TRUNCATE brings the old file back)
+ * except after an in-place truncation, which is never undone on its own.
+ */
+void
+ddb_reset_relcache(Relation rel, bool truncated_in_place)
+{
+	DdbRelCache *cache = (DdbRelCache *) rel->rd_amcache;
+
+	if (cache)
+	{
+		cache->initialized = false;
+		cache->rowid_next = 0;
+		cache->rowid_end = 0;
+		cache->root = 0;
+	}
+	if (truncated_in_place)
+		ddb_map_forget(rel);
+}
+
 const DdbKeyInfo *
 ddb_get_keyinfo(Relation rel)
 {

@@ -1183,7 +1183,7 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 			UnlockReleaseBuffer(bufs[target]);
 
 			/* The version first, then its map entry: see ddb_rowid.c. */
-			ddb_map_set(rel, tid, leaf, ddb_key_hash(key));
+			ddb_map_set_deferred(rel, tid, leaf, ddb_key_hash(key));
 			break;
 		}
 
