@@ -15,8 +15,8 @@
  *	  are >= its downlink's separator and its high key equals the next
  *	  separator (or the parent's high key for the last child)
  *	- leaf items: row ids within the TID range, sane tuple lengths
- *	- MVCC: at most one live version per key, a version that was not
- *	  updated has t_ctid pointing at itself, xmin/xmax lie between the
+ *	- MVCC: at most one live version per key, a version that was never
+ *	  updated or deleted has t_ctid pointing at itself, xmin/xmax lie between the
  *	  table's relfrozenxid and the next transaction id
  *	- row-id map: every committed version is found through the map at its
  *	  own leaf and offset, with its key's hash
@@ -295,8 +295,13 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 			vs->live++;
 			if (++vs->lastlive > 1)
 				corrupt(vs, blk, "item %u is a second live version of its key", off);
-			if (!ItemPointerEquals(&t->t_ctid, &li->tid))
-				corrupt(vs, blk, "item %u is live but its t_ctid does not point to itself", off);
+			/*
+			 * A version never updated points to itself.  (One whose updater
+			 * aborted keeps the dead successor in t_ctid, as on heap.)
+			 */
+			if (HeapTupleHeaderGetRawXmax(t) == InvalidTransactionId &&
+				!ItemPointerEquals(&t->t_ctid, &li->tid))
+				corrupt(vs, blk, "item %u was never updated but its t_ctid does not point to itself", off);
 		}
 
 		/* the map must lead to every version whose inserter committed */

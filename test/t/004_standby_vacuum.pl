@@ -1,0 +1,73 @@
+# Hot standby safety of VACUUM on a ddb table.
+#
+# Generic WAL records carry no conflict horizon.  ddb logs one before it
+# removes versions, so a standby query whose snapshot can still see the
+# removed versions is cancelled instead of silently missing rows.  The
+# standby query below must either still count every row or be cancelled;
+# it must never see fewer rows.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->start;
+$primary->safe_psql('postgres', q{
+	CREATE EXTENSION ddb;
+	CREATE TABLE t (pk text, sk text, item jsonb) USING ddb;
+	INSERT INTO t SELECT 'p' || (i % 100), 's' || i, jsonb_build_object('n', i)
+	  FROM generate_series(1, 5000) i;
+});
+$primary->backup('bk');
+
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'bk', has_streaming => 1);
+$standby->append_conf('postgresql.conf', qq{
+hot_standby_feedback = off
+max_standby_streaming_delay = 1s
+});
+$standby->start;
+$primary->wait_for_catchup($standby);
+
+# A long-running standby transaction with a snapshot that sees 5000 rows.
+my $session = $standby->background_psql('postgres', on_error_stop => 0);
+$session->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+is($session->query_safe('SELECT count(*) FROM t'), '5000', 'standby snapshot sees all rows');
+
+# The primary deletes half and vacuums them away.
+$primary->safe_psql('postgres', q{DELETE FROM t WHERE (item->>'n')::int % 2 = 0});
+$primary->safe_psql('postgres', 'VACUUM t');
+is( $primary->safe_psql('postgres',
+		q{SELECT (v->>'items')::int FROM ddb_verify('t') v}),
+	'2500', 'primary VACUUM removed the deleted versions');
+$primary->wait_for_catchup($standby);
+
+# Same transaction, same snapshot: all rows, or cancelled (an idle
+# transaction is terminated, a running query cancelled). Never 2500.
+my ($out, $failed);
+my $died = !eval {
+	($out, $failed) = $session->query('SELECT count(*) FROM t');
+	1;
+};
+if ($died || $failed)
+{
+	ok( $standby->log_contains(qr/conflict with recovery/),
+		'the standby transaction was cancelled by the recovery conflict');
+}
+else
+{
+	is($out, '5000', 'the standby query still sees every row of its snapshot');
+}
+eval { $session->quit; };
+
+# New transactions on the standby see the primary's state.
+is($standby->safe_psql('postgres', 'SELECT count(*) FROM t'), '2500',
+	'a new standby snapshot sees the deletes');
+is($standby->safe_psql('postgres', q{SELECT (ddb_verify('t')->>'items')::int}),
+	'2500', 'ddb_verify is clean on the standby');
+
+$standby->stop;
+$primary->stop;
+done_testing();
