@@ -8,14 +8,17 @@ OBJS = \
 	src/ddb_tuple.o \
 	src/ddb_tree.o \
 	src/ddb_scan.o \
-	src/ddb_verify.o
+	src/ddb_verify.o \
+	src/ddb_types.o \
+	src/ddb_expr_parse.o \
+	src/ddb_expr_eval.o
 
 EXTENSION = ddb
 DATA = ddb--0.1.sql
 PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 
 # pg_regress: sql/NAME.sql against expected/NAME.out
-REGRESS = extension shape
+REGRESS = extension shape types expr_condition expr_update expr_projection expr_errors
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
