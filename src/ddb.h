@@ -198,4 +198,6 @@ extern HeapTuple ddb_expand_tuple(Relation rel, const char *key, int keylen,
 
 /* ddb_verify.c */
 
+/* ddb_types.c, ddb_expr_parse.c, ddb_expr_eval.c: see ddb_expr.h */
+
 #endif							/* DDB_H */
