@@ -41,7 +41,7 @@ SELECT cond('age = :v', '{":v": "37"}') AS n_eq_s,
        cond('age < :v', '{":v": "99"}') AS n_lt_s,
        cond('age > :v', '{":v": "0"}') AS n_gt_s;
 
--- A absent attribute makes comparisons false; <> is true (not equal).
+-- A missing attribute makes comparisons false; <> is true (not equal).
 SELECT cond('absent = :v', '{":v": 1}') AS eq,
        cond('absent < :v', '{":v": 1}') AS lt,
        cond('absent <> :v', '{":v": 1}') AS ne;
@@ -59,7 +59,7 @@ SELECT cond('tags = :v', '{":v": {"$SS": ["new", "vip"]}}') AS set_unordered,
 SELECT cond('orders[0].amount < orders[1].amount') AS path_vs_path;
 
 -- Nested paths: dots into maps, brackets into lists; a path through the
--- wrong type, or past the end of a list, is simply absent.
+-- wrong type, or past the end of a list, is simply missing.
 SELECT cond('address.city = :v', '{":v": "Oslo"}') AS map_path,
        cond('orders[1].id = :v', '{":v": "B3"}') AS list_path,
        cond('address.geo[1] = :v', '{":v": 10.7}') AS nested,
@@ -150,7 +150,7 @@ SELECT cond('NOT NOT active = :t', '{":t": true}') AS double_not;
 SELECT cond('age between :a and :b or not attribute_exists(pk)', '{":a": 1, ":b": 99}') AS lower_case;
 
 -- Without an item (PutItem of a new key): attribute_not_exists is true and
--- every comparison with a path is false.
+-- a comparison with a path is false (so NOT of it is true).
 SELECT ddb_eval_condition(NULL, 'attribute_not_exists(pk)') AS create_only,
        ddb_eval_condition(NULL, 'pk = :v', NULL, '{":v": "x"}') AS eq,
        ddb_eval_condition(NULL, 'NOT pk = :v', NULL, '{":v": "x"}') AS not_eq;

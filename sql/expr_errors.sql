@@ -1,10 +1,9 @@
 -- Expression errors: each is a ValidationException (SQLSTATE DB001) whose
 -- message names the expression and says what is wrong, as DynamoDB does.
 CREATE EXTENSION IF NOT EXISTS ddb;
-\set VERBOSITY verbose
 -- The SQLSTATE is DB001 and the message starts with the DynamoDB error name.
-SELECT ddb_eval_condition('{}', 'a = ');
-\set VERBOSITY default
+SELECT ddb_project('{}', 'name');
+\echo :LAST_ERROR_SQLSTATE
 
 -- Syntax errors point at the offending token, or at the end of the input.
 SELECT ddb_eval_condition('{}', 'a = ');
