@@ -104,3 +104,6 @@ SELECT ddb_from_typed_json('[1]');
 SELECT ddb_to_typed_json('"just a string"');
 SELECT ddb_validate_item(('{"a": ' || repeat('[', 33) || repeat(']', 33) || '}')::jsonb);
 SELECT ddb_validate_item(('{"a": ' || repeat('[', 32) || repeat(']', 32) || '}')::jsonb);
+-- (only lists and maps are levels: a scalar or a set inside 32 lists is fine)
+SELECT ddb_validate_item(('{"a": ' || repeat('[', 32) || '{"$SS": ["x"]}' || repeat(']', 32) || '}')::jsonb);
+SELECT ddb_from_typed_json(('{"a": ' || repeat('{"L": [', 33) || '{"N": "1"}' || repeat(']}', 33) || '}')::jsonb);

@@ -122,6 +122,7 @@ extern Jsonb *ddb_item_to_typed_jsonb(DdbValue *item);
  */
 extern DdbValue *ddb_validate_item(Jsonb *item);
 extern void ddb_check_item_size(DdbValue *item, const char *what);
+extern void ddb_check_item_depth(DdbValue *item);
 
 /* DynamoDB's item size (bytes), and the size of one value without a name. */
 extern int64 ddb_item_size(DdbValue *item);

@@ -564,6 +564,7 @@ ddb_apply_update_value(DdbUpdate *u, DdbValue *old, const char **key_attrs,
 	for (int i = 0; i < nremoves; i++)
 		path_remove(item, removes[i]->path);
 
+	ddb_check_item_depth(item);
 	ddb_check_item_size(item, "item size to update");
 	pfree(setvals);
 	pfree(removes);

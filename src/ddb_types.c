@@ -120,16 +120,10 @@ ddb_map_get(DdbValue *map, const char *key)
 	return i < 0 ? NULL : map->u.map.vals[i];
 }
 
-void
-ddb_map_put(DdbValue *map, const char *key, DdbValue *val)
+/* Add an attribute known not to be in the map yet (keys read from jsonb). */
+static void
+map_append(DdbValue *map, char *key, DdbValue *val)
 {
-	int			i = map_find(map, key);
-
-	if (i >= 0)
-	{
-		map->u.map.vals[i] = val;
-		return;
-	}
 	if (map->u.map.n == map->u.map.cap)
 	{
 		int			newcap = map->u.map.cap ? map->u.map.cap * 2 : 8;
@@ -146,9 +140,20 @@ ddb_map_put(DdbValue *map, const char *key, DdbValue *val)
 		}
 		map->u.map.cap = newcap;
 	}
-	map->u.map.keys[map->u.map.n] = pstrdup(key);
+	map->u.map.keys[map->u.map.n] = key;
 	map->u.map.vals[map->u.map.n] = val;
 	map->u.map.n++;
+}
+
+void
+ddb_map_put(DdbValue *map, const char *key, DdbValue *val)
+{
+	int			i = map_find(map, key);
+
+	if (i >= 0)
+		map->u.map.vals[i] = val;
+	else
+		map_append(map, pstrdup(key), val);
 }
 
 bool
@@ -182,7 +187,7 @@ ddb_value_copy(DdbValue *v)
 			break;
 		case DDB_TYPE_M:
 			for (int i = 0; i < v->u.map.n; i++)
-				ddb_map_put(c, v->u.map.keys[i], ddb_value_copy(v->u.map.vals[i]));
+				map_append(c, v->u.map.keys[i], ddb_value_copy(v->u.map.vals[i]));
 			break;
 		default:
 			/* scalars are never modified in place: share their payload */
@@ -348,12 +353,12 @@ ddb_check_number(Numeric num)
 	number_shape(num, &ndigits, &exponent);
 	if (ndigits == 0)
 		return;
-	if (ndigits > DDB_MAX_NUMBER_DIGITS)
-		validation_error("ValidationException: attempting to store more than 38 significant digits in a Number");
 	if (exponent > 125)
 		validation_error("ValidationException: number overflow: attempting to store a number with magnitude larger than supported range");
 	if (exponent < -130)
 		validation_error("ValidationException: number underflow: attempting to store a number with magnitude smaller than supported range");
+	if (ndigits > DDB_MAX_NUMBER_DIGITS)
+		validation_error("ValidationException: attempting to store more than 38 significant digits in a Number");
 }
 
 /*
@@ -526,7 +531,7 @@ map_from_container(JsonbContainer *jc, int depth)
 		if (tok == WJB_KEY)
 			key = jbv_cstring(&v);
 		else if (tok == WJB_VALUE)
-			ddb_map_put(map, key, value_from_jbv(&v, depth + 1));
+			map_append(map, key, value_from_jbv(&v, depth + 1));
 	}
 	return map;
 }
@@ -584,7 +589,7 @@ value_from_jbv(JsonbValue *jv, int depth)
 {
 	DdbValue   *v;
 
-	check_depth(depth);
+	check_stack_depth();
 	switch (jv->type)
 	{
 		case jbvNull:
@@ -615,6 +620,7 @@ value_from_jbv(JsonbValue *jv, int depth)
 		JsonbValue	e;
 		JsonbIteratorToken tok;
 
+		check_depth(depth);		/* lists and maps are nesting levels */
 		v = ddb_value_new(DDB_TYPE_L);
 		while ((tok = JsonbIteratorNext(&it, &e, true)) != WJB_DONE)
 			if (tok == WJB_ELEM)
@@ -648,6 +654,7 @@ value_from_jbv(JsonbValue *jv, int depth)
 			{
 				if (val.type != jbvBinary || !JsonContainerIsObject(val.val.binary.data))
 					validation_error("ValidationException: the value of a \"$M\" tag must be a JSON object");
+				check_depth(depth);
 				return map_from_container(val.val.binary.data, depth);
 			}
 			return set_from_jbv(&val,
@@ -656,7 +663,16 @@ value_from_jbv(JsonbValue *jv, int depth)
 								depth);
 		}
 	}
+	check_depth(depth);
 	return map_from_container(jv->val.binary.data, depth);
+}
+
+static void
+check_attribute_names(DdbValue *item)
+{
+	for (int i = 0; i < item->u.map.n; i++)
+		if (item->u.map.keys[i][0] == '\0')
+			validation_error("ValidationException: one or more parameter values were invalid: an attribute name is empty");
 }
 
 DdbValue *
@@ -667,9 +683,7 @@ ddb_item_from_jsonb(Jsonb *item)
 	if (!JB_ROOT_IS_OBJECT(item))
 		validation_error("ValidationException: an item must be a JSON object of attributes");
 	map = map_from_container(&item->root, 0);
-	for (int i = 0; i < map->u.map.n; i++)
-		if (map->u.map.keys[i][0] == '\0')
-			validation_error("ValidationException: one or more parameter values were invalid: an attribute name is empty");
+	check_attribute_names(map);
 	return map;
 }
 
@@ -938,7 +952,7 @@ typed_map_from_container(JsonbContainer *jc, int depth)
 		if (tok == WJB_KEY)
 			key = jbv_cstring(&v);
 		else if (tok == WJB_VALUE)
-			ddb_map_put(map, key, typed_value_from_jbv(&v, depth + 1));
+			map_append(map, key, typed_value_from_jbv(&v, depth + 1));
 	}
 	return map;
 }
@@ -977,7 +991,7 @@ typed_value_from_jbv(JsonbValue *jv, int depth)
 	DdbValue   *v;
 	JsonbIteratorToken tok;
 
-	check_depth(depth);
+	check_stack_depth();
 	if (jv->type != jbvBinary || !JsonContainerIsObject(jv->val.binary.data))
 		typed_error("an attribute value must be a JSON object such as {\"S\": \"text\"}");
 	if (JsonContainerSize(jv->val.binary.data) == 0)
@@ -1016,6 +1030,8 @@ typed_value_from_jbv(JsonbValue *jv, int depth)
 		case DDB_TYPE_SS:
 		case DDB_TYPE_NS:
 		case DDB_TYPE_BS:
+			if (type == DDB_TYPE_L)
+				check_depth(depth);
 			if (val.type != jbvBinary || !JsonContainerIsArray(val.val.binary.data))
 				typed_error(type == DDB_TYPE_L ? "an L value must be a JSON array" :
 							"a set value must be a JSON array of strings");
@@ -1036,6 +1052,7 @@ typed_value_from_jbv(JsonbValue *jv, int depth)
 				check_set(v);
 			return v;
 		case DDB_TYPE_M:
+			check_depth(depth);
 			if (val.type != jbvBinary || !JsonContainerIsObject(val.val.binary.data))
 				typed_error("an M value must be a JSON object");
 			return typed_map_from_container(val.val.binary.data, depth);
@@ -1046,9 +1063,13 @@ typed_value_from_jbv(JsonbValue *jv, int depth)
 DdbValue *
 ddb_item_from_typed_jsonb(Jsonb *item)
 {
+	DdbValue   *map;
+
 	if (!JB_ROOT_IS_OBJECT(item))
 		validation_error("ValidationException: an item must be a JSON object of attributes");
-	return typed_map_from_container(&item->root, 0);
+	map = typed_map_from_container(&item->root, 0);
+	check_attribute_names(map);
+	return map;
 }
 
 /* ------------------------------------------------------------------------
@@ -1120,6 +1141,35 @@ ddb_check_item_size(DdbValue *item, const char *what)
 						what),
 				 errdetail("The item is " INT64_FORMAT " bytes as DynamoDB counts them; the limit is %d.",
 						   size, DDB_MAX_ITEM_BYTES)));
+}
+
+static int
+value_depth(DdbValue *v)
+{
+	int			d = 0;
+	int			n;
+
+	check_stack_depth();
+	if (v->type != DDB_TYPE_L && v->type != DDB_TYPE_M)
+		return 0;
+	n = v->type == DDB_TYPE_L ? v->u.list.n : v->u.map.n;
+	for (int i = 0; i < n; i++)
+	{
+		/* (not inside Max(), which would evaluate the recursion twice) */
+		int			k = value_depth(v->type == DDB_TYPE_L ? v->u.list.elems[i] :
+									v->u.map.vals[i]);
+
+		d = Max(d, k);
+	}
+	return d + 1;
+}
+
+/* Values built by updates can nest deeper than any input did: check again. */
+void
+ddb_check_item_depth(DdbValue *item)
+{
+	for (int i = 0; i < item->u.map.n; i++)
+		check_depth(value_depth(item->u.map.vals[i]));
 }
 
 DdbValue *
