@@ -103,17 +103,22 @@ SELECT cond('attribute_type(nick, :t)', '{":t": "S"}') AS s,
        cond('attribute_type(active, :t)', '{":t": "BOOL"}') AS bool,
        cond('attribute_type(orders, :t)', '{":t": "L"}') AS l,
        cond('attribute_type(address, :t)', '{":t": "M"}') AS m,
-       cond('attribute_type(age, :t)', '{":t": "S"}') AS wrong;
+       cond('attribute_type(age, :t)', '{":t": "S"}') AS wrong,
+       cond('attribute_type(:v, :t)', '{":v": 1, ":t": "N"}') AS of_value;
 
--- begins_with: S and B prefixes; other types are simply false.
+-- begins_with: S and B prefixes; other types are simply false.  Either
+-- argument may be a path or a value.
 SELECT cond('begins_with(pk, :p)', '{":p": "CUST#"}') AS s_prefix,
+       cond('begins_with(:s, nick)', '{":s": "Annabel"}') AS value_first,
        cond('begins_with(pk, :p)', '{":p": "ORDER#"}') AS s_no,
        cond('begins_with(bin, :p)', '{":p": {"$B": "AQI="}}') AS b_prefix,
        cond('begins_with(age, :p)', '{":p": "3"}') AS n_is_false,
        cond('begins_with(pk, :p)', '{":p": ""}') AS empty_prefix;
 
--- contains: substring of S, member of a set, element of a list.
+-- contains: substring of S, byte run of B, member of a set, element of a
+-- list.
 SELECT cond('contains(nick, :v)', '{":v": "nn"}') AS substring,
+       cond('contains(bin, :v)', '{":v": {"$B": "AgM="}}') AS bytes,
        cond('contains(tags, :v)', '{":v": "vip"}') AS ss_member,
        cond('contains(lucky, :v)', '{":v": 13.0}') AS ns_member,
        cond('contains(bins, :v)', '{":v": {"$B": "AQ=="}}') AS bs_member,

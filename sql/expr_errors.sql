@@ -72,23 +72,34 @@ SELECT ddb_eval_condition('{}', 'attribute_exists(:v)', NULL, '{":v": 1}');
 SELECT ddb_eval_condition('{}', 'attribute_type(a, :t)', NULL, '{":t": "STRING"}');
 SELECT ddb_eval_condition('{}', 'attribute_type(a, b)');
 SELECT ddb_eval_condition('{}', 'begins_with(a, :n)', NULL, '{":n": 1}');
+SELECT ddb_eval_condition('{}', 'size(a, b) = :v', NULL, '{":v": 1}');
+SELECT ddb_eval_condition('{}', 'contains(a)');
 SELECT ddb_apply_update('{}', 'SET a = size(b)');
 SELECT ddb_apply_update('{}', 'SET a = if_not_exists(:v, :v)', NULL, '{":v": 1}');
+SELECT ddb_apply_update('{}', 'SET a = if_not_exists(if_not_exists(a, :v), :v)', NULL, '{":v": 1}');
+SELECT ddb_apply_update('{}', 'SET a = list_append(:v)', NULL, '{":v": [1]}');
+SELECT ddb_apply_update('{}', 'SET a = list_append(list_append(:v, :v), :v)', NULL, '{":v": [1]}');
+SELECT ddb_apply_update('{}', 'SET a = LIST_APPEND(:v, :v)', NULL, '{":v": [1]}');
+SELECT ddb_apply_update('{}', 'SET a = f123_hi(b, c, d)');
+-- names (of attributes and of functions) start with a letter
+SELECT ddb_apply_update('{}', 'SET a = _f(b)');
+SELECT ddb_project('{}', '_a');
 
 -- Operand types of constants are checked before any item is read.
 SELECT ddb_eval_condition('{}', 'a < :v', NULL, '{":v": [1]}');
 SELECT ddb_eval_condition('{}', 'a BETWEEN :lo AND :hi', NULL, '{":lo": 1, ":hi": {"$SS": ["x"]}}');
 SELECT ddb_eval_condition('{}', 'a BETWEEN :lo AND :hi', NULL, '{":lo": 9, ":hi": 1}');
+SELECT ddb_eval_condition('{}', 'a BETWEEN :lo AND :hi', NULL, '{":lo": 2, ":hi": "dog"}');
 SELECT ddb_apply_update('{}', 'SET a = b + :s', NULL, '{":s": "x"}');
 SELECT ddb_apply_update('{}', 'SET a = list_append(b, :s)', NULL, '{":s": "x"}');
 SELECT ddb_apply_update('{}', 'ADD a :s', NULL, '{":s": "x"}');
 SELECT ddb_apply_update('{}', 'DELETE a :n', NULL, '{":n": 1}');
 
--- IN takes at most 100 values.
+-- IN takes at most 100 operands, the left one included (so 99 values).
+SELECT ddb_eval_condition('{"a": 1}', 'a IN (' || string_agg(':v', ', ') || ')', NULL, '{":v": 1}')
+  FROM generate_series(1, 99);
 SELECT ddb_eval_condition('{"a": 1}', 'a IN (' || string_agg(':v', ', ') || ')', NULL, '{":v": 1}')
   FROM generate_series(1, 100);
-SELECT ddb_eval_condition('{"a": 1}', 'a IN (' || string_agg(':v', ', ') || ')', NULL, '{":v": 1}')
-  FROM generate_series(1, 101);
 
 -- Update paths must not overlap (one a prefix of the other, or the same
 -- path twice) nor conflict (one attribute used as both map and list).

@@ -32,6 +32,10 @@ SELECT ddb_apply_update('{"m": {"x": 1}, "l": [0, 1]}',
                         'SET m.y = :v, m.x = :v, l[1] = :v, l[7] = :w',
                         NULL, '{":v": "new", ":w": "appended"}');
 
+-- Several indexes past the end append in index order, not written order.
+SELECT ddb_apply_update('{"l": ["x"]}', 'SET l[84] = :a, l[37] = :b, l[17] = :c',
+                        NULL, '{":a": 84, ":b": 37, ":c": 17}');
+
 -- #name placeholders, also inside paths.
 SELECT ddb_apply_update('{"status": "OPEN", "meta": {"count": 1}}',
                         'SET #s = :s, #m.#c = #m.#c + :one',
@@ -46,6 +50,11 @@ SELECT ddb_apply_update('{"a": 1, "b": 2, "m": {"x": 1, "y": 2}}', 'REMOVE a, m.
 SELECT ddb_apply_update('{"l": ["a", "b", "c", "d", "e"]}', 'REMOVE l[1], l[3]');
 SELECT ddb_apply_update('{"l": ["a", "b", "c", "d", "e"]}', 'REMOVE l[3], l[1], l[9]');
 SELECT ddb_apply_update('{"l": [{"x": 1, "y": 2}, "b"]}', 'REMOVE l[0].x, l[1]');
+-- ... and so do the indexes of SET in the same update: l[3] is the old l[3].
+SELECT ddb_apply_update('{"l": [2, 3, 4, 5, 6, 7]}', 'REMOVE l[1] SET l[3] = :v', NULL, '{":v": 17}');
+-- REMOVE through a missing parent is an error (see below), but DynamoDB
+-- ignores it when the whole item is missing.
+SELECT ddb_apply_update(NULL, 'REMOVE m.x, l[0].y');
 
 -- ADD on numbers: increments, and creates a missing attribute (counters).
 SELECT ddb_apply_update('{"count": 41}', 'ADD #c :one, fresh :one', '{"#c": "count"}', '{":one": 1}');

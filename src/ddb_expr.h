@@ -46,7 +46,7 @@
 #define DDB_MAX_EXPRESSION_BYTES	4096	/* per expression */
 #define DDB_MAX_NESTING_DEPTH		32		/* levels of L/M nesting */
 #define DDB_MAX_NUMBER_DIGITS		38		/* significant digits of N */
-#define DDB_MAX_IN_OPERANDS			100		/* right-hand side of IN */
+#define DDB_MAX_IN_OPERANDS			100		/* of IN, its left operand included */
 
 /* ------------------------------------------------------------------------
  * The item model (ddb_types.c)
@@ -199,9 +199,9 @@ typedef enum DdbCondKind
 	DDB_COND_AND,				/* left AND right */
 	DDB_COND_OR,				/* left OR right */
 	DDB_COND_NOT,				/* NOT left */
-	DDB_COND_ATTRIBUTE_EXISTS,	/* attribute_exists(args[0]) */
-	DDB_COND_ATTRIBUTE_NOT_EXISTS,	/* attribute_not_exists(args[0]) */
-	DDB_COND_ATTRIBUTE_TYPE,	/* attribute_type(args[0], args[1]) */
+	DDB_COND_ATTRIBUTE_EXISTS,	/* attribute_exists(args[0]), a PATH */
+	DDB_COND_ATTRIBUTE_NOT_EXISTS,	/* attribute_not_exists(args[0]), a PATH */
+	DDB_COND_ATTRIBUTE_TYPE,	/* attribute_type(args[0], args[1] a VALUE) */
 	DDB_COND_BEGINS_WITH,		/* begins_with(args[0], args[1]) */
 	DDB_COND_CONTAINS			/* contains(args[0], args[1]) */
 } DdbCondKind;

@@ -11,16 +11,19 @@
  *	  bytes, N numerically, B by unsigned bytes); anything else is false;
  *	- a missing attribute makes every comparison false except <>, which is
  *	  true (the values are not equal);
- *	- contains() looks for a substring (S), a member (sets) or an equal
- *	  element (L); begins_with() takes S or B prefixes;
+ *	- contains() looks for a substring (S), a byte run (B), a member (sets)
+ *	  or an equal element (L); begins_with() takes S or B prefixes;
  *	- size() is the length in UTF-8 bytes of S, in bytes of B, the number of
  *	  elements of a set, L or M; of other types (N, BOOL, NULL) it yields no
  *	  value, so the comparison using it is false.
  *
  * Updates follow UpdateItem: every operand is read from the item as it was
  * before the update; SET into a map or list requires the parent to exist
- * (setting a list index past the end appends); REMOVE of list elements
- * shifts the rest left, indexes naming the positions before the update;
+ * (setting list indexes past the end appends, in index order); REMOVE of
+ * list elements shifts the rest left; all list indexes name positions
+ * before the update (REMOVE l[1] SET l[3] = x replaces the old l[3]);
+ * REMOVE through a missing parent is an error, except on a missing item
+ * (DynamoDB ignores it there);
  * ADD adds numbers or unions sets, creating the attribute when missing;
  * DELETE subtracts a set and removes the attribute when it becomes empty.
  * Type mismatches at this stage are DynamoDB's "An operand in the update
@@ -166,7 +169,9 @@ eval_contains(DdbValue *hay, DdbValue *needle)
 	switch (hay->type)
 	{
 		case DDB_TYPE_S:
-			if (needle->type != DDB_TYPE_S)
+		case DDB_TYPE_B:
+			/* a substring of a string, or a byte run of a binary */
+			if (needle->type != hay->type)
 				return false;
 			if (needle->u.str.len == 0)
 				return true;
@@ -381,7 +386,7 @@ path_set(DdbValue *root, DdbPath *path, DdbValue *val)
 }
 
 static void
-path_remove(DdbValue *root, DdbPath *path)
+path_remove(DdbValue *root, DdbPath *path, bool lenient)
 {
 	DdbValue   *parent = path_parent(root, path);
 	DdbPathElem *last = &path->elems[path->nelems - 1];
@@ -389,13 +394,21 @@ path_remove(DdbValue *root, DdbPath *path)
 	if (last->kind == DDB_PATH_NAME)
 	{
 		if (parent == NULL || parent->type != DDB_TYPE_M)
+		{
+			if (lenient)
+				return;
 			invalid_path(path);
+		}
 		(void) ddb_map_remove(parent, last->name);
 	}
 	else
 	{
 		if (parent == NULL || parent->type != DDB_TYPE_L)
+		{
+			if (lenient)
+				return;
 			invalid_path(path);
+		}
 		if (last->index < parent->u.list.n)
 		{
 			memmove(&parent->u.list.elems[last->index],
@@ -463,12 +476,12 @@ apply_delete(DdbValue *item, DdbPath *path, DdbValue *val)
 		if (!ddb_set_contains(val, cur->u.list.elems[i]))
 			ddb_list_append(res, cur->u.list.elems[i]);
 	if (res->u.list.n == 0)
-		path_remove(item, path);
+		path_remove(item, path, false);
 	else
 		path_set(item, path, res);
 }
 
-/* Path order for REMOVE: lexicographic, list indexes numerically. */
+/* Action order: by path, lexicographic, list indexes numerically. */
 static int
 path_cmp(const void *a, const void *b)
 {
@@ -508,8 +521,11 @@ ddb_apply_update_value(DdbUpdate *u, DdbValue *old, const char **key_attrs,
 {
 	DdbValue   *item;
 	DdbValue  **setvals = palloc0(u->nactions * sizeof(DdbValue *));
+	DdbUpdateAction **writes = palloc(u->nactions * sizeof(DdbUpdateAction *));
 	DdbUpdateAction **removes = palloc(u->nactions * sizeof(DdbUpdateAction *));
+	int			nwrites = 0;
 	int			nremoves = 0;
+	bool		no_item = (old == NULL);
 
 	if (old == NULL)
 		old = ddb_value_new(DDB_TYPE_M);
@@ -534,20 +550,32 @@ ddb_apply_update_value(DdbUpdate *u, DdbValue *old, const char **key_attrs,
 			setvals[i] = eval_set_operand(u->actions[i].value, old);
 
 	/*
-	 * Paths never overlap (the parser checked), so applying the actions to
-	 * a copy in any order gives the same result -- except that list indexes
-	 * of REMOVE name positions before the update: remove from the highest
-	 * path down so earlier removals do not shift later ones.
+	 * Paths never overlap (the parser checked), so the actions touch
+	 * disjoint parts of the item, and only list indexes make order matter.
+	 * They name positions before the update, as in DynamoDB: first the
+	 * writes in ascending path order (so that indexes past the end append
+	 * in index order), then the removals from the highest path down (so
+	 * that no removal shifts an element a later one names).
 	 */
-	item = ddb_value_copy(old);
 	for (int i = 0; i < u->nactions; i++)
 	{
-		DdbUpdateAction *a = &u->actions[i];
+		if (u->actions[i].kind == DDB_UPDATE_REMOVE)
+			removes[nremoves++] = &u->actions[i];
+		else
+			writes[nwrites++] = &u->actions[i];
+	}
+	qsort(writes, nwrites, sizeof(DdbUpdateAction *), path_cmp);
+	qsort(removes, nremoves, sizeof(DdbUpdateAction *), path_cmp_desc);
+
+	item = ddb_value_copy(old);
+	for (int i = 0; i < nwrites; i++)
+	{
+		DdbUpdateAction *a = writes[i];
 
 		switch (a->kind)
 		{
 			case DDB_UPDATE_SET:
-				path_set(item, a->path, setvals[i]);
+				path_set(item, a->path, setvals[a - u->actions]);
 				break;
 			case DDB_UPDATE_ADD:
 				apply_add(item, a->path, a->value->value);
@@ -556,17 +584,17 @@ ddb_apply_update_value(DdbUpdate *u, DdbValue *old, const char **key_attrs,
 				apply_delete(item, a->path, a->value->value);
 				break;
 			case DDB_UPDATE_REMOVE:
-				removes[nremoves++] = a;
 				break;
 		}
 	}
-	qsort(removes, nremoves, sizeof(DdbUpdateAction *), path_cmp_desc);
+	/* DynamoDB ignores REMOVE through missing parents on a missing item */
 	for (int i = 0; i < nremoves; i++)
-		path_remove(item, removes[i]->path);
+		path_remove(item, removes[i]->path, no_item);
 
 	ddb_check_item_depth(item);
 	ddb_check_item_size(item, "item size to update");
 	pfree(setvals);
+	pfree(writes);
 	pfree(removes);
 	return item;
 }
@@ -585,8 +613,11 @@ Jsonb *
 ddb_apply_update(DdbUpdate *u, Jsonb *item, const char **key_attrs, int nkey_attrs,
 				 Jsonb **updated_old, Jsonb **updated_new)
 {
-	DdbValue   *old = item ? ddb_item_from_jsonb(item) : ddb_value_new(DDB_TYPE_M);
+	DdbValue   *old = item ? ddb_item_from_jsonb(item) : NULL;
 	DdbValue   *new = ddb_apply_update_value(u, old, key_attrs, nkey_attrs);
+
+	if (old == NULL)
+		old = ddb_value_new(DDB_TYPE_M);
 
 	if (updated_old)
 		*updated_old = ddb_item_to_jsonb(ddb_project_value(update_paths(u), u->nactions, old));

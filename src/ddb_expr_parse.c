@@ -437,7 +437,7 @@ lex(const char *p, Token *t)
 				while (isdigit((unsigned char) p[t->len]))
 					t->len++;
 			}
-			else if (isalpha((unsigned char) *p) || *p == '_')
+			else if (isalpha((unsigned char) *p))
 			{
 				t->type = TOK_IDENT;
 				while (ident_char(p[t->len]))
@@ -536,13 +536,6 @@ tok_is_keyword(Parser *ps, const char *kw)
 {
 	return ps->tok.type == TOK_IDENT && ps->tok.len == strlen(kw) &&
 		pg_strncasecmp(ps->tok.start, kw, ps->tok.len) == 0;
-}
-
-static bool
-tok_is(Parser *ps, const char *word)
-{
-	return ps->tok.type == TOK_IDENT && ps->tok.len == strlen(word) &&
-		strncmp(ps->tok.start, word, ps->tok.len) == 0;
 }
 
 static void
@@ -729,49 +722,20 @@ parse_value_operand(Parser *ps)
 	return op;
 }
 
-/* The first argument of most functions must be a document path. */
-static DdbPath *
-parse_function_path(Parser *ps, const char *fname)
+static bool
+is_condition_function(const char *name)
 {
-	if (ps->tok.type == TOK_VALUEREF ||
-		(ps->tok.type == TOK_IDENT && peek_type(ps) == TOK_LPAREN))
-		parse_error(ps, "operator or function requires a document path; operator or function: %s",
-					fname);
-	return parse_path(ps);
+	return strcmp(name, "attribute_exists") == 0 ||
+		strcmp(name, "attribute_not_exists") == 0 ||
+		strcmp(name, "attribute_type") == 0 ||
+		strcmp(name, "begins_with") == 0 ||
+		strcmp(name, "contains") == 0;
 }
 
 static bool
-is_condition_function(Parser *ps)
+is_update_function(const char *name)
 {
-	return tok_is(ps, "attribute_exists") || tok_is(ps, "attribute_not_exists") ||
-		tok_is(ps, "attribute_type") || tok_is(ps, "begins_with") ||
-		tok_is(ps, "contains");
-}
-
-static bool
-is_update_function(Parser *ps)
-{
-	return tok_is(ps, "if_not_exists") || tok_is(ps, "list_append");
-}
-
-static void function_error(Parser *ps, bool in_update) pg_attribute_noreturn();
-
-/* A function call where it is not allowed, or one that does not exist. */
-static void
-function_error(Parser *ps, bool in_update)
-{
-	if (is_condition_function(ps) || tok_is(ps, "size"))
-	{
-		if (in_update)
-			parse_error(ps, "the function is not allowed in an update expression; function: %.*s",
-						ps->tok.len, ps->tok.start);
-		parse_error(ps, "the function is not allowed to be used this way in an expression; function: %.*s",
-					ps->tok.len, ps->tok.start);
-	}
-	if (is_update_function(ps))
-		parse_error(ps, "the function is not allowed to be used this way in an expression; function: %.*s",
-					ps->tok.len, ps->tok.start);
-	parse_error(ps, "invalid function name; function: %.*s", ps->tok.len, ps->tok.start);
+	return strcmp(name, "if_not_exists") == 0 || strcmp(name, "list_append") == 0;
 }
 
 static void operand_type_error(Parser *ps, const char *op, DdbValue *v) pg_attribute_noreturn();
@@ -783,30 +747,104 @@ operand_type_error(Parser *ps, const char *op, DdbValue *v)
 				op, ddb_type_name(v->type));
 }
 
+/*
+ * A function call, parsed before its name is judged: like DynamoDB, the
+ * grammar takes any name with any number of arguments, and the meaning
+ * (known function, right place, right arguments) is checked afterwards.
+ */
+typedef struct Call
+{
+	char	   *name;
+	int			nargs;
+	DdbOperand **args;
+} Call;
+
+typedef DdbOperand *(*ArgParser) (Parser *ps);
+
+/* call : name '(' arg (',' arg)* ')' */
+static Call *
+parse_call(Parser *ps, ArgParser parse_arg)
+{
+	Call	   *call = palloc0(sizeof(Call));
+	int			cap = 4;
+
+	call->name = pnstrdup(ps->tok.start, ps->tok.len);
+	call->args = palloc(cap * sizeof(DdbOperand *));
+	enter(ps);
+	advance(ps);				/* the name */
+	advance(ps);				/* ( */
+	for (;;)
+	{
+		if (call->nargs == cap)
+		{
+			cap *= 2;
+			call->args = repalloc(call->args, cap * sizeof(DdbOperand *));
+		}
+		call->args[call->nargs++] = parse_arg(ps);
+		if (ps->tok.type != TOK_COMMA)
+			break;
+		advance(ps);
+	}
+	expect(ps, TOK_RPAREN);
+	leave(ps);
+	return call;
+}
+
+static void
+check_nargs(Parser *ps, Call *call, int want)
+{
+	if (call->nargs != want)
+		parse_error(ps, "incorrect number of operands for operator or function; operator or function: %s, number of operands: %d",
+					call->name, call->nargs);
+}
+
+/* Some arguments must be document paths, not values or function calls. */
+static DdbPath *
+call_path_arg(Parser *ps, Call *call, int i)
+{
+	if (call->args[i]->kind != DDB_OPERAND_PATH)
+		parse_error(ps, "operator or function requires a document path; operator or function: %s",
+					call->name);
+	return call->args[i]->path;
+}
+
+static bool
+at_call(Parser *ps)
+{
+	return ps->tok.type == TOK_IDENT && peek_type(ps) == TOK_LPAREN;
+}
+
 /* operand : path | :value | size '(' path ')' */
 static DdbOperand *
 parse_operand(Parser *ps)
 {
 	DdbOperand *op;
+	Call	   *call;
 
 	if (ps->tok.type == TOK_VALUEREF)
 		return parse_value_operand(ps);
-	if (ps->tok.type == TOK_IDENT && peek_type(ps) == TOK_LPAREN)
+	if (!at_call(ps))
 	{
-		if (!tok_is(ps, "size"))
-			function_error(ps, false);
-		enter(ps);
-		advance(ps);
-		advance(ps);
-		op = make_operand(DDB_OPERAND_SIZE);
-		op->path = parse_function_path(ps, "size");
-		expect(ps, TOK_RPAREN);
-		leave(ps);
+		op = make_operand(DDB_OPERAND_PATH);
+		op->path = parse_path(ps);
 		return op;
 	}
-	op = make_operand(DDB_OPERAND_PATH);
-	op->path = parse_path(ps);
-	return op;
+
+	call = parse_call(ps, parse_operand);
+	if (strcmp(call->name, "size") == 0)
+	{
+		check_nargs(ps, call, 1);
+		op = make_operand(DDB_OPERAND_SIZE);
+		op->path = call_path_arg(ps, call, 0);
+		return op;
+	}
+	if (is_condition_function(call->name))
+		parse_error(ps, "the function is not allowed to be used this way in an expression; function: %s",
+					call->name);
+	if (is_update_function(call->name))
+		parse_error(ps, "the function is not allowed in a condition expression; function: %s",
+					call->name);
+	parse_error(ps, "invalid function name; function: %s", call->name);
 }
 
 /* ------------------------------------------------------------------------
@@ -833,39 +871,35 @@ is_ordered_scalar(DdbValue *v)
 	return v->type == DDB_TYPE_S || v->type == DDB_TYPE_N || v->type == DDB_TYPE_B;
 }
 
-/* bool_function '(' args ')' */
+/*
+ * bool_function '(' args ')': attribute_exists(path),
+ * attribute_not_exists(path), attribute_type(operand, :type),
+ * begins_with(operand, operand), contains(operand, operand).  DynamoDB
+ * accepts values as well as paths where a path is not required.
+ */
 static DdbCondition *
-parse_condition_function(Parser *ps)
+condition_function(Parser *ps, Call *call)
 {
 	DdbCondition *c;
-	char	   *fname = pnstrdup(ps->tok.start, ps->tok.len);
 	DdbCondKind kind;
 	int			nargs;
 
-	if (strcmp(fname, "attribute_exists") == 0)
+	if (strcmp(call->name, "attribute_exists") == 0)
 		kind = DDB_COND_ATTRIBUTE_EXISTS, nargs = 1;
-	else if (strcmp(fname, "attribute_not_exists") == 0)
+	else if (strcmp(call->name, "attribute_not_exists") == 0)
 		kind = DDB_COND_ATTRIBUTE_NOT_EXISTS, nargs = 1;
-	else if (strcmp(fname, "attribute_type") == 0)
+	else if (strcmp(call->name, "attribute_type") == 0)
 		kind = DDB_COND_ATTRIBUTE_TYPE, nargs = 2;
-	else if (strcmp(fname, "begins_with") == 0)
+	else if (strcmp(call->name, "begins_with") == 0)
 		kind = DDB_COND_BEGINS_WITH, nargs = 2;
 	else
 		kind = DDB_COND_CONTAINS, nargs = 2;
 
-	enter(ps);
-	advance(ps);				/* function name */
-	advance(ps);				/* ( */
+	check_nargs(ps, call, nargs);
 	c = make_cond(kind, nargs);
-	c->args[0] = make_operand(DDB_OPERAND_PATH);
-	c->args[0]->path = parse_function_path(ps, fname);
-	if (nargs == 2)
-	{
-		expect(ps, TOK_COMMA);
-		c->args[1] = parse_operand(ps);
-	}
-	expect(ps, TOK_RPAREN);
-	leave(ps);
+	memcpy(c->args, call->args, nargs * sizeof(DdbOperand *));
+	if (nargs == 1)
+		(void) call_path_arg(ps, call, 0);
 
 	if (kind == DDB_COND_ATTRIBUTE_TYPE)
 	{
@@ -876,15 +910,25 @@ parse_condition_function(Parser *ps)
 		if (!known_value(c->args[1]))
 			c->type_arg = DDB_TYPE_NULL;
 		else if (t->type != DDB_TYPE_S ||
-			!ddb_type_from_name(t->u.str.data, t->u.str.len, &c->type_arg))
+				 !ddb_type_from_name(t->u.str.data, t->u.str.len, &c->type_arg))
 			parse_error(ps, "invalid attribute type name found; type: %s, valid types: { B,NULL,SS,BOOL,L,BS,N,NS,S,M }",
 						t->type == DDB_TYPE_S ? pnstrdup(t->u.str.data, t->u.str.len) :
 						ddb_type_name(t->type));
 	}
-	if (kind == DDB_COND_BEGINS_WITH && known_value(c->args[1]) &&
-		c->args[1]->value->type != DDB_TYPE_S && c->args[1]->value->type != DDB_TYPE_B)
-		operand_type_error(ps, "begins_with", c->args[1]->value);
+	if (kind == DDB_COND_BEGINS_WITH)
+		for (int i = 0; i < 2; i++)
+			if (known_value(c->args[i]) &&
+				c->args[i]->value->type != DDB_TYPE_S &&
+				c->args[i]->value->type != DDB_TYPE_B)
+				operand_type_error(ps, "begins_with", c->args[i]->value);
 	return c;
+}
+
+static bool
+at_comparison(Parser *ps)
+{
+	return (ps->tok.type >= TOK_EQ && ps->tok.type <= TOK_GE) ||
+		tok_is_keyword(ps, "BETWEEN") || tok_is_keyword(ps, "IN");
 }
 
 static const char *
@@ -914,13 +958,20 @@ parse_primary(Parser *ps)
 		leave(ps);
 		return c;
 	}
-	if (ps->tok.type == TOK_IDENT && peek_type(ps) == TOK_LPAREN)
+	if (at_call(ps))
 	{
-		if (is_condition_function(ps))
-			return parse_condition_function(ps);
-		if (!tok_is(ps, "size"))
-			function_error(ps, false);
-		/* size(path) starts a comparison: fall through */
+		char	   *name = pnstrdup(ps->tok.start, ps->tok.len);
+
+		if (is_condition_function(name))
+		{
+			c = condition_function(ps, parse_call(ps, parse_operand));
+			/* a boolean function is not an operand */
+			if (at_comparison(ps))
+				parse_error(ps, "the function is not allowed to be used this way in an expression; function: %s",
+							name);
+			return c;
+		}
+		/* anything else is an operand: size() or an error */
 	}
 
 	left = parse_operand(ps);
@@ -971,7 +1022,10 @@ parse_primary(Parser *ps)
 				operand_type_error(ps, "BETWEEN", c->args[i]->value);
 		lo = known_value(c->args[1]) ? c->args[1]->value : NULL;
 		hi = known_value(c->args[2]) ? c->args[2]->value : NULL;
-		if (lo && hi && lo->type == hi->type && ddb_scalar_cmp(lo, hi) > 0)
+		if (lo && hi && lo->type != hi->type)
+			parse_error(ps, "the BETWEEN operator requires same data type for lower and upper bounds; lower bound operand: AttributeValue: %s, upper bound operand: AttributeValue: %s",
+						ddb_value_describe(lo), ddb_value_describe(hi));
+		if (lo && hi && ddb_scalar_cmp(lo, hi) > 0)
 			parse_error(ps, "the BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: AttributeValue: %s, upper bound operand: AttributeValue: %s",
 						ddb_value_describe(lo), ddb_value_describe(hi));
 		return c;
@@ -994,8 +1048,9 @@ parse_primary(Parser *ps)
 				c->args = repalloc(c->args, cap * sizeof(DdbOperand *));
 			}
 			c->args[c->nargs++] = parse_operand(ps);
-			if (c->nargs - 1 > DDB_MAX_IN_OPERANDS)
-				parse_error(ps, "too many operands for the IN operator (at most %d)",
+			/* 100 operands in all, the left one included (as DynamoDB counts) */
+			if (c->nargs > DDB_MAX_IN_OPERANDS)
+				parse_error(ps, "too many operands for the IN operator; maximum: %d operands, the left one included",
 							DDB_MAX_IN_OPERANDS);
 			if (ps->tok.type != TOK_COMMA)
 				break;
@@ -1005,6 +1060,9 @@ parse_primary(Parser *ps)
 		return c;
 	}
 
+	/* size() alone is not a condition */
+	if (left->kind == DDB_OPERAND_SIZE)
+		parse_error(ps, "the function is not allowed to be used this way in an expression; function: size");
 	syntax_error(ps);
 }
 
@@ -1156,41 +1214,44 @@ static DdbOperand *
 parse_set_operand(Parser *ps)
 {
 	DdbOperand *op;
+	Call	   *call;
 
 	if (ps->tok.type == TOK_VALUEREF)
 		return parse_value_operand(ps);
-	if (ps->tok.type == TOK_IDENT && peek_type(ps) == TOK_LPAREN)
+	if (!at_call(ps))
 	{
-		if (!is_update_function(ps))
-			function_error(ps, true);
-		enter(ps);
-		if (tok_is(ps, "if_not_exists"))
-		{
-			advance(ps);
-			advance(ps);
-			op = make_operand(DDB_OPERAND_IF_NOT_EXISTS);
-			op->path = parse_function_path(ps, "if_not_exists");
-			expect(ps, TOK_COMMA);
-			op->left = parse_set_operand(ps);
-		}
-		else
-		{
-			advance(ps);
-			advance(ps);
-			op = make_operand(DDB_OPERAND_LIST_APPEND);
-			op->left = parse_set_operand(ps);
-			expect(ps, TOK_COMMA);
-			op->right = parse_set_operand(ps);
-			check_constant_type(ps, op->left, "list_append", DDB_TYPE_L);
-			check_constant_type(ps, op->right, "list_append", DDB_TYPE_L);
-		}
-		expect(ps, TOK_RPAREN);
-		leave(ps);
+		op = make_operand(DDB_OPERAND_PATH);
+		op->path = parse_path(ps);
 		return op;
 	}
-	op = make_operand(DDB_OPERAND_PATH);
-	op->path = parse_path(ps);
-	return op;
+
+	call = parse_call(ps, parse_set_operand);
+	if (strcmp(call->name, "if_not_exists") == 0)
+	{
+		check_nargs(ps, call, 2);
+		op = make_operand(DDB_OPERAND_IF_NOT_EXISTS);
+		op->path = call_path_arg(ps, call, 0);
+		op->left = call->args[1];
+		return op;
+	}
+	if (strcmp(call->name, "list_append") == 0)
+	{
+		check_nargs(ps, call, 2);
+		op = make_operand(DDB_OPERAND_LIST_APPEND);
+		op->left = call->args[0];
+		op->right = call->args[1];
+		/* DynamoDB refuses list_append(list_append(...), ...) */
+		if (op->left->kind == DDB_OPERAND_LIST_APPEND ||
+			op->right->kind == DDB_OPERAND_LIST_APPEND)
+			parse_error(ps, "the function is not allowed to be used this way in an expression; function: list_append");
+		check_constant_type(ps, op->left, "list_append", DDB_TYPE_L);
+		check_constant_type(ps, op->right, "list_append", DDB_TYPE_L);
+		return op;
+	}
+	if (is_condition_function(call->name) || strcmp(call->name, "size") == 0)
+		parse_error(ps, "the function is not allowed in an update expression; function: %s",
+					call->name);
+	parse_error(ps, "invalid function name; function: %s", call->name);
 }
 
 /* set_value : set_operand (('+' | '-') set_operand)? */
