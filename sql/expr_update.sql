@@ -88,6 +88,16 @@ SELECT rv, ddb_apply_update('{"pk": "p", "a": 1, "m": {"x": 1, "y": 2}, "gone": 
                             NULL, '{":one": 1}', NULL, rv)
   FROM unnest(ARRAY['ALL_NEW', 'ALL_OLD', 'UPDATED_OLD', 'UPDATED_NEW', 'NONE']) rv;
 SELECT ddb_apply_update(NULL, 'SET a = :one', NULL, '{":one": 1}', NULL, 'ALL_OLD') AS all_old_of_nothing;
+-- UPDATED_* of nested updates: only the updated paths, in their hierarchy.
+-- Paths that did not exist before (after) are missing from UPDATED_OLD
+-- (UPDATED_NEW); a list index set past the end is not found again, and a
+-- removed list element's index finds its successor -- all as DynamoDB does.
+SELECT expr, ddb_apply_update(i, expr, NULL, vals, NULL, 'UPDATED_OLD') AS updated_old,
+             ddb_apply_update(i, expr, NULL, vals, NULL, 'UPDATED_NEW') AS updated_new
+  FROM (VALUES ('{"a": {"b": "dog", "c": [1, 2, 3]}, "d": "cat"}'::jsonb)) item(i),
+       unnest(ARRAY['SET a.b = :v', 'SET a.c[1] = :v, a.b = :v', 'SET a.x = :v',
+                    'SET a.c[100] = :v', 'REMOVE a.c[1], a.c[3]', 'REMOVE d']) expr,
+       LATERAL (SELECT CASE WHEN expr LIKE 'SET%' THEN '{":v": 7}'::jsonb END) v(vals);
 
 -- Key attributes passed in key_attributes cannot be updated (UpdateItem
 -- passes the table's key names); other attributes can.

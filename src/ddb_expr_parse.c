@@ -672,8 +672,8 @@ parse_path(Parser *ps)
 		if (ps->tok.type != TOK_DOT && ps->tok.type != TOK_LBRACKET)
 			break;
 		if (path->nelems == DDB_MAX_NESTING_DEPTH)
-			parse_error(ps, "the document path has too many nesting levels (at most %d)",
-						DDB_MAX_NESTING_DEPTH);
+			parse_error(ps, "the document path has too many nesting levels; nesting levels: %d (at most %d)",
+						path->nelems + 1, DDB_MAX_NESTING_DEPTH);
 		if (path->nelems == cap)
 		{
 			cap *= 2;
