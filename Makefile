@@ -18,7 +18,7 @@ DATA = ddb--0.1.sql
 PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 
 # pg_regress: sql/NAME.sql against expected/NAME.out
-REGRESS = extension shape types expr_condition expr_update expr_projection expr_errors
+REGRESS = extension shape types expr_condition expr_update expr_projection expr_key_condition expr_errors
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}

@@ -109,3 +109,11 @@ AS 'MODULE_PATHNAME', 'ddb_project_sql'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION ddb_project(jsonb, text, jsonb) IS
   'apply a DynamoDB ProjectionExpression to an item';
+
+CREATE FUNCTION ddb_key_condition(condition text, partition_key text, sort_key text DEFAULT NULL,
+                                  names jsonb DEFAULT NULL, vals jsonb DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_key_condition_sql'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION ddb_key_condition(text, text, text, jsonb, jsonb) IS
+  'check a DynamoDB KeyConditionExpression against a key schema and show what a Query would read';

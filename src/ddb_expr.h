@@ -265,6 +265,25 @@ extern DdbUpdate *ddb_parse_update(DdbExprContext *cx, const char *text);
 extern DdbProjection *ddb_parse_projection(DdbExprContext *cx, const char *text);
 extern void ddb_expr_end(DdbExprContext *cx);
 
+/*
+ * A KeyConditionExpression, checked against DynamoDB's rules and reduced to
+ * what a Query needs: partition key = value, and at most one condition on
+ * the sort key.  Only = < <= > >= BETWEEN begins_with and one AND are
+ * allowed, each comparing a key attribute (left) with a value.
+ */
+typedef struct DdbKeyCondition
+{
+	DdbValue   *pk_value;		/* partition key = pk_value */
+	bool		has_sk;			/* is there a sort-key condition? */
+	DdbCondKind sk_kind;		/* DDB_COND_COMPARE, _BETWEEN or _BEGINS_WITH */
+	DdbCompareOp sk_op;			/* DDB_COND_COMPARE: EQ, LT, LE, GT or GE */
+	DdbValue   *sk_value;		/* the operand; BETWEEN's lower bound */
+	DdbValue   *sk_value2;		/* BETWEEN's upper bound */
+} DdbKeyCondition;
+
+extern void ddb_analyze_key_condition(DdbCondition *cond, const char *pk_name,
+									  const char *sk_name, DdbKeyCondition *out);
+
 extern char *ddb_path_to_string(DdbPath *path);	/* "[a, b, [2]]" as DynamoDB prints */
 extern bool ddb_is_reserved_word(const char *word, int len);
 

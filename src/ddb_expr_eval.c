@@ -51,6 +51,7 @@
 PG_FUNCTION_INFO_V1(ddb_eval_condition_sql);
 PG_FUNCTION_INFO_V1(ddb_apply_update_sql);
 PG_FUNCTION_INFO_V1(ddb_project_sql);
+PG_FUNCTION_INFO_V1(ddb_key_condition_sql);
 
 /* ------------------------------------------------------------------------
  * Paths
@@ -829,4 +830,56 @@ ddb_project_sql(PG_FUNCTION_ARGS)
 	if (item == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_JSONB_P(ddb_apply_projection(p, item));
+}
+
+static DdbValue *
+make_string(const char *s)
+{
+	DdbValue   *v = ddb_value_new(DDB_TYPE_S);
+
+	v->u.str.data = pstrdup(s);
+	v->u.str.len = strlen(s);
+	return v;
+}
+
+/*
+ * ddb_key_condition(condition, partition_key, sort_key, names, vals): what
+ * a Query would make of a KeyConditionExpression, as jsonb
+ * {"partition_key": v, "sort_key": {"op": "...", "values": [...]}}.
+ */
+Datum
+ddb_key_condition_sql(PG_FUNCTION_ARGS)
+{
+	DdbExprContext *cx;
+	DdbCondition *c;
+	DdbKeyCondition kc;
+	DdbValue   *res = ddb_value_new(DDB_TYPE_M);
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	cx = ddb_expr_begin(ARG_JSONB_OR_NULL(3), ARG_JSONB_OR_NULL(4));
+	c = ddb_parse_condition(cx, text_to_cstring(PG_GETARG_TEXT_PP(0)),
+							"KeyConditionExpression");
+	ddb_expr_end(cx);
+	ddb_analyze_key_condition(c, text_to_cstring(PG_GETARG_TEXT_PP(1)),
+							  PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2)),
+							  &kc);
+
+	ddb_map_put(res, "partition_key", kc.pk_value);
+	if (kc.has_sk)
+	{
+		static const char *const ops[] = {"=", "<>", "<", "<=", ">", ">="};
+		DdbValue   *sk = ddb_value_new(DDB_TYPE_M);
+		DdbValue   *values = ddb_value_new(DDB_TYPE_L);
+
+		ddb_map_put(sk, "op", make_string(kc.sk_kind == DDB_COND_BETWEEN ? "BETWEEN" :
+										  kc.sk_kind == DDB_COND_BEGINS_WITH ? "begins_with" :
+										  ops[kc.sk_op]));
+		ddb_list_append(values, kc.sk_value);
+		if (kc.sk_value2)
+			ddb_list_append(values, kc.sk_value2);
+		ddb_map_put(sk, "values", values);
+		ddb_map_put(res, "sort_key", sk);
+	}
+	PG_RETURN_JSONB_P(ddb_item_to_jsonb(res));
 }

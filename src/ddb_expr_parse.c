@@ -1378,3 +1378,138 @@ ddb_parse_projection(DdbExprContext *cx, const char *text)
 	check_paths(&ps, p->paths, p->npaths);
 	return p;
 }
+
+/* ------------------------------------------------------------------------
+ * Key conditions (for Query)
+ * ------------------------------------------------------------------------
+ */
+static void key_condition_error(const char *fmt,...) pg_attribute_printf(1, 2) pg_attribute_noreturn();
+
+static void
+key_condition_error(const char *fmt,...)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (;;)
+	{
+		va_list		args;
+		int			needed;
+
+		va_start(args, fmt);
+		needed = appendStringInfoVA(&buf, fmt, args);
+		va_end(args);
+		if (needed == 0)
+			break;
+		enlargeStringInfo(&buf, needed);
+	}
+	ereport(ERROR,
+			(errcode(DDB_ERRCODE_VALIDATION),
+			 errmsg("ValidationException: %s", buf.data)));
+}
+
+/* The key attribute a simple condition is about, or NULL. */
+static const char *
+key_condition_attribute(DdbCondition *c)
+{
+	DdbOperand *a = c->args[0];
+
+	for (int i = 1; i < c->nargs; i++)
+		if (c->args[i]->kind != DDB_OPERAND_VALUE)
+			key_condition_error("invalid KeyConditionExpression: the right-hand side of a key condition must be a value");
+	if (a->kind != DDB_OPERAND_PATH)
+		key_condition_error("invalid KeyConditionExpression: a key condition must name a key attribute on its left-hand side");
+	if (a->path->nelems != 1)
+		key_condition_error("invalid KeyConditionExpression: key conditions cannot use nested attribute paths; path: %s",
+							ddb_path_to_string(a->path));
+	for (int i = 1; i < c->nargs; i++)
+	{
+		DdbType		t = c->args[i]->value->type;
+
+		if (t != DDB_TYPE_S && t != DDB_TYPE_N && t != DDB_TYPE_B)
+			key_condition_error("invalid KeyConditionExpression: key values must be of type S, N or B; operand type: %s",
+								ddb_type_name(t));
+	}
+	return a->path->elems[0].name;
+}
+
+static void
+key_condition_one(DdbCondition *c, const char *pk_name, const char *sk_name,
+				  DdbKeyCondition *out, bool *seen_pk)
+{
+	const char *attr;
+
+	switch (c->kind)
+	{
+		case DDB_COND_AND:
+			key_condition_error("invalid KeyConditionExpression: a key condition can have at most two conditions joined by AND");
+		case DDB_COND_OR:
+		case DDB_COND_NOT:
+		case DDB_COND_IN:
+		case DDB_COND_ATTRIBUTE_EXISTS:
+		case DDB_COND_ATTRIBUTE_NOT_EXISTS:
+		case DDB_COND_ATTRIBUTE_TYPE:
+		case DDB_COND_CONTAINS:
+			key_condition_error("invalid operator used in KeyConditionExpression: %s",
+								c->kind == DDB_COND_OR ? "OR" :
+								c->kind == DDB_COND_NOT ? "NOT" :
+								c->kind == DDB_COND_IN ? "IN" :
+								c->kind == DDB_COND_ATTRIBUTE_EXISTS ? "attribute_exists" :
+								c->kind == DDB_COND_ATTRIBUTE_NOT_EXISTS ? "attribute_not_exists" :
+								c->kind == DDB_COND_ATTRIBUTE_TYPE ? "attribute_type" : "contains");
+		case DDB_COND_COMPARE:
+			if (c->op == DDB_CMP_NE)
+				key_condition_error("invalid operator used in KeyConditionExpression: <>");
+			break;
+		case DDB_COND_BETWEEN:
+		case DDB_COND_BEGINS_WITH:
+			break;
+	}
+
+	attr = key_condition_attribute(c);
+	if (strcmp(attr, pk_name) == 0)
+	{
+		if (*seen_pk)
+			key_condition_error("KeyConditionExpressions must only contain one condition per key");
+		if (c->kind != DDB_COND_COMPARE || c->op != DDB_CMP_EQ)
+			key_condition_error("query key condition not supported: the partition key \"%s\" takes only =",
+								pk_name);
+		out->pk_value = c->args[1]->value;
+		*seen_pk = true;
+	}
+	else if (sk_name != NULL && strcmp(attr, sk_name) == 0)
+	{
+		if (out->has_sk)
+			key_condition_error("KeyConditionExpressions must only contain one condition per key");
+		out->has_sk = true;
+		out->sk_kind = c->kind;
+		out->sk_op = c->op;
+		out->sk_value = c->args[1]->value;
+		out->sk_value2 = c->kind == DDB_COND_BETWEEN ? c->args[2]->value : NULL;
+	}
+	else
+		key_condition_error("query key condition not supported: \"%s\" is not a key attribute",
+							attr);
+}
+
+/*
+ * Check a parsed KeyConditionExpression against the table's key attribute
+ * names (sk_name NULL: no sort key) and reduce it to *out.
+ */
+void
+ddb_analyze_key_condition(DdbCondition *cond, const char *pk_name,
+						  const char *sk_name, DdbKeyCondition *out)
+{
+	bool		seen_pk = false;
+
+	memset(out, 0, sizeof(DdbKeyCondition));
+	if (cond->kind == DDB_COND_AND)
+	{
+		key_condition_one(cond->left, pk_name, sk_name, out, &seen_pk);
+		key_condition_one(cond->right, pk_name, sk_name, out, &seen_pk);
+	}
+	else
+		key_condition_one(cond, pk_name, sk_name, out, &seen_pk);
+	if (!seen_pk)
+		key_condition_error("query condition missed key schema element: %s", pk_name);
+}
