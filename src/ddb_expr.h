@@ -34,6 +34,15 @@
  * All errors are ERRORs with SQLSTATE DDB_ERRCODE_VALIDATION and a message
  * starting with "ValidationException: ".
  *
+ * Memory: parse trees (and the values they hold) live in the context that
+ * was current at ddb_expr_begin/ddb_parse_*; keep it alive while you
+ * evaluate.  Evaluation allocates in CurrentMemoryContext and frees
+ * nothing, so a loop over many items (a Query filter, say) should evaluate
+ * in a per-item context and reset it.  ddb_eval_condition and
+ * ddb_apply_projection expand only the top-level attributes the expression
+ * names, so their cost does not grow with the rest of the item; they assume
+ * stored items are valid and validate only what they read.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef DDB_EXPR_H

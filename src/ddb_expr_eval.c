@@ -269,10 +269,74 @@ ddb_eval_condition_value(DdbCondition *cond, DdbValue *item)
 	return eval_cond(cond, item);
 }
 
+/* ------------------------------------------------------------------------
+ * Reading only what an expression needs
+ *
+ * A filter or projection over a large item usually names a few of its
+ * attributes.  Rather than expanding the whole item, look up just the
+ * top-level attributes the expression's paths start with (a binary search
+ * in the jsonb object each) and expand those.
+ * ------------------------------------------------------------------------
+ */
+static void
+add_attribute(DdbValue *partial, Jsonb *item, const char *name)
+{
+	JsonbValue	key;
+	JsonbValue *val;
+
+	if (ddb_map_get(partial, name) != NULL)
+		return;
+	key.type = jbvString;
+	key.val.string.val = (char *) name;
+	key.val.string.len = strlen(name);
+	val = findJsonbValueFromContainer(&item->root, JB_FOBJECT, &key);
+	if (val != NULL)
+		ddb_map_put(partial, name, ddb_value_from_jbv(val));
+}
+
+static void
+add_operand_attributes(DdbValue *partial, Jsonb *item, DdbOperand *op)
+{
+	if (op == NULL)
+		return;
+	if (op->path)
+		add_attribute(partial, item, op->path->elems[0].name);
+	add_operand_attributes(partial, item, op->left);
+	add_operand_attributes(partial, item, op->right);
+}
+
+static void
+add_condition_attributes(DdbValue *partial, Jsonb *item, DdbCondition *c)
+{
+	check_stack_depth();
+	for (int i = 0; i < c->nargs; i++)
+		add_operand_attributes(partial, item, c->args[i]);
+	if (c->left)
+		add_condition_attributes(partial, item, c->left);
+	if (c->right)
+		add_condition_attributes(partial, item, c->right);
+}
+
+static void
+check_item_object(Jsonb *item)
+{
+	if (!JB_ROOT_IS_OBJECT(item))
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: an item must be a JSON object of attributes")));
+}
+
 bool
 ddb_eval_condition(DdbCondition *cond, Jsonb *item)
 {
-	return eval_cond(cond, item ? ddb_item_from_jsonb(item) : NULL);
+	DdbValue   *partial;
+
+	if (item == NULL)
+		return eval_cond(cond, NULL);
+	check_item_object(item);
+	partial = ddb_value_new(DDB_TYPE_M);
+	add_condition_attributes(partial, item, cond);
+	return eval_cond(cond, partial);
 }
 
 /* ------------------------------------------------------------------------
@@ -735,8 +799,12 @@ ddb_project_value(DdbPath **paths, int npaths, DdbValue *item)
 Jsonb *
 ddb_apply_projection(DdbProjection *p, Jsonb *item)
 {
-	return ddb_item_to_jsonb(ddb_project_value(p->paths, p->npaths,
-											   ddb_item_from_jsonb(item)));
+	DdbValue   *partial = ddb_value_new(DDB_TYPE_M);
+
+	check_item_object(item);
+	for (int i = 0; i < p->npaths; i++)
+		add_attribute(partial, item, p->paths[i]->elems[0].name);
+	return ddb_item_to_jsonb(ddb_project_value(p->paths, p->npaths, partial));
 }
 
 /* ------------------------------------------------------------------------
