@@ -2,8 +2,8 @@
 """Generate random and mutated DynamoDB expressions for the ddb fuzz test.
 
 Writes COPY text-format rows: id, kind (c = condition, u = update,
-p = projection), expression, item, names, vals -- the last three jsonb text
-or \\N.  Most cases are grammatical with random placeholders and values;
+p = projection, k = key condition, t = typed JSON item in the expression
+column), expression, item, names, vals -- the last three jsonb text or \\N.  Most cases are grammatical with random placeholders and values;
 a share is mutated (spans deleted, duplicated, swapped, tokens inserted) so
 the parser sees near-misses, and a few are pathological (deep nesting,
 oversized text, huge indexes).
@@ -176,6 +176,48 @@ def rprojection():
     return ", ".join(rpath() for _ in range(random.randint(1, 5)))
 
 
+def rkeycond():
+    """A key condition on pk/sk, or any condition (mostly rejected)."""
+    if random.random() < 0.3:
+        return rcond()
+    sk = random.choice(["sk = :v1", "sk < :v1", "sk >= :v1", "sk BETWEEN :v1 AND :v2",
+                        "begins_with(sk, :v1)", "#n0 > :v1", "sk <> :v1"])
+    parts = ["pk = :v0"] + ([sk] if random.random() < 0.7 else [])
+    random.shuffle(parts)
+    return " AND ".join(parts)
+
+
+def rtyped():
+    """Typed JSON (as the expression column), valid or mangled."""
+    def tv(depth=0):
+        t = random.choice(["S", "N", "B", "BOOL", "NULL", "L", "M", "SS", "NS", "BS", "X"])
+        if t == "S":
+            return {"S": rstr()}
+        if t == "N":
+            return {"N": random.choice(["1", "-2.50", "1e3", "1e126", "abc", "", "+1",
+                                        "0.000", "1e99999", ".5", "5."])}
+        if t == "B":
+            return {"B": b64(random.random() < 0.9)}
+        if t == "BOOL":
+            return {"BOOL": random.choice([True, False, "true"])}
+        if t == "NULL":
+            return {"NULL": random.choice([True, False])}
+        if t == "L":
+            return {"L": [tv(depth + 1) for _ in range(random.randint(0, 3 if depth < 4 else 0))]}
+        if t == "M":
+            return {"M": {random.choice(NAMES + ["$B"]): tv(depth + 1)
+                          for _ in range(random.randint(0, 3 if depth < 4 else 0))}}
+        if t == "SS":
+            return {"SS": list({rstr() for _ in range(rsetlen())})}
+        if t == "NS":
+            return {"NS": list({str(random.randint(0, 5)) for _ in range(rsetlen())})}
+        if t == "BS":
+            return {"BS": list({b64() for _ in range(rsetlen())})}
+        return random.choice([{}, {"S": "a", "N": "1"}, "plain", {"X": 1}])
+    item = {random.choice(NAMES): tv() for _ in range(random.randint(0, 5))}
+    return json.dumps(item)
+
+
 def mutate(s):
     for _ in range(random.randint(1, 3)):
         if not s:
@@ -226,10 +268,11 @@ def main():
     random.seed(int(sys.argv[2]) if len(sys.argv) > 2 else None)
     out = sys.stdout
     for i in range(n):
-        kind = random.choice("cup")
-        expr = {"c": rcond, "u": rupdate, "p": rprojection}[kind]()
+        kind = random.choice("cccuuupppkt")
+        expr = {"c": rcond, "u": rupdate, "p": rprojection, "k": rkeycond,
+                "t": rtyped}[kind]()
         r = random.random()
-        if r < 0.35:
+        if r < 0.35 and kind != "t":
             expr = mutate(expr)
         elif r < 0.37:
             expr = pathological(kind)
@@ -255,7 +298,7 @@ def main():
             names = {"bad": 1}
         names = names or (None if random.random() < 0.98 else {})
         vals = vals or (None if random.random() < 0.98 else {})
-        if kind == "p":
+        if kind in "pt":
             vals = None
         out.write("\t".join([str(i), kind, enc(expr), enc(ritem()),
                              enc(names), enc(vals)]) + "\n")

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 #
 # test/fuzz/run.sh: throw random and mutated expressions at ddb's expression
-# parser and evaluator (ddb_eval_condition, ddb_apply_update, ddb_project).
+# parser and evaluator (ddb_eval_condition, ddb_apply_update, ddb_project,
+# ddb_key_condition) and random typed JSON at the item model
+# (ddb_from_typed_json, ddb_to_typed_json, ddb_validate_item, ddb_item_size).
 #
 #   bash test/fuzz/run.sh --smoke     # a few thousand cases, well under 60 s
 #   bash test/fuzz/run.sh [N]         # N cases (default 50000)
@@ -58,8 +60,15 @@ BEGIN
 			ELSIF r.kind = 'u' THEN
 				PERFORM ddb_apply_update(r.item::jsonb, r.expr, r.names::jsonb, r.vals::jsonb,
 										 ARRAY['pk'], 'UPDATED_NEW');
-			ELSE
+			ELSIF r.kind = 'p' THEN
 				PERFORM ddb_project(r.item::jsonb, r.expr, r.names::jsonb);
+			ELSIF r.kind = 'k' THEN
+				PERFORM ddb_key_condition(r.expr, 'pk', 'sk', r.names::jsonb, r.vals::jsonb);
+			ELSE
+				-- typed JSON both ways, and the document form's checks
+				PERFORM ddb_validate_item(ddb_from_typed_json(r.expr::jsonb));
+				PERFORM ddb_to_typed_json(ddb_from_typed_json(r.expr::jsonb));
+				PERFORM ddb_item_size(r.item::jsonb);
 			END IF;
 			INSERT INTO fuzz_result VALUES (r.id, '00000', NULL);
 		EXCEPTION WHEN OTHERS THEN
