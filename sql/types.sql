@@ -96,6 +96,13 @@ SELECT ddb_from_typed_json('{"a": {"X": "1"}}');
 SELECT ddb_from_typed_json('{"a": {}}');
 SELECT ddb_from_typed_json('{"a": {"S": "x", "N": "1"}}');
 SELECT ddb_from_typed_json('{"a": {"N": "one"}}');
+SELECT ddb_from_typed_json('{"a": {"N": "1.2.3"}}');
+SELECT ddb_from_typed_json('{"a": {"N": " 1"}}');
+-- (number strings may carry a sign, omit digits on one side of the point,
+-- and use exponents; huge exponents are range errors, except for zero)
+SELECT ddb_from_typed_json('{"a": {"N": "+1"}, "b": {"N": "5."}, "c": {"N": ".5"}, "d": {"N": "-2E-3"}, "e": {"N": "0e99999"}}');
+SELECT ddb_from_typed_json('{"a": {"N": "1e99999"}}');
+SELECT ddb_from_typed_json('{"a": {"N": "-1e-99999"}}');
 SELECT ddb_from_typed_json('{"a": {"N": 1}}');
 SELECT ddb_from_typed_json('{"a": {"NULL": false}}');
 SELECT ddb_from_typed_json('{"a": "plain"}');

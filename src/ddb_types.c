@@ -372,30 +372,50 @@ number_from_string(const char *s, int len)
 {
 	int			i = 0;
 	int			mant = 0;
+	bool		nonzero = false;
+	bool		point = false;
 	char	   *cstr;
 
+	/* (s is not NUL-terminated: jsonb strings are counted) */
 	if (i < len && (s[i] == '-' || s[i] == '+'))
 		i++;
-	while (i < len && isdigit((unsigned char) s[i]))
-		i++, mant++;
-	if (i < len && s[i] == '.')
+	for (; i < len && (isdigit((unsigned char) s[i]) || s[i] == '.'); i++)
 	{
-		i++;
-		while (i < len && isdigit((unsigned char) s[i]))
-			i++, mant++;
+		if (s[i] == '.')
+		{
+			if (point)
+				break;			/* a second point: rejected below */
+			point = true;
+			continue;
+		}
+		mant++;
+		nonzero |= (s[i] != '0');
 	}
 	if (mant > 0 && i < len && (s[i] == 'e' || s[i] == 'E'))
 	{
 		int			expdigits = 0;
+		bool		negative;
 
 		i++;
+		negative = (i < len && s[i] == '-');
 		if (i < len && (s[i] == '-' || s[i] == '+'))
 			i++;
 		while (i < len && isdigit((unsigned char) s[i]))
 			i++, expdigits++;
-		/* numeric_in cannot take huge exponents; DynamoDB cannot either */
-		if (expdigits == 0 || expdigits > 4)
+		if (expdigits == 0)
 			mant = 0;
+		else if (expdigits > 3 && i == len)
+		{
+			/*
+			 * numeric_in refuses exponents beyond 1000, so judge these here:
+			 * zero stays zero, anything else is out of DynamoDB's range.
+			 */
+			if (!nonzero)
+				return int64_to_numeric(0);
+			if (negative)
+				validation_error("ValidationException: number underflow: attempting to store a number with magnitude smaller than supported range");
+			validation_error("ValidationException: number overflow: attempting to store a number with magnitude larger than supported range");
+		}
 	}
 	if (mant == 0 || i != len)
 		validation_error("ValidationException: a value provided cannot be converted into a number");
