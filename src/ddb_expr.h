@@ -302,7 +302,11 @@ extern bool ddb_is_reserved_word(const char *word, int len);
  */
 extern DdbValue *ddb_path_get(DdbValue *item, DdbPath *path);
 
-/* item NULL = no item: attribute_not_exists() is true, comparisons false */
+/*
+ * Evaluate a condition (ConditionExpression, FilterExpression).  item NULL =
+ * no item: attribute_not_exists() is true and comparisons with paths are
+ * false (<>, true).  Never raises for type mismatches: they compare false.
+ */
 extern bool ddb_eval_condition(DdbCondition *cond, Jsonb *item);
 extern bool ddb_eval_condition_value(DdbCondition *cond, DdbValue *item);
 
@@ -312,7 +316,10 @@ extern bool ddb_eval_condition_value(DdbCondition *cond, DdbValue *item);
  * table's key attributes, which no action may target.  *updated_old and
  * *updated_new (either pointer may be NULL) receive DynamoDB's UPDATED_OLD /
  * UPDATED_NEW: the item projected on the paths the update targets, before
- * and after; an empty object when nothing qualifies.
+ * and after (nested paths keep their hierarchy, as DynamoDB returns them);
+ * an empty object when nothing qualifies, where DynamoDB returns no
+ * Attributes.  Raises ValidationException for DynamoDB's run-time errors
+ * (operand types, invalid paths, number range, 400 KB, 32 levels).
  */
 extern Jsonb *ddb_apply_update(DdbUpdate *u, Jsonb *item,
 							   const char **key_attrs, int nkey_attrs,
@@ -320,6 +327,14 @@ extern Jsonb *ddb_apply_update(DdbUpdate *u, Jsonb *item,
 extern DdbValue *ddb_apply_update_value(DdbUpdate *u, DdbValue *item,
 										const char **key_attrs, int nkey_attrs);
 
+/*
+ * Does UpdateItem on a missing item create it?  Only if some action writes
+ * (SET or ADD); an update that only removes or deletes leaves no item, as
+ * in DynamoDB.
+ */
+extern bool ddb_update_creates_item(DdbUpdate *u);
+
+/* ProjectionExpression: the item restricted to the paths, nested as they are */
 extern Jsonb *ddb_apply_projection(DdbProjection *p, Jsonb *item);
 extern DdbValue *ddb_project_value(DdbPath **paths, int npaths, DdbValue *item);
 

@@ -664,6 +664,15 @@ ddb_apply_update_value(DdbUpdate *u, DdbValue *old, const char **key_attrs,
 	return item;
 }
 
+bool
+ddb_update_creates_item(DdbUpdate *u)
+{
+	for (int i = 0; i < u->nactions; i++)
+		if (u->actions[i].kind == DDB_UPDATE_SET || u->actions[i].kind == DDB_UPDATE_ADD)
+			return true;
+	return false;
+}
+
 static DdbPath **
 update_paths(DdbUpdate *u)
 {
