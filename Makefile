@@ -13,14 +13,18 @@ OBJS = \
 	src/ddb_vacuum.o \
 	src/ddb_build.o \
 	src/ddb_verify.o \
-	src/ddb_inspect.o
+	src/ddb_inspect.o \
+	src/ddb_types.o \
+	src/ddb_expr_parse.o \
+	src/ddb_expr_eval.o
 
 EXTENSION = ddb
 DATA = ddb--0.1.sql
 PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 
 # pg_regress: sql/NAME.sql against expected/NAME.out
-REGRESS = extension shape keys tree modify
+REGRESS = extension shape keys tree modify types expr_condition expr_update \
+	expr_projection expr_key_condition expr_errors
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}

@@ -63,3 +63,71 @@ CREATE FUNCTION ddb_lookup_key(rowtype anyelement, key bytea)
 RETURNS anyelement
 AS 'MODULE_PATHNAME'
 LANGUAGE C CALLED ON NULL INPUT STABLE;
+
+-- The item model (src/ddb_types.c).  Items are jsonb in document form:
+-- S, N, BOOL, NULL, L, M are plain JSON; B is {"$B": "<base64>"}; SS, NS, BS
+-- are {"$SS": [...]}, {"$NS": [...]}, {"$BS": [...]}; {"$M": {...}} writes a
+-- map whose only key would otherwise read as one of these tags.
+CREATE FUNCTION ddb_to_typed_json(item jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION ddb_to_typed_json(jsonb) IS
+  'convert an item from document form to DynamoDB typed JSON ({"a": {"S": "x"}})';
+
+CREATE FUNCTION ddb_from_typed_json(item jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION ddb_from_typed_json(jsonb) IS
+  'convert an item from DynamoDB typed JSON to document form';
+
+CREATE FUNCTION ddb_item_size(item jsonb)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'ddb_item_size_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION ddb_item_size(jsonb) IS
+  'the size of an item in bytes, as DynamoDB counts it';
+
+CREATE FUNCTION ddb_validate_item(item jsonb)
+RETURNS void
+AS 'MODULE_PATHNAME', 'ddb_validate_item_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION ddb_validate_item(jsonb) IS
+  'raise ValidationException unless the item is a valid DynamoDB item within 400 KB';
+
+-- The expression language (src/ddb_expr_*.c).  Each call is one request:
+-- placeholders in names/vals that the expression does not use are errors.
+-- A NULL item means "no item".
+CREATE FUNCTION ddb_eval_condition(item jsonb, condition text,
+                                   names jsonb DEFAULT NULL, vals jsonb DEFAULT NULL)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'ddb_eval_condition_sql'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION ddb_eval_condition(jsonb, text, jsonb, jsonb) IS
+  'evaluate a DynamoDB ConditionExpression against an item';
+
+CREATE FUNCTION ddb_apply_update(item jsonb, update_expression text,
+                                 names jsonb DEFAULT NULL, vals jsonb DEFAULT NULL,
+                                 key_attributes text[] DEFAULT NULL,
+                                 return_values text DEFAULT 'ALL_NEW')
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_apply_update_sql'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION ddb_apply_update(jsonb, text, jsonb, jsonb, text[], text) IS
+  'apply a DynamoDB UpdateExpression to an item; key_attributes may not be updated';
+
+CREATE FUNCTION ddb_project(item jsonb, projection text, names jsonb DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_project_sql'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION ddb_project(jsonb, text, jsonb) IS
+  'apply a DynamoDB ProjectionExpression to an item';
+
+CREATE FUNCTION ddb_key_condition(condition text, partition_key text, sort_key text DEFAULT NULL,
+                                  names jsonb DEFAULT NULL, vals jsonb DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_key_condition_sql'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION ddb_key_condition(text, text, text, jsonb, jsonb) IS
+  'check a DynamoDB KeyConditionExpression against a key schema and show what a Query would read';

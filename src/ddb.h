@@ -258,4 +258,6 @@ extern HeapTuple ddb_analyze_next_tuple(Relation rel, Buffer *buf, OffsetNumber 
 
 /* ddb_verify.c */
 
+/* ddb_types.c, ddb_expr_parse.c, ddb_expr_eval.c: see ddb_expr.h */
+
 #endif							/* DDB_H */

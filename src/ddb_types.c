@@ -1,0 +1,1260 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_types.c
+ *	  The DynamoDB item model: document-form jsonb, typed JSON, validation
+ *	  and item size.
+ *
+ * Items arrive as jsonb in document form (see ddb_expr.h for the table of
+ * forms) and are expanded into DdbValue trees, which the expression
+ * evaluator reads and modifies; results go back to jsonb through
+ * pushJsonbValue, which sorts object keys the way jsonb requires.  Every
+ * conversion into a DdbValue validates, so a DdbValue tree always holds
+ * legal DynamoDB values:
+ *
+ *	- N: at most 38 significant digits, magnitude 1E-130 .. < 1E+126, or 0
+ *	- B: strict base64 in the tagged forms (length a multiple of 4, padding
+ *	  only at the end, no whitespace)
+ *	- sets: non-empty, elements of one scalar type, no duplicates (NS
+ *	  elements compare numerically, so [1, 1.0] is a duplicate)
+ *	- nesting: at most 32 levels of L/M
+ *
+ * Item size follows DynamoDB's published rules (CapacityUnitCalculations):
+ * name bytes + value size, where S is its UTF-8 bytes, B its raw bytes, N
+ * (significant digits + 1) / 2 + 1 bytes (DynamoDB says "approximately"),
+ * BOOL and NULL 1 byte, L and M 3 bytes plus 1 byte per element plus the
+ * elements (a map element counts its name), and a set the sum of its
+ * elements.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/base64.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/numeric.h"
+
+#include "ddb.h"
+#include "ddb_expr.h"
+
+PG_FUNCTION_INFO_V1(ddb_to_typed_json);
+PG_FUNCTION_INFO_V1(ddb_from_typed_json);
+PG_FUNCTION_INFO_V1(ddb_item_size_sql);
+PG_FUNCTION_INFO_V1(ddb_validate_item_sql);
+
+static const char *const type_names[] = {
+	"S", "N", "B", "BOOL", "NULL", "L", "M", "SS", "NS", "BS"
+};
+
+#define validation_error(...) \
+	ereport(ERROR, \
+			(errcode(DDB_ERRCODE_VALIDATION), \
+			 errmsg(__VA_ARGS__)))
+
+const char *
+ddb_type_name(DdbType type)
+{
+	return type_names[type];
+}
+
+bool
+ddb_type_from_name(const char *name, int len, DdbType *type)
+{
+	for (int i = 0; i < lengthof(type_names); i++)
+	{
+		if (strlen(type_names[i]) == len && memcmp(type_names[i], name, len) == 0)
+		{
+			*type = (DdbType) i;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------------------
+ * Construction
+ * ------------------------------------------------------------------------
+ */
+DdbValue *
+ddb_value_new(DdbType type)
+{
+	DdbValue   *v = palloc0(sizeof(DdbValue));
+
+	v->type = type;
+	return v;
+}
+
+void
+ddb_list_append(DdbValue *list, DdbValue *elem)
+{
+	if (list->u.list.n == list->u.list.cap)
+	{
+		int			newcap = list->u.list.cap ? list->u.list.cap * 2 : 4;
+
+		if (list->u.list.elems)
+			list->u.list.elems = repalloc(list->u.list.elems, newcap * sizeof(DdbValue *));
+		else
+			list->u.list.elems = palloc(newcap * sizeof(DdbValue *));
+		list->u.list.cap = newcap;
+	}
+	list->u.list.elems[list->u.list.n++] = elem;
+}
+
+static int
+map_find(DdbValue *map, const char *key)
+{
+	for (int i = 0; i < map->u.map.n; i++)
+		if (strcmp(map->u.map.keys[i], key) == 0)
+			return i;
+	return -1;
+}
+
+DdbValue *
+ddb_map_get(DdbValue *map, const char *key)
+{
+	int			i = map_find(map, key);
+
+	return i < 0 ? NULL : map->u.map.vals[i];
+}
+
+/* Add an attribute known not to be in the map yet (keys read from jsonb). */
+static void
+map_append(DdbValue *map, char *key, DdbValue *val)
+{
+	if (map->u.map.n == map->u.map.cap)
+	{
+		int			newcap = map->u.map.cap ? map->u.map.cap * 2 : 8;
+
+		if (map->u.map.keys)
+		{
+			map->u.map.keys = repalloc(map->u.map.keys, newcap * sizeof(char *));
+			map->u.map.vals = repalloc(map->u.map.vals, newcap * sizeof(DdbValue *));
+		}
+		else
+		{
+			map->u.map.keys = palloc(newcap * sizeof(char *));
+			map->u.map.vals = palloc(newcap * sizeof(DdbValue *));
+		}
+		map->u.map.cap = newcap;
+	}
+	map->u.map.keys[map->u.map.n] = key;
+	map->u.map.vals[map->u.map.n] = val;
+	map->u.map.n++;
+}
+
+void
+ddb_map_put(DdbValue *map, const char *key, DdbValue *val)
+{
+	int			i = map_find(map, key);
+
+	if (i >= 0)
+		map->u.map.vals[i] = val;
+	else
+		map_append(map, pstrdup(key), val);
+}
+
+bool
+ddb_map_remove(DdbValue *map, const char *key)
+{
+	int			i = map_find(map, key);
+
+	if (i < 0)
+		return false;
+	memmove(&map->u.map.keys[i], &map->u.map.keys[i + 1],
+			(map->u.map.n - i - 1) * sizeof(char *));
+	memmove(&map->u.map.vals[i], &map->u.map.vals[i + 1],
+			(map->u.map.n - i - 1) * sizeof(DdbValue *));
+	map->u.map.n--;
+	return true;
+}
+
+DdbValue *
+ddb_value_copy(DdbValue *v)
+{
+	DdbValue   *c = ddb_value_new(v->type);
+
+	switch (v->type)
+	{
+		case DDB_TYPE_L:
+		case DDB_TYPE_SS:
+		case DDB_TYPE_NS:
+		case DDB_TYPE_BS:
+			for (int i = 0; i < v->u.list.n; i++)
+				ddb_list_append(c, ddb_value_copy(v->u.list.elems[i]));
+			break;
+		case DDB_TYPE_M:
+			for (int i = 0; i < v->u.map.n; i++)
+				map_append(c, v->u.map.keys[i], ddb_value_copy(v->u.map.vals[i]));
+			break;
+		default:
+			/* scalars are never modified in place: share their payload */
+			c->u = v->u;
+			break;
+	}
+	return c;
+}
+
+/* ------------------------------------------------------------------------
+ * Comparison
+ * ------------------------------------------------------------------------
+ */
+static int
+numeric_compare(Numeric a, Numeric b)
+{
+	return DatumGetInt32(DirectFunctionCall2(numeric_cmp,
+											 NumericGetDatum(a),
+											 NumericGetDatum(b)));
+}
+
+static int
+bytes_cmp(const char *a, int alen, const char *b, int blen)
+{
+	int			r = memcmp(a, b, Min(alen, blen));
+
+	if (r != 0)
+		return r;
+	return (alen > blen) - (alen < blen);
+}
+
+/*
+ * Order two scalars of one type as DynamoDB does: S by UTF-8 bytes, B by
+ * unsigned bytes (memcmp compares unsigned), N numerically.
+ */
+int
+ddb_scalar_cmp(DdbValue *a, DdbValue *b)
+{
+	Assert(a->type == b->type);
+	if (a->type == DDB_TYPE_N)
+		return numeric_compare(a->u.num, b->u.num);
+	return bytes_cmp(a->u.str.data, a->u.str.len, b->u.str.data, b->u.str.len);
+}
+
+bool
+ddb_set_contains(DdbValue *set, DdbValue *elem)
+{
+	for (int i = 0; i < set->u.list.n; i++)
+		if (ddb_scalar_cmp(set->u.list.elems[i], elem) == 0)
+			return true;
+	return false;
+}
+
+/* Deep equality: sets unordered, maps by name, numbers numerically. */
+bool
+ddb_value_equal(DdbValue *a, DdbValue *b)
+{
+	if (a->type != b->type)
+		return false;
+	switch (a->type)
+	{
+		case DDB_TYPE_S:
+		case DDB_TYPE_B:
+		case DDB_TYPE_N:
+			return ddb_scalar_cmp(a, b) == 0;
+		case DDB_TYPE_BOOL:
+			return a->u.boolean == b->u.boolean;
+		case DDB_TYPE_NULL:
+			return true;
+		case DDB_TYPE_L:
+			if (a->u.list.n != b->u.list.n)
+				return false;
+			for (int i = 0; i < a->u.list.n; i++)
+				if (!ddb_value_equal(a->u.list.elems[i], b->u.list.elems[i]))
+					return false;
+			return true;
+		case DDB_TYPE_SS:
+		case DDB_TYPE_NS:
+		case DDB_TYPE_BS:
+			/* sets hold no duplicates, so equal sizes + inclusion suffice */
+			if (a->u.list.n != b->u.list.n)
+				return false;
+			for (int i = 0; i < a->u.list.n; i++)
+				if (!ddb_set_contains(b, a->u.list.elems[i]))
+					return false;
+			return true;
+		case DDB_TYPE_M:
+			if (a->u.map.n != b->u.map.n)
+				return false;
+			for (int i = 0; i < a->u.map.n; i++)
+			{
+				DdbValue   *bv = ddb_map_get(b, a->u.map.keys[i]);
+
+				if (bv == NULL || !ddb_value_equal(a->u.map.vals[i], bv))
+					return false;
+			}
+			return true;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------------------
+ * Numbers
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * Significant digits and decimal exponent (value = d.ddd x 10^exp) of a
+ * number; zero has 0 digits.
+ */
+static void
+number_shape(Numeric num, int *ndigits, int *exponent)
+{
+	char	   *s = numeric_normalize(num);
+	char	   *p = s;
+	int			pos = 0;		/* digits seen before the decimal point */
+	int			first = -1;		/* index of first nonzero digit */
+	int			last = -1;		/* index of last nonzero digit */
+	int			intdigits = -1;
+	int			idx = 0;
+
+	if (*p == '-')
+		p++;
+	for (; *p; p++)
+	{
+		if (*p == '.')
+		{
+			intdigits = pos;
+			continue;
+		}
+		if (*p != '0')
+		{
+			if (first < 0)
+				first = idx;
+			last = idx;
+		}
+		idx++;
+		pos++;
+	}
+	if (intdigits < 0)
+		intdigits = idx;
+	if (first < 0)
+	{
+		*ndigits = 0;
+		*exponent = 0;
+	}
+	else
+	{
+		*ndigits = last - first + 1;
+		*exponent = intdigits - 1 - first;
+	}
+	pfree(s);
+}
+
+void
+ddb_check_number(Numeric num)
+{
+	int			ndigits;
+	int			exponent;
+
+	if (numeric_is_nan(num) || numeric_is_inf(num))
+		validation_error("ValidationException: a value provided cannot be converted into a number");
+	number_shape(num, &ndigits, &exponent);
+	if (ndigits == 0)
+		return;
+	if (exponent > 125)
+		validation_error("ValidationException: number overflow: attempting to store a number with magnitude larger than supported range");
+	if (exponent < -130)
+		validation_error("ValidationException: number underflow: attempting to store a number with magnitude smaller than supported range");
+	if (ndigits > DDB_MAX_NUMBER_DIGITS)
+		validation_error("ValidationException: attempting to store more than 38 significant digits in a Number");
+}
+
+/*
+ * Parse a number written as a string (typed JSON "N"), in the syntax
+ * DynamoDB accepts: optional sign, digits with an optional fraction, an
+ * optional exponent.  Anything else is DynamoDB's conversion error rather
+ * than PostgreSQL's numeric input error.
+ */
+static Numeric
+number_from_string(const char *s, int len)
+{
+	int			i = 0;
+	int			mant = 0;
+	bool		nonzero = false;
+	bool		point = false;
+	char	   *cstr;
+
+	/* (s is not NUL-terminated: jsonb strings are counted) */
+	if (i < len && (s[i] == '-' || s[i] == '+'))
+		i++;
+	for (; i < len && (isdigit((unsigned char) s[i]) || s[i] == '.'); i++)
+	{
+		if (s[i] == '.')
+		{
+			if (point)
+				break;			/* a second point: rejected below */
+			point = true;
+			continue;
+		}
+		mant++;
+		nonzero |= (s[i] != '0');
+	}
+	if (mant > 0 && i < len && (s[i] == 'e' || s[i] == 'E'))
+	{
+		int			expdigits = 0;
+		bool		negative;
+
+		i++;
+		negative = (i < len && s[i] == '-');
+		if (i < len && (s[i] == '-' || s[i] == '+'))
+			i++;
+		while (i < len && isdigit((unsigned char) s[i]))
+			i++, expdigits++;
+		if (expdigits == 0)
+			mant = 0;
+		else if (expdigits > 3 && i == len)
+		{
+			/*
+			 * numeric_in refuses exponents beyond 1000, so judge these here:
+			 * zero stays zero, anything else is out of DynamoDB's range.
+			 */
+			if (!nonzero)
+				return int64_to_numeric(0);
+			if (negative)
+				validation_error("ValidationException: number underflow: attempting to store a number with magnitude smaller than supported range");
+			validation_error("ValidationException: number overflow: attempting to store a number with magnitude larger than supported range");
+		}
+	}
+	if (mant == 0 || i != len)
+		validation_error("ValidationException: a value provided cannot be converted into a number");
+	cstr = pnstrdup(s[0] == '+' ? s + 1 : s, s[0] == '+' ? len - 1 : len);
+	return DatumGetNumeric(DirectFunctionCall3(numeric_in,
+											   CStringGetDatum(cstr),
+											   ObjectIdGetDatum(InvalidOid),
+											   Int32GetDatum(-1)));
+}
+
+/* ------------------------------------------------------------------------
+ * Base64 (strict: what DynamoDB's SDKs produce)
+ * ------------------------------------------------------------------------
+ */
+static bool
+b64_char(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		(c >= '0' && c <= '9') || c == '+' || c == '/';
+}
+
+static void
+b64_decode_strict(const char *src, int len, DdbValue *out)
+{
+	int			pad = 0;
+	int			n;
+
+	if (len % 4 != 0)
+		goto bad;
+	while (pad < 2 && len - pad > 0 && src[len - pad - 1] == '=')
+		pad++;
+	for (int i = 0; i < len - pad; i++)
+		if (!b64_char(src[i]))
+			goto bad;
+	out->u.str.data = palloc(pg_b64_dec_len(len) + 1);
+	n = len == 0 ? 0 : pg_b64_decode(src, len, out->u.str.data, pg_b64_dec_len(len));
+	if (n < 0)
+		goto bad;
+	out->u.str.len = n;
+	return;
+
+bad:
+	validation_error("ValidationException: invalid base64 in a binary value: \"%.*s\"",
+					 Min(len, 40), src);
+}
+
+static char *
+b64_encode(const char *data, int len, int *outlen)
+{
+	char	   *dst = palloc(pg_b64_enc_len(len) + 1);
+	int			n = len == 0 ? 0 : pg_b64_encode(data, len, dst, pg_b64_enc_len(len));
+
+	if (n < 0)
+		elog(ERROR, "base64 encoding failed");
+	dst[n] = '\0';
+	*outlen = n;
+	return dst;
+}
+
+/* ------------------------------------------------------------------------
+ * Sets
+ * ------------------------------------------------------------------------
+ */
+static int
+scalar_qsort_cmp(const void *a, const void *b)
+{
+	return ddb_scalar_cmp(*(DdbValue *const *) a, *(DdbValue *const *) b);
+}
+
+/* Empty sets and duplicates are DynamoDB ValidationExceptions. */
+static void
+check_set(DdbValue *set)
+{
+	DdbValue  **sorted;
+
+	if (set->u.list.n == 0)
+		validation_error("ValidationException: one or more parameter values were invalid: %s set may not be empty",
+						 set->type == DDB_TYPE_SS ? "a string" :
+						 set->type == DDB_TYPE_NS ? "a number" : "a binary");
+	/* sort a copy, then duplicates are neighbours: O(n log n) */
+	sorted = palloc(set->u.list.n * sizeof(DdbValue *));
+	memcpy(sorted, set->u.list.elems, set->u.list.n * sizeof(DdbValue *));
+	qsort(sorted, set->u.list.n, sizeof(DdbValue *), scalar_qsort_cmp);
+	for (int i = 1; i < set->u.list.n; i++)
+		if (ddb_scalar_cmp(sorted[i - 1], sorted[i]) == 0)
+			validation_error("ValidationException: one or more parameter values were invalid: input collection contains duplicates: %s",
+							 ddb_value_describe(sorted[i]));
+	pfree(sorted);
+}
+
+/* ------------------------------------------------------------------------
+ * Document form jsonb -> DdbValue
+ * ------------------------------------------------------------------------
+ */
+static DdbValue *value_from_jbv(JsonbValue *jv, int depth);
+
+static void
+check_depth(int depth)
+{
+	check_stack_depth();
+	if (depth > DDB_MAX_NESTING_DEPTH)
+		validation_error("ValidationException: nesting levels have exceeded supported limits (at most %d)",
+						 DDB_MAX_NESTING_DEPTH);
+}
+
+static char *
+jbv_cstring(JsonbValue *jv)
+{
+	return pnstrdup(jv->val.string.val, jv->val.string.len);
+}
+
+/* Is this the name of a document-form tag? */
+static bool
+is_tag(const char *key, int len)
+{
+	return (len == 2 && (memcmp(key, "$B", 2) == 0 || memcmp(key, "$M", 2) == 0)) ||
+		(len == 3 && (memcmp(key, "$SS", 3) == 0 || memcmp(key, "$NS", 3) == 0 ||
+					  memcmp(key, "$BS", 3) == 0));
+}
+
+/* Read an object's pairs into a map (names unique: jsonb guarantees it). */
+static DdbValue *
+map_from_container(JsonbContainer *jc, int depth)
+{
+	DdbValue   *map = ddb_value_new(DDB_TYPE_M);
+	JsonbIterator *it = JsonbIteratorInit(jc);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	char	   *key = NULL;
+
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+			key = jbv_cstring(&v);
+		else if (tok == WJB_VALUE)
+			map_append(map, key, value_from_jbv(&v, depth + 1));
+	}
+	return map;
+}
+
+static DdbValue *
+set_from_jbv(JsonbValue *jv, DdbType type, int depth)
+{
+	DdbValue   *set = ddb_value_new(type);
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	const char *tag = type == DDB_TYPE_SS ? "$SS" : type == DDB_TYPE_NS ? "$NS" : "$BS";
+
+	if (jv->type != jbvBinary || !JsonContainerIsArray(jv->val.binary.data))
+		validation_error("ValidationException: the value of a \"%s\" tag must be a JSON array", tag);
+	it = JsonbIteratorInit(jv->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		DdbValue   *e;
+
+		if (tok != WJB_ELEM)
+			continue;
+		if (type == DDB_TYPE_NS)
+		{
+			if (v.type != jbvNumeric)
+				validation_error("ValidationException: elements of a \"$NS\" set must be JSON numbers");
+			ddb_check_number(v.val.numeric);
+			e = ddb_value_new(DDB_TYPE_N);
+			e->u.num = v.val.numeric;
+		}
+		else
+		{
+			if (v.type != jbvString)
+				validation_error("ValidationException: elements of a \"%s\" set must be JSON strings", tag);
+			if (type == DDB_TYPE_SS)
+			{
+				e = ddb_value_new(DDB_TYPE_S);
+				e->u.str.data = v.val.string.val;
+				e->u.str.len = v.val.string.len;
+			}
+			else
+			{
+				e = ddb_value_new(DDB_TYPE_B);
+				b64_decode_strict(v.val.string.val, v.val.string.len, e);
+			}
+		}
+		ddb_list_append(set, e);
+	}
+	check_set(set);
+	return set;
+}
+
+static DdbValue *
+value_from_jbv(JsonbValue *jv, int depth)
+{
+	DdbValue   *v;
+
+	check_stack_depth();
+	switch (jv->type)
+	{
+		case jbvNull:
+			return ddb_value_new(DDB_TYPE_NULL);
+		case jbvBool:
+			v = ddb_value_new(DDB_TYPE_BOOL);
+			v->u.boolean = jv->val.boolean;
+			return v;
+		case jbvString:
+			v = ddb_value_new(DDB_TYPE_S);
+			v->u.str.data = jv->val.string.val;
+			v->u.str.len = jv->val.string.len;
+			return v;
+		case jbvNumeric:
+			ddb_check_number(jv->val.numeric);
+			v = ddb_value_new(DDB_TYPE_N);
+			v->u.num = jv->val.numeric;
+			return v;
+		case jbvBinary:
+			break;
+		default:
+			elog(ERROR, "unexpected jsonb value type %d", jv->type);
+	}
+
+	if (JsonContainerIsArray(jv->val.binary.data))
+	{
+		JsonbIterator *it = JsonbIteratorInit(jv->val.binary.data);
+		JsonbValue	e;
+		JsonbIteratorToken tok;
+
+		check_depth(depth);		/* lists and maps are nesting levels */
+		v = ddb_value_new(DDB_TYPE_L);
+		while ((tok = JsonbIteratorNext(&it, &e, true)) != WJB_DONE)
+			if (tok == WJB_ELEM)
+				ddb_list_append(v, value_from_jbv(&e, depth + 1));
+		return v;
+	}
+
+	/* an object: a tag when it has exactly one key that is a tag name */
+	if (JsonContainerSize(jv->val.binary.data) == 1)
+	{
+		JsonbIterator *it = JsonbIteratorInit(jv->val.binary.data);
+		JsonbValue	k,
+					val;
+
+		(void) JsonbIteratorNext(&it, &k, true);	/* WJB_BEGIN_OBJECT */
+		(void) JsonbIteratorNext(&it, &k, true);	/* WJB_KEY */
+		(void) JsonbIteratorNext(&it, &val, true);	/* WJB_VALUE */
+		if (is_tag(k.val.string.val, k.val.string.len))
+		{
+			const char *tag = k.val.string.val;
+
+			if (tag[1] == 'B' && k.val.string.len == 2)
+			{
+				if (val.type != jbvString)
+					validation_error("ValidationException: the value of a \"$B\" tag must be a base64 string");
+				v = ddb_value_new(DDB_TYPE_B);
+				b64_decode_strict(val.val.string.val, val.val.string.len, v);
+				return v;
+			}
+			if (tag[1] == 'M')
+			{
+				if (val.type != jbvBinary || !JsonContainerIsObject(val.val.binary.data))
+					validation_error("ValidationException: the value of a \"$M\" tag must be a JSON object");
+				check_depth(depth);
+				return map_from_container(val.val.binary.data, depth);
+			}
+			return set_from_jbv(&val,
+								tag[1] == 'S' ? DDB_TYPE_SS :
+								tag[1] == 'N' ? DDB_TYPE_NS : DDB_TYPE_BS,
+								depth);
+		}
+	}
+	check_depth(depth);
+	return map_from_container(jv->val.binary.data, depth);
+}
+
+static void
+check_attribute_names(DdbValue *item)
+{
+	for (int i = 0; i < item->u.map.n; i++)
+		if (item->u.map.keys[i][0] == '\0')
+			validation_error("ValidationException: one or more parameter values were invalid: an attribute name is empty");
+}
+
+DdbValue *
+ddb_item_from_jsonb(Jsonb *item)
+{
+	DdbValue   *map;
+
+	if (!JB_ROOT_IS_OBJECT(item))
+		validation_error("ValidationException: an item must be a JSON object of attributes");
+	map = map_from_container(&item->root, 0);
+	check_attribute_names(map);
+	return map;
+}
+
+DdbValue *
+ddb_value_from_jsonb(Jsonb *value)
+{
+	JsonbValue	jv;
+
+	if (JB_ROOT_IS_SCALAR(value))
+	{
+		if (!JsonbExtractScalar(&value->root, &jv))
+			elog(ERROR, "could not extract a jsonb scalar");
+	}
+	else
+	{
+		jv.type = jbvBinary;
+		jv.val.binary.data = &value->root;
+		jv.val.binary.len = VARSIZE(value) - VARHDRSZ;
+	}
+	return value_from_jbv(&jv, 1);
+}
+
+DdbValue *
+ddb_value_from_jbv(JsonbValue *value)
+{
+	return value_from_jbv(value, 1);
+}
+
+/* ------------------------------------------------------------------------
+ * DdbValue -> jsonb (document form or typed JSON)
+ * ------------------------------------------------------------------------
+ */
+static void push_value(JsonbParseState **st, DdbValue *v, JsonbIteratorToken tok,
+					   bool typed);
+
+static void
+push_string(JsonbParseState **st, JsonbIteratorToken tok, const char *s, int len)
+{
+	JsonbValue	jv;
+
+	jv.type = jbvString;
+	jv.val.string.val = (char *) s;
+	jv.val.string.len = len;
+	(void) pushJsonbValue(st, tok, &jv);
+}
+
+static void
+push_key(JsonbParseState **st, const char *key)
+{
+	push_string(st, WJB_KEY, key, strlen(key));
+}
+
+static void
+push_number_string(JsonbParseState **st, JsonbIteratorToken tok, Numeric num)
+{
+	char	   *s = numeric_normalize(num);
+
+	push_string(st, tok, s, strlen(s));
+}
+
+static void
+push_map_body(JsonbParseState **st, DdbValue *m, bool typed)
+{
+	(void) pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+	for (int i = 0; i < m->u.map.n; i++)
+	{
+		push_key(st, m->u.map.keys[i]);
+		push_value(st, m->u.map.vals[i], WJB_VALUE, typed);
+	}
+	(void) pushJsonbValue(st, WJB_END_OBJECT, NULL);
+}
+
+static void
+push_list_body(JsonbParseState **st, DdbValue *l, bool typed)
+{
+	(void) pushJsonbValue(st, WJB_BEGIN_ARRAY, NULL);
+	for (int i = 0; i < l->u.list.n; i++)
+		push_value(st, l->u.list.elems[i], WJB_ELEM, typed);
+	(void) pushJsonbValue(st, WJB_END_ARRAY, NULL);
+}
+
+/* Set elements: strings, base64 strings, or (document NS) numbers. */
+static void
+push_set_body(JsonbParseState **st, DdbValue *set, bool typed)
+{
+	(void) pushJsonbValue(st, WJB_BEGIN_ARRAY, NULL);
+	for (int i = 0; i < set->u.list.n; i++)
+	{
+		DdbValue   *e = set->u.list.elems[i];
+
+		if (e->type == DDB_TYPE_N)
+		{
+			if (typed)
+				push_number_string(st, WJB_ELEM, e->u.num);
+			else
+			{
+				JsonbValue	jv;
+
+				jv.type = jbvNumeric;
+				jv.val.numeric = e->u.num;
+				(void) pushJsonbValue(st, WJB_ELEM, &jv);
+			}
+		}
+		else if (e->type == DDB_TYPE_B)
+		{
+			int			n;
+			char	   *s = b64_encode(e->u.str.data, e->u.str.len, &n);
+
+			push_string(st, WJB_ELEM, s, n);
+		}
+		else
+			push_string(st, WJB_ELEM, e->u.str.data, e->u.str.len);
+	}
+	(void) pushJsonbValue(st, WJB_END_ARRAY, NULL);
+}
+
+static void
+push_value(JsonbParseState **st, DdbValue *v, JsonbIteratorToken tok, bool typed)
+{
+	JsonbValue	jv;
+
+	check_stack_depth();
+	if (typed)
+	{
+		(void) pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+		push_key(st, ddb_type_name(v->type));
+		tok = WJB_VALUE;
+	}
+
+	switch (v->type)
+	{
+		case DDB_TYPE_S:
+			push_string(st, tok, v->u.str.data, v->u.str.len);
+			break;
+		case DDB_TYPE_N:
+			if (typed)
+				push_number_string(st, tok, v->u.num);
+			else
+			{
+				jv.type = jbvNumeric;
+				jv.val.numeric = v->u.num;
+				(void) pushJsonbValue(st, tok, &jv);
+			}
+			break;
+		case DDB_TYPE_B:
+			{
+				int			n;
+				char	   *s = b64_encode(v->u.str.data, v->u.str.len, &n);
+
+				if (!typed)
+				{
+					(void) pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+					push_key(st, "$B");
+				}
+				push_string(st, typed ? tok : WJB_VALUE, s, n);
+				if (!typed)
+					(void) pushJsonbValue(st, WJB_END_OBJECT, NULL);
+			}
+			break;
+		case DDB_TYPE_BOOL:
+		case DDB_TYPE_NULL:
+			if (v->type == DDB_TYPE_BOOL)
+			{
+				jv.type = jbvBool;
+				jv.val.boolean = v->u.boolean;
+			}
+			else if (typed)
+			{
+				jv.type = jbvBool;
+				jv.val.boolean = true;	/* {"NULL": true} */
+			}
+			else
+				jv.type = jbvNull;
+			(void) pushJsonbValue(st, tok, &jv);
+			break;
+		case DDB_TYPE_L:
+			push_list_body(st, v, typed);
+			break;
+		case DDB_TYPE_M:
+			/* a map that would read back as a tag is escaped with $M */
+			if (!typed && v->u.map.n == 1 &&
+				is_tag(v->u.map.keys[0], strlen(v->u.map.keys[0])))
+			{
+				(void) pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+				push_key(st, "$M");
+				push_map_body(st, v, false);
+				(void) pushJsonbValue(st, WJB_END_OBJECT, NULL);
+			}
+			else
+				push_map_body(st, v, typed);
+			break;
+		case DDB_TYPE_SS:
+		case DDB_TYPE_NS:
+		case DDB_TYPE_BS:
+			if (!typed)
+			{
+				(void) pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+				push_key(st, v->type == DDB_TYPE_SS ? "$SS" :
+						 v->type == DDB_TYPE_NS ? "$NS" : "$BS");
+			}
+			push_set_body(st, v, typed);
+			if (!typed)
+				(void) pushJsonbValue(st, WJB_END_OBJECT, NULL);
+			break;
+	}
+
+	if (typed)
+		(void) pushJsonbValue(st, WJB_END_OBJECT, NULL);
+}
+
+/* An item's top level is a plain object of attributes, never escaped. */
+static Jsonb *
+item_to_jsonb(DdbValue *item, bool typed)
+{
+	JsonbParseState *st = NULL;
+	JsonbValue *res;
+
+	Assert(item->type == DDB_TYPE_M);
+	(void) pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	for (int i = 0; i < item->u.map.n; i++)
+	{
+		push_key(&st, item->u.map.keys[i]);
+		push_value(&st, item->u.map.vals[i], WJB_VALUE, typed);
+	}
+	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(res);
+}
+
+Jsonb *
+ddb_item_to_jsonb(DdbValue *item)
+{
+	return item_to_jsonb(item, false);
+}
+
+Jsonb *
+ddb_item_to_typed_jsonb(DdbValue *item)
+{
+	return item_to_jsonb(item, true);
+}
+
+/* ------------------------------------------------------------------------
+ * Typed JSON -> DdbValue
+ * ------------------------------------------------------------------------
+ */
+static DdbValue *typed_value_from_jbv(JsonbValue *jv, int depth);
+
+static void
+typed_error(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(DDB_ERRCODE_VALIDATION),
+			 errmsg("ValidationException: invalid typed attribute value: %s", detail)));
+}
+
+static DdbValue *
+typed_map_from_container(JsonbContainer *jc, int depth)
+{
+	DdbValue   *map = ddb_value_new(DDB_TYPE_M);
+	JsonbIterator *it = JsonbIteratorInit(jc);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	char	   *key = NULL;
+
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+			key = jbv_cstring(&v);
+		else if (tok == WJB_VALUE)
+			map_append(map, key, typed_value_from_jbv(&v, depth + 1));
+	}
+	return map;
+}
+
+static DdbValue *
+typed_scalar(DdbType type, JsonbValue *jv)
+{
+	DdbValue   *e = ddb_value_new(type);
+
+	if (jv->type != jbvString)
+		typed_error(type == DDB_TYPE_N ? "a number must be written as a JSON string" :
+					type == DDB_TYPE_B ? "a binary value must be a base64 JSON string" :
+					"a string value must be a JSON string");
+	if (type == DDB_TYPE_N)
+	{
+		e->u.num = number_from_string(jv->val.string.val, jv->val.string.len);
+		ddb_check_number(e->u.num);
+	}
+	else if (type == DDB_TYPE_B)
+		b64_decode_strict(jv->val.string.val, jv->val.string.len, e);
+	else
+	{
+		e->u.str.data = jv->val.string.val;
+		e->u.str.len = jv->val.string.len;
+	}
+	return e;
+}
+
+static DdbValue *
+typed_value_from_jbv(JsonbValue *jv, int depth)
+{
+	JsonbIterator *it;
+	JsonbValue	k,
+				val;
+	DdbType		type;
+	DdbValue   *v;
+	JsonbIteratorToken tok;
+
+	check_stack_depth();
+	if (jv->type != jbvBinary || !JsonContainerIsObject(jv->val.binary.data))
+		typed_error("an attribute value must be a JSON object such as {\"S\": \"text\"}");
+	if (JsonContainerSize(jv->val.binary.data) == 0)
+		typed_error("supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
+	if (JsonContainerSize(jv->val.binary.data) > 1)
+		typed_error("supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes");
+
+	it = JsonbIteratorInit(jv->val.binary.data);
+	(void) JsonbIteratorNext(&it, &k, true);	/* WJB_BEGIN_OBJECT */
+	(void) JsonbIteratorNext(&it, &k, true);	/* WJB_KEY */
+	(void) JsonbIteratorNext(&it, &val, true);	/* WJB_VALUE */
+	if (!ddb_type_from_name(k.val.string.val, k.val.string.len, &type))
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: invalid typed attribute value: unknown data type \"%.*s\"",
+						k.val.string.len, k.val.string.val),
+				 errhint("The data types are S, N, B, BOOL, NULL, L, M, SS, NS and BS.")));
+
+	switch (type)
+	{
+		case DDB_TYPE_S:
+		case DDB_TYPE_N:
+		case DDB_TYPE_B:
+			return typed_scalar(type, &val);
+		case DDB_TYPE_BOOL:
+			if (val.type != jbvBool)
+				typed_error("a BOOL value must be true or false");
+			v = ddb_value_new(DDB_TYPE_BOOL);
+			v->u.boolean = val.val.boolean;
+			return v;
+		case DDB_TYPE_NULL:
+			if (val.type != jbvBool || !val.val.boolean)
+				typed_error("null attribute value types must have the value of true");
+			return ddb_value_new(DDB_TYPE_NULL);
+		case DDB_TYPE_L:
+		case DDB_TYPE_SS:
+		case DDB_TYPE_NS:
+		case DDB_TYPE_BS:
+			if (type == DDB_TYPE_L)
+				check_depth(depth);
+			if (val.type != jbvBinary || !JsonContainerIsArray(val.val.binary.data))
+				typed_error(type == DDB_TYPE_L ? "an L value must be a JSON array" :
+							"a set value must be a JSON array of strings");
+			v = ddb_value_new(type);
+			it = JsonbIteratorInit(val.val.binary.data);
+			while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+			{
+				if (tok != WJB_ELEM)
+					continue;
+				if (type == DDB_TYPE_L)
+					ddb_list_append(v, typed_value_from_jbv(&k, depth + 1));
+				else
+					ddb_list_append(v, typed_scalar(type == DDB_TYPE_SS ? DDB_TYPE_S :
+													type == DDB_TYPE_NS ? DDB_TYPE_N :
+													DDB_TYPE_B, &k));
+			}
+			if (type != DDB_TYPE_L)
+				check_set(v);
+			return v;
+		case DDB_TYPE_M:
+			check_depth(depth);
+			if (val.type != jbvBinary || !JsonContainerIsObject(val.val.binary.data))
+				typed_error("an M value must be a JSON object");
+			return typed_map_from_container(val.val.binary.data, depth);
+	}
+	return NULL;				/* keep compiler quiet */
+}
+
+DdbValue *
+ddb_item_from_typed_jsonb(Jsonb *item)
+{
+	DdbValue   *map;
+
+	if (!JB_ROOT_IS_OBJECT(item))
+		validation_error("ValidationException: an item must be a JSON object of attributes");
+	map = typed_map_from_container(&item->root, 0);
+	check_attribute_names(map);
+	return map;
+}
+
+/* ------------------------------------------------------------------------
+ * Size and validation
+ * ------------------------------------------------------------------------
+ */
+int64
+ddb_value_size(DdbValue *v)
+{
+	int64		size = 0;
+
+	check_stack_depth();
+	switch (v->type)
+	{
+		case DDB_TYPE_S:
+		case DDB_TYPE_B:
+			return v->u.str.len;
+		case DDB_TYPE_N:
+			{
+				int			ndigits;
+				int			exponent;
+
+				number_shape(v->u.num, &ndigits, &exponent);
+				/* zero still takes one digit's worth */
+				return (Max(ndigits, 1) + 1) / 2 + 1;
+			}
+		case DDB_TYPE_BOOL:
+		case DDB_TYPE_NULL:
+			return 1;
+		case DDB_TYPE_L:
+			size = 3;
+			for (int i = 0; i < v->u.list.n; i++)
+				size += 1 + ddb_value_size(v->u.list.elems[i]);
+			return size;
+		case DDB_TYPE_M:
+			size = 3;
+			for (int i = 0; i < v->u.map.n; i++)
+				size += 1 + strlen(v->u.map.keys[i]) + ddb_value_size(v->u.map.vals[i]);
+			return size;
+		case DDB_TYPE_SS:
+		case DDB_TYPE_NS:
+		case DDB_TYPE_BS:
+			for (int i = 0; i < v->u.list.n; i++)
+				size += ddb_value_size(v->u.list.elems[i]);
+			return size;
+	}
+	return 0;
+}
+
+int64
+ddb_item_size(DdbValue *item)
+{
+	int64		size = 0;
+
+	for (int i = 0; i < item->u.map.n; i++)
+		size += strlen(item->u.map.keys[i]) + ddb_value_size(item->u.map.vals[i]);
+	return size;
+}
+
+void
+ddb_check_item_size(DdbValue *item, const char *what)
+{
+	int64		size = ddb_item_size(item);
+
+	if (size > DDB_MAX_ITEM_BYTES)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: %s has exceeded the maximum allowed size",
+						what),
+				 errdetail("The item is " INT64_FORMAT " bytes as DynamoDB counts them; the limit is %d.",
+						   size, DDB_MAX_ITEM_BYTES)));
+}
+
+static int
+value_depth(DdbValue *v)
+{
+	int			d = 0;
+	int			n;
+
+	check_stack_depth();
+	if (v->type != DDB_TYPE_L && v->type != DDB_TYPE_M)
+		return 0;
+	n = v->type == DDB_TYPE_L ? v->u.list.n : v->u.map.n;
+	for (int i = 0; i < n; i++)
+	{
+		/* (not inside Max(), which would evaluate the recursion twice) */
+		int			k = value_depth(v->type == DDB_TYPE_L ? v->u.list.elems[i] :
+									v->u.map.vals[i]);
+
+		d = Max(d, k);
+	}
+	return d + 1;
+}
+
+/* Values built by updates can nest deeper than any input did: check again. */
+void
+ddb_check_item_depth(DdbValue *item)
+{
+	for (int i = 0; i < item->u.map.n; i++)
+		check_depth(value_depth(item->u.map.vals[i]));
+}
+
+DdbValue *
+ddb_validate_item(Jsonb *item)
+{
+	DdbValue   *v = ddb_item_from_jsonb(item);
+
+	ddb_check_item_size(v, "item size");
+	return v;
+}
+
+/* "{N:5}" / "{S:abc}" -- how DynamoDB shows values in error messages */
+char *
+ddb_value_describe(DdbValue *v)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	switch (v->type)
+	{
+		case DDB_TYPE_S:
+			appendStringInfo(&buf, "{S:%.*s}", Min(v->u.str.len, 64), v->u.str.data);
+			break;
+		case DDB_TYPE_N:
+			appendStringInfo(&buf, "{N:%s}", numeric_normalize(v->u.num));
+			break;
+		default:
+			appendStringInfo(&buf, "{%s}", ddb_type_name(v->type));
+			break;
+	}
+	return buf.data;
+}
+
+/* ------------------------------------------------------------------------
+ * SQL interface
+ * ------------------------------------------------------------------------
+ */
+Datum
+ddb_to_typed_json(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *item = PG_GETARG_JSONB_P(0);
+
+	PG_RETURN_JSONB_P(ddb_item_to_typed_jsonb(ddb_item_from_jsonb(item)));
+}
+
+Datum
+ddb_from_typed_json(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *item = PG_GETARG_JSONB_P(0);
+
+	PG_RETURN_JSONB_P(ddb_item_to_jsonb(ddb_item_from_typed_jsonb(item)));
+}
+
+Datum
+ddb_item_size_sql(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *item = PG_GETARG_JSONB_P(0);
+	int64		size = ddb_item_size(ddb_item_from_jsonb(item));
+
+	PG_RETURN_INT32((int32) Min(size, PG_INT32_MAX));
+}
+
+Datum
+ddb_validate_item_sql(PG_FUNCTION_ARGS)
+{
+	(void) ddb_validate_item(PG_GETARG_JSONB_P(0));
+	PG_RETURN_VOID();
+}
