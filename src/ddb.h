@@ -16,6 +16,8 @@
 #include "access/relscan.h"
 #include "access/tableam.h"
 #include "lib/stringinfo.h"
+#include "nodes/parsenodes.h"
+#include "utils/jsonb.h"
 #include "storage/block.h"
 #include "storage/buf.h"
 #include "storage/bufpage.h"
@@ -255,6 +257,14 @@ extern bool ddb_analyze_next_block(Relation rel, BlockNumber blockno,
 extern HeapTuple ddb_analyze_next_tuple(Relation rel, Buffer *buf, OffsetNumber *off,
 										TransactionId OldestXmin, double *liverows,
 										double *deadrows);
+
+/* ddb_item.c: API items <-> rows, opening tables for API calls */
+extern Relation ddb_open_table(Oid relid, AclMode mode);
+extern const char *ddb_key_name(Relation rel, int k);
+extern Jsonb *ddb_tuple_to_item(Relation rel, HeapTuple tuple);
+extern void ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact,
+							   Datum *values, bool *isnull, StringInfo enckey);
+extern Jsonb *ddb_item_without_keys(Relation rel, Jsonb *item);
 
 /* ddb_verify.c */
 

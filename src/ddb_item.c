@@ -1,0 +1,308 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_item.c
+ *	  Items as the SQL API sees them: jsonb documents that include their key
+ *	  attributes, to and from the rows of a ddb table.
+ *
+ * A row is (key columns..., item jsonb).  The API's item is the item jsonb
+ * with the key attributes added under the key columns' names, in document
+ * form (S: string, N: number, B: {"$B": "<base64>"}).  Going in, the key
+ * attributes are taken out of the item, checked against the table's key
+ * schema, and encoded; the rest is the item column.
+ *
+ * Also here: opening a table for an API call, with the privilege and
+ * row-level security checks the executor would otherwise make.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "catalog/pg_type.h"
+#include "common/base64.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+
+#include "ddb.h"
+
+/*
+ * Open a ddb table for an API call: the lock an equivalent SQL statement
+ * would take, the privilege it needs, and a refusal when row-level security
+ * applies (the API bypasses the executor, which enforces policies).
+ */
+Relation
+ddb_open_table(Oid relid, AclMode mode)
+{
+	LOCKMODE	lockmode = (mode == ACL_SELECT) ? AccessShareLock : RowExclusiveLock;
+	Relation	rel;
+	AclResult	aclresult;
+
+	rel = try_relation_open(relid, lockmode);
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
+				 errmsg("ResourceNotFoundException: requested resource not found"),
+				 errdetail("Table with OID %u does not exist.", relid)));
+	if (!ddb_is_ddb_relation(rel))
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
+				 errmsg("ResourceNotFoundException: \"%s\" is not a ddb table",
+						RelationGetRelationName(rel)),
+				 errhint("Create it with ddb_create_table() or CREATE TABLE ... USING ddb.")));
+	aclresult = pg_class_aclcheck(relid, GetUserId(), mode);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(rel));
+	if (check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("ddb functions cannot access table \"%s\" because row-level security applies to it",
+						RelationGetRelationName(rel)),
+				 errhint("Use SQL on the table, which applies the policies, or disable row-level security.")));
+	return rel;
+}
+
+/* The name of key column k. */
+const char *
+ddb_key_name(Relation rel, int k)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+
+	return NameStr(TupleDescAttr(RelationGetDescr(rel), ki->keyattno[k] - 1)->attname);
+}
+
+/* A key column value as a document-form JsonbValue. */
+static void
+key_to_jbv(DdbKeyType type, Datum d, JsonbValue *v)
+{
+	switch (type)
+	{
+		case DDB_KEY_S:
+			{
+				text	   *t = DatumGetTextPP(d);
+
+				v->type = jbvString;
+				v->val.string.val = VARDATA_ANY(t);
+				v->val.string.len = VARSIZE_ANY_EXHDR(t);
+				break;
+			}
+		case DDB_KEY_N:
+			v->type = jbvNumeric;
+			v->val.numeric = DatumGetNumeric(d);
+			break;
+		case DDB_KEY_B:
+			{
+				bytea	   *b = DatumGetByteaPP(d);
+				int			len = VARSIZE_ANY_EXHDR(b);
+				char	   *enc = palloc(pg_b64_enc_len(len) + 1);
+				int			enclen = pg_b64_encode(VARDATA_ANY(b), len, enc, pg_b64_enc_len(len));
+				JsonbParseState *ps = NULL;
+				JsonbValue	k,
+							s;
+
+				if (enclen < 0)
+					elog(ERROR, "base64 encoding failed");
+				k.type = jbvString;
+				k.val.string.val = "$B";
+				k.val.string.len = 2;
+				s.type = jbvString;
+				s.val.string.val = enc;
+				s.val.string.len = enclen;
+				pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+				pushJsonbValue(&ps, WJB_KEY, &k);
+				pushJsonbValue(&ps, WJB_VALUE, &s);
+				*v = *pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
+				break;
+			}
+	}
+}
+
+/*
+ * The API item of a full row tuple: the item column plus the key attributes.
+ */
+Jsonb *
+ddb_tuple_to_item(Relation rel, HeapTuple tuple)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	TupleDesc	desc = RelationGetDescr(rel);
+	JsonbParseState *ps = NULL;
+	JsonbValue *res;
+	bool		isnull;
+	Datum		itemd;
+
+	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		Datum		d = heap_getattr(tuple, ki->keyattno[k], desc, &isnull);
+		const char *name = NameStr(TupleDescAttr(desc, ki->keyattno[k] - 1)->attname);
+		JsonbValue	jk,
+					jv;
+
+		if (isnull)
+			continue;
+		jk.type = jbvString;
+		jk.val.string.val = (char *) name;
+		jk.val.string.len = strlen(name);
+		key_to_jbv(ki->keytype[k], d, &jv);
+		pushJsonbValue(&ps, WJB_KEY, &jk);
+		pushJsonbValue(&ps, WJB_VALUE, &jv);
+	}
+	itemd = heap_getattr(tuple, ki->itemattno, desc, &isnull);
+	if (!isnull)
+	{
+		Jsonb	   *item = DatumGetJsonbP(itemd);
+		JsonbIterator *it;
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		if (JB_ROOT_IS_OBJECT(item))
+		{
+			it = JsonbIteratorInit(&item->root);
+			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			{
+				if (tok == WJB_KEY || tok == WJB_VALUE)
+					pushJsonbValue(&ps, tok, &v);
+			}
+		}
+	}
+	res = pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(res);
+}
+
+static void
+key_schema_error(Relation rel, const char *detail_fmt, const char *name)
+{
+	ereport(ERROR,
+			(errcode(DDB_ERRCODE_VALIDATION),
+			 errmsg("ValidationException: the provided key element does not match the schema"),
+			 errdetail(detail_fmt, name, RelationGetRelationName(rel))));
+}
+
+/* A document-form value as a key column Datum, or error. */
+static Datum
+jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v, const char *name)
+{
+	switch (type)
+	{
+		case DDB_KEY_S:
+			if (v->type != jbvString)
+				key_schema_error(rel, "Key attribute \"%s\" of table \"%s\" must be a string (S).", name);
+			return PointerGetDatum(cstring_to_text_with_len(v->val.string.val, v->val.string.len));
+		case DDB_KEY_N:
+			if (v->type != jbvNumeric)
+				key_schema_error(rel, "Key attribute \"%s\" of table \"%s\" must be a number (N).", name);
+			return NumericGetDatum(v->val.numeric);
+		case DDB_KEY_B:
+			{
+				JsonbValue *b64 = NULL;
+				bytea	   *result;
+				int			declen;
+
+				if (v->type == jbvBinary &&
+					JsonContainerIsObject(v->val.binary.data) &&
+					JsonContainerSize(v->val.binary.data) == 1)
+					b64 = getKeyJsonValueFromContainer(v->val.binary.data, "$B", 2, NULL);
+				if (b64 == NULL || b64->type != jbvString)
+					key_schema_error(rel, "Key attribute \"%s\" of table \"%s\" must be binary (B), written {\"$B\": \"<base64>\"}.", name);
+				result = palloc(VARHDRSZ + pg_b64_dec_len(b64->val.string.len));
+				declen = pg_b64_decode(b64->val.string.val, b64->val.string.len,
+									   VARDATA(result), pg_b64_dec_len(b64->val.string.len));
+				if (declen < 0)
+					ereport(ERROR,
+							(errcode(DDB_ERRCODE_VALIDATION),
+							 errmsg("ValidationException: invalid base64 in key attribute \"%s\"", name)));
+				SET_VARSIZE(result, VARHDRSZ + declen);
+				return PointerGetDatum(result);
+			}
+	}
+	return (Datum) 0;
+}
+
+/*
+ * Extract the key of an item or of a key document.  values/isnull are
+ * indexed by attribute number - 1 (natts entries); the encoded key goes to
+ * enckey.  With exact, the document must hold the key attributes and nothing
+ * else (a GetItem/DeleteItem key), as DynamoDB requires.
+ */
+void
+ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact, Datum *values,
+				   bool *isnull, StringInfo enckey)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+
+	if (!JB_ROOT_IS_OBJECT(doc) || JB_ROOT_IS_SCALAR(doc))
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: %s must be a JSON object of attributes",
+						exact ? "the key" : "the item")));
+	for (int a = 0; a < ki->natts; a++)
+	{
+		values[a] = (Datum) 0;
+		isnull[a] = true;
+	}
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		const char *name = ddb_key_name(rel, k);
+		JsonbValue *v = getKeyJsonValueFromContainer(&doc->root, name, strlen(name), NULL);
+
+		if (v == NULL)
+			ereport(ERROR,
+					(errcode(DDB_ERRCODE_VALIDATION),
+					 errmsg("ValidationException: one of the required keys was not given a value"),
+					 errdetail("Key attribute \"%s\" of table \"%s\" is missing.",
+							   name, RelationGetRelationName(rel))));
+		values[ki->keyattno[k] - 1] = jbv_to_key(rel, ki->keytype[k], v, name);
+		isnull[ki->keyattno[k] - 1] = false;
+		ddb_check_key_value(ki->keytype[k], values[ki->keyattno[k] - 1], k == 0, name);
+	}
+	if (exact && JsonContainerSize(&doc->root) != ki->nkeys)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: the provided key element does not match the schema"),
+				 errdetail("A key of table \"%s\" has exactly the key attributes and no others.",
+						   RelationGetRelationName(rel))));
+	ddb_encode_key(ki, values, isnull, enckey);
+}
+
+/*
+ * The item column of an API item: the item without its key attributes.
+ */
+Jsonb *
+ddb_item_without_keys(Relation rel, Jsonb *item)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	JsonbParseState *ps = NULL;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	bool		skip = false;
+
+	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+	it = JsonbIteratorInit(&item->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+		{
+			skip = false;
+			for (int k = 0; k < ki->nkeys; k++)
+			{
+				const char *name = ddb_key_name(rel, k);
+
+				if (v.val.string.len == strlen(name) &&
+					memcmp(v.val.string.val, name, v.val.string.len) == 0)
+					skip = true;
+			}
+			if (!skip)
+				pushJsonbValue(&ps, WJB_KEY, &v);
+		}
+		else if (tok == WJB_VALUE && !skip)
+			pushJsonbValue(&ps, WJB_VALUE, &v);
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+}
