@@ -131,3 +131,55 @@ AS 'MODULE_PATHNAME', 'ddb_key_condition_sql'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION ddb_key_condition(text, text, text, jsonb, jsonb) IS
   'check a DynamoDB KeyConditionExpression against a key schema and show what a Query would read';
+
+-- The item API (src/ddb_api.c): DynamoDB's table and item operations.
+CREATE FUNCTION ddb_create_table(table_name text, partition_key text,
+                                 partition_key_type text DEFAULT 'S',
+                                 sort_key text DEFAULT NULL,
+                                 sort_key_type text DEFAULT 'S')
+RETURNS regclass
+AS 'MODULE_PATHNAME'
+LANGUAGE C;
+
+CREATE FUNCTION ddb_describe_table(tbl regclass)
+RETURNS jsonb
+AS 'MODULE_PATHNAME'
+LANGUAGE C STABLE;
+
+CREATE FUNCTION ddb_list_tables()
+RETURNS SETOF regclass
+LANGUAGE sql STABLE
+AS $$
+  SELECT c.oid::regclass
+  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_am a ON a.oid = c.relam
+  WHERE a.amname = 'ddb' AND c.relkind = 'r'
+    AND pg_catalog.has_table_privilege(c.oid, 'SELECT')
+  ORDER BY c.relname
+$$;
+
+CREATE FUNCTION ddb_put_item(tbl regclass, item jsonb, condition text DEFAULT NULL,
+                             names jsonb DEFAULT NULL, vals jsonb DEFAULT NULL,
+                             return_values text DEFAULT 'NONE')
+RETURNS jsonb
+AS 'MODULE_PATHNAME'
+LANGUAGE C;
+
+CREATE FUNCTION ddb_get_item(tbl regclass, key jsonb, projection text DEFAULT NULL,
+                             names jsonb DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME'
+LANGUAGE C STABLE;
+
+CREATE FUNCTION ddb_update_item(tbl regclass, key jsonb, update_expression text,
+                                condition text DEFAULT NULL, names jsonb DEFAULT NULL,
+                                vals jsonb DEFAULT NULL, return_values text DEFAULT 'NONE')
+RETURNS jsonb
+AS 'MODULE_PATHNAME'
+LANGUAGE C;
+
+CREATE FUNCTION ddb_delete_item(tbl regclass, key jsonb, condition text DEFAULT NULL,
+                                names jsonb DEFAULT NULL, vals jsonb DEFAULT NULL,
+                                return_values text DEFAULT 'NONE')
+RETURNS jsonb
+AS 'MODULE_PATHNAME'
+LANGUAGE C;

@@ -179,9 +179,15 @@ extern const char *ddb_key_type_name(DdbKeyType type);
 /* ddb_tree.c: pages, descent, splits */
 extern bool ddb_tree_exists(Relation rel);
 extern void ddb_tree_init_if_needed(Relation rel);
-extern void ddb_tree_insert(Relation rel, const char *key, int keylen,
+typedef enum DdbUniqueCheck
+{
+	DDB_UNIQUE_NONE,			/* the caller knows the key is free */
+	DDB_UNIQUE_ERROR,			/* a live duplicate is unique_violation */
+	DDB_UNIQUE_RETURN			/* a live duplicate makes the insert return false */
+} DdbUniqueCheck;
+extern bool ddb_tree_insert(Relation rel, const char *key, int keylen,
 							ItemPointer tid, HeapTuple tuple,
-							bool check_unique);
+							DdbUniqueCheck check_unique);
 extern uint64 ddb_alloc_rowid(Relation rel);
 
 /* ddb_rowid.c: the row-id map */
@@ -217,10 +223,14 @@ extern void ddb_range_rescan(DdbRangeScan scan, const DdbRange *range,
 							 bool forward);
 extern HeapTuple ddb_lookup(Relation rel, Snapshot snapshot,
 							const char *key, int keylen);
+extern bool ddb_find_current(Relation rel, const char *key, int keylen,
+							 ItemPointer tid, TransactionId *wait_xid);
 
 /* ddb_tuple.c: leaf tuples <-> full heap tuples of the table's row type */
 extern HeapTuple ddb_form_stored_tuple(Relation rel, TupleTableSlot *slot,
 									   StringInfo key);
+extern HeapTuple ddb_form_stored_values(Relation rel, Datum *values, bool *isnull,
+										StringInfo key);
 extern HeapTuple ddb_expand_tuple(Relation rel, const char *key, int keylen,
 								  HeapTupleHeader stored, uint32 storedlen,
 								  ItemPointer tid);
@@ -240,6 +250,11 @@ extern TM_Result ddb_update_version(Relation rel, ItemPointer otid, HeapTuple ne
 extern TM_Result ddb_lock_version(Relation rel, ItemPointer tid, CommandId cid,
 								  LockWaitPolicy wait_policy, TM_FailureData *tmfd,
 								  HeapTuple *tuple);
+extern bool ddb_insert_version(Relation rel, const char *key, int keylen,
+							   HeapTuple stored, CommandId cid,
+							   DdbUniqueCheck check, ItemPointer tid);
+extern bool ddb_lock_current(Relation rel, const char *key, int keylen,
+							 CommandId cid, ItemPointer tid, HeapTuple *current);
 
 /* ddb_vacuum.c: VACUUM, pruning, ANALYZE sampling */
 struct VacuumParams;

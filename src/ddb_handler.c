@@ -360,30 +360,10 @@ ddb_tuple_insert(Relation relation, TupleTableSlot *slot, CommandId cid,
 
 	initStringInfo(&key);
 	tuple = ddb_form_stored_tuple(relation, slot, &key);
-
-	ddb_rowid_to_tid(ddb_alloc_rowid(relation), &tid);
-
-	/* As heap_prepare_insert: a fresh version, inserted by us. */
-	tuple->t_data->t_infomask &= ~HEAP_XACT_MASK;
-	tuple->t_data->t_infomask2 &= ~HEAP2_XACT_MASK;
-	tuple->t_data->t_infomask |= HEAP_XMAX_INVALID;
-	HeapTupleHeaderSetXmin(tuple->t_data, GetCurrentTransactionId());
-	HeapTupleHeaderSetCmin(tuple->t_data, cid);
-	HeapTupleHeaderSetXmax(tuple->t_data, 0);
-	tuple->t_tableOid = RelationGetRelid(relation);
-	tuple->t_self = tid;
-	tuple->t_data->t_ctid = tid;
-
-	CheckForSerializableConflictIn(relation, NULL, InvalidBlockNumber);
-
-	tuple = ddb_toast_stored_tuple(relation, tuple, NULL);
-	ddb_tree_insert(relation, key.data, key.len, &tid, tuple, true);
-
+	ddb_insert_version(relation, key.data, key.len, tuple, cid,
+					   DDB_UNIQUE_ERROR, &tid);
 	slot->tts_tableOid = RelationGetRelid(relation);
 	slot->tts_tid = tid;
-	pgstat_count_heap_insert(relation, 1);
-
-	heap_freetuple(tuple);
 	pfree(key.data);
 }
 

@@ -381,7 +381,7 @@ ddb_update_version(Relation rel, ItemPointer otid, HeapTuple newtup,
 	newtup->t_data->t_ctid = *newtid;
 
 	stored = ddb_toast_stored_tuple(rel, newtup, old);
-	ddb_tree_insert(rel, newkey, newkeylen, newtid, stored, false);
+	ddb_tree_insert(rel, newkey, newkeylen, newtid, stored, DDB_UNIQUE_NONE);
 
 	if (have_tuple_lock)
 		UnlockTuple(rel, otid, AccessExclusiveLock);
@@ -481,4 +481,109 @@ ddb_lock_version(Relation rel, ItemPointer tid, CommandId cid,
 	if (have_tuple_lock)
 		UnlockTuple(rel, tid, AccessExclusiveLock);
 	return TM_Ok;
+}
+
+/*
+ * Insert a new version from its stored tuple (key columns NULL) and encoded
+ * key: the transaction header, a row id, TOAST, the tree.  Returns false
+ * only with DDB_UNIQUE_RETURN when a live version of the key exists.
+ */
+bool
+ddb_insert_version(Relation rel, const char *key, int keylen, HeapTuple stored,
+				   CommandId cid, DdbUniqueCheck check, ItemPointer tid)
+{
+	HeapTuple	tuple;
+
+	ddb_rowid_to_tid(ddb_alloc_rowid(rel), tid);
+
+	/* As heap_prepare_insert: a fresh version, inserted by us. */
+	stored->t_data->t_infomask &= ~HEAP_XACT_MASK;
+	stored->t_data->t_infomask2 &= ~HEAP2_XACT_MASK;
+	stored->t_data->t_infomask |= HEAP_XMAX_INVALID;
+	HeapTupleHeaderSetXmin(stored->t_data, GetCurrentTransactionId());
+	HeapTupleHeaderSetCmin(stored->t_data, cid);
+	HeapTupleHeaderSetXmax(stored->t_data, 0);
+	stored->t_tableOid = RelationGetRelid(rel);
+	stored->t_self = *tid;
+	stored->t_data->t_ctid = *tid;
+
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+	tuple = ddb_toast_stored_tuple(rel, stored, NULL);
+	if (!ddb_tree_insert(rel, key, keylen, tid, tuple, check))
+		return false;
+	pgstat_count_heap_insert(rel, 1);
+	return true;
+}
+
+/*
+ * For the item API's writes (PutItem, UpdateItem, DeleteItem): find the
+ * current version of key and lock it, as INSERT ... ON CONFLICT DO UPDATE
+ * does.  Returns true with *tid and *current (a full tuple) when the item
+ * exists; false when it does not (the caller then inserts, and retries if
+ * a concurrent insert wins).  Waits for in-progress writers of the key.
+ * Under REPEATABLE READ / SERIALIZABLE, an item changed after the
+ * transaction's snapshot is a serialization failure.
+ */
+bool
+ddb_lock_current(Relation rel, const char *key, int keylen, CommandId cid,
+				 ItemPointer tid, HeapTuple *current)
+{
+	for (;;)
+	{
+		TransactionId wait_xid = InvalidTransactionId;
+		TM_FailureData tmfd;
+		TM_Result	result;
+		HeapTuple	tuple;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!ddb_find_current(rel, key, keylen, tid, &wait_xid))
+		{
+			if (TransactionIdIsValid(wait_xid))
+			{
+				/* an insert of this key is in progress: wait for its outcome */
+				XactLockTableWait(wait_xid, rel, NULL, XLTW_InsertIndex);
+				continue;
+			}
+			*current = NULL;
+			return false;
+		}
+
+		result = ddb_lock_version(rel, tid, cid, LockWaitBlock, &tmfd, &tuple);
+		switch (result)
+		{
+			case TM_Ok:
+				if (IsolationUsesXactSnapshot())
+				{
+					bool		visible;
+					HeapTuple	v = ddb_fetch_version(rel, tid, GetTransactionSnapshot(), &visible);
+
+					if (v)
+						heap_freetuple(v);
+					if (!visible)
+						ereport(ERROR,
+								(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+								 errmsg("could not serialize access due to concurrent update")));
+				}
+				*current = tuple;
+				return true;
+			case TM_Updated:
+			case TM_Deleted:
+				if (IsolationUsesXactSnapshot())
+					ereport(ERROR,
+							(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+							 errmsg("could not serialize access due to concurrent %s",
+									result == TM_Updated ? "update" : "delete")));
+				/* READ COMMITTED: look for the newest version again */
+				break;
+			case TM_SelfModified:
+			case TM_Invisible:
+				/* changed by this very command, or not yet visible: look again */
+				CommandCounterIncrement();
+				break;
+			default:
+				elog(ERROR, "unexpected result %d locking a ddb item", result);
+		}
+		if (tuple)
+			heap_freetuple(tuple);
+	}
 }

@@ -368,3 +368,75 @@ ddb_lookup(Relation rel, Snapshot snapshot, const char *key, int keylen)
 	pfree(succ.data);
 	return result;
 }
+
+/*
+ * The current version of key, as the item API's writes see it: the version
+ * that is live or being changed (SnapshotDirty).  Returns true with its tid;
+ * false when there is none, setting *wait_xid when an insert of the key is
+ * in progress in another transaction (the caller waits and retries).
+ */
+bool
+ddb_find_current(Relation rel, const char *key, int keylen, ItemPointer tid,
+				 TransactionId *wait_xid)
+{
+	SnapshotData dirty;
+	Buffer		buf;
+	StringInfoData succ;
+	bool		has_succ;
+
+	*wait_xid = InvalidTransactionId;
+	if (!ddb_tree_exists(rel))
+		return false;
+	initStringInfo(&succ);
+	has_succ = ddb_key_successor(key, keylen, &succ);
+	InitDirtySnapshot(dirty);
+	buf = ddb_descend(rel, key, keylen, false, BUFFER_LOCK_SHARE, NULL, NULL);
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+		DdbKeyItem	hk;
+		BlockNumber next;
+
+		for (OffsetNumber off = ddb_leaf_search(page, key, keylen, false); off <= maxoff; off++)
+		{
+			ItemId		iid = PageGetItemId(page, off);
+			DdbLeafItem li = (DdbLeafItem) PageGetItem(page, iid);
+			HeapTupleData htup;
+
+			if (ddb_compare_leaf_keypart(key, keylen, li) != 0)
+			{
+				UnlockReleaseBuffer(buf);
+				return false;
+			}
+			htup.t_data = DdbLeafItemGetTuple(li);
+			htup.t_len = ItemIdGetLength(iid) - DdbLeafTupleOffset(li->keylen);
+			htup.t_self = li->tid;
+			htup.t_tableOid = RelationGetRelid(rel);
+			if (HeapTupleSatisfiesVisibility(&htup, &dirty, buf))
+			{
+				if (TransactionIdIsValid(dirty.xmin))
+				{
+					*wait_xid = dirty.xmin;
+					UnlockReleaseBuffer(buf);
+					return false;
+				}
+				*tid = li->tid;
+				UnlockReleaseBuffer(buf);
+				return true;
+			}
+		}
+		/* the key's versions may continue on the next leaf */
+		if (DdbPageIsRightmost(page))
+			break;
+		hk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
+		if (has_succ && ddb_compare_bytes(hk->key, hk->keylen, succ.data, succ.len) >= 0)
+			break;
+		next = DdbPageGetOpaque(page)->right;
+		UnlockReleaseBuffer(buf);
+		buf = ReadBuffer(rel, next);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+	}
+	UnlockReleaseBuffer(buf);
+	return false;
+}

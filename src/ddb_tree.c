@@ -1017,7 +1017,8 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize)
  * deleted a version; raises unique_violation when a live version exists.
  */
 static TransactionId
-ddb_check_unique(Relation rel, Buffer *bufs, int nbufs, const char *key, int keylen)
+ddb_check_unique(Relation rel, Buffer *bufs, int nbufs, const char *key, int keylen,
+				 bool *duplicate)
 {
 	SnapshotData dirty;
 
@@ -1046,6 +1047,11 @@ ddb_check_unique(Relation rel, Buffer *bufs, int nbufs, const char *key, int key
 					return dirty.xmin;
 				if (TransactionIdIsValid(dirty.xmax))
 					return dirty.xmax;
+				if (duplicate)
+				{
+					*duplicate = true;
+					return InvalidTransactionId;
+				}
 				ereport(ERROR,
 						(errcode(ERRCODE_UNIQUE_VIOLATION),
 						 errmsg("duplicate key value violates the key of ddb table \"%s\"",
@@ -1060,12 +1066,13 @@ ddb_check_unique(Relation rel, Buffer *bufs, int nbufs, const char *key, int key
 
 /*
  * Insert a version of 'key' with row id 'tid' whose stored tuple is 'tuple'.
- * With check_unique, raise unique_violation if another live version of the
- * key exists, waiting for in-progress transactions first (as nbtree does).
+ * With DDB_UNIQUE_ERROR, raise unique_violation if another live version of
+ * the key exists, waiting for in-progress transactions first (as nbtree
+ * does); with DDB_UNIQUE_RETURN, return false instead (nothing inserted).
  */
-void
+bool
 ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
-				HeapTuple tuple, bool check_unique)
+				HeapTuple tuple, DdbUniqueCheck check_unique)
 {
 	Size		itemlen = DdbLeafTupleOffset(keylen) + tuple->t_len;
 	Size		itemsize = MAXALIGN(itemlen);
@@ -1149,8 +1156,21 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 			bufs[nbufs++] = next;
 		}
 
-		if (check_unique)
-			wait_xid = ddb_check_unique(rel, bufs, nbufs, key, keylen);
+		if (check_unique != DDB_UNIQUE_NONE)
+		{
+			bool		duplicate = false;
+
+			wait_xid = ddb_check_unique(rel, bufs, nbufs, key, keylen,
+										check_unique == DDB_UNIQUE_RETURN ? &duplicate : NULL);
+			if (duplicate)
+			{
+				for (int b = 0; b < nbufs; b++)
+					UnlockReleaseBuffer(bufs[b]);
+				pfree(item);
+				pfree(itemkey);
+				return false;
+			}
+		}
 
 		/* The leaf whose key space holds itemkey. */
 		target = 0;
@@ -1214,4 +1234,5 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 	pfree(itemkey);
 	if (succ)
 		pfree(succ);
+	return true;
 }

@@ -34,7 +34,6 @@
 HeapTuple
 ddb_form_stored_tuple(Relation rel, TupleTableSlot *slot, StringInfo key)
 {
-	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 	TupleDesc	desc = RelationGetDescr(rel);
 	Datum	   *values;
 	bool	   *isnull;
@@ -44,6 +43,15 @@ ddb_form_stored_tuple(Relation rel, TupleTableSlot *slot, StringInfo key)
 	isnull = palloc(sizeof(bool) * desc->natts);
 	memcpy(values, slot->tts_values, sizeof(Datum) * desc->natts);
 	memcpy(isnull, slot->tts_isnull, sizeof(bool) * desc->natts);
+	return ddb_form_stored_values(rel, values, isnull, key);
+}
+
+/* The same from a row's values (indexed by attribute number - 1); scribbles on isnull. */
+HeapTuple
+ddb_form_stored_values(Relation rel, Datum *values, bool *isnull, StringInfo key)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	TupleDesc	desc = RelationGetDescr(rel);
 
 	for (int k = 0; k < ki->nkeys; k++)
 	{

@@ -1,0 +1,571 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_api.c
+ *	  The item API: DynamoDB's CreateTable, DescribeTable, PutItem, GetItem,
+ *	  UpdateItem and DeleteItem as SQL functions.
+ *
+ * GetItem is one point lookup in the tree; the writes find and lock the
+ * item's current version (ddb_lock_current, the same protocol as INSERT ...
+ * ON CONFLICT DO UPDATE), evaluate the condition expression on it, and then
+ * replace, insert or delete it.  No SPI and no planning on these paths.
+ * Each write ends with CommandCounterIncrement, so later calls in the same
+ * statement see it, as DynamoDB requests would.
+ *
+ * A failed condition is ConditionalCheckFailedException and changes
+ * nothing.  Other DynamoDB errors map to the DDB_ERRCODE_* SQLSTATEs of
+ * ddb.h, their messages starting with the DynamoDB error name.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "storage/predicate.h"
+#include "utils/json.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "ddb.h"
+#include "ddb_expr.h"
+
+PG_FUNCTION_INFO_V1(ddb_create_table);
+PG_FUNCTION_INFO_V1(ddb_describe_table);
+PG_FUNCTION_INFO_V1(ddb_put_item);
+PG_FUNCTION_INFO_V1(ddb_get_item);
+PG_FUNCTION_INFO_V1(ddb_update_item);
+PG_FUNCTION_INFO_V1(ddb_delete_item);
+
+#define ARG_TABLE(n)	(PG_ARGISNULL(n) ? null_table() : PG_GETARG_OID(n))
+#define ARG_JSONB(n)	(PG_ARGISNULL(n) ? NULL : PG_GETARG_JSONB_P(n))
+#define ARG_CSTRING(n)	(PG_ARGISNULL(n) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(n)))
+
+static Oid
+null_table(void)
+{
+	ereport(ERROR,
+			(errcode(DDB_ERRCODE_VALIDATION),
+			 errmsg("ValidationException: the table must not be null")));
+	return InvalidOid;
+}
+
+typedef enum ReturnValues
+{
+	RV_NONE,
+	RV_ALL_OLD,
+	RV_UPDATED_OLD,
+	RV_ALL_NEW,
+	RV_UPDATED_NEW
+} ReturnValues;
+
+static ReturnValues
+parse_return_values(const char *s, bool update)
+{
+	if (s == NULL || strcmp(s, "NONE") == 0)
+		return RV_NONE;
+	if (strcmp(s, "ALL_OLD") == 0)
+		return RV_ALL_OLD;
+	if (update && strcmp(s, "UPDATED_OLD") == 0)
+		return RV_UPDATED_OLD;
+	if (update && strcmp(s, "ALL_NEW") == 0)
+		return RV_ALL_NEW;
+	if (update && strcmp(s, "UPDATED_NEW") == 0)
+		return RV_UPDATED_NEW;
+	ereport(ERROR,
+			(errcode(DDB_ERRCODE_VALIDATION),
+			 errmsg("ValidationException: return_values \"%s\" is not valid for this operation", s),
+			 errhint(update ? "Use NONE, ALL_OLD, UPDATED_OLD, ALL_NEW or UPDATED_NEW." :
+					 "Use NONE or ALL_OLD.")));
+	return RV_NONE;				/* keep compiler quiet */
+}
+
+static void
+condition_failed(void)
+{
+	ereport(ERROR,
+			(errcode(DDB_ERRCODE_CONDITIONAL_CHECK),
+			 errmsg("ConditionalCheckFailedException: the conditional request failed")));
+}
+
+/* The key attribute names of a table, for UpdateExpression validation. */
+static const char **
+key_names(Relation rel, int *n)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	const char **names = palloc(sizeof(char *) * ki->nkeys);
+
+	for (int k = 0; k < ki->nkeys; k++)
+		names[k] = ddb_key_name(rel, k);
+	*n = ki->nkeys;
+	return names;
+}
+
+/*
+ * Write 'item' (an API item, keys included) as the new version of its key:
+ * replace the locked current version (have_current) or insert.  Returns
+ * false when an insert lost a race with a concurrent insert of the key (the
+ * caller starts over).
+ */
+static bool
+write_item(Relation rel, Jsonb *item, bool have_current, ItemPointer current_tid,
+		   CommandId cid)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	int			natts = RelationGetNumberOfAttributes(rel);
+	Datum	   *values = palloc(sizeof(Datum) * natts);
+	bool	   *isnull = palloc(sizeof(bool) * natts);
+	StringInfoData key;
+	StringInfoData key2;
+	HeapTuple	stored;
+	ItemPointerData newtid;
+
+	initStringInfo(&key);
+	ddb_key_from_jsonb(rel, item, false, values, isnull, &key);
+	values[ki->itemattno - 1] = JsonbPGetDatum(ddb_item_without_keys(rel, item));
+	isnull[ki->itemattno - 1] = false;
+	initStringInfo(&key2);
+	stored = ddb_form_stored_values(rel, values, isnull, &key2);
+
+	if (have_current)
+	{
+		TM_FailureData tmfd;
+		TM_Result	result;
+
+		result = ddb_update_version(rel, current_tid, stored, key2.data, key2.len, cid,
+									InvalidSnapshot, true, &tmfd, &newtid);
+		if (result != TM_Ok)
+			elog(ERROR, "ddb item locked by this transaction changed (result %d)", result);
+		return true;
+	}
+	return ddb_insert_version(rel, key2.data, key2.len, stored, cid,
+							  DDB_UNIQUE_RETURN, &newtid);
+}
+
+/* ------------------------------------------------------------------------
+ * GetItem
+ * ------------------------------------------------------------------------
+ */
+Datum
+ddb_get_item(PG_FUNCTION_ARGS)
+{
+	Oid			relid = ARG_TABLE(0);
+	Jsonb	   *keydoc = ARG_JSONB(1);
+	char	   *projection = ARG_CSTRING(2);
+	Jsonb	   *names = ARG_JSONB(3);
+	Relation	rel;
+	Datum	   *values;
+	bool	   *isnull;
+	StringInfoData key;
+	DdbProjection *proj = NULL;
+	HeapTuple	tuple;
+	Jsonb	   *item;
+
+	if (keydoc == NULL)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: the key must not be null")));
+	rel = ddb_open_table(relid, ACL_SELECT);
+	if (projection != NULL)
+	{
+		DdbExprContext *cx = ddb_expr_begin(names, NULL);
+
+		proj = ddb_parse_projection(cx, projection);
+		ddb_expr_end(cx);
+	}
+	else if (names != NULL)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: expression attribute names can only be specified when using expressions")));
+
+	values = palloc(sizeof(Datum) * RelationGetNumberOfAttributes(rel));
+	isnull = palloc(sizeof(bool) * RelationGetNumberOfAttributes(rel));
+	initStringInfo(&key);
+	ddb_key_from_jsonb(rel, keydoc, true, values, isnull, &key);
+
+	PredicateLockRelation(rel, GetTransactionSnapshot());
+	tuple = ddb_lookup(rel, GetTransactionSnapshot(), key.data, key.len);
+	if (tuple == NULL)
+	{
+		relation_close(rel, AccessShareLock);
+		PG_RETURN_NULL();
+	}
+	item = ddb_tuple_to_item(rel, tuple);
+	if (proj)
+		item = ddb_apply_projection(proj, item);
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_JSONB_P(item);
+}
+
+/* ------------------------------------------------------------------------
+ * PutItem
+ * ------------------------------------------------------------------------
+ */
+Datum
+ddb_put_item(PG_FUNCTION_ARGS)
+{
+	Oid			relid = ARG_TABLE(0);
+	Jsonb	   *item = ARG_JSONB(1);
+	char	   *condition = ARG_CSTRING(2);
+	ReturnValues rv = parse_return_values(ARG_CSTRING(5), false);
+	Relation	rel;
+	DdbCondition *cond = NULL;
+	Datum	   *values;
+	bool	   *isnull;
+	StringInfoData key;
+	CommandId	cid;
+	Jsonb	   *old = NULL;
+
+	if (item == NULL)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: the item must not be null")));
+	rel = ddb_open_table(relid, ACL_INSERT);
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_UPDATE) != ACLCHECK_OK ||
+		(condition != NULL || rv != RV_NONE ?
+		 pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK : false))
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(rel));
+
+	{
+		DdbExprContext *cx = ddb_expr_begin(ARG_JSONB(3), ARG_JSONB(4));
+
+		if (condition != NULL)
+			cond = ddb_parse_condition(cx, condition, "ConditionExpression");
+		ddb_expr_end(cx);
+	}
+	ddb_validate_item(item);
+	values = palloc(sizeof(Datum) * RelationGetNumberOfAttributes(rel));
+	isnull = palloc(sizeof(bool) * RelationGetNumberOfAttributes(rel));
+	initStringInfo(&key);
+	ddb_key_from_jsonb(rel, item, false, values, isnull, &key);
+
+	cid = GetCurrentCommandId(true);
+	for (;;)
+	{
+		ItemPointerData tid;
+		HeapTuple	current;
+		bool		exists = ddb_lock_current(rel, key.data, key.len, cid, &tid, &current);
+
+		old = exists ? ddb_tuple_to_item(rel, current) : NULL;
+		if (cond && !ddb_eval_condition(cond, old))
+			condition_failed();
+		if (write_item(rel, item, exists, &tid, cid))
+			break;
+		/* a concurrent insert of the key won: replace it instead */
+	}
+	CommandCounterIncrement();
+	relation_close(rel, RowExclusiveLock);
+
+	if (rv == RV_ALL_OLD && old != NULL)
+		PG_RETURN_JSONB_P(old);
+	PG_RETURN_NULL();
+}
+
+/* ------------------------------------------------------------------------
+ * UpdateItem
+ * ------------------------------------------------------------------------
+ */
+Datum
+ddb_update_item(PG_FUNCTION_ARGS)
+{
+	Oid			relid = ARG_TABLE(0);
+	Jsonb	   *keydoc = ARG_JSONB(1);
+	char	   *update = ARG_CSTRING(2);
+	char	   *condition = ARG_CSTRING(3);
+	ReturnValues rv = parse_return_values(ARG_CSTRING(6), true);
+	Relation	rel;
+	DdbCondition *cond = NULL;
+	DdbUpdate  *upd;
+	Datum	   *values;
+	bool	   *isnull;
+	StringInfoData key;
+	CommandId	cid;
+	const char **keys;
+	int			nkeys;
+	Jsonb	   *old = NULL;
+	Jsonb	   *new = NULL;
+	Jsonb	   *updated_old = NULL;
+	Jsonb	   *updated_new = NULL;
+
+	if (keydoc == NULL)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: the key must not be null")));
+	if (update == NULL)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: an update expression is required")));
+	rel = ddb_open_table(relid, ACL_UPDATE);
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK ||
+		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(rel));
+
+	{
+		DdbExprContext *cx = ddb_expr_begin(ARG_JSONB(4), ARG_JSONB(5));
+
+		upd = ddb_parse_update(cx, update);
+		if (condition != NULL)
+			cond = ddb_parse_condition(cx, condition, "ConditionExpression");
+		ddb_expr_end(cx);
+	}
+	keys = key_names(rel, &nkeys);
+	values = palloc(sizeof(Datum) * RelationGetNumberOfAttributes(rel));
+	isnull = palloc(sizeof(bool) * RelationGetNumberOfAttributes(rel));
+	initStringInfo(&key);
+	ddb_key_from_jsonb(rel, keydoc, true, values, isnull, &key);
+
+	cid = GetCurrentCommandId(true);
+	for (;;)
+	{
+		ItemPointerData tid;
+		HeapTuple	current;
+		bool		exists = ddb_lock_current(rel, key.data, key.len, cid, &tid, &current);
+
+		old = exists ? ddb_tuple_to_item(rel, current) : NULL;
+		if (cond && !ddb_eval_condition(cond, old))
+			condition_failed();
+		if (!exists && !ddb_update_creates_item(upd))
+		{
+			/* REMOVE/DELETE on a missing item: nothing to create */
+			new = NULL;
+			break;
+		}
+		new = ddb_apply_update(upd, old != NULL ? old : keydoc, keys, nkeys,
+							   &updated_old, &updated_new);
+		ddb_validate_item(new);
+		if (write_item(rel, new, exists, &tid, cid))
+			break;
+	}
+	CommandCounterIncrement();
+	relation_close(rel, RowExclusiveLock);
+
+	switch (rv)
+	{
+		case RV_NONE:
+			break;
+		case RV_ALL_OLD:
+			if (old)
+				PG_RETURN_JSONB_P(old);
+			break;
+		case RV_ALL_NEW:
+			if (new)
+				PG_RETURN_JSONB_P(new);
+			break;
+		case RV_UPDATED_OLD:
+			if (old && updated_old)
+				PG_RETURN_JSONB_P(updated_old);
+			break;
+		case RV_UPDATED_NEW:
+			if (updated_new)
+				PG_RETURN_JSONB_P(updated_new);
+			break;
+	}
+	PG_RETURN_NULL();
+}
+
+/* ------------------------------------------------------------------------
+ * DeleteItem
+ * ------------------------------------------------------------------------
+ */
+Datum
+ddb_delete_item(PG_FUNCTION_ARGS)
+{
+	Oid			relid = ARG_TABLE(0);
+	Jsonb	   *keydoc = ARG_JSONB(1);
+	char	   *condition = ARG_CSTRING(2);
+	ReturnValues rv = parse_return_values(ARG_CSTRING(5), false);
+	Relation	rel;
+	DdbCondition *cond = NULL;
+	Datum	   *values;
+	bool	   *isnull;
+	StringInfoData key;
+	CommandId	cid;
+	ItemPointerData tid;
+	HeapTuple	current;
+	Jsonb	   *old = NULL;
+
+	if (keydoc == NULL)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: the key must not be null")));
+	rel = ddb_open_table(relid, ACL_DELETE);
+	if ((condition != NULL || rv != RV_NONE) &&
+		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(rel));
+	{
+		DdbExprContext *cx = ddb_expr_begin(ARG_JSONB(3), ARG_JSONB(4));
+
+		if (condition != NULL)
+			cond = ddb_parse_condition(cx, condition, "ConditionExpression");
+		ddb_expr_end(cx);
+	}
+	values = palloc(sizeof(Datum) * RelationGetNumberOfAttributes(rel));
+	isnull = palloc(sizeof(bool) * RelationGetNumberOfAttributes(rel));
+	initStringInfo(&key);
+	ddb_key_from_jsonb(rel, keydoc, true, values, isnull, &key);
+
+	cid = GetCurrentCommandId(true);
+	if (ddb_lock_current(rel, key.data, key.len, cid, &tid, &current))
+	{
+		TM_FailureData tmfd;
+
+		old = ddb_tuple_to_item(rel, current);
+		if (cond && !ddb_eval_condition(cond, old))
+			condition_failed();
+		if (ddb_delete_version(rel, &tid, cid, InvalidSnapshot, true, &tmfd, false) != TM_Ok)
+			elog(ERROR, "ddb item locked by this transaction changed");
+	}
+	else if (cond && !ddb_eval_condition(cond, NULL))
+		condition_failed();
+	CommandCounterIncrement();
+	relation_close(rel, RowExclusiveLock);
+
+	if (rv == RV_ALL_OLD && old != NULL)
+		PG_RETURN_JSONB_P(old);
+	PG_RETURN_NULL();
+}
+
+/* ------------------------------------------------------------------------
+ * CreateTable / DescribeTable
+ * ------------------------------------------------------------------------
+ */
+static const char *
+key_sql_type(const char *t, const char *what)
+{
+	if (t == NULL || strcmp(t, "S") == 0)
+		return "text";
+	if (strcmp(t, "N") == 0)
+		return "numeric";
+	if (strcmp(t, "B") == 0)
+		return "bytea";
+	ereport(ERROR,
+			(errcode(DDB_ERRCODE_VALIDATION),
+			 errmsg("ValidationException: %s type \"%s\" is not valid", what, t),
+			 errhint("Key types are S (string), N (number) and B (binary).")));
+	return NULL;
+}
+
+static void
+check_name(const char *name, const char *what, int minlen, int maxlen)
+{
+	int			len = name ? strlen(name) : 0;
+
+	if (len < minlen || len > maxlen)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: %s must be between %d and %d characters long",
+						what, minlen, maxlen)));
+}
+
+/*
+ * ddb_create_table: sugar over CREATE TABLE ... USING ddb.  The key schema
+ * is the table's columns (key columns named as the key attributes), so a
+ * table created by hand in that shape is just as good, and DROP TABLE
+ * leaves nothing behind.
+ */
+Datum
+ddb_create_table(PG_FUNCTION_ARGS)
+{
+	char	   *name = ARG_CSTRING(0);
+	char	   *pk = ARG_CSTRING(1);
+	const char *pktype = key_sql_type(ARG_CSTRING(2), "partition key");
+	char	   *sk = ARG_CSTRING(3);
+	const char *sktype = key_sql_type(ARG_CSTRING(4), "sort key");
+	const char *itemcol = "item";
+	StringInfoData sql;
+	Oid			relid;
+
+	/* DynamoDB's table names: 3-255 of [a-zA-Z0-9_.-] */
+	check_name(name, "table name", 3, 255);
+	for (const char *p = name; *p; p++)
+		if (!(isalnum((unsigned char) *p) || *p == '_' || *p == '-' || *p == '.'))
+			ereport(ERROR,
+					(errcode(DDB_ERRCODE_VALIDATION),
+					 errmsg("ValidationException: table name \"%s\" may contain only a-z, A-Z, 0-9, '_', '-' and '.'",
+							name)));
+	check_name(pk, "partition key name", 1, 255);
+	if (sk != NULL)
+	{
+		check_name(sk, "sort key name", 1, 255);
+		if (strcmp(pk, sk) == 0)
+			ereport(ERROR,
+					(errcode(DDB_ERRCODE_VALIDATION),
+					 errmsg("ValidationException: the partition key and the sort key must have different names")));
+	}
+	if (strcmp(pk, itemcol) == 0 || (sk && strcmp(sk, itemcol) == 0))
+		itemcol = "item_";
+	if (OidIsValid(get_relname_relid(name, RangeVarGetCreationNamespace(makeRangeVar(NULL, name, -1)))))
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_RESOURCE_IN_USE),
+				 errmsg("ResourceInUseException: table \"%s\" already exists", name)));
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE TABLE %s (%s %s NOT NULL, ",
+					 quote_identifier(name), quote_identifier(pk), pktype);
+	if (sk != NULL)
+		appendStringInfo(&sql, "%s %s NOT NULL, ", quote_identifier(sk), sktype);
+	appendStringInfo(&sql, "%s jsonb NOT NULL) USING ddb", quote_identifier(itemcol));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not create table \"%s\"", name);
+	SPI_finish();
+
+	relid = RangeVarGetRelid(makeRangeVar(NULL, name, -1), NoLock, false);
+	PG_RETURN_OID(relid);
+}
+
+static void
+append_json_string(StringInfo buf, const char *s)
+{
+	escape_json(buf, s);
+}
+
+Datum
+ddb_describe_table(PG_FUNCTION_ARGS)
+{
+	Oid			relid = ARG_TABLE(0);
+	Relation	rel = ddb_open_table(relid, ACL_SELECT);
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	StringInfoData buf;
+	double		count = rel->rd_rel->reltuples;
+	int64		size;
+
+	size = DatumGetInt64(DirectFunctionCall1(pg_total_relation_size, ObjectIdGetDatum(relid)));
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"TableName\": ");
+	append_json_string(&buf, RelationGetRelationName(rel));
+	appendStringInfoString(&buf, ", \"TableStatus\": \"ACTIVE\", \"KeySchema\": [");
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		appendStringInfoString(&buf, k ? ", {\"AttributeName\": " : "{\"AttributeName\": ");
+		append_json_string(&buf, ddb_key_name(rel, k));
+		appendStringInfo(&buf, ", \"KeyType\": \"%s\"}", k == 0 ? "HASH" : "RANGE");
+	}
+	appendStringInfoString(&buf, "], \"AttributeDefinitions\": [");
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		appendStringInfoString(&buf, k ? ", {\"AttributeName\": " : "{\"AttributeName\": ");
+		append_json_string(&buf, ddb_key_name(rel, k));
+		appendStringInfo(&buf, ", \"AttributeType\": \"%s\"}", ddb_key_type_name(ki->keytype[k]));
+	}
+	/* ItemCount is approximate, as DynamoDB's: the planner's estimate */
+	appendStringInfo(&buf, "], \"ItemCount\": %.0f, \"TableSizeBytes\": " INT64_FORMAT
+					 ", \"GlobalSecondaryIndexes\": []}",
+					 count < 0 ? 0 : count, size);
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+}
