@@ -25,7 +25,7 @@ DATA = ddb--0.1.sql
 PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 
 # pg_regress: sql/NAME.sql against expected/NAME.out
-REGRESS = extension shape keys tree modify types expr_condition expr_update \
+REGRESS = extension shape keys tree modify items items_security types expr_condition expr_update \
 	expr_projection expr_key_condition expr_errors
 REGRESS_OPTS = --inputdir=.
 

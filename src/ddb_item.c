@@ -31,6 +31,7 @@
 #include "utils/rls.h"
 
 #include "ddb.h"
+#include "ddb_expr.h"
 
 /*
  * Open a ddb table for an API call: the lock an equivalent SQL statement
@@ -225,6 +226,36 @@ jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v, const char *name)
 }
 
 /*
+ * DynamoDB's key value rules as ValidationExceptions (ddb_check_key_value
+ * raises PostgreSQL's own SQLSTATEs, which suit SQL on the table).
+ */
+static void
+api_check_key(DdbKeyType type, Datum d, bool partition, const char *name)
+{
+	int			limit = partition ? DDB_MAX_PARTITION_KEY_BYTES : DDB_MAX_SORT_KEY_BYTES;
+	int			len;
+
+	if (type == DDB_KEY_N)
+	{
+		ddb_check_number(DatumGetNumeric(d));
+		return;
+	}
+	len = VARSIZE_ANY_EXHDR(DatumGetPointer(d));
+	if (len == 0)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: one or more parameter values are not valid: the AttributeValue for a key attribute cannot contain an empty %s value",
+						type == DDB_KEY_S ? "string" : "binary"),
+				 errdetail("Key: %s", name)));
+	if (len > limit)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: one or more parameter values were invalid: size of %s has exceeded the maximum size limit of %d bytes",
+						partition ? "hashkey" : "rangekey", limit),
+				 errdetail("Key attribute \"%s\" is %d bytes.", name, len)));
+}
+
+/*
  * Extract the key of an item or of a key document.  values/isnull are
  * indexed by attribute number - 1 (natts entries); the encoded key goes to
  * enckey.  With exact, the document must hold the key attributes and nothing
@@ -259,6 +290,7 @@ ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact, Datum *values,
 							   name, RelationGetRelationName(rel))));
 		values[ki->keyattno[k] - 1] = jbv_to_key(rel, ki->keytype[k], v, name);
 		isnull[ki->keyattno[k] - 1] = false;
+		api_check_key(ki->keytype[k], values[ki->keyattno[k] - 1], k == 0, name);
 		ddb_check_key_value(ki->keytype[k], values[ki->keyattno[k] - 1], k == 0, name);
 	}
 	if (exact && JsonContainerSize(&doc->root) != ki->nkeys)
