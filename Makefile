@@ -30,7 +30,7 @@ REGRESS = extension shape keys tree modify items items_security types expr_condi
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
-ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew
+ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew item-api
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
 # TAP tests: test/t/*.pl

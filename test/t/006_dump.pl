@@ -1,0 +1,70 @@
+# pg_dump / pg_restore of a database with ddb tables: the same items and key
+# schemas come back, and the item API works on the restored tables.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('dump');
+$node->init;
+$node->start;
+$node->safe_psql('postgres', 'CREATE DATABASE src');
+$node->safe_psql('src', q{
+	CREATE EXTENSION ddb;
+	SELECT ddb_create_table('shop', 'PK', 'S', 'SK', 'S');
+	SELECT ddb_create_table('counters', 'id', 'N');
+	SELECT ddb_create_table('blobs', 'id', 'B', 'n', 'N');
+	CREATE TABLE handmade (k text NOT NULL, item jsonb) USING ddb;
+	SELECT ddb_put_item('shop', jsonb_build_object('PK', 'CUST#' || (i % 50), 'SK', 'ORDER#' || i,
+	                    'total', i * 1.5, 'tags', jsonb_build_object('$SS', jsonb_build_array('a', 'b' || i))))
+	  FROM generate_series(1, 2000) i;
+	SELECT ddb_update_item('counters', jsonb_build_object('id', i), 'ADD n :one', vals => '{":one": 1}')
+	  FROM generate_series(1, 100) i;
+	SELECT ddb_put_item('blobs', ('{"id": {"$B": "AAEC"}, "n": 1, "big": "' || repeat('x', 300000) || '"}')::jsonb);
+	INSERT INTO handmade VALUES ('a', '{"x": 1}');
+	DELETE FROM shop WHERE "SK" LIKE 'ORDER#1%';
+});
+
+my $checksum = q{
+	SELECT md5(string_agg(x, ',' ORDER BY x)) FROM (
+	  SELECT ddb_tuple::text AS x FROM (
+	    SELECT (ddb_get_item('shop', jsonb_build_object('PK', "PK", 'SK', "SK")))::text AS ddb_tuple FROM shop
+	    UNION ALL SELECT ddb_get_item('counters', jsonb_build_object('id', id))::text FROM counters
+	    UNION ALL SELECT md5(ddb_get_item('blobs', jsonb_build_object('id', '{"$B": "AAEC"}'::jsonb, 'n', 1))::text)
+	    UNION ALL SELECT row_to_json(h)::text FROM handmade h) s) t};
+my $schemas = q{SELECT string_agg((ddb_describe_table(t) #>> '{KeySchema}') || (ddb_describe_table(t) #>> '{AttributeDefinitions}'), ';' ORDER BY t::text) FROM ddb_list_tables() t};
+
+my $before = $node->safe_psql('src', $checksum);
+my $schema_before = $node->safe_psql('src', $schemas);
+
+my $dumpfile = $node->basedir . '/src.dump';
+$node->command_ok([ 'pg_dump', '-Fc', '-f', $dumpfile, '-h', $node->host, '-p', $node->port, 'src' ],
+	'pg_dump of a database with ddb tables');
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+$node->command_ok([ 'pg_restore', '-d', 'restored', '-h', $node->host, '-p', $node->port, $dumpfile ],
+	'pg_restore into a fresh database');
+
+is($node->safe_psql('restored', $checksum), $before, 'restored items are identical');
+is($node->safe_psql('restored', $schemas), $schema_before, 'restored key schemas are identical');
+is($node->safe_psql('restored', q{SELECT count(*) FROM ddb_list_tables()}), '4', 'all ddb tables listed');
+for my $t (qw(shop counters blobs handmade))
+{
+	ok($node->safe_psql('restored', "SELECT ddb_verify('$t') IS NOT NULL") eq 't', "ddb_verify($t) is clean");
+}
+
+# A plain-SQL dump restored with psql works too.
+my $sqlfile = $node->basedir . '/src.sql';
+$node->command_ok([ 'pg_dump', '-f', $sqlfile, '-h', $node->host, '-p', $node->port, 'src' ], 'plain pg_dump');
+$node->safe_psql('postgres', 'CREATE DATABASE restored2');
+$node->command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', $sqlfile, '-h', $node->host,
+	'-p', $node->port, 'restored2' ], 'psql restore of a plain dump');
+is($node->safe_psql('restored2', $checksum), $before, 'plain restore has identical items');
+
+# The API keeps working on restored tables.
+is( $node->safe_psql('restored', q{
+		SELECT ddb_update_item('counters', '{"id": 7}', 'ADD n :one', vals => '{":one": 1}', return_values => 'ALL_NEW')}),
+	'{"n": 2, "id": 7}', 'updates work after restore');
+
+$node->stop;
+done_testing();
