@@ -79,7 +79,8 @@ sub start_writers
 			'pgbench', '-n', '-c', $clients, '-j', $clients, '-T', '600',
 			'-f', $script, '-h', $node->host, '-p', $node->port, 'postgres'
 		],
-		'>', \$out, '2>', \$err);
+		'>', \$out, '2>', \$err,
+		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
 	return ($h, \$out, \$err);
 }
 
@@ -151,7 +152,11 @@ sub crash_round
 
 	# The clients lose their connections and exit; none may have failed for
 	# any other reason ("ERROR:" would be, say, a unique_violation).
-	$h->finish;
+	eval { $h->finish; 1 } or do
+	{
+		$h->kill_kill;
+		fail("$round: pgbench did not exit after the crash");
+	};
 	my @bad = grep {
 		/ERROR:/
 		  || (/aborted in command/ && !/perhaps the backend died/)

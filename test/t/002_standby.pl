@@ -34,14 +34,19 @@ my $standby = PostgreSQL::Test::Cluster->new('standby');
 $standby->init_from_backup($primary, 'base', has_streaming => 1);
 $standby->start;
 
-# The queries both nodes must answer alike.  Ordering uses the C collation
-# so the checksum depends on the bytes only.
+# The queries both nodes must answer alike: whole-table count and checksum,
+# then reads of single partitions (full, by key, by sort-key range,
+# backwards with a limit).  Ordering uses the C collation so the results
+# depend on the bytes only.
 my @partitions = ('P0', 'P1', 'P4242', 'P9999', 'P10000', 'nope');
 my $queries = join(
 	"\n",
 	'SELECT count(*) FROM t;',
 	q{SELECT md5(coalesce(string_agg("PK" || '|' || "SK" || '|' || item::text, E'\n' ORDER BY "PK" COLLATE "C", "SK" COLLATE "C"), '')) FROM t;},
 	q{SELECT count(DISTINCT "PK") FROM t;},
+	q{SELECT item FROM t WHERE "PK" = 'P4242' AND "SK" = 'S0007';},
+	q{SELECT "SK" FROM t WHERE "PK" = 'P4242' AND "SK" >= 'S0005' AND "SK" < 'S0010' ORDER BY "SK" COLLATE "C";},
+	q{SELECT "SK" FROM t WHERE "PK" = 'P0' ORDER BY "SK" COLLATE "C" DESC LIMIT 3;},
 	map {
 		qq{SELECT count(*), md5(coalesce(string_agg("SK" || item::text, ',' ORDER BY "SK" COLLATE "C"), '')) FROM t WHERE "PK" = '$_';}
 	} @partitions);
