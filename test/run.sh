@@ -11,6 +11,10 @@
 # refuses root).  As a normal user it needs the build dependencies already
 # installed and write access to PostgreSQL's extension directories (or sudo).
 #
+# Knobs: DDB_PGBIN (another PostgreSQL 15 build's bin directory),
+# DDB_TEST_PORT, DDB_KEEP=1 (keep the work directory), DDB_TAP_AM=heap (run
+# the TAP tests' workloads on heap tables, to check the harness itself).
+#
 # The last line is "N passed, N failed"; the exit status is non-zero when
 # anything failed.
 set -u
@@ -18,57 +22,17 @@ set -o pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 parts=${*:-regress isolation tap fuzz bench}
-PG_MAJOR=15
-PGBIN=${DDB_PGBIN:-/usr/lib/postgresql/$PG_MAJOR/bin}
+. "$here/test/lib.sh"
 
-log() { printf '==> %s\n' "$*" >&2; }
-
-# --- dependencies ---------------------------------------------------------
-need_pkgs=()
-command -v "$PGBIN/pg_config" >/dev/null 2>&1 || need_pkgs+=("postgresql-$PG_MAJOR")
-[ -f "$($PGBIN/pg_config --includedir-server 2>/dev/null)/postgres.h" ] || need_pkgs+=("postgresql-server-dev-$PG_MAJOR")
-perl -MIPC::Run -e1 >/dev/null 2>&1 || need_pkgs+=(libipc-run-perl)
-command -v make >/dev/null 2>&1 || need_pkgs+=(make)
-command -v gcc >/dev/null 2>&1 || need_pkgs+=(gcc)
-command -v prove >/dev/null 2>&1 || need_pkgs+=(perl)
-if [ ${#need_pkgs[@]} -gt 0 ]; then
-	if [ "$(id -u)" = 0 ]; then
-		log "installing ${need_pkgs[*]}"
-		export DEBIAN_FRONTEND=noninteractive
-		apt-get update -q >/dev/null && apt-get install -y -q "${need_pkgs[@]}" >/dev/null || {
-			echo "could not install ${need_pkgs[*]}" >&2; echo "0 passed, 1 failed"; exit 1; }
-	else
-		echo "missing packages: ${need_pkgs[*]} (run as root, or install them)" >&2
-		echo "0 passed, 1 failed"; exit 1
-	fi
-fi
-export PATH="$PGBIN:$PATH"
-PG_CONFIG="$PGBIN/pg_config"
-
-# --- build and install ------------------------------------------------------
-SUDO=""
-if [ "$(id -u)" != 0 ] && [ ! -w "$($PG_CONFIG --pkglibdir)" ]; then SUDO="sudo"; fi
+# --- dependencies, build and install (test/lib.sh) --------------------------
+ddb_install_deps || { echo "0 passed, 1 failed"; exit 1; }
 
 log "building (warnings are errors, invariant checks on)"
-make -C "$here" -s clean >/dev/null 2>&1
-if ! make -C "$here" -s -j2 PG_CONFIG="$PG_CONFIG" CHECKS=1 COPT='-Werror' >/tmp/ddb-build.$$ 2>&1; then
-	cat /tmp/ddb-build.$$ >&2; rm -f /tmp/ddb-build.$$
-	echo "0 passed, 1 failed"; exit 1
-fi
-rm -f /tmp/ddb-build.$$
-$SUDO make -C "$here" -s install PG_CONFIG="$PG_CONFIG" CHECKS=1 >/dev/null || {
-	echo "make install failed" >&2; echo "0 passed, 1 failed"; exit 1; }
+ddb_build_install CHECKS=1 COPT='-Werror' || { echo "0 passed, 1 failed"; exit 1; }
 
 # --- a throwaway cluster, owned by a non-root user --------------------------
 work=$(mktemp -d /tmp/ddb-test.XXXXXX)
-if [ "$(id -u)" = 0 ]; then
-	RUNAS=postgres
-	id postgres >/dev/null 2>&1 || useradd -r -m postgres
-	as_user() { su "$RUNAS" -s /bin/bash -c "$*"; }
-else
-	RUNAS=$(id -un)
-	as_user() { bash -c "$*"; }
-fi
+ddb_cluster_user
 # Tests write results next to their inputs: run them from a private copy.
 mkdir -p "$work/src" "$work/sock"
 tar -C "$here" --exclude=.git --exclude=.tmp -cf - . | tar -C "$work/src" -xf -
@@ -106,7 +70,14 @@ count_pgregress() {
 	f=$(grep -cE '\.\.\. FAILED|\.\.\. +FAILED|failed \(ignored\)' "$out")
 	passed=$((passed + p)); failed=$((failed + f))
 }
-mk="make -C '$work/src' PG_CONFIG='$PG_CONFIG' CHECKS=1 PGHOST='$work/sock' PGPORT=$PGPORT PGUSER='$RUNAS'"
+# su drops the environment: hand the TAP tests their knobs explicitly.
+tapenv=""
+case ${DDB_TAP_AM:-} in
+'') ;;
+*[!A-Za-z0-9_]*) echo "DDB_TAP_AM must be an access method name" >&2; echo "0 passed, 1 failed"; exit 1 ;;
+*) tapenv="DDB_TAP_AM=$DDB_TAP_AM " ;;
+esac
+mk="${tapenv}make -C '$work/src' PG_CONFIG='$PG_CONFIG' CHECKS=1 PGHOST='$work/sock' PGPORT=$PGPORT PGUSER='$RUNAS'"
 
 for part in $parts; do
 	out="$work/$part.out"

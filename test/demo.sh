@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+#
+# test/demo.sh: set up ddb on this machine and try it.
+#
+#   bash test/demo.sh         # build, install, start a local cluster, load the
+#                             # worked example (test/demo.sql), open psql
+#   bash test/demo.sh stop    # stop the demo cluster
+#
+# On a fresh Debian 12 machine run it as root: it installs what is missing
+# (the same packages as test/run.sh, see test/lib.sh), builds and installs the
+# extension, and runs the cluster as the unprivileged "postgres" user (initdb
+# refuses root).  As a normal user it needs the build dependencies installed
+# and write access to PostgreSQL's extension directories (or sudo).
+#
+# The cluster lives in .tmp/demo of this checkout and is reused by the next
+# run; it listens only on a private Unix socket directory.  When stdin is a
+# terminal the script ends in psql; otherwise it prints how to connect.
+#
+# Knobs: DDB_PGBIN (another PostgreSQL 15 build's bin directory),
+# DDB_DEMO_PORT (default 54320).
+set -eu
+set -o pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+orig_path=$PATH
+. "$here/test/lib.sh"
+# Every path below is absolute; the cluster's owner may not be allowed in
+# the current directory.
+cd /
+
+PORT=${DDB_DEMO_PORT:-54320}
+cmd=${1:-start}
+demo_link="$here/.tmp/demo"
+
+# The cluster's directory.  Its owner must be able to reach it: when this
+# checkout sits where the "postgres" user cannot go (root's home, say), the
+# cluster lives under /var/tmp and .tmp/demo points there.
+ddb_cluster_user
+demo_dir() {
+	if [ -e "$demo_link" ]; then
+		readlink -f "$demo_link"
+		return
+	fi
+	mkdir -p "$demo_link"
+	chown "$RUNAS" "$demo_link"
+	if ! as_user "test -w '$demo_link'"; then
+		rmdir "$demo_link"
+		local alt="/var/tmp/ddb-demo-$(id -u)-$(printf '%s' "$here" | md5sum | cut -c1-8)"
+		mkdir -p "$alt"
+		chown "$RUNAS" "$alt"
+		ln -s "$alt" "$demo_link"
+	fi
+	readlink -f "$demo_link"
+}
+
+# Port and socket directory of the running cluster, from postmaster.pid.
+running() {
+	[ -f "$data/postmaster.pid" ] && as_user "'$PGBIN/pg_ctl' -D '$data' status" >/dev/null 2>&1
+}
+read_conn() {
+	port=$(sed -n 4p "$data/postmaster.pid")
+	sock=$(sed -n 5p "$data/postmaster.pid")
+}
+
+case $cmd in
+stop)
+	if [ ! -e "$demo_link" ]; then
+		echo "no demo cluster in $demo_link"
+		exit 0
+	fi
+	data="$(readlink -f "$demo_link")/data"
+	if running; then
+		as_user "'$PGBIN/pg_ctl' -D '$data' -m fast -w stop" >/dev/null
+		echo "demo cluster stopped"
+	else
+		echo "demo cluster is not running"
+	fi
+	exit 0
+	;;
+start) ;;
+*)
+	echo "usage: bash test/demo.sh [stop]" >&2
+	exit 2
+	;;
+esac
+
+# --- dependencies, build and install (test/lib.sh) --------------------------
+ddb_install_deps || exit 1
+log "building and installing ddb"
+ddb_build_install || exit 1
+
+# --- the cluster --------------------------------------------------------------
+dir=$(demo_dir)
+data="$dir/data"
+# Unix socket paths are limited to about 100 bytes.
+sock="$dir/sock"
+if [ ${#sock} -gt 80 ]; then sock="/tmp/ddb-demo-sock-$(id -u)-$PORT"; fi
+
+if [ ! -f "$data/PG_VERSION" ]; then
+	log "creating a cluster in $dir (owner: $RUNAS)"
+	# The C locale sorts text by bytes, as DynamoDB sorts string keys.
+	as_user "'$PGBIN/initdb' -D '$data' -A trust -U '$RUNAS' -E UTF8 --locale=C" \
+		>"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
+	echo "include_if_exists = 'ddb_demo.conf'" >>"$data/postgresql.conf"
+fi
+
+if running; then
+	read_conn
+	log "reusing the running cluster in $dir (port $port)"
+else
+	mkdir -p "$sock"
+	chown "$RUNAS" "$sock"
+	cat >"$data/ddb_demo.conf" <<EOF
+# written by test/demo.sh on every start
+listen_addresses = ''
+unix_socket_directories = '$sock'
+port = $PORT
+EOF
+	chown "$RUNAS" "$data/ddb_demo.conf"
+	log "starting the cluster in $dir (port $PORT)"
+	as_user "'$PGBIN/pg_ctl' -D '$data' -l '$dir/server.log' -w start" >/dev/null || {
+		tail -20 "$dir/server.log" >&2
+		echo "could not start the demo cluster (is port $PORT taken? set DDB_DEMO_PORT)" >&2
+		exit 1
+	}
+	read_conn
+fi
+
+psql=("$PGBIN/psql" -X -h "$sock" -p "$port" -U "$RUNAS")
+if [ "$("${psql[@]}" -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'ddb_demo'")" != 1 ]; then
+	"${psql[@]}" -d postgres -qc 'CREATE DATABASE ddb_demo'
+fi
+
+log "loading the worked example (test/demo.sql)"
+"${psql[@]}" -d ddb_demo -q -v ON_ERROR_STOP=1 -P pager=off -f "$here/test/demo.sql"
+
+# --- hand over ------------------------------------------------------------------
+shown_psql=psql
+[ "$(PATH=$orig_path command -v psql)" ] || shown_psql="$PGBIN/psql"
+connect="$shown_psql -h $sock -p $port -U $RUNAS ddb_demo"
+echo
+if [ -t 0 ] && [ -t 1 ]; then
+	echo "Connecting: $connect   (leave with \\q; stop the cluster with: bash test/demo.sh stop)"
+	exec "${psql[@]}" -d ddb_demo
+fi
+echo "Connect with:   $connect"
+echo "Stop it with:   bash test/demo.sh stop"
+exit 0

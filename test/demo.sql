@@ -1,0 +1,74 @@
+-- test/demo.sql: a worked example for a newcomer, loaded by test/demo.sh.
+--
+-- One table holds several entity types, as in DynamoDB's single-table
+-- design: a customer's profile and orders share the partition key CUST#<id>,
+-- and the sort key says what each item is.  Every access pattern below reads
+-- one partition.  Safe to run again: it rebuilds the table.
+--
+-- Later stages extend this file with ddb_put_item / ddb_get_item / ddb_query.
+
+\set ON_ERROR_STOP 1
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS ddb;
+DROP TABLE IF EXISTS app;
+RESET client_min_messages;
+
+-- Partition key "PK", sort key "SK", and the rest of the item as jsonb.
+CREATE TABLE app ("PK" text, "SK" text, item jsonb) USING ddb;
+
+INSERT INTO app ("PK", "SK", item) VALUES
+  ('CUST#42', 'PROFILE',
+   '{"name": "Ada Lovelace", "email": "ada@example.com", "tier": "gold"}'),
+  ('CUST#42', 'ORDER#2025-01-09#A11',
+   '{"status": "DELIVERED", "total": 42.50, "lines": 3}'),
+  ('CUST#42', 'ORDER#2025-02-14#B07',
+   '{"status": "DELIVERED", "total": 18.00, "lines": 1}'),
+  ('CUST#42', 'ORDER#2025-02-27#B19',
+   '{"status": "SHIPPED", "total": 64.20, "lines": 2}'),
+  ('CUST#42', 'ORDER#2025-03-01#A17',
+   '{"status": "PENDING", "total": 99.90, "lines": 5}'),
+  ('CUST#7', 'PROFILE',
+   '{"name": "Grace Hopper", "email": "grace@example.com", "tier": "silver"}'),
+  ('CUST#7', 'ORDER#2025-01-20#C03',
+   '{"status": "DELIVERED", "total": 12.00, "lines": 1}');
+
+\echo
+\echo '== The item collection of customer CUST#42: profile and orders, in sort-key order'
+\set ECHO queries
+SELECT "SK", item FROM app WHERE "PK" = 'CUST#42' ORDER BY "SK";
+\set ECHO none
+
+\echo
+\echo '== GetItem: one customer profile by its full key'
+\set ECHO queries
+SELECT item->>'name' AS name, item->>'email' AS email
+  FROM app WHERE "PK" = 'CUST#42' AND "SK" = 'PROFILE';
+\set ECHO none
+
+\echo
+\echo '== Query with begins_with: only the orders of CUST#42'
+\set ECHO queries
+SELECT "SK", item->>'status' AS status, item->'total' AS total
+  FROM app WHERE "PK" = 'CUST#42' AND "SK" LIKE 'ORDER#%' ORDER BY "SK";
+\set ECHO none
+
+\echo
+\echo '== Query with a sort-key range: orders of February 2025'
+\set ECHO queries
+SELECT "SK", item->>'status' AS status
+  FROM app WHERE "PK" = 'CUST#42'
+   AND "SK" >= 'ORDER#2025-02' AND "SK" < 'ORDER#2025-03' ORDER BY "SK";
+\set ECHO none
+
+\echo
+\echo '== Query backwards with a limit: the latest order'
+\set ECHO queries
+SELECT "SK", item FROM app
+ WHERE "PK" = 'CUST#42' AND "SK" LIKE 'ORDER#%' ORDER BY "SK" DESC LIMIT 1;
+\set ECHO none
+
+\echo
+\echo '== The storage verifier: checks every invariant of the table''s tree'
+\set ECHO queries
+SELECT ddb_verify('app');
+\set ECHO none

@@ -1,0 +1,72 @@
+# test/lib.sh: shared by test/run.sh and test/demo.sh; source it, don't run it.
+#
+# Finds PostgreSQL (DDB_PGBIN, default Debian's /usr/lib/postgresql/15/bin),
+# installs missing Debian packages when running as root, builds and installs
+# the extension, and knows which OS user owns throwaway clusters (initdb
+# refuses root, so root hands them to the "postgres" user).
+#
+# Functions return non-zero on failure after printing why; the caller decides
+# what its last line says.
+
+: "${here:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+PG_MAJOR=15
+PGBIN=${DDB_PGBIN:-/usr/lib/postgresql/$PG_MAJOR/bin}
+PG_CONFIG="$PGBIN/pg_config"
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+# ddb_install_deps: install whatever the build and the tests need.
+ddb_install_deps() {
+	local need_pkgs=()
+	command -v "$PGBIN/pg_config" >/dev/null 2>&1 || need_pkgs+=("postgresql-$PG_MAJOR")
+	[ -f "$($PGBIN/pg_config --includedir-server 2>/dev/null)/postgres.h" ] || need_pkgs+=("postgresql-server-dev-$PG_MAJOR")
+	perl -MIPC::Run -e1 >/dev/null 2>&1 || need_pkgs+=(libipc-run-perl)
+	command -v make >/dev/null 2>&1 || need_pkgs+=(make)
+	command -v gcc >/dev/null 2>&1 || need_pkgs+=(gcc)
+	command -v prove >/dev/null 2>&1 || need_pkgs+=(perl)
+	if [ ${#need_pkgs[@]} -gt 0 ]; then
+		if [ "$(id -u)" = 0 ]; then
+			log "installing ${need_pkgs[*]}"
+			export DEBIAN_FRONTEND=noninteractive
+			apt-get update -q >/dev/null && apt-get install -y -q "${need_pkgs[@]}" >/dev/null || {
+				echo "could not install ${need_pkgs[*]}" >&2; return 1; }
+		else
+			echo "missing packages: ${need_pkgs[*]} (run as root, or install them)" >&2
+			return 1
+		fi
+	fi
+	export PATH="$PGBIN:$PATH"
+}
+
+# ddb_build_install [make variables...]: clean build, then install.
+# run.sh passes CHECKS=1 COPT=-Werror (warnings are errors, invariant checks on).
+ddb_build_install() {
+	local sudo="" out
+	if [ "$(id -u)" != 0 ] && [ ! -w "$($PG_CONFIG --pkglibdir)" ]; then sudo="sudo"; fi
+	out=$(mktemp /tmp/ddb-build.XXXXXX)
+	make -C "$here" -s clean >/dev/null 2>&1
+	if ! make -C "$here" -s -j2 PG_CONFIG="$PG_CONFIG" "$@" >"$out" 2>&1; then
+		cat "$out" >&2; rm -f "$out"
+		return 1
+	fi
+	rm -f "$out"
+	# COPT only matters while compiling; install takes the rest.
+	local v inst=()
+	for v in "$@"; do case $v in COPT=*) ;; *) inst+=("$v") ;; esac; done
+	$sudo make -C "$here" -s install PG_CONFIG="$PG_CONFIG" "${inst[@]}" >/dev/null || {
+		echo "make install failed" >&2; return 1; }
+}
+
+# ddb_cluster_user: sets RUNAS and as_user (runs a shell command line as the
+# user who owns clusters).  The command line gets no environment from us:
+# put what it needs on the line itself.
+ddb_cluster_user() {
+	if [ "$(id -u)" = 0 ]; then
+		RUNAS=postgres
+		id postgres >/dev/null 2>&1 || useradd -r -m postgres
+		as_user() { su "$RUNAS" -s /bin/bash -c "$*"; }
+	else
+		RUNAS=$(id -un)
+		as_user() { bash -c "$*"; }
+	fi
+}
