@@ -5,7 +5,8 @@
 -- and the sort key says what each item is.  Every access pattern below reads
 -- one partition.  Safe to run again: it rebuilds the table.
 --
--- Later stages extend this file with ddb_put_item / ddb_get_item / ddb_query.
+-- The same table is reachable both ways: DynamoDB-style functions
+-- (ddb_put_item, ddb_get_item, ddb_update_item, ...) and plain SQL.
 
 \set ON_ERROR_STOP 1
 SET client_min_messages = warning;
@@ -13,8 +14,13 @@ CREATE EXTENSION IF NOT EXISTS ddb;
 DROP TABLE IF EXISTS app;
 RESET client_min_messages;
 
--- Partition key "PK", sort key "SK", and the rest of the item as jsonb.
-CREATE TABLE app ("PK" text, "SK" text, item jsonb) USING ddb;
+-- Partition key "PK", sort key "SK", and the rest of the item as jsonb:
+-- the same as CREATE TABLE app ("PK" text, "SK" text, item jsonb) USING ddb.
+SELECT ddb_create_table('app', 'PK', 'S', 'SK', 'S') \gset
+
+-- PutItem, create-only: the condition makes a second put of this key fail.
+SELECT ddb_put_item('app', '{"PK": "CUST#99", "SK": "PROFILE", "name": "Edsger Dijkstra", "tier": "bronze"}',
+                    'attribute_not_exists(PK)') \gset
 
 INSERT INTO app ("PK", "SK", item) VALUES
   ('CUST#42', 'PROFILE',
@@ -39,10 +45,20 @@ SELECT "SK", item FROM app WHERE "PK" = 'CUST#42' ORDER BY "SK";
 \set ECHO none
 
 \echo
-\echo '== GetItem: one customer profile by its full key'
+\echo '== GetItem: one customer profile by its full key (API and SQL)'
 \set ECHO queries
+SELECT ddb_get_item('app', '{"PK": "CUST#42", "SK": "PROFILE"}');
 SELECT item->>'name' AS name, item->>'email' AS email
   FROM app WHERE "PK" = 'CUST#42' AND "SK" = 'PROFILE';
+\set ECHO none
+
+\echo
+\echo '== UpdateItem: a counter and optimistic locking in one call'
+\set ECHO queries
+SELECT ddb_update_item('app', '{"PK": "CUST#42", "SK": "PROFILE"}',
+                       'ADD logins :one SET tier = :t', 'tier = :old',
+                       vals => '{":one": 1, ":t": "platinum", ":old": "gold"}',
+                       return_values => 'ALL_NEW');
 \set ECHO none
 
 \echo
