@@ -266,6 +266,20 @@ SELECT x FROM ddb_query('app', 'PK = :p AND begins_with(SK, :o)', '{":p": "CUST#
 SELECT ddb_query_page('app', 'PK = :p AND begins_with(SK, :o)', '{":p": "CUST#1", ":o": "ORDER#", ":t": 20}',
                       projection => '#t', filter => '#t > :t', names => '{"#t": "total"}');
 
+-- A table with two sort-key columns: the key condition names the first;
+-- items come in (SK, SK2) order and LastEvaluatedKey names all three keys.
+CREATE TABLE two ("PK" text, "SK" text, "SK2" numeric, item jsonb) USING ddb;
+INSERT INTO two SELECT 'P', 'S' || (i % 3), i, '{}' FROM generate_series(1, 9) i;
+SELECT string_agg((x->>'SK') || '/' || (x->>'SK2'), ' ' ORDER BY o)
+FROM ddb_query('two', 'PK = :p AND SK <= :s', '{":p": "P", ":s": "S1"}', forward => false)
+     WITH ORDINALITY AS q(x, o);
+SELECT ddb_query_page('two', 'PK = :p AND SK = :s', '{":p": "P", ":s": "S1"}', "limit" => 2);
+SELECT ddb_query_page('two', 'PK = :p AND SK = :s', '{":p": "P", ":s": "S1"}', "limit" => 2,
+                      start_key => '{"PK": "P", "SK": "S1", "SK2": 4}');
+-- An empty table (no pages at all yet) answers with an empty page.
+CREATE TABLE empty ("PK" text, "SK" text, item jsonb) USING ddb;
+SELECT ddb_query_page('empty', 'PK = :p', '{":p": "P"}');
+
 -- Stopping a streamed Query early (LIMIT in the caller) ends it cleanly.
 SELECT ddb_query('app', 'PK = :p', '{":p": "CUST#1"}') LIMIT 2;
 
@@ -313,6 +327,8 @@ SELECT ddb_query_page('app', 'PK = :p AND begins_with(SK, :o)', '{":p": "WORDS",
                       start_key => '{"PK": "WORDS", "SK": "B"}');
 SELECT ddb_query_page('app', 'PK = :p AND SK < :s', '{":p": "WORDS", ":s": "AB"}',
                       start_key => '{"PK": "WORDS", "SK": "AB"}');
+SELECT ddb_query_page('app', 'PK = :p', '{":p": "WORDS"}', start_key => '{"PK": "WORDS", "SK": ""}');
+SELECT ddb_query_page('bins', 'PK = :p', '{":p": {"$B": "AQI="}}', start_key => '{"PK": {"$B": "AQI="}, "SK": "AA=="}');
 -- an index the table does not have; something that is not a ddb table
 SELECT * FROM ddb_query('app', 'PK = :p', '{":p": "CUST#1"}', index_name => 'GSI1');
 CREATE TABLE plain (a int);
@@ -346,5 +362,5 @@ REVOKE ALL ON app FROM ddb_query_nobody;
 REVOKE USAGE ON SCHEMA public FROM ddb_query_nobody;
 DROP ROLE ddb_query_nobody;
 
-DROP TABLE app, nums, bins, users, stores, events, wide, plain;
+DROP TABLE app, nums, bins, users, stores, events, wide, plain, two, empty;
 DROP FUNCTION sks, sqlstate_of, page_all;

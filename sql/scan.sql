@@ -94,6 +94,10 @@ SELECT (SELECT x FROM ddb_scan('inv', "limit" => 1, start_key => p->'LastEvaluat
        = (SELECT x FROM ddb_scan('inv') WITH ORDINALITY AS s(x, o) WHERE o = 11) AS resumes_after
 FROM ddb_scan_page('inv', "limit" => 10) p;
 
+-- An empty table (no pages at all yet) scans as an empty page.
+CREATE TABLE empty ("PK" text, item jsonb) USING ddb;
+SELECT ddb_scan_page('empty'), ddb_scan_page('empty', segment => 1, total_segments => 2);
+
 -- Stopping a streamed Scan early (LIMIT in the caller) ends it cleanly.
 SELECT count(*) FROM (SELECT ddb_scan('inv') LIMIT 3) s;
 
@@ -138,5 +142,5 @@ REVOKE ALL ON inv FROM ddb_scan_nobody;
 REVOKE USAGE ON SCHEMA public FROM ddb_scan_nobody;
 DROP ROLE ddb_scan_nobody;
 
-DROP TABLE inv, big;
+DROP TABLE inv, big, empty;
 DROP FUNCTION scan_all;

@@ -299,12 +299,23 @@ start_key_encode(DdbReader *r, Jsonb *start, StringInfo enc)
 	for (int k = 0; k < r->ki.nkeys; k++)
 	{
 		const char *name = ddb_key_name(r->rel, k);
+		JsonbValue *v = getKeyJsonValueFromContainer(&start->root, name, strlen(name), NULL);
+		bool		ok;
 
-		if (getKeyJsonValueFromContainer(&start->root, name, strlen(name), NULL) == NULL)
+		if (v == NULL)
 			ereport(ERROR,
 					(errcode(DDB_ERRCODE_VALIDATION),
 					 errmsg("ValidationException: The provided starting key is invalid: The provided key element does not match the schema"),
 					 errdetail("Key attribute \"%s\" is missing from the start key.", name)));
+		/* S and N here; B's {"$B": ...} form is checked when it is decoded */
+		ok = r->ki.keytype[k] == DDB_KEY_S ? (v->type == jbvString && v->val.string.len > 0) :
+			r->ki.keytype[k] == DDB_KEY_N ? v->type == jbvNumeric : true;
+		if (!ok)
+			ereport(ERROR,
+					(errcode(DDB_ERRCODE_VALIDATION),
+					 errmsg("ValidationException: The provided starting key is invalid: The provided key element does not match the schema"),
+					 errdetail("Key attribute \"%s\" of the start key must be %s.", name,
+							   r->ki.keytype[k] == DDB_KEY_S ? "a non-empty string (S)" : "a number (N)")));
 	}
 	/* the key types, and DynamoDB's key value rules */
 	ddb_key_from_jsonb(r->rel, start, true, values, isnull, enc);
