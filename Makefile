@@ -18,7 +18,8 @@ OBJS = \
 	src/ddb_api.o \
 	src/ddb_types.o \
 	src/ddb_expr_parse.o \
-	src/ddb_expr_eval.o
+	src/ddb_expr_eval.o \
+	src/ddb_query.o
 
 EXTENSION = ddb
 DATA = ddb--0.1.sql
@@ -26,7 +27,7 @@ PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 
 # pg_regress: sql/NAME.sql against expected/NAME.out
 REGRESS = extension shape keys tree modify items items_security types expr_condition expr_update \
-	expr_projection expr_key_condition expr_errors
+	expr_projection expr_key_condition expr_errors query scan query_cost
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}

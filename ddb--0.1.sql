@@ -183,3 +183,51 @@ CREATE FUNCTION ddb_delete_item(tbl regclass, key jsonb, condition text DEFAULT 
 RETURNS jsonb
 AS 'MODULE_PATHNAME'
 LANGUAGE C;
+
+-- Query and Scan (src/ddb_query.c), DynamoDB's read requests.  The _page
+-- functions return one page as DynamoDB does ({"Items", "Count",
+-- "ScannedCount", "LastEvaluatedKey"}); the SETOF functions stream every
+-- item of every page ("limit" then caps the items read in all).
+CREATE FUNCTION ddb_query(tbl regclass, key_condition text, vals jsonb DEFAULT NULL,
+                          names jsonb DEFAULT NULL, filter text DEFAULT NULL,
+                          projection text DEFAULT NULL, index_name text DEFAULT NULL,
+                          forward boolean DEFAULT true, "limit" integer DEFAULT NULL,
+                          start_key jsonb DEFAULT NULL)
+RETURNS SETOF jsonb
+AS 'MODULE_PATHNAME', 'ddb_query'
+LANGUAGE C CALLED ON NULL INPUT STABLE;
+COMMENT ON FUNCTION ddb_query(regclass, text, jsonb, jsonb, text, text, text, boolean, integer, jsonb) IS
+  'DynamoDB Query: the items of one partition in sort-key order, every page';
+
+CREATE FUNCTION ddb_query_page(tbl regclass, key_condition text, vals jsonb DEFAULT NULL,
+                               names jsonb DEFAULT NULL, filter text DEFAULT NULL,
+                               projection text DEFAULT NULL, index_name text DEFAULT NULL,
+                               forward boolean DEFAULT true, "limit" integer DEFAULT NULL,
+                               start_key jsonb DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_query_page'
+LANGUAGE C CALLED ON NULL INPUT STABLE;
+COMMENT ON FUNCTION ddb_query_page(regclass, text, jsonb, jsonb, text, text, text, boolean, integer, jsonb) IS
+  'DynamoDB Query: one page, with Count, ScannedCount and LastEvaluatedKey';
+
+CREATE FUNCTION ddb_scan(tbl regclass, filter text DEFAULT NULL, vals jsonb DEFAULT NULL,
+                         names jsonb DEFAULT NULL, projection text DEFAULT NULL,
+                         index_name text DEFAULT NULL, segment integer DEFAULT NULL,
+                         total_segments integer DEFAULT NULL, "limit" integer DEFAULT NULL,
+                         start_key jsonb DEFAULT NULL)
+RETURNS SETOF jsonb
+AS 'MODULE_PATHNAME', 'ddb_scan'
+LANGUAGE C CALLED ON NULL INPUT STABLE;
+COMMENT ON FUNCTION ddb_scan(regclass, text, jsonb, jsonb, text, text, integer, integer, integer, jsonb) IS
+  'DynamoDB Scan: every item of the table (or of one segment) in hash order';
+
+CREATE FUNCTION ddb_scan_page(tbl regclass, filter text DEFAULT NULL, vals jsonb DEFAULT NULL,
+                              names jsonb DEFAULT NULL, projection text DEFAULT NULL,
+                              index_name text DEFAULT NULL, segment integer DEFAULT NULL,
+                              total_segments integer DEFAULT NULL, "limit" integer DEFAULT NULL,
+                              start_key jsonb DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_scan_page'
+LANGUAGE C CALLED ON NULL INPUT STABLE;
+COMMENT ON FUNCTION ddb_scan_page(regclass, text, jsonb, jsonb, text, text, integer, integer, integer, jsonb) IS
+  'DynamoDB Scan: one page, with Count, ScannedCount and LastEvaluatedKey';

@@ -283,6 +283,8 @@ extern Jsonb *ddb_item_without_keys(Relation rel, Jsonb *item);
 
 /* ddb_verify.c */
 
+/* ddb_query.c: Query and Scan; SQL-callable only (see its header) */
+
 /* ddb_types.c, ddb_expr_parse.c, ddb_expr_eval.c: see ddb_expr.h */
 
 #endif							/* DDB_H */

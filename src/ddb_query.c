@@ -1,0 +1,912 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_query.c
+ *	  Query and Scan: DynamoDB's read requests over the engine's range scans.
+ *
+ * A Query reads one partition: its key range is the partition prefix
+ * (hash32(pk) || enc(pk)) up to ddb_key_successor of it, narrowed by the
+ * sort-key condition.  A Scan reads the whole table in hash order, or one
+ * segment of it: segment s of T covers the hashes
+ * [floor(s * 2^32 / T), floor((s + 1) * 2^32 / T)), and since every encoded
+ * key starts with its 4-byte big-endian hash, that is one contiguous key
+ * range and the T segments partition the table exactly.
+ *
+ * Both then run the same reader (DdbReader): read items in key order (or
+ * reverse), count each one read (ScannedCount) and evaluate the filter on
+ * it (Count), apply the projection to those that match, and stop a page at
+ * "limit" items read or once the items read reach 1 MB.  As in DynamoDB,
+ * a filter never reduces what is read, and a page that stops early returns
+ * LastEvaluatedKey (the key attributes of the last item read) even when no
+ * item follows; the next page starts strictly after it.
+ *
+ * Page size: the 1 MB counts each read item at DynamoDB's item size
+ * (ddb_item_size of the whole item, key attributes included), so pages
+ * break where DynamoDB's would for the same items.  The item that reaches
+ * 1 MB is part of the page.  The SETOF functions (ddb_query, ddb_scan)
+ * stream every page without the 1 MB cut, one item per call, so they never
+ * hold more than one item; their "limit" caps the items read over the
+ * whole stream.
+ *
+ * Indexes: a request names what it reads with index_name.  The reader only
+ * needs a ddb relation and its key schema, so a global secondary index
+ * (stored as another ddb table) plugs in at open_read_source().
+ *
+ * Memory: each request parses its expressions once, in a context that
+ * lives for the call (the SRF's multi_call_memory_ctx); every item is
+ * built, filtered and projected in a per-item context reset in the loop.
+ * No buffer pin or lock is held between items or between SRF calls (the
+ * range scan copies each leaf's items out).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "ddb.h"
+#include "ddb_expr.h"
+
+PG_FUNCTION_INFO_V1(ddb_query);
+PG_FUNCTION_INFO_V1(ddb_query_page);
+PG_FUNCTION_INFO_V1(ddb_scan);
+PG_FUNCTION_INFO_V1(ddb_scan_page);
+
+/* DynamoDB's page size: a Query or Scan reads at most 1 MB of items. */
+#define DDB_PAGE_BYTES			(1024 * 1024)
+
+/* DynamoDB's bounds on Scan's TotalSegments. */
+#define DDB_MAX_TOTAL_SEGMENTS	1000000
+
+#define validation_error(...) \
+	ereport(ERROR, \
+			(errcode(DDB_ERRCODE_VALIDATION), \
+			 errmsg(__VA_ARGS__)))
+
+/*
+ * The arguments of one request, whichever function received them.  NULL
+ * pointers and has_* flags stand for SQL NULLs (parameters not given).
+ */
+typedef struct DdbReadArgs
+{
+	Oid			relid;
+	const char *key_condition;	/* Query only */
+	Jsonb	   *vals;
+	Jsonb	   *names;
+	const char *filter;
+	const char *projection;
+	const char *index_name;
+	bool		forward;		/* Query only */
+	bool		has_segment;	/* Scan only */
+	int32		segment;
+	bool		has_total_segments;
+	int32		total_segments;
+	bool		has_limit;
+	int32		limit;
+	Jsonb	   *start_key;
+} DdbReadArgs;
+
+/*
+ * One request in progress: what it reads, its expressions, its counters.
+ * Lives in the request's context (for the SRFs, multi_call_memory_ctx).
+ */
+typedef struct DdbReader
+{
+	Relation	table;			/* the table named by the request */
+	Relation	rel;			/* what is read: the table, or an index */
+	DdbKeyInfo	ki;				/* rel's key schema (a copy: rd_amcache may go) */
+	DdbRangeScan scan;
+	DdbCondition *filter;		/* NULL: every item read matches */
+	DdbProjection *projection;	/* NULL: whole items */
+
+	int64		limit;			/* items to read, 0 = no limit */
+	bool		paged;			/* stop at DDB_PAGE_BYTES of items read */
+
+	int64		scanned;		/* ScannedCount */
+	int64		count;			/* Count */
+	int64		bytes;			/* DynamoDB size of the items read */
+	bool		stopped;		/* stopped early: limit or 1 MB */
+	bool		done;			/* nothing more to return */
+	Jsonb	   *last_key;		/* LastEvaluatedKey when stopped */
+
+	MemoryContext state_cxt;	/* the request's context */
+	MemoryContext item_cxt;		/* reset for every item read */
+	ExprContext *econtext;		/* SRFs: where the cleanup callback hangs */
+} DdbReader;
+
+/* ------------------------------------------------------------------------
+ * Arguments and validation
+ * ------------------------------------------------------------------------
+ */
+static const char *
+arg_text(FunctionCallInfo fcinfo, int n)
+{
+	return PG_ARGISNULL(n) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(n));
+}
+
+static Jsonb *
+arg_jsonb(FunctionCallInfo fcinfo, int n)
+{
+	return PG_ARGISNULL(n) ? NULL : PG_GETARG_JSONB_P(n);
+}
+
+/*
+ * ddb_query / ddb_query_page (tbl, key_condition, vals, names, filter,
+ * projection, index_name, forward, limit, start_key)
+ */
+static void
+query_args(FunctionCallInfo fcinfo, DdbReadArgs *a)
+{
+	memset(a, 0, sizeof(DdbReadArgs));
+	if (PG_ARGISNULL(0))
+		validation_error("ValidationException: the table must not be null");
+	a->relid = PG_GETARG_OID(0);
+	a->key_condition = arg_text(fcinfo, 1);
+	a->vals = arg_jsonb(fcinfo, 2);
+	a->names = arg_jsonb(fcinfo, 3);
+	a->filter = arg_text(fcinfo, 4);
+	a->projection = arg_text(fcinfo, 5);
+	a->index_name = arg_text(fcinfo, 6);
+	a->forward = PG_ARGISNULL(7) ? true : PG_GETARG_BOOL(7);
+	a->has_limit = !PG_ARGISNULL(8);
+	a->limit = a->has_limit ? PG_GETARG_INT32(8) : 0;
+	a->start_key = arg_jsonb(fcinfo, 9);
+	if (a->key_condition == NULL)
+		validation_error("ValidationException: Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
+}
+
+/*
+ * ddb_scan / ddb_scan_page (tbl, filter, vals, names, projection,
+ * index_name, segment, total_segments, limit, start_key)
+ */
+static void
+scan_args(FunctionCallInfo fcinfo, DdbReadArgs *a)
+{
+	memset(a, 0, sizeof(DdbReadArgs));
+	if (PG_ARGISNULL(0))
+		validation_error("ValidationException: the table must not be null");
+	a->relid = PG_GETARG_OID(0);
+	a->filter = arg_text(fcinfo, 1);
+	a->vals = arg_jsonb(fcinfo, 2);
+	a->names = arg_jsonb(fcinfo, 3);
+	a->projection = arg_text(fcinfo, 4);
+	a->index_name = arg_text(fcinfo, 5);
+	a->has_segment = !PG_ARGISNULL(6);
+	a->segment = a->has_segment ? PG_GETARG_INT32(6) : 0;
+	a->has_total_segments = !PG_ARGISNULL(7);
+	a->total_segments = a->has_total_segments ? PG_GETARG_INT32(7) : 0;
+	a->has_limit = !PG_ARGISNULL(8);
+	a->limit = a->has_limit ? PG_GETARG_INT32(8) : 0;
+	a->start_key = arg_jsonb(fcinfo, 9);
+	a->forward = true;
+}
+
+/* The parameter checks DynamoDB makes before it looks at the table. */
+static void
+check_parameters(DdbReadArgs *a)
+{
+	if (a->has_limit && a->limit < 1)
+		validation_error("ValidationException: 1 validation error detected: Value '%d' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
+						 a->limit);
+	if (a->has_segment && a->segment < 0)
+		validation_error("ValidationException: 1 validation error detected: Value '%d' at 'segment' failed to satisfy constraint: Member must have value greater than or equal to 0",
+						 a->segment);
+	if (a->has_segment && a->segment > DDB_MAX_TOTAL_SEGMENTS - 1)
+		validation_error("ValidationException: 1 validation error detected: Value '%d' at 'segment' failed to satisfy constraint: Member must have value less than or equal to %d",
+						 a->segment, DDB_MAX_TOTAL_SEGMENTS - 1);
+	if (a->has_total_segments && a->total_segments < 1)
+		validation_error("ValidationException: 1 validation error detected: Value '%d' at 'totalSegments' failed to satisfy constraint: Member must have value greater than or equal to 1",
+						 a->total_segments);
+	if (a->has_total_segments && a->total_segments > DDB_MAX_TOTAL_SEGMENTS)
+		validation_error("ValidationException: 1 validation error detected: Value '%d' at 'totalSegments' failed to satisfy constraint: Member must have value less than or equal to %d",
+						 a->total_segments, DDB_MAX_TOTAL_SEGMENTS);
+	if (a->has_segment && !a->has_total_segments)
+		validation_error("ValidationException: The TotalSegments parameter is required but was not present in the request when Segment parameter is present");
+	if (a->has_total_segments && !a->has_segment)
+		validation_error("ValidationException: The Segment parameter is required but was not present in the request when parameter TotalSegments is present");
+	if (a->has_segment && a->segment >= a->total_segments)
+		validation_error("ValidationException: The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: %d is not less than TotalSegments: %d",
+						 a->segment, a->total_segments);
+}
+
+/* ------------------------------------------------------------------------
+ * What is read
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * The relation a request reads: the table itself, or the ddb table that
+ * holds the named index.  Global secondary indexes plug in here: they are
+ * ddb tables of their own (the index keys as key columns), read exactly as
+ * a table is, with their own key schema and LastEvaluatedKey.
+ */
+static Relation
+open_read_source(Relation table, const char *index_name)
+{
+	if (index_name == NULL)
+		return table;
+	ereport(ERROR,
+			(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
+			 errmsg("ResourceNotFoundException: the table \"%s\" does not have the specified index: %s",
+					RelationGetRelationName(table), index_name),
+			 errdetail("ddb tables have no secondary indexes yet.")));
+	return NULL;				/* keep compiler quiet */
+}
+
+/* memcmp order of encoded keys, shorter first on a tie (DdbRange's order) */
+static int
+key_cmp(const char *a, int alen, const char *b, int blen)
+{
+	int			c = memcmp(a, b, Min(alen, blen));
+
+	if (c != 0)
+		return c;
+	return (alen > blen) - (alen < blen);
+}
+
+/* Set *bound to a copy of buf's bytes (a palloc'd copy, buf may be reused). */
+static void
+set_bound(const char **bound, int *len, StringInfo buf)
+{
+	char	   *c = palloc(Max(buf->len, 1));
+
+	memcpy(c, buf->data, buf->len);
+	*bound = c;
+	*len = buf->len;
+}
+
+/* Set the exclusive upper bound to the successor of key; none = unbounded. */
+static void
+set_successor_bound(const char **bound, int *len, const char *key, int keylen)
+{
+	StringInfoData succ;
+
+	initStringInfo(&succ);
+	if (ddb_key_successor(key, keylen, &succ))
+		set_bound(bound, len, &succ);
+	else
+	{
+		*bound = NULL;
+		*len = 0;
+	}
+}
+
+/*
+ * An exclusive start key, checked as DynamoDB checks it: a JSON object of
+ * exactly the key attributes of what is read, each of its key type.
+ * Returns its encoded key in *enc.
+ */
+static void
+start_key_encode(DdbReader *r, Jsonb *start, StringInfo enc)
+{
+	Datum	   *values = palloc(sizeof(Datum) * r->ki.natts);
+	bool	   *isnull = palloc(sizeof(bool) * r->ki.natts);
+
+	if (!JB_ROOT_IS_OBJECT(start) || JB_ROOT_IS_SCALAR(start) ||
+		JsonContainerSize(&start->root) != r->ki.nkeys)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: The provided starting key is invalid: The provided key element does not match the schema"),
+				 errdetail("A start key of \"%s\" is a JSON object of exactly its %d key attributes.",
+						   RelationGetRelationName(r->rel), r->ki.nkeys)));
+	for (int k = 0; k < r->ki.nkeys; k++)
+	{
+		const char *name = ddb_key_name(r->rel, k);
+		JsonbValue *v = getKeyJsonValueFromContainer(&start->root, name, strlen(name), NULL);
+		bool		ok;
+
+		if (v == NULL)
+			ereport(ERROR,
+					(errcode(DDB_ERRCODE_VALIDATION),
+					 errmsg("ValidationException: The provided starting key is invalid: The provided key element does not match the schema"),
+					 errdetail("Key attribute \"%s\" is missing from the start key.", name)));
+		/* S and N here; B's {"$B": ...} form is checked when it is decoded */
+		ok = r->ki.keytype[k] == DDB_KEY_S ? (v->type == jbvString && v->val.string.len > 0) :
+			r->ki.keytype[k] == DDB_KEY_N ? v->type == jbvNumeric : true;
+		if (!ok)
+			ereport(ERROR,
+					(errcode(DDB_ERRCODE_VALIDATION),
+					 errmsg("ValidationException: The provided starting key is invalid: The provided key element does not match the schema"),
+					 errdetail("Key attribute \"%s\" of the start key must be %s.", name,
+							   r->ki.keytype[k] == DDB_KEY_S ? "a non-empty string (S)" : "a number (N)")));
+	}
+	/* the key types, and DynamoDB's key value rules */
+	ddb_key_from_jsonb(r->rel, start, true, values, isnull, enc);
+}
+
+/* A DdbValue of a key condition as a Datum of the key column's type. */
+static Datum
+key_value_datum(DdbValue *v)
+{
+	switch (v->type)
+	{
+		case DDB_TYPE_S:
+			return PointerGetDatum(cstring_to_text_with_len(v->u.str.data, v->u.str.len));
+		case DDB_TYPE_B:
+			{
+				bytea	   *b = palloc(VARHDRSZ + v->u.str.len);
+
+				SET_VARSIZE(b, VARHDRSZ + v->u.str.len);
+				memcpy(VARDATA(b), v->u.str.data, v->u.str.len);
+				return PointerGetDatum(b);
+			}
+		case DDB_TYPE_N:
+			return NumericGetDatum(v->u.num);
+		default:
+			elog(ERROR, "unexpected key value type %s", ddb_type_name(v->type));
+	}
+	return (Datum) 0;
+}
+
+/* A key condition's value must have the key's type and not be empty. */
+static void
+check_key_value(DdbValue *v, DdbKeyType keytype, const char *name)
+{
+	DdbType		want = keytype == DDB_KEY_S ? DDB_TYPE_S :
+		keytype == DDB_KEY_N ? DDB_TYPE_N : DDB_TYPE_B;
+
+	if (v->type != want)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: One or more parameter values were invalid: Condition parameter type does not match schema type"),
+				 errdetail("Key attribute \"%s\" is of type %s; the condition compares it with a value of type %s.",
+						   name, ddb_key_type_name(keytype), ddb_type_name(v->type))));
+	if ((v->type == DDB_TYPE_S || v->type == DDB_TYPE_B) && v->u.str.len == 0)
+		validation_error("ValidationException: One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s",
+						 v->type == DDB_TYPE_S ? "string" : "binary", name);
+}
+
+/* Query's FilterExpression may not name key attributes (DynamoDB's rule). */
+static void
+check_filter_paths(DdbReader *r, DdbCondition *c)
+{
+	check_stack_depth();
+	if (c == NULL)
+		return;
+	check_filter_paths(r, c->left);
+	check_filter_paths(r, c->right);
+	for (int i = 0; i < c->nargs; i++)
+	{
+		DdbOperand *op = c->args[i];
+
+		if (op->path == NULL || op->path->nelems == 0 ||
+			op->path->elems[0].kind != DDB_PATH_NAME)
+			continue;
+		for (int k = 0; k < r->ki.nkeys; k++)
+			if (strcmp(op->path->elems[0].name, ddb_key_name(r->rel, k)) == 0)
+				validation_error("ValidationException: Filter Expression can only contain non-primary key attributes: Primary key attribute: %s",
+								 op->path->elems[0].name);
+	}
+}
+
+/*
+ * The key range of a Query: the partition of kc->pk_value, narrowed by the
+ * sort-key condition.  The sort key is the first sort-key column (tables
+ * with more sort-key columns order by them after it).  *prefix receives the
+ * partition prefix.
+ */
+static void
+query_range(DdbReader *r, DdbKeyCondition *kc, DdbRange *range, StringInfo prefix)
+{
+	const DdbKeyInfo *ki = &r->ki;
+	Datum		pk[1];
+	StringInfoData buf;
+	DdbKeyType sktype = ki->nkeys > 1 ? ki->keytype[1] : DDB_KEY_S;
+	const char *skname = ki->nkeys > 1 ? ddb_key_name(r->rel, 1) : NULL;
+
+	check_key_value(kc->pk_value, ki->keytype[0], ddb_key_name(r->rel, 0));
+	pk[0] = key_value_datum(kc->pk_value);
+	ddb_encode_key_prefix(ki, pk, 1, prefix);
+
+	/* the whole partition */
+	set_bound(&range->lo, &range->lolen, prefix);
+	set_successor_bound(&range->hi, &range->hilen, prefix->data, prefix->len);
+	if (!kc->has_sk)
+		return;
+
+	/* the sort-key condition, checked as DynamoDB does */
+	if (kc->sk_kind == DDB_COND_BEGINS_WITH && sktype == DDB_KEY_N)
+		validation_error("ValidationException: Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: %s",
+						 ddb_type_name(kc->sk_value->type));
+	check_key_value(kc->sk_value, sktype, skname);
+	if (kc->sk_value2)
+	{
+		check_key_value(kc->sk_value2, sktype, skname);
+		if (ddb_scalar_cmp(kc->sk_value, kc->sk_value2) > 0)
+			validation_error("ValidationException: Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: AttributeValue: %s, upper bound operand: AttributeValue: %s",
+							 ddb_value_describe(kc->sk_value),
+							 ddb_value_describe(kc->sk_value2));
+	}
+
+	/* buf = partition prefix || enc(sk_value) */
+	initStringInfo(&buf);
+	appendBinaryStringInfo(&buf, prefix->data, prefix->len);
+	ddb_encode_key_column(&buf, sktype, key_value_datum(kc->sk_value));
+
+	switch (kc->sk_kind)
+	{
+		case DDB_COND_BEGINS_WITH:
+			/* enc() without its 2-byte terminator prefixes every longer value */
+			buf.len -= 2;
+			set_bound(&range->lo, &range->lolen, &buf);
+			set_successor_bound(&range->hi, &range->hilen, buf.data, buf.len);
+			break;
+		case DDB_COND_BETWEEN:
+			set_bound(&range->lo, &range->lolen, &buf);
+			resetStringInfo(&buf);
+			appendBinaryStringInfo(&buf, prefix->data, prefix->len);
+			ddb_encode_key_column(&buf, sktype, key_value_datum(kc->sk_value2));
+			set_successor_bound(&range->hi, &range->hilen, buf.data, buf.len);
+			break;
+		case DDB_COND_COMPARE:
+			switch (kc->sk_op)
+			{
+				case DDB_CMP_EQ:
+					set_bound(&range->lo, &range->lolen, &buf);
+					set_successor_bound(&range->hi, &range->hilen, buf.data, buf.len);
+					break;
+				case DDB_CMP_LT:
+					set_bound(&range->hi, &range->hilen, &buf);
+					break;
+				case DDB_CMP_LE:
+					set_successor_bound(&range->hi, &range->hilen, buf.data, buf.len);
+					break;
+				case DDB_CMP_GT:
+					/* above every key with sort key sk_value, and in the partition */
+					{
+						const char *lo;
+						int			lolen;
+
+						set_successor_bound(&lo, &lolen, buf.data, buf.len);
+						if (lo == NULL)
+						{
+							/* no key above: an empty range */
+							set_bound(&range->lo, &range->lolen, prefix);
+							set_bound(&range->hi, &range->hilen, prefix);
+						}
+						else
+						{
+							range->lo = lo;
+							range->lolen = lolen;
+						}
+					}
+					break;
+				case DDB_CMP_GE:
+					set_bound(&range->lo, &range->lolen, &buf);
+					break;
+				default:
+					elog(ERROR, "unexpected sort key operator %d", (int) kc->sk_op);
+			}
+			break;
+		default:
+			elog(ERROR, "unexpected sort key condition %d", (int) kc->sk_kind);
+	}
+}
+
+/*
+ * Narrow a Query's range to what follows an exclusive start key, which must
+ * lie in the range (DynamoDB refuses a key of another partition, or one the
+ * sort-key condition excludes).
+ */
+static void
+query_resume(DdbReader *r, Jsonb *start, bool forward, DdbRange *range,
+			 StringInfo prefix)
+{
+	StringInfoData enc;
+
+	initStringInfo(&enc);
+	start_key_encode(r, start, &enc);
+	if (enc.len < prefix->len || memcmp(enc.data, prefix->data, prefix->len) != 0)
+		validation_error("ValidationException: The provided starting key is outside query boundaries based on provided condition");
+	if (key_cmp(enc.data, enc.len, range->lo, range->lolen) < 0 ||
+		(range->hi != NULL && key_cmp(enc.data, enc.len, range->hi, range->hilen) >= 0))
+		validation_error("ValidationException: The provided starting key does not match the range key predicate");
+	if (forward)
+		set_successor_bound(&range->lo, &range->lolen, enc.data, enc.len);
+	else
+		set_bound(&range->hi, &range->hilen, &enc);
+}
+
+/* ------------------------------------------------------------------------
+ * Setting a request up
+ * ------------------------------------------------------------------------
+ */
+
+/* Open the table and what is read, set up the reader's common parts. */
+static DdbReader *
+reader_open(DdbReadArgs *a, bool paged)
+{
+	DdbReader  *r = palloc0(sizeof(DdbReader));
+
+	check_parameters(a);
+	r->table = ddb_open_table(a->relid, ACL_SELECT);
+	r->rel = open_read_source(r->table, a->index_name);
+	r->ki = *ddb_get_keyinfo(r->rel);
+	r->limit = a->has_limit ? a->limit : 0;
+	r->paged = paged;
+	r->state_cxt = CurrentMemoryContext;
+	r->item_cxt = AllocSetContextCreate(CurrentMemoryContext,
+										"ddb query item",
+										ALLOCSET_DEFAULT_SIZES);
+	return r;
+}
+
+/* Parse FilterExpression and ProjectionExpression into the reader. */
+static void
+parse_filter_projection(DdbReader *r, DdbExprContext *cx, DdbReadArgs *a)
+{
+	if (a->filter)
+		r->filter = ddb_parse_condition(cx, a->filter, "FilterExpression");
+	if (a->projection)
+		r->projection = ddb_parse_projection(cx, a->projection);
+}
+
+static DdbReader *
+query_begin(DdbReadArgs *a, bool paged)
+{
+	DdbReader  *r = reader_open(a, paged);
+	DdbExprContext *cx;
+	DdbCondition *kcond;
+	DdbKeyCondition kc;
+	DdbRange	range = {0};
+	StringInfoData prefix;
+
+	cx = ddb_expr_begin(a->names, a->vals);
+	kcond = ddb_parse_condition(cx, a->key_condition, "KeyConditionExpression");
+	parse_filter_projection(r, cx, a);
+	ddb_expr_end(cx);
+
+	ddb_analyze_key_condition(kcond, ddb_key_name(r->rel, 0),
+							  r->ki.nkeys > 1 ? ddb_key_name(r->rel, 1) : NULL,
+							  &kc);
+	if (r->filter)
+		check_filter_paths(r, r->filter);
+
+	initStringInfo(&prefix);
+	query_range(r, &kc, &range, &prefix);
+	if (a->start_key)
+		query_resume(r, a->start_key, a->forward, &range, &prefix);
+
+	r->scan = ddb_range_begin(r->rel, GetActiveSnapshot(), &range, a->forward);
+	return r;
+}
+
+static DdbReader *
+scan_begin(DdbReadArgs *a, bool paged)
+{
+	DdbReader  *r = reader_open(a, paged);
+	DdbExprContext *cx;
+	DdbRange	range = {0};
+	char		lo[4],
+				hi[4];
+
+	cx = ddb_expr_begin(a->names, a->vals);
+	parse_filter_projection(r, cx, a);
+	ddb_expr_end(cx);
+
+	if (a->has_segment)
+	{
+		uint64		lohash = ((uint64) a->segment << 32) / (uint64) a->total_segments;
+		uint64		hihash = ((uint64) (a->segment + 1) << 32) / (uint64) a->total_segments;
+
+		/* 4-byte big-endian hash bounds: every encoded key starts with its hash */
+		for (int i = 0; i < 4; i++)
+			lo[i] = (char) (lohash >> (24 - 8 * i));
+		range.lo = lo;
+		range.lolen = 4;
+		if (hihash <= PG_UINT32_MAX)
+		{
+			for (int i = 0; i < 4; i++)
+				hi[i] = (char) (hihash >> (24 - 8 * i));
+			range.hi = hi;
+			range.hilen = 4;
+		}
+		if (a->start_key)
+		{
+			StringInfoData enc;
+			uint32		h;
+
+			initStringInfo(&enc);
+			start_key_encode(r, a->start_key, &enc);
+			h = ddb_key_hash(enc.data);
+			if (h < lohash || h >= hihash)
+				validation_error("ValidationException: The provided starting key is invalid: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. TotalSegments: %d Segment: %d",
+								 a->total_segments, a->segment);
+			set_successor_bound(&range.lo, &range.lolen, enc.data, enc.len);
+		}
+	}
+	else if (a->start_key)
+	{
+		StringInfoData enc;
+
+		initStringInfo(&enc);
+		start_key_encode(r, a->start_key, &enc);
+		set_successor_bound(&range.lo, &range.lolen, enc.data, enc.len);
+	}
+
+	/* the scan copies its bounds */
+	r->scan = ddb_range_begin(r->rel, GetActiveSnapshot(), &range, true);
+	return r;
+}
+
+/* ------------------------------------------------------------------------
+ * Reading
+ * ------------------------------------------------------------------------
+ */
+
+/* The key attributes of an API item, as LastEvaluatedKey shows them. */
+static Jsonb *
+key_of_item(DdbReader *r, Jsonb *item)
+{
+	JsonbParseState *ps = NULL;
+
+	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+	for (int k = 0; k < r->ki.nkeys; k++)
+	{
+		const char *name = ddb_key_name(r->rel, k);
+		JsonbValue *v = getKeyJsonValueFromContainer(&item->root, name, strlen(name), NULL);
+		JsonbValue	jk;
+
+		if (v == NULL)
+			elog(ERROR, "ddb item lacks key attribute \"%s\"", name);
+		jk.type = jbvString;
+		jk.val.string.val = (char *) name;
+		jk.val.string.len = strlen(name);
+		pushJsonbValue(&ps, WJB_KEY, &jk);
+		pushJsonbValue(&ps, WJB_VALUE, v);
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+}
+
+/*
+ * The next item to return (filtered, projected, allocated in the caller's
+ * context), or NULL when the range is exhausted or the page is full.
+ */
+static Jsonb *
+reader_next(DdbReader *r)
+{
+	MemoryContext caller = CurrentMemoryContext;
+
+	while (!r->done)
+	{
+		HeapTuple	tuple;
+		Jsonb	   *item;
+		Jsonb	   *result = NULL;
+		MemoryContext old;
+
+		CHECK_FOR_INTERRUPTS();
+		tuple = ddb_range_next(r->scan);
+		if (tuple == NULL)
+		{
+			r->done = true;
+			break;
+		}
+
+		MemoryContextReset(r->item_cxt);
+		old = MemoryContextSwitchTo(r->item_cxt);
+		item = ddb_tuple_to_item(r->rel, tuple);
+		r->scanned++;
+		if (r->paged)
+			r->bytes += ddb_item_size(ddb_item_from_jsonb(item));
+
+		/* a full page: remember where it stopped, for the next one */
+		if ((r->limit > 0 && r->scanned >= r->limit) ||
+			(r->paged && r->bytes >= DDB_PAGE_BYTES))
+		{
+			MemoryContextSwitchTo(r->state_cxt);
+			r->last_key = key_of_item(r, item);
+			MemoryContextSwitchTo(r->item_cxt);
+			r->stopped = true;
+			r->done = true;
+		}
+
+		if (r->filter == NULL || ddb_eval_condition(r->filter, item))
+		{
+			r->count++;
+			result = r->projection ? ddb_apply_projection(r->projection, item) : item;
+		}
+		MemoryContextSwitchTo(old);
+
+		if (result != NULL)
+		{
+			Jsonb	   *copy = MemoryContextAlloc(caller, VARSIZE(result));
+
+			memcpy(copy, result, VARSIZE(result));
+			return copy;
+		}
+	}
+	return NULL;
+}
+
+static void
+reader_close(DdbReader *r)
+{
+	if (r->scan)
+		ddb_range_end(r->scan);
+	r->scan = NULL;
+	if (r->rel != r->table)
+		relation_close(r->rel, AccessShareLock);
+	relation_close(r->table, AccessShareLock);
+	r->rel = r->table = NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * SQL functions: one page
+ * ------------------------------------------------------------------------
+ */
+static void
+push_key(JsonbParseState **ps, const char *key)
+{
+	JsonbValue	k;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	pushJsonbValue(ps, WJB_KEY, &k);
+}
+
+static void
+push_count(JsonbParseState **ps, const char *key, int64 n)
+{
+	JsonbValue	v;
+
+	push_key(ps, key);
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(n);
+	pushJsonbValue(ps, WJB_VALUE, &v);
+}
+
+static void
+push_jsonb(JsonbParseState **ps, JsonbIteratorToken tok, Jsonb *j)
+{
+	JsonbValue	v;
+
+	v.type = jbvBinary;
+	v.val.binary.data = &j->root;
+	v.val.binary.len = VARSIZE(j) - VARHDRSZ;
+	pushJsonbValue(ps, tok, &v);
+}
+
+/*
+ * Read one page and return DynamoDB's response:
+ * {"Items": [...], "Count": n, "ScannedCount": m, "LastEvaluatedKey": {...}}.
+ * All work happens in a context deleted on exit.
+ */
+static Datum
+read_page(FunctionCallInfo fcinfo, bool is_query)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext call_cxt;
+	DdbReadArgs a;
+	DdbReader  *r;
+	JsonbParseState *ps = NULL;
+	List	   *items = NIL;
+	ListCell   *lc;
+	Jsonb	   *j;
+	Jsonb	   *result;
+
+	call_cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb query page",
+									 ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(call_cxt);
+	if (is_query)
+		query_args(fcinfo, &a);
+	else
+		scan_args(fcinfo, &a);
+	r = is_query ? query_begin(&a, true) : scan_begin(&a, true);
+	while ((j = reader_next(r)) != NULL)
+		items = lappend(items, j);
+
+	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+	push_key(&ps, "Items");
+	pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
+	foreach(lc, items)
+		push_jsonb(&ps, WJB_ELEM, (Jsonb *) lfirst(lc));
+	pushJsonbValue(&ps, WJB_END_ARRAY, NULL);
+	push_count(&ps, "Count", r->count);
+	push_count(&ps, "ScannedCount", r->scanned);
+	if (r->stopped)
+	{
+		push_key(&ps, "LastEvaluatedKey");
+		push_jsonb(&ps, WJB_VALUE, r->last_key);
+	}
+	j = JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+	reader_close(r);
+
+	MemoryContextSwitchTo(caller);
+	result = palloc(VARSIZE(j));
+	memcpy(result, j, VARSIZE(j));
+	MemoryContextDelete(call_cxt);
+	PG_RETURN_JSONB_P(result);
+}
+
+Datum
+ddb_query_page(PG_FUNCTION_ARGS)
+{
+	return read_page(fcinfo, true);
+}
+
+Datum
+ddb_scan_page(PG_FUNCTION_ARGS)
+{
+	return read_page(fcinfo, false);
+}
+
+/* ------------------------------------------------------------------------
+ * SQL functions: every item, one per call
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * When the caller stops early (SELECT ddb_query(...) LIMIT 1), end the
+ * range scan and close the relations before the SRF's memory goes.
+ */
+static void
+reader_shutdown(Datum arg)
+{
+	DdbReader  *r = (DdbReader *) DatumGetPointer(arg);
+
+	if (r->table != NULL)
+		reader_close(r);
+}
+
+static Datum
+read_stream(FunctionCallInfo fcinfo, bool is_query)
+{
+	FuncCallContext *funcctx;
+	DdbReader  *r;
+	Jsonb	   *j;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+		MemoryContext old;
+		DdbReadArgs a;
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		if (is_query)
+			query_args(fcinfo, &a);
+		else
+			scan_args(fcinfo, &a);
+		r = is_query ? query_begin(&a, false) : scan_begin(&a, false);
+		if (rsinfo && IsA(rsinfo, ReturnSetInfo) && rsinfo->econtext)
+		{
+			r->econtext = rsinfo->econtext;
+			RegisterExprContextCallback(r->econtext, reader_shutdown,
+										PointerGetDatum(r));
+		}
+		funcctx->user_fctx = r;
+		MemoryContextSwitchTo(old);
+	}
+
+	funcctx = SRF_PERCALL_SETUP();
+	r = funcctx->user_fctx;
+	j = reader_next(r);
+	if (j != NULL)
+		SRF_RETURN_NEXT(funcctx, JsonbPGetDatum(j));
+
+	reader_close(r);
+	if (r->econtext)
+		UnregisterExprContextCallback(r->econtext, reader_shutdown,
+									  PointerGetDatum(r));
+	SRF_RETURN_DONE(funcctx);
+}
+
+Datum
+ddb_query(PG_FUNCTION_ARGS)
+{
+	return read_stream(fcinfo, true);
+}
+
+Datum
+ddb_scan(PG_FUNCTION_ARGS)
+{
+	return read_stream(fcinfo, false);
+}
