@@ -15,6 +15,8 @@ OBJS = \
 	src/ddb_verify.o \
 	src/ddb_inspect.o \
 	src/ddb_item.o \
+	src/ddb_planner.o \
+	src/ddb_customscan.o \
 	src/ddb_types.o \
 	src/ddb_expr_parse.o \
 	src/ddb_expr_eval.o
