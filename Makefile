@@ -27,7 +27,7 @@ PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 
 # pg_regress: sql/NAME.sql against expected/NAME.out
 REGRESS = extension shape keys tree modify types expr_condition expr_update \
-	expr_projection expr_key_condition expr_errors
+	expr_projection expr_key_condition expr_errors keyscan
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
