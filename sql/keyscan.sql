@@ -272,6 +272,9 @@ SELECT ks_check($$SELECT * FROM ks_num WHERE n = 3 AND m > 'Infinity'$$);
 SELECT ks_check($$SELECT * FROM ks_num WHERE n = 3 AND m < 'NaN' AND m >= 29$$);
 SELECT ks_check($$SELECT * FROM ks_num WHERE n = 3 AND m >= 'NaN'$$);
 SELECT ks_check($$SELECT * FROM ks_num WHERE n = 'NaN'$$);
+SELECT ks_check($$SELECT * FROM ks_num WHERE n = 3 AND m < 1e40000 AND m > -1e40000 AND m >= 29$$);
+SELECT ks_check($$SELECT * FROM ks_num WHERE n = 1e40000$$);
+SELECT ks_check($$SELECT * FROM ks_num WHERE n = 3 AND m > 1e40000$$);
 SELECT ks_check($$SELECT * FROM ks_num WHERE n IN (2, 2.0, 'Infinity', 4)$$);
 SELECT ks_check($$SELECT * FROM ks_num WHERE n = 3 ORDER BY m LIMIT 3$$);
 
@@ -303,6 +306,15 @@ SELECT ks_check($$SELECT * FROM ks_coll WHERE "PK" = 'P' ORDER BY "SK" COLLATE "
 -- LIKE prefixes do not depend on the collation's order.
 EXPLAIN (COSTS OFF) SELECT * FROM ks_coll WHERE "PK" = 'P' AND "SK" LIKE 'k1%';
 SELECT ks_check($$SELECT * FROM ks_coll WHERE "PK" = 'P' AND "SK" LIKE 'k1%'$$);
+
+-- In a parallel worker (the plan is parallel safe, though ddb tables never
+-- get partial paths): the worker loads the library and finds the scan's
+-- methods by name.
+SET force_parallel_mode = on;
+EXPLAIN (COSTS OFF) SELECT "SK" FROM ks_orders WHERE "PK" = 'CUST#42' AND "SK" > 'ORDER#0097';
+SELECT "SK" FROM ks_orders WHERE "PK" = 'CUST#42' AND "SK" > 'ORDER#0097';
+SELECT c.name, o."SK" FROM ks_customers c JOIN ks_orders o ON o."PK" = c.id WHERE o."SK" < 'ORDER#0002';
+RESET force_parallel_mode;
 
 -- An empty table and an empty partition.
 CREATE TABLE ks_empty ("PK" text, "SK" text, item jsonb) USING ddb;

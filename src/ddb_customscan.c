@@ -172,15 +172,36 @@ copy_key(StringInfo s, int *len)
 	return c;
 }
 
-/* Sign of a numeric infinity, 0 for finite values; *nan for NaN. */
+/*
+ * Sign of a numeric bound that no key can reach: an infinity, or a number
+ * too large for the key encoding (1E+32767 and beyond, far past DynamoDB's
+ * 1E+126); 0 for other values.  *nan reports NaN, which sorts above all.
+ */
 static int
 numeric_special(Datum value, bool *nan)
 {
 	Numeric		n = DatumGetNumeric(value);
+	static Datum too_large = (Datum) 0;
+	Datum		absval;
 
 	*nan = numeric_is_nan(n);
-	if (*nan || !numeric_is_inf(n))
+	if (*nan)
 		return 0;
+	if (!numeric_is_inf(n))
+	{
+		if (too_large == (Datum) 0)
+		{
+			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+			too_large = DirectFunctionCall3(numeric_in, CStringGetDatum("1e32767"),
+											ObjectIdGetDatum(InvalidOid),
+											Int32GetDatum(-1));
+			MemoryContextSwitchTo(old);
+		}
+		absval = DirectFunctionCall1(numeric_abs, value);
+		if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, absval, too_large)) < 0)
+			return 0;
+	}
 	return DatumGetInt32(DirectFunctionCall2(numeric_cmp, value,
 											 NumericGetDatum(int64_to_numeric(0))));
 }
@@ -280,7 +301,7 @@ compute_ranges(DdbKeyScanState *st)
 			{
 				bool		nan;
 
-				/* no stored key is NaN or infinite */
+				/* no stored key is NaN, infinite or that large */
 				if (numeric_special(v, &nan) != 0 || nan)
 					empty = true;
 			}

@@ -533,7 +533,8 @@ add_keyscan_path(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk,
 	cp->path.pathtarget = rel->reltarget;
 	cp->path.param_info = get_baserel_parampathinfo(root, rel, required_outer);
 	cp->path.parallel_aware = false;
-	cp->path.parallel_safe = false;
+	/* as safe as the seq scan (no partial paths: no parallel workers) */
+	cp->path.parallel_safe = rel->consider_parallel;
 	cp->path.parallel_workers = 0;
 	cp->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_PROJECTION;
 	cp->methods = &ddb_keyscan_path_methods;
