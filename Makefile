@@ -31,7 +31,8 @@ REGRESS = extension shape keys tree modify types expr_condition expr_update \
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
-ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew
+ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew \
+	keyscan-epq
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
 # TAP tests: test/t/*.pl
