@@ -291,6 +291,22 @@ SELECT ks_check($$SELECT * FROM ks_bin WHERE b = '\x02' AND c <= '\x0505' ORDER 
 SELECT ks_check($$SELECT * FROM ks_bin WHERE b = '\x03' AND c = '\x7f7f7f'$$);
 SELECT ks_check($$SELECT * FROM ks_bin WHERE b = '\x03' AND c >= '\xff'$$);
 
+-- Two sort keys: "=" on the first narrows the range and the second takes
+-- the range condition; pathkeys cover the sort keys after the pinned ones.
+CREATE TABLE ks_multi (a text, b text COLLATE "C", c numeric, doc jsonb) USING ddb;
+INSERT INTO ks_multi SELECT 'A' || (i % 3), 'B' || (i / 3 % 4), i, '{}' FROM generate_series(0, 599) i;
+ANALYZE ks_multi;
+EXPLAIN (COSTS OFF) SELECT * FROM ks_multi WHERE a = 'A1' AND b = 'B2' AND c >= 100 ORDER BY c DESC LIMIT 2;
+SELECT ks_check($$SELECT * FROM ks_multi WHERE a = 'A1' AND b = 'B2' AND c >= 100 ORDER BY c DESC LIMIT 2$$);
+SELECT ks_check($$SELECT * FROM ks_multi WHERE a = 'A1' AND b = 'B2' AND c = 301$$);
+EXPLAIN (COSTS OFF) SELECT * FROM ks_multi WHERE a = 'A1' AND b >= 'B2' AND c < 10 ORDER BY b, c LIMIT 5;
+SELECT ks_check($$SELECT * FROM ks_multi WHERE a = 'A1' AND b >= 'B2' AND c < 100 ORDER BY b, c LIMIT 5$$);
+SELECT ks_check($$SELECT * FROM ks_multi WHERE a = 'A1' AND b > 'B2' ORDER BY b DESC, c DESC LIMIT 5$$);
+SELECT ks_check($$SELECT * FROM ks_multi WHERE a = 'A1' AND c = 301$$);
+-- A long array: 1000 values (an InitPlan Param), 150 partitions of which
+-- 50 are absent, each partition read once.
+SELECT ks_check($$SELECT "PK" FROM ks_orders WHERE "PK" = ANY ((SELECT array_agg('CUST#' || (i % 150)) FROM generate_series(1, 1000) i)::text[]) AND "SK" = 'PROFILE'$$);
+
 -- A text sort key in a non-C collation: "<" follows that collation, so only
 -- the partition is a range and the comparison is a filter; ORDER BY "SK"
 -- sorts, ORDER BY "SK" COLLATE "C" does not.

@@ -162,6 +162,15 @@ compare_keys(const char *a, int alen, const char *b, int blen)
 	return alen < blen ? -1 : (alen > blen ? 1 : 0);
 }
 
+static int
+compare_ranges(const void *a, const void *b)
+{
+	const DdbRange *x = (const DdbRange *) a;
+	const DdbRange *y = (const DdbRange *) b;
+
+	return compare_keys(x->lo, x->lolen, y->lo, y->lolen);
+}
+
 static char *
 copy_key(StringInfo s, int *len)
 {
@@ -469,19 +478,7 @@ compute_ranges(DdbKeyScanState *st)
 		{
 			int			n = 1;
 
-			for (int a = 1; a < st->nranges; a++)
-			{
-				DdbRange	x = st->ranges[a];
-				int			j = a;
-
-				while (j > 0 && compare_keys(st->ranges[j - 1].lo, st->ranges[j - 1].lolen,
-											 x.lo, x.lolen) > 0)
-				{
-					st->ranges[j] = st->ranges[j - 1];
-					j--;
-				}
-				st->ranges[j] = x;
-			}
+			qsort(st->ranges, st->nranges, sizeof(DdbRange), compare_ranges);
 			for (int a = 1; a < st->nranges; a++)
 				if (compare_keys(st->ranges[a].lo, st->ranges[a].lolen,
 								 st->ranges[n - 1].lo, st->ranges[n - 1].lolen) != 0)
