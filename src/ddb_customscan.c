@@ -265,9 +265,9 @@ compute_ranges(DdbKeyScanState *st)
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
 	MemoryContext old;
 	Datum		values[DDB_MAX_KEY_COLUMNS];
-	Datum	   *pkvals;
+	Datum	   *pkvals = NULL;
 	bool	   *pknulls = NULL;
-	int			npk;
+	int			npk = 0;
 	int			nbounds = list_length(st->bound_kinds);
 	EncodedBound *bounds;
 	ListCell   *lc;

@@ -437,8 +437,8 @@ key_sort_expr(DdbPlanKeys *pk, int k)
 	Expr	   *var = (Expr *) makeVar(pk->relid, pk->ki.keyattno[k], pk->typid[k],
 									   -1, pk->collid[k], 0);
 
-	/* ddb's text order is the "C" collation's */
-	if (pk->typid[k] == TEXTOID && pk->collid[k] != C_COLLATION_OID)
+	/* ddb's text order is the "C" collation's (or the column's, if bytewise) */
+	if (pk->typid[k] == TEXTOID && !collation_is_bytewise(pk, pk->collid[k]))
 		var = (Expr *) makeRelabelType(var, TEXTOID, -1, C_COLLATION_OID,
 									   COERCE_IMPLICIT_CAST);
 	return var;
