@@ -691,6 +691,16 @@ ddb_keyscan_end(CustomScanState *node)
  * ------------------------------------------------------------------------
  */
 
+static const char *
+key_colname(TupleDesc desc, const DdbKeyInfo *ki, int k)
+{
+	return quote_identifier(NameStr(TupleDescAttr(desc, ki->keyattno[k] - 1)->attname));
+}
+
+/*
+ * EXPLAIN: the partition key value(s), pinned sort keys, the bounds on the
+ * first free sort key, and the direction when the plan reads backward.
+ */
 static void
 ddb_keyscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 {
@@ -707,8 +717,6 @@ ddb_keyscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
 	initStringInfo(&buf);
 
-#define COLNAME(k) quote_identifier(NameStr(TupleDescAttr(desc, ki->keyattno[k] - 1)->attname))
-
 	foreach(lc, cscan->custom_exprs)
 	{
 		char	   *val = deparse_expression(lfirst(lc), context, es->verbose, false);
@@ -716,7 +724,7 @@ ddb_keyscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (i == 0)
 		{
 			appendStringInfo(&buf, st->pk_array ? "%s = ANY (%s)" : "%s = %s",
-							 COLNAME(0), val);
+							 key_colname(desc, ki, 0), val);
 			ExplainPropertyText("Partition Key", buf.data, es);
 			resetStringInfo(&buf);
 		}
@@ -724,7 +732,7 @@ ddb_keyscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		{
 			if (buf.len > 0)
 				appendStringInfoString(&buf, " AND ");
-			appendStringInfo(&buf, "%s = %s", COLNAME(i), val);
+			appendStringInfo(&buf, "%s = %s", key_colname(desc, ki, i), val);
 			if (i == st->npinned - 1)
 			{
 				ExplainPropertyText("Sort Key", buf.data, es);
@@ -734,7 +742,7 @@ ddb_keyscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		else
 		{
 			int			kind = list_nth_int(st->bound_kinds, i - st->npinned);
-			const char *col = COLNAME(st->npinned);
+			const char *col = key_colname(desc, ki, st->npinned);
 
 			if (buf.len > 0)
 				appendStringInfoString(&buf, " AND ");
