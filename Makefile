@@ -16,6 +16,8 @@ OBJS = \
 	src/ddb_inspect.o \
 	src/ddb_item.o \
 	src/ddb_api.o \
+	src/ddb_planner.o \
+	src/ddb_customscan.o \
 	src/ddb_types.o \
 	src/ddb_expr_parse.o \
 	src/ddb_expr_eval.o \
@@ -27,11 +29,12 @@ PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 
 # pg_regress: sql/NAME.sql against expected/NAME.out
 REGRESS = extension shape keys tree modify items items_security types expr_condition expr_update \
-	expr_projection expr_key_condition expr_errors query scan query_cost
+	expr_projection expr_key_condition expr_errors query scan query_cost keyscan
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
-ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew item-api
+ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew item-api \
+	keyscan-epq
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
 # TAP tests: test/t/*.pl

@@ -14,6 +14,7 @@
 
 #include "access/htup.h"
 #include "access/relscan.h"
+#include "access/stratnum.h"
 #include "access/tableam.h"
 #include "lib/stringinfo.h"
 #include "nodes/parsenodes.h"
@@ -280,6 +281,29 @@ extern Jsonb *ddb_tuple_to_item(Relation rel, HeapTuple tuple);
 extern void ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact,
 							   Datum *values, bool *isnull, StringInfo enckey);
 extern Jsonb *ddb_item_without_keys(Relation rel, Jsonb *item);
+
+/*
+ * ddb_planner.c, ddb_customscan.c: the DdbKeyScan CustomScan.
+ *
+ * Plan layout: custom_private = (npinned, backward, pk_array, bound kinds)
+ * and custom_exprs = the values of the npinned pinned key columns (the
+ * first an array when pk_array), then one value per bound on key column
+ * npinned, of the kind named in the bound kinds (an integer list).
+ */
+typedef enum DdbBoundKind
+{
+	DDB_BOUND_LT = BTLessStrategyNumber,
+	DDB_BOUND_LE = BTLessEqualStrategyNumber,
+	DDB_BOUND_GE = BTGreaterEqualStrategyNumber,
+	DDB_BOUND_GT = BTGreaterStrategyNumber,
+	DDB_BOUND_LIKE = 10,		/* sk LIKE pattern: its literal prefix */
+	DDB_BOUND_PREFIX = 11		/* starts_with(sk, prefix), sk ^@ prefix */
+} DdbBoundKind;
+
+extern bool ddb_enable_key_scan;
+extern void ddb_planner_init(void);
+struct CustomScan;
+extern Node *ddb_keyscan_create_state(struct CustomScan *cscan);
 
 /* ddb_verify.c */
 

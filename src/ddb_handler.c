@@ -871,5 +871,8 @@ _PG_init(void)
 	prev_get_relation_info_hook = get_relation_info_hook;
 	get_relation_info_hook = ddb_get_relation_info;
 
+	/* GUCs before the prefix is reserved */
+	ddb_planner_init();
+
 	MarkGUCPrefixReserved("ddb");
 }

@@ -1,0 +1,777 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_customscan.c
+ *	  Executor side of the "DdbKeyScan" CustomScan: reads key ranges of a
+ *	  ddb table through the engine's ordered range scans.
+ *
+ * The key values (Consts, Params, nested-loop parameters) are evaluated at
+ * the first fetch after the start or a rescan, encoded with the table's key
+ * types into one [lo, hi) range per partition value, and read with
+ * ddb_range_begin/next.  A NULL key value, a NaN or an infinity compared
+ * with "=", or bounds that cross, give an empty range.  Several partition
+ * values (pk = ANY) give several ranges, sorted and deduplicated by their
+ * encoded keys and read one after the other.
+ *
+ * Every restriction clause is in the plan's qual and ExecScan checks it, so
+ * the range only has to contain all matching rows, and an EvalPlanQual
+ * recheck is the qual alone.
+ *
+ * Direction: a backward plan (ORDER BY sk DESC) reads the range backward;
+ * the estate's direction (FETCH BACKWARD on a SCROLL cursor) flips it.
+ * When the direction changes mid-scan, the range is restarted from the key
+ * of the last row read, exclusive of it (or inclusive when the scan had run
+ * off the end), which is where a cursor's position is.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/tableam.h"
+#include "catalog/pg_type_d.h"
+#include "executor/executor.h"
+#include "executor/nodeCustom.h"
+#include "commands/explain.h"
+#include "mb/pg_wchar.h"
+#include "nodes/extensible.h"
+#include "miscadmin.h"
+#include "storage/predicate.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/snapmgr.h"
+
+#include "ddb.h"
+
+typedef struct DdbKeyScanState
+{
+	CustomScanState css;
+
+	/* from the plan */
+	DdbKeyInfo	ki;
+	int			npinned;
+	bool		backward;		/* plan reads the range backward */
+	bool		pk_array;
+	List	   *bound_kinds;
+	List	   *exprstates;		/* ExprState per custom_exprs entry */
+	bool		track_pos;		/* a SCROLL cursor may change direction */
+
+	/* the ranges, recomputed after each rescan */
+	bool		keys_ready;
+	MemoryContext keycxt;
+	int			nranges;
+	DdbRange   *ranges;
+
+	/* the engine scan */
+	DdbRangeScan scan;
+	bool		started;
+	bool		scan_forward;	/* engine direction of the current scan */
+	int			cur;			/* range being read */
+	bool		exhausted;		/* ran off the end in scan_forward direction */
+
+	/* position for direction changes */
+	bool		have_pos;
+	int			posrange;
+	StringInfoData poskey;
+	StringInfoData tmp;
+} DdbKeyScanState;
+
+static void ddb_keyscan_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *ddb_keyscan_exec(CustomScanState *node);
+static void ddb_keyscan_end(CustomScanState *node);
+static void ddb_keyscan_rescan(CustomScanState *node);
+static void ddb_keyscan_explain(CustomScanState *node, List *ancestors,
+								ExplainState *es);
+
+static const CustomExecMethods ddb_keyscan_exec_methods = {
+	.CustomName = "DdbKeyScan",
+	.BeginCustomScan = ddb_keyscan_begin,
+	.ExecCustomScan = ddb_keyscan_exec,
+	.EndCustomScan = ddb_keyscan_end,
+	.ReScanCustomScan = ddb_keyscan_rescan,
+	.ExplainCustomScan = ddb_keyscan_explain,
+};
+
+Node *
+ddb_keyscan_create_state(CustomScan *cscan)
+{
+	DdbKeyScanState *st = (DdbKeyScanState *) newNode(sizeof(DdbKeyScanState),
+													  T_CustomScanState);
+
+	st->css.methods = &ddb_keyscan_exec_methods;
+	st->npinned = intVal(linitial(cscan->custom_private));
+	st->backward = intVal(lsecond(cscan->custom_private)) != 0;
+	st->pk_array = intVal(lthird(cscan->custom_private)) != 0;
+	st->bound_kinds = (List *) lfourth(cscan->custom_private);
+	return (Node *) st;
+}
+
+static void
+ddb_keyscan_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	DdbKeyScanState *st = (DdbKeyScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Relation	rel = node->ss.ss_currentRelation;
+
+	st->ki = *ddb_get_keyinfo(rel);
+
+	/*
+	 * PostgreSQL 15 gives a custom scan a virtual scan slot.  The engine
+	 * hands out heap tuples, and system columns (ctid for UPDATE/DELETE,
+	 * xmin, ...) need a heap-tuple slot: replace the slot, then rebuild the
+	 * projection and qual, which were compiled for the slot's type.  The
+	 * rebuild registers the qual's SubPlans again, so forget the first ones.
+	 */
+	ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(rel),
+						  table_slot_callbacks(rel));
+	node->ss.ps.subPlan = NIL;
+	ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
+	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
+	st->exprstates = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
+	st->track_pos = (eflags & EXEC_FLAG_BACKWARD) != 0;
+	st->keycxt = AllocSetContextCreate(estate->es_query_cxt, "ddb key scan keys",
+									   ALLOCSET_SMALL_SIZES);
+	initStringInfo(&st->poskey);
+	initStringInfo(&st->tmp);
+
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+
+	/* Relation-level SIREAD lock, as the sequential scan takes. */
+	if (estate->es_snapshot && IsMVCCSnapshot(estate->es_snapshot))
+		PredicateLockRelation(rel, estate->es_snapshot);
+}
+
+/* ------------------------------------------------------------------------
+ * Bounds
+ * ------------------------------------------------------------------------
+ */
+
+static int
+compare_keys(const char *a, int alen, const char *b, int blen)
+{
+	int			c = memcmp(a, b, Min(alen, blen));
+
+	if (c != 0)
+		return c;
+	return alen < blen ? -1 : (alen > blen ? 1 : 0);
+}
+
+static int
+compare_ranges(const void *a, const void *b)
+{
+	const DdbRange *x = (const DdbRange *) a;
+	const DdbRange *y = (const DdbRange *) b;
+
+	return compare_keys(x->lo, x->lolen, y->lo, y->lolen);
+}
+
+static char *
+copy_key(StringInfo s, int *len)
+{
+	char	   *c = palloc(Max(s->len, 1));
+
+	memcpy(c, s->data, s->len);
+	*len = s->len;
+	return c;
+}
+
+/*
+ * Sign of a numeric bound that no key can reach: an infinity, or a number
+ * too large for the key encoding (1E+32767 and beyond, far past DynamoDB's
+ * 1E+126); 0 for other values.  *nan reports NaN, which sorts above all.
+ */
+static int
+numeric_special(Datum value, bool *nan)
+{
+	Numeric		n = DatumGetNumeric(value);
+	static Datum too_large = (Datum) 0;
+	Datum		absval;
+
+	*nan = numeric_is_nan(n);
+	if (*nan)
+		return 0;
+	if (!numeric_is_inf(n))
+	{
+		if (too_large == (Datum) 0)
+		{
+			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+			too_large = DirectFunctionCall3(numeric_in, CStringGetDatum("1e32767"),
+											ObjectIdGetDatum(InvalidOid),
+											Int32GetDatum(-1));
+			MemoryContextSwitchTo(old);
+		}
+		absval = DirectFunctionCall1(numeric_abs, value);
+		if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, absval, too_large)) < 0)
+			return 0;
+	}
+	return DatumGetInt32(DirectFunctionCall2(numeric_cmp, value,
+											 NumericGetDatum(int64_to_numeric(0))));
+}
+
+/*
+ * The literal prefix of a LIKE pattern (backslash escapes, as like_escape()
+ * normalizes to), up to the first wildcard, in the server encoding.  UTF-8
+ * wildcards and backslashes are single ASCII bytes that never occur inside
+ * a multibyte character, so a bytewise walk is exact.
+ */
+static text *
+like_prefix(text *pattern)
+{
+	const char *p = VARDATA_ANY(pattern);
+	int			n = VARSIZE_ANY_EXHDR(pattern);
+	StringInfoData out;
+
+	initStringInfo(&out);
+	for (int i = 0; i < n; i++)
+	{
+		if (p[i] == '%' || p[i] == '_')
+			break;
+		if (p[i] == '\\')
+		{
+			if (++i >= n)
+				break;
+		}
+		appendStringInfoChar(&out, p[i]);
+	}
+	return cstring_to_text_with_len(out.data, out.len);
+}
+
+/*
+ * One bound on the first unpinned key column, encoded once and applied to
+ * each partition's prefix.
+ */
+typedef struct EncodedBound
+{
+	int			kind;
+	bool		ignore;			/* says nothing (e.g. sk < +Infinity) */
+	char	   *bytes;			/* enc(value), or the raw prefix bytes */
+	int			len;
+} EncodedBound;
+
+/*
+ * Evaluate the key expressions and build the ranges.  Runs in keycxt,
+ * which is reset first.
+ */
+static void
+compute_ranges(DdbKeyScanState *st)
+{
+	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+	MemoryContext old;
+	Datum		values[DDB_MAX_KEY_COLUMNS];
+	Datum	   *pkvals = NULL;
+	bool	   *pknulls = NULL;
+	int			npk = 0;
+	int			nbounds = list_length(st->bound_kinds);
+	EncodedBound *bounds;
+	ListCell   *lc;
+	int			i;
+	bool		empty = false;
+	DdbKeyType	bt = st->npinned < st->ki.nkeys ? st->ki.keytype[st->npinned] : 0;
+
+	MemoryContextReset(st->keycxt);
+	old = MemoryContextSwitchTo(st->keycxt);
+	st->nranges = 0;
+	st->ranges = NULL;
+
+	/* pinned columns */
+	i = 0;
+	foreach(lc, st->exprstates)
+	{
+		bool		isnull;
+		Datum		v;
+
+		if (i >= st->npinned)
+			break;
+		v = ExecEvalExprSwitchContext((ExprState *) lfirst(lc), econtext, &isnull);
+		MemoryContextSwitchTo(st->keycxt);
+		if (isnull)
+			empty = true;
+		else if (i == 0 && st->pk_array)
+		{
+			ArrayType  *arr = DatumGetArrayTypePCopy(v);
+			int16		typlen;
+			bool		typbyval;
+			char		typalign;
+
+			get_typlenbyvalalign(ARR_ELEMTYPE(arr), &typlen, &typbyval, &typalign);
+			deconstruct_array(arr, ARR_ELEMTYPE(arr), typlen, typbyval, typalign,
+							  &pkvals, &pknulls, &npk);
+		}
+		else
+		{
+			if (st->ki.keytype[i] == DDB_KEY_N)
+			{
+				bool		nan;
+
+				/* no stored key is NaN, infinite or that large */
+				if (numeric_special(v, &nan) != 0 || nan)
+					empty = true;
+			}
+			values[i] = datumCopy(v, false, -1);
+		}
+		i++;
+	}
+	if (!st->pk_array)
+	{
+		pkvals = &values[0];
+		npk = 1;
+	}
+
+	/* bounds on column npinned */
+	bounds = palloc0(sizeof(EncodedBound) * Max(nbounds, 1));
+	for (int b = 0; b < nbounds && !empty; b++)
+	{
+		ExprState  *es = (ExprState *) list_nth(st->exprstates, st->npinned + b);
+		EncodedBound *eb = &bounds[b];
+		bool		isnull;
+		Datum		v;
+		StringInfoData buf;
+
+		eb->kind = list_nth_int(st->bound_kinds, b);
+		v = ExecEvalExprSwitchContext(es, econtext, &isnull);
+		MemoryContextSwitchTo(st->keycxt);
+		if (isnull)
+		{
+			empty = true;		/* a comparison with NULL is never true */
+			break;
+		}
+		initStringInfo(&buf);
+		if (eb->kind == DDB_BOUND_LIKE || eb->kind == DDB_BOUND_PREFIX)
+		{
+			text	   *prefix = eb->kind == DDB_BOUND_LIKE ?
+				like_prefix(DatumGetTextPP(v)) : DatumGetTextPP(v);
+
+			/* enc(text) is its UTF-8 bytes (no NULs in text), then 00 01 */
+			ddb_encode_key_column(&buf, DDB_KEY_S, PointerGetDatum(prefix));
+			buf.len -= 2;
+		}
+		else
+		{
+			if (bt == DDB_KEY_N)
+			{
+				bool		nan;
+				int			inf = numeric_special(v, &nan);
+				bool		below_all = inf < 0;
+				bool		above_all = inf > 0 || nan;	/* NaN sorts above all */
+
+				if (below_all || above_all)
+				{
+					bool		is_lower = eb->kind == DDB_BOUND_GE || eb->kind == DDB_BOUND_GT;
+
+					/* x > +inf: nothing; x < +inf: no constraint; and so on */
+					if (is_lower == above_all)
+						empty = true;
+					else
+						eb->ignore = true;
+					continue;
+				}
+			}
+			ddb_encode_key_column(&buf, bt, v);
+		}
+		eb->bytes = buf.data;
+		eb->len = buf.len;
+	}
+
+	if (!empty)
+	{
+		StringInfoData prefix;
+		StringInfoData t;
+
+		initStringInfo(&prefix);
+		initStringInfo(&t);
+		st->ranges = palloc(sizeof(DdbRange) * Max(npk, 1));
+		for (int p = 0; p < npk; p++)
+		{
+			char	   *lo;
+			int			lolen;
+			char	   *hi = NULL;
+			int			hilen = 0;
+
+			if (pknulls && pknulls[p])
+				continue;
+			values[0] = pkvals[p];
+			if (st->ki.keytype[0] == DDB_KEY_N)
+			{
+				bool		nan;
+
+				if (numeric_special(values[0], &nan) != 0 || nan)
+					continue;
+			}
+			resetStringInfo(&prefix);
+			ddb_encode_key_prefix(&st->ki, values, st->npinned, &prefix);
+			lo = copy_key(&prefix, &lolen);
+			if (ddb_key_successor(prefix.data, prefix.len, &t))
+				hi = copy_key(&t, &hilen);
+
+			for (int b = 0; b < nbounds; b++)
+			{
+				EncodedBound *eb = &bounds[b];
+				char	   *k;
+				int			klen;
+				bool		has_succ;
+				char	   *s = NULL;
+				int			slen = 0;
+
+				if (eb->ignore)
+					continue;
+				resetStringInfo(&t);
+				appendBinaryStringInfo(&t, prefix.data, prefix.len);
+				appendBinaryStringInfo(&t, eb->bytes, eb->len);
+				k = copy_key(&t, &klen);
+				has_succ = ddb_key_successor(k, klen, &t);
+				if (has_succ)
+					s = copy_key(&t, &slen);
+
+				/* new lower bound: >= k, or > k i.e. >= succ(k) */
+				if (eb->kind == DDB_BOUND_GE || eb->kind == DDB_BOUND_LIKE ||
+					eb->kind == DDB_BOUND_PREFIX || eb->kind == DDB_BOUND_GT)
+				{
+					char	   *nl = eb->kind == DDB_BOUND_GT ? s : k;
+					int			nllen = eb->kind == DDB_BOUND_GT ? slen : klen;
+
+					if (nl == NULL)
+					{
+						/* nothing is above an all-0xFF key */
+						hi = lo;
+						hilen = lolen;
+					}
+					else if (compare_keys(nl, nllen, lo, lolen) > 0)
+					{
+						lo = nl;
+						lolen = nllen;
+					}
+				}
+				/* new upper bound: < k, or <= k i.e. < succ(k) */
+				if (eb->kind == DDB_BOUND_LT || eb->kind == DDB_BOUND_LE ||
+					eb->kind == DDB_BOUND_LIKE || eb->kind == DDB_BOUND_PREFIX)
+				{
+					char	   *nh = eb->kind == DDB_BOUND_LT ? k : s;
+					int			nhlen = eb->kind == DDB_BOUND_LT ? klen : slen;
+
+					if (nh != NULL &&
+						(hi == NULL || compare_keys(nh, nhlen, hi, hilen) < 0))
+					{
+						hi = nh;
+						hilen = nhlen;
+					}
+				}
+			}
+
+			if (hi != NULL && compare_keys(lo, lolen, hi, hilen) >= 0)
+				continue;		/* empty */
+			st->ranges[st->nranges].lo = lo;
+			st->ranges[st->nranges].lolen = lolen;
+			st->ranges[st->nranges].hi = hi;
+			st->ranges[st->nranges].hilen = hilen;
+			st->nranges++;
+		}
+
+		/* several partitions: key order, each once */
+		if (st->nranges > 1)
+		{
+			int			n = 1;
+
+			qsort(st->ranges, st->nranges, sizeof(DdbRange), compare_ranges);
+			for (int a = 1; a < st->nranges; a++)
+				if (compare_keys(st->ranges[a].lo, st->ranges[a].lolen,
+								 st->ranges[n - 1].lo, st->ranges[n - 1].lolen) != 0)
+					st->ranges[n++] = st->ranges[a];
+			st->nranges = n;
+		}
+	}
+
+	MemoryContextSwitchTo(old);
+	st->keys_ready = true;
+}
+
+/* ------------------------------------------------------------------------
+ * Scanning
+ * ------------------------------------------------------------------------
+ */
+
+/* (Re)start the engine scan on range 'r' in direction 'forward'. */
+static void
+start_range(DdbKeyScanState *st, const DdbRange *r, bool forward)
+{
+	if (st->scan == NULL)
+	{
+		EState	   *estate = st->css.ss.ps.state;
+		MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+
+		st->scan = ddb_range_begin(st->css.ss.ss_currentRelation,
+								   estate->es_snapshot, r, forward);
+		MemoryContextSwitchTo(old);
+	}
+	else
+		ddb_range_rescan(st->scan, r, forward);
+}
+
+/* Remember the key of the row just read: a cursor's position. */
+static void
+save_position(DdbKeyScanState *st, HeapTuple tuple)
+{
+	TupleDesc	desc = RelationGetDescr(st->css.ss.ss_currentRelation);
+	Datum		values[DDB_MAX_KEY_COLUMNS];
+	bool		isnull[DDB_MAX_KEY_COLUMNS];
+
+	for (int k = 0; k < st->ki.nkeys; k++)
+		values[k] = heap_getattr(tuple, st->ki.keyattno[k], desc, &isnull[k]);
+	resetStringInfo(&st->poskey);
+	ddb_encode_key(&st->ki, values, isnull, &st->poskey);
+	st->have_pos = true;
+	st->posrange = st->cur;
+}
+
+/*
+ * Change direction at the current position: re-read range 'posrange' from
+ * the last row's key onward in the new direction.
+ */
+static void
+change_direction(DdbKeyScanState *st, bool forward)
+{
+	DdbRange	r;
+
+	if (!st->track_pos)
+		elog(ERROR, "ddb key scan changed direction without a SCROLL cursor");
+
+	if (!st->have_pos)
+	{
+		/* nothing was read: start over */
+		st->started = false;
+		return;
+	}
+
+	r = st->ranges[st->posrange];
+	if (forward)
+	{
+		/* resume after the last row (or at it, if we had run off the start) */
+		if (st->exhausted)
+		{
+			r.lo = st->poskey.data;
+			r.lolen = st->poskey.len;
+		}
+		else if (ddb_key_successor(st->poskey.data, st->poskey.len, &st->tmp))
+		{
+			r.lo = st->tmp.data;
+			r.lolen = st->tmp.len;
+		}
+		else
+			r.hi = r.lo, r.hilen = r.lolen;		/* empty */
+	}
+	else
+	{
+		if (st->exhausted)
+		{
+			if (ddb_key_successor(st->poskey.data, st->poskey.len, &st->tmp))
+			{
+				r.hi = st->tmp.data;
+				r.hilen = st->tmp.len;
+			}
+		}
+		else
+		{
+			r.hi = st->poskey.data;
+			r.hilen = st->poskey.len;
+		}
+	}
+	st->cur = st->posrange;
+	st->scan_forward = forward;
+	st->exhausted = false;
+	start_range(st, &r, forward);
+}
+
+static TupleTableSlot *
+ddb_keyscan_next(ScanState *ss)
+{
+	DdbKeyScanState *st = (DdbKeyScanState *) ss;
+	EState	   *estate = ss->ps.state;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	bool		forward;
+
+	forward = ScanDirectionIsBackward(estate->es_direction) ? st->backward : !st->backward;
+
+	if (!st->keys_ready)
+		compute_ranges(st);
+
+	if (st->started && forward != st->scan_forward)
+		change_direction(st, forward);
+
+	if (!st->started)
+	{
+		st->started = true;
+		st->scan_forward = forward;
+		st->exhausted = false;
+		st->have_pos = false;
+		if (st->nranges == 0)
+			st->exhausted = true;
+		else
+		{
+			st->cur = forward ? 0 : st->nranges - 1;
+			start_range(st, &st->ranges[st->cur], forward);
+		}
+	}
+
+	for (;;)
+	{
+		HeapTuple	tuple;
+
+		if (st->exhausted)
+			return ExecClearTuple(slot);
+
+		CHECK_FOR_INTERRUPTS();
+		tuple = ddb_range_next(st->scan);
+		if (tuple != NULL)
+		{
+			/* valid until the next ddb_range_next: the slot does not own it */
+			ExecStoreHeapTuple(tuple, slot, false);
+			slot->tts_tid = tuple->t_self;
+			slot->tts_tableOid = RelationGetRelid(ss->ss_currentRelation);
+			if (st->track_pos)
+				save_position(st, tuple);
+			return slot;
+		}
+
+		/* this range is done: the next one in scan order, if any */
+		if (forward ? st->cur + 1 >= st->nranges : st->cur == 0)
+		{
+			st->exhausted = true;
+			continue;
+		}
+		st->cur += forward ? 1 : -1;
+		start_range(st, &st->ranges[st->cur], forward);
+	}
+}
+
+/* Every clause is in the qual, which ExecScan checks: nothing more here. */
+static bool
+ddb_keyscan_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+static TupleTableSlot *
+ddb_keyscan_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, (ExecScanAccessMtd) ddb_keyscan_next,
+					(ExecScanRecheckMtd) ddb_keyscan_recheck);
+}
+
+static void
+ddb_keyscan_rescan(CustomScanState *node)
+{
+	DdbKeyScanState *st = (DdbKeyScanState *) node;
+
+	/* parameters may have changed: evaluate the keys again */
+	st->keys_ready = false;
+	st->started = false;
+	st->exhausted = false;
+	st->have_pos = false;
+	ExecScanReScan(&node->ss);
+}
+
+static void
+ddb_keyscan_end(CustomScanState *node)
+{
+	DdbKeyScanState *st = (DdbKeyScanState *) node;
+
+	if (st->scan)
+		ddb_range_end(st->scan);
+	st->scan = NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * EXPLAIN
+ * ------------------------------------------------------------------------
+ */
+
+static const char *
+key_colname(TupleDesc desc, const DdbKeyInfo *ki, int k)
+{
+	return quote_identifier(NameStr(TupleDescAttr(desc, ki->keyattno[k] - 1)->attname));
+}
+
+/*
+ * EXPLAIN: the partition key value(s), pinned sort keys, the bounds on the
+ * first free sort key, and the direction when the plan reads backward.
+ */
+static void
+ddb_keyscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	DdbKeyScanState *st = (DdbKeyScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Relation	rel = node->ss.ss_currentRelation;
+	TupleDesc	desc = RelationGetDescr(rel);
+	List	   *context;
+	StringInfoData buf;
+	int			i = 0;
+	ListCell   *lc;
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+
+	context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
+	initStringInfo(&buf);
+
+	foreach(lc, cscan->custom_exprs)
+	{
+		char	   *val = deparse_expression(lfirst(lc), context, es->verbose, false);
+
+		if (i == 0)
+		{
+			appendStringInfo(&buf, st->pk_array ? "%s = ANY (%s)" : "%s = %s",
+							 key_colname(desc, ki, 0), val);
+			ExplainPropertyText("Partition Key", buf.data, es);
+			resetStringInfo(&buf);
+		}
+		else if (i < st->npinned)
+		{
+			if (buf.len > 0)
+				appendStringInfoString(&buf, " AND ");
+			appendStringInfo(&buf, "%s = %s", key_colname(desc, ki, i), val);
+			if (i == st->npinned - 1)
+			{
+				ExplainPropertyText("Sort Key", buf.data, es);
+				resetStringInfo(&buf);
+			}
+		}
+		else
+		{
+			int			kind = list_nth_int(st->bound_kinds, i - st->npinned);
+			const char *col = key_colname(desc, ki, st->npinned);
+
+			if (buf.len > 0)
+				appendStringInfoString(&buf, " AND ");
+			switch (kind)
+			{
+				case DDB_BOUND_LT:
+					appendStringInfo(&buf, "%s < %s", col, val);
+					break;
+				case DDB_BOUND_LE:
+					appendStringInfo(&buf, "%s <= %s", col, val);
+					break;
+				case DDB_BOUND_GE:
+					appendStringInfo(&buf, "%s >= %s", col, val);
+					break;
+				case DDB_BOUND_GT:
+					appendStringInfo(&buf, "%s > %s", col, val);
+					break;
+				case DDB_BOUND_LIKE:
+					appendStringInfo(&buf, "%s LIKE %s", col, val);
+					break;
+				case DDB_BOUND_PREFIX:
+					appendStringInfo(&buf, "starts_with(%s, %s)", col, val);
+					break;
+			}
+		}
+		i++;
+	}
+	if (buf.len > 0)
+		ExplainPropertyText("Sort Key Range", buf.data, es);
+	if (st->backward)
+		ExplainPropertyText("Scan Direction", "Backward", es);
+}
