@@ -190,6 +190,7 @@ extern bool ddb_tree_insert(Relation rel, const char *key, int keylen,
 							ItemPointer tid, HeapTuple tuple,
 							DdbUniqueCheck check_unique);
 extern uint64 ddb_alloc_rowid(Relation rel);
+extern Buffer ddb_new_buffer(Relation rel);
 
 /* ddb_rowid.c: the row-id map */
 extern void ddb_map_set(Relation rel, ItemPointer tid, BlockNumber block, uint32 hash);

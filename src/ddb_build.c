@@ -62,18 +62,6 @@ struct DdbBuildState
 	uint64		map_size;
 };
 
-static Buffer
-build_new_buffer(Relation rel)
-{
-	Buffer		buf;
-
-	LockRelationForExtension(rel, ExclusiveLock);
-	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-	UnlockRelationForExtension(rel, ExclusiveLock);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	return buf;
-}
-
 static void
 build_init_page(Page page, int level, BlockNumber right)
 {
@@ -150,7 +138,7 @@ level_add(DdbBuildState *bs, LevelBuilder *lb, const void *item, Size size,
 	if (lb->buf == InvalidBuffer)
 	{
 		/* first page of the level */
-		lb->buf = build_new_buffer(bs->rel);
+		lb->buf = ddb_new_buffer(bs->rel);
 		lb->first = BufferGetBlockNumber(lb->buf);
 		lb->npages = 1;
 		build_init_page(lb->page, lb->level, InvalidBlockNumber);
@@ -169,7 +157,7 @@ level_add(DdbBuildState *bs, LevelBuilder *lb, const void *item, Size size,
 
 		if (!fits)
 		{
-			Buffer		next = build_new_buffer(bs->rel);
+			Buffer		next = ddb_new_buffer(bs->rel);
 			BlockNumber nextblk = BufferGetBlockNumber(next);
 			char	   *sep;
 			int			seplen;
@@ -241,7 +229,7 @@ ddb_build_begin(Relation rel)
 	if (RelationGetNumberOfBlocks(rel) != 0)
 		elog(ERROR, "ddb bulk build needs an empty relation");
 	bs->rel = rel;
-	bs->metabuf = build_new_buffer(rel);
+	bs->metabuf = ddb_new_buffer(rel);
 	if (BufferGetBlockNumber(bs->metabuf) != DDB_METAPAGE_BLKNO)
 		elog(ERROR, "ddb bulk build could not allocate the metapage");
 	bs->leaf = level_new(0);
@@ -313,7 +301,7 @@ ddb_build_end(DdbBuildState *bs)
 	if (lb->buf == InvalidBuffer)
 	{
 		/* no items: an empty root leaf */
-		lb->buf = build_new_buffer(bs->rel);
+		lb->buf = ddb_new_buffer(bs->rel);
 		lb->first = BufferGetBlockNumber(lb->buf);
 		build_init_page(lb->page, 0, InvalidBlockNumber);
 	}
@@ -448,10 +436,7 @@ ddb_copy_for_cluster(Relation OldTable, Relation NewTable, TransactionId OldestX
 				HeapTupleData htup;
 				MemoryContext old;
 
-				htup.t_data = DdbLeafItemGetTuple(li);
-				htup.t_len = ItemIdGetLength(iid) - DdbLeafTupleOffset(li->keylen);
-				htup.t_self = li->tid;
-				htup.t_tableOid = RelationGetRelid(OldTable);
+				(void) ddb_leaf_htup(OldTable, page, off, &htup);
 
 				switch (HeapTupleSatisfiesVacuum(&htup, OldestXmin, buf))
 				{

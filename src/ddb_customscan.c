@@ -47,6 +47,7 @@
 #include "utils/snapmgr.h"
 
 #include "ddb.h"
+#include "ddb_page.h"
 
 typedef struct DdbKeyScanState
 {
@@ -153,22 +154,12 @@ ddb_keyscan_begin(CustomScanState *node, EState *estate, int eflags)
  */
 
 static int
-compare_keys(const char *a, int alen, const char *b, int blen)
-{
-	int			c = memcmp(a, b, Min(alen, blen));
-
-	if (c != 0)
-		return c;
-	return alen < blen ? -1 : (alen > blen ? 1 : 0);
-}
-
-static int
 compare_ranges(const void *a, const void *b)
 {
 	const DdbRange *x = (const DdbRange *) a;
 	const DdbRange *y = (const DdbRange *) b;
 
-	return compare_keys(x->lo, x->lolen, y->lo, y->lolen);
+	return ddb_compare_bytes(x->lo, x->lolen, y->lo, y->lolen);
 }
 
 static char *
@@ -442,7 +433,7 @@ compute_ranges(DdbKeyScanState *st)
 						hi = lo;
 						hilen = lolen;
 					}
-					else if (compare_keys(nl, nllen, lo, lolen) > 0)
+					else if (ddb_compare_bytes(nl, nllen, lo, lolen) > 0)
 					{
 						lo = nl;
 						lolen = nllen;
@@ -456,7 +447,7 @@ compute_ranges(DdbKeyScanState *st)
 					int			nhlen = eb->kind == DDB_BOUND_LT ? klen : slen;
 
 					if (nh != NULL &&
-						(hi == NULL || compare_keys(nh, nhlen, hi, hilen) < 0))
+						(hi == NULL || ddb_compare_bytes(nh, nhlen, hi, hilen) < 0))
 					{
 						hi = nh;
 						hilen = nhlen;
@@ -464,7 +455,7 @@ compute_ranges(DdbKeyScanState *st)
 				}
 			}
 
-			if (hi != NULL && compare_keys(lo, lolen, hi, hilen) >= 0)
+			if (hi != NULL && ddb_compare_bytes(lo, lolen, hi, hilen) >= 0)
 				continue;		/* empty */
 			st->ranges[st->nranges].lo = lo;
 			st->ranges[st->nranges].lolen = lolen;
@@ -480,7 +471,7 @@ compute_ranges(DdbKeyScanState *st)
 
 			qsort(st->ranges, st->nranges, sizeof(DdbRange), compare_ranges);
 			for (int a = 1; a < st->nranges; a++)
-				if (compare_keys(st->ranges[a].lo, st->ranges[a].lolen,
+				if (ddb_compare_bytes(st->ranges[a].lo, st->ranges[a].lolen,
 								 st->ranges[n - 1].lo, st->ranges[n - 1].lolen) != 0)
 					st->ranges[n++] = st->ranges[a];
 			st->nranges = n;

@@ -47,28 +47,13 @@ open_by_rowtype(FunctionCallInfo fcinfo)
 {
 	Oid			typid = get_fn_expr_argtype(fcinfo->flinfo, 0);
 	Oid			relid = OidIsValid(typid) ? get_typ_typrelid(typid) : InvalidOid;
-	Relation	rel;
-	AclResult	aclresult;
 
 	if (!OidIsValid(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("first argument must be a row of a ddb table"),
 				 errhint("Pass NULL::tablename.")));
-	rel = relation_open(relid, AccessShareLock);
-	if (!ddb_is_ddb_relation(rel))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a ddb table", RelationGetRelationName(rel))));
-	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(rel));
-	if (check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("ddb functions cannot read table \"%s\" because row-level security applies",
-						RelationGetRelationName(rel))));
-	return rel;
+	return ddb_open_table(relid, ACL_SELECT);
 }
 
 typedef struct RangeScanState

@@ -45,18 +45,10 @@
 #include "ddb_page.h"
 
 /* Point htup at leaf item 'off' of the locked page in buf. */
-static DdbLeafItem
+static inline DdbLeafItem
 version_tuple(Relation rel, Buffer buf, OffsetNumber off, HeapTuple htup)
 {
-	Page		page = BufferGetPage(buf);
-	ItemId		iid = PageGetItemId(page, off);
-	DdbLeafItem li = (DdbLeafItem) PageGetItem(page, iid);
-
-	htup->t_data = DdbLeafItemGetTuple(li);
-	htup->t_len = ItemIdGetLength(iid) - DdbLeafTupleOffset(li->keylen);
-	htup->t_self = li->tid;
-	htup->t_tableOid = RelationGetRelid(rel);
-	return li;
+	return ddb_leaf_htup(rel, BufferGetPage(buf), off, htup);
 }
 
 static void

@@ -35,6 +35,7 @@
 #include "access/htup_details.h"
 #include "storage/bufpage.h"
 #include "storage/itemptr.h"
+#include "utils/rel.h"
 
 #define DDB_MAGIC			0x0DDB7AB1
 #define DDB_VERSION			1
@@ -103,6 +104,23 @@ typedef DdbLeafItemData *DdbLeafItem;
 
 #define DdbLeafTupleOffset(keylen) MAXALIGN(offsetof(DdbLeafItemData, key) + (keylen))
 #define DdbLeafItemGetTuple(li)	((HeapTupleHeader) ((char *) (li) + DdbLeafTupleOffset((li)->keylen)))
+
+/*
+ * Point htup at leaf item 'off' of a locked page: the heap-format tuple as
+ * the visibility routines want it.  Returns the leaf item.
+ */
+static inline DdbLeafItem
+ddb_leaf_htup(Relation rel, Page page, OffsetNumber off, HeapTuple htup)
+{
+	ItemId		iid = PageGetItemId(page, off);
+	DdbLeafItem li = (DdbLeafItem) PageGetItem(page, iid);
+
+	htup->t_data = DdbLeafItemGetTuple(li);
+	htup->t_len = ItemIdGetLength(iid) - DdbLeafTupleOffset(li->keylen);
+	htup->t_self = li->tid;
+	htup->t_tableOid = RelationGetRelid(rel);
+	return li;
+}
 
 /* Length of the version suffix appended to a key to make an item key. */
 #define DDB_SUFFIX_LEN		6

@@ -93,18 +93,6 @@ map_init_page(Page page, bool leaf)
 	((PageHeader) page)->pd_lower = (PageGetContents(page) + arraysz) - (char *) page;
 }
 
-static Buffer
-map_new_buffer(Relation rel)
-{
-	Buffer		buf;
-
-	LockRelationForExtension(rel, ExclusiveLock);
-	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-	UnlockRelationForExtension(rel, ExclusiveLock);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	return buf;
-}
-
 static void
 map_check_page(Relation rel, Buffer buf, uint16 flag)
 {
@@ -145,7 +133,7 @@ map_ensure_height(Relation rel, uint64 rowid, BlockNumber *root, int *levels)
 		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 		/* Grow by one level: a new root above the old one. */
-		newbuf = map_new_buffer(rel);
+		newbuf = ddb_new_buffer(rel);
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 		md = DdbPageGetMeta(BufferGetPage(metabuf));
 		if (md->map_levels > 0 && rowid < map_capacity(md->map_levels))
@@ -212,7 +200,7 @@ map_leaf(Relation rel, uint64 rowid, bool create, int mode, int *slot)
 			Buffer		newbuf;
 
 			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-			newbuf = map_new_buffer(rel);
+			newbuf = ddb_new_buffer(rel);
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 			child = ((BlockNumber *) PageGetContents(BufferGetPage(buf)))[idx];
 			if (child == 0)
@@ -650,7 +638,7 @@ ddb_map_build(Relation rel, BlockNumber *blocks, uint32 *hashes, uint64 n,
 	cur = palloc(sizeof(BlockNumber) * ncur);
 	for (uint64 i = 0; i < ncur; i++)
 	{
-		Buffer		buf = map_new_buffer(rel);
+		Buffer		buf = ddb_new_buffer(rel);
 		GenericXLogState *state = GenericXLogStart(rel);
 		Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
 		DdbMapEntry *e;
@@ -679,7 +667,7 @@ ddb_map_build(Relation rel, BlockNumber *blocks, uint32 *hashes, uint64 n,
 
 		for (uint64 i = 0; i < nnext; i++)
 		{
-			Buffer		buf = map_new_buffer(rel);
+			Buffer		buf = ddb_new_buffer(rel);
 			GenericXLogState *state = GenericXLogStart(rel);
 			Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
 			BlockNumber *d;

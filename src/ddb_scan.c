@@ -161,10 +161,7 @@ ddb_scan_item(DdbRangeScan scan, Buffer buf, Page page, OffsetNumber off)
 	HeapTupleData htup;
 	bool		visible;
 
-	htup.t_data = DdbLeafItemGetTuple(li);
-	htup.t_len = ItemIdGetLength(iid) - DdbLeafTupleOffset(li->keylen);
-	htup.t_self = li->tid;
-	htup.t_tableOid = RelationGetRelid(scan->rel);
+	(void) ddb_leaf_htup(scan->rel, page, off, &htup);
 
 	visible = HeapTupleSatisfiesVisibility(&htup, scan->snapshot, buf);
 	HeapCheckForSerializableConflictOut(visible, scan->rel, &htup, buf,
@@ -409,10 +406,7 @@ ddb_find_current(Relation rel, const char *key, int keylen, ItemPointer tid,
 				UnlockReleaseBuffer(buf);
 				return false;
 			}
-			htup.t_data = DdbLeafItemGetTuple(li);
-			htup.t_len = ItemIdGetLength(iid) - DdbLeafTupleOffset(li->keylen);
-			htup.t_self = li->tid;
-			htup.t_tableOid = RelationGetRelid(rel);
+			(void) ddb_leaf_htup(rel, page, off, &htup);
 			if (HeapTupleSatisfiesVisibility(&htup, &dirty, buf))
 			{
 				if (TransactionIdIsValid(dirty.xmin))

@@ -286,7 +286,7 @@ ddb_init_page(Page page, uint16 flags, uint16 level, BlockNumber right)
 }
 
 /* Allocate a new page at the end of the relation, returned locked. */
-static Buffer
+Buffer
 ddb_new_buffer(Relation rel)
 {
 	Buffer		buf;
@@ -1037,10 +1037,7 @@ ddb_check_unique(Relation rel, Buffer *bufs, int nbufs, const char *key, int key
 			if (ddb_compare_leaf_keypart(key, keylen, li) != 0)
 				return InvalidTransactionId;	/* past the key's versions */
 
-			htup.t_data = DdbLeafItemGetTuple(li);
-			htup.t_len = ItemIdGetLength(PageGetItemId(page, off)) - DdbLeafTupleOffset(li->keylen);
-			htup.t_self = li->tid;
-			htup.t_tableOid = RelationGetRelid(rel);
+			(void) ddb_leaf_htup(rel, page, off, &htup);
 			if (HeapTupleSatisfiesVisibility(&htup, &dirty, bufs[b]))
 			{
 				if (TransactionIdIsValid(dirty.xmin))

@@ -127,10 +127,7 @@ ddb_prune_leaf(Relation rel, Buffer buf, GlobalVisState *vistest,
 		HTSV_Result res;
 		bool		remove = false;
 
-		htup.t_data = DdbLeafItemGetTuple(li);
-		htup.t_len = ItemIdGetLength(iid) - DdbLeafTupleOffset(li->keylen);
-		htup.t_self = li->tid;
-		htup.t_tableOid = RelationGetRelid(rel);
+		(void) ddb_leaf_htup(rel, page, off, &htup);
 
 		res = HeapTupleSatisfiesVacuumHorizon(&htup, buf, &dead_after);
 		if (res == HEAPTUPLE_DEAD)
@@ -314,10 +311,7 @@ ddb_analyze_next_tuple(Relation rel, Buffer *buf, OffsetNumber *off,
 		HeapTupleData htup;
 		bool		sample = false;
 
-		htup.t_data = DdbLeafItemGetTuple(li);
-		htup.t_len = ItemIdGetLength(iid) - DdbLeafTupleOffset(li->keylen);
-		htup.t_self = li->tid;
-		htup.t_tableOid = RelationGetRelid(rel);
+		(void) ddb_leaf_htup(rel, page, *off, &htup);
 
 		switch (HeapTupleSatisfiesVacuum(&htup, OldestXmin, *buf))
 		{
