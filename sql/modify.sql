@@ -113,8 +113,8 @@ INSERT INTO cust_orders VALUES ('CUST#404', 'a', '{}');
 DELETE FROM customers;
 DROP TABLE cust_orders, customers;
 
--- INSERT ... ON CONFLICT has no arbiter index on a ddb table: a duplicate is
--- an error that points to ddb_put_item; naming a conflict target fails.
+-- INSERT ... ON CONFLICT has no arbiter index on a ddb table: refused at
+-- parse analysis, pointing to ddb_put_item.
 INSERT INTO orders VALUES ('CUST#1', 'ORDER#0001', '{}') ON CONFLICT DO NOTHING;
 INSERT INTO orders VALUES ('CUST#1', 'ORDER#0001', '{}') ON CONFLICT ("PK", "SK") DO NOTHING;
 

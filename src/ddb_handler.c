@@ -29,6 +29,8 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "optimizer/plancat.h"
+#include "parser/analyze.h"
+#include "parser/parsetree.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -45,6 +47,7 @@ PG_MODULE_MAGIC;
 PG_FUNCTION_INFO_V1(ddb_tableam_handler);
 
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
+static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
 
 /*
  * The scan descriptor of a sequential scan: a forward range scan over the
@@ -865,11 +868,47 @@ ddb_tableam_handler(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(&ddb_methods);
 }
 
+/*
+ * INSERT ... ON CONFLICT needs an arbiter index, and ddb tables have none
+ * (the table is its own index).  Say so, and what to use instead, rather
+ * than let the planner complain about a missing unique constraint or let a
+ * duplicate surface as unique_violation.  Parse analysis opens the target
+ * table, which loads this library, before this hook runs.
+ */
+static void
+ddb_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
+{
+	if (prev_post_parse_analyze_hook)
+		prev_post_parse_analyze_hook(pstate, query, jstate);
+
+	if (query->commandType == CMD_INSERT && query->onConflict != NULL &&
+		query->resultRelation > 0)
+	{
+		RangeTblEntry *rte = rt_fetch(query->resultRelation, query->rtable);
+		Relation	r = RelationIdGetRelation(rte->relid);
+
+		if (RelationIsValid(r))
+		{
+			bool		isddb = ddb_is_ddb_relation(r);
+
+			RelationClose(r);
+			if (isddb)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("INSERT ... ON CONFLICT is not supported on ddb tables"),
+						 errdetail("A ddb table has no arbiter index: it is itself ordered by its key."),
+						 errhint("Use ddb_put_item() to insert or replace an item, with condition 'attribute_not_exists(<partition key>)' to insert only if absent.")));
+		}
+	}
+}
+
 void
 _PG_init(void)
 {
 	prev_get_relation_info_hook = get_relation_info_hook;
 	get_relation_info_hook = ddb_get_relation_info;
+	prev_post_parse_analyze_hook = post_parse_analyze_hook;
+	post_parse_analyze_hook = ddb_post_parse_analyze;
 
 	/* GUCs before the prefix is reserved */
 	ddb_planner_init();
