@@ -333,37 +333,66 @@ ddb_range_next(DdbRangeScan scan)
 
 /*
  * GetItem: the version of 'key' visible to 'snapshot', expanded into a
- * palloc'd tuple in the caller's memory context, or NULL.
+ * palloc'd tuple in the caller's memory context, or NULL.  One descent,
+ * then the key's versions (under an MVCC snapshot at most one is visible);
+ * they may continue on the next leaf when a run of versions was split.
  */
 HeapTuple
 ddb_lookup(Relation rel, Snapshot snapshot, const char *key, int keylen)
 {
-	StringInfoData succ;
-	DdbRange	range;
-	DdbRangeScan scan;
-	HeapTuple	tuple;
-	HeapTuple	result = NULL;
+	Buffer		buf;
 
-	initStringInfo(&succ);
-	range.lo = key;
-	range.lolen = keylen;
-	if (ddb_key_successor(key, keylen, &succ))
+	if (!ddb_tree_exists(rel))
+		return NULL;
+	buf = ddb_descend(rel, key, keylen, false, BUFFER_LOCK_SHARE, NULL, NULL);
+	for (;;)
 	{
-		range.hi = succ.data;
-		range.hilen = succ.len;
+		Page		page = BufferGetPage(buf);
+		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+		BlockNumber next;
+
+		for (OffsetNumber off = ddb_leaf_search(page, key, keylen, false); off <= maxoff; off++)
+		{
+			HeapTupleData htup;
+			DdbLeafItem li = ddb_leaf_htup(rel, page, off, &htup);
+			bool		visible;
+
+			if (ddb_compare_leaf_keypart(key, keylen, li) != 0)
+			{
+				UnlockReleaseBuffer(buf);
+				return NULL;
+			}
+			visible = HeapTupleSatisfiesVisibility(&htup, snapshot, buf);
+			HeapCheckForSerializableConflictOut(visible, rel, &htup, buf, snapshot);
+			if (visible)
+			{
+				HeapTuple	result = ddb_expand_tuple(rel, li->key, li->keylen,
+													  htup.t_data, htup.t_len, &li->tid);
+
+				UnlockReleaseBuffer(buf);
+				return result;
+			}
+		}
+		/*
+		 * Past the last item.  The key's versions go on to the right only if
+		 * the high key falls inside them (a separator that is the key plus
+		 * part of a version suffix).
+		 */
+		if (DdbPageIsRightmost(page))
+			break;
+		{
+			DdbKeyItem	hk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
+
+			if (hk->keylen <= keylen || memcmp(hk->key, key, keylen) != 0)
+				break;
+		}
+		next = DdbPageGetOpaque(page)->right;
+		UnlockReleaseBuffer(buf);
+		buf = ReadBuffer(rel, next);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
 	}
-	else
-	{
-		range.hi = NULL;
-		range.hilen = 0;
-	}
-	scan = ddb_range_begin(rel, snapshot, &range, true);
-	tuple = ddb_range_next(scan);
-	if (tuple)
-		result = heap_copytuple(tuple);
-	ddb_range_end(scan);
-	pfree(succ.data);
-	return result;
+	UnlockReleaseBuffer(buf);
+	return NULL;
 }
 
 /*
