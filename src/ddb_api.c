@@ -195,7 +195,6 @@ ddb_get_item(PG_FUNCTION_ARGS)
 	initStringInfo(&key);
 	ddb_key_from_jsonb(rel, keydoc, true, values, isnull, &key);
 
-	PredicateLockRelation(rel, GetTransactionSnapshot());
 	tuple = ddb_lookup(rel, GetTransactionSnapshot(), key.data, key.len);
 	if (tuple == NULL)
 	{

@@ -118,13 +118,6 @@ ddb_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 	scan->base.rs_flags = flags;
 	scan->base.rs_parallel = NULL;
 
-	/*
-	 * Relation-level SIREAD lock: coarse, but it keeps SERIALIZABLE
-	 * serializable (DESIGN.md, MVCC and concurrency).
-	 */
-	if (snapshot && IsMVCCSnapshot(snapshot))
-		PredicateLockRelation(rel, snapshot);
-
 	if (flags & SO_TYPE_SEQSCAN)
 		scan->range = ddb_range_begin(rel, snapshot, &all, true);
 	scan->abuf = InvalidBuffer;

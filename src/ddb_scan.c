@@ -110,6 +110,13 @@ ddb_range_begin(Relation rel, Snapshot snapshot, const DdbRange *range,
 											"ddb range scan batch",
 											ALLOCSET_DEFAULT_SIZES);
 	ddb_range_set(scan, range, forward);
+
+	/*
+	 * Relation-level SIREAD lock for every reader (SQL, Query, Scan): coarse,
+	 * but SERIALIZABLE stays serializable.  A no-op at other levels.
+	 */
+	if (snapshot != NULL && IsMVCCSnapshot(snapshot))
+		PredicateLockRelation(rel, snapshot);
 	return scan;
 }
 
@@ -342,6 +349,8 @@ ddb_lookup(Relation rel, Snapshot snapshot, const char *key, int keylen)
 {
 	Buffer		buf;
 
+	if (IsMVCCSnapshot(snapshot))
+		PredicateLockRelation(rel, snapshot);
 	if (!ddb_tree_exists(rel))
 		return NULL;
 	buf = ddb_descend(rel, key, keylen, false, BUFFER_LOCK_SHARE, NULL, NULL);
