@@ -170,6 +170,10 @@ ddb_scan_item(DdbRangeScan scan, Buffer buf, Page page, OffsetNumber off)
 
 	(void) ddb_leaf_htup(scan->rel, page, off, &htup);
 
+	/* items come out of the tree in range */
+	DdbCheck(scan->lo == NULL || ddb_compare_leaf(scan->lo, scan->lolen, li) <= 0);
+	DdbCheck(scan->hi == NULL || ddb_compare_leaf(scan->hi, scan->hilen, li) > 0);
+
 	visible = HeapTupleSatisfiesVisibility(&htup, scan->snapshot, buf);
 	HeapCheckForSerializableConflictOut(visible, scan->rel, &htup, buf,
 										scan->snapshot);

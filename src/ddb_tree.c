@@ -247,6 +247,66 @@ ddb_internal_search(Page page, const char *key, int keylen, bool strict)
 	return lo - 1;
 }
 
+#ifdef DDB_CHECKS
+/* Item key or separator of data item off (leaf items with their suffix). */
+static int
+ddb_item_sortkey(Page page, OffsetNumber off, char *buf)
+{
+	int			len;
+
+	if (DdbPageIsLeaf(page))
+		ddb_leaf_item_key(ddb_leaf_item(page, off), buf, &len);
+	else
+	{
+		DdbKeyItem	ki = ddb_key_item(page, off);
+
+		memcpy(buf, ki->key, ki->keylen);
+		len = ki->keylen;
+	}
+	return len;
+}
+
+/*
+ * Invariant of every page we write: data items strictly ascending, all
+ * below the high key, and (when given) at or above 'low'.  Used by
+ * DdbCheck, so it costs nothing unless built with CHECKS=1.
+ */
+static bool
+ddb_page_is_ordered(Page page, const char *low, int lowlen)
+{
+	OffsetNumber first = DdbPageFirstData(page);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	char	   *prev = palloc(BLCKSZ);
+	char	   *cur = palloc(BLCKSZ);
+	int			prevlen = -1;
+	bool		ok = true;
+
+	for (OffsetNumber off = first; off <= maxoff && ok; off++)
+	{
+		int			curlen;
+
+		if (!DdbPageIsLeaf(page) && off == first)
+			continue;			/* minus infinity */
+		curlen = ddb_item_sortkey(page, off, cur);
+		if (prevlen >= 0 && ddb_compare_bytes(prev, prevlen, cur, curlen) >= 0)
+			ok = false;
+		if (prevlen < 0 && low != NULL && ddb_compare_bytes(low, lowlen, cur, curlen) > 0)
+			ok = false;
+		memcpy(prev, cur, curlen);
+		prevlen = curlen;
+	}
+	if (ok && prevlen >= 0 && !DdbPageIsRightmost(page))
+	{
+		DdbKeyItem	hk = ddb_key_item(page, DDB_HIKEY);
+
+		ok = ddb_compare_bytes(prev, prevlen, hk->key, hk->keylen) < 0;
+	}
+	pfree(prev);
+	pfree(cur);
+	return ok;
+}
+#endif
+
 /* ------------------------------------------------------------------------
  * Metapage and tree creation
  * ------------------------------------------------------------------------
@@ -887,6 +947,10 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 		ddb_add_item(ppage, ki, sz, OffsetNumberNext(downlink));
 	}
 
+	/* both halves ordered; left below the separator, right at or above it */
+	DdbCheck(ddb_page_is_ordered(lpage, NULL, 0));
+	DdbCheck(ddb_page_is_ordered(rpage, sep, seplen));
+	DdbCheck(ddb_page_is_ordered(ppage, NULL, 0));
 	GenericXLogFinish(state);
 
 	if (BufferIsValid(rootbuf))
@@ -1196,6 +1260,7 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 
 			page = GenericXLogRegisterBuffer(state, bufs[target], 0);
 			ddb_add_item(page, item, itemsize, off);
+			DdbCheck(ddb_page_is_ordered(page, NULL, 0));
 			GenericXLogFinish(state);
 			UnlockReleaseBuffer(bufs[target]);
 
