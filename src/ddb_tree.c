@@ -56,6 +56,7 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -365,8 +366,15 @@ ddb_tree_exists(Relation rel)
 {
 	DdbRelCache *cache = ddb_get_relcache(rel);
 
-	if (!cache->initialized)
-		cache->initialized = RelationGetNumberOfBlocks(rel) > 0;
+	if (!cache->initialized && RelationGetNumberOfBlocks(rel) > 0)
+	{
+		DdbMetaPageData meta;
+
+		/* waits if the tree is being created right now (ddb_meta_read) */
+		ddb_meta_read(rel, &meta);
+		cache = ddb_get_relcache(rel);
+		cache->initialized = true;
+	}
 	return cache->initialized;
 }
 
@@ -393,14 +401,18 @@ ddb_tree_init_if_needed(Relation rel)
 		ddb_get_relcache(rel)->initialized = true;
 		return;
 	}
+	/*
+	 * Keep the extension lock until the metapage is written: a backend that
+	 * sees the new blocks before that finds an all-zero metapage and waits
+	 * for this lock (ddb_meta_read).
+	 */
 	metabuf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	rootbuf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-	UnlockRelationForExtension(rel, ExclusiveLock);
+	LockBuffer(rootbuf, BUFFER_LOCK_EXCLUSIVE);
 	if (BufferGetBlockNumber(metabuf) != DDB_METAPAGE_BLKNO)
 		elog(ERROR, "ddb metapage of \"%s\" allocated at block %u",
 			 RelationGetRelationName(rel), BufferGetBlockNumber(metabuf));
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	LockBuffer(rootbuf, BUFFER_LOCK_EXCLUSIVE);
 
 	state = GenericXLogStart(rel);
 	meta = GenericXLogRegisterBuffer(state, metabuf, GENERIC_XLOG_FULL_IMAGE);
@@ -422,6 +434,7 @@ ddb_tree_init_if_needed(Relation rel)
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(rootbuf);
 	UnlockReleaseBuffer(metabuf);
+	UnlockRelationForExtension(rel, ExclusiveLock);
 	ddb_get_relcache(rel)->initialized = true;
 }
 
@@ -452,6 +465,19 @@ ddb_meta_read(Relation rel, DdbMetaPageData *copy)
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
+	if (PageIsNew(page) && !RecoveryInProgress())
+	{
+		/*
+		 * The first insert is creating the tree right now: it holds the
+		 * extension lock until the metapage is written.  Wait for it.
+		 */
+		UnlockReleaseBuffer(buf);
+		LockRelationForExtension(rel, ExclusiveLock);
+		UnlockRelationForExtension(rel, ExclusiveLock);
+		buf = ReadBuffer(rel, DDB_METAPAGE_BLKNO);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+	}
 	ddb_check_page(rel, buf, page);
 	ddb_check_meta(rel, page);
 	*copy = *DdbPageGetMeta(page);
