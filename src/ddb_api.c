@@ -120,8 +120,8 @@ key_names(Relation rel, int *n)
  * caller starts over).
  */
 static bool
-write_item(Relation rel, Jsonb *item, bool have_current, ItemPointer current_tid,
-		   CommandId cid)
+write_item(Relation rel, Jsonb *item, Jsonb *old, bool have_current,
+		   ItemPointer current_tid, CommandId cid)
 {
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 	int			natts = RelationGetNumberOfAttributes(rel);
@@ -148,10 +148,14 @@ write_item(Relation rel, Jsonb *item, bool have_current, ItemPointer current_tid
 									InvalidSnapshot, true, &tmfd, &newtid);
 		if (result != TM_Ok)
 			elog(ERROR, "ddb item locked by this transaction changed (result %d)", result);
-		return true;
 	}
-	return ddb_insert_version(rel, key2.data, key2.len, stored, cid,
-							  DDB_UNIQUE_RETURN, &newtid);
+	else if (!ddb_insert_version(rel, key2.data, key2.len, stored, cid,
+								 DDB_UNIQUE_RETURN, &newtid))
+		return false;
+
+	/* the engine fires no triggers: keep the indexes here */
+	ddb_gsi_maintain(rel, have_current ? old : NULL, item);
+	return true;
 }
 
 /* ------------------------------------------------------------------------
@@ -261,7 +265,7 @@ ddb_put_item(PG_FUNCTION_ARGS)
 		old = exists ? ddb_tuple_to_item(rel, current) : NULL;
 		if (cond && !ddb_eval_condition(cond, old))
 			condition_failed();
-		if (write_item(rel, item, exists, &tid, cid))
+		if (write_item(rel, item, old, exists, &tid, cid))
 			break;
 		/* a concurrent insert of the key won: replace it instead */
 	}
@@ -345,7 +349,7 @@ ddb_update_item(PG_FUNCTION_ARGS)
 		new = ddb_apply_update(upd, old != NULL ? old : keydoc, keys, nkeys,
 							   &updated_old, &updated_new);
 		ddb_validate_item(new);
-		if (write_item(rel, new, exists, &tid, cid))
+		if (write_item(rel, new, old, exists, &tid, cid))
 			break;
 	}
 	CommandCounterIncrement();
@@ -426,6 +430,7 @@ ddb_delete_item(PG_FUNCTION_ARGS)
 			condition_failed();
 		if (ddb_delete_version(rel, &tid, cid, InvalidSnapshot, true, &tmfd, false) != TM_Ok)
 			elog(ERROR, "ddb item locked by this transaction changed");
+		ddb_gsi_maintain(rel, old, NULL);
 	}
 	else if (cond && !ddb_eval_condition(cond, NULL))
 		condition_failed();
@@ -564,8 +569,10 @@ ddb_describe_table(PG_FUNCTION_ARGS)
 	}
 	/* ItemCount is approximate, as DynamoDB's: the planner's estimate */
 	appendStringInfo(&buf, "], \"ItemCount\": %.0f, \"TableSizeBytes\": " INT64_FORMAT
-					 ", \"GlobalSecondaryIndexes\": []}",
+					 ", \"GlobalSecondaryIndexes\": ",
 					 count < 0 ? 0 : count, size);
+	ddb_gsi_describe(rel, &buf);
+	appendStringInfoChar(&buf, '}');
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
 }
