@@ -11,6 +11,12 @@
  * Each write ends with CommandCounterIncrement, so later calls in the same
  * statement see it, as DynamoDB requests would.
  *
+ * The writes keep their RowExclusiveLock on the table until the
+ * transaction ends, as SQL writes do, so ddb_create_gsi's
+ * ShareRowExclusiveLock waits for every uncommitted write before it
+ * backfills.  After each write, ddb_gsi_maintain keeps the table's global
+ * secondary indexes (the engine fires no triggers).
+ *
  * A failed condition is ConditionalCheckFailedException and changes
  * nothing.  Other DynamoDB errors map to the DDB_ERRCODE_* SQLSTATEs of
  * ddb.h, their messages starting with the DynamoDB error name.
@@ -270,7 +276,7 @@ ddb_put_item(PG_FUNCTION_ARGS)
 		/* a concurrent insert of the key won: replace it instead */
 	}
 	CommandCounterIncrement();
-	relation_close(rel, RowExclusiveLock);
+	relation_close(rel, NoLock);	/* held to commit, as SQL writes hold it */
 
 	if (rv == RV_ALL_OLD && old != NULL)
 		PG_RETURN_JSONB_P(old);
@@ -353,7 +359,7 @@ ddb_update_item(PG_FUNCTION_ARGS)
 			break;
 	}
 	CommandCounterIncrement();
-	relation_close(rel, RowExclusiveLock);
+	relation_close(rel, NoLock);	/* held to commit, as SQL writes hold it */
 
 	switch (rv)
 	{
@@ -435,7 +441,7 @@ ddb_delete_item(PG_FUNCTION_ARGS)
 	else if (cond && !ddb_eval_condition(cond, NULL))
 		condition_failed();
 	CommandCounterIncrement();
-	relation_close(rel, RowExclusiveLock);
+	relation_close(rel, NoLock);	/* held to commit, as SQL writes hold it */
 
 	if (rv == RV_ALL_OLD && old != NULL)
 		PG_RETURN_JSONB_P(old);
