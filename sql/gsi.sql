@@ -62,8 +62,12 @@ SELECT ddb_update_item('orders', '{"orderId": "o2"}', 'REMOVE #s', names => '{"#
 SELECT ddb_update_item('orders', '{"orderId": "o4"}', 'SET #s = :s, createdAt = :d', names => '{"#s": "status"}', vals => '{":s": "PENDING", ":d": "2024-02-01"}');
 -- only a projected attribute changed: the entry is updated in place
 SELECT ddb_update_item('orders', '{"orderId": "o3"}', 'SET #t = :t', names => '{"#t": "total"}', vals => '{":t": 33}');
--- nothing relevant changed (same values): the entry stays
+-- nothing relevant changed (same values): the entry stays, not even rewritten
+CREATE TEMP TABLE entry_xmin AS
+  SELECT "orderId", xmin::text AS x FROM ddb_internal."orders__StatusIndex";
 SELECT ddb_put_item('orders', '{"orderId": "o3", "status": "PENDING", "createdAt": "2024-01-03", "total": 33}');
+SELECT i."orderId", i.xmin::text = e.x AS untouched
+FROM ddb_internal."orders__StatusIndex" i JOIN entry_xmin e USING ("orderId") ORDER BY 1;
 -- sort key only missing: sparse, no entry
 SELECT ddb_put_item('orders', '{"orderId": "o5", "status": "PENDING"}');
 SELECT ddb_verify_gsi('orders');
@@ -82,7 +86,12 @@ UPDATE orders SET item = item || '{"status": "CANCELLED"}' WHERE "orderId" = 'o6
 UPDATE orders SET item = item - 'status' WHERE "orderId" = 'o3';                      -- key removed
 UPDATE orders SET item = item || '{"status": "PENDING", "createdAt": "2024-01-02"}' WHERE "orderId" = 'o2';  -- key added
 UPDATE orders SET item = item || '{"total": 11}' WHERE "orderId" = 'o1';              -- projection changed
+TRUNCATE entry_xmin;
+INSERT INTO entry_xmin SELECT "orderId", xmin::text FROM ddb_internal."orders__StatusIndex";
 UPDATE orders SET item = item WHERE "orderId" = 'o1';                                 -- nothing changed
+UPDATE orders SET item = item || '{"total": 20}' WHERE "orderId" = 'o2';              -- same value
+SELECT i."orderId", i.xmin::text = e.x AS untouched
+FROM ddb_internal."orders__StatusIndex" i JOIN entry_xmin e USING ("orderId") ORDER BY 1;
 SELECT ddb_verify_gsi('orders');
 DELETE FROM orders WHERE "orderId" = 'o6';
 COPY orders FROM stdin;
@@ -113,6 +122,11 @@ SELECT sqlstate_of($$SELECT ddb_update_item('orders', '{"orderId": "o1"}', 'SET 
 SELECT sqlstate_of($$UPDATE orders SET item = item || '{"status": true}' WHERE "orderId" = 'o1'$$);
 SELECT sqlstate_of($$INSERT INTO orders VALUES ('o10', '{"status": null, "createdAt": "x"}')$$);
 SELECT ddb_get_item('orders', '{"orderId": "o1"}');
+SELECT ddb_verify_gsi('orders');
+
+-- An index key longer than the engine's 3200-byte key limit (index keys
+-- plus table keys, each within DynamoDB's limits) is refused.
+SELECT sqlstate_of($$SELECT ddb_put_item('orders', jsonb_build_object('orderId', repeat('i', 2000), 'status', repeat('s', 2000), 'createdAt', repeat('c', 1000)))$$);
 SELECT ddb_verify_gsi('orders');
 
 -- ------------------------------------------------------------------------
@@ -244,6 +258,18 @@ SELECT sqlstate_of($$SELECT ddb_create_gsi('many', 'idx21', 'a21')$$);
 SELECT ddb_put_item('many', '{"pk": "x", "a1": "1", "a20": "20"}');
 SELECT ddb_verify_gsi('many') -> 'indexes' -> 0;
 DROP TABLE many;
+-- index table names longer than 63 bytes get a hash suffix
+SELECT ddb_create_table(repeat('x', 60), 'pk');
+SELECT ddb_create_gsi(repeat('x', 60)::regclass, 'LongIndex', 'a');
+SELECT ddb_create_gsi(repeat('x', 60)::regclass, 'LongIndex2', 'a');
+SELECT length(index_table::text) - length('ddb_internal.') AS len, index_table::text ~ '_[0-9a-f]{8}$' AS suffixed
+FROM ddb_internal.gsi WHERE index_name LIKE 'LongIndex%';
+SELECT ddb_put_item(repeat('x', 60)::regclass, '{"pk": "k", "a": "v"}');
+SELECT ddb_verify_gsi(repeat('x', 60)::regclass);
+-- ddb_list_tables() does not show index tables
+SELECT count(*) AS index_tables_listed FROM ddb_list_tables() t
+WHERE t::oid IN (SELECT index_table::oid FROM ddb_internal.gsi);
+DO $$ BEGIN EXECUTE format('DROP TABLE %I', repeat('x', 60)); END $$;
 
 -- ------------------------------------------------------------------------
 -- TRUNCATE empties the indexes.
@@ -288,6 +314,17 @@ UPDATE orders SET item = item || '{"status": "OLD"}' WHERE "orderId" = 'u1';
 SELECT sqlstate_of($$SELECT ddb_drop_gsi('orders', 'StatusIndex')$$);
 RESET ROLE;
 SELECT ddb_verify_gsi('orders');
+-- A table's owner needs no rights on ddb_internal to create and drop indexes.
+CREATE ROLE gsi_owner;
+ALTER TABLE orders OWNER TO gsi_owner;
+SET ROLE gsi_owner;
+SELECT ddb_create_gsi('orders', 'OwnerIndex', 'createdAt');
+SELECT ddb_put_item('orders', '{"orderId": "u2", "createdAt": "2026"}');
+-- the index table belongs to the extension's owner: not the user's to change
+TRUNCATE ddb_internal."orders__OwnerIndex";
+SELECT ddb_drop_gsi('orders', 'OwnerIndex');
+RESET ROLE;
+SELECT ddb_verify_gsi('orders');
 DROP TABLE orders;
-DROP ROLE gsi_user;
+DROP ROLE gsi_user, gsi_owner;
 SELECT count(*) FROM ddb_internal.gsi;

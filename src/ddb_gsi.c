@@ -762,6 +762,26 @@ index_table_name(Relation base, const char *index_name)
 	}
 }
 
+/*
+ * The catalog's owner (who installed the extension).  ddb_create_gsi and
+ * ddb_drop_gsi change the catalog, the index tables and the triggers as
+ * this role, having checked that the caller owns the table: a table owner
+ * needs no rights on ddb_internal.
+ */
+static Oid
+gsi_catalog_owner(void)
+{
+	Oid			catalog = get_relname_relid("gsi", get_namespace_oid(GSI_SCHEMA, false));
+	HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(catalog));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tp))
+		elog(ERROR, "cache lookup failed for %s", GSI_CATALOG);
+	owner = ((Form_pg_class) GETSTRUCT(tp))->relowner;
+	ReleaseSysCache(tp);
+	return owner;
+}
+
 static int
 spi_exec(const char *sql, int expect)
 {
@@ -804,6 +824,8 @@ ddb_create_gsi(PG_FUNCTION_ARGS)
 				nentries = 0;
 	MemoryContext item_cxt,
 				old;
+	Oid			save_userid;
+	int			save_sec;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR, (errcode(DDB_ERRCODE_VALIDATION),
@@ -942,6 +964,8 @@ ddb_create_gsi(PG_FUNCTION_ARGS)
 
 	/* the trigger function lives where this function does */
 	extschema = get_func_namespace(fcinfo->flinfo->fn_oid);
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(gsi_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	spi_exec(sql.data, SPI_OK_UTILITY);
@@ -991,6 +1015,7 @@ ddb_create_gsi(PG_FUNCTION_ARGS)
 						  base, fn), SPI_OK_UTILITY);
 	}
 	SPI_finish();
+	SetUserIdAndSecContext(save_userid, save_sec);
 	CacheInvalidateRelcache(rel);
 	CommandCounterIncrement();
 
@@ -1041,6 +1066,8 @@ ddb_drop_gsi(PG_FUNCTION_ARGS)
 	DdbGsi	   *list;
 	char	   *idxname;
 	Oid			idxoid;
+	Oid			save_userid;
+	int			save_sec;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR, (errcode(DDB_ERRCODE_VALIDATION),
@@ -1057,6 +1084,8 @@ ddb_drop_gsi(PG_FUNCTION_ARGS)
 	idxoid = g->indexrelid;
 	idxname = get_rel_name(idxoid);
 
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(gsi_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	{
@@ -1087,6 +1116,7 @@ ddb_drop_gsi(PG_FUNCTION_ARGS)
 		spi_exec(psprintf("DROP TRIGGER IF EXISTS " GSI_TRUNC_TRIGGER " ON %s", base), SPI_OK_UTILITY);
 	}
 	SPI_finish();
+	SetUserIdAndSecContext(save_userid, save_sec);
 	CacheInvalidateRelcache(rel);
 	CommandCounterIncrement();
 	(void) gsi_list(rel, &list);
