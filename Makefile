@@ -21,7 +21,8 @@ OBJS = \
 	src/ddb_types.o \
 	src/ddb_expr_parse.o \
 	src/ddb_expr_eval.o \
-	src/ddb_query.o
+	src/ddb_query.o \
+	src/ddb_gsi.o
 
 EXTENSION = ddb
 DATA = ddb--0.1.sql
@@ -29,12 +30,12 @@ PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 
 # pg_regress: sql/NAME.sql against expected/NAME.out
 REGRESS = extension shape keys tree modify items items_security types expr_condition expr_update \
-	expr_projection expr_key_condition expr_errors query scan query_cost keyscan
+	expr_projection expr_key_condition expr_errors query scan query_cost keyscan gsi
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
 ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew item-api \
-	keyscan-epq hot-key-versions
+	gsi-concurrent keyscan-epq hot-key-versions
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
 # TAP tests: test/t/*.pl

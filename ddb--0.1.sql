@@ -152,7 +152,9 @@ LANGUAGE sql STABLE
 AS $$
   SELECT c.oid::regclass
   FROM pg_catalog.pg_class c JOIN pg_catalog.pg_am a ON a.oid = c.relam
+       JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
   WHERE a.amname = 'ddb' AND c.relkind = 'r'
+    AND n.nspname <> 'ddb_internal'  -- index tables of global secondary indexes
     AND pg_catalog.has_table_privilege(c.oid, 'SELECT')
   ORDER BY c.relname
 $$;
@@ -231,3 +233,96 @@ AS 'MODULE_PATHNAME', 'ddb_scan_page'
 LANGUAGE C CALLED ON NULL INPUT STABLE;
 COMMENT ON FUNCTION ddb_scan_page(regclass, text, jsonb, jsonb, text, text, integer, integer, integer, jsonb) IS
   'DynamoDB Scan: one page, with Count, ScannedCount and LastEvaluatedKey';
+
+-- Global secondary indexes (src/ddb_gsi.c).  Each GSI is an internal ddb
+-- table in schema ddb_internal keyed by (index keys, base table keys),
+-- maintained in the writing transaction by a C trigger on the base table
+-- (and directly by the item API's writes).  The catalog names the base and
+-- index tables by regclass: pg_dump writes them as qualified names and a
+-- restore loads this table's rows after every table exists, so the OIDs
+-- resolve again; the triggers are ordinary triggers, dumped with the base
+-- table.
+CREATE SCHEMA ddb_internal;
+COMMENT ON SCHEMA ddb_internal IS 'ddb''s catalog and the tables that store global secondary indexes';
+GRANT USAGE ON SCHEMA ddb_internal TO PUBLIC;
+
+CREATE TABLE ddb_internal.gsi (
+    base regclass NOT NULL,
+    index_name text NOT NULL,
+    index_table regclass NOT NULL,
+    partition_key text NOT NULL,
+    partition_key_type "char" NOT NULL,
+    sort_key text,
+    sort_key_type "char",
+    projection text NOT NULL,
+    non_key_attributes text[],
+    PRIMARY KEY (base, index_name)
+);
+GRANT SELECT ON ddb_internal.gsi TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('ddb_internal.gsi', '');
+
+CREATE FUNCTION ddb_create_gsi(tbl regclass, index_name text, partition_key text,
+                               partition_key_type text DEFAULT 'S',
+                               sort_key text DEFAULT NULL, sort_key_type text DEFAULT 'S',
+                               projection text DEFAULT 'ALL',
+                               non_key_attributes text[] DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C;
+COMMENT ON FUNCTION ddb_create_gsi(regclass, text, text, text, text, text, text, text[]) IS
+  'DynamoDB UpdateTable Create GlobalSecondaryIndex: create and backfill a global secondary index';
+
+CREATE FUNCTION ddb_drop_gsi(tbl regclass, index_name text)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C;
+COMMENT ON FUNCTION ddb_drop_gsi(regclass, text) IS
+  'DynamoDB UpdateTable Delete GlobalSecondaryIndex';
+
+CREATE FUNCTION ddb_verify_gsi(tbl regclass, index_name text DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME'
+LANGUAGE C;
+COMMENT ON FUNCTION ddb_verify_gsi(regclass, text) IS
+  'check that each global secondary index holds exactly the entries of its table; data_corrupted otherwise';
+
+-- The maintenance triggers' function: AFTER INSERT OR UPDATE OR DELETE FOR
+-- EACH ROW, and AFTER TRUNCATE FOR EACH STATEMENT.
+CREATE FUNCTION ddb_gsi_trigger()
+RETURNS trigger
+AS 'MODULE_PATHNAME'
+LANGUAGE C;
+
+-- DROP TABLE of a base table drops its index tables and catalog rows;
+-- dropping an index table by hand forgets that index.
+CREATE FUNCTION ddb_gsi_on_drop()
+RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+  r record;
+  g record;
+BEGIN
+  FOR r IN SELECT objid FROM pg_catalog.pg_event_trigger_dropped_objects()
+           WHERE classid = 'pg_catalog.pg_class'::regclass AND objsubid = 0
+             AND object_type = 'table'
+  LOOP
+    FOR g IN DELETE FROM ddb_internal.gsi
+             WHERE base = r.objid OR index_table = r.objid
+             RETURNING base, index_table
+    LOOP
+      IF g.base::oid = r.objid THEN
+        IF EXISTS (SELECT FROM pg_catalog.pg_class WHERE oid = g.index_table) THEN
+          EXECUTE pg_catalog.format('DROP TABLE %s', g.index_table);
+        END IF;
+      END IF;
+    END LOOP;
+  END LOOP;
+END
+$$;
+
+CREATE EVENT TRIGGER ddb_gsi_drop
+  ON sql_drop
+  WHEN TAG IN ('DROP TABLE', 'DROP SCHEMA', 'DROP OWNED')
+  EXECUTE FUNCTION ddb_gsi_on_drop();

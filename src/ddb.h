@@ -282,6 +282,19 @@ extern Jsonb *ddb_tuple_to_item(Relation rel, HeapTuple tuple);
 extern void ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact,
 							   Datum *values, bool *isnull, StringInfo enckey);
 extern Jsonb *ddb_item_without_keys(Relation rel, Jsonb *item);
+extern Datum ddb_jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v,
+							const char *name);
+
+/*
+ * ddb_gsi.c: global secondary indexes.  ddb_gsi_maintain brings a table's
+ * indexes from an item's old version to its new one (either may be NULL);
+ * the item API calls it after each write, the trigger for SQL writes.
+ */
+extern bool ddb_gsi_exists(Relation rel);
+extern void ddb_gsi_maintain(Relation rel, Jsonb *olditem, Jsonb *newitem);
+extern Relation ddb_gsi_open_index(Relation table, const char *index_name,
+								   int *nquerykeys);
+extern void ddb_gsi_describe(Relation rel, StringInfo buf);
 
 /*
  * ddb_planner.c, ddb_customscan.c: the DdbKeyScan CustomScan.

@@ -11,6 +11,12 @@
  * Each write ends with CommandCounterIncrement, so later calls in the same
  * statement see it, as DynamoDB requests would.
  *
+ * The writes keep their RowExclusiveLock on the table until the
+ * transaction ends, as SQL writes do, so ddb_create_gsi's
+ * ShareRowExclusiveLock waits for every uncommitted write before it
+ * backfills.  After each write, ddb_gsi_maintain keeps the table's global
+ * secondary indexes (the engine fires no triggers).
+ *
  * A failed condition is ConditionalCheckFailedException and changes
  * nothing.  Other DynamoDB errors map to the DDB_ERRCODE_* SQLSTATEs of
  * ddb.h, their messages starting with the DynamoDB error name.
@@ -120,8 +126,8 @@ key_names(Relation rel, int *n)
  * caller starts over).
  */
 static bool
-write_item(Relation rel, Jsonb *item, bool have_current, ItemPointer current_tid,
-		   CommandId cid)
+write_item(Relation rel, Jsonb *item, Jsonb *old, bool have_current,
+		   ItemPointer current_tid, CommandId cid)
 {
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 	int			natts = RelationGetNumberOfAttributes(rel);
@@ -148,10 +154,14 @@ write_item(Relation rel, Jsonb *item, bool have_current, ItemPointer current_tid
 									InvalidSnapshot, true, &tmfd, &newtid);
 		if (result != TM_Ok)
 			elog(ERROR, "ddb item locked by this transaction changed (result %d)", result);
-		return true;
 	}
-	return ddb_insert_version(rel, key2.data, key2.len, stored, cid,
-							  DDB_UNIQUE_RETURN, &newtid);
+	else if (!ddb_insert_version(rel, key2.data, key2.len, stored, cid,
+								 DDB_UNIQUE_RETURN, &newtid))
+		return false;
+
+	/* the engine fires no triggers: keep the indexes here */
+	ddb_gsi_maintain(rel, have_current ? old : NULL, item);
+	return true;
 }
 
 /* ------------------------------------------------------------------------
@@ -260,12 +270,12 @@ ddb_put_item(PG_FUNCTION_ARGS)
 		old = exists ? ddb_tuple_to_item(rel, current) : NULL;
 		if (cond && !ddb_eval_condition(cond, old))
 			condition_failed();
-		if (write_item(rel, item, exists, &tid, cid))
+		if (write_item(rel, item, old, exists, &tid, cid))
 			break;
 		/* a concurrent insert of the key won: replace it instead */
 	}
 	CommandCounterIncrement();
-	relation_close(rel, RowExclusiveLock);
+	relation_close(rel, NoLock);	/* held to commit, as SQL writes hold it */
 
 	if (rv == RV_ALL_OLD && old != NULL)
 		PG_RETURN_JSONB_P(old);
@@ -344,11 +354,11 @@ ddb_update_item(PG_FUNCTION_ARGS)
 		new = ddb_apply_update(upd, old != NULL ? old : keydoc, keys, nkeys,
 							   &updated_old, &updated_new);
 		ddb_validate_item(new);
-		if (write_item(rel, new, exists, &tid, cid))
+		if (write_item(rel, new, old, exists, &tid, cid))
 			break;
 	}
 	CommandCounterIncrement();
-	relation_close(rel, RowExclusiveLock);
+	relation_close(rel, NoLock);	/* held to commit, as SQL writes hold it */
 
 	switch (rv)
 	{
@@ -425,11 +435,12 @@ ddb_delete_item(PG_FUNCTION_ARGS)
 			condition_failed();
 		if (ddb_delete_version(rel, &tid, cid, InvalidSnapshot, true, &tmfd, false) != TM_Ok)
 			elog(ERROR, "ddb item locked by this transaction changed");
+		ddb_gsi_maintain(rel, old, NULL);
 	}
 	else if (cond && !ddb_eval_condition(cond, NULL))
 		condition_failed();
 	CommandCounterIncrement();
-	relation_close(rel, RowExclusiveLock);
+	relation_close(rel, NoLock);	/* held to commit, as SQL writes hold it */
 
 	if (rv == RV_ALL_OLD && old != NULL)
 		PG_RETURN_JSONB_P(old);
@@ -563,8 +574,10 @@ ddb_describe_table(PG_FUNCTION_ARGS)
 	}
 	/* ItemCount is approximate, as DynamoDB's: the planner's estimate */
 	appendStringInfo(&buf, "], \"ItemCount\": %.0f, \"TableSizeBytes\": " INT64_FORMAT
-					 ", \"GlobalSecondaryIndexes\": []}",
+					 ", \"GlobalSecondaryIndexes\": ",
 					 count < 0 ? 0 : count, size);
+	ddb_gsi_describe(rel, &buf);
+	appendStringInfoChar(&buf, '}');
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
 }

@@ -225,6 +225,13 @@ jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v, const char *name)
 	return (Datum) 0;
 }
 
+/* jbv_to_key for other files (GSI maintenance): the same checks and errors */
+Datum
+ddb_jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v, const char *name)
+{
+	return jbv_to_key(rel, type, v, name);
+}
+
 /*
  * DynamoDB's key value rules as ValidationExceptions (ddb_check_key_value
  * raises PostgreSQL's own SQLSTATEs, which suit SQL on the table).

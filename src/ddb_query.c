@@ -29,7 +29,12 @@
  *
  * Indexes: a request names what it reads with index_name.  The reader only
  * needs a ddb relation and its key schema, so a global secondary index
- * (stored as another ddb table) plugs in at open_read_source().
+ * (stored as another ddb table, see ddb_gsi.c) plugs in at
+ * open_read_source(): its rows are the items a Query on the index returns
+ * (index keys, table keys, projected attributes), and all their key
+ * attributes make LastEvaluatedKey, as DynamoDB's does for an index.  A
+ * key condition names only the index's own keys (nquerykeys), and so does
+ * the rule that a filter may not name key attributes.
  *
  * Memory: each request parses its expressions once, in a context that
  * lives for the call (the SRF's multi_call_memory_ctx); every item is
@@ -102,6 +107,7 @@ typedef struct DdbReader
 	Relation	table;			/* the table named by the request */
 	Relation	rel;			/* what is read: the table, or an index */
 	DdbKeyInfo	ki;				/* rel's key schema (a copy: rd_amcache may go) */
+	int			nquerykeys;		/* key attributes a key condition may name */
 	DdbRangeScan scan;
 	DdbCondition *filter;		/* NULL: every item read matches */
 	DdbProjection *projection;	/* NULL: whole items */
@@ -228,16 +234,14 @@ check_parameters(DdbReadArgs *a)
  * a table is, with their own key schema and LastEvaluatedKey.
  */
 static Relation
-open_read_source(Relation table, const char *index_name)
+open_read_source(Relation table, const char *index_name, int *nquerykeys)
 {
 	if (index_name == NULL)
+	{
+		*nquerykeys = ddb_get_keyinfo(table)->nkeys;
 		return table;
-	ereport(ERROR,
-			(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
-			 errmsg("ResourceNotFoundException: the table \"%s\" does not have the specified index: %s",
-					RelationGetRelationName(table), index_name),
-			 errdetail("ddb tables have no secondary indexes yet.")));
-	return NULL;				/* keep compiler quiet */
+	}
+	return ddb_gsi_open_index(table, index_name, nquerykeys);
 }
 
 /* memcmp order of encoded keys, shorter first on a tie (DdbRange's order) */
@@ -379,7 +383,7 @@ check_filter_paths(DdbReader *r, DdbCondition *c)
 		if (op->path == NULL || op->path->nelems == 0 ||
 			op->path->elems[0].kind != DDB_PATH_NAME)
 			continue;
-		for (int k = 0; k < r->ki.nkeys; k++)
+		for (int k = 0; k < r->nquerykeys; k++)
 			if (strcmp(op->path->elems[0].name, ddb_key_name(r->rel, k)) == 0)
 				validation_error("ValidationException: Filter Expression can only contain non-primary key attributes: Primary key attribute: %s",
 								 op->path->elems[0].name);
@@ -398,8 +402,8 @@ query_range(DdbReader *r, DdbKeyCondition *kc, DdbRange *range, StringInfo prefi
 	const DdbKeyInfo *ki = &r->ki;
 	Datum		pk[1];
 	StringInfoData buf;
-	DdbKeyType sktype = ki->nkeys > 1 ? ki->keytype[1] : DDB_KEY_S;
-	const char *skname = ki->nkeys > 1 ? ddb_key_name(r->rel, 1) : NULL;
+	DdbKeyType sktype = r->nquerykeys > 1 ? ki->keytype[1] : DDB_KEY_S;
+	const char *skname = r->nquerykeys > 1 ? ddb_key_name(r->rel, 1) : NULL;
 
 	check_key_value(kc->pk_value, ki->keytype[0], ddb_key_name(r->rel, 0));
 	pk[0] = key_value_datum(kc->pk_value);
@@ -527,7 +531,7 @@ reader_open(DdbReadArgs *a, bool paged)
 
 	check_parameters(a);
 	r->table = ddb_open_table(a->relid, ACL_SELECT);
-	r->rel = open_read_source(r->table, a->index_name);
+	r->rel = open_read_source(r->table, a->index_name, &r->nquerykeys);
 	r->ki = *ddb_get_keyinfo(r->rel);
 	r->limit = a->has_limit ? a->limit : 0;
 	r->paged = paged;
@@ -564,7 +568,7 @@ query_begin(DdbReadArgs *a, bool paged)
 	ddb_expr_end(cx);
 
 	ddb_analyze_key_condition(kcond, ddb_key_name(r->rel, 0),
-							  r->ki.nkeys > 1 ? ddb_key_name(r->rel, 1) : NULL,
+							  r->nquerykeys > 1 ? ddb_key_name(r->rel, 1) : NULL,
 							  &kc);
 	if (r->filter)
 		check_filter_paths(r, r->filter);

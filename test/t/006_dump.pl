@@ -1,5 +1,7 @@
 # pg_dump / pg_restore of a database with ddb tables: the same items and key
-# schemas come back, and the item API works on the restored tables.
+# schemas come back, and the item API works on the restored tables.  Global
+# secondary indexes come back too (catalog rows, index tables, triggers) and
+# keep being maintained.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -24,7 +26,20 @@ $node->safe_psql('src', q{
 	SELECT ddb_put_item('blobs', ('{"id": {"$B": "AAEC"}, "n": 1, "big": "' || repeat('x', 300000) || '"}')::jsonb);
 	INSERT INTO handmade VALUES ('a', '{"x": 1}');
 	DELETE FROM shop WHERE "SK" LIKE 'ORDER#1%';
+	SELECT ddb_create_gsi('shop', 'ByTotal', 'band', 'N', sort_key => 'total', sort_key_type => 'N',
+	                      projection => 'KEYS_ONLY');
+	SELECT ddb_create_gsi('shop', 'Inverted', 'SK', sort_key => 'PK', projection => 'INCLUDE',
+	                      non_key_attributes => ARRAY['total']);
+	UPDATE shop SET item = item || jsonb_build_object('band', ("SK" < 'ORDER#5')::int) WHERE "SK" > 'ORDER#3';
 });
+my $gsi_state = q{
+	SELECT ddb_verify_gsi('shop')::text
+	  || (SELECT string_agg(x::text, ',') FROM ddb_query('shop', 'band = :b', '{":b": 1}', index_name => 'ByTotal') x)
+	  || (SELECT string_agg(x::text, ',') FROM ddb_query('shop', 'SK = :s', '{":s": "ORDER#777"}', index_name => 'Inverted') x)
+	  || (SELECT string_agg(index_name || ':' || index_table::text || ':' || projection, ',' ORDER BY index_name) FROM ddb_internal.gsi)
+	  || (SELECT string_agg(tgname, ',' ORDER BY tgname) FROM pg_trigger WHERE tgrelid = 'shop'::regclass)};
+my $gsi_before = $node->safe_psql('src', $gsi_state);
+like($gsi_before, qr/^\{"indexes".*ORDER#777.*ByTotal:ddb_internal\."shop__ByTotal":KEYS_ONLY.*ddb_gsi_maintain,ddb_gsi_truncate$/, "index state before the dump");
 
 my $checksum = q{
 	SELECT md5(string_agg(x, ',' ORDER BY x)) FROM (
@@ -47,6 +62,7 @@ $node->command_ok([ 'pg_restore', '-d', 'restored', '-h', $node->host, '-p', $no
 
 is($node->safe_psql('restored', $checksum), $before, 'restored items are identical');
 is($node->safe_psql('restored', $schemas), $schema_before, 'restored key schemas are identical');
+is($node->safe_psql('restored', $gsi_state), $gsi_before, 'restored indexes: catalog, entries, triggers');
 is($node->safe_psql('restored', q{SELECT count(*) FROM ddb_list_tables()}), '4', 'all ddb tables listed');
 for my $t (qw(shop counters blobs handmade))
 {
@@ -60,11 +76,28 @@ $node->safe_psql('postgres', 'CREATE DATABASE restored2');
 $node->command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', $sqlfile, '-h', $node->host,
 	'-p', $node->port, 'restored2' ], 'psql restore of a plain dump');
 is($node->safe_psql('restored2', $checksum), $before, 'plain restore has identical items');
+is($node->safe_psql('restored2', $gsi_state), $gsi_before, 'plain restore has identical indexes');
 
 # The API keeps working on restored tables.
 is( $node->safe_psql('restored', q{
 		SELECT ddb_update_item('counters', '{"id": 7}', 'ADD n :one', vals => '{":one": 1}', return_values => 'ALL_NEW')}),
 	'{"n": 2, "id": 7}', 'updates work after restore');
+
+# ... and so does index maintenance, through the API and SQL.
+for my $db (qw(restored restored2))
+{
+	$node->safe_psql($db, q{
+		SELECT ddb_put_item('shop', '{"PK": "CUST#x", "SK": "ORDER#x", "band": 7, "total": 1}');
+		UPDATE shop SET item = item || '{"band": 7}' WHERE "SK" = 'ORDER#777';
+		DELETE FROM shop WHERE "SK" = 'ORDER#555';
+	});
+	is( $node->safe_psql($db, q{
+			SELECT string_agg(x->>'SK', ' ') FROM ddb_query('shop', 'band = :b', '{":b": 7}', index_name => 'ByTotal') x}),
+		'ORDER#x ORDER#777', "$db: index maintained after restore");
+	ok($node->safe_psql($db, q{SELECT ddb_verify_gsi('shop') IS NOT NULL}) eq 't', "$db: ddb_verify_gsi is clean");
+	$node->safe_psql($db, q{DROP TABLE shop});
+	is($node->safe_psql($db, q{SELECT count(*) FROM ddb_internal.gsi}), '0', "$db: DROP TABLE drops the indexes");
+}
 
 $node->stop;
 done_testing();

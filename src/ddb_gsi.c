@@ -1,0 +1,1320 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_gsi.c
+ *	  Global secondary indexes: catalog, creation and backfill, maintenance,
+ *	  reading, verification.
+ *
+ * A GSI is an internal ddb table in schema ddb_internal whose key columns
+ * are the index's partition key, its sort key (if any), then the base
+ * table's key attributes not already among them, each column named as its
+ * attribute; the jsonb column holds the projected non-key attributes.  The
+ * base keys make every entry unique, so many items may share index keys as
+ * in DynamoDB, and since the columns carry the attribute names, a row of the
+ * index table read by ddb_tuple_to_item is exactly what a Query on the index
+ * returns (index keys, table keys, projected attributes), and its key
+ * attributes are the LastEvaluatedKey DynamoDB returns for an index.
+ *
+ * Catalog: ddb_internal.gsi, one row per index, naming the base and index
+ * tables by regclass.  It is an extension configuration table, so pg_dump
+ * dumps its rows; they load after every table exists, so the regclass
+ * values resolve to the restored tables.  The index tables are ordinary
+ * ddb tables (dumped with their data) and the triggers ordinary triggers
+ * (created after the data is loaded), so a restore needs no rebuild.
+ *
+ * Maintenance: for an item's old and new versions, each index's entry of
+ * each (none when the item lacks an index key attribute: indexes are
+ * sparse); unchanged entries are left alone, an entry whose key stayed but
+ * whose projected attributes changed is updated in place, otherwise the old
+ * entry is deleted and the new one inserted.  The writes go through the
+ * engine (ddb_lock_current, ddb_update_version, ddb_delete_version,
+ * ddb_insert_version with DDB_UNIQUE_ERROR) in the writing transaction, so
+ * an index is strongly consistent with its table.  SQL writes (INSERT,
+ * UPDATE, DELETE, COPY, MERGE) reach it through ddb_gsi_trigger, an AFTER
+ * ROW trigger; the item API writes through the engine, which fires no
+ * triggers, so ddb_api.c calls ddb_gsi_maintain itself.  An AFTER TRUNCATE
+ * trigger truncates the index tables.
+ *
+ * Locks: ddb_create_gsi and ddb_drop_gsi take ShareRowExclusiveLock on the
+ * base table: writers (RowExclusiveLock) wait until the index is built and
+ * committed, readers do not, and two index changes on one table serialize.
+ * The backfill reads with a snapshot taken after that lock, so it sees
+ * every committed write.
+ *
+ * The per-backend list of a table's indexes is cached in a hash table and
+ * dropped on the table's relcache invalidation, which ddb_create_gsi and
+ * ddb_drop_gsi send.  It is loaded with a fresh snapshot so a transaction
+ * that waited for an index's creation sees it even under REPEATABLE READ.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "catalog/pg_class.h"
+#include "commands/trigger.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "ddb.h"
+#include "ddb_expr.h"
+#include "ddb_page.h"
+
+PG_FUNCTION_INFO_V1(ddb_create_gsi);
+PG_FUNCTION_INFO_V1(ddb_drop_gsi);
+PG_FUNCTION_INFO_V1(ddb_verify_gsi);
+PG_FUNCTION_INFO_V1(ddb_gsi_trigger);
+
+/* DynamoDB's default quota of GSIs per table */
+#define DDB_MAX_GSI_PER_TABLE	20
+
+/* a NOTICE every this many items backfilled */
+#define DDB_GSI_PROGRESS_EVERY	100000
+
+#define GSI_SCHEMA			"ddb_internal"
+#define GSI_CATALOG			"ddb_internal.gsi"
+#define GSI_ROW_TRIGGER		"ddb_gsi_maintain"
+#define GSI_TRUNC_TRIGGER	"ddb_gsi_truncate"
+
+typedef enum DdbProjType
+{
+	DDB_PROJ_ALL,
+	DDB_PROJ_KEYS_ONLY,
+	DDB_PROJ_INCLUDE
+} DdbProjType;
+
+static const char *const proj_names[] = {"ALL", "KEYS_ONLY", "INCLUDE"};
+
+/* One index of a table, as the catalog describes it. */
+typedef struct DdbGsi
+{
+	char	   *name;
+	Oid			indexrelid;
+	char	   *pk;
+	DdbKeyType	pktype;
+	char	   *sk;				/* NULL: no sort key */
+	DdbKeyType	sktype;
+	DdbProjType proj;
+	int			nnonkey;
+	char	  **nonkey;			/* INCLUDE's attributes */
+} DdbGsi;
+
+/* The cached index list of one table. */
+typedef struct GsiCacheEntry
+{
+	Oid			relid;			/* hash key */
+	bool		valid;
+	int			ngsi;
+	DdbGsi	   *gsi;
+	MemoryContext cxt;			/* holds gsi; NULL when ngsi = 0 */
+} GsiCacheEntry;
+
+static HTAB *gsi_cache = NULL;
+
+/* One index entry of an item. */
+typedef struct GsiEntry
+{
+	StringInfoData key;			/* encoded key in the index table */
+	Datum	   *values;			/* the index row, by attribute number - 1 */
+	bool	   *isnull;
+	Jsonb	   *item;			/* the projected non-key attributes */
+} GsiEntry;
+
+/* ------------------------------------------------------------------------
+ * The catalog and its cache
+ * ------------------------------------------------------------------------
+ */
+static void
+gsi_cache_invalidate(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS status;
+	GsiCacheEntry *e;
+
+	if (gsi_cache == NULL)
+		return;
+	if (OidIsValid(relid))
+	{
+		e = hash_search(gsi_cache, &relid, HASH_FIND, NULL);
+		if (e)
+			e->valid = false;
+		return;
+	}
+	hash_seq_init(&status, gsi_cache);
+	while ((e = hash_seq_search(&status)) != NULL)
+		e->valid = false;
+}
+
+static DdbKeyType
+key_type_of(const char *t, const char *what)
+{
+	if (t != NULL && strcmp(t, "S") == 0)
+		return DDB_KEY_S;
+	if (t != NULL && strcmp(t, "N") == 0)
+		return DDB_KEY_N;
+	if (t != NULL && strcmp(t, "B") == 0)
+		return DDB_KEY_B;
+	ereport(ERROR,
+			(errcode(DDB_ERRCODE_VALIDATION),
+			 errmsg("ValidationException: %s type \"%s\" is not valid", what, t ? t : "(null)"),
+			 errhint("Key types are S (string), N (number) and B (binary).")));
+	return DDB_KEY_S;
+}
+
+/*
+ * Read a table's indexes from the catalog into cxt.  A fresh snapshot: the
+ * catalog as it is now, not as the transaction's snapshot saw it.
+ */
+static int
+gsi_load(Oid relid, MemoryContext cxt, DdbGsi **out)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(relid)};
+	int			n;
+	DdbGsi	   *gsi = NULL;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetLatestSnapshot());
+	if (SPI_execute_with_args("SELECT index_name, index_table::oid, partition_key, "
+							  "partition_key_type::text, sort_key, sort_key_type::text, "
+							  "projection, non_key_attributes FROM " GSI_CATALOG
+							  " WHERE base = $1 ORDER BY index_name",
+							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read %s", GSI_CATALOG);
+	PopActiveSnapshot();
+	n = SPI_processed;
+	if (n > 0)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		gsi = palloc0(sizeof(DdbGsi) * n);
+		for (int i = 0; i < n; i++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[i];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			DdbGsi	   *g = &gsi[i];
+			char	   *proj;
+			bool		isnull;
+			Datum		d;
+
+			g->name = SPI_getvalue(tup, desc, 1);
+			g->indexrelid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
+			g->pk = SPI_getvalue(tup, desc, 3);
+			g->pktype = key_type_of(SPI_getvalue(tup, desc, 4), "partition key");
+			g->sk = SPI_getvalue(tup, desc, 5);
+			if (g->sk)
+				g->sktype = key_type_of(SPI_getvalue(tup, desc, 6), "sort key");
+			proj = SPI_getvalue(tup, desc, 7);
+			g->proj = strcmp(proj, "KEYS_ONLY") == 0 ? DDB_PROJ_KEYS_ONLY :
+				strcmp(proj, "INCLUDE") == 0 ? DDB_PROJ_INCLUDE : DDB_PROJ_ALL;
+			d = SPI_getbinval(tup, desc, 8, &isnull);
+			if (!isnull)
+			{
+				Datum	   *elems;
+				bool	   *nulls;
+
+				deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false,
+								  TYPALIGN_INT, &elems, &nulls, &g->nnonkey);
+				g->nonkey = palloc(sizeof(char *) * Max(g->nnonkey, 1));
+				for (int j = 0; j < g->nnonkey; j++)
+					g->nonkey[j] = TextDatumGetCString(elems[j]);
+			}
+		}
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	*out = gsi;
+	return n;
+}
+
+/* The indexes of a table, from the cache (valid until the next call). */
+static int
+gsi_list(Relation rel, DdbGsi **out)
+{
+	Oid			relid = RelationGetRelid(rel);
+	GsiCacheEntry *e;
+	bool		found;
+
+	if (gsi_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(GsiCacheEntry);
+		ctl.hcxt = CacheMemoryContext;
+		gsi_cache = hash_create("ddb gsi cache", 64, &ctl,
+								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		CacheRegisterRelcacheCallback(gsi_cache_invalidate, (Datum) 0);
+	}
+	e = hash_search(gsi_cache, &relid, HASH_ENTER, &found);
+	if (!found)
+	{
+		e->valid = false;
+		e->cxt = NULL;
+		e->ngsi = 0;
+	}
+	if (!e->valid)
+	{
+		MemoryContext cxt = AllocSetContextCreate(CacheMemoryContext, "ddb gsi list",
+												  ALLOCSET_SMALL_SIZES);
+		DdbGsi	   *gsi;
+		int			n;
+
+		PG_TRY();
+		{
+			n = gsi_load(relid, cxt, &gsi);
+		}
+		PG_CATCH();
+		{
+			MemoryContextDelete(cxt);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		/* the entry may have moved: look it up again */
+		e = hash_search(gsi_cache, &relid, HASH_ENTER, &found);
+		if (found && e->cxt)
+			MemoryContextDelete(e->cxt);
+		e->cxt = cxt;
+		e->gsi = gsi;
+		e->ngsi = n;
+		e->valid = true;
+	}
+	*out = e->gsi;
+	return e->ngsi;
+}
+
+/* Does this table have global secondary indexes? */
+bool
+ddb_gsi_exists(Relation rel)
+{
+	DdbGsi	   *gsi;
+
+	return gsi_list(rel, &gsi) > 0;
+}
+
+static DdbGsi *
+gsi_find(Relation rel, const char *name)
+{
+	DdbGsi	   *gsi;
+	int			n = gsi_list(rel, &gsi);
+
+	for (int i = 0; i < n; i++)
+		if (strcmp(gsi[i].name, name) == 0)
+			return &gsi[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Index entries of an item
+ * ------------------------------------------------------------------------
+ */
+static bool
+is_key_column(Relation idx, const char *name, int len)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(idx);
+
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		const char *kn = ddb_key_name(idx, k);
+
+		if (strlen(kn) == len && memcmp(kn, name, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool
+is_projected(DdbGsi *g, const char *name, int len)
+{
+	if (g->proj == DDB_PROJ_ALL)
+		return true;
+	if (g->proj == DDB_PROJ_KEYS_ONLY)
+		return false;
+	for (int i = 0; i < g->nnonkey; i++)
+		if (strlen(g->nonkey[i]) == len && memcmp(g->nonkey[i], name, len) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * An index key attribute of an item: false when the item lacks it (no
+ * entry), ValidationException when it has the wrong type or is empty.
+ */
+static bool
+gsi_key_attr(DdbGsi *g, Jsonb *item, const char *name, DdbKeyType type)
+{
+	JsonbValue *v = getKeyJsonValueFromContainer(&item->root, name, strlen(name), NULL);
+	bool		ok;
+	int			len = 1;
+
+	if (v == NULL)
+		return false;
+	switch (type)
+	{
+		case DDB_KEY_S:
+			ok = v->type == jbvString;
+			if (ok)
+				len = v->val.string.len;
+			break;
+		case DDB_KEY_N:
+			ok = v->type == jbvNumeric;
+			break;
+		default:
+			{
+				JsonbValue *b64 = NULL;
+
+				if (v->type == jbvBinary && JsonContainerIsObject(v->val.binary.data) &&
+					JsonContainerSize(v->val.binary.data) == 1)
+					b64 = getKeyJsonValueFromContainer(v->val.binary.data, "$B", 2, NULL);
+				ok = b64 != NULL && b64->type == jbvString;
+				if (ok)
+					len = b64->val.string.len;
+				break;
+			}
+	}
+	if (!ok)
+	{
+		DdbValue   *dv = ddb_map_get(ddb_item_from_jsonb(item), name);
+		const char *actual = dv ? ddb_type_name(dv->type) : "?";
+
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: One or more parameter values were invalid: Type mismatch for Index Key %s Expected: %s Actual: %s IndexName: %s",
+						name, ddb_key_type_name(type), actual, g->name)));
+	}
+	if (len == 0)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty string value. IndexName: %s, IndexKey: %s",
+						g->name, name)));
+	return true;
+}
+
+/*
+ * The entry of an item (an API item: keys included) in index g, stored in
+ * idx.  False when the item has none.
+ */
+static bool
+gsi_entry(DdbGsi *g, Relation idx, Jsonb *item, GsiEntry *e)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(idx);
+	JsonbParseState *ps = NULL;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	bool		skip = false;
+
+	if (item == NULL)
+		return false;
+	/* both key attributes are checked, so a bad one is reported either way */
+	{
+		bool		has_pk = gsi_key_attr(g, item, g->pk, g->pktype);
+		bool		has_sk = g->sk == NULL || gsi_key_attr(g, item, g->sk, g->sktype);
+
+		if (!has_pk || !has_sk)
+			return false;
+	}
+
+	e->values = palloc(sizeof(Datum) * ki->natts);
+	e->isnull = palloc(sizeof(bool) * ki->natts);
+	for (int a = 0; a < ki->natts; a++)
+	{
+		e->values[a] = (Datum) 0;
+		e->isnull[a] = true;
+	}
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		const char *name = ddb_key_name(idx, k);
+		JsonbValue *kv = getKeyJsonValueFromContainer(&item->root, name, strlen(name), NULL);
+		int			a = ki->keyattno[k] - 1;
+
+		if (kv == NULL)
+			elog(ERROR, "ddb item lacks key attribute \"%s\"", name);
+		e->values[a] = ddb_jbv_to_key(idx, ki->keytype[k], kv, name);
+		e->isnull[a] = false;
+		/* the index's own keys get DynamoDB's key value rules */
+		if (strcmp(name, g->pk) == 0)
+			ddb_check_key_value(ki->keytype[k], e->values[a], true, name);
+		else if (g->sk && strcmp(name, g->sk) == 0)
+			ddb_check_key_value(ki->keytype[k], e->values[a], false, name);
+	}
+	initStringInfo(&e->key);
+	ddb_encode_key(ki, e->values, e->isnull, &e->key);
+	if (e->key.len > DDB_MAX_KEY_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("index key of global secondary index \"%s\" is too long", g->name),
+				 errdetail("The index key (index keys and table keys) encodes to %d bytes; the limit is %d bytes.",
+						   e->key.len, (int) DDB_MAX_KEY_LEN),
+				 errhint("Use shorter key values for items in this index.")));
+
+	/* the projected non-key attributes */
+	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+	it = JsonbIteratorInit(&item->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+		{
+			skip = is_key_column(idx, v.val.string.val, v.val.string.len) ||
+				!is_projected(g, v.val.string.val, v.val.string.len);
+			if (!skip)
+				pushJsonbValue(&ps, WJB_KEY, &v);
+		}
+		else if (tok == WJB_VALUE && !skip)
+			pushJsonbValue(&ps, WJB_VALUE, &v);
+	}
+	e->item = JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+	e->values[ki->itemattno - 1] = JsonbPGetDatum(e->item);
+	e->isnull[ki->itemattno - 1] = false;
+	return true;
+}
+
+/* The stored tuple of an entry: key columns NULL (the key holds them). */
+static HeapTuple
+gsi_stored_tuple(Relation idx, GsiEntry *e)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(idx);
+	bool	   *isnull = palloc(sizeof(bool) * ki->natts);
+
+	memcpy(isnull, e->isnull, sizeof(bool) * ki->natts);
+	for (int k = 0; k < ki->nkeys; k++)
+		isnull[ki->keyattno[k] - 1] = true;
+	return heap_form_tuple(RelationGetDescr(idx), e->values, isnull);
+}
+
+static bool
+jsonb_same(Jsonb *a, Jsonb *b)
+{
+	return compareJsonbContainers(&a->root, &b->root) == 0;
+}
+
+static void
+entry_missing(DdbGsi *g)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg_internal("entry of global secondary index \"%s\" is missing", g->name),
+			 errhint("Drop and recreate the index.")));
+}
+
+/* Bring one index from an item's old version to its new one. */
+static void
+gsi_apply(DdbGsi *g, Relation idx, Jsonb *olditem, Jsonb *newitem, CommandId cid)
+{
+	GsiEntry	o,
+				n;
+	bool		has_old,
+				has_new;
+	ItemPointerData tid;
+	HeapTuple	current;
+	TM_FailureData tmfd;
+
+	/* the new version first: its errors are the user's */
+	has_new = gsi_entry(g, idx, newitem, &n);
+	has_old = gsi_entry(g, idx, olditem, &o);
+	if (!has_old && !has_new)
+		return;
+
+	if (has_old && has_new && o.key.len == n.key.len &&
+		memcmp(o.key.data, n.key.data, o.key.len) == 0)
+	{
+		ItemPointerData newtid;
+
+		if (jsonb_same(o.item, n.item))
+			return;				/* nothing this index shows changed */
+		if (!ddb_lock_current(idx, o.key.data, o.key.len, cid, &tid, &current))
+			entry_missing(g);
+		if (ddb_update_version(idx, &tid, gsi_stored_tuple(idx, &n), n.key.data, n.key.len,
+							   cid, InvalidSnapshot, true, &tmfd, &newtid) != TM_Ok)
+			elog(ERROR, "ddb index entry locked by this transaction changed");
+		return;
+	}
+	if (has_old)
+	{
+		if (!ddb_lock_current(idx, o.key.data, o.key.len, cid, &tid, &current))
+			entry_missing(g);
+		if (ddb_delete_version(idx, &tid, cid, InvalidSnapshot, true, &tmfd, false) != TM_Ok)
+			elog(ERROR, "ddb index entry locked by this transaction changed");
+	}
+	if (has_new)
+		ddb_insert_version(idx, n.key.data, n.key.len, gsi_stored_tuple(idx, &n), cid,
+						   DDB_UNIQUE_ERROR, &tid);
+}
+
+/*
+ * Bring every index of rel from an item's old version to its new one (API
+ * items, keys included; NULL for none).  Runs in a short-lived context.
+ */
+void
+ddb_gsi_maintain(Relation rel, Jsonb *olditem, Jsonb *newitem)
+{
+	DdbGsi	   *list;
+	int			n = gsi_list(rel, &list);
+	DdbGsi	   *gsi;
+	MemoryContext cxt,
+				old;
+	CommandId	cid;
+
+	if (n == 0)
+		return;
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb gsi maintenance",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	/* a private copy: opening index tables may invalidate the cache */
+	gsi = palloc(sizeof(DdbGsi) * n);
+	memcpy(gsi, list, sizeof(DdbGsi) * n);
+	for (int i = 0; i < n; i++)
+	{
+		gsi[i].name = pstrdup(gsi[i].name);
+		gsi[i].pk = pstrdup(gsi[i].pk);
+		gsi[i].sk = gsi[i].sk ? pstrdup(gsi[i].sk) : NULL;
+		if (gsi[i].nnonkey > 0)
+		{
+			char	  **nk = palloc(sizeof(char *) * gsi[i].nnonkey);
+
+			for (int j = 0; j < gsi[i].nnonkey; j++)
+				nk[j] = pstrdup(gsi[i].nonkey[j]);
+			gsi[i].nonkey = nk;
+		}
+	}
+	cid = GetCurrentCommandId(true);
+	for (int i = 0; i < n; i++)
+	{
+		Relation	idx = try_relation_open(gsi[i].indexrelid, RowExclusiveLock);
+
+		if (idx == NULL)
+			continue;			/* dropped by hand: the catalog row goes too */
+		gsi_apply(&gsi[i], idx, olditem, newitem, cid);
+		relation_close(idx, NoLock);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+}
+
+/* ------------------------------------------------------------------------
+ * The trigger
+ * ------------------------------------------------------------------------
+ */
+
+/* Run SQL as the owner of a relation (the index tables' maintenance). */
+static void
+exec_as_owner(Oid relid, const char *sql, int expect)
+{
+	Oid			save_userid;
+	int			save_sec;
+	HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tp))
+		return;
+	owner = ((Form_pg_class) GETSTRUCT(tp))->relowner;
+	ReleaseSysCache(tp);
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(owner, save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql, false, 0) != expect)
+		elog(ERROR, "SPI_execute failed: %s", sql);
+	SPI_finish();
+	SetUserIdAndSecContext(save_userid, save_sec);
+}
+
+/*
+ * ddb_gsi_trigger: AFTER INSERT OR UPDATE OR DELETE FOR EACH ROW keeps the
+ * indexes of SQL writes; AFTER TRUNCATE FOR EACH STATEMENT empties them.
+ */
+Datum
+ddb_gsi_trigger(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	Jsonb	   *olditem = NULL;
+	Jsonb	   *newitem = NULL;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(td->tg_event))
+		elog(ERROR, "ddb_gsi_trigger must be an AFTER trigger");
+	rel = td->tg_relation;
+	if (!ddb_is_ddb_relation(rel))
+		elog(ERROR, "ddb_gsi_trigger is for ddb tables");
+
+	if (TRIGGER_FIRED_BY_TRUNCATE(td->tg_event))
+	{
+		DdbGsi	   *list;
+		int			n = gsi_list(rel, &list);
+		List	   *sqls = NIL;
+		List	   *oids = NIL;
+		ListCell   *lc,
+				   *lo;
+
+		for (int i = 0; i < n; i++)
+		{
+			char	   *name = get_rel_name(list[i].indexrelid);
+
+			if (name == NULL)
+				continue;
+			sqls = lappend(sqls, psprintf("TRUNCATE %s.%s", GSI_SCHEMA, quote_identifier(name)));
+			oids = lappend_oid(oids, list[i].indexrelid);
+		}
+		forboth(lc, sqls, lo, oids)
+			exec_as_owner(lfirst_oid(lo), lfirst(lc), SPI_OK_UTILITY);
+		return PointerGetDatum(NULL);
+	}
+	if (!TRIGGER_FIRED_FOR_ROW(td->tg_event))
+		elog(ERROR, "ddb_gsi_trigger must be a row trigger for INSERT, UPDATE and DELETE");
+
+	if (TRIGGER_FIRED_BY_INSERT(td->tg_event))
+		newitem = ddb_tuple_to_item(rel, ExecFetchSlotHeapTuple(td->tg_trigslot, false, NULL));
+	else if (TRIGGER_FIRED_BY_DELETE(td->tg_event))
+		olditem = ddb_tuple_to_item(rel, ExecFetchSlotHeapTuple(td->tg_trigslot, false, NULL));
+	else
+	{
+		olditem = ddb_tuple_to_item(rel, ExecFetchSlotHeapTuple(td->tg_trigslot, false, NULL));
+		newitem = ddb_tuple_to_item(rel, ExecFetchSlotHeapTuple(td->tg_newslot, false, NULL));
+	}
+	ddb_gsi_maintain(rel, olditem, newitem);
+	return PointerGetDatum(NULL);
+}
+
+/* ------------------------------------------------------------------------
+ * CreateGlobalSecondaryIndex / DeleteGlobalSecondaryIndex
+ * ------------------------------------------------------------------------
+ */
+static void
+check_attr_name(const char *name, const char *what)
+{
+	if (name == NULL || strlen(name) < 1 || strlen(name) > 255)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: %s must be between 1 and 255 characters long", what)));
+	if (strlen(name) >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s \"%s\" is too long for a ddb index", what, name),
+				 errdetail("ddb stores key attributes as columns, whose names are at most %d bytes.",
+						   NAMEDATALEN - 1)));
+}
+
+static const char *
+key_sql_type(DdbKeyType t)
+{
+	return t == DDB_KEY_S ? "text" : t == DDB_KEY_N ? "numeric" : "bytea";
+}
+
+/* The owner check DynamoDB's UpdateTable stands for: ALTER TABLE rights. */
+static Relation
+open_base_for_ddl(Oid relid)
+{
+	Relation	rel = try_relation_open(relid, ShareRowExclusiveLock);
+
+	if (rel == NULL || !ddb_is_ddb_relation(rel))
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
+				 errmsg("ResourceNotFoundException: requested resource not found"),
+				 errdetail("Table with OID %u is not a ddb table.", relid)));
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
+	if (RelationGetNamespace(rel) == get_namespace_oid(GSI_SCHEMA, false))
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: \"%s\" is an index table", RelationGetRelationName(rel))));
+	return rel;
+}
+
+/* "<base>__<index>", or a hash-suffixed prefix of it when too long or taken */
+static char *
+index_table_name(Relation base, const char *index_name)
+{
+	char	   *name = psprintf("%s__%s", RelationGetRelationName(base), index_name);
+	Oid			nsp = get_namespace_oid(GSI_SCHEMA, false);
+
+	if (strlen(name) < NAMEDATALEN && !OidIsValid(get_relname_relid(name, nsp)))
+		return name;
+	for (uint32 salt = 0;; salt++)
+	{
+		uint32		h = hash_bytes((const unsigned char *) name, strlen(name)) ^
+			(RelationGetRelid(base) * 2654435761U) ^ salt;
+		int			keep = pg_mbcliplen(name, strlen(name), NAMEDATALEN - 1 - 9);
+		char	   *n = psprintf("%.*s_%08x", keep, name, h);
+
+		if (!OidIsValid(get_relname_relid(n, nsp)))
+			return n;
+	}
+}
+
+/*
+ * The catalog's owner (who installed the extension).  ddb_create_gsi and
+ * ddb_drop_gsi change the catalog, the index tables and the triggers as
+ * this role, having checked that the caller owns the table: a table owner
+ * needs no rights on ddb_internal.
+ */
+static Oid
+gsi_catalog_owner(void)
+{
+	Oid			catalog = get_relname_relid("gsi", get_namespace_oid(GSI_SCHEMA, false));
+	HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(catalog));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tp))
+		elog(ERROR, "cache lookup failed for %s", GSI_CATALOG);
+	owner = ((Form_pg_class) GETSTRUCT(tp))->relowner;
+	ReleaseSysCache(tp);
+	return owner;
+}
+
+static int
+spi_exec(const char *sql, int expect)
+{
+	int			rc = SPI_execute(sql, false, 0);
+
+	if (rc != expect)
+		elog(ERROR, "SPI_execute failed (%d): %s", rc, sql);
+	return rc;
+}
+
+Datum
+ddb_create_gsi(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *index_name,
+			   *pk,
+			   *sk,
+			   *proj;
+	DdbKeyType	pktype,
+				sktype = DDB_KEY_S;
+	DdbProjType ptype;
+	ArrayType  *nonkey_arr = PG_ARGISNULL(7) ? NULL : PG_GETARG_ARRAYTYPE_P(7);
+	Relation	rel;
+	const DdbKeyInfo *ki;
+	const char *cols[DDB_MAX_KEY_COLUMNS];
+	DdbKeyType	coltypes[DDB_MAX_KEY_COLUMNS];
+	int			ncols = 0;
+	const char *itemcol = "item";
+	char	   *tblname;
+	StringInfoData sql;
+	Oid			idxoid;
+	Oid			extschema;
+	DdbGsi	   *g;
+	Relation	idx;
+	Snapshot	snap;
+	DdbRangeScan scan;
+	DdbRange	range = {0};
+	HeapTuple	tuple;
+	int64		nitems = 0,
+				nentries = 0;
+	MemoryContext item_cxt,
+				old;
+	Oid			save_userid;
+	int			save_sec;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR, (errcode(DDB_ERRCODE_VALIDATION),
+						errmsg("ValidationException: the table must not be null")));
+	relid = PG_GETARG_OID(0);
+	index_name = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
+	pk = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
+	pktype = key_type_of(PG_ARGISNULL(3) ? "S" : text_to_cstring(PG_GETARG_TEXT_PP(3)),
+						 "partition key");
+	sk = PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4));
+	if (sk)
+		sktype = key_type_of(PG_ARGISNULL(5) ? "S" : text_to_cstring(PG_GETARG_TEXT_PP(5)),
+							 "sort key");
+	proj = PG_ARGISNULL(6) ? "ALL" : text_to_cstring(PG_GETARG_TEXT_PP(6));
+
+	/* DynamoDB's index names: 3-255 of [a-zA-Z0-9_.-] */
+	if (index_name == NULL || strlen(index_name) < 3 || strlen(index_name) > 255)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: index name must be between 3 and 255 characters long")));
+	for (const char *p = index_name; *p; p++)
+		if (!(isalnum((unsigned char) *p) || *p == '_' || *p == '-' || *p == '.'))
+			ereport(ERROR,
+					(errcode(DDB_ERRCODE_VALIDATION),
+					 errmsg("ValidationException: index name \"%s\" may contain only a-z, A-Z, 0-9, '_', '-' and '.'",
+							index_name)));
+	check_attr_name(pk, "partition key name");
+	if (sk)
+	{
+		check_attr_name(sk, "sort key name");
+		if (strcmp(pk, sk) == 0)
+			ereport(ERROR,
+					(errcode(DDB_ERRCODE_VALIDATION),
+					 errmsg("ValidationException: the partition key and the sort key of an index must have different names")));
+	}
+	if (strcmp(proj, "ALL") == 0)
+		ptype = DDB_PROJ_ALL;
+	else if (strcmp(proj, "KEYS_ONLY") == 0)
+		ptype = DDB_PROJ_KEYS_ONLY;
+	else if (strcmp(proj, "INCLUDE") == 0)
+		ptype = DDB_PROJ_INCLUDE;
+	else
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: projection type \"%s\" is not valid", proj),
+				 errhint("Use ALL, KEYS_ONLY or INCLUDE.")));
+	if (ptype == DDB_PROJ_INCLUDE)
+	{
+		if (nonkey_arr == NULL || ArrayGetNItems(ARR_NDIM(nonkey_arr), ARR_DIMS(nonkey_arr)) < 1)
+			ereport(ERROR,
+					(errcode(DDB_ERRCODE_VALIDATION),
+					 errmsg("ValidationException: One or more parameter values were invalid: ProjectionType is INCLUDE, but NonKeyAttributes is not specified")));
+		if (ArrayGetNItems(ARR_NDIM(nonkey_arr), ARR_DIMS(nonkey_arr)) > 20)
+			ereport(ERROR,
+					(errcode(DDB_ERRCODE_VALIDATION),
+					 errmsg("ValidationException: One or more parameter values were invalid: NonKeyAttributes may name at most 20 attributes")));
+		if (array_contains_nulls(nonkey_arr))
+			ereport(ERROR,
+					(errcode(DDB_ERRCODE_VALIDATION),
+					 errmsg("ValidationException: NonKeyAttributes must not contain nulls")));
+	}
+	else if (nonkey_arr != NULL)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: One or more parameter values were invalid: NonKeyAttributes can only be specified when ProjectionType is INCLUDE")));
+
+	/* writers wait for the index to be built; readers go on */
+	rel = open_base_for_ddl(relid);
+	ki = ddb_get_keyinfo(rel);
+	if (gsi_find(rel, index_name) != NULL)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_RESOURCE_IN_USE),
+				 errmsg("ResourceInUseException: table \"%s\" already has an index named %s",
+						RelationGetRelationName(rel), index_name)));
+	{
+		DdbGsi	   *list;
+
+		if (gsi_list(rel, &list) >= DDB_MAX_GSI_PER_TABLE)
+			ereport(ERROR,
+					(errcode(DDB_ERRCODE_VALIDATION),
+					 errmsg("LimitExceededException: table \"%s\" already has %d global secondary indexes",
+							RelationGetRelationName(rel), DDB_MAX_GSI_PER_TABLE)));
+	}
+
+	/* the index table's key columns: index keys, then the other table keys */
+	cols[ncols] = pk;
+	coltypes[ncols++] = pktype;
+	if (sk)
+	{
+		cols[ncols] = sk;
+		coltypes[ncols++] = sktype;
+	}
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		const char *name = ddb_key_name(rel, k);
+		bool		dup = false;
+
+		for (int c = 0; c < ncols; c++)
+			if (strcmp(cols[c], name) == 0)
+			{
+				dup = true;
+				if (coltypes[c] != ki->keytype[k])
+					ereport(ERROR,
+							(errcode(DDB_ERRCODE_VALIDATION),
+							 errmsg("ValidationException: One or more parameter values were invalid: Some AttributeDefinitions are not valid: attribute %s is %s in the table and %s in the index",
+									name, ddb_key_type_name(ki->keytype[k]),
+									ddb_key_type_name(coltypes[c]))));
+			}
+		if (!dup)
+		{
+			if (ncols >= DDB_MAX_KEY_COLUMNS)
+				elog(ERROR, "too many key columns for a ddb index");
+			cols[ncols] = name;
+			coltypes[ncols++] = ki->keytype[k];
+		}
+	}
+	for (bool again = true; again;)
+	{
+		again = false;
+		for (int c = 0; c < ncols; c++)
+			if (strcmp(cols[c], itemcol) == 0)
+			{
+				itemcol = psprintf("%s_", itemcol);
+				again = true;
+			}
+	}
+
+	/* the index table, the catalog row, the triggers */
+	tblname = index_table_name(rel, index_name);
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE TABLE %s.%s (", GSI_SCHEMA, quote_identifier(tblname));
+	for (int c = 0; c < ncols; c++)
+		appendStringInfo(&sql, "%s %s NOT NULL, ", quote_identifier(cols[c]),
+						 key_sql_type(coltypes[c]));
+	appendStringInfo(&sql, "%s jsonb NOT NULL) USING ddb", quote_identifier(itemcol));
+
+	/* the trigger function lives where this function does */
+	extschema = get_func_namespace(fcinfo->flinfo->fn_oid);
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(gsi_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	spi_exec(sql.data, SPI_OK_UTILITY);
+	idxoid = get_relname_relid(tblname, get_namespace_oid(GSI_SCHEMA, false));
+	if (!OidIsValid(idxoid))
+		elog(ERROR, "index table \"%s\" was not created", tblname);
+	{
+		Oid			argtypes[9] = {OIDOID, TEXTOID, OIDOID, TEXTOID, CHAROID, TEXTOID,
+		CHAROID, TEXTOID, TEXTARRAYOID};
+		Datum		args[9];
+		char		nulls[9] = "         ";
+
+		args[0] = ObjectIdGetDatum(relid);
+		args[1] = CStringGetTextDatum(index_name);
+		args[2] = ObjectIdGetDatum(idxoid);
+		args[3] = CStringGetTextDatum(pk);
+		args[4] = CharGetDatum((char) pktype);
+		args[5] = sk ? CStringGetTextDatum(sk) : (Datum) 0;
+		args[6] = CharGetDatum((char) sktype);
+		args[7] = CStringGetTextDatum(proj);
+		args[8] = nonkey_arr ? PointerGetDatum(nonkey_arr) : (Datum) 0;
+		if (!sk)
+			nulls[5] = nulls[6] = 'n';
+		if (!nonkey_arr)
+			nulls[8] = 'n';
+		if (SPI_execute_with_args("INSERT INTO " GSI_CATALOG " VALUES ($1::regclass, $2, $3::regclass, $4, $5, $6, $7, $8, $9)",
+								  9, argtypes, args, nulls, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not insert into %s", GSI_CATALOG);
+	}
+	{
+		Oid			argtypes[1] = {OIDOID};
+		Datum		args[1] = {ObjectIdGetDatum(relid)};
+
+		if (SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_trigger WHERE tgrelid = $1 AND tgname = '" GSI_ROW_TRIGGER "'",
+								  1, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read pg_trigger");
+	}
+	if (SPI_processed == 0)
+	{
+		char	   *base = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+													  RelationGetRelationName(rel));
+		char	   *fn = quote_qualified_identifier(get_namespace_name(extschema), "ddb_gsi_trigger");
+
+		spi_exec(psprintf("CREATE TRIGGER " GSI_ROW_TRIGGER " AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s()",
+						  base, fn), SPI_OK_UTILITY);
+		spi_exec(psprintf("CREATE TRIGGER " GSI_TRUNC_TRIGGER " AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION %s()",
+						  base, fn), SPI_OK_UTILITY);
+	}
+	SPI_finish();
+	SetUserIdAndSecContext(save_userid, save_sec);
+	CacheInvalidateRelcache(rel);
+	CommandCounterIncrement();
+
+	/* backfill: every item, with a snapshot taken under the lock */
+	g = gsi_find(rel, index_name);
+	if (g == NULL)
+		elog(ERROR, "new index \"%s\" not found in %s", index_name, GSI_CATALOG);
+	g = memcpy(palloc(sizeof(DdbGsi)), g, sizeof(DdbGsi));
+	idx = relation_open(idxoid, RowExclusiveLock);
+	snap = RegisterSnapshot(GetLatestSnapshot());
+	item_cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb gsi backfill",
+									 ALLOCSET_DEFAULT_SIZES);
+	scan = ddb_range_begin(rel, snap, &range, true);
+	while ((tuple = ddb_range_next(scan)) != NULL)
+	{
+		GsiEntry	e;
+		ItemPointerData tid;
+
+		CHECK_FOR_INTERRUPTS();
+		old = MemoryContextSwitchTo(item_cxt);
+		if (gsi_entry(g, idx, ddb_tuple_to_item(rel, tuple), &e))
+		{
+			ddb_insert_version(idx, e.key.data, e.key.len, gsi_stored_tuple(idx, &e),
+							   GetCurrentCommandId(true), DDB_UNIQUE_ERROR, &tid);
+			nentries++;
+		}
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(item_cxt);
+		if (++nitems % DDB_GSI_PROGRESS_EVERY == 0)
+			ereport(NOTICE,
+					(errmsg("index %s: " INT64_FORMAT " items read, " INT64_FORMAT " entries written",
+							index_name, nitems, nentries)));
+	}
+	ddb_range_end(scan);
+	UnregisterSnapshot(snap);
+	relation_close(idx, NoLock);
+	relation_close(rel, NoLock);
+	PG_RETURN_VOID();
+}
+
+Datum
+ddb_drop_gsi(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *index_name;
+	Relation	rel;
+	DdbGsi	   *g;
+	DdbGsi	   *list;
+	char	   *idxname;
+	Oid			idxoid;
+	Oid			save_userid;
+	int			save_sec;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR, (errcode(DDB_ERRCODE_VALIDATION),
+						errmsg("ValidationException: the table and the index name must not be null")));
+	relid = PG_GETARG_OID(0);
+	index_name = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	rel = open_base_for_ddl(relid);
+	g = gsi_find(rel, index_name);
+	if (g == NULL)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
+				 errmsg("ResourceNotFoundException: the table \"%s\" does not have the specified index: %s",
+						RelationGetRelationName(rel), index_name)));
+	idxoid = g->indexrelid;
+	idxname = get_rel_name(idxoid);
+
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(gsi_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	{
+		Oid			argtypes[2] = {OIDOID, TEXTOID};
+		Datum		args[2] = {ObjectIdGetDatum(relid), CStringGetTextDatum(index_name)};
+
+		if (SPI_execute_with_args("DELETE FROM " GSI_CATALOG " WHERE base = $1::regclass AND index_name = $2",
+								  2, argtypes, args, NULL, false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "could not delete from %s", GSI_CATALOG);
+	}
+	if (idxname)
+		spi_exec(psprintf("DROP TABLE %s.%s", GSI_SCHEMA, quote_identifier(idxname)),
+				 SPI_OK_UTILITY);
+	{
+		Oid			argtypes[1] = {OIDOID};
+		Datum		args[1] = {ObjectIdGetDatum(relid)};
+
+		if (SPI_execute_with_args("SELECT 1 FROM " GSI_CATALOG " WHERE base = $1::regclass",
+								  1, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read %s", GSI_CATALOG);
+	}
+	if (SPI_processed == 0)
+	{
+		char	   *base = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+													  RelationGetRelationName(rel));
+
+		spi_exec(psprintf("DROP TRIGGER IF EXISTS " GSI_ROW_TRIGGER " ON %s", base), SPI_OK_UTILITY);
+		spi_exec(psprintf("DROP TRIGGER IF EXISTS " GSI_TRUNC_TRIGGER " ON %s", base), SPI_OK_UTILITY);
+	}
+	SPI_finish();
+	SetUserIdAndSecContext(save_userid, save_sec);
+	CacheInvalidateRelcache(rel);
+	CommandCounterIncrement();
+	(void) gsi_list(rel, &list);
+	relation_close(rel, NoLock);
+	PG_RETURN_VOID();
+}
+
+/* ------------------------------------------------------------------------
+ * Reading an index
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * The index table of table's index index_name, opened for reading (the
+ * caller checked SELECT on the table; the index table itself needs no
+ * privilege).  *nquerykeys: the index's key attributes (1 or 2), the first
+ * key columns of the index table.
+ */
+Relation
+ddb_gsi_open_index(Relation table, const char *index_name, int *nquerykeys)
+{
+	DdbGsi	   *g = gsi_find(table, index_name);
+	Relation	idx = NULL;
+
+	if (g != NULL)
+	{
+		*nquerykeys = g->sk ? 2 : 1;
+		idx = try_relation_open(g->indexrelid, AccessShareLock);
+	}
+	if (idx == NULL)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
+				 errmsg("ResourceNotFoundException: the table \"%s\" does not have the specified index: %s",
+						RelationGetRelationName(table), index_name)));
+	return idx;
+}
+
+/* DescribeTable's GlobalSecondaryIndexes array, appended to buf. */
+void
+ddb_gsi_describe(Relation rel, StringInfo buf)
+{
+	DdbGsi	   *gsi;
+	int			n = gsi_list(rel, &gsi);
+
+	appendStringInfoChar(buf, '[');
+	for (int i = 0; i < n; i++)
+	{
+		DdbGsi	   *g = &gsi[i];
+		HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(g->indexrelid));
+		double		count = 0;
+		int64		size = 0;
+
+		if (HeapTupleIsValid(tp))
+		{
+			count = ((Form_pg_class) GETSTRUCT(tp))->reltuples;
+			ReleaseSysCache(tp);
+			size = DatumGetInt64(DirectFunctionCall1(pg_total_relation_size,
+													 ObjectIdGetDatum(g->indexrelid)));
+		}
+		appendStringInfoString(buf, i ? ", {\"IndexName\": " : "{\"IndexName\": ");
+		escape_json(buf, g->name);
+		appendStringInfoString(buf, ", \"KeySchema\": [{\"AttributeName\": ");
+		escape_json(buf, g->pk);
+		appendStringInfo(buf, ", \"KeyType\": \"HASH\", \"AttributeType\": \"%s\"}",
+						 ddb_key_type_name(g->pktype));
+		if (g->sk)
+		{
+			appendStringInfoString(buf, ", {\"AttributeName\": ");
+			escape_json(buf, g->sk);
+			appendStringInfo(buf, ", \"KeyType\": \"RANGE\", \"AttributeType\": \"%s\"}",
+							 ddb_key_type_name(g->sktype));
+		}
+		appendStringInfo(buf, "], \"Projection\": {\"ProjectionType\": \"%s\"", proj_names[g->proj]);
+		if (g->proj == DDB_PROJ_INCLUDE)
+		{
+			appendStringInfoString(buf, ", \"NonKeyAttributes\": [");
+			for (int j = 0; j < g->nnonkey; j++)
+			{
+				if (j)
+					appendStringInfoString(buf, ", ");
+				escape_json(buf, g->nonkey[j]);
+			}
+			appendStringInfoChar(buf, ']');
+		}
+		/* ItemCount is approximate, as DynamoDB's: the planner's estimate */
+		appendStringInfo(buf, "}, \"IndexStatus\": \"ACTIVE\", \"ItemCount\": %.0f, \"IndexSizeBytes\": " INT64_FORMAT "}",
+						 count < 0 ? 0 : count, size);
+	}
+	appendStringInfoChar(buf, ']');
+}
+
+/* ------------------------------------------------------------------------
+ * Verification
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * One index against its table: every visible item's entry is in the index
+ * with its projection, and the index has as many entries as the items that
+ * have one (so nothing else: index keys are unique).
+ */
+static void
+verify_one(Relation rel, DdbGsi *g, Snapshot snap, StringInfo out, bool first)
+{
+	Relation	idx = relation_open(g->indexrelid, AccessShareLock);
+	DdbRange	range = {0};
+	DdbRangeScan scan;
+	HeapTuple	tuple;
+	int64		nitems = 0,
+				expected = 0,
+				actual = 0;
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb verify gsi",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old;
+
+	scan = ddb_range_begin(rel, snap, &range, true);
+	while ((tuple = ddb_range_next(scan)) != NULL)
+	{
+		GsiEntry	e;
+		Jsonb	   *item;
+
+		CHECK_FOR_INTERRUPTS();
+		old = MemoryContextSwitchTo(cxt);
+		nitems++;
+		item = ddb_tuple_to_item(rel, tuple);
+		if (gsi_entry(g, idx, item, &e))
+		{
+			HeapTuple	found = ddb_lookup(idx, snap, e.key.data, e.key.len);
+			Jsonb	   *want,
+					   *got;
+
+			expected++;
+			if (found == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg_internal("index %s of table \"%s\" lacks the entry of item %s",
+										 g->name, RelationGetRelationName(rel),
+										 JsonbToCString(NULL, &item->root, 0))));
+			want = ddb_tuple_to_item(idx, heap_form_tuple(RelationGetDescr(idx), e.values, e.isnull));
+			got = ddb_tuple_to_item(idx, found);
+			if (!jsonb_same(want, got))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg_internal("index %s of table \"%s\" has entry %s where %s belongs",
+										 g->name, RelationGetRelationName(rel),
+										 JsonbToCString(NULL, &got->root, 0),
+										 JsonbToCString(NULL, &want->root, 0))));
+		}
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(cxt);
+	}
+	ddb_range_end(scan);
+	scan = ddb_range_begin(idx, snap, &range, true);
+	while ((tuple = ddb_range_next(scan)) != NULL)
+		actual++;
+	ddb_range_end(scan);
+	if (actual != expected)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg_internal("index %s of table \"%s\" has " INT64_FORMAT " entries; its items have " INT64_FORMAT,
+								 g->name, RelationGetRelationName(rel), actual, expected)));
+	appendStringInfoString(out, first ? "{\"IndexName\": " : ", {\"IndexName\": ");
+	escape_json(out, g->name);
+	appendStringInfo(out, ", \"items\": " INT64_FORMAT ", \"entries\": " INT64_FORMAT "}",
+					 nitems, actual);
+	MemoryContextDelete(cxt);
+	relation_close(idx, AccessShareLock);
+}
+
+Datum
+ddb_verify_gsi(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	char	   *index_name = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
+	Relation	rel = ddb_open_table(relid, ACL_SELECT);
+	DdbGsi	   *list;
+	int			n = gsi_list(rel, &list);
+	DdbGsi	   *gsi = palloc(sizeof(DdbGsi) * Max(n, 1));
+	StringInfoData out;
+	int			done = 0;
+	Snapshot	snap = GetActiveSnapshot();
+
+	memcpy(gsi, list, sizeof(DdbGsi) * n);
+	initStringInfo(&out);
+	appendStringInfoString(&out, "{\"indexes\": [");
+	for (int i = 0; i < n; i++)
+	{
+		if (index_name && strcmp(index_name, gsi[i].name) != 0)
+			continue;
+		verify_one(rel, &gsi[i], snap, &out, done == 0);
+		done++;
+	}
+	if (index_name && done == 0)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
+				 errmsg("ResourceNotFoundException: the table \"%s\" does not have the specified index: %s",
+						RelationGetRelationName(rel), index_name)));
+	appendStringInfoString(&out, "]}");
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(out.data)));
+}
