@@ -10,7 +10,10 @@
 
 \set ON_ERROR_STOP 1
 SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS ddb;
+-- the demo database is rebuilt from scratch, extension included, so a newer
+-- build's install script always applies
+DROP EXTENSION IF EXISTS ddb CASCADE;
+CREATE EXTENSION ddb;
 DROP TABLE IF EXISTS app;
 RESET client_min_messages;
 
@@ -81,6 +84,22 @@ SELECT "SK", item->>'status' AS status
 \set ECHO queries
 SELECT "SK", item FROM app
  WHERE "PK" = 'CUST#42' AND "SK" LIKE 'ORDER#%' ORDER BY "SK" DESC LIMIT 1;
+\set ECHO none
+
+\echo
+\echo '== Query (the DynamoDB way): the latest order of CUST#42, newest first, limit 1'
+\set ECHO queries
+SELECT ddb_query('app', 'PK = :c AND begins_with(SK, :o)', '{":c": "CUST#42", ":o": "ORDER#"}',
+                 forward => false, "limit" => 1);
+\set ECHO none
+
+\echo
+\echo '== A sparse global secondary index: orders by status, only items that have one'
+\set ECHO queries
+SELECT ddb_create_gsi('app', 'StatusIndex', 'status', 'S', 'SK', 'S');
+SELECT q->>'PK' AS customer, q->>'SK' AS sk
+  FROM ddb_query('app', '#s = :s', '{":s": "DELIVERED"}', '{"#s": "status"}',
+                 index_name => 'StatusIndex', forward => false) q;
 \set ECHO none
 
 \echo
