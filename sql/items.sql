@@ -85,10 +85,15 @@ SELECT "PK", "SK", item FROM shop ORDER BY "PK", "SK" COLLATE "C";
 UPDATE shop SET item = item || '{"viaSql": true}' WHERE "PK" = 'CUST#42' AND "SK" = 'PROFILE';
 SELECT ddb_get_item('shop', '{"PK": "CUST#42", "SK": "PROFILE"}', 'viaSql');
 
--- Several writes of one key in one statement see each other.
+-- Several writes of one key in one statement see each other (and the
+-- call site parses its expressions once: the trees are cached while the
+-- expressions, names and values stay the same, and re-parsed when they change).
 SELECT ddb_update_item('shop', '{"PK": "CTR", "SK": "X"}', 'ADD n :one', vals => '{":one": 1}')
 FROM generate_series(1, 5);
 SELECT ddb_get_item('shop', '{"PK": "CTR", "SK": "X"}');
+SELECT ddb_update_item('shop', '{"PK": "CTR", "SK": "X"}', 'ADD n :v', vals => jsonb_build_object(':v', i),
+                       return_values => 'UPDATED_NEW')
+FROM generate_series(1, 3) i;
 
 -- A transaction sees its own writes; ROLLBACK undoes them.
 BEGIN;

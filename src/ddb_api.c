@@ -98,6 +98,83 @@ parse_return_values(const char *s, bool update)
 	return RV_NONE;				/* keep compiler quiet */
 }
 
+/*
+ * Parsed expressions cached per call site (fn_extra): a loop of calls with
+ * the same expressions, names and values (a prepared statement, say)
+ * parses once.  Placeholders are resolved at parse time, so the cache key
+ * is all of them; the trees are read-only during evaluation.
+ */
+typedef struct ExprCache
+{
+	char	   *sig;			/* the request's expression inputs, serialized */
+	int			siglen;
+	DdbCondition *cond;
+	DdbUpdate  *upd;
+	DdbProjection *proj;
+} ExprCache;
+
+static void
+sig_add(StringInfo sig, const void *data, int len)
+{
+	appendBinaryStringInfo(sig, (const char *) &len, sizeof(int));
+	if (len > 0)
+		appendBinaryStringInfo(sig, data, len);
+}
+
+/*
+ * The parsed condition/update/projection of this call, from the cache or
+ * freshly parsed into the cache's memory.
+ */
+static ExprCache *
+parse_cached(FunctionCallInfo fcinfo, const char *condition, const char *update,
+			 const char *projection, Jsonb *names, Jsonb *vals)
+{
+	ExprCache  *c = (ExprCache *) fcinfo->flinfo->fn_extra;
+	StringInfoData sig;
+	MemoryContext old;
+	DdbExprContext *cx;
+
+	initStringInfo(&sig);
+	sig_add(&sig, condition, condition ? strlen(condition) + 1 : 0);
+	sig_add(&sig, update, update ? strlen(update) + 1 : 0);
+	sig_add(&sig, projection, projection ? strlen(projection) + 1 : 0);
+	sig_add(&sig, names, names ? VARSIZE(names) : 0);
+	sig_add(&sig, vals, vals ? VARSIZE(vals) : 0);
+	if (c != NULL && c->sig != NULL && c->siglen == sig.len &&
+		memcmp(c->sig, sig.data, sig.len) == 0)
+	{
+		pfree(sig.data);
+		return c;
+	}
+
+	if (c == NULL)
+		c = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ExprCache));
+	fcinfo->flinfo->fn_extra = c;
+	if (c->sig)
+		pfree(c->sig);
+	c->sig = NULL;				/* invalid until the parse succeeds */
+	c->cond = NULL;
+	c->upd = NULL;
+	c->proj = NULL;
+
+	/* trees live as long as the call site (it keeps a few kB at most) */
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	cx = ddb_expr_begin(names, vals);
+	if (update != NULL)
+		c->upd = ddb_parse_update(cx, update);
+	if (condition != NULL)
+		c->cond = ddb_parse_condition(cx, condition, "ConditionExpression");
+	if (projection != NULL)
+		c->proj = ddb_parse_projection(cx, projection);
+	ddb_expr_end(cx);
+	c->sig = palloc(sig.len);
+	memcpy(c->sig, sig.data, sig.len);
+	c->siglen = sig.len;
+	MemoryContextSwitchTo(old);
+	pfree(sig.data);
+	return c;
+}
+
 static void
 condition_failed(void)
 {
@@ -189,12 +266,7 @@ ddb_get_item(PG_FUNCTION_ARGS)
 				 errmsg("ValidationException: the key must not be null")));
 	rel = ddb_open_table(relid, ACL_SELECT);
 	if (projection != NULL)
-	{
-		DdbExprContext *cx = ddb_expr_begin(names, NULL);
-
-		proj = ddb_parse_projection(cx, projection);
-		ddb_expr_end(cx);
-	}
+		proj = parse_cached(fcinfo, NULL, NULL, projection, names, NULL)->proj;
 	else if (names != NULL)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_VALIDATION),
@@ -247,13 +319,7 @@ ddb_put_item(PG_FUNCTION_ARGS)
 		 pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK : false))
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(rel));
 
-	{
-		DdbExprContext *cx = ddb_expr_begin(ARG_JSONB(3), ARG_JSONB(4));
-
-		if (condition != NULL)
-			cond = ddb_parse_condition(cx, condition, "ConditionExpression");
-		ddb_expr_end(cx);
-	}
+	cond = parse_cached(fcinfo, condition, NULL, NULL, ARG_JSONB(3), ARG_JSONB(4))->cond;
 	ddb_validate_item(item);
 	values = palloc(sizeof(Datum) * RelationGetNumberOfAttributes(rel));
 	isnull = palloc(sizeof(bool) * RelationGetNumberOfAttributes(rel));
@@ -322,12 +388,10 @@ ddb_update_item(PG_FUNCTION_ARGS)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(rel));
 
 	{
-		DdbExprContext *cx = ddb_expr_begin(ARG_JSONB(4), ARG_JSONB(5));
+		ExprCache  *c = parse_cached(fcinfo, condition, update, NULL, ARG_JSONB(4), ARG_JSONB(5));
 
-		upd = ddb_parse_update(cx, update);
-		if (condition != NULL)
-			cond = ddb_parse_condition(cx, condition, "ConditionExpression");
-		ddb_expr_end(cx);
+		upd = c->upd;
+		cond = c->cond;
 	}
 	keys = key_names(rel, &nkeys);
 	values = palloc(sizeof(Datum) * RelationGetNumberOfAttributes(rel));
@@ -413,13 +477,7 @@ ddb_delete_item(PG_FUNCTION_ARGS)
 	if ((condition != NULL || rv != RV_NONE) &&
 		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(rel));
-	{
-		DdbExprContext *cx = ddb_expr_begin(ARG_JSONB(3), ARG_JSONB(4));
-
-		if (condition != NULL)
-			cond = ddb_parse_condition(cx, condition, "ConditionExpression");
-		ddb_expr_end(cx);
-	}
+	cond = parse_cached(fcinfo, condition, NULL, NULL, ARG_JSONB(3), ARG_JSONB(4))->cond;
 	values = palloc(sizeof(Datum) * RelationGetNumberOfAttributes(rel));
 	isnull = palloc(sizeof(bool) * RelationGetNumberOfAttributes(rel));
 	initStringInfo(&key);
