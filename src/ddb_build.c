@@ -76,12 +76,29 @@ build_init_page(Page page, int level, BlockNumber right)
 }
 
 /* Write a finished page through its buffer as a full-page image. */
+/*
+ * A new page for the build, pinned but not locked: the new relation is ours
+ * alone (AccessExclusiveLock), and holding content locks for the whole
+ * build would hold off interrupts, so the build could not be cancelled.
+ */
+static Buffer
+build_new_page(Relation rel)
+{
+	Buffer		buf = ddb_new_buffer(rel);
+
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	return buf;
+}
+
 static void
 build_write(Relation rel, Buffer buf, Page page)
 {
-	GenericXLogState *state = GenericXLogStart(rel);
-	Page		p = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+	GenericXLogState *state;
+	Page		p;
 
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(rel);
+	p = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
 	memcpy(p, page, BLCKSZ);
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(buf);
@@ -138,7 +155,7 @@ level_add(DdbBuildState *bs, LevelBuilder *lb, const void *item, Size size,
 	if (lb->buf == InvalidBuffer)
 	{
 		/* first page of the level */
-		lb->buf = ddb_new_buffer(bs->rel);
+		lb->buf = build_new_page(bs->rel);
 		lb->first = BufferGetBlockNumber(lb->buf);
 		lb->npages = 1;
 		build_init_page(lb->page, lb->level, InvalidBlockNumber);
@@ -150,14 +167,20 @@ level_add(DdbBuildState *bs, LevelBuilder *lb, const void *item, Size size,
 		 * is never longer than the key of the next page's first item), with
 		 * the fill factor's slack unless the page is still nearly empty.
 		 */
-		Size		hk = MAXALIGN(DdbKeyItemSize(keylen)) + sizeof(ItemIdData);
+		/*
+		 * On a leaf the separator is a prefix of the next item key, so the
+		 * incoming key bounds it; on internal levels the next separator can
+		 * be longer than this one, so reserve for the longest.
+		 */
+		Size		hk = MAXALIGN(DdbKeyItemSize(lb->level == 0 ? keylen : DDB_MAX_SEP_LEN)) +
+			sizeof(ItemIdData);
 		Size		free = PageGetFreeSpace(lb->page);
 		bool		fits = free >= size + hk &&
 			(free - size - hk >= limit || PageGetMaxOffsetNumber(lb->page) < 2);
 
 		if (!fits)
 		{
-			Buffer		next = ddb_new_buffer(bs->rel);
+			Buffer		next = build_new_page(bs->rel);
 			BlockNumber nextblk = BufferGetBlockNumber(next);
 			char	   *sep;
 			int			seplen;
@@ -229,7 +252,7 @@ ddb_build_begin(Relation rel)
 	if (RelationGetNumberOfBlocks(rel) != 0)
 		elog(ERROR, "ddb bulk build needs an empty relation");
 	bs->rel = rel;
-	bs->metabuf = ddb_new_buffer(rel);
+	bs->metabuf = build_new_page(rel);
 	if (BufferGetBlockNumber(bs->metabuf) != DDB_METAPAGE_BLKNO)
 		elog(ERROR, "ddb bulk build could not allocate the metapage");
 	bs->leaf = level_new(0);
@@ -301,7 +324,7 @@ ddb_build_end(DdbBuildState *bs)
 	if (lb->buf == InvalidBuffer)
 	{
 		/* no items: an empty root leaf */
-		lb->buf = ddb_new_buffer(bs->rel);
+		lb->buf = build_new_page(bs->rel);
 		lb->first = BufferGetBlockNumber(lb->buf);
 		build_init_page(lb->page, 0, InvalidBlockNumber);
 	}
@@ -322,6 +345,7 @@ ddb_build_end(DdbBuildState *bs)
 	ddb_map_build(bs->rel, bs->map_block, bs->map_hash, bs->nitems,
 				  &map_root, &map_levels);
 
+	LockBuffer(bs->metabuf, BUFFER_LOCK_EXCLUSIVE);
 	state = GenericXLogStart(bs->rel);
 	meta = GenericXLogRegisterBuffer(state, bs->metabuf, GENERIC_XLOG_FULL_IMAGE);
 	{
@@ -374,6 +398,8 @@ flush_run(DdbBuildState *bs, Relation NewTable, ClusterRun *cr)
 		HeapTuple	st = cr->run[r];
 		ItemPointerData ctid = st->t_data->t_ctid;
 
+		if (ItemPointerIndicatesMovedPartitions(&ctid))
+			continue;			/* keep the "moved to another partition" mark */
 		st->t_data->t_ctid = newtids[r];
 		if (!ItemPointerEquals(&ctid, &st->t_self))
 		{
@@ -388,7 +414,13 @@ flush_run(DdbBuildState *bs, Relation NewTable, ClusterRun *cr)
 
 		st->t_self = newtids[r];
 		if (HeapTupleHasExternal(st) || st->t_len > TOAST_TUPLE_THRESHOLD)
+		{
+			/* in the run's context, reset after the run */
+			MemoryContext old = MemoryContextSwitchTo(cr->cxt);
+
 			st = ddb_toast_stored_tuple(NewTable, st, NULL);
+			MemoryContextSwitchTo(old);
+		}
 		ddb_build_add(bs, cr->key, cr->keylen, &newtids[r], st);
 	}
 	cr->nextrowid += cr->n;

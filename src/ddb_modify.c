@@ -536,6 +536,21 @@ ddb_lock_current(Relation rel, const char *key, int keylen, CommandId cid,
 				XactLockTableWait(wait_xid, rel, NULL, XLTW_InsertIndex);
 				continue;
 			}
+			/*
+			 * No current version.  Under REPEATABLE READ / SERIALIZABLE, if
+			 * our snapshot still sees one, someone deleted it after the
+			 * snapshot: acting as if it never existed would be a lost
+			 * update, so fail as heap's DELETE/UPDATE would.
+			 */
+			if (IsolationUsesXactSnapshot())
+			{
+				HeapTuple	seen = ddb_lookup(rel, GetTransactionSnapshot(), key, keylen);
+
+				if (seen != NULL)
+					ereport(ERROR,
+							(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+							 errmsg("could not serialize access due to concurrent delete")));
+			}
 			*current = NULL;
 			return false;
 		}
@@ -546,7 +561,7 @@ ddb_lock_current(Relation rel, const char *key, int keylen, CommandId cid,
 			case TM_Ok:
 				if (IsolationUsesXactSnapshot())
 				{
-					bool		visible;
+					bool		visible = false;
 					HeapTuple	v = ddb_fetch_version(rel, tid, GetTransactionSnapshot(), &visible);
 
 					if (v)

@@ -468,6 +468,32 @@ map_repair(Relation rel, uint64 rowid, BlockNumber block)
 		ReleaseBuffer(buf);
 }
 
+/*
+ * A repair found while the caller holds the version's leaf locked cannot be
+ * made then (it reads the metapage: leaf -> metapage is the wrong lock
+ * order).  It waits here and is made at the next TID resolution, which
+ * starts with no page locked.
+ */
+static struct
+{
+	bool		valid;
+	Oid			relid;
+	RelFileNode node;
+	uint64		rowid;
+	BlockNumber block;
+}			pending_repair;
+
+static void
+apply_pending_repair(Relation rel)
+{
+	if (pending_repair.valid && pending_repair.relid == RelationGetRelid(rel) &&
+		RelFileNodeEquals(pending_repair.node, rel->rd_node))
+	{
+		pending_repair.valid = false;
+		map_repair(rel, pending_repair.rowid, pending_repair.block);
+	}
+}
+
 /* The first four bytes of a key, the routing hash, as a number. */
 uint32
 ddb_key_hash(const char *key)
@@ -496,6 +522,7 @@ ddb_find_version(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 	if (!ItemPointerIsValid(tid) || !ddb_tree_exists(rel))
 		return false;
 	ddb_map_flush(rel);
+	apply_pending_repair(rel);
 	if (!map_get(rel, rowid, &hint, &hash))
 		return false;
 
@@ -531,7 +558,13 @@ ddb_find_version(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 				*buf = b;
 				*off = o;
 				if (blkno != hint)
-					map_repair(rel, rowid, blkno);
+				{
+					pending_repair.valid = true;
+					pending_repair.relid = RelationGetRelid(rel);
+					pending_repair.node = rel->rd_node;
+					pending_repair.rowid = rowid;
+					pending_repair.block = blkno;
+				}
 				return true;
 			}
 		}

@@ -61,6 +61,7 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -360,18 +361,44 @@ ddb_new_buffer(Relation rel)
 	return buf;
 }
 
+/*
+ * Has block 0 been initialized?  An all-zero block 0 is a tree being
+ * created right now (its creator holds the extension lock until the
+ * metapage is written: wait for it), or one whose creation a crash cut
+ * short: the file was extended, but the WAL record never made it to disk.
+ * That second case is an empty table, which the next insert initializes in
+ * place.
+ */
+static bool
+metapage_written(Relation rel)
+{
+	Buffer		buf = ReadBuffer(rel, DDB_METAPAGE_BLKNO);
+	bool		isnew;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	isnew = PageIsNew(BufferGetPage(buf));
+	UnlockReleaseBuffer(buf);
+	if (isnew && !RecoveryInProgress())
+	{
+		LockRelationForExtension(rel, ExclusiveLock);
+		UnlockRelationForExtension(rel, ExclusiveLock);
+		buf = ReadBuffer(rel, DDB_METAPAGE_BLKNO);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		isnew = PageIsNew(BufferGetPage(buf));
+		UnlockReleaseBuffer(buf);
+	}
+	return !isnew;
+}
+
 /* Does the tree exist (has its metapage been written)? */
 bool
 ddb_tree_exists(Relation rel)
 {
 	DdbRelCache *cache = ddb_get_relcache(rel);
 
-	if (!cache->initialized && RelationGetNumberOfBlocks(rel) > 0)
+	if (!cache->initialized && RelationGetNumberOfBlocks(rel) > 0 &&
+		metapage_written(rel))
 	{
-		DdbMetaPageData meta;
-
-		/* waits if the tree is being created right now (ddb_meta_read) */
-		ddb_meta_read(rel, &meta);
 		cache = ddb_get_relcache(rel);
 		cache->initialized = true;
 	}
@@ -390,25 +417,40 @@ ddb_tree_init_if_needed(Relation rel)
 	Page		meta;
 	Page		root;
 	DdbMetaPageData *md;
+	BlockNumber nblocks;
 
 	if (ddb_tree_exists(rel))
 		return;
 
-	LockRelationForExtension(rel, ExclusiveLock);
-	if (RelationGetNumberOfBlocks(rel) > 0)
-	{
-		UnlockRelationForExtension(rel, ExclusiveLock);
-		ddb_get_relcache(rel)->initialized = true;
-		return;
-	}
 	/*
 	 * Keep the extension lock until the metapage is written: a backend that
 	 * sees the new blocks before that finds an all-zero metapage and waits
-	 * for this lock (ddb_meta_read).
+	 * for this lock (metapage_written, ddb_meta_read).
 	 */
-	metabuf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+	LockRelationForExtension(rel, ExclusiveLock);
+	nblocks = RelationGetNumberOfBlocks(rel);
+	if (nblocks > 0)
+	{
+		Buffer		buf = ReadBuffer(rel, DDB_METAPAGE_BLKNO);
+		bool		isnew;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		isnew = PageIsNew(BufferGetPage(buf));
+		UnlockReleaseBuffer(buf);
+		if (!isnew)
+		{
+			UnlockRelationForExtension(rel, ExclusiveLock);
+			ddb_get_relcache(rel)->initialized = true;
+			return;
+		}
+	}
+
+	/* new blocks, or the all-zero ones a crash left: initialize in place */
+	metabuf = nblocks > 0 ? ReadBuffer(rel, DDB_METAPAGE_BLKNO) :
+		ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	rootbuf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+	rootbuf = nblocks > 1 ? ReadBuffer(rel, DDB_METAPAGE_BLKNO + 1) :
+		ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
 	LockBuffer(rootbuf, BUFFER_LOCK_EXCLUSIVE);
 	if (BufferGetBlockNumber(metabuf) != DDB_METAPAGE_BLKNO)
 		elog(ERROR, "ddb metapage of \"%s\" allocated at block %u",
@@ -1207,23 +1249,32 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 
 	for (;;)
 	{
-		Buffer		bufs[64];
+		Buffer	   *bufs;
+		Buffer		leafbuf;
 		int			nbufs = 0;
+		int			maxbufs = 8;
 		int			target;
 		TransactionId wait_xid = InvalidTransactionId;
 		Page		page;
 
 		CHECK_FOR_INTERRUPTS();
 
-		/* The first leaf that can hold versions of key, locked exclusively. */
-		bufs[nbufs++] = ddb_descend(rel, key, keylen, false, BUFFER_LOCK_EXCLUSIVE,
-									NULL, NULL);
+		bufs = palloc(sizeof(Buffer) * maxbufs);
 
 		/*
-		 * The key's versions may continue on leaves to the right (a run of
-		 * versions split across pages): lock those too, left to right.
+		 * Without a uniqueness check (a new version of a key whose current
+		 * version we hold), only the leaf where the item goes matters.
+		 * Otherwise start at the first leaf that can hold versions of key,
+		 * and since they may continue on leaves to the right (a run of
+		 * versions split across pages), lock those too, left to right.
 		 */
-		for (;;)
+		if (check_unique == DDB_UNIQUE_NONE)
+			bufs[nbufs++] = ddb_descend(rel, itemkey, itemkeylen, false,
+										BUFFER_LOCK_EXCLUSIVE, NULL, NULL);
+		else
+			bufs[nbufs++] = ddb_descend(rel, key, keylen, false,
+										BUFFER_LOCK_EXCLUSIVE, NULL, NULL);
+		while (check_unique != DDB_UNIQUE_NONE)
 		{
 			Page		last = BufferGetPage(bufs[nbufs - 1]);
 			DdbKeyItem	hk;
@@ -1234,9 +1285,11 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 			hk = ddb_key_item(last, DDB_HIKEY);
 			if (succ != NULL && ddb_compare_bytes(hk->key, hk->keylen, succ, succlen) >= 0)
 				break;
-			if (nbufs == lengthof(bufs))
-				elog(ERROR, "too many versions of one key in ddb table \"%s\"",
-					 RelationGetRelationName(rel));
+			if (nbufs == maxbufs)
+			{
+				maxbufs *= 2;
+				bufs = repalloc(bufs, sizeof(Buffer) * maxbufs);
+			}
 			next = ReadBuffer(rel, DdbPageGetOpaque(last)->right);
 			LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
 			ddb_check_page(rel, next, BufferGetPage(next));
@@ -1253,8 +1306,11 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 			{
 				for (int b = 0; b < nbufs; b++)
 					UnlockReleaseBuffer(bufs[b]);
+				pfree(bufs);
 				pfree(item);
 				pfree(itemkey);
+				if (succ)
+					pfree(succ);
 				return false;
 			}
 		}
@@ -1267,28 +1323,29 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 		for (int b = 0; b < nbufs; b++)
 			if (b != target)
 				UnlockReleaseBuffer(bufs[b]);
+		leafbuf = bufs[target];
+		pfree(bufs);
 
 		if (TransactionIdIsValid(wait_xid))
 		{
 			/* Never wait while holding a page lock. */
-			UnlockReleaseBuffer(bufs[target]);
+			UnlockReleaseBuffer(leafbuf);
 			XactLockTableWait(wait_xid, rel, tid, XLTW_InsertIndex);
 			continue;
 		}
 
-		page = BufferGetPage(bufs[target]);
+		page = BufferGetPage(leafbuf);
 		if (PageGetFreeSpace(page) >= itemsize)
 		{
 			GenericXLogState *state = GenericXLogStart(rel);
 			OffsetNumber off = ddb_leaf_search(page, itemkey, itemkeylen, false);
+			BlockNumber leaf = BufferGetBlockNumber(leafbuf);
 
-			BlockNumber leaf = BufferGetBlockNumber(bufs[target]);
-
-			page = GenericXLogRegisterBuffer(state, bufs[target], 0);
+			page = GenericXLogRegisterBuffer(state, leafbuf, 0);
 			ddb_add_item(page, item, itemsize, off);
 			DdbCheck(ddb_page_is_ordered(page, NULL, 0));
 			GenericXLogFinish(state);
-			UnlockReleaseBuffer(bufs[target]);
+			UnlockReleaseBuffer(leafbuf);
 
 			/* The version first, then its map entry: see ddb_rowid.c. */
 			ddb_map_set_deferred(rel, tid, leaf, ddb_key_hash(key));
@@ -1306,16 +1363,26 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 			int			nremoved;
 
 			pruned = true;
-			ddb_prune_before_split(rel, bufs[target], removed, &nremoved);
-			UnlockReleaseBuffer(bufs[target]);
+			ddb_prune_before_split(rel, leafbuf, removed, &nremoved);
+			UnlockReleaseBuffer(leafbuf);
 			ddb_forget_versions(rel, removed, nremoved);
 			pfree(removed);
 			if (nremoved > 0)
 				continue;
 		}
 		else
-			UnlockReleaseBuffer(bufs[target]);
-		ddb_make_room(rel, itemkey, itemkeylen, itemsize);
+			UnlockReleaseBuffer(leafbuf);
+		{
+			/* splits copy pages of items: keep that out of the caller's context */
+			MemoryContext splitcxt = AllocSetContextCreate(CurrentMemoryContext,
+														   "ddb split",
+														   ALLOCSET_DEFAULT_SIZES);
+			MemoryContext old = MemoryContextSwitchTo(splitcxt);
+
+			ddb_make_room(rel, itemkey, itemkeylen, itemsize);
+			MemoryContextSwitchTo(old);
+			MemoryContextDelete(splitcxt);
+		}
 	}
 
 	pfree(item);

@@ -169,6 +169,18 @@ ddb_prune_leaf(Relation rel, Buffer buf, GlobalVisState *vistest,
 
 		if (ndeletable > 0)
 			log_conflict_horizon(rel, latestRemovedXid);
+		if (nfrozen > 0)
+		{
+			/*
+			 * Freezing makes xids below FreezeLimit look committed to every
+			 * snapshot: standby queries that still see them as running must
+			 * go, as heap's freeze redo does with cutoff_xid - 1.
+			 */
+			TransactionId horizon = fs->FreezeLimit;
+
+			TransactionIdRetreat(horizon);
+			log_conflict_horizon(rel, horizon);
+		}
 		state = GenericXLogStart(rel);
 		copy = GenericXLogRegisterBuffer(state, buf, 0);
 		for (int i = 0; i < nfrozen; i++)

@@ -365,7 +365,8 @@ ddb_verify(PG_FUNCTION_ARGS)
 				 errmsg("\"%s\" is not a ddb table", RelationGetRelationName(vs.rel))));
 
 	vs.nblocks = RelationGetNumberOfBlocks(vs.rel);
-	if (vs.nblocks == 0)
+	/* no blocks, or only all-zero ones a crash left before the tree was made */
+	if (vs.nblocks == 0 || !ddb_tree_exists(vs.rel))
 	{
 		relation_close(vs.rel, lockmode);
 		PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in,
