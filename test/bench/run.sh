@@ -1,0 +1,469 @@
+#!/usr/bin/env bash
+#
+# test/bench/run.sh: ddb against PostgreSQL's own heap + btree, side by side.
+#
+#   bash test/bench/run.sh                # 1M items, 20 s per benchmark, 1 and 2 clients (~18 min)
+#   bash test/bench/run.sh --items 100000 --duration 10 --clients 4
+#   bash test/bench/run.sh --scaling      # GetItem and Query-100 at 10^5 and 10^6 items
+#   bash test/bench/run.sh --scaling --big   # ... and 10^7 (long: about an hour)
+#   bash test/bench/run.sh --smoke        # 2,000 items, 2 s per benchmark (CI)
+#
+# Loads the same items into a ddb table (bench_ddb), a heap table with
+# PRIMARY KEY ("PK", "SK") (bench_heap) and, for Query, a heap copy
+# CLUSTERed on that key (bench_heap_clustered), then runs pgbench -M
+# prepared scripts (test/bench/*.sql, @TBL@ replaced by the table) on each,
+# alternating ddb and heap, and prints Markdown tables: tps and ratios, COPY
+# time, size on disk, WAL bytes per write, buffers per query.
+#
+# Items: N = 100 x P, partition i % P gets item i (interleaved arrival, as
+# real traffic), the generator and the scripts share bench_pk/bench_sk
+# (setup.sql), so every GetItem hits.  The database is UTF-8 with the "C"
+# collation, so a plain ORDER BY "SK" is bytewise on both sides, ddb's
+# order.
+#
+# Server: by default a throwaway cluster of its own (DDB_PGBIN, default
+# /usr/lib/postgresql/15/bin; port DDB_BENCH_PORT, default 55480; as the
+# "postgres" user when run as root; shared_buffers 2GB, synchronous_commit
+# off, see start_cluster).  With --use-running, or with --smoke when PGHOST
+# is set (test/run.sh's "bench" part), it uses the server PGHOST/PGPORT/
+# PGUSER point to, in a scratch database ddb_bench that it drops at the end.
+# The ddb extension must be installed in that server's PostgreSQL.
+#
+# --smoke asserts nothing about speed: it exits non-zero only when a
+# benchmark did not run (pgbench failed or reported no transactions).
+set -u
+set -o pipefail
+
+bench_dir=$(cd "$(dirname "$0")" && pwd)
+PGBIN=${DDB_PGBIN:-/usr/lib/postgresql/15/bin}
+
+items=1000000
+duration=20
+clients_list="1 2"
+mode=full
+use_running=0
+big=0
+orig_args=("$@")
+usage() { sed -n '3,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case $1 in
+	--items) items=$2; shift ;;
+	--duration) duration=$2; shift ;;
+	--clients) clients_list="1 $2"; [ "$2" = 1 ] && clients_list=1; shift ;;
+	--smoke) mode=smoke ;;
+	--scaling) mode=scaling ;;
+	--big) big=1 ;;
+	--use-running) use_running=1 ;;
+	-h|--help) usage ;;
+	*) echo "unknown option: $1" >&2; usage ;;
+	esac
+	shift
+done
+if [ $mode = smoke ]; then
+	items=2000; duration=2; clients_list=1
+	[ -n "${PGHOST:-}" ] && use_running=1
+fi
+case $items in ''|*[!0-9]*) echo "--items must be a number" >&2; exit 2 ;; esac
+case $duration in ''|*[!0-9]*) echo "--duration must be a number of seconds" >&2; exit 2 ;; esac
+if [ $((items % 100)) != 0 ] || [ "$items" -lt 100 ]; then
+	echo "--items must be a multiple of 100 (100 items per partition)" >&2; exit 2
+fi
+
+# initdb refuses root: run the whole benchmark as "postgres" instead.
+if [ "$(id -u)" = 0 ]; then
+	id postgres >/dev/null 2>&1 || useradd -r -m postgres
+	envs="DDB_PGBIN=$(printf %q "$PGBIN") DDB_BENCH_PORT=${DDB_BENCH_PORT:-55480} DDB_KEEP=${DDB_KEEP:-}"
+	if [ $use_running = 1 ]; then
+		envs="$envs PGHOST=$(printf %q "$PGHOST") PGPORT=${PGPORT:-5432} PGUSER=$(printf %q "${PGUSER:-postgres}")"
+	fi
+	args=""
+	[ ${#orig_args[@]} -gt 0 ] && args=$(printf ' %q' "${orig_args[@]}")
+	cd /tmp && exec su postgres -s /bin/bash -c "$envs bash $(printf %q "$bench_dir/run.sh")$args"
+fi
+
+export PATH="$PGBIN:$PATH"
+work=$(mktemp -d /tmp/ddb-bench.XXXXXX)
+results="$work/results"     # op|variant|clients|tps|wal bytes per txn
+: >"$results"
+log() { printf '==> [%4ss] %s\n' "$SECONDS" "$*" >&2; }
+die() { echo "bench: $*" >&2; exit 1; }
+started_cluster=0
+export PGDATABASE=ddb_bench
+export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"
+
+cleanup() {
+	if [ $started_cluster = 1 ]; then
+		pg_ctl -D "$work/data" -m fast stop >/dev/null 2>&1 ||
+			pg_ctl -D "$work/data" -m immediate stop >/dev/null 2>&1
+	elif [ $use_running = 1 ]; then
+		psql -X -q -d postgres -c 'DROP DATABASE IF EXISTS ddb_bench' >/dev/null 2>&1
+	fi
+	if [ -z "${DDB_KEEP:-}" ]; then rm -rf "$work"; else echo "kept $work" >&2; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- the server ---------------------------------------------------------------
+
+start_cluster() {
+	local sb=2GB
+	[ $mode = smoke ] && sb=128MB
+	[ "$items" -ge 10000000 ] && sb=8GB
+	export PGHOST="$work/sock" PGPORT=${DDB_BENCH_PORT:-55480} PGUSER=$(id -un)
+	mkdir -p "$work/sock"
+	log "starting a throwaway cluster in $work (port $PGPORT, shared_buffers $sb)"
+	initdb -D "$work/data" -A trust -U "$PGUSER" --locale=C --encoding=UTF8 --no-sync \
+		>"$work/initdb.log" 2>&1 || { cat "$work/initdb.log" >&2; die "initdb failed"; }
+	# The same settings serve both sides.  synchronous_commit = off keeps the
+	# VM's fsync latency from hiding the engines' own costs in the write
+	# benchmarks; max_wal_size keeps checkpoints out of the runs.
+	cat >>"$work/data/postgresql.conf" <<EOF
+listen_addresses = ''
+unix_socket_directories = '$work/sock'
+port = $PGPORT
+shared_buffers = $sb
+synchronous_commit = off
+max_wal_size = 20GB
+checkpoint_timeout = 1h
+log_min_messages = warning
+EOF
+	pg_ctl -D "$work/data" -l "$work/server.log" -w start >/dev/null ||
+		{ cat "$work/server.log" >&2; die "the server did not start"; }
+	started_cluster=1
+}
+
+if [ $use_running = 1 ]; then
+	[ -n "${PGHOST:-}" ] || die "--use-running needs PGHOST (and PGPORT, PGUSER)"
+	log "using the running server at ${PGHOST}:${PGPORT:-5432}"
+else
+	start_cluster
+fi
+
+q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+
+q -d postgres -c 'DROP DATABASE IF EXISTS ddb_bench' >/dev/null ||
+	die "cannot connect to the server"
+# UTF-8 and the "C" collation whatever the server's defaults: ddb's key
+# order is bytewise UTF-8, and so is ORDER BY "SK" here.
+q -d postgres -c "CREATE DATABASE ddb_bench TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'" ||
+	die "cannot create the database ddb_bench"
+q -f "$bench_dir/setup.sql" || die "setup failed"
+have_prewarm=1
+q -c 'CREATE EXTENSION pg_prewarm' 2>/dev/null ||
+	{ have_prewarm=0; log "no pg_prewarm: the first run on each table reads from the OS cache"; }
+settings=$(q -c "SELECT string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY name)
+	FROM pg_settings WHERE name IN ('shared_buffers', 'synchronous_commit', 'fsync', 'max_wal_size', 'work_mem', 'jit')")
+server_version=$(q -c 'SHOW server_version')
+
+# --- loading ------------------------------------------------------------------
+
+# load N: (re)creates the tables and loads N items; sets copy_ddb, copy_heap
+# (seconds) and P.
+load() {
+	local n=$1 t0 t1
+	P=$((n / 100))
+	log "generating $n items ($P partitions x 100, interleaved)"
+	q -c "DROP TABLE IF EXISTS bench_ddb, bench_heap, bench_heap_clustered" || die "drop failed"
+	rm -f "$work/items.csv"
+	q -c "\\copy (SELECT bench_pk((i % $P)::int), bench_sk((i / $P)::int), bench_item(i) FROM generate_series(0, $n - 1) i ORDER BY i) TO '$work/items.csv' CSV" ||
+		die "generating the CSV failed"
+	q <<EOF || die "creating the tables failed"
+CREATE TABLE bench_ddb ("PK" text, "SK" text, item jsonb) USING ddb;
+CREATE TABLE bench_heap ("PK" text, "SK" text, item jsonb, PRIMARY KEY ("PK", "SK"));
+CHECKPOINT;
+EOF
+	# COPY into each, ddb first; the CSV is in the OS cache for both.
+	log "COPY into bench_ddb"
+	t0=$(date +%s.%N)
+	q -c "\\copy bench_ddb FROM '$work/items.csv' CSV" || die "COPY into bench_ddb failed"
+	t1=$(date +%s.%N)
+	copy_ddb=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+	q -c CHECKPOINT
+	log "COPY into bench_heap"
+	t0=$(date +%s.%N)
+	q -c "\\copy bench_heap FROM '$work/items.csv' CSV" || die "COPY into bench_heap failed"
+	t1=$(date +%s.%N)
+	copy_heap=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+	if [ "${2:-}" = with_clustered ]; then
+		log "bench_heap_clustered: COPY, then CLUSTER on its primary key"
+		q <<EOF || die "creating bench_heap_clustered failed"
+CREATE TABLE bench_heap_clustered ("PK" text, "SK" text, item jsonb, PRIMARY KEY ("PK", "SK"));
+\\copy bench_heap_clustered FROM '$work/items.csv' CSV
+CLUSTER bench_heap_clustered USING bench_heap_clustered_pkey;
+EOF
+	fi
+	rm -f "$work/items.csv"
+	log "VACUUM ANALYZE"
+	q -c "VACUUM ANALYZE bench_ddb, bench_heap$([ "${2:-}" = with_clustered ] && echo ', bench_heap_clustered')" -c CHECKPOINT ||
+		die "VACUUM ANALYZE failed"
+	# COPY, CLUSTER and VACUUM go through small buffer rings: read every
+	# table, index and TOAST block into shared_buffers so that no side's
+	# first run pays for reads from the OS cache.
+	if [ $have_prewarm = 1 ]; then
+		log "pg_prewarm"
+		q -c "SELECT sum(pg_prewarm(r)) FROM (
+			SELECT c.oid AS r FROM pg_class c WHERE c.relname LIKE 'bench\_%' AND c.relkind = 'r'
+			UNION ALL SELECT i.indexrelid FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid WHERE c.relname LIKE 'bench\_%'
+			UNION ALL SELECT c.reltoastrelid FROM pg_class c WHERE c.relname LIKE 'bench\_%' AND c.reltoastrelid <> 0
+			UNION ALL SELECT i.indexrelid FROM pg_index i JOIN pg_class c ON c.reltoastrelid = i.indrelid WHERE c.relname LIKE 'bench\_%'
+		) s" >/dev/null || die "pg_prewarm failed"
+	fi
+}
+
+size_of() { q -c "SELECT pg_total_relation_size('$1')"; }
+
+# --- running one benchmark ------------------------------------------------------
+
+fail=0
+run_no=0
+# bench OP VARIANT TABLE SCRIPT CLIENTS [pgbench options]: one pgbench run;
+# records tps and WAL bytes per transaction in $results.
+bench() {
+	local op=$1 variant=$2 tbl=$3 script=$4 clients=$5
+	shift 5
+	local sql="$work/$script.$tbl.sql" out="$work/pgbench.out" lsn0 wal tps txns failed rc len
+	run_no=$((run_no + 1))
+	sed "s/@TBL@/$tbl/g" "$bench_dir/$script.sql" >"$sql"
+	len="-T $duration"
+	case " $* " in *" -t "*) len="" ;; esac
+	lsn0=$(q -c 'SELECT pg_current_wal_insert_lsn()')
+	pgbench -n -M prepared $len -c "$clients" -j "$clients" -f "$sql" \
+		-D P="$P" -D n=0 -D run="$run_no" "$@" >"$out" 2>&1
+	rc=$?
+	wal=$(q -c "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$lsn0')")
+	tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$out")
+	txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$out")
+	failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out")
+	if [ $rc != 0 ] || [ -z "$tps" ] || [ -z "$txns" ] || [ "$txns" = 0 ] ||
+		[ "${failed:-0}" != 0 ] || ! awk -v t="$tps" 'BEGIN { exit !(t > 0) }'; then
+		echo "bench: $op / $variant / $clients client(s) on $tbl did not run (exit $rc):" >&2
+		tail -20 "$out" >&2
+		fail=$((fail + 1))
+		tps=0
+		txns=1
+	fi
+	printf '%s|%s|%s|%.0f|%.0f\n' "$op" "$variant" "$clients" "$tps" \
+		"$(awk -v w="$wal" -v t="$txns" 'BEGIN { print w / t }')" >>"$results"
+	log "$(printf '%-12s %-10s %s client(s): %8.0f tps' "$op" "$variant" "$clients" "$tps")"
+}
+
+# Variants per operation: api = ddb's SQL function, sql = plain SQL on the ddb
+# table, heap, clust = the clustered heap (reads only).
+read_ops="get query query_back prefix last"
+write_ops="put_new put_over update delete"
+variants_for() {
+	local op=$1 clients=$2
+	case $op in
+	get) echo "api heap sql" ;;
+	put_new|update|delete) echo "api heap sql" ;;
+	put_over) echo "api heap" ;;  # no ON CONFLICT on ddb: no arbiter index
+	*) echo "api heap sql clust" ;;
+	esac | if [ $mode = smoke ]; then
+		# under a minute: every operation, ddb API and heap
+		# (the heap runs cover every plain-SQL script)
+		case $op in delete) sed 's/ clust//' ;; *) sed 's/ sql//; s/ clust//' ;; esac
+	elif [ "$clients" != 1 ]; then sed 's/ sql//; s/ clust//'   # keep runtime down
+	else cat; fi
+}
+script_for() {   # OP VARIANT -> script name
+	case $2 in api) echo "${1}_api" ;; *) [ "$1" = put_over ] && echo put_over_sql || echo "${1}_sql" ;; esac
+}
+table_for() {
+	case $1 in api|sql) echo bench_ddb ;; heap) echo bench_heap ;; clust) echo bench_heap_clustered ;; esac
+}
+
+# Keys for a delete run: K per client, in existing partitions.
+del_keys() {
+	if [ $mode = smoke ]; then echo 500; else echo $((duration * 2000)); fi
+}
+preinsert_deletes() {   # TABLE CLIENTS K RUN
+	q -c "INSERT INTO $1 SELECT bench_pk(((c * 7919 + n) % $P)::int), 'DEL#' || $4 || '#' || c || '#' || n, bench_item(n)
+		FROM generate_series(0, $2 - 1) c, generate_series(1, $3) n" || die "pre-inserting keys to delete failed"
+}
+
+run_op() {   # OP CLIENTS
+	local op=$1 clients=$2 v tbl k left
+	for v in $(variants_for "$op" "$clients"); do
+		tbl=$(table_for $v)
+		if [ "$op" = delete ]; then
+			k=$(del_keys)
+			# bench numbers runs from 1: the next run is run_no + 1
+			preinsert_deletes "$tbl" "$clients" "$k" $((run_no + 1))
+			bench "$op" "$v" "$tbl" "$(script_for "$op" $v)" "$clients" -t "$k"
+			# every transaction must have deleted an item, or we timed misses
+			left=$(q -c "SELECT count(*) FROM $tbl WHERE \"SK\" LIKE 'DEL#$run_no#%'")
+			if [ "$left" != 0 ]; then
+				echo "bench: delete / $v left $left of its keys behind" >&2
+				fail=$((fail + 1))
+			fi
+		else
+			bench "$op" "$v" "$tbl" "$(script_for "$op" $v)" "$clients"
+		fi
+	done
+}
+
+# buffers OP VARIANT: mean shared buffers (hit + read) of the top plan node
+# over 20 partitions (smoke: 1), after one warm-up execution.
+buffer_sql() {   # OP VARIANT PARTITION
+	local tbl pk
+	tbl=$(table_for $2)
+	pk="bench_pk($3)"
+	case $1/$2 in
+	get/api) echo "SELECT ddb_get_item('$tbl', jsonb_build_object('PK', $pk, 'SK', bench_sk(42)))" ;;
+	get/*) echo "SELECT item FROM $tbl WHERE \"PK\" = $pk AND \"SK\" = bench_sk(42)" ;;
+	query/api) echo "SELECT x FROM ddb_query('$tbl', 'PK = :p', jsonb_build_object(':p', $pk), \"limit\" => 100) x" ;;
+	query/*) echo "SELECT item FROM $tbl WHERE \"PK\" = $pk ORDER BY \"SK\" LIMIT 100" ;;
+	query_back/api) echo "SELECT x FROM ddb_query('$tbl', 'PK = :p', jsonb_build_object(':p', $pk), forward => false, \"limit\" => 100) x" ;;
+	query_back/*) echo "SELECT item FROM $tbl WHERE \"PK\" = $pk ORDER BY \"SK\" DESC LIMIT 100" ;;
+	prefix/api) echo "SELECT x FROM ddb_query('$tbl', 'PK = :p AND begins_with(SK, :m)', jsonb_build_object(':p', $pk, ':m', 'ORDER#2025-03')) x" ;;
+	prefix/*) echo "SELECT item FROM $tbl WHERE \"PK\" = $pk AND \"SK\" LIKE 'ORDER#2025-03%' ORDER BY \"SK\"" ;;
+	last/api) echo "SELECT x FROM ddb_query('$tbl', 'PK = :p', jsonb_build_object(':p', $pk), forward => false, \"limit\" => 1) x" ;;
+	last/*) echo "SELECT item FROM $tbl WHERE \"PK\" = $pk ORDER BY \"SK\" DESC LIMIT 1" ;;
+	esac
+}
+measure_buffers() {   # "OP/VARIANT ..." -> sets buf[OP/VARIANT]
+	local ov i p nq=20 sqlf="$work/buffers.sql" line
+	[ $mode = smoke ] && nq=1
+	: >"$sqlf"
+	for ov in "$@"; do
+		for i in $(seq 0 $nq); do
+			p=$(( (i * 7907 + 13) % P ))
+			echo "SELECT '$ov|$i|' || bench_buffers(\$q\$$(buffer_sql "${ov%/*}" "${ov#*/}" $p)\$q\$);" >>"$sqlf"
+		done
+	done
+	# one session for all: psql start-up costs more than the queries
+	q -f "$sqlf" >"$work/buffers.out" || { fail=$((fail + 1)); return; }
+	while IFS='|' read -r ov line; do
+		buf[$ov]=$line
+	done < <(awk -F'|' '$2 != 0 { s[$1] += $3; n[$1]++ } END { for (k in s) printf "%s|%.1f\n", k, s[k] / n[k] }' "$work/buffers.out")
+}
+# One plan of each kind, for the record (does the key scan get used?).
+show_plans() {
+	local v
+	for v in sql heap clust; do
+		q -c "EXPLAIN (COSTS OFF) $(buffer_sql query $v 7)"
+	done
+}
+
+# --- reports ------------------------------------------------------------------
+
+tps_of() { awk -F'|' -v o="$1" -v v="$2" -v c="$3" '$1 == o && $2 == v && $3 == c { print $4 }' "$results"; }
+wal_of() { awk -F'|' -v o="$1" -v v="$2" -v c="$3" '$1 == o && $2 == v && $3 == c { print $5 }' "$results"; }
+ratio() {   # A B -> A/B with 2 decimals, or blank
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b != "" && b > 0) printf "%.2f", a / b }'
+}
+num() { awk -v a="$1" 'BEGIN { if (a != "") printf "%.0f", a }'; }
+mb() { awk -v a="$1" 'BEGIN { printf "%.1f MB", a / 1048576 }'; }
+op_name() {
+	case $1 in
+	get) echo "GetItem" ;;
+	query) echo "Query 100 items, forward" ;;
+	query_back) echo "Query 100 items, backward" ;;
+	prefix) echo "Query begins_with (~8 items)" ;;
+	last) echo "Query limit 1, newest first" ;;
+	put_new) echo "PutItem, new key" ;;
+	put_over) echo "PutItem, overwrite" ;;
+	update) echo "UpdateItem, counter +1" ;;
+	delete) echo "DeleteItem" ;;
+	esac
+}
+
+report() {
+	local op c a s h cl
+	echo
+	echo "### ddb vs heap + btree: $items items ($P partitions x 100, interleaved), ${duration} s per run, pgbench -M prepared"
+	echo
+	echo "PostgreSQL $server_version; $settings."
+	echo
+	echo "| operation | clients | ddb API tps | ddb SQL tps | heap tps | API / heap | SQL / heap | clustered heap tps | API / clustered |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+	for c in $clients_list; do
+		for op in $read_ops $write_ops; do
+			a=$(tps_of $op api $c); s=$(tps_of $op sql $c); h=$(tps_of $op heap $c); cl=$(tps_of $op clust $c)
+			[ -z "$a$h" ] && continue
+			echo "| $(op_name $op) | $c | $(num "$a") | $(num "$s") | $(num "$h") | $(ratio "$a" "$h") | $(ratio "$s" "$h") | $(num "$cl") | $(ratio "$a" "$cl") |"
+		done
+	done
+	echo "| bulk load: COPY $items items | 1 | $(awk -v n=$items -v t=$copy_ddb 'BEGIN { printf "%.1f s (%.0f items/s)", t, n / t }') | | $(awk -v n=$items -v t=$copy_heap 'BEGIN { printf "%.1f s (%.0f items/s)", t, n / t }') | $(ratio "$copy_heap" "$copy_ddb") | | | |"
+	echo
+	echo "API = ddb_get_item / ddb_query / ddb_put_item / ddb_update_item / ddb_delete_item;"
+	echo "SQL = plain SELECT / INSERT / UPDATE / DELETE on the ddb table (DdbKeyScan);"
+	echo "heap = the same plain SQL on bench_heap (upsert with ON CONFLICT for overwrites)."
+	echo
+	echo "| on-disk size (table + indexes + TOAST) | bytes | ratio to heap |"
+	echo "|---|---:|---:|"
+	echo "| bench_ddb | $(mb $size_ddb) | $(ratio $size_ddb $size_heap) |"
+	echo "| bench_heap | $(mb $size_heap) | 1.00 |"
+	[ -n "$size_clust" ] && echo "| bench_heap_clustered | $(mb $size_clust) | $(ratio $size_clust $size_heap) |"
+	echo
+	echo "| WAL bytes per write (1 client) | ddb API | ddb SQL | heap | API / heap |"
+	echo "|---|---:|---:|---:|---:|"
+	for op in $write_ops; do
+		a=$(wal_of $op api 1); s=$(wal_of $op sql 1); h=$(wal_of $op heap 1)
+		echo "| $(op_name $op) | $a | $s | $h | $(ratio "$a" "$h") |"
+	done
+	echo
+	echo "| shared buffers touched per query (hit + read) | ddb API | ddb SQL | heap | clustered heap |"
+	echo "|---|---:|---:|---:|---:|"
+	for op in $read_ops; do
+		echo "| $(op_name $op) | ${buf[$op/api]:-} | ${buf[$op/sql]:-} | ${buf[$op/heap]:-} | ${buf[$op/clust]:-} |"
+	done
+}
+
+declare -A buf
+
+# --- the modes ------------------------------------------------------------------
+
+if [ $mode = scaling ]; then
+	sizes="100000 1000000"
+	if [ $big = 1 ]; then
+		sizes="$sizes 10000000"
+		log "--big: 10^7 items take long (CSV of ~1.6 GB, loads of several minutes each)"
+	fi
+	table="$work/scaling"
+	: >"$table"
+	for n in $sizes; do
+		items=$n
+		load "$n"
+		measure_buffers get/api get/heap query/api query/heap
+		for op in get query; do
+			bench $op api bench_ddb "${op}_api" 1
+			bench $op heap bench_heap "${op}_sql" 1
+		done
+		echo "| $n | $(tps_of get api 1) | $(tps_of get heap 1) | $(ratio "$(tps_of get api 1)" "$(tps_of get heap 1)") | ${buf[get/api]} | ${buf[get/heap]} | $(tps_of query api 1) | $(tps_of query heap 1) | $(ratio "$(tps_of query api 1)" "$(tps_of query heap 1)") | ${buf[query/api]} | ${buf[query/heap]} | $(mb "$(size_of bench_ddb)") | $(mb "$(size_of bench_heap)") |" >>"$table"
+		: >"$results"
+	done
+	echo
+	echo "### Scaling: GetItem and Query-100 (1 client, ${duration} s per run, pgbench -M prepared)"
+	echo
+	echo "PostgreSQL $server_version; $settings."
+	echo
+	echo "| items | GetItem ddb tps | GetItem heap tps | ratio | GetItem buffers ddb | GetItem buffers heap | Query-100 ddb tps | Query-100 heap tps | ratio | Query-100 buffers ddb | Query-100 buffers heap | size ddb | size heap |"
+	echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	cat "$table"
+	[ $fail = 0 ] || { echo "bench: $fail benchmark(s) did not run" >&2; exit 1; }
+	exit 0
+fi
+
+load "$items" with_clustered
+size_ddb=$(size_of bench_ddb); size_heap=$(size_of bench_heap); size_clust=$(size_of bench_heap_clustered)
+show_plans >"$work/plans.txt" 2>&1
+grep -q DdbKeyScan "$work/plans.txt" || { log "plain SQL on bench_ddb does not use DdbKeyScan:"; cat "$work/plans.txt" >&2; }
+log "buffers per query"
+ovs=""
+for op in $read_ops; do
+	for v in api sql heap clust; do ovs="$ovs $op/$v"; done
+done
+measure_buffers $ovs
+
+for c in $clients_list; do
+	for op in $read_ops $write_ops; do
+		run_op "$op" "$c"
+	done
+done
+
+report
+if [ $fail != 0 ]; then
+	echo "bench: $fail benchmark(s) did not run" >&2
+	exit 1
+fi

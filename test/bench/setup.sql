@@ -1,0 +1,40 @@
+-- test/bench/setup.sql: the benchmark's data model, shared by the data
+-- generator and the pgbench scripts, so that a key drawn by pgbench is a
+-- key that was loaded.  Item i of N lives in partition i % P at position
+-- i / P (0..99): PK 'CUST#<p>', SK 'ORDER#2025-MM-DD#nnnn', ascending in
+-- position.  The functions are IMMUTABLE SQL over immutable operators, so
+-- the planner inlines them: a pgbench Param becomes a key expression that
+-- both the btree and ddb's key scan evaluate once per execution.
+CREATE EXTENSION IF NOT EXISTS ddb;
+
+CREATE FUNCTION bench_pk(p int) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN 'CUST#' || p::text;
+
+CREATE FUNCTION bench_sk(s int) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN 'ORDER#2025-' || lpad((1 + s * 12 / 100)::text, 2, '0') || '-'
+       || lpad((1 + s % 28)::text, 2, '0') || '#' || lpad(s::text, 4, '0');
+
+-- ~150 bytes with the keys: status, total and a 90-character note.
+-- STABLE like jsonb_build_object: an IMMUTABLE wrapper around a STABLE body
+-- is not inlined, and a generic plan would call it through fmgr_sql.
+CREATE FUNCTION bench_item(n bigint) RETURNS jsonb
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN jsonb_build_object(
+  'status', (ARRAY['PENDING', 'PAID', 'SHIPPED', 'DELIVERED'])[1 + n % 4],
+  'total', (n % 100000) / 100.0,
+  'note', substr(md5(n::text) || md5((n + 1)::text) || md5((n + 2)::text), 1, 90));
+
+-- Buffers (shared hit + read) that the top plan node touched for one
+-- execution of q: what EXPLAIN (ANALYZE, BUFFERS) shows.
+CREATE FUNCTION bench_buffers(q text) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+  j json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || q INTO j;
+  RETURN (j -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::bigint
+       + (j -> 0 -> 'Plan' ->> 'Shared Read Blocks')::bigint;
+END
+$$;
