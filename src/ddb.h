@@ -257,6 +257,9 @@ extern bool ddb_insert_version(Relation rel, const char *key, int keylen,
 							   DdbUniqueCheck check, ItemPointer tid);
 extern bool ddb_lock_current(Relation rel, const char *key, int keylen,
 							 CommandId cid, ItemPointer tid, HeapTuple *current);
+extern bool ddb_read_current(Relation rel, const char *key, int keylen,
+							 ItemPointer tid, HeapTuple *current);
+extern bool ddb_retry_after_conflict(TM_Result result);
 
 /* ddb_vacuum.c: VACUUM, pruning, ANALYZE sampling */
 struct VacuumParams;

@@ -4,10 +4,12 @@
  *	  The item API: DynamoDB's CreateTable, DescribeTable, PutItem, GetItem,
  *	  UpdateItem and DeleteItem as SQL functions.
  *
- * GetItem is one point lookup in the tree; the writes find and lock the
- * item's current version (ddb_lock_current, the same protocol as INSERT ...
- * ON CONFLICT DO UPDATE), evaluate the condition expression on it, and then
- * replace, insert or delete it.  No SPI and no planning on these paths.
+ * GetItem is one point lookup in the tree; the writes read the item's
+ * current version (ddb_read_current: the live one, waiting for an
+ * in-progress insert), evaluate the condition expression on it, and then
+ * replace, insert or delete exactly that version; if it changed meanwhile
+ * (or a concurrent insert of the key won) they start over, as EvalPlanQual
+ * would, or fail with a serialization error under REPEATABLE READ.  No SPI and no planning on these paths.
  * Each write ends with CommandCounterIncrement, so later calls in the same
  * statement see it, as DynamoDB requests would.
  *
@@ -229,8 +231,8 @@ write_item(Relation rel, Jsonb *item, Jsonb *old, bool have_current,
 
 		result = ddb_update_version(rel, current_tid, stored, key2.data, key2.len, cid,
 									InvalidSnapshot, true, &tmfd, &newtid);
-		if (result != TM_Ok)
-			elog(ERROR, "ddb item locked by this transaction changed (result %d)", result);
+		if (result != TM_Ok && ddb_retry_after_conflict(result))
+			return false;		/* changed since we read it: start over */
 	}
 	else if (!ddb_insert_version(rel, key2.data, key2.len, stored, cid,
 								 DDB_UNIQUE_RETURN, &newtid))
@@ -331,7 +333,7 @@ ddb_put_item(PG_FUNCTION_ARGS)
 	{
 		ItemPointerData tid;
 		HeapTuple	current;
-		bool		exists = ddb_lock_current(rel, key.data, key.len, cid, &tid, &current);
+		bool		exists = ddb_read_current(rel, key.data, key.len, &tid, &current);
 
 		old = exists ? ddb_tuple_to_item(rel, current) : NULL;
 		if (cond && !ddb_eval_condition(cond, old))
@@ -404,7 +406,7 @@ ddb_update_item(PG_FUNCTION_ARGS)
 	{
 		ItemPointerData tid;
 		HeapTuple	current;
-		bool		exists = ddb_lock_current(rel, key.data, key.len, cid, &tid, &current);
+		bool		exists = ddb_read_current(rel, key.data, key.len, &tid, &current);
 
 		old = exists ? ddb_tuple_to_item(rel, current) : NULL;
 		if (cond && !ddb_eval_condition(cond, old))
@@ -484,19 +486,29 @@ ddb_delete_item(PG_FUNCTION_ARGS)
 	ddb_key_from_jsonb(rel, keydoc, true, values, isnull, &key);
 
 	cid = GetCurrentCommandId(true);
-	if (ddb_lock_current(rel, key.data, key.len, cid, &tid, &current))
+	for (;;)
 	{
-		TM_FailureData tmfd;
+		if (ddb_read_current(rel, key.data, key.len, &tid, &current))
+		{
+			TM_FailureData tmfd;
+			TM_Result	result;
 
-		old = ddb_tuple_to_item(rel, current);
-		if (cond && !ddb_eval_condition(cond, old))
-			condition_failed();
-		if (ddb_delete_version(rel, &tid, cid, InvalidSnapshot, true, &tmfd, false) != TM_Ok)
-			elog(ERROR, "ddb item locked by this transaction changed");
-		ddb_gsi_maintain(rel, old, NULL);
+			old = ddb_tuple_to_item(rel, current);
+			if (cond && !ddb_eval_condition(cond, old))
+				condition_failed();
+			result = ddb_delete_version(rel, &tid, cid, InvalidSnapshot, true, &tmfd, false);
+			if (result != TM_Ok && ddb_retry_after_conflict(result))
+				continue;		/* changed since we read it: start over */
+			ddb_gsi_maintain(rel, old, NULL);
+		}
+		else
+		{
+			old = NULL;
+			if (cond && !ddb_eval_condition(cond, NULL))
+				condition_failed();
+		}
+		break;
 	}
-	else if (cond && !ddb_eval_condition(cond, NULL))
-		condition_failed();
 	CommandCounterIncrement();
 	relation_close(rel, NoLock);	/* held to commit, as SQL writes hold it */
 

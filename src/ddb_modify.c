@@ -508,6 +508,76 @@ ddb_insert_version(Relation rel, const char *key, int keylen, HeapTuple stored,
 }
 
 /*
+ * After an update or delete of a version read without a lock found it
+ * changed (TM_Updated/TM_Deleted): start over under READ COMMITTED (true),
+ * fail under REPEATABLE READ / SERIALIZABLE as heap's UPDATE would.
+ */
+bool
+ddb_retry_after_conflict(TM_Result result)
+{
+	if (result == TM_Updated || result == TM_Deleted)
+	{
+		if (IsolationUsesXactSnapshot())
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not serialize access due to concurrent %s",
+							result == TM_Updated ? "update" : "delete")));
+		return true;
+	}
+	elog(ERROR, "unexpected result %d writing a ddb item", result);
+	return false;
+}
+
+/*
+ * For the item API's writes (PutItem, UpdateItem, DeleteItem): the current
+ * version of key, without locking it.  The caller evaluates its condition
+ * on it and then updates or deletes exactly that version (TID); if it has
+ * changed meanwhile the write returns TM_Updated/TM_Deleted and the caller
+ * starts over (ddb_retry_after_conflict).  That saves the separate,
+ * WAL-logged row lock that ddb_lock_current takes.  Returns false when the
+ * item does not exist (waiting for an in-progress insert of it first).
+ */
+bool
+ddb_read_current(Relation rel, const char *key, int keylen,
+				 ItemPointer tid, HeapTuple *current)
+{
+	for (;;)
+	{
+		TransactionId wait_xid = InvalidTransactionId;
+		bool		visible = false;
+		HeapTuple	tuple;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!ddb_find_current(rel, key, keylen, tid, &wait_xid))
+		{
+			if (TransactionIdIsValid(wait_xid))
+			{
+				XactLockTableWait(wait_xid, rel, NULL, XLTW_InsertIndex);
+				continue;
+			}
+			/* deleted after our snapshot: see ddb_lock_current */
+			if (IsolationUsesXactSnapshot() &&
+				ddb_lookup(rel, GetTransactionSnapshot(), key, keylen) != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+						 errmsg("could not serialize access due to concurrent delete")));
+			*current = NULL;
+			return false;
+		}
+		tuple = ddb_fetch_version(rel, tid, IsolationUsesXactSnapshot() ?
+								  GetTransactionSnapshot() : SnapshotAny, &visible);
+		if (tuple == NULL)
+			continue;			/* pruned meanwhile: look again */
+		if (IsolationUsesXactSnapshot() && !visible)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not serialize access due to concurrent update")));
+		*current = tuple;
+		return true;
+	}
+}
+
+/*
  * For the item API's writes (PutItem, UpdateItem, DeleteItem): find the
  * current version of key and lock it, as INSERT ... ON CONFLICT DO UPDATE
  * does.  Returns true with *tid and *current (a full tuple) when the item

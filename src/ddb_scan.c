@@ -409,10 +409,10 @@ ddb_lookup(Relation rel, Snapshot snapshot, const char *key, int keylen)
 }
 
 /*
- * The current version of key, as the item API's writes see it: the version
- * that is live or being changed (SnapshotDirty).  Returns true with its tid;
- * false when there is none, setting *wait_xid when an insert of the key is
- * in progress in another transaction (the caller waits and retries).
+ * The current version of key, as the item API's writes see it: the live
+ * version (SnapshotDirty).  Returns true with its tid; false when there is
+ * none, or, setting *wait_xid, when another transaction is inserting,
+ * changing or locking the key's version (the caller waits and retries).
  */
 bool
 ddb_find_current(Relation rel, const char *key, int keylen, ItemPointer tid,
@@ -451,9 +451,14 @@ ddb_find_current(Relation rel, const char *key, int keylen, ItemPointer tid,
 			(void) ddb_leaf_htup(rel, page, off, &htup);
 			if (HeapTupleSatisfiesVisibility(&htup, &dirty, buf))
 			{
-				if (TransactionIdIsValid(dirty.xmin))
+				/*
+				 * Being inserted, or being updated, deleted or locked, by
+				 * another transaction: the caller waits for its outcome and
+				 * looks again, so conditions are judged on a settled item.
+				 */
+				if (TransactionIdIsValid(dirty.xmin) || TransactionIdIsValid(dirty.xmax))
 				{
-					*wait_xid = dirty.xmin;
+					*wait_xid = TransactionIdIsValid(dirty.xmin) ? dirty.xmin : dirty.xmax;
 					UnlockReleaseBuffer(buf);
 					return false;
 				}
