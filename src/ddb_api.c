@@ -177,6 +177,20 @@ parse_cached(FunctionCallInfo fcinfo, const char *condition, const char *update,
 	return c;
 }
 
+/* The encoded key of a request's key document (exact) or item. */
+static void
+request_key(Relation rel, Jsonb *doc, bool exact, StringInfo key)
+{
+	int			natts = RelationGetNumberOfAttributes(rel);
+	Datum	   *values = palloc(sizeof(Datum) * natts);
+	bool	   *isnull = palloc(sizeof(bool) * natts);
+
+	initStringInfo(key);
+	ddb_key_from_jsonb(rel, doc, exact, values, isnull, key);
+	pfree(values);
+	pfree(isnull);
+}
+
 static void
 condition_failed(void)
 {
@@ -255,8 +269,6 @@ ddb_get_item(PG_FUNCTION_ARGS)
 	char	   *projection = ARG_CSTRING(2);
 	Jsonb	   *names = ARG_JSONB(3);
 	Relation	rel;
-	Datum	   *values;
-	bool	   *isnull;
 	StringInfoData key;
 	DdbProjection *proj = NULL;
 	HeapTuple	tuple;
@@ -274,10 +286,7 @@ ddb_get_item(PG_FUNCTION_ARGS)
 				(errcode(DDB_ERRCODE_VALIDATION),
 				 errmsg("ValidationException: expression attribute names can only be specified when using expressions")));
 
-	values = palloc(sizeof(Datum) * RelationGetNumberOfAttributes(rel));
-	isnull = palloc(sizeof(bool) * RelationGetNumberOfAttributes(rel));
-	initStringInfo(&key);
-	ddb_key_from_jsonb(rel, keydoc, true, values, isnull, &key);
+	request_key(rel, keydoc, true, &key);
 
 	tuple = ddb_lookup(rel, GetTransactionSnapshot(), key.data, key.len);
 	if (tuple == NULL)
@@ -305,8 +314,6 @@ ddb_put_item(PG_FUNCTION_ARGS)
 	ReturnValues rv = parse_return_values(ARG_CSTRING(5), false);
 	Relation	rel;
 	DdbCondition *cond = NULL;
-	Datum	   *values;
-	bool	   *isnull;
 	StringInfoData key;
 	CommandId	cid;
 	Jsonb	   *old = NULL;
@@ -323,10 +330,7 @@ ddb_put_item(PG_FUNCTION_ARGS)
 
 	cond = parse_cached(fcinfo, condition, NULL, NULL, ARG_JSONB(3), ARG_JSONB(4))->cond;
 	ddb_validate_item(item);
-	values = palloc(sizeof(Datum) * RelationGetNumberOfAttributes(rel));
-	isnull = palloc(sizeof(bool) * RelationGetNumberOfAttributes(rel));
-	initStringInfo(&key);
-	ddb_key_from_jsonb(rel, item, false, values, isnull, &key);
+	request_key(rel, item, false, &key);
 
 	cid = GetCurrentCommandId(true);
 	for (;;)
@@ -365,8 +369,6 @@ ddb_update_item(PG_FUNCTION_ARGS)
 	Relation	rel;
 	DdbCondition *cond = NULL;
 	DdbUpdate  *upd;
-	Datum	   *values;
-	bool	   *isnull;
 	StringInfoData key;
 	CommandId	cid;
 	const char **keys;
@@ -396,10 +398,7 @@ ddb_update_item(PG_FUNCTION_ARGS)
 		cond = c->cond;
 	}
 	keys = key_names(rel, &nkeys);
-	values = palloc(sizeof(Datum) * RelationGetNumberOfAttributes(rel));
-	isnull = palloc(sizeof(bool) * RelationGetNumberOfAttributes(rel));
-	initStringInfo(&key);
-	ddb_key_from_jsonb(rel, keydoc, true, values, isnull, &key);
+	request_key(rel, keydoc, true, &key);
 
 	cid = GetCurrentCommandId(true);
 	for (;;)
@@ -463,8 +462,6 @@ ddb_delete_item(PG_FUNCTION_ARGS)
 	ReturnValues rv = parse_return_values(ARG_CSTRING(5), false);
 	Relation	rel;
 	DdbCondition *cond = NULL;
-	Datum	   *values;
-	bool	   *isnull;
 	StringInfoData key;
 	CommandId	cid;
 	ItemPointerData tid;
@@ -480,10 +477,7 @@ ddb_delete_item(PG_FUNCTION_ARGS)
 		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(rel));
 	cond = parse_cached(fcinfo, condition, NULL, NULL, ARG_JSONB(3), ARG_JSONB(4))->cond;
-	values = palloc(sizeof(Datum) * RelationGetNumberOfAttributes(rel));
-	isnull = palloc(sizeof(bool) * RelationGetNumberOfAttributes(rel));
-	initStringInfo(&key);
-	ddb_key_from_jsonb(rel, keydoc, true, values, isnull, &key);
+	request_key(rel, keydoc, true, &key);
 
 	cid = GetCurrentCommandId(true);
 	for (;;)
