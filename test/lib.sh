@@ -24,6 +24,7 @@ ddb_install_deps() {
 	command -v make >/dev/null 2>&1 || need_pkgs+=(make)
 	command -v gcc >/dev/null 2>&1 || need_pkgs+=(gcc)
 	command -v prove >/dev/null 2>&1 || need_pkgs+=(perl)
+	command -v python3 >/dev/null 2>&1 || need_pkgs+=(python3)	# the fuzz case generator
 	if [ ${#need_pkgs[@]} -gt 0 ]; then
 		if [ "$(id -u)" = 0 ]; then
 			log "installing ${need_pkgs[*]}"
