@@ -233,6 +233,7 @@ extern HeapTuple ddb_form_stored_tuple(Relation rel, TupleTableSlot *slot,
 									   StringInfo key);
 extern HeapTuple ddb_form_stored_values(Relation rel, Datum *values, bool *isnull,
 										StringInfo key);
+extern HeapTuple ddb_form_stored_item(Relation rel, Jsonb *itemcol);
 extern HeapTuple ddb_expand_tuple(Relation rel, const char *key, int keylen,
 								  HeapTupleHeader stored, uint32 storedlen,
 								  ItemPointer tid);

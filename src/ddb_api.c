@@ -192,6 +192,23 @@ request_key(Relation rel, Jsonb *doc, bool exact, StringInfo key)
 }
 
 static void
+require_doc(Jsonb *doc, const char *what)
+{
+	if (doc == NULL)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: the %s must not be null", what)));
+}
+
+/* A privilege the operation needs besides the one ddb_open_table checked. */
+static void
+require_privilege(Relation rel, AclMode mode)
+{
+	if (pg_class_aclcheck(RelationGetRelid(rel), GetUserId(), mode) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(rel));
+}
+
+static void
 condition_failed(void)
 {
 	ereport(ERROR,
@@ -213,42 +230,31 @@ key_names(Relation rel, int *n)
 }
 
 /*
- * Write 'item' (an API item, keys included) as the new version of its key:
- * replace the locked current version (have_current) or insert.  Returns
- * false when an insert lost a race with a concurrent insert of the key (the
- * caller starts over).
+ * Write 'item' (an API item, keys included) as the new version of its key,
+ * whose encoding the caller already made (key attributes cannot change in
+ * an update, so it is the request's key): replace the current version read
+ * by the caller (have_current) or insert.  Returns false when that version
+ * changed meanwhile or an insert lost a race with a concurrent insert of the
+ * key (the caller starts over).
  */
 static bool
-write_item(Relation rel, Jsonb *item, Jsonb *old, bool have_current,
-		   ItemPointer current_tid, CommandId cid)
+write_item(Relation rel, Jsonb *item, StringInfo key, Jsonb *old,
+		   bool have_current, ItemPointer current_tid, CommandId cid)
 {
-	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
-	int			natts = RelationGetNumberOfAttributes(rel);
-	Datum	   *values = palloc(sizeof(Datum) * natts);
-	bool	   *isnull = palloc(sizeof(bool) * natts);
-	StringInfoData key;
-	StringInfoData key2;
-	HeapTuple	stored;
+	HeapTuple	stored = ddb_form_stored_item(rel, ddb_item_without_keys(rel, item));
 	ItemPointerData newtid;
-
-	initStringInfo(&key);
-	ddb_key_from_jsonb(rel, item, false, values, isnull, &key);
-	values[ki->itemattno - 1] = JsonbPGetDatum(ddb_item_without_keys(rel, item));
-	isnull[ki->itemattno - 1] = false;
-	initStringInfo(&key2);
-	stored = ddb_form_stored_values(rel, values, isnull, &key2);
 
 	if (have_current)
 	{
 		TM_FailureData tmfd;
 		TM_Result	result;
 
-		result = ddb_update_version(rel, current_tid, stored, key2.data, key2.len, cid,
+		result = ddb_update_version(rel, current_tid, stored, key->data, key->len, cid,
 									InvalidSnapshot, true, &tmfd, &newtid);
 		if (result != TM_Ok && ddb_retry_after_conflict(result))
 			return false;		/* changed since we read it: start over */
 	}
-	else if (!ddb_insert_version(rel, key2.data, key2.len, stored, cid,
+	else if (!ddb_insert_version(rel, key->data, key->len, stored, cid,
 								 DDB_UNIQUE_RETURN, &newtid))
 		return false;
 
@@ -274,10 +280,7 @@ ddb_get_item(PG_FUNCTION_ARGS)
 	HeapTuple	tuple;
 	Jsonb	   *item;
 
-	if (keydoc == NULL)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: the key must not be null")));
+	require_doc(keydoc, "key");
 	rel = ddb_open_table(relid, ACL_SELECT);
 	if (projection != NULL)
 		proj = parse_cached(fcinfo, NULL, NULL, projection, names, NULL)->proj;
@@ -318,15 +321,11 @@ ddb_put_item(PG_FUNCTION_ARGS)
 	CommandId	cid;
 	Jsonb	   *old = NULL;
 
-	if (item == NULL)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: the item must not be null")));
+	require_doc(item, "item");
 	rel = ddb_open_table(relid, ACL_INSERT);
-	if (pg_class_aclcheck(relid, GetUserId(), ACL_UPDATE) != ACLCHECK_OK ||
-		(condition != NULL || rv != RV_NONE ?
-		 pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK : false))
-		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(rel));
+	require_privilege(rel, ACL_UPDATE);
+	if (condition != NULL || rv != RV_NONE)
+		require_privilege(rel, ACL_SELECT);
 
 	cond = parse_cached(fcinfo, condition, NULL, NULL, ARG_JSONB(3), ARG_JSONB(4))->cond;
 	ddb_validate_item(item);
@@ -342,7 +341,7 @@ ddb_put_item(PG_FUNCTION_ARGS)
 		old = exists ? ddb_tuple_to_item(rel, current) : NULL;
 		if (cond && !ddb_eval_condition(cond, old))
 			condition_failed();
-		if (write_item(rel, item, old, exists, &tid, cid))
+		if (write_item(rel, item, &key, old, exists, &tid, cid))
 			break;
 		/* a concurrent insert of the key won: replace it instead */
 	}
@@ -378,18 +377,14 @@ ddb_update_item(PG_FUNCTION_ARGS)
 	Jsonb	   *updated_old = NULL;
 	Jsonb	   *updated_new = NULL;
 
-	if (keydoc == NULL)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: the key must not be null")));
+	require_doc(keydoc, "key");
 	if (update == NULL)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_VALIDATION),
 				 errmsg("ValidationException: an update expression is required")));
 	rel = ddb_open_table(relid, ACL_UPDATE);
-	if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK ||
-		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(rel));
+	require_privilege(rel, ACL_INSERT);
+	require_privilege(rel, ACL_SELECT);
 
 	{
 		ExprCache  *c = parse_cached(fcinfo, condition, update, NULL, ARG_JSONB(4), ARG_JSONB(5));
@@ -419,7 +414,7 @@ ddb_update_item(PG_FUNCTION_ARGS)
 		new = ddb_apply_update(upd, old != NULL ? old : keydoc, keys, nkeys,
 							   &updated_old, &updated_new);
 		ddb_validate_item(new);
-		if (write_item(rel, new, old, exists, &tid, cid))
+		if (write_item(rel, new, &key, old, exists, &tid, cid))
 			break;
 	}
 	CommandCounterIncrement();
@@ -468,14 +463,10 @@ ddb_delete_item(PG_FUNCTION_ARGS)
 	HeapTuple	current;
 	Jsonb	   *old = NULL;
 
-	if (keydoc == NULL)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: the key must not be null")));
+	require_doc(keydoc, "key");
 	rel = ddb_open_table(relid, ACL_DELETE);
-	if ((condition != NULL || rv != RV_NONE) &&
-		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(rel));
+	if (condition != NULL || rv != RV_NONE)
+		require_privilege(rel, ACL_SELECT);
 	cond = parse_cached(fcinfo, condition, NULL, NULL, ARG_JSONB(3), ARG_JSONB(4))->cond;
 	request_key(rel, keydoc, true, &key);
 

@@ -815,6 +815,21 @@ at_call(Parser *ps)
 	return ps->tok.type == TOK_IDENT && peek_type(ps) == TOK_LPAREN;
 }
 
+/* A :value or a path operand; NULL when a function call comes next. */
+static DdbOperand *
+parse_plain_operand(Parser *ps)
+{
+	DdbOperand *op;
+
+	if (ps->tok.type == TOK_VALUEREF)
+		return parse_value_operand(ps);
+	if (at_call(ps))
+		return NULL;
+	op = make_operand(DDB_OPERAND_PATH);
+	op->path = parse_path(ps);
+	return op;
+}
+
 /* operand : path | :value | size '(' path ')' */
 static DdbOperand *
 parse_operand(Parser *ps)
@@ -822,14 +837,9 @@ parse_operand(Parser *ps)
 	DdbOperand *op;
 	Call	   *call;
 
-	if (ps->tok.type == TOK_VALUEREF)
-		return parse_value_operand(ps);
-	if (!at_call(ps))
-	{
-		op = make_operand(DDB_OPERAND_PATH);
-		op->path = parse_path(ps);
+	op = parse_plain_operand(ps);
+	if (op != NULL)
 		return op;
-	}
 
 	call = parse_call(ps, parse_operand);
 	if (strcmp(call->name, "size") == 0)
@@ -1217,14 +1227,9 @@ parse_set_operand(Parser *ps)
 	DdbOperand *op;
 	Call	   *call;
 
-	if (ps->tok.type == TOK_VALUEREF)
-		return parse_value_operand(ps);
-	if (!at_call(ps))
-	{
-		op = make_operand(DDB_OPERAND_PATH);
-		op->path = parse_path(ps);
+	op = parse_plain_operand(ps);
+	if (op != NULL)
 		return op;
-	}
 
 	call = parse_call(ps, parse_set_operand);
 	if (strcmp(call->name, "if_not_exists") == 0)

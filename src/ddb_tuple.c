@@ -22,6 +22,7 @@
 #include "access/heaptoast.h"
 #include "access/htup_details.h"
 #include "executor/tuptable.h"
+#include "utils/jsonb.h"
 #include "utils/rel.h"
 
 #include "ddb.h"
@@ -44,6 +45,27 @@ ddb_form_stored_tuple(Relation rel, TupleTableSlot *slot, StringInfo key)
 	memcpy(values, slot->tts_values, sizeof(Datum) * desc->natts);
 	memcpy(isnull, slot->tts_isnull, sizeof(bool) * desc->natts);
 	return ddb_form_stored_values(rel, values, isnull, key);
+}
+
+/*
+ * The stored tuple of an item whose key was already checked and encoded
+ * (the item API): key columns NULL, the item column set.
+ */
+HeapTuple
+ddb_form_stored_item(Relation rel, Jsonb *itemcol)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Datum	   *values = palloc0(sizeof(Datum) * desc->natts);
+	bool	   *isnull = palloc(sizeof(bool) * desc->natts);
+	HeapTuple	tuple;
+
+	memset(isnull, true, sizeof(bool) * desc->natts);
+	values[ddb_get_keyinfo(rel)->itemattno - 1] = JsonbPGetDatum(itemcol);
+	isnull[ddb_get_keyinfo(rel)->itemattno - 1] = false;
+	tuple = heap_form_tuple(desc, values, isnull);
+	pfree(values);
+	pfree(isnull);
+	return tuple;
 }
 
 /* The same from a row's values (indexed by attribute number - 1); scribbles on isnull. */

@@ -536,9 +536,12 @@ is_tag(const char *key, int len)
 					  memcmp(key, "$BS", 3) == 0));
 }
 
-/* Read an object's pairs into a map (names unique: jsonb guarantees it). */
+/*
+ * Read an object's pairs into a map (names unique: jsonb guarantees it),
+ * each value read by 'read' (document form or typed JSON).
+ */
 static DdbValue *
-map_from_container(JsonbContainer *jc, int depth)
+map_read(JsonbContainer *jc, int depth, DdbValue *(*read) (JsonbValue *, int))
 {
 	DdbValue   *map = ddb_value_new(DDB_TYPE_M);
 	JsonbIterator *it = JsonbIteratorInit(jc);
@@ -551,9 +554,15 @@ map_from_container(JsonbContainer *jc, int depth)
 		if (tok == WJB_KEY)
 			key = jbv_cstring(&v);
 		else if (tok == WJB_VALUE)
-			map_append(map, key, value_from_jbv(&v, depth + 1));
+			map_append(map, key, read(&v, depth + 1));
 	}
 	return map;
+}
+
+static DdbValue *
+map_from_container(JsonbContainer *jc, int depth)
+{
+	return map_read(jc, depth, value_from_jbv);
 }
 
 static DdbValue *
@@ -961,20 +970,7 @@ typed_error(const char *detail)
 static DdbValue *
 typed_map_from_container(JsonbContainer *jc, int depth)
 {
-	DdbValue   *map = ddb_value_new(DDB_TYPE_M);
-	JsonbIterator *it = JsonbIteratorInit(jc);
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-	char	   *key = NULL;
-
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-	{
-		if (tok == WJB_KEY)
-			key = jbv_cstring(&v);
-		else if (tok == WJB_VALUE)
-			map_append(map, key, typed_value_from_jbv(&v, depth + 1));
-	}
-	return map;
+	return map_read(jc, depth, typed_value_from_jbv);
 }
 
 static DdbValue *
