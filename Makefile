@@ -2,30 +2,30 @@
 
 MODULE_big = ddb
 OBJS = \
-	src/ddb_handler.o \
-	src/ddb_shape.o \
-	src/ddb_key.o \
-	src/ddb_tuple.o \
-	src/ddb_tree.o \
-	src/ddb_scan.o \
-	src/ddb_rowid.o \
-	src/ddb_modify.o \
-	src/ddb_vacuum.o \
-	src/ddb_build.o \
-	src/ddb_verify.o \
-	src/ddb_inspect.o \
-	src/ddb_item.o \
-	src/ddb_api.o \
-	src/ddb_planner.o \
-	src/ddb_customscan.o \
-	src/ddb_types.o \
-	src/ddb_expr_parse.o \
-	src/ddb_expr_eval.o \
-	src/ddb_query.o \
-	src/ddb_gsi.o
+	src/engine/ddb_handler.o \
+	src/engine/ddb_shape.o \
+	src/engine/ddb_key.o \
+	src/engine/ddb_tuple.o \
+	src/engine/ddb_tree.o \
+	src/engine/ddb_scan.o \
+	src/engine/ddb_rowid.o \
+	src/engine/ddb_modify.o \
+	src/engine/ddb_vacuum.o \
+	src/engine/ddb_build.o \
+	src/engine/ddb_verify.o \
+	src/engine/ddb_inspect.o \
+	src/model/ddb_types.o \
+	src/model/ddb_expr_parse.o \
+	src/model/ddb_expr_eval.o \
+	src/api/ddb_item.o \
+	src/api/ddb_api.o \
+	src/api/ddb_query.o \
+	src/api/ddb_gsi.o \
+	src/planner/ddb_planner.o \
+	src/planner/ddb_customscan.o
 
 EXTENSION = ddb
-DATA = ddb--0.1.sql
+DATA = ddb--0.1.sql ddb--0.1--0.2.sql
 PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 
 # pg_regress: sql/NAME.sql against expected/NAME.out
@@ -46,6 +46,7 @@ PROVE_TESTS = test/t/*.pl
 ifeq ($(CHECKS),1)
 PG_CPPFLAGS += -DDDB_CHECKS
 endif
+PG_CPPFLAGS += -I$(srcdir)/src
 PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-Wno-missing-field-initializers -Wno-clobbered
 

@@ -7,6 +7,17 @@
  * then prototypes grouped by the file that defines them.  Structs used by
  * one file only stay private to that file.
  *
+ * The sources are in layers, a folder each; a layer calls only the layers
+ * below it, never one above:
+ *
+ *	 api/		the SQL functions (item API, Query/Scan, GSIs) and the
+ *				DynamoDB protocol; calls model/ and engine/
+ *	 planner/	the DdbKeyScan CustomScan for plain SQL; calls engine/
+ *	 model/		DynamoDB items and the expression language, on jsonb only;
+ *				calls nothing of ddb's
+ *	 engine/	the table access method: key encoding, the B-link tree, row
+ *				ids, MVCC, WAL, vacuum, the verifier; calls nothing above it
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef DDB_H
@@ -139,17 +150,18 @@ typedef struct DdbRange
 /* An ordered scan of a key range; opaque outside ddb_scan.c. */
 typedef struct DdbRangeScanData *DdbRangeScan;
 
-/* ddb_handler.c */
+/* engine/ddb_handler.c */
 extern void _PG_init(void);
 
-/* ddb_shape.c */
+/* engine/ddb_shape.c */
 extern const DdbKeyInfo *ddb_get_keyinfo(Relation rel);
 extern DdbRelCache *ddb_get_relcache(Relation rel);
 extern void ddb_reset_relcache(Relation rel, bool truncated_in_place);
 extern bool ddb_is_ddb_relation(Relation rel);
+extern Relation ddb_open_table(Oid relid, AclMode mode);
 
 /*
- * ddb_key.c: the order-preserving key encoding and the routing hash.
+ * engine/ddb_key.c: the order-preserving key encoding and the routing hash.
  *
  * An encoded key is
  *
@@ -177,7 +189,7 @@ extern void ddb_check_key_value(DdbKeyType type, Datum value, bool partition,
 								const char *colname);
 extern const char *ddb_key_type_name(DdbKeyType type);
 
-/* ddb_tree.c: pages, descent, splits */
+/* engine/ddb_tree.c: pages, descent, splits */
 extern bool ddb_tree_exists(Relation rel);
 extern void ddb_tree_init_if_needed(Relation rel);
 typedef enum DdbUniqueCheck
@@ -192,7 +204,7 @@ extern bool ddb_tree_insert(Relation rel, const char *key, int keylen,
 extern uint64 ddb_alloc_rowid(Relation rel);
 extern Buffer ddb_new_buffer(Relation rel);
 
-/* ddb_rowid.c: the row-id map */
+/* engine/ddb_rowid.c: the row-id map */
 extern void ddb_map_set(Relation rel, ItemPointer tid, BlockNumber block, uint32 hash);
 extern void ddb_map_set_deferred(Relation rel, ItemPointer tid, BlockNumber block,
 								 uint32 hash);
@@ -206,7 +218,7 @@ extern uint64 ddb_map_mark_pages(Relation rel, bool *seen, BlockNumber nblocks);
 extern void ddb_map_build(Relation rel, BlockNumber *blocks, uint32 *hashes, uint64 n,
 						  BlockNumber *root, int *levels);
 
-/* ddb_build.c: bulk build (VACUUM FULL, CLUSTER) */
+/* engine/ddb_build.c: bulk build (VACUUM FULL, CLUSTER) */
 typedef struct DdbBuildState DdbBuildState;
 extern DdbBuildState *ddb_build_begin(Relation rel);
 extern void ddb_build_add(DdbBuildState *bs, const char *key, int keylen,
@@ -216,7 +228,7 @@ extern void ddb_copy_for_cluster(Relation OldTable, Relation NewTable,
 								 TransactionId OldestXmin, double *num_tuples,
 								 double *tups_vacuumed, double *tups_recently_dead);
 
-/* ddb_scan.c: ordered range scans and point lookups */
+/* engine/ddb_scan.c: ordered range scans and point lookups */
 extern DdbRangeScan ddb_range_begin(Relation rel, Snapshot snapshot,
 									const DdbRange *range, bool forward);
 extern HeapTuple ddb_range_next(DdbRangeScan scan);
@@ -228,7 +240,7 @@ extern HeapTuple ddb_lookup(Relation rel, Snapshot snapshot,
 extern bool ddb_find_current(Relation rel, const char *key, int keylen,
 							 ItemPointer tid, TransactionId *wait_xid);
 
-/* ddb_tuple.c: leaf tuples <-> full heap tuples of the table's row type */
+/* engine/ddb_tuple.c: leaf tuples <-> full heap tuples of the table's row type */
 extern HeapTuple ddb_form_stored_tuple(Relation rel, TupleTableSlot *slot,
 									   StringInfo key);
 extern HeapTuple ddb_form_stored_values(Relation rel, Datum *values, bool *isnull,
@@ -240,7 +252,7 @@ extern HeapTuple ddb_expand_tuple(Relation rel, const char *key, int keylen,
 
 extern HeapTuple ddb_toast_stored_tuple(Relation rel, HeapTuple tuple, HeapTuple old);
 
-/* ddb_modify.c: fetch, update, delete, lock single versions */
+/* engine/ddb_modify.c: fetch, update, delete, lock single versions */
 extern HeapTuple ddb_fetch_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 								   bool *visible);
 extern TM_Result ddb_delete_version(Relation rel, ItemPointer tid, CommandId cid,
@@ -262,7 +274,7 @@ extern bool ddb_read_current(Relation rel, const char *key, int keylen,
 							 ItemPointer tid, HeapTuple *current);
 extern bool ddb_retry_after_conflict(TM_Result result);
 
-/* ddb_vacuum.c: VACUUM, pruning, ANALYZE sampling */
+/* engine/ddb_vacuum.c: VACUUM, pruning, ANALYZE sampling */
 struct VacuumParams;
 struct GlobalVisState;
 extern void ddb_vacuum_rel(Relation rel, struct VacuumParams *params,
@@ -279,8 +291,7 @@ extern HeapTuple ddb_analyze_next_tuple(Relation rel, Buffer *buf, OffsetNumber 
 										TransactionId OldestXmin, double *liverows,
 										double *deadrows);
 
-/* ddb_item.c: API items <-> rows, opening tables for API calls */
-extern Relation ddb_open_table(Oid relid, AclMode mode);
+/* api/ddb_item.c: API items <-> rows */
 extern const char *ddb_key_name(Relation rel, int k);
 extern Jsonb *ddb_tuple_to_item(Relation rel, HeapTuple tuple);
 extern void ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact,
@@ -290,7 +301,7 @@ extern Datum ddb_jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v,
 							const char *name);
 
 /*
- * ddb_gsi.c: global secondary indexes.  ddb_gsi_maintain brings a table's
+ * api/ddb_gsi.c: global secondary indexes.  ddb_gsi_maintain brings a table's
  * indexes from an item's old version to its new one (either may be NULL);
  * the item API calls it after each write, the trigger for SQL writes.
  */
@@ -301,7 +312,7 @@ extern Relation ddb_gsi_open_index(Relation table, const char *index_name,
 extern void ddb_gsi_describe(Relation rel, StringInfo buf);
 
 /*
- * ddb_planner.c, ddb_customscan.c: the DdbKeyScan CustomScan.
+ * planner/ddb_planner.c, planner/ddb_customscan.c: the DdbKeyScan CustomScan.
  *
  * Plan layout: custom_private = (npinned, backward, pk_array, bound kinds)
  * and custom_exprs = the values of the npinned pinned key columns (the
@@ -323,10 +334,10 @@ extern void ddb_planner_init(void);
 struct CustomScan;
 extern Node *ddb_keyscan_create_state(struct CustomScan *cscan);
 
-/* ddb_verify.c */
+/* engine/ddb_verify.c */
 
-/* ddb_query.c: Query and Scan; SQL-callable only (see its header) */
+/* api/ddb_query.c: Query and Scan; SQL-callable only (see its header) */
 
-/* ddb_types.c, ddb_expr_parse.c, ddb_expr_eval.c: see ddb_expr.h */
+/* model/ddb_types.c, model/ddb_expr_parse.c, model/ddb_expr_eval.c: see ddb_expr.h */
 
 #endif							/* DDB_H */

@@ -43,7 +43,7 @@
 #include "utils/rel.h"
 
 #include "ddb.h"
-#include "ddb_page.h"
+#include "engine/ddb_page.h"
 
 PG_FUNCTION_INFO_V1(ddb_verify);
 

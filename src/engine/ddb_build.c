@@ -34,7 +34,7 @@
 #include "utils/rel.h"
 
 #include "ddb.h"
-#include "ddb_page.h"
+#include "engine/ddb_page.h"
 
 #define DDB_BUILD_FILL	0.90
 

@@ -52,7 +52,7 @@
 #include "utils/jsonb.h"
 
 #include "ddb.h"
-#include "ddb_expr.h"
+#include "model/ddb_expr.h"
 
 /* Nesting of parentheses and functions a parser accepts (ours, not DynamoDB's) */
 #define DDB_MAX_PARSE_DEPTH		200

@@ -10,9 +10,6 @@
  * attributes are taken out of the item, checked against the table's key
  * schema, and encoded; the rest is the item column.
  *
- * Also here: opening a table for an API call, with the privilege and
- * row-level security checks the executor would otherwise make.
- *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -31,43 +28,7 @@
 #include "utils/rls.h"
 
 #include "ddb.h"
-#include "ddb_expr.h"
-
-/*
- * Open a ddb table for an API call: the lock an equivalent SQL statement
- * would take, the privilege it needs, and a refusal when row-level security
- * applies (the API bypasses the executor, which enforces policies).
- */
-Relation
-ddb_open_table(Oid relid, AclMode mode)
-{
-	LOCKMODE	lockmode = (mode == ACL_SELECT) ? AccessShareLock : RowExclusiveLock;
-	Relation	rel;
-	AclResult	aclresult;
-
-	rel = try_relation_open(relid, lockmode);
-	if (rel == NULL)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
-				 errmsg("ResourceNotFoundException: requested resource not found"),
-				 errdetail("Table with OID %u does not exist.", relid)));
-	if (!ddb_is_ddb_relation(rel))
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
-				 errmsg("ResourceNotFoundException: \"%s\" is not a ddb table",
-						RelationGetRelationName(rel)),
-				 errhint("Create it with ddb_create_table() or CREATE TABLE ... USING ddb.")));
-	aclresult = pg_class_aclcheck(relid, GetUserId(), mode);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(rel));
-	if (check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("ddb functions cannot access table \"%s\" because row-level security applies to it",
-						RelationGetRelationName(rel)),
-				 errhint("Use SQL on the table, which applies the policies, or disable row-level security.")));
-	return rel;
-}
+#include "model/ddb_expr.h"
 
 /* The name of key column k. */
 const char *

@@ -47,7 +47,7 @@
 #include "utils/snapmgr.h"
 
 #include "ddb.h"
-#include "ddb_page.h"
+#include "engine/ddb_page.h"
 
 typedef struct DdbKeyScanState
 {

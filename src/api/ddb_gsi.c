@@ -78,8 +78,8 @@
 #include "utils/syscache.h"
 
 #include "ddb.h"
-#include "ddb_expr.h"
-#include "ddb_page.h"
+#include "model/ddb_expr.h"
+#include "engine/ddb_page.h"
 
 PG_FUNCTION_INFO_V1(ddb_create_gsi);
 PG_FUNCTION_INFO_V1(ddb_drop_gsi);

@@ -42,7 +42,7 @@
 #include "utils/rel.h"
 
 #include "ddb.h"
-#include "ddb_page.h"
+#include "engine/ddb_page.h"
 
 /* Point htup at leaf item 'off' of the locked page in buf. */
 static inline DdbLeafItem

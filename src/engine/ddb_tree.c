@@ -66,7 +66,7 @@
 #include "utils/snapmgr.h"
 
 #include "ddb.h"
-#include "ddb_page.h"
+#include "engine/ddb_page.h"
 
 /* Row ids are taken from the metapage in batches of this many. */
 #define DDB_ROWID_BATCH		64

@@ -48,7 +48,7 @@
 #include "utils/snapmgr.h"
 
 #include "ddb.h"
-#include "ddb_page.h"
+#include "engine/ddb_page.h"
 
 /* Freezing cutoffs of one VACUUM, and what it learned. */
 typedef struct DdbFreezeState

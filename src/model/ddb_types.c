@@ -38,7 +38,7 @@
 #include "utils/numeric.h"
 
 #include "ddb.h"
-#include "ddb_expr.h"
+#include "model/ddb_expr.h"
 
 PG_FUNCTION_INFO_V1(ddb_to_typed_json);
 PG_FUNCTION_INFO_V1(ddb_from_typed_json);

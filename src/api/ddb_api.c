@@ -48,7 +48,7 @@
 #include "utils/snapmgr.h"
 
 #include "ddb.h"
-#include "ddb_expr.h"
+#include "model/ddb_expr.h"
 
 PG_FUNCTION_INFO_V1(ddb_create_table);
 PG_FUNCTION_INFO_V1(ddb_describe_table);

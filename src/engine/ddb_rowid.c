@@ -52,7 +52,7 @@
 #include "utils/rel.h"
 
 #include "ddb.h"
-#include "ddb_page.h"
+#include "engine/ddb_page.h"
 
 typedef struct DdbMapEntry
 {

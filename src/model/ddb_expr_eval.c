@@ -46,7 +46,7 @@
 #include "utils/numeric.h"
 
 #include "ddb.h"
-#include "ddb_expr.h"
+#include "model/ddb_expr.h"
 
 PG_FUNCTION_INFO_V1(ddb_eval_condition_sql);
 PG_FUNCTION_INFO_V1(ddb_apply_update_sql);
