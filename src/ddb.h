@@ -52,18 +52,7 @@
 #define DdbCheck(cond)	((void) 0)
 #endif
 
-/*
- * DynamoDB error kinds and their SQLSTATEs (class DB).  Each error message
- * starts with the DynamoDB name, so a client or an HTTP endpoint can map
- * either back.  README.md "Errors" lists the same table.
- */
-#define DDB_ERRCODE_VALIDATION			MAKE_SQLSTATE('D','B','0','0','1')	/* ValidationException */
-#define DDB_ERRCODE_CONDITIONAL_CHECK	MAKE_SQLSTATE('D','B','0','0','2')	/* ConditionalCheckFailedException */
-#define DDB_ERRCODE_RESOURCE_NOT_FOUND	MAKE_SQLSTATE('D','B','0','0','3')	/* ResourceNotFoundException */
-#define DDB_ERRCODE_TRANSACTION_CANCELED MAKE_SQLSTATE('D','B','0','0','4')	/* TransactionCanceledException */
-#define DDB_ERRCODE_ITEM_COLLECTION_SIZE MAKE_SQLSTATE('D','B','0','0','5')	/* ItemCollectionSizeLimitExceededException */
-#define DDB_ERRCODE_RESOURCE_IN_USE		MAKE_SQLSTATE('D','B','0','0','6')	/* ResourceInUseException */
-#define DDB_ERRCODE_TRANSACTION_CONFLICT MAKE_SQLSTATE('D','B','0','0','7')	/* TransactionConflictException */
+#include "ddb_errors.h"
 
 /* DynamoDB's item size limit (bytes, computed as DynamoDB does). */
 #define DDB_MAX_ITEM_BYTES			(400 * 1024)
