@@ -1,0 +1,40 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_protocol.h
+ *	  The DynamoDB protocol as one C entry point, shared by the SQL function
+ *	  ddb_api(operation, request) and the HTTP endpoint (src/http).
+ *
+ * The HTTP layer only transports: it authenticates, starts a transaction,
+ * calls ddb_api_execute, and turns an error into DynamoDB's error response
+ * with ddb_error_kind.  Every rule of every operation lives below this
+ * interface, shared with the SQL functions.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DDB_PROTOCOL_H
+#define DDB_PROTOCOL_H
+
+/*
+ * Run one DynamoDB operation as the current user, in the caller's
+ * transaction.  'operation' is the action name without its service prefix
+ * ("PutItem", "Query", "ListStreams"); 'body' is the request body, JSON
+ * text of 'bodylen' bytes (not necessarily NUL-terminated).  Returns the
+ * response body as palloc'd JSON text and its length in *resplen.
+ *
+ * Errors are raised with ereport(ERROR): a DB-class SQLSTATE (ddb_errors.h)
+ * and the message "<ErrorName>: <DynamoDB's message>".
+ */
+extern char *ddb_api_execute(const char *operation, const char *body, int bodylen,
+							 int *resplen);
+
+/*
+ * The DynamoDB error an SQLSTATE stands for: its name (the part after '#'
+ * in the response's __type, e.g. "ValidationException"), its __type
+ * namespace prefix in *type_prefix, and its HTTP status in *http_status.
+ * NULL for an SQLSTATE that is no DynamoDB error: the endpoint answers
+ * 500 InternalServerError and never passes PostgreSQL's message on.
+ */
+extern const char *ddb_error_kind(int sqlerrcode, const char **type_prefix,
+								  int *http_status);
+
+#endif							/* DDB_PROTOCOL_H */
