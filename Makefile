@@ -2,6 +2,7 @@
 
 MODULE_big = ddb
 OBJS = \
+	src/ddb_main.o \
 	src/engine/ddb_handler.o \
 	src/engine/ddb_shape.o \
 	src/engine/ddb_key.o \
@@ -30,12 +31,12 @@ PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 
 # pg_regress: sql/NAME.sql against expected/NAME.out
 REGRESS = extension shape keys tree modify items items_security types expr_condition expr_update \
-	expr_projection expr_key_condition expr_errors query scan query_cost keyscan gsi
+	expr_projection expr_key_condition expr_errors query scan query_cost keyscan gsi big_items
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
 ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew item-api \
-	gsi-concurrent keyscan-epq hot-key-versions
+	gsi-concurrent keyscan-epq hot-key-versions hot-key-long-run
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
 # TAP tests: test/t/*.pl

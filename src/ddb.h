@@ -139,8 +139,11 @@ typedef struct DdbRange
 /* An ordered scan of a key range; opaque outside ddb_scan.c. */
 typedef struct DdbRangeScanData *DdbRangeScan;
 
-/* engine/ddb_handler.c */
+/* ddb_main.c */
 extern void _PG_init(void);
+
+/* engine/ddb_handler.c */
+extern void ddb_engine_init(void);
 
 /* engine/ddb_shape.c */
 extern const DdbKeyInfo *ddb_get_keyinfo(Relation rel);
@@ -191,6 +194,9 @@ extern bool ddb_tree_insert(Relation rel, const char *key, int keylen,
 							ItemPointer tid, HeapTuple tuple,
 							DdbUniqueCheck check_unique);
 extern uint64 ddb_alloc_rowid(Relation rel);
+#ifdef DDB_CHECKS
+extern void ddb_checks_init(void);
+#endif
 extern Buffer ddb_new_buffer(Relation rel);
 
 /* engine/ddb_rowid.c: the row-id map */
@@ -239,7 +245,8 @@ extern HeapTuple ddb_expand_tuple(Relation rel, const char *key, int keylen,
 								  HeapTupleHeader stored, uint32 storedlen,
 								  ItemPointer tid);
 
-extern HeapTuple ddb_toast_stored_tuple(Relation rel, HeapTuple tuple, HeapTuple old);
+extern HeapTuple ddb_toast_stored_tuple(Relation rel, HeapTuple tuple, HeapTuple old,
+										 int keylen);
 
 /* engine/ddb_modify.c: fetch, update, delete, lock single versions */
 extern HeapTuple ddb_fetch_version(Relation rel, ItemPointer tid, Snapshot snapshot,

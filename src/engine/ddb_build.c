@@ -413,12 +413,11 @@ flush_run(DdbBuildState *bs, Relation NewTable, ClusterRun *cr)
 		HeapTuple	st = cr->run[r];
 
 		st->t_self = newtids[r];
-		if (HeapTupleHasExternal(st) || st->t_len > TOAST_TUPLE_THRESHOLD)
 		{
 			/* in the run's context, reset after the run */
 			MemoryContext old = MemoryContextSwitchTo(cr->cxt);
 
-			st = ddb_toast_stored_tuple(NewTable, st, NULL);
+			st = ddb_toast_stored_tuple(NewTable, st, NULL, cr->keylen);
 			MemoryContextSwitchTo(old);
 		}
 		ddb_build_add(bs, cr->key, cr->keylen, &newtids[r], st);

@@ -42,7 +42,6 @@
 
 #include "ddb.h"
 
-PG_MODULE_MAGIC;
 
 PG_FUNCTION_INFO_V1(ddb_tableam_handler);
 
@@ -895,16 +894,15 @@ ddb_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 	}
 }
 
+/* The engine's hooks and settings, installed when the library loads. */
 void
-_PG_init(void)
+ddb_engine_init(void)
 {
 	prev_get_relation_info_hook = get_relation_info_hook;
 	get_relation_info_hook = ddb_get_relation_info;
 	prev_post_parse_analyze_hook = post_parse_analyze_hook;
 	post_parse_analyze_hook = ddb_post_parse_analyze;
-
-	/* GUCs before the prefix is reserved */
-	ddb_planner_init();
-
-	MarkGUCPrefixReserved("ddb");
+#ifdef DDB_CHECKS
+	ddb_checks_init();
+#endif
 }

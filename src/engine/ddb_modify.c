@@ -372,7 +372,7 @@ ddb_update_version(Relation rel, ItemPointer otid, HeapTuple newtup,
 	newtup->t_self = *newtid;
 	newtup->t_data->t_ctid = *newtid;
 
-	stored = ddb_toast_stored_tuple(rel, newtup, old);
+	stored = ddb_toast_stored_tuple(rel, newtup, old, newkeylen);
 	ddb_tree_insert(rel, newkey, newkeylen, newtid, stored, DDB_UNIQUE_NONE);
 
 	if (have_tuple_lock)
@@ -500,7 +500,7 @@ ddb_insert_version(Relation rel, const char *key, int keylen, HeapTuple stored,
 	stored->t_data->t_ctid = *tid;
 
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
-	tuple = ddb_toast_stored_tuple(rel, stored, NULL);
+	tuple = ddb_toast_stored_tuple(rel, stored, NULL, keylen);
 	if (!ddb_tree_insert(rel, key, keylen, tid, tuple, check))
 		return false;
 	pgstat_count_heap_insert(rel, 1);

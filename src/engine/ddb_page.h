@@ -13,11 +13,27 @@
  * start at DdbPageFirstData().
  *
  *	 internal item:	DdbKeyItem { child block, key length, key bytes }.  The
- *					first data item's key is empty: "minus infinity".
+ *					first data item is the "minus infinity" downlink, with
+ *					no key; every other item stores its separator without
+ *					the page's prefix.
  *	 high key:		DdbKeyItem with child = InvalidBlockNumber.
  *	 leaf item:		DdbLeafItem { row id as TID, key length, key bytes },
  *					padded to MAXALIGN, then a heap-format tuple (header
  *					and data) whose key columns are NULL.
+ *
+ * Prefix.  An internal page's separators all start with the first
+ * 'prefixlen' bytes of its high key, which they do not store.  On a page
+ * with a low bound that prefix is also a prefix of the bound, so every key
+ * in the page's key space -- every separator on it, every separator that
+ * will ever be added -- starts with it.  A split gives each half the longest such prefix (none
+ * for a page with no high key).  The leftmost page of a level has no low
+ * bound; its prefix is what its high key and separators share, and a
+ * separator added later that shares less shrinks it (the page is rewritten
+ * with the longer separators).  Keys that share long
+ * prefixes (a 2048-byte partition key, sort keys with a long common stem)
+ * would otherwise leave room for one or two downlinks per page, and the
+ * tree would grow tall.  prefixlen 0 is always valid, so pages written
+ * before prefixes existed read the same.
  *
  * Order.  Leaf items are ordered by their "item key": the encoded key
  * followed by the complement of the row id (6 bytes, big-endian), so that
@@ -54,7 +70,7 @@ typedef struct DdbPageOpaqueData
 	BlockNumber right;			/* right sibling, or InvalidBlockNumber */
 	uint16		level;			/* 0 for leaves */
 	uint16		flags;
-	uint16		unused;
+	uint16		prefixlen;		/* internal pages: see "Prefix" above */
 	uint16		page_id;		/* DDB_PAGE_ID, for tools like pg_filedump */
 } DdbPageOpaqueData;
 

@@ -8,12 +8,50 @@
  * key (hash32(pk), pk, sk...; see ddb_key.c) plus a version suffix, so a
  * partition's items are contiguous and ordered by sort key.
  *
- * Creation.  A new relfilenode is an empty file.  The first insert creates
- * the metapage (block 0) and an empty root leaf (block 1) in one WAL record,
- * under the relation extension lock.  Readers treat a file without blocks as
- * an empty table.
+ * Creation.  A new relfilenode is an empty file, which reads as an empty
+ * table.  The first insert extends it by the metapage (block 0) and an empty
+ * root leaf (block 1) and writes both in one WAL record, holding the
+ * relation extension lock from before the extension until after the
+ * record, so a backend that finds block 0 all zeroes waits for that lock
+ * and looks again.  A block 0 that is still all zeroes after the wait is
+ * what a crash leaves when the file was extended but the record never
+ * reached disk: the table is empty, and the next insert initializes it in
+ * place.  But an all-zero block 0 beside an initialized block is corruption
+ * (that block's WAL comes after the metapage's, so no crash can produce
+ * it), and reads raise data_corrupted instead of returning no rows.
  *
- * Locking protocol (deadlock-free; no "incomplete split" state ever):
+ * Lock order.  These rules are written down only here; every path in
+ * ddb_tree.c, ddb_rowid.c, ddb_scan.c, ddb_modify.c, ddb_vacuum.c,
+ * ddb_build.c and ddb_verify.c obeys them.
+ *
+ *	1. Buffer content locks are taken top-down -- the metapage, then tree
+ *	   pages from the root towards the leaves -- and left to right within a
+ *	   level.  Row-id map pages (ddb_rowid.c) are locked only while no tree
+ *	   page is: the metapage, then map directory pages, then a map leaf.  A
+ *	   page just added to the file, which no other page links to yet, may be
+ *	   locked at any point.
+ *
+ *	2. The relation extension lock is innermost.  A backend may ask for it
+ *	   while holding buffer locks (a split holds the page it splits), but
+ *	   while it holds it, it locks only pages it has just added, and other
+ *	   pages only with ConditionalLockBuffer.  So nobody ever waits for a
+ *	   buffer lock while holding the extension lock, and no buffer-lock wait
+ *	   can close a cycle with a heavyweight-lock wait, which the deadlock
+ *	   detector could not see and nothing could cancel.
+ *
+ *	3. No buffer lock is held while waiting for a transaction
+ *	   (XactLockTableWait) or for any heavyweight lock but the extension
+ *	   lock.  Errors may be raised with buffer locks held (abort releases
+ *	   them).
+ *
+ *	4. A backend holds a bounded number of buffer locks, far below
+ *	   PostgreSQL's 200: the four pages of a split (metapage or parent,
+ *	   node, new sibling, new root), or, while checking that a key is free,
+ *	   the key's first leaf and two more, however many leaves the key's
+ *	   versions span.
+ *
+ * Tree concurrency (deadlock-free by the rules above; no "incomplete split"
+ * state ever):
  *
  *	- Readers descend with one share lock at a time: read the parent, note
  *	  the child, release, lock the child.  A page may have split in between;
@@ -23,25 +61,30 @@
  *
  *	- Writers first try optimistically: descend like a reader but take the
  *	  leaf in exclusive mode.  If the item fits, it is added with a one-page
- *	  WAL record.  To check uniqueness a writer may lock further leaves to
- *	  the right while holding the first (left-to-right order).
+ *	  WAL record.
+ *
+ *	- A writer that must check that no other version of its key is live
+ *	  holds the key's first leaf -- the leaf whose key space holds the bare
+ *	  key -- exclusively from the check until its item is added, and walks
+ *	  the key's versions to the right hand over hand (one more leaf at a
+ *	  time).  Every such writer of the key holds that same leaf (it cannot
+ *	  split while held), so they are serialized; a writer adding a new
+ *	  version of a key whose current version it has locked needs no check,
+ *	  and one that checks sees that lock (xmax) on its walk and waits.
  *
  *	- When the leaf is full, the writer releases everything and descends
  *	  again pessimistically, with exclusive locks coupled top-down (metapage,
  *	  root, child ...), splitting every node on the path that could not take
  *	  one more entry *before* stepping into it.  Hence each split touches only
- *	  the node, its new right sibling and its parent (plus the metapage when
- *	  the root splits), which is one Generic WAL record of at most four
- *	  pages, and a parent always has room for the new downlink.  The
- *	  pessimistic pass only makes room; the writer then retries the
+ *	  the node, its new right sibling and its parent (plus the metapage and a
+ *	  new root when the root splits), which is one Generic WAL record of at
+ *	  most four pages, and a parent always has room for the new downlink.
+ *	  The pessimistic pass only makes room; the writer then retries the
  *	  optimistic insert, which repeats the uniqueness check.
  *
  *	  Only pessimistic writers split, and they hold the parent exclusively
  *	  while splitting a child, so a pessimistic writer holding a node never
- *	  needs to move right at the next level.  Lock order is always top-down,
- *	  then left-to-right, so no cycle can form.
- *
- *	- Page locks are released before waiting for another transaction.
+ *	  needs to move right at the next level.
  *
  * WAL.  Every change goes through Generic WAL (GenericXLogStart ...
  * GenericXLogFinish), new pages registered as full images, so crash recovery
@@ -219,11 +262,59 @@ ddb_leaf_search(Page page, const char *key, int keylen, bool strict)
 	return lo;
 }
 
+/* Length of the longest common prefix of two byte strings. */
+static int
+ddb_common_prefix(const char *a, int alen, const char *b, int blen)
+{
+	int			n = Min(alen, blen);
+	int			i = 0;
+
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/*
+ * An internal page's prefix (ddb_page.h): the first prefixlen bytes of its
+ * high key.  Returns the length; *prefix points into the page.
+ */
+static inline int
+ddb_page_prefix(Page page, const char **prefix)
+{
+	int			len = DdbPageGetOpaque(page)->prefixlen;
+
+	*prefix = len > 0 ? ddb_key_item(page, DDB_HIKEY)->key : NULL;
+	return len;
+}
+
+/*
+ * The full separator of internal data item 'off' (after the first): the
+ * page's prefix followed by the item's stored rest.  palloc'd.
+ */
+static char *
+ddb_internal_sep(Page page, OffsetNumber off, int *len)
+{
+	const char *prefix;
+	int			plen = ddb_page_prefix(page, &prefix);
+	DdbKeyItem	ki = ddb_key_item(page, off);
+	char	   *sep = palloc(Max(plen + ki->keylen, 1));
+
+	if (plen > 0)
+		memcpy(sep, prefix, plen);
+	memcpy(sep + plen, ki->key, ki->keylen);
+	*len = plen + ki->keylen;
+	return sep;
+}
+
 /*
  * The child of an internal page to follow for key: the last data item whose
  * separator is <= key (strict = false) or < key (strict = true).  The first
  * data item's separator is minus infinity.  key == NULL is -infinity when
  * !strict and +infinity when strict.
+ *
+ * Separators are stored without the page's prefix.  A key that does not
+ * start with the prefix is below or above all of them; one that does is
+ * compared by the rest.
  */
 static OffsetNumber
 ddb_internal_search(Page page, const char *key, int keylen, bool strict)
@@ -231,9 +322,22 @@ ddb_internal_search(Page page, const char *key, int keylen, bool strict)
 	OffsetNumber first = DdbPageFirstData(page);
 	OffsetNumber lo = first + 1;
 	OffsetNumber hi = PageGetMaxOffsetNumber(page) + 1;
+	const char *prefix;
+	int			plen = ddb_page_prefix(page, &prefix);
 
 	if (key == NULL)
 		return strict ? hi - 1 : first;
+	if (plen > 0)
+	{
+		int			c = memcmp(key, prefix, Min(keylen, plen));
+
+		if (c < 0 || (c == 0 && keylen < plen))
+			return first;		/* below every separator */
+		if (c > 0)
+			return hi - 1;		/* above every separator */
+		key += plen;
+		keylen -= plen;
+	}
 	/* find the first item whose separator is > key (>= key when strict) */
 	while (lo < hi)
 	{
@@ -260,17 +364,18 @@ ddb_item_sortkey(Page page, OffsetNumber off, char *buf)
 		ddb_leaf_item_key(ddb_leaf_item(page, off), buf, &len);
 	else
 	{
-		DdbKeyItem	ki = ddb_key_item(page, off);
+		char	   *sep = ddb_internal_sep(page, off, &len);
 
-		memcpy(buf, ki->key, ki->keylen);
-		len = ki->keylen;
+		memcpy(buf, sep, len);
+		pfree(sep);
 	}
 	return len;
 }
 
 /*
  * Invariant of every page we write: data items strictly ascending, all
- * below the high key, and (when given) at or above 'low'.  Used by
+ * below the high key, and (when given) at or above 'low'; an internal page's
+ * prefix starts its high key and (when given) 'low'.  Used by
  * DdbCheck, so it costs nothing unless built with CHECKS=1.
  */
 static bool
@@ -302,6 +407,16 @@ ddb_page_is_ordered(Page page, const char *low, int lowlen)
 		DdbKeyItem	hk = ddb_key_item(page, DDB_HIKEY);
 
 		ok = ddb_compare_bytes(prev, prevlen, hk->key, hk->keylen) < 0;
+	}
+	/* an internal page's prefix is a prefix of its high key and its low bound */
+	if (ok && DdbPageGetOpaque(page)->prefixlen > 0)
+	{
+		const char *prefix;
+		int			plen = ddb_page_prefix(page, &prefix);
+
+		ok = !DdbPageIsLeaf(page) && !DdbPageIsRightmost(page) &&
+			plen <= ddb_key_item(page, DDB_HIKEY)->keylen &&
+			(low == NULL || ddb_common_prefix(prefix, plen, low, lowlen) == plen);
 	}
 	pfree(prev);
 	pfree(cur);
@@ -343,7 +458,7 @@ ddb_init_page(Page page, uint16 flags, uint16 level, BlockNumber right)
 	op->right = right;
 	op->level = level;
 	op->flags = flags;
-	op->unused = 0;
+	op->prefixlen = 0;
 	op->page_id = DDB_PAGE_ID;
 }
 
@@ -361,33 +476,97 @@ ddb_new_buffer(Relation rel)
 	return buf;
 }
 
+#ifdef DDB_CHECKS
 /*
- * Has block 0 been initialized?  An all-zero block 0 is a tree being
- * created right now (its creator holds the extension lock until the
- * metapage is written: wait for it), or one whose creation a crash cut
- * short: the file was extended, but the WAL record never made it to disk.
- * That second case is an empty table, which the next insert initializes in
- * place.
+ * Test-only pause (CHECKS=1 builds): ddb.check_delay_tree_create holds a
+ * backend, for that many milliseconds, right after it takes the extension
+ * lock to create the tree.  It widens the creation race for the
+ * concurrency tests; plain builds have no such setting.
  */
-static bool
-metapage_written(Relation rel)
+static int	check_delay_tree_create = 0;
+
+void
+ddb_checks_init(void)
 {
-	Buffer		buf = ReadBuffer(rel, DDB_METAPAGE_BLKNO);
+	DefineCustomIntVariable("ddb.check_delay_tree_create",
+							"Test only: pause while creating a ddb tree (milliseconds).",
+							NULL, &check_delay_tree_create, 0, 0, 60000,
+							PGC_USERSET, GUC_NOT_IN_SAMPLE | GUC_UNIT_MS,
+							NULL, NULL, NULL);
+}
+#define CHECK_DELAY(ms) \
+	do { if ((ms) > 0) pg_usleep((long) (ms) * 1000L); } while (0)
+#else
+#define CHECK_DELAY(ms) ((void) 0)
+#endif
+
+/* Is block 'blkno' all zeroes (never initialized)? */
+static bool
+ddb_block_is_new(Relation rel, BlockNumber blkno)
+{
+	Buffer		buf = ReadBuffer(rel, blkno);
 	bool		isnew;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	isnew = PageIsNew(BufferGetPage(buf));
 	UnlockReleaseBuffer(buf);
-	if (isnew && !RecoveryInProgress())
+	return isnew;
+}
+
+/*
+ * Block 0 is all zeroes and stayed so after waiting for any creator.  If
+ * another block is initialized, that is corruption (see "Creation" above)
+ * -- unless block 0 has been initialized meanwhile, by a backend
+ * initializing a crash's leftovers in place: it writes block 0 and the new
+ * root in one record, so once the root reads as initialized, block 0 does
+ * too.  Returns whether block 0 is initialized now.  The scan covers a
+ * handful of blocks in every legitimate case.
+ */
+static bool
+ddb_check_zero_metapage(Relation rel, BlockNumber nblocks)
+{
+	BlockNumber ninit = 0;
+
+	for (BlockNumber b = DDB_METAPAGE_BLKNO + 1; b < nblocks; b++)
 	{
+		CHECK_FOR_INTERRUPTS();
+		if (!ddb_block_is_new(rel, b))
+			ninit++;
+	}
+	if (ninit == 0)
+		return false;
+	if (!ddb_block_is_new(rel, DDB_METAPAGE_BLKNO))
+		return true;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("ddb table \"%s\" has an all-zero metapage but %u initialized pages",
+					RelationGetRelationName(rel), ninit),
+			 errdetail("Block 0 of a ddb table leads to its tree; without it the table's items cannot be found."),
+			 errhint("Restore the table from a backup; ddb_verify() reports the pages that remain.")));
+	return false;				/* keep compiler quiet */
+}
+
+/*
+ * Has block 0 been initialized?  An all-zero block 0 is a tree being
+ * created right now (its creator holds the extension lock until the
+ * metapage is written: wait for it), the empty table a crash left, or
+ * corruption (ddb_check_zero_metapage raises it).
+ */
+static bool
+metapage_written(Relation rel, BlockNumber nblocks)
+{
+	if (!ddb_block_is_new(rel, DDB_METAPAGE_BLKNO))
+		return true;
+	if (!RecoveryInProgress())
+	{
+		/* no buffer lock is held here (lock order rule 2) */
 		LockRelationForExtension(rel, ExclusiveLock);
 		UnlockRelationForExtension(rel, ExclusiveLock);
-		buf = ReadBuffer(rel, DDB_METAPAGE_BLKNO);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		isnew = PageIsNew(BufferGetPage(buf));
-		UnlockReleaseBuffer(buf);
+		if (!ddb_block_is_new(rel, DDB_METAPAGE_BLKNO))
+			return true;
+		nblocks = RelationGetNumberOfBlocks(rel);
 	}
-	return !isnew;
+	return ddb_check_zero_metapage(rel, nblocks);
 }
 
 /* Does the tree exist (has its metapage been written)? */
@@ -396,62 +575,31 @@ ddb_tree_exists(Relation rel)
 {
 	DdbRelCache *cache = ddb_get_relcache(rel);
 
-	if (!cache->initialized && RelationGetNumberOfBlocks(rel) > 0 &&
-		metapage_written(rel))
+	if (!cache->initialized)
 	{
-		cache = ddb_get_relcache(rel);
-		cache->initialized = true;
+		BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+
+		if (nblocks > 0 && metapage_written(rel, nblocks))
+		{
+			cache = ddb_get_relcache(rel);
+			cache->initialized = true;
+		}
 	}
 	return cache->initialized;
 }
 
 /*
- * Create the metapage and an empty root leaf if the relation has no blocks.
+ * Write the metapage and an empty root leaf into metabuf and rootbuf
+ * (exclusively locked), in one WAL record.
  */
-void
-ddb_tree_init_if_needed(Relation rel)
+static void
+ddb_write_new_tree(Relation rel, Buffer metabuf, Buffer rootbuf)
 {
-	Buffer		metabuf;
-	Buffer		rootbuf;
 	GenericXLogState *state;
 	Page		meta;
 	Page		root;
 	DdbMetaPageData *md;
-	BlockNumber nblocks;
 
-	if (ddb_tree_exists(rel))
-		return;
-
-	/*
-	 * Keep the extension lock until the metapage is written: a backend that
-	 * sees the new blocks before that finds an all-zero metapage and waits
-	 * for this lock (metapage_written, ddb_meta_read).
-	 */
-	LockRelationForExtension(rel, ExclusiveLock);
-	nblocks = RelationGetNumberOfBlocks(rel);
-	if (nblocks > 0)
-	{
-		Buffer		buf = ReadBuffer(rel, DDB_METAPAGE_BLKNO);
-		bool		isnew;
-
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		isnew = PageIsNew(BufferGetPage(buf));
-		UnlockReleaseBuffer(buf);
-		if (!isnew)
-		{
-			UnlockRelationForExtension(rel, ExclusiveLock);
-			ddb_get_relcache(rel)->initialized = true;
-			return;
-		}
-	}
-
-	/* new blocks, or the all-zero ones a crash left: initialize in place */
-	metabuf = nblocks > 0 ? ReadBuffer(rel, DDB_METAPAGE_BLKNO) :
-		ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	rootbuf = nblocks > 1 ? ReadBuffer(rel, DDB_METAPAGE_BLKNO + 1) :
-		ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-	LockBuffer(rootbuf, BUFFER_LOCK_EXCLUSIVE);
 	if (BufferGetBlockNumber(metabuf) != DDB_METAPAGE_BLKNO)
 		elog(ERROR, "ddb metapage of \"%s\" allocated at block %u",
 			 RelationGetRelationName(rel), BufferGetBlockNumber(metabuf));
@@ -474,10 +622,67 @@ ddb_tree_init_if_needed(Relation rel)
 	ddb_init_page(root, DDB_PAGE_LEAF, 0, InvalidBlockNumber);
 
 	GenericXLogFinish(state);
-	UnlockReleaseBuffer(rootbuf);
-	UnlockReleaseBuffer(metabuf);
-	UnlockRelationForExtension(rel, ExclusiveLock);
-	ddb_get_relcache(rel)->initialized = true;
+}
+
+/*
+ * Create the metapage and an empty root leaf if the tree does not exist.
+ *
+ * Lock order rule 2 shapes this: under the extension lock we lock only the
+ * blocks we add, and block 0 of a file that already has blocks only
+ * conditionally -- a backend splitting the root holds the metapage while it
+ * waits for the extension lock.
+ */
+void
+ddb_tree_init_if_needed(Relation rel)
+{
+	while (!ddb_tree_exists(rel))
+	{
+		BlockNumber nblocks;
+
+		LockRelationForExtension(rel, ExclusiveLock);
+		CHECK_DELAY(check_delay_tree_create);
+		nblocks = RelationGetNumberOfBlocks(rel);
+		if (nblocks == 0)
+		{
+			/* a new file: add blocks 0 and 1; nobody else can lock them yet */
+			Buffer		metabuf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+			Buffer		rootbuf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+
+			LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+			LockBuffer(rootbuf, BUFFER_LOCK_EXCLUSIVE);
+			ddb_write_new_tree(rel, metabuf, rootbuf);
+			UnlockReleaseBuffer(rootbuf);
+			UnlockReleaseBuffer(metabuf);
+		}
+		else
+		{
+			/*
+			 * Blocks exist: someone created the tree since we looked (the
+			 * loop's test sees it), or a crash left an all-zero block 0 --
+			 * ddb_tree_exists checked that no other block is initialized.
+			 * Initialize in place with a new root leaf; the other all-zero
+			 * blocks stay unused.
+			 */
+			Buffer		metabuf = ReadBuffer(rel, DDB_METAPAGE_BLKNO);
+
+			if (ConditionalLockBuffer(metabuf))
+			{
+				if (PageIsNew(BufferGetPage(metabuf)))
+				{
+					Buffer		rootbuf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW,
+															 RBM_NORMAL, NULL);
+
+					LockBuffer(rootbuf, BUFFER_LOCK_EXCLUSIVE);
+					ddb_write_new_tree(rel, metabuf, rootbuf);
+					UnlockReleaseBuffer(rootbuf);
+				}
+				UnlockReleaseBuffer(metabuf);
+			}
+			else
+				ReleaseBuffer(metabuf);
+		}
+		UnlockRelationForExtension(rel, ExclusiveLock);
+	}
 }
 
 static void
@@ -681,9 +886,7 @@ ddb_descend(Relation rel, const char *key, int keylen, bool strict,
 			{
 				if (low)
 					pfree(low);
-				low = palloc(ki->keylen);
-				memcpy(low, ki->key, ki->keylen);
-				lowlen = ki->keylen;
+				low = ddb_internal_sep(page, off, &lowlen);
 			}
 			blkno = ki->child;
 			level--;
@@ -751,21 +954,272 @@ ddb_add_item(Page page, const void *item, Size size, OffsetNumber off)
 		elog(ERROR, "failed to add item of size %zu to ddb page", size);
 }
 
+/* On-page size of a key item (downlink or high key) with a key of keylen. */
+static inline Size
+ddb_key_item_size(int keylen)
+{
+	return MAXALIGN(DdbKeyItemSize(keylen)) + sizeof(ItemIdData);
+}
+
+/*
+ * Where to split a leaf: over the sequence of its items with the new item
+ * in its place (as nbtree's _bt_findsplitloc does), so the new item may end
+ * up alone on a half, which is what lets items of DynamoDB's largest keys
+ * fit.  Candidate v (1..nv-1) puts virtual items [0, v) left; the separator
+ * is truncated between v-1 and v.  vkey/vkeylen/vsize describe the nv
+ * virtual items; 'skip' (or -1) is one to leave out, for the fallback below.
+ * Returns the best v, or -1.
+ */
+static int
+ddb_leaf_split_point(int nv, char **vkey, int *vkeylen, Size *vsize, int skip,
+					 Size oldhk)
+{
+	Size		total = 0;
+	Size		left = 0;
+	Size		bestdiff = 0;
+	int			best = -1;
+	int			prev = -1;
+
+	for (int v = 0; v < nv; v++)
+		if (v != skip)
+			total += vsize[v];
+	for (int v = 0; v < nv; v++)
+	{
+		if (v == skip)
+			continue;
+		if (prev >= 0)
+		{
+			int			hklen = ddb_truncated_separator(vkey[prev], vkeylen[prev],
+														vkey[v], vkeylen[v]);
+			Size		l = left + ddb_key_item_size(hklen);
+			Size		r = total - left + oldhk;
+
+			if (l <= DDB_PAGE_CAPACITY && r <= DDB_PAGE_CAPACITY)
+			{
+				Size		diff = l > r ? l - r : r - l;
+
+				if (best < 0 || diff < bestdiff)
+				{
+					best = v;
+					bestdiff = diff;
+				}
+			}
+		}
+		left += vsize[v];
+		prev = v;
+	}
+	return best;
+}
+
+/*
+ * The prefix of the left half of an internal split at m, whose high key
+ * becomes key[m].  With a low bound, the part of it common to that bound
+ * (every key the half will ever hold shares it).  Without one -- the
+ * leftmost node of its level -- the part common to the separators the half
+ * gets ([1, m), sorted, so the first is enough) and 'newkey' when the new
+ * downlink goes there; a separator added later that does not share it
+ * shrinks it (ddb_reprefix).  compress_leftmost false: none.
+ */
+static int
+ddb_left_prefix(char **key, int *keylen, int m, const char *low, int lowlen,
+				const char *newkey, int newkeylen, bool compress_leftmost)
+{
+	int			p;
+
+	if (low != NULL)
+		return ddb_common_prefix(low, lowlen, key[m], keylen[m]);
+	if (!compress_leftmost)
+		return 0;
+	p = keylen[m];
+	if (m > 1)
+		p = ddb_common_prefix(key[1], keylen[1], key[m], keylen[m]);
+	if (newkey != NULL)
+		p = Min(p, ddb_common_prefix(newkey, newkeylen, key[m], keylen[m]));
+	return Min(p, PG_UINT16_MAX);
+}
+
+/*
+ * Bytes the data items of internal page 'page' would grow by if its prefix
+ * shrank to newplen.
+ */
+static Size
+ddb_reprefix_growth(Page page, int newplen)
+{
+	int			d = DdbPageGetOpaque(page)->prefixlen - newplen;
+	OffsetNumber first = DdbPageFirstData(page);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	Size		growth = 0;
+
+	if (d <= 0)
+		return 0;
+	for (OffsetNumber off = first + 1; off <= maxoff; off++)
+	{
+		DdbKeyItem	ki = ddb_key_item(page, off);
+
+		growth += MAXALIGN(DdbKeyItemSize(ki->keylen + d)) -
+			MAXALIGN(DdbKeyItemSize(ki->keylen));
+	}
+	return growth;
+}
+
+/*
+ * Where to split an internal node: existing downlinks [0, m) go left (the
+ * separator of m becomes the left half's high key and goes up), [m, n)
+ * right, the first of them becoming the right half's minus infinity.  Sizes
+ * count each half's separators without the half's new prefix: the left
+ * half's is common to its low bound and its new high key, the right half's
+ * to that key and the old high key (no prefix for a rightmost half).  The
+ * new downlink of 'newsize' bytes lands on the side of 'newpos' (or
+ * nowhere, newpos < 0).  Returns the best m, or -1.
+ *
+ * A node without a low bound (leftmost) or without a high key (rightmost)
+ * stores its separators whole, so with DynamoDB's longest keys it holds
+ * only two or three.  When the new downlink lands at such an unbounded end
+ * -- keys inserted in descending or ascending order -- a balanced split
+ * would leave the bounded half, which no further insert of that order
+ * reaches, with a single child, and the tree would grow a level every few
+ * inserts.  There the split packs the bounded half as full as it can
+ * instead (nbtree's rightmost fill factor, for the same reason), so each
+ * level at least doubles what it covers.
+ */
+static int
+ddb_internal_split_point(int n, char **key, int *keylen, const char *low, int lowlen,
+						 const char *oldhk, int oldhklen, int newpos, Size newsize,
+						 const char *newkey, int newkeylen, bool compress_leftmost)
+{
+	Size		bestdiff = 0;
+	int			best = -1;
+	bool		packright = low == NULL && newpos >= 0 && newpos <= 1;
+	bool		packleft = oldhk == NULL && newpos >= n;
+
+	for (int m = 1; m < n; m++)
+	{
+		int			pl = ddb_left_prefix(key, keylen, m, low, lowlen,
+										 newpos >= 0 && newpos < m ? newkey : NULL,
+										 newkeylen, compress_leftmost);
+		int			pr = oldhk ? ddb_common_prefix(key[m], keylen[m], oldhk, oldhklen) : 0;
+		/* each half: its minus-infinity downlink, its high key, the rest */
+		Size		l = ddb_key_item_size(0) + ddb_key_item_size(keylen[m]);
+		Size		r = ddb_key_item_size(0) + (oldhk ? ddb_key_item_size(oldhklen) : 0);
+		Size		diff;
+
+		for (int i = 1; i < m; i++)
+			l += ddb_key_item_size(keylen[i] - pl);
+		for (int i = m + 1; i < n; i++)
+			r += ddb_key_item_size(keylen[i] - pr);
+		if (newpos >= 0)
+		{
+			if (newpos < m)
+				l += newsize;
+			else
+				r += newsize;
+		}
+		if (l > DDB_PAGE_CAPACITY || r > DDB_PAGE_CAPACITY)
+			continue;
+		if (packright && !packleft)
+			return m;			/* the smallest m that fits */
+		if (packleft && !packright)
+		{
+			best = m;			/* the largest m that fits */
+			continue;
+		}
+		diff = l > r ? l - r : r - l;
+		if (best < 0 || diff < bestdiff)
+		{
+			best = m;
+			bestdiff = diff;
+		}
+	}
+	return best;
+}
+
+/* Add a downlink with the part of 'key' after the page's prefix. */
+static void
+ddb_add_downlink(Page page, BlockNumber child, const char *key, int keylen,
+				 int prefixlen, OffsetNumber off)
+{
+	Size		sz;
+	DdbKeyItem	ki = ddb_make_key_item(child, key + prefixlen, keylen - prefixlen, &sz);
+
+	ddb_add_item(page, ki, sz, off);
+}
+
+/* Give 'page' the contents of 'tmp', keeping its LSN and checksum fields. */
+static void
+ddb_page_replace(Page page, Page tmp)
+{
+	memcpy((char *) page + SizeOfPageHeaderData, tmp + SizeOfPageHeaderData,
+		   BLCKSZ - SizeOfPageHeaderData);
+	((PageHeader) page)->pd_lower = ((PageHeader) tmp)->pd_lower;
+	((PageHeader) page)->pd_upper = ((PageHeader) tmp)->pd_upper;
+	((PageHeader) page)->pd_special = ((PageHeader) tmp)->pd_special;
+	((PageHeader) page)->pd_flags = ((PageHeader) tmp)->pd_flags;
+	((PageHeader) page)->pd_prune_xid = ((PageHeader) tmp)->pd_prune_xid;
+}
+
+/*
+ * Rewrite internal page 'page' (a leftmost one, registered in the caller's
+ * WAL record) with the shorter prefix 'newplen'; the caller has checked that
+ * the grown separators fit (ddb_reprefix_growth).  Item order, and so every
+ * offset, stays the same.
+ */
+static void
+ddb_reprefix(Page page, int newplen)
+{
+	DdbPageOpaque op = DdbPageGetOpaque(page);
+	OffsetNumber first = DdbPageFirstData(page);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	Page		tmp = palloc(BLCKSZ);
+
+	Assert(!DdbPageIsLeaf(page) && newplen < op->prefixlen);
+	ddb_init_page(tmp, op->flags, op->level, op->right);
+	DdbPageGetOpaque(tmp)->prefixlen = newplen;
+	if (!DdbPageIsRightmost(page))
+		ddb_add_item(tmp, PageGetItem(page, PageGetItemId(page, DDB_HIKEY)),
+					 ItemIdGetLength(PageGetItemId(page, DDB_HIKEY)), DDB_HIKEY);
+	for (OffsetNumber off = first; off <= maxoff; off++)
+	{
+		BlockNumber child = ddb_key_item(page, off)->child;
+
+		if (off == first)
+			ddb_add_downlink(tmp, child, NULL, 0, 0, InvalidOffsetNumber);
+		else
+		{
+			int			len;
+			char	   *sep = ddb_internal_sep(page, off, &len);
+
+			ddb_add_downlink(tmp, child, sep, len, newplen, InvalidOffsetNumber);
+			pfree(sep);
+		}
+	}
+	ddb_page_replace(page, tmp);
+	pfree(tmp);
+}
+
 /*
  * Split 'buf' (locked exclusively, child of 'parentbuf' at downlink offset
  * 'downlink', or the root when parentbuf is InvalidBuffer and metabuf is
- * valid).  'newkey'/'newkeylen'/'newsize' describe the item about to be
- * inserted into this node (for the split point choice); it is not inserted.
+ * valid).  'low' is the node's low bound (NULL: minus infinity), which the
+ * pessimistic descent knows from the parent it holds.  'newkey'/'newkeylen'/
+ * 'newsize' describe the item about to be inserted into this node (for the
+ * split point choice); it is not inserted.
  *
- * Returns the buffer of the half where newkey belongs, still locked; the
- * other half is released.  Returns InvalidBuffer (nothing changed, all
+ * Returns the buffer of the half where newkey belongs, still locked, and
+ * in *sep_out that half's low bound when it is the right one (else NULL);
+ * the other half is released.  Returns InvalidBuffer (nothing changed, all
  * buffers still held by the caller) when the parent has no room for the
  * separator: the caller restarts with a bigger reserve.
+ *
+ * Internal pages store their separators without the prefix common to the
+ * page's low bound and high key (ddb_page.h), so long keys that share long
+ * prefixes -- a 2048-byte partition key, sort keys with a common stem --
+ * still leave room for many downlinks.
  */
 static Buffer
 ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
-		  Buffer buf, const char *newkey, int newkeylen, Size newsize,
-		  bool *parent_full)
+		  Buffer buf, const char *low, int lowlen,
+		  const char *newkey, int newkeylen, Size newsize, bool compress_leftmost,
+		  bool *parent_full, char **sep_out, int *sep_outlen)
 {
 	Page		page = BufferGetPage(buf);
 	DdbPageOpaque op = DdbPageGetOpaque(page);
@@ -774,15 +1228,18 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 	int			nitems = maxoff - first + 1;
 	SplitItem  *items;
+	char	  **key = NULL;		/* internal: full separators (key[0] unused) */
+	int		   *keylen = NULL;
 	DdbKeyItem	oldhk = NULL;
 	Size		oldhksize = 0;
 	int			newpos;
 	int			best = -1;
-	Size		bestdiff = 0;
-	Size		capacity = DDB_PAGE_CAPACITY;
-	Size		total = 0;
 	char	   *sep = NULL;
 	int			seplen = 0;
+	int			pl = 0,
+				pr = 0,
+				pp = 0,
+				newpp = 0;
 	Buffer		rbuf;
 	Buffer		rootbuf = InvalidBuffer;
 	GenericXLogState *state;
@@ -795,6 +1252,8 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 	Buffer		keep;
 
 	*parent_full = false;
+	*sep_out = NULL;
+	*sep_outlen = 0;
 
 	/* Copy the items out; the page is rewritten below. */
 	items = palloc(sizeof(SplitItem) * nitems);
@@ -805,7 +1264,6 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 		items[i].size = MAXALIGN(ItemIdGetLength(iid));
 		items[i].data = palloc0(items[i].size);
 		memcpy(items[i].data, PageGetItem(page, iid), ItemIdGetLength(iid));
-		total += items[i].size + sizeof(ItemIdData);
 	}
 	if (!DdbPageIsRightmost(page))
 	{
@@ -814,29 +1272,18 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 		oldhk = ddb_make_key_item(InvalidBlockNumber, hk->key, hk->keylen, &oldhksize);
 	}
 
-	/* Where would the new item go? (index of the first item > newkey) */
-	if (leaf)
-		newpos = ddb_leaf_search(page, newkey, newkeylen, false) - first;
-	else
-		newpos = ddb_internal_search(page, newkey, newkeylen, false) - first + 1;
-
 	if (leaf)
 	{
-		/*
-		 * Leaf: choose the split over the sequence of the existing items with
-		 * the new item in its place (as nbtree's _bt_findsplitloc does), so
-		 * the new item may end up alone on a half: that is what lets items of
-		 * DynamoDB's largest keys fit.  Candidate v (1..nv-1) puts virtual
-		 * items [0, v) left; the separator is truncated between v-1 and v.
-		 */
 		int			nv = nitems + 1;
 		char	  **vkey = palloc(sizeof(char *) * nv);
 		int		   *vkeylen = palloc(sizeof(int) * nv);
 		Size	   *vsize = palloc(sizeof(Size) * nv);
-		Size		vtotal = 0;
-		Size		left = 0;
-		int			bestv = -1;
+		Size		oldhkspace = oldhk ? oldhksize + sizeof(ItemIdData) : 0;
+		int			a,
+					b;
 
+		/* Where would the new item go? (index of the first item > newkey) */
+		newpos = ddb_leaf_search(page, newkey, newkeylen, false) - first;
 		for (int v = 0; v < nv; v++)
 		{
 			if (v == newpos)
@@ -853,88 +1300,84 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 				ddb_leaf_item_key((DdbLeafItem) items[i].data, vkey[v], &vkeylen[v]);
 				vsize[v] = items[i].size + sizeof(ItemIdData);
 			}
-			vtotal += vsize[v];
 		}
-		for (int v = 1; v < nv; v++)
+		b = ddb_leaf_split_point(nv, vkey, vkeylen, vsize, -1, oldhkspace);
+		a = b - 1;
+		if (b < 0)
 		{
-			int			hklen;
-			Size		l,
-						r,
-						diff;
-
-			left += vsize[v - 1];
-			hklen = ddb_truncated_separator(vkey[v - 1], vkeylen[v - 1], vkey[v], vkeylen[v]);
-			l = left + MAXALIGN(DdbKeyItemSize(hklen)) + sizeof(ItemIdData);
-			r = vtotal - left + (oldhk ? oldhksize + sizeof(ItemIdData) : 0);
-			if (l > capacity || r > capacity)
-				continue;
-			diff = l > r ? l - r : r - l;
-			if (bestv < 0 || diff < bestdiff)
-			{
-				bestv = v;
-				bestdiff = diff;
-			}
+			/*
+			 * No split leaves room for the new item on its side: a large
+			 * item between two large neighbours under a long high key.
+			 * Split the existing items alone.  Such a split always exists
+			 * (one item fits beside any high key, DDB_MAX_ITEM_SIZE, and
+			 * the rest fit as they did before), and the insert splits again
+			 * if its half is still full, until the item fits.
+			 */
+			b = ddb_leaf_split_point(nv, vkey, vkeylen, vsize, newpos, oldhkspace);
+			if (b < 0)
+				elog(ERROR, "could not find a split point for ddb page %u of \"%s\"",
+					 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
+			a = b - 1 == newpos ? b - 2 : b - 1;
 		}
-		if (bestv < 0)
-			elog(ERROR, "could not find a split point for ddb page %u of \"%s\"",
-				 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
-		seplen = ddb_truncated_separator(vkey[bestv - 1], vkeylen[bestv - 1],
-										 vkey[bestv], vkeylen[bestv]);
+		seplen = ddb_truncated_separator(vkey[a], vkeylen[a], vkey[b], vkeylen[b]);
 		sep = palloc(seplen);
-		memcpy(sep, vkey[bestv], seplen);
-		/* existing items going left */
-		best = bestv <= newpos ? bestv : bestv - 1;
+		memcpy(sep, vkey[b], seplen);
+		/* existing items going left: virtual items before b, the new one not counted */
+		best = b <= newpos ? b : b - 1;
 	}
 	else
 	{
-		/*
-		 * Internal: split the existing downlinks (at least one per half); the
-		 * right half's first downlink becomes its minus infinity and its key
-		 * goes up as the separator.
-		 */
-		Size		left = 0;
+		int			m;
 
 		if (nitems < 2)
 			elog(ERROR, "ddb page %u of \"%s\" has too few items to split",
 				 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
-		for (int m = 1; m < nitems; m++)
+		key = palloc0(sizeof(char *) * nitems);
+		keylen = palloc0(sizeof(int) * nitems);
+		for (int i = 1; i < nitems; i++)
+			key[i] = ddb_internal_sep(page, first + i, &keylen[i]);
+		newpos = ddb_internal_search(page, newkey, newkeylen, false) - first + 1;
+		m = ddb_internal_split_point(nitems, key, keylen, low, lowlen,
+									 oldhk ? oldhk->key : NULL, oldhk ? oldhk->keylen : 0,
+									 newpos, newsize, newkey, newkeylen, compress_leftmost);
+		if (m < 0)
 		{
-			Size		l,
-						r,
-						diff;
-			int			hklen = ((DdbKeyItem) items[m].data)->keylen;
-
-			left += items[m - 1].size + sizeof(ItemIdData);
-			l = left + MAXALIGN(DdbKeyItemSize(hklen)) + sizeof(ItemIdData);
-			r = total - left - items[m].size + MAXALIGN(DdbKeyItemSize(0)) +
-				(oldhk ? oldhksize + sizeof(ItemIdData) : 0);
-			if (newpos < m)
-				l += newsize;
-			else
-				r += newsize;
-			if (l > capacity || r > capacity)
-				continue;
-			diff = l > r ? l - r : r - l;
-			if (best < 0 || diff < bestdiff)
-			{
-				best = m;
-				bestdiff = diff;
-			}
+			/* as for leaves: split the existing downlinks alone, then retry */
+			m = ddb_internal_split_point(nitems, key, keylen, low, lowlen,
+										 oldhk ? oldhk->key : NULL, oldhk ? oldhk->keylen : 0,
+										 -1, 0, NULL, 0, compress_leftmost);
+			newpos = -1;
+			if (m < 0)
+				elog(ERROR, "could not find a split point for ddb page %u of \"%s\"",
+					 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
 		}
-		if (best < 0)
-			elog(ERROR, "could not find a split point for ddb page %u of \"%s\"",
-				 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
-		seplen = ((DdbKeyItem) items[best].data)->keylen;
-		sep = palloc(seplen);
-		memcpy(sep, ((DdbKeyItem) items[best].data)->key, seplen);
+		best = m;
+		sep = key[m];
+		seplen = keylen[m];
+		pl = ddb_left_prefix(key, keylen, m, low, lowlen,
+							 newpos >= 0 && newpos < m ? newkey : NULL, newkeylen,
+							 compress_leftmost);
+		pr = oldhk ? ddb_common_prefix(sep, seplen, oldhk->key, oldhk->keylen) : 0;
 	}
 
 	/* Does the parent have room for the new downlink? */
-	if (BufferIsValid(parentbuf) &&
-		PageGetFreeSpace(BufferGetPage(parentbuf)) < MAXALIGN(DdbKeyItemSize(seplen)))
+	if (BufferIsValid(parentbuf))
 	{
-		*parent_full = true;
-		return InvalidBuffer;
+		Page		parent = BufferGetPage(parentbuf);
+
+		/*
+		 * The separator lies in the parent's key space.  A bounded parent's
+		 * prefix starts all of it; a leftmost parent's may need to shrink
+		 * to what the separator shares with it (ddb_left_prefix).
+		 */
+		pp = DdbPageGetOpaque(parent)->prefixlen;
+		newpp = pp > 0 ? ddb_common_prefix(ddb_key_item(parent, DDB_HIKEY)->key, pp, sep, seplen) : 0;
+		if (PageGetFreeSpace(parent) <
+			MAXALIGN(DdbKeyItemSize(seplen - newpp)) + ddb_reprefix_growth(parent, newpp))
+		{
+			*parent_full = true;
+			return InvalidBuffer;
+		}
 	}
 
 	/* Allocate the new pages before starting the WAL record. */
@@ -955,25 +1398,25 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 
 	/* Right half: items [best, n) and the old high key. */
 	ddb_init_page(rpage, op->flags, op->level, op->right);
+	DdbPageGetOpaque(rpage)->prefixlen = pr;
 	if (oldhk)
 		ddb_add_item(rpage, oldhk, oldhksize, DDB_HIKEY);
 	for (int i = best; i < nitems; i++)
 	{
-		if (!leaf && i == best)
-		{
-			Size		sz;
-			DdbKeyItem	ki = ddb_make_key_item(((DdbKeyItem) items[i].data)->child,
-											   NULL, 0, &sz);
-
-			ddb_add_item(rpage, ki, sz, InvalidOffsetNumber);
-		}
-		else
+		if (leaf)
 			ddb_add_item(rpage, items[i].data, items[i].size, InvalidOffsetNumber);
+		else if (i == best)		/* minus infinity */
+			ddb_add_downlink(rpage, ((DdbKeyItem) items[i].data)->child,
+							 NULL, 0, 0, InvalidOffsetNumber);
+		else
+			ddb_add_downlink(rpage, ((DdbKeyItem) items[i].data)->child,
+							 key[i], keylen[i], pr, InvalidOffsetNumber);
 	}
 
 	/* Left half: items [0, best) and the separator as high key. */
 	tmp = palloc(BLCKSZ);
 	ddb_init_page(tmp, op->flags, op->level, rblkno);
+	DdbPageGetOpaque(tmp)->prefixlen = pl;
 	{
 		Size		sz;
 		DdbKeyItem	hk = ddb_make_key_item(InvalidBlockNumber, sep, seplen, &sz);
@@ -981,42 +1424,39 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 		ddb_add_item(tmp, hk, sz, DDB_HIKEY);
 	}
 	for (int i = 0; i < best; i++)
-		ddb_add_item(tmp, items[i].data, items[i].size, InvalidOffsetNumber);
-	/* keep the LSN and checksum fields of the real page */
-	memcpy((char *) lpage + SizeOfPageHeaderData, tmp + SizeOfPageHeaderData,
-		   BLCKSZ - SizeOfPageHeaderData);
-	((PageHeader) lpage)->pd_lower = ((PageHeader) tmp)->pd_lower;
-	((PageHeader) lpage)->pd_upper = ((PageHeader) tmp)->pd_upper;
-	((PageHeader) lpage)->pd_special = ((PageHeader) tmp)->pd_special;
-	((PageHeader) lpage)->pd_flags = ((PageHeader) tmp)->pd_flags;
-	((PageHeader) lpage)->pd_prune_xid = ((PageHeader) tmp)->pd_prune_xid;
+	{
+		if (leaf)
+			ddb_add_item(tmp, items[i].data, items[i].size, InvalidOffsetNumber);
+		else if (i == 0)		/* minus infinity */
+			ddb_add_downlink(tmp, ((DdbKeyItem) items[i].data)->child,
+							 NULL, 0, 0, InvalidOffsetNumber);
+		else
+			ddb_add_downlink(tmp, ((DdbKeyItem) items[i].data)->child,
+							 key[i], keylen[i], pl, InvalidOffsetNumber);
+	}
+	ddb_page_replace(lpage, tmp);
 	pfree(tmp);
 
 	if (BufferIsValid(rootbuf))
 	{
-		/* New root above the old one: (-inf -> left), (sep -> right). */
+		/* New root above the old one: (-inf -> left), (sep -> right), no prefix. */
 		DdbMetaPageData *md = DdbPageGetMeta(mpage);
-		Size		sz;
-		DdbKeyItem	ki;
 
 		ddb_init_page(ppage, DDB_PAGE_INTERNAL, op->level + 1, InvalidBlockNumber);
-		ki = ddb_make_key_item(BufferGetBlockNumber(buf), NULL, 0, &sz);
-		ddb_add_item(ppage, ki, sz, InvalidOffsetNumber);
-		ki = ddb_make_key_item(rblkno, sep, seplen, &sz);
-		ddb_add_item(ppage, ki, sz, InvalidOffsetNumber);
+		ddb_add_downlink(ppage, BufferGetBlockNumber(buf), NULL, 0, 0, InvalidOffsetNumber);
+		ddb_add_downlink(ppage, rblkno, sep, seplen, 0, InvalidOffsetNumber);
 		md->root = BufferGetBlockNumber(rootbuf);
 		md->height = op->level + 2;
 	}
 	else
 	{
-		Size		sz;
-		DdbKeyItem	ki = ddb_make_key_item(rblkno, sep, seplen, &sz);
-
-		ddb_add_item(ppage, ki, sz, OffsetNumberNext(downlink));
+		if (newpp < pp)
+			ddb_reprefix(ppage, newpp);
+		ddb_add_downlink(ppage, rblkno, sep, seplen, newpp, OffsetNumberNext(downlink));
 	}
 
 	/* both halves ordered; left below the separator, right at or above it */
-	DdbCheck(ddb_page_is_ordered(lpage, NULL, 0));
+	DdbCheck(ddb_page_is_ordered(lpage, low, lowlen));
 	DdbCheck(ddb_page_is_ordered(rpage, sep, seplen));
 	DdbCheck(ddb_page_is_ordered(ppage, NULL, 0));
 	GenericXLogFinish(state);
@@ -1029,6 +1469,8 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 	{
 		UnlockReleaseBuffer(buf);
 		keep = rbuf;
+		*sep_out = sep;
+		*sep_outlen = seplen;
 	}
 	else
 	{
@@ -1051,12 +1493,18 @@ ddb_node_full(Page page, Size need)
 /*
  * Pessimistic pass: descend with exclusive locks coupled top-down and split
  * every full node on the path of 'itemkey', so that the leaf has room for an
- * item of 'itemsize' bytes (as of the moment we leave it).
+ * item of 'itemsize' bytes (as of the moment we leave it).  An internal node
+ * is full when it could not take one more downlink: a separator of up to
+ * 'reservelen' bytes (a guess that grows to the maximum when a parent turns
+ * out too full), stored without the node's prefix.  The low bound of each
+ * node on the way is known from the parent we hold; splits need it to
+ * choose the halves' prefixes.
  */
 static void
 ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize)
 {
-	Size		reserve = DDB_INTERNAL_RESERVE(Max(itemkeylen, 64) * 2);
+	int			reservelen = Min(Max(itemkeylen, 64) * 2, DDB_MAX_SEP_LEN);
+	bool		pessimistic = false;
 
 	for (;;)
 	{
@@ -1064,11 +1512,10 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize)
 		Buffer		buf;
 		Buffer		parent = InvalidBuffer;
 		OffsetNumber downlink = InvalidOffsetNumber;
+		char	   *low = NULL;		/* the node's low bound; NULL = -infinity */
+		int			lowlen = 0;
 		bool		restart = false;
 		DdbMetaPageData *md;
-
-		if (reserve > DDB_INTERNAL_RESERVE(DDB_MAX_SEP_LEN))
-			reserve = DDB_INTERNAL_RESERVE(DDB_MAX_SEP_LEN);
 
 		metabuf = ReadBuffer(rel, DDB_METAPAGE_BLKNO);
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
@@ -1082,19 +1529,36 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize)
 		{
 			Page		page = BufferGetPage(buf);
 			bool		leaf = DdbPageIsLeaf(page);
-			Size		need = leaf ? itemsize : reserve;
+			Size		need = leaf ? itemsize :
+				DDB_INTERNAL_RESERVE(reservelen - Min(DdbPageGetOpaque(page)->prefixlen, reservelen));
+			Size		growth = 0;
 
-			if (ddb_node_full(page, need))
+			/*
+			 * A leftmost node's prefix may have to shrink for the separator
+			 * (ddb_left_prefix).  After a parent turned out too full, reserve
+			 * for the worst case, a separator sharing nothing with it, and
+			 * split leftmost nodes without a prefix, so the retry succeeds.
+			 */
+			if (!leaf && pessimistic && low == NULL)
+			{
+				need = DDB_INTERNAL_RESERVE(reservelen);
+				growth = ddb_reprefix_growth(page, 0);
+			}
+
+			if (ddb_node_full(page, need + growth))
 			{
 				bool		parent_full;
 				Buffer		half;
+				char	   *sep;
+				int			seplen;
 
 				half = ddb_split(rel,
 								 BufferIsValid(parent) ? InvalidBuffer : metabuf,
-								 parent, downlink, buf,
+								 parent, downlink, buf, low, lowlen,
 								 itemkey, itemkeylen,
-								 leaf ? itemsize + sizeof(ItemIdData) : reserve,
-								 &parent_full);
+								 leaf ? itemsize + sizeof(ItemIdData) : need,
+								 !pessimistic,
+								 &parent_full, &sep, &seplen);
 				if (!BufferIsValid(half))
 				{
 					/* parent cannot take the separator: retry, reserving more */
@@ -1102,6 +1566,11 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize)
 					break;
 				}
 				buf = half;
+				if (sep != NULL)
+				{
+					low = sep;	/* we went on in the right half */
+					lowlen = seplen;
+				}
 			}
 
 			/* The node now has room; the levels above are no longer needed. */
@@ -1120,6 +1589,8 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize)
 			/* Step into the child, keeping this node locked. */
 			page = BufferGetPage(buf);
 			downlink = ddb_internal_search(page, itemkey, itemkeylen, false);
+			if (downlink > DdbPageFirstData(page))
+				low = ddb_internal_sep(page, downlink, &lowlen);
 			parent = buf;
 			buf = ReadBuffer(rel, ddb_key_item(page, downlink)->child);
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
@@ -1133,7 +1604,8 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize)
 		UnlockReleaseBuffer(buf);
 		if (!restart)
 			return;
-		reserve = DDB_INTERNAL_RESERVE(DDB_MAX_SEP_LEN);
+		reservelen = DDB_MAX_SEP_LEN;
+		pessimistic = true;
 	}
 }
 
@@ -1143,23 +1615,33 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize)
  */
 
 /*
- * Check that no other version of 'key' is live, looking at the versions on
- * the locked leaves bufs[0..nbufs).  Returns InvalidTransactionId when the
- * key is free; the xid to wait for when a concurrent transaction inserted or
- * deleted a version; raises unique_violation when a live version exists.
+ * Check that no other version of 'key' is live.  'first' is the key's first
+ * leaf, locked exclusively by the caller, who keeps it locked until its own
+ * version is added (see "Tree concurrency" in the header).  The key's
+ * versions may run on over leaves to the right; they are read hand over
+ * hand, so at most two leaves besides 'first' are locked at any time.
+ *
+ * Returns InvalidTransactionId when the key is free, or the xid to wait for
+ * when a concurrent transaction inserted, deleted or locked a version.  A
+ * live version raises unique_violation, or sets *duplicate when duplicate
+ * is not NULL.  Returns with only 'first' locked.
  */
 static TransactionId
-ddb_check_unique(Relation rel, Buffer *bufs, int nbufs, const char *key, int keylen,
-				 bool *duplicate)
+ddb_check_unique(Relation rel, Buffer first, const char *key, int keylen,
+				 const char *succ, int succlen, bool *duplicate)
 {
 	SnapshotData dirty;
+	Buffer		buf = first;
+	TransactionId result = InvalidTransactionId;
 
 	InitDirtySnapshot(dirty);
-	for (int b = 0; b < nbufs; b++)
+	for (;;)
 	{
-		Page		page = BufferGetPage(bufs[b]);
+		Page		page = BufferGetPage(buf);
 		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 		OffsetNumber off = ddb_leaf_search(page, key, keylen, false);
+		DdbKeyItem	hk;
+		Buffer		next;
 
 		for (; off <= maxoff; off++)
 		{
@@ -1167,30 +1649,68 @@ ddb_check_unique(Relation rel, Buffer *bufs, int nbufs, const char *key, int key
 			HeapTupleData htup;
 
 			if (ddb_compare_leaf_keypart(key, keylen, li) != 0)
-				return InvalidTransactionId;	/* past the key's versions */
+				goto done;		/* past the key's versions */
 
 			(void) ddb_leaf_htup(rel, page, off, &htup);
-			if (HeapTupleSatisfiesVisibility(&htup, &dirty, bufs[b]))
+			if (HeapTupleSatisfiesVisibility(&htup, &dirty, buf))
 			{
 				if (TransactionIdIsValid(dirty.xmin))
-					return dirty.xmin;
-				if (TransactionIdIsValid(dirty.xmax))
-					return dirty.xmax;
-				if (duplicate)
-				{
+					result = dirty.xmin;
+				else if (TransactionIdIsValid(dirty.xmax))
+					result = dirty.xmax;
+				else if (duplicate)
 					*duplicate = true;
-					return InvalidTransactionId;
-				}
-				ereport(ERROR,
-						(errcode(ERRCODE_UNIQUE_VIOLATION),
-						 errmsg("duplicate key value violates the key of ddb table \"%s\"",
-								RelationGetRelationName(rel)),
-						 errdetail("An item with the same key already exists."),
-						 errhint("Use ddb_put_item() to replace an item.")));
+				else
+					ereport(ERROR,
+							(errcode(ERRCODE_UNIQUE_VIOLATION),
+							 errmsg("duplicate key value violates the key of ddb table \"%s\"",
+									RelationGetRelationName(rel)),
+							 errdetail("An item with the same key already exists."),
+							 errhint("Use ddb_put_item() to replace an item.")));
+				goto done;
 			}
 		}
+
+		/* the key's versions may go on to the right */
+		if (DdbPageIsRightmost(page))
+			break;
+		hk = ddb_key_item(page, DDB_HIKEY);
+		if (succ != NULL && ddb_compare_bytes(hk->key, hk->keylen, succ, succlen) >= 0)
+			break;
+		next = ReadBuffer(rel, DdbPageGetOpaque(page)->right);
+		LockBuffer(next, BUFFER_LOCK_SHARE);
+		ddb_check_page(rel, next, BufferGetPage(next));
+		if (buf != first)
+			UnlockReleaseBuffer(buf);
+		buf = next;
 	}
-	return InvalidTransactionId;
+done:
+	if (buf != first)
+		UnlockReleaseBuffer(buf);
+	return result;
+}
+
+/*
+ * From 'first' (locked exclusively), move right to the leaf whose key space
+ * holds itemkey and return it locked exclusively; 'first' stays locked.
+ * At most one leaf besides 'first' is locked at a time.
+ */
+static Buffer
+ddb_move_to_target(Relation rel, Buffer first, const char *itemkey, int itemkeylen)
+{
+	Buffer		buf = first;
+
+	while (ddb_beyond_page(BufferGetPage(buf), itemkey, itemkeylen, false))
+	{
+		Buffer		next = ReadBuffer(rel, DdbPageGetOpaque(BufferGetPage(buf))->right);
+
+		LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
+		ddb_check_page(rel, next, BufferGetPage(next));
+		if (buf != first)
+			UnlockReleaseBuffer(buf);
+		buf = next;
+	}
+	return buf;
 }
 
 /*
@@ -1249,91 +1769,50 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 
 	for (;;)
 	{
-		Buffer	   *bufs;
+		Buffer		first;
 		Buffer		leafbuf;
-		int			nbufs = 0;
-		int			maxbufs = 8;
-		int			target;
 		TransactionId wait_xid = InvalidTransactionId;
 		Page		page;
 
 		CHECK_FOR_INTERRUPTS();
 
-		bufs = palloc(sizeof(Buffer) * maxbufs);
-
 		/*
 		 * Without a uniqueness check (a new version of a key whose current
 		 * version we hold), only the leaf where the item goes matters.
-		 * Otherwise start at the first leaf that can hold versions of key,
-		 * and since they may continue on leaves to the right (a run of
-		 * versions split across pages), lock those too, left to right.
+		 * Otherwise hold the key's first leaf from the check until the item
+		 * is in (see "Tree concurrency" in the header).
 		 */
 		if (check_unique == DDB_UNIQUE_NONE)
-			bufs[nbufs++] = ddb_descend(rel, itemkey, itemkeylen, false,
-										BUFFER_LOCK_EXCLUSIVE, NULL, NULL);
+			first = ddb_descend(rel, itemkey, itemkeylen, false,
+								BUFFER_LOCK_EXCLUSIVE, NULL, NULL);
 		else
-			bufs[nbufs++] = ddb_descend(rel, key, keylen, false,
-										BUFFER_LOCK_EXCLUSIVE, NULL, NULL);
-		while (check_unique != DDB_UNIQUE_NONE)
-		{
-			Page		last = BufferGetPage(bufs[nbufs - 1]);
-			DdbKeyItem	hk;
-			Buffer		next;
-
-			if (DdbPageIsRightmost(last))
-				break;
-			hk = ddb_key_item(last, DDB_HIKEY);
-			if (succ != NULL && ddb_compare_bytes(hk->key, hk->keylen, succ, succlen) >= 0)
-				break;
-			if (nbufs == maxbufs)
-			{
-				maxbufs *= 2;
-				bufs = repalloc(bufs, sizeof(Buffer) * maxbufs);
-			}
-			next = ReadBuffer(rel, DdbPageGetOpaque(last)->right);
-			LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
-			ddb_check_page(rel, next, BufferGetPage(next));
-			bufs[nbufs++] = next;
-		}
-
-		if (check_unique != DDB_UNIQUE_NONE)
 		{
 			bool		duplicate = false;
 
-			wait_xid = ddb_check_unique(rel, bufs, nbufs, key, keylen,
+			first = ddb_descend(rel, key, keylen, false,
+								BUFFER_LOCK_EXCLUSIVE, NULL, NULL);
+			wait_xid = ddb_check_unique(rel, first, key, keylen, succ, succlen,
 										check_unique == DDB_UNIQUE_RETURN ? &duplicate : NULL);
 			if (duplicate)
 			{
-				for (int b = 0; b < nbufs; b++)
-					UnlockReleaseBuffer(bufs[b]);
-				pfree(bufs);
+				UnlockReleaseBuffer(first);
 				pfree(item);
 				pfree(itemkey);
 				if (succ)
 					pfree(succ);
 				return false;
 			}
+			if (TransactionIdIsValid(wait_xid))
+			{
+				/* Never wait while holding a page lock. */
+				UnlockReleaseBuffer(first);
+				XactLockTableWait(wait_xid, rel, tid, XLTW_InsertIndex);
+				continue;
+			}
 		}
 
-		/* The leaf whose key space holds itemkey. */
-		target = 0;
-		while (target < nbufs - 1 &&
-			   ddb_beyond_page(BufferGetPage(bufs[target]), itemkey, itemkeylen, false))
-			target++;
-		for (int b = 0; b < nbufs; b++)
-			if (b != target)
-				UnlockReleaseBuffer(bufs[b]);
-		leafbuf = bufs[target];
-		pfree(bufs);
-
-		if (TransactionIdIsValid(wait_xid))
-		{
-			/* Never wait while holding a page lock. */
-			UnlockReleaseBuffer(leafbuf);
-			XactLockTableWait(wait_xid, rel, tid, XLTW_InsertIndex);
-			continue;
-		}
-
+		/* The leaf whose key space holds itemkey: first, or right of it. */
+		leafbuf = ddb_move_to_target(rel, first, itemkey, itemkeylen);
 		page = BufferGetPage(leafbuf);
 		if (PageGetFreeSpace(page) >= itemsize)
 		{
@@ -1346,11 +1825,15 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 			DdbCheck(ddb_page_is_ordered(page, NULL, 0));
 			GenericXLogFinish(state);
 			UnlockReleaseBuffer(leafbuf);
+			if (leafbuf != first)
+				UnlockReleaseBuffer(first);
 
 			/* The version first, then its map entry: see ddb_rowid.c. */
 			ddb_map_set_deferred(rel, tid, leaf, ddb_key_hash(key));
 			break;
 		}
+		if (leafbuf != first)
+			UnlockReleaseBuffer(first);
 
 		/*
 		 * No room.  First prune versions no snapshot can see (a hot item

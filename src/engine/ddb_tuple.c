@@ -21,11 +21,13 @@
 #include "access/heapam.h"
 #include "access/heaptoast.h"
 #include "access/htup_details.h"
+#include "access/toast_internals.h"
 #include "executor/tuptable.h"
 #include "utils/jsonb.h"
 #include "utils/rel.h"
 
 #include "ddb.h"
+#include "engine/ddb_page.h"
 
 /*
  * Build the stored form of the row in 'slot': a heap tuple with key columns
@@ -98,6 +100,18 @@ ddb_form_stored_values(Relation rel, Datum *values, bool *isnull, StringInfo key
 	return heap_form_tuple(desc, values, isnull);
 }
 
+/* Copy a tuple header's transaction fields (xmin, xmax, cid, ctid, bits). */
+static void
+ddb_copy_xact_fields(HeapTupleHeader dst, HeapTupleHeader src)
+{
+	dst->t_choice = src->t_choice;
+	dst->t_ctid = src->t_ctid;
+	dst->t_infomask &= ~HEAP_XACT_MASK;
+	dst->t_infomask |= src->t_infomask & HEAP_XACT_MASK;
+	dst->t_infomask2 &= ~HEAP2_XACT_MASK;
+	dst->t_infomask2 |= src->t_infomask2 & HEAP2_XACT_MASK;
+}
+
 /*
  * Expand a stored tuple into a palloc'd full tuple of the row type.  The
  * caller holds the content lock on the page 'stored' points into.
@@ -131,30 +145,73 @@ ddb_expand_tuple(Relation rel, const char *key, int keylen,
 	full = heap_form_tuple(desc, values, isnull);
 
 	/* Carry the transaction fields over: system columns read as on heap. */
-	full->t_data->t_choice = stored->t_choice;
-	full->t_data->t_ctid = stored->t_ctid;
-	full->t_data->t_infomask &= ~HEAP_XACT_MASK;
-	full->t_data->t_infomask |= stored->t_infomask & HEAP_XACT_MASK;
-	full->t_data->t_infomask2 &= ~HEAP2_XACT_MASK;
-	full->t_data->t_infomask2 |= stored->t_infomask2 & HEAP2_XACT_MASK;
+	ddb_copy_xact_fields(full->t_data, stored);
 	full->t_self = *tid;
 	full->t_tableOid = RelationGetRelid(rel);
 	return full;
 }
 
 /*
+ * The longest stored tuple a leaf item with an encoded key of 'keylen'
+ * bytes can hold: the item must fit on a page beside the largest high key
+ * (DDB_MAX_ITEM_SIZE), and the key takes its share of that.
+ */
+static Size
+ddb_stored_tuple_budget(int keylen)
+{
+	return (DDB_MAX_ITEM_SIZE & ~(Size) (MAXIMUM_ALIGNOF - 1)) - DdbLeafTupleOffset(keylen);
+}
+
+/*
+ * Store the item column of 'tuple' out of line, whatever its size.  For a
+ * tuple that heap's toaster left too long for a leaf beside a long key.
+ */
+static HeapTuple
+ddb_toast_item_column(Relation rel, HeapTuple tuple)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			a = ddb_get_keyinfo(rel)->itemattno - 1;
+	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
+	bool	   *isnull = palloc(sizeof(bool) * desc->natts);
+	HeapTuple	result;
+
+	heap_deform_tuple(tuple, desc, values, isnull);
+	if (isnull[a] || VARATT_IS_EXTERNAL(DatumGetPointer(values[a])))
+		return tuple;			/* nothing left to move */
+	values[a] = toast_save_datum(rel, values[a], NULL, 0);
+	result = heap_form_tuple(desc, values, isnull);
+	ddb_copy_xact_fields(result->t_data, tuple->t_data);
+	result->t_self = tuple->t_self;
+	result->t_tableOid = tuple->t_tableOid;
+	return result;
+}
+
+/*
  * Move large item values out of line through the table's heap TOAST table,
- * so leaf items stay near a quarter page (heap's TOAST_TUPLE_THRESHOLD).
+ * so that the leaf item fits: beyond heap's TOAST_TUPLE_THRESHOLD (leaf
+ * items stay near a quarter page) or beyond what a page leaves beside the
+ * item's key, whichever is less.  'keylen' is the encoded key's length.
  * 'old' is the version being replaced, whose out-of-line values are reused
  * or deleted (heap_toast_insert_or_update's contract).
  */
 HeapTuple
-ddb_toast_stored_tuple(Relation rel, HeapTuple tuple, HeapTuple old)
+ddb_toast_stored_tuple(Relation rel, HeapTuple tuple, HeapTuple old, int keylen)
 {
+	Size		budget = ddb_stored_tuple_budget(keylen);
+	HeapTuple	result;
+
 	if (!OidIsValid(rel->rd_rel->reltoastrelid))
 		return tuple;
-	if (tuple->t_len > TOAST_TUPLE_THRESHOLD || HeapTupleHasExternal(tuple) ||
-		(old != NULL && HeapTupleHasExternal(old)))
-		return heap_toast_insert_or_update(rel, tuple, old, 0);
-	return tuple;
+	if (tuple->t_len <= Min(TOAST_TUPLE_THRESHOLD, budget) &&
+		!HeapTupleHasExternal(tuple) && (old == NULL || !HeapTupleHasExternal(old)))
+		return tuple;
+	result = heap_toast_insert_or_update(rel, tuple, old, 0);
+
+	/*
+	 * Heap's toaster aims at its own target, which a long key leaves no
+	 * room for: compressed inline, the item can still be too long.
+	 */
+	if (result->t_len > budget)
+		result = ddb_toast_item_column(rel, result);
+	return result;
 }

@@ -9,7 +9,8 @@
  *	- every page: standard layout (pd_lower <= pd_upper <= pd_special, the
  *	  special space where ddb puts it), page id, flags, level
  *	- items strictly ascending within a page, all below the page's high key
- *	- the first item of an internal page is minus infinity
+ *	- the first item of an internal page is minus infinity; its separator
+ *	  prefix (ddb_page.h) starts both its high key and its low bound
  *	- parent/child agreement: the children of a level's pages, taken in
  *	  order, are exactly the next level's right-link chain; a child's items
  *	  are >= its downlink's separator and its high key equals the next
@@ -20,6 +21,12 @@
  *	  table's relfrozenxid and the next transaction id
  *	- row-id map: every committed version is found through the map at its
  *	  own leaf and offset, with its key's hash
+ *
+ * The summary also reports max_key_leaves, the most leaves the versions of
+ * one key span: not an error (an old snapshot keeps versions alive), but
+ * the tests that build long runs check it, so they prove they exercise
+ * what they claim (writers must stay within bounded page locks however
+ * long the run, ddb_tree.c's lock order rule 4).
  *
  * The table is locked in ShareLock, so writers wait and the tree is quiet.
  * The first violation raises ERRCODE_DATA_CORRUPTED; a healthy tree yields a
@@ -61,6 +68,9 @@ typedef struct VerifyState
 	char	   *lastkey;		/* key of the previous leaf item (runs span pages) */
 	int			lastkeylen;
 	int			lastlive;		/* live versions of lastkey so far */
+	BlockNumber lastblk;		/* leaf of the previous leaf item */
+	uint32		lastleaves;		/* leaves lastkey's versions span so far */
+	uint32		max_key_leaves; /* most leaves one key's versions span */
 	TransactionId relfrozenxid;
 	TransactionId nextxid;
 } VerifyState;
@@ -127,7 +137,10 @@ check_layout(VerifyState *vs, BlockNumber blk, Page page)
 	}
 }
 
-/* Item key (leaf) or separator (internal) of item off, into buf. */
+/*
+ * Item key (leaf), full separator (internal: the page's prefix and the
+ * stored rest) or high key (off == DDB_HIKEY) of item off, into buf.
+ */
 static void
 item_key(Page page, OffsetNumber off, char *buf, int *len)
 {
@@ -136,10 +149,39 @@ item_key(Page page, OffsetNumber off, char *buf, int *len)
 	else
 	{
 		DdbKeyItem	ki = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, off));
+		int			plen = 0;
 
-		memcpy(buf, ki->key, ki->keylen);
-		*len = ki->keylen;
+		if (off > DdbPageFirstData(page))
+		{
+			/* the page's prefix: the start of its high key (ddb_page.h) */
+			DdbKeyItem	hk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
+
+			plen = DdbPageGetOpaque(page)->prefixlen;
+			memcpy(buf, hk->key, plen);
+		}
+		memcpy(buf + plen, ki->key, ki->keylen);
+		*len = plen + ki->keylen;
 	}
+}
+
+/* item_key, palloc'd to size. */
+static char *
+item_key_copy(Page page, OffsetNumber off, int *len)
+{
+	char		buf[BLCKSZ];
+	char	   *copy;
+
+	item_key(page, off, buf, len);
+	copy = palloc(Max(*len, 1));
+	memcpy(copy, buf, *len);
+	return copy;
+}
+
+/* Does key start with the first plen bytes of prefix? */
+static bool
+has_prefix(const char *key, int keylen, const char *prefix, int plen)
+{
+	return keylen >= plen && memcmp(key, prefix, plen) == 0;
 }
 
 /*
@@ -170,6 +212,21 @@ check_page(VerifyState *vs, BlockNumber blk, Page page, int level,
 		corrupt(vs, blk, "page with a right sibling has no high key");
 	if (level > 0 && maxoff < first)
 		corrupt(vs, blk, "internal page has no downlinks");
+	if (op->prefixlen > 0)
+	{
+		DdbKeyItem	hk;
+
+		if (level == 0)
+			corrupt(vs, blk, "leaf page has a separator prefix");
+		if (DdbPageIsRightmost(page))
+			corrupt(vs, blk, "page has a separator prefix of %u bytes but no high key", op->prefixlen);
+		hk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
+		if (op->prefixlen > hk->keylen)
+			corrupt(vs, blk, "separator prefix of %u bytes is longer than the high key", op->prefixlen);
+		/* a leftmost page's prefix is only what its separators share */
+		if (has_low && !has_prefix(lowkey, lowlen, hk->key, op->prefixlen))
+			corrupt(vs, blk, "separator prefix does not start the page's low bound");
+	}
 
 	for (OffsetNumber off = first; off <= maxoff; off++)
 	{
@@ -289,7 +346,12 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 			memcpy(vs->lastkey, li->key, li->keylen);
 			vs->lastkeylen = li->keylen;
 			vs->lastlive = 0;
+			vs->lastleaves = 1;
 		}
+		else if (vs->lastblk != blk)
+			vs->lastleaves++;
+		vs->lastblk = blk;
+		vs->max_key_leaves = Max(vs->max_key_leaves, vs->lastleaves);
 		if (res == HEAPTUPLE_LIVE)
 		{
 			vs->live++;
@@ -475,19 +537,9 @@ ddb_verify(PG_FUNCTION_ARGS)
 						d->lowlen = cur[i].lowlen;
 					}
 					else
-					{
-						d->low = palloc(Max(ki->keylen, 1));
-						memcpy(d->low, ki->key, ki->keylen);
-						d->lowlen = ki->keylen;
-					}
+						d->low = item_key_copy(page, off, &d->lowlen);
 					if (off < maxoff)
-					{
-						DdbKeyItem	nk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, off + 1));
-
-						d->high = palloc(Max(nk->keylen, 1));
-						memcpy(d->high, nk->key, nk->keylen);
-						d->highlen = nk->keylen;
-					}
+						d->high = item_key_copy(page, off + 1, &d->highlen);
 					else
 					{
 						d->high = cur[i].high;
@@ -524,11 +576,11 @@ ddb_verify(PG_FUNCTION_ARGS)
 	appendStringInfo(&out,
 					 "{\"pages\": %llu, \"height\": %d, \"leaf_pages\": %llu, "
 					 "\"items\": %llu, \"live\": %llu, \"map_pages\": %llu, "
-					 "\"unused_pages\": %u, \"leaf_fill\": %.3f}",
+					 "\"unused_pages\": %u, \"max_key_leaves\": %u, \"leaf_fill\": %.3f}",
 					 (unsigned long long) vs.pages, height,
 					 (unsigned long long) vs.leaf_pages,
 					 (unsigned long long) vs.items, (unsigned long long) vs.live,
-					 (unsigned long long) vs.map_pages, unused,
+					 (unsigned long long) vs.map_pages, unused, vs.max_key_leaves,
 					 vs.leaf_pages ? (double) vs.leaf_bytes /
 					 (vs.leaf_pages * (double) (BLCKSZ - SizeOfPageHeaderData -
 												MAXALIGN(sizeof(DdbPageOpaqueData)))) : 0.0);

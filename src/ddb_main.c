@@ -1,0 +1,28 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_main.c
+ *	  The module's entry point: each layer installs its hooks and settings.
+ *
+ * Layers register in bottom-up order (engine, planner, API, ...), and only
+ * then is the "ddb." GUC prefix reserved, so every setting is defined by
+ * the layer that owns it and none by this file.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/guc.h"
+
+#include "ddb.h"
+
+PG_MODULE_MAGIC;
+
+void
+_PG_init(void)
+{
+	ddb_engine_init();
+	ddb_planner_init();
+
+	MarkGUCPrefixReserved("ddb");
+}
