@@ -28,7 +28,8 @@ SELECT ddb_apply_update('{}', 'SET a = :v + :v + :v', NULL, '{":v": 1}');
 SELECT ddb_project('{}', 'a,');
 SELECT ddb_project('{}', 'a b');
 
--- An empty expression, or one over 4 KB.
+-- An empty expression, or one over 4 KB.  Only the empty text is "empty":
+-- blanks alone are a syntax error at the end, as in DynamoDB.
 SELECT ddb_eval_condition('{}', '   ');
 SELECT ddb_apply_update('{}', '');
 SELECT ddb_project('{}', 'a, ' || repeat('b, ', 1400) || 'c');
@@ -95,11 +96,11 @@ SELECT ddb_apply_update('{}', 'SET a = list_append(b, :s)', NULL, '{":s": "x"}')
 SELECT ddb_apply_update('{}', 'ADD a :s', NULL, '{":s": "x"}');
 SELECT ddb_apply_update('{}', 'DELETE a :n', NULL, '{":n": 1}');
 
--- IN takes at most 100 operands, the left one included (so 99 values).
-SELECT ddb_eval_condition('{"a": 1}', 'a IN (' || string_agg(':v', ', ') || ')', NULL, '{":v": 1}')
-  FROM generate_series(1, 99);
+-- IN's list holds at most 100 values (the left operand not counted).
 SELECT ddb_eval_condition('{"a": 1}', 'a IN (' || string_agg(':v', ', ') || ')', NULL, '{":v": 1}')
   FROM generate_series(1, 100);
+SELECT ddb_eval_condition('{"a": 1}', 'a IN (' || string_agg(':v', ', ') || ')', NULL, '{":v": 1}')
+  FROM generate_series(1, 101);
 
 -- Update paths must not overlap (one a prefix of the other, or the same
 -- path twice) nor conflict (one attribute used as both map and list).
