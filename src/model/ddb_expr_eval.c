@@ -15,7 +15,8 @@
  *	  or an equal element (L); begins_with() takes S or B prefixes;
  *	- size() is the length in UTF-8 bytes of S, in bytes of B, the number of
  *	  elements of a set, L or M; of other types (N, BOOL, NULL) it yields no
- *	  value, so the comparison using it is false.
+ *	  value, so the comparison using it is false.  size(:value) measures the
+ *	  value (the parser has refused the types without a size).
  *
  * Updates follow UpdateItem: every operand is read from the item as it was
  * before the update; SET into a map or list requires the parent to exist
