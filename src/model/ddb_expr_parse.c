@@ -66,6 +66,7 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/jsonb.h"
+#include "utils/memutils.h"
 
 #include "ddb.h"
 #include "model/ddb_expr.h"
@@ -624,6 +625,8 @@ typedef struct Parser
 	bool		redundant;
 
 	int			noperators;		/* operators and functions validated */
+	MemoryContext caller;		/* where results go */
+	MemoryContext scratch;		/* tokens and parse trees */
 } Parser;
 
 static void expr_error(Parser *ps, const char *detail) pg_attribute_noreturn();
@@ -1852,7 +1855,8 @@ path_tree_add(Parser *ps, PathNode *node, DdbPath *path)
 		if (node->n > 0 && node->keys[0].kind != e->kind)
 			expr_error(ps, psprintf(DDB_MSG_EXPR_PATHS_CONFLICT, ddb_path_to_string(path),
 									path_to_leaf(path, d, node)));
-		/* a new branch: the rest of the path hangs below it */
+		/* a new branch: the rest of the path hangs below it (scratch memory) */
+		MemoryContextSwitchTo(ps->scratch);
 		for (; d < path->nelems; d++)
 		{
 			if (node->n == node->cap)
@@ -1867,6 +1871,7 @@ path_tree_add(Parser *ps, PathNode *node, DdbPath *path)
 			node->kids[node->n] = d == path->nelems - 1 ? NULL : palloc0(sizeof(PathNode));
 			node = node->kids[node->n++];
 		}
+		MemoryContextSwitchTo(ps->caller);
 		return;
 	}
 }
@@ -1874,6 +1879,12 @@ path_tree_add(Parser *ps, PathNode *node, DdbPath *path)
 /* ------------------------------------------------------------------------
  * Entry points
  * ------------------------------------------------------------------------
+ */
+/*
+ * Tokens and parse trees are scratch: they live in a child of the caller's
+ * context, deleted when the result (built in the caller's context) is done,
+ * so a caller that keeps results for long (a call-site cache) keeps only
+ * them.  parser_init switches to the scratch context, parser_done back.
  */
 static void
 parser_init(Parser *ps, DdbExprContext *cx, const char *text, const char *what,
@@ -1896,7 +1907,24 @@ parser_init(Parser *ps, DdbExprContext *cx, const char *text, const char *what,
 			expr_error(ps, DDB_MSG_EXPR_SIZE);
 		expr_error(ps, psprintf(DDB_MSG_EXPR_SIZE_DETAIL, (int) len));
 	}
+	ps->caller = CurrentMemoryContext;
+	ps->scratch = AllocSetContextCreate(ps->caller, "ddb expression parse",
+										ALLOCSET_SMALL_SIZES);
+	MemoryContextSwitchTo(ps->scratch);
 	ps->toks = tokenize(text, ps->textlen, &ps->ntoks);
+}
+
+/* Parsed and walked: build the result in the caller's context. */
+static void
+parser_validate(Parser *ps)
+{
+	MemoryContextSwitchTo(ps->caller);
+}
+
+static void
+parser_done(Parser *ps)
+{
+	MemoryContextDelete(ps->scratch);
 }
 
 DdbCondition *
@@ -1905,11 +1933,16 @@ ddb_parse_condition(DdbExprContext *cx, const char *text, const char *what)
 	Parser		ps;
 	Raw		   *raw;
 
+	DdbCondition *c;
+
 	parser_init(&ps, cx, text, what, false);
 	raw = parse_or(&ps);
 	expect(&ps, TOK_EOF);
 	walk_condition(&ps, raw);
-	return validate_condition(&ps, raw);
+	parser_validate(&ps);
+	c = validate_condition(&ps, raw);
+	parser_done(&ps);
+	return c;
 }
 
 DdbUpdate *
@@ -1932,6 +1965,7 @@ ddb_parse_update(DdbExprContext *cx, const char *text)
 	secs = parse_update_sections(&ps, &nsections);
 	expect(&ps, TOK_EOF);
 	walk_update(&ps, secs, nsections);
+	parser_validate(&ps);
 
 	/* the actions in the order written */
 	for (int s = 0; s < nsections; s++)
@@ -1976,6 +2010,9 @@ ddb_parse_update(DdbExprContext *cx, const char *text)
 									 a->kind == DDB_UPDATE_ADD ? "ALLOWED_FOR_ADD_OPERAND" :
 									 "ALLOWED_FOR_DELETE_OPERAND"));
 	}
+	pfree(paths);
+	pfree(values);
+	parser_done(&ps);
 	return u;
 }
 
@@ -1985,10 +2022,11 @@ ddb_parse_projection(DdbExprContext *cx, const char *text)
 	Parser		ps;
 	DdbProjection *p = palloc0(sizeof(DdbProjection));
 	int			cap = 8;
-	Raw		  **raws = palloc(cap * sizeof(Raw *));
+	Raw		  **raws;
 	PathNode	root = {0};
 
 	parser_init(&ps, cx, text, "ProjectionExpression", false);
+	raws = palloc(cap * sizeof(Raw *));
 	for (;;)
 	{
 		if (p->npaths == cap)
@@ -2004,12 +2042,14 @@ ddb_parse_projection(DdbExprContext *cx, const char *text)
 	expect(&ps, TOK_EOF);
 	for (int i = 0; i < p->npaths; i++)
 		walk_path(&ps, raws[i]);
+	parser_validate(&ps);
 	p->paths = palloc(p->npaths * sizeof(DdbPath *));
 	for (int i = p->npaths - 1; i >= 0; i--)
 	{
 		p->paths[i] = validate_path(&ps, raws[i]);
 		path_tree_add(&ps, &root, p->paths[i]);
 	}
+	parser_done(&ps);
 	return p;
 }
 
