@@ -164,6 +164,21 @@ SELECT ddb_eval_condition(NULL, 'attribute_not_exists(pk)') AS create_only,
 SELECT ddb_eval_condition('{"v": 3}', '#v = :expected', '{"#v": "v"}', '{":expected": 3}') AS current,
        ddb_eval_condition('{"v": 4}', '#v = :expected', '{"#v": "v"}', '{":expected": 3}') AS stale;
 
+-- An operand may be in parentheses, and a value may come first in a
+-- comparison; size() also takes a value (its size is used).
+SELECT cond('(age) = :v', '{":v": 37}') AS paren_path,
+       cond('(size(nick)) = :v AND (:v) = size(nick)', '{":v": 3}') AS paren_size,
+       cond(':v < age', '{":v": 36}') AS value_first,
+       cond(':v BETWEEN age AND :w', '{":v": 37, ":w": 40}') AS value_between,
+       cond('contains(:v, nick)', '{":v": "Ann and Bob"}') AS value_contains,
+       cond('size(:v) = size(nick)', '{":v": "abc"}') AS size_string,
+       cond('size(:v) = :n', '{":v": {"$SS": ["a", "b"]}, ":n": 2}') AS size_set,
+       cond('size(:v) = :n', '{":v": {"a": 1}, ":n": 1}') AS size_map,
+       cond('size(:v) > size(tags)', '{":v": [1, 2, 3]}') AS size_list;
+-- ... and a condition in parentheses once (twice is refused).
+SELECT cond('(age = :v) AND (NOT (active = :f))', '{":v": 37, ":f": false}') AS groups,
+       cond('((age = :v) OR (nick = :n))', '{":v": 1, ":n": "Ann"}') AS group_of_groups;
+
 -- A NULL condition is NULL (no expression given).
 SELECT ddb_eval_condition('{}', NULL) IS NULL AS null_condition;
 

@@ -114,6 +114,13 @@ SELECT ddb_apply_update('{"s": "text"}', 'SET n = s + :one', NULL, '{":one": 1}'
 SELECT ddb_apply_update('{"s": "text"}', 'SET l = list_append(s, :l)', NULL, '{":l": [1]}');
 SELECT ddb_apply_update('{"ss": {"$SS": ["a"]}}', 'ADD ss :n', NULL, '{":n": {"$NS": [1]}}');
 SELECT ddb_apply_update('{"n": 1}', 'DELETE n :s', NULL, '{":s": {"$SS": ["a"]}}');
+-- A SET value may be in parentheses, as may its operands; if_not_exists
+-- may stand inside arithmetic and list_append.
+SELECT ddb_apply_update('{"a": 1, "b": 2}', 'SET c = (a + b), d = (a) - (b), e = (a)');
+SELECT ddb_apply_update('{"a": 1}', 'SET n = if_not_exists(n, :z) + :one, m = a - if_not_exists(a, :z)',
+                        NULL, '{":z": 0, ":one": 1}');
+SELECT ddb_apply_update('{}', 'SET l = list_append(if_not_exists(l, :empty), :v)',
+                        NULL, '{":empty": [], ":v": [1]}');
 -- an operand path that does not exist
 SELECT ddb_apply_update('{}', 'SET a = nope + :one', NULL, '{":one": 1}');
 -- a nested SET whose parent is missing or not a map/list

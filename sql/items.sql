@@ -134,3 +134,21 @@ SELECT count(*) AS nothing_written FROM shop WHERE "PK" = 'p';
 
 SELECT ddb_verify('shop') ->> 'live' AS live_items;
 DROP TABLE shop, nums, blobs;
+
+-- Attribute names reach 65,535 bytes in items and in the names the
+-- expressions use; one byte more is DynamoDB's ValidationException in a
+-- put, a projection, an update and a condition, and nothing is written.
+SELECT ddb_create_table('longnames', 'pk');
+SELECT ddb_put_item('longnames', jsonb_build_object('pk', 'a', repeat('n', 65535), 1));
+SELECT length(ddb_get_item('longnames', '{"pk": "a"}', '#n',
+                           jsonb_build_object('#n', repeat('n', 65535)))::text);
+\set VERBOSITY terse
+SELECT ddb_put_item('longnames', jsonb_build_object('pk', 'b', 'm', jsonb_build_object(repeat('n', 65536), 1)));
+SELECT ddb_get_item('longnames', '{"pk": "a"}', '#n', jsonb_build_object('#n', repeat('n', 65536)));
+SELECT ddb_update_item('longnames', '{"pk": "a"}', 'SET #n = :v',
+                       names => jsonb_build_object('#n', repeat('n', 65536)), vals => '{":v": 1}');
+SELECT ddb_delete_item('longnames', '{"pk": "a"}', 'attribute_exists(#n)',
+                       jsonb_build_object('#n', repeat('n', 65536)));
+\set VERBOSITY default
+SELECT pk FROM longnames;
+DROP TABLE longnames;

@@ -69,6 +69,14 @@ SELECT sks('app', 'PK = :p AND SK BETWEEN :a AND :b', '{":p": "WORDS", ":a": "B"
 SELECT sks('app', 'PK = :p AND SK < :s', '{":p": "WORDS", ":s": "AB"}', false);
 SELECT sks('app', 'PK = :p AND SK >= :s', '{":p": "WORDS", ":s": "AB"}', false);
 SELECT sks('app', 'PK = :p AND begins_with(SK, :o)', '{":p": "WORDS", ":o": "AB"}', false);
+-- The value may come first in a comparison: ":s < SK" is "SK > :s" (each
+-- result equals the one of the written-out comparison above).
+SELECT sks('app', ':p = PK AND :s = SK', '{":p": "WORDS", ":s": "AB"}');
+SELECT sks('app', ':p = PK AND :s > SK', '{":p": "WORDS", ":s": "AB"}');
+SELECT sks('app', ':p = PK AND :s >= SK', '{":p": "WORDS", ":s": "AB"}');
+SELECT sks('app', ':p = PK AND :s < SK', '{":p": "WORDS", ":s": "AB"}');
+SELECT sks('app', ':p = PK AND :s <= SK', '{":p": "WORDS", ":s": "AB"}');
+SELECT sks('app', ':s <= SK AND PK = :p', '{":p": "WORDS", ":s": "AB"}', false);
 -- Bounds below and above every key of the partition select nothing.
 SELECT sks('app', 'PK = :p AND SK < :s', '{":p": "WORDS", ":s": "A"}');
 SELECT sks('app', 'PK = :p AND SK > :s', '{":p": "WORDS", ":s": "é"}');

@@ -114,3 +114,18 @@ SELECT ddb_validate_item(('{"a": ' || repeat('[', 32) || repeat(']', 32) || '}')
 -- (only lists and maps are levels: a scalar or a set inside 32 lists is fine)
 SELECT ddb_validate_item(('{"a": ' || repeat('[', 32) || '{"$SS": ["x"]}' || repeat(']', 32) || '}')::jsonb);
 SELECT ddb_from_typed_json(('{"a": ' || repeat('{"L": [', 33) || '{"N": "1"}' || repeat(']}', 33) || '}')::jsonb);
+-- DynamoDB's own wording for sets: each set type has its messages, and a
+-- string or binary set's duplicates are quoted with the whole set.
+SELECT ddb_validate_item('{"b": {"$BS": []}}');
+SELECT ddb_validate_item('{"s": {"$SS": ["x", "y", "x"]}}');
+SELECT ddb_validate_item('{"b": {"$BS": ["AQ==", "Ag==", "AQ=="]}}');
+-- an empty number string has a message of its own
+SELECT ddb_from_typed_json('{"a": {"N": ""}}');
+-- Attribute names are 1 to 65,535 bytes, at every level of an item.
+SELECT length(ddb_to_typed_json(jsonb_build_object(repeat('n', 65535), 1,
+                                'm', jsonb_build_object(repeat('n', 65535), 1)))::text);
+SELECT ddb_validate_item(jsonb_build_object(repeat('n', 65536), 1));
+SELECT ddb_validate_item(jsonb_build_object('m', jsonb_build_object('l', jsonb_build_array(
+                         jsonb_build_object(repeat('n', 65536), 1)))));
+SELECT ddb_from_typed_json(jsonb_build_object('m', jsonb_build_object('M',
+                           jsonb_build_object(repeat('n', 65536), '{"N": "1"}'::jsonb))));

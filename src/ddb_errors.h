@@ -29,4 +29,91 @@
 
 /* DynamoDB's message texts (exact wording, DynamoDB's own spelling). */
 
+/* ------------------------------------------------------------------------
+ * Expression language and item model (src/model)
+ *
+ * Expression errors read "Invalid <Parameter>: <text>" (DDB_MSG_EXPR_INVALID)
+ * except the key-condition messages, which DynamoDB raises bare.  Texts
+ * ending in ";" are DynamoDB's with no details after them.
+ * ------------------------------------------------------------------------
+ */
+#define DDB_MSG_EXPR_INVALID			"Invalid %s: %s"
+#define DDB_MSG_EXPR_SYNTAX				"Syntax error; token: \"%s\", near: \"%s\""
+#define DDB_MSG_EXPR_EMPTY				"The expression can not be empty;"
+#define DDB_MSG_EXPR_SIZE				"Expression size has exceeded the maximum allowed size;"
+#define DDB_MSG_EXPR_SIZE_DETAIL		"Expression size has exceeded the maximum allowed size; expression size: %d"
+#define DDB_MSG_EXPR_REDUNDANT_PARENS	"The expression has redundant parentheses;"
+#define DDB_MSG_EXPR_RESERVED			"Attribute name is a reserved keyword; reserved keyword: %s"
+#define DDB_MSG_EXPR_LIST_INDEX			"List index is not within the allowable range; index: %s"
+#define DDB_MSG_EXPR_FUNCTION_NAME		"Invalid function name; function: %s"
+#define DDB_MSG_EXPR_NOT_IN_CONDITION	"The function is not allowed in a condition expression; function: %s"
+#define DDB_MSG_EXPR_NOT_IN_UPDATE		"The function is not allowed in an update expression; function: %s"
+#define DDB_MSG_EXPR_FUNCTION_MISUSED	"The function is not allowed to be used this way in an expression; function: %s"
+#define DDB_MSG_EXPR_SECTION_TWICE		"The \"%s\" section can only be used once in an update expression;"
+#define DDB_MSG_EXPR_PATH_TOO_DEEP		"The document path has too many nesting levels; nesting levels: %d"
+#define DDB_MSG_EXPR_PATHS_CONFLICT		"Two document paths conflict with each other; must remove or rewrite one of these paths; path one: %s, path two: %s"
+#define DDB_MSG_EXPR_PATHS_OVERLAP		"Two document paths overlap with each other; must remove or rewrite one of these paths; path one: %s, path two: %s"
+#define DDB_MSG_EXPR_NAME_UNDEFINED		"An expression attribute name used in the document path is not defined; attribute name: %s"
+#define DDB_MSG_EXPR_VALUE_UNDEFINED	"An expression attribute value used in expression is not defined; attribute value: %s"
+#define DDB_MSG_EXPR_OPERAND_COUNT		"Incorrect number of operands for operator or function; operator or function: %s, number of operands: %d"
+#define DDB_MSG_EXPR_OPERAND_TYPE		"Incorrect operand type for operator or function; operator or function: %s, operand type: %s"
+#define DDB_MSG_EXPR_ACTION_OPERAND_TYPE "Incorrect operand type for operator or function; operator: %s, operand type: %s, typeSet: %s"
+#define DDB_MSG_EXPR_PATH_REQUIRED		"Operator or function requires a document path; operator or function: %s"
+#define DDB_MSG_EXPR_NOT_DISTINCT		"The first operand must be distinct from the remaining operands for this operator or function; operator: %s, first operand: %s"
+#define DDB_MSG_EXPR_TYPE_NAME			"Invalid attribute type name found; type: %s, valid types: {B,NULL,SS,BOOL,L,BS,N,NS,S,M}"
+#define DDB_MSG_EXPR_ANY_TYPE			"{NS,SS,L,BS,N,M,B,BOOL,NULL,S}"	/* a path's possible types */
+#define DDB_MSG_EXPR_BETWEEN_TYPES		"The BETWEEN operator requires same data type for lower and upper bounds; lower bound operand: AttributeValue: %s, upper bound operand: AttributeValue: %s"
+#define DDB_MSG_EXPR_BETWEEN_ORDER		"The BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: AttributeValue: %s, upper bound operand: AttributeValue: %s"
+#define DDB_MSG_EXPR_IN_TOO_MANY		"The IN operator is provided with too many operands; number of operands: %d"
+#define DDB_MSG_EXPR_TOO_MANY_OPERATORS	"The expression contains too many operators; operator count: %d"
+
+/* KeyConditionExpression, reduced to key conditions (raised bare) */
+#define DDB_MSG_KEY_INVALID_OPERATOR	"Invalid operator used in KeyConditionExpression: %s"
+#define DDB_MSG_KEY_INVALID_CONDITION	"Invalid condition in KeyConditionExpression: %s"
+#define DDB_MSG_KEY_MULTIPLE_NAMES		"Multiple attribute names used in one condition"
+#define DDB_MSG_KEY_NO_ATTRIBUTE		"No key attribute specified"
+#define DDB_MSG_KEY_FIRST_OPERAND		"%s operator must have the key attribute as its first operand"
+#define DDB_MSG_KEY_NESTED_OPERATION	"KeyConditionExpressions cannot contain nested operations"
+#define DDB_MSG_KEY_NESTED_PATH			"KeyConditionExpressions cannot have conditions on nested attributes"
+#define DDB_MSG_KEY_DUPLICATE			"KeyConditionExpressions must only contain one condition per key"
+#define DDB_MSG_KEY_CONDITION_COUNT		"Conditions can be of length 1 or 2 only"
+#define DDB_MSG_KEY_NOT_SUPPORTED		"Query key condition not supported"
+#define DDB_MSG_KEY_MISSED_ELEMENT		"Query condition missed key schema element: %s"
+
+/* ExpressionAttributeNames / ExpressionAttributeValues */
+#define DDB_MSG_NAMES_EMPTY				"ExpressionAttributeNames must not be empty"
+#define DDB_MSG_VALUES_EMPTY			"ExpressionAttributeValues must not be empty"
+#define DDB_MSG_NAMES_INVALID_KEY		"ExpressionAttributeNames contains invalid key: Syntax error; key: \"%s\""
+#define DDB_MSG_VALUES_INVALID_KEY		"ExpressionAttributeValues contains invalid key: Syntax error; key: \"%s\""
+#define DDB_MSG_NAMES_KEY_TOO_LONG		"ExpressionAttributeNames contains invalid key: The expression attribute map contains a key that is too long; size of key: %d"
+#define DDB_MSG_VALUES_KEY_TOO_LONG		"ExpressionAttributeValues contains invalid key: The expression attribute map contains a key that is too long;"
+#define DDB_MSG_NAMES_EMPTY_NAME		"ExpressionAttributeNames contains invalid value: Empty attribute name for key %s"
+#define DDB_MSG_VALUES_INVALID_VALUE	"ExpressionAttributeValues contains invalid value: %s for key %s"
+#define DDB_MSG_NAMES_UNUSED			"Value provided in ExpressionAttributeNames unused in expressions: keys: {%s}"
+#define DDB_MSG_VALUES_UNUSED			"Value provided in ExpressionAttributeValues unused in expressions: keys: {%s}"
+
+/* UpdateExpression evaluation */
+#define DDB_MSG_UPDATE_MISSING_ATTRIBUTE "The provided expression refers to an attribute that does not exist in the item"
+#define DDB_MSG_UPDATE_OPERAND_TYPE		"An operand in the update expression has an incorrect data type"
+#define DDB_MSG_UPDATE_INVALID_PATH		"The document path provided in the update expression is invalid for update"
+#define DDB_MSG_UPDATE_KEY_ATTRIBUTE	"One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key"
+#define DDB_MSG_UPDATE_ITEM_SIZE		"Item size to update has exceeded the maximum allowed size"
+
+/* The item model */
+#define DDB_MSG_ITEM_SIZE				"Item size has exceeded the maximum allowed size"
+#define DDB_MSG_EMPTY_SS				"One or more parameter values were invalid: An string set  may not be empty"
+#define DDB_MSG_EMPTY_NS				"One or more parameter values were invalid: An number set  may not be empty"
+#define DDB_MSG_EMPTY_BS				"One or more parameter values were invalid: Binary sets should not be empty"
+#define DDB_MSG_DUPLICATES_SS			"One or more parameter values were invalid: Input collection %s contains duplicates."
+#define DDB_MSG_DUPLICATES_NS			"Input collection contains duplicates"
+#define DDB_MSG_DUPLICATES_BS			"One or more parameter values were invalid: Input collection %sof type BS contains duplicates."
+#define DDB_MSG_NULL_NOT_TRUE			"One or more parameter values were invalid: Null attribute value types must have the value of true"
+#define DDB_MSG_NUMBER_INVALID			"The parameter cannot be converted to a numeric value"
+#define DDB_MSG_NUMBER_INVALID_TEXT		"The parameter cannot be converted to a numeric value: %s"
+#define DDB_MSG_NUMBER_OVERFLOW			"Number overflow. Attempting to store a number with magnitude larger than supported range"
+#define DDB_MSG_NUMBER_UNDERFLOW		"Number underflow. Attempting to store a number with magnitude smaller than supported range"
+#define DDB_MSG_NUMBER_PRECISION		"Attempting to store more than 38 significant digits in a Number"
+#define DDB_MSG_NESTING					"Nesting Levels have exceeded supported limits"
+#define DDB_MSG_NAME_TOO_LARGE			"1 validation error detected: Attribute name is too large, must be less than 65536 bytes"
+
 #endif							/* DDB_ERRORS_H */

@@ -32,7 +32,7 @@
  *		newitem = ddb_apply_update(upd, olditem, keys, nkeys, NULL, NULL);
  *
  * All errors are ERRORs with SQLSTATE DDB_ERRCODE_VALIDATION and a message
- * starting with "ValidationException: ".
+ * "ValidationException: " followed by DynamoDB's text (ddb_errors.h).
  *
  * Memory: parse trees (and the values they hold) live in the context that
  * was current at ddb_expr_begin/ddb_parse_*; keep it alive while you
@@ -55,7 +55,8 @@
 #define DDB_MAX_EXPRESSION_BYTES	4096	/* per expression */
 #define DDB_MAX_NESTING_DEPTH		32		/* levels of L/M nesting */
 #define DDB_MAX_NUMBER_DIGITS		38		/* significant digits of N */
-#define DDB_MAX_IN_OPERANDS			100		/* of IN, its left operand included */
+#define DDB_MAX_IN_OPERANDS			100		/* values in IN's list */
+#define DDB_MAX_ATTRIBUTE_NAME_BYTES 65535	/* any attribute name */
 
 /* ------------------------------------------------------------------------
  * The item model (ddb_types.c)
@@ -130,7 +131,7 @@ extern Jsonb *ddb_item_to_typed_jsonb(DdbValue *item);
  * Returns the parsed item so callers need not parse twice.
  */
 extern DdbValue *ddb_validate_item(Jsonb *item);
-extern void ddb_check_item_size(DdbValue *item, const char *what);
+extern void ddb_check_item_size(DdbValue *item, const char *message);
 extern void ddb_check_item_depth(DdbValue *item);
 
 /* DynamoDB's item size (bytes), and the size of one value without a name. */
@@ -139,6 +140,9 @@ extern int64 ddb_value_size(DdbValue *value);
 
 /* Raise DynamoDB's errors for a number outside N's precision or range. */
 extern void ddb_check_number(Numeric num);
+
+/* Raise DynamoDB's error for an attribute name over 65,535 bytes. */
+extern void ddb_check_attribute_name(const char *name);
 
 /* Construction and comparison. */
 extern DdbValue *ddb_value_new(DdbType type);
@@ -182,7 +186,7 @@ typedef enum DdbOperandKind
 {
 	DDB_OPERAND_PATH,			/* path */
 	DDB_OPERAND_VALUE,			/* :value, already converted */
-	DDB_OPERAND_SIZE,			/* size(path) -- conditions only */
+	DDB_OPERAND_SIZE,			/* size(path) or size(:value, in left) -- conditions only */
 	DDB_OPERAND_IF_NOT_EXISTS,	/* if_not_exists(path, arg) -- SET only */
 	DDB_OPERAND_LIST_APPEND,	/* list_append(left, right) -- SET only */
 	DDB_OPERAND_PLUS,			/* left + right -- SET only */
@@ -193,10 +197,11 @@ typedef struct DdbOperand DdbOperand;
 struct DdbOperand
 {
 	DdbOperandKind kind;
-	DdbPath    *path;			/* PATH, SIZE, IF_NOT_EXISTS */
+	DdbPath    *path;			/* PATH, SIZE of a path, IF_NOT_EXISTS */
 	DdbValue   *value;			/* VALUE */
 	const char *placeholder;	/* VALUE: ":v" as written */
-	DdbOperand *left;			/* IF_NOT_EXISTS (default), LIST_APPEND, PLUS, MINUS */
+	DdbOperand *left;			/* SIZE of a value, IF_NOT_EXISTS (default),
+								 * LIST_APPEND, PLUS, MINUS */
 	DdbOperand *right;			/* LIST_APPEND, PLUS, MINUS */
 };
 
@@ -277,8 +282,9 @@ extern void ddb_expr_end(DdbExprContext *cx);
 /*
  * A KeyConditionExpression, checked against DynamoDB's rules and reduced to
  * what a Query needs: partition key = value, and at most one condition on
- * the sort key.  Only = < <= > >= BETWEEN begins_with and one AND are
- * allowed, each comparing a key attribute (left) with a value.
+ * the sort key.  Only = < <= > >= BETWEEN begins_with and AND are allowed,
+ * each comparing one key attribute with values; a comparison may put the
+ * value first (":v < sk" is reduced to sk > :v).
  */
 typedef struct DdbKeyCondition
 {

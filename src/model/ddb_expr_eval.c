@@ -15,7 +15,8 @@
  *	  or an equal element (L); begins_with() takes S or B prefixes;
  *	- size() is the length in UTF-8 bytes of S, in bytes of B, the number of
  *	  elements of a set, L or M; of other types (N, BOOL, NULL) it yields no
- *	  value, so the comparison using it is false.
+ *	  value, so the comparison using it is false.  size(:value) measures the
+ *	  value (the parser has refused the types without a size).
  *
  * Updates follow UpdateItem: every operand is read from the item as it was
  * before the update; SET into a map or list requires the parent to exist
@@ -103,7 +104,10 @@ eval_operand(DdbOperand *op, DdbValue *item)
 		case DDB_OPERAND_PATH:
 			return item ? ddb_path_get(item, op->path) : NULL;
 		case DDB_OPERAND_SIZE:
-			v = item ? ddb_path_get(item, op->path) : NULL;
+			if (op->path == NULL)
+				v = op->left->value;	/* size(:value) */
+			else
+				v = item ? ddb_path_get(item, op->path) : NULL;
 			if (v == NULL)
 				return NULL;
 			switch (v->type)
@@ -323,7 +327,7 @@ check_item_object(Jsonb *item)
 	if (!JB_ROOT_IS_OBJECT(item))
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: an item must be a JSON object of attributes")));
+				 errmsg("ValidationException: An item must be a JSON object of attributes")));
 }
 
 bool
@@ -348,7 +352,7 @@ incorrect_type(void)
 {
 	ereport(ERROR,
 			(errcode(DDB_ERRCODE_VALIDATION),
-			 errmsg("ValidationException: an operand in the update expression has an incorrect data type")));
+			 errmsg("ValidationException: " DDB_MSG_UPDATE_OPERAND_TYPE)));
 }
 
 static void
@@ -356,7 +360,7 @@ invalid_path(DdbPath *path)
 {
 	ereport(ERROR,
 			(errcode(DDB_ERRCODE_VALIDATION),
-			 errmsg("ValidationException: the document path provided in the update expression is invalid for update"),
+			 errmsg("ValidationException: " DDB_MSG_UPDATE_INVALID_PATH),
 			 errdetail("Path %s: a map or list on the way to it is missing or of another type.",
 					   ddb_path_to_string(path))));
 }
@@ -379,7 +383,7 @@ eval_set_operand(DdbOperand *op, DdbValue *old)
 			if (v == NULL)
 				ereport(ERROR,
 						(errcode(DDB_ERRCODE_VALIDATION),
-						 errmsg("ValidationException: the provided expression refers to an attribute that does not exist in the item"),
+						 errmsg("ValidationException: " DDB_MSG_UPDATE_MISSING_ATTRIBUTE),
 						 errdetail("Path %s does not exist.", ddb_path_to_string(op->path))));
 			return v;
 		case DDB_OPERAND_IF_NOT_EXISTS:
@@ -604,7 +608,7 @@ ddb_apply_update_value(DdbUpdate *u, DdbValue *old, const char **key_attrs,
 			if (strcmp(first->name, key_attrs[k]) == 0)
 				ereport(ERROR,
 						(errcode(DDB_ERRCODE_VALIDATION),
-						 errmsg("ValidationException: one or more parameter values were invalid: cannot update attribute %s, this attribute is part of the key",
+						 errmsg("ValidationException: " DDB_MSG_UPDATE_KEY_ATTRIBUTE,
 								key_attrs[k]),
 						 errhint("Delete the item and put a new one to change its key.")));
 	}
@@ -657,7 +661,7 @@ ddb_apply_update_value(DdbUpdate *u, DdbValue *old, const char **key_attrs,
 		path_remove(item, removes[i]->path, no_item);
 
 	ddb_check_item_depth(item);
-	ddb_check_item_size(item, "item size to update");
+	ddb_check_item_size(item, DDB_MSG_UPDATE_ITEM_SIZE);
 	pfree(setvals);
 	pfree(writes);
 	pfree(removes);

@@ -1,61 +1,82 @@
 /*-------------------------------------------------------------------------
  *
  * ddb_expr_parse.c
- *	  Tokenizer and recursive-descent parser for DynamoDB's expressions.
+ *	  Tokenizer, parser and static validation of DynamoDB's expressions.
  *
- * One function per production.  The grammars, as DynamoDB documents them:
+ * DynamoDB checks an expression in three stages, and which error a request
+ * gets depends on them, so ddb follows the same stages:
  *
- *	condition  : or_cond
- *	or_cond    : and_cond (OR and_cond)*
- *	and_cond   : not_cond (AND not_cond)*
- *	not_cond   : NOT not_cond | primary
- *	primary    : '(' or_cond ')'
- *	           | bool_function '(' args ')'
- *	           | operand comparator operand
- *	           | operand BETWEEN operand AND operand
+ *	1. Parse.  The text is tokenized and parsed by the grammar below; the
+ *	   first syntax error is reported at once as "Syntax error; token: "x",
+ *	   near: "...""; so are redundant parentheses, at the closing one.
+ *	2. Walk.  The parse tree is walked in text order (a node before its
+ *	   children, except where noted): unknown functions, functions used in
+ *	   the wrong kind of expression or the wrong place, reserved words as
+ *	   bare names, list indexes out of range, and an update section used
+ *	   twice (reported after that section's actions).
+ *	3. Validate.  Placeholders are resolved and operators checked, children
+ *	   before their operator (post-order, left to right): undefined #names
+ *	   and :values, path depth, operand counts and types, repeated paths,
+ *	   BETWEEN bounds, IN size, operator count; for updates and projections
+ *	   the target paths first (overlap and conflict), in reverse order of
+ *	   writing, as DynamoDB builds its path tree from the last path back.
+ *
+ * The grammar (DynamoDB's; keywords are case-insensitive, function names
+ * case-sensitive):
+ *
+ *	condition  : operand comparator operand
  *	           | operand IN '(' operand (',' operand)* ')'
- *	operand    : path | :value | size '(' path ')'
- *
- *	update     : clause+ where each of SET, REMOVE, ADD, DELETE appears once
- *	clause     : SET path '=' set_value (',' path '=' set_value)*
- *	           | REMOVE path (',' path)*
- *	           | ADD path :value (',' path :value)*
- *	           | DELETE path :value (',' path :value)*
- *	set_value  : set_operand (('+' | '-') set_operand)?
- *	set_operand: path | :value | if_not_exists '(' path ',' set_operand ')'
- *	           | list_append '(' set_operand ',' set_operand ')'
- *
+ *	           | operand BETWEEN operand AND operand
+ *	           | function
+ *	           | '(' condition ')'
+ *	           | NOT condition          -- binds tighter than AND, AND than OR
+ *	           | condition AND condition | condition OR condition
+ *	operand    : path | :value | function | '(' operand ')'
+ *	function   : ID '(' operand (',' operand)* ')'
+ *	update     : (SET set_action (',' set_action)*
+ *	             | REMOVE path (',' path)*
+ *	             | ADD path :value (',' path :value)*
+ *	             | DELETE path :value (',' path :value)*)+
+ *	set_action : path '=' (operand | arithmetic)
+ *	arithmetic : operand ('+' | '-') operand | '(' arithmetic ')'
  *	projection : path (',' path)*
- *	path       : (name | #name) ('.' (name | #name) | '[' integer ']')*
+ *	path       : (ID | #name) ('.' (ID | #name) | '[' INDEX ']')*
  *
- * Keywords (AND, OR, NOT, BETWEEN, IN, SET, REMOVE, ADD, DELETE) are
- * case-insensitive; function names are case-sensitive, as in DynamoDB.  A
- * bare name must not be one of DynamoDB's 573 reserved words.
+ * Tokens: ID is a letter then letters, digits or '_'; #name and :value a
+ * sigil then one or more of those; INDEX is 0 or digits without a leading
+ * zero; whitespace separates; any other character is a token of its own.
+ * Where the grammar needs more than one token of lookahead (a '(' opening a
+ * condition or an operand; a '(' opening an operand or arithmetic), both
+ * alternatives are tried and the error, if both fail, is reported at the
+ * furthest token either reached -- which is where DynamoDB's adaptive
+ * parser detects it.  The error message's "near" is the source from the
+ * token before the offending one to the token after it, whitespace
+ * included; at the end of the text the token is "<EOF>".
  *
- * Placeholders are resolved while parsing: #names to attribute names,
- * :values to DdbValues (converted and validated once, in ddb_expr_begin).
- * The DdbExprContext records which placeholders were used, so that
- * ddb_expr_end can reject the unused ones across all the expressions of one
- * request, as DynamoDB does.
- *
- * Static validation happens here, before any item is read: syntax, undefined
- * placeholders, reserved words, operand types of constants, overlapping and
- * conflicting update or projection paths, expression size.
+ * The DdbExprContext records which placeholders the expressions of one
+ * request used, so that ddb_expr_end can reject the unused ones.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include <setjmp.h>
+
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/jsonb.h"
+#include "utils/memutils.h"
 
 #include "ddb.h"
 #include "model/ddb_expr.h"
 
-/* Nesting of parentheses and functions a parser accepts (ours, not DynamoDB's) */
+/* Nesting of parentheses and functions the parser accepts (ddb's limit) */
 #define DDB_MAX_PARSE_DEPTH		200
+
+/* DynamoDB's limits on one expression */
+#define DDB_MAX_OPERATORS		300		/* operators and functions */
+#define DDB_MAX_PLACEHOLDER_BYTES 255	/* a #name or :value key */
 
 /* ------------------------------------------------------------------------
  * Reserved words: DynamoDB's list, sorted, matched case-insensitively
@@ -174,6 +195,23 @@ ddb_is_reserved_word(const char *word, int len)
 }
 
 /* ------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------
+ */
+#define VALIDATION_PREFIX	"ValidationException: "
+
+static void validation_error(const char *message) pg_attribute_noreturn();
+
+/* A ValidationException with DynamoDB's text (already formatted). */
+static void
+validation_error(const char *message)
+{
+	ereport(ERROR,
+			(errcode(DDB_ERRCODE_VALIDATION),
+			 errmsg(VALIDATION_PREFIX "%s", message)));
+}
+
+/* ------------------------------------------------------------------------
  * Placeholders: one context per request
  * ------------------------------------------------------------------------
  */
@@ -190,21 +228,62 @@ struct DdbExprContext
 };
 
 /* A placeholder key is its sigil followed by one or more [A-Za-z0-9_]. */
-static bool
-placeholder_key_ok(const char *key, int len, char sigil)
+static void
+check_placeholder_key(const char *key, int len, char sigil)
 {
-	if (len < 2 || key[0] != sigil)
-		return false;
-	for (int i = 1; i < len; i++)
+	bool		ok = len >= 2 && key[0] == sigil;
+
+	if (len > DDB_MAX_PLACEHOLDER_BYTES)
+		validation_error(sigil == '#' ?
+						 psprintf(DDB_MSG_NAMES_KEY_TOO_LONG, len) :
+						 DDB_MSG_VALUES_KEY_TOO_LONG);
+	for (int i = 1; ok && i < len; i++)
 		if (!isalnum((unsigned char) key[i]) && key[i] != '_')
-			return false;
-	return true;
+			ok = false;
+	if (!ok)
+		validation_error(psprintf(sigil == '#' ? DDB_MSG_NAMES_INVALID_KEY :
+								  DDB_MSG_VALUES_INVALID_KEY,
+								  pnstrdup(key, len)));
 }
 
-static void
-value_errcontext(void *arg)
+/*
+ * Convert one ExpressionAttributeValues entry.  DynamoDB reports an invalid
+ * value as "ExpressionAttributeValues contains invalid value: <why> for key
+ * :v", so the item model's error is caught and re-raised with that frame
+ * (the error is re-raised at once: nothing is left half-done).  An
+ * over-long attribute name inside the value is a request-level error that
+ * DynamoDB reports bare.
+ */
+static DdbValue *
+placeholder_value(JsonbValue *v, const char *key)
 {
-	errcontext("ExpressionAttributeValues key \"%s\"", (const char *) arg);
+	MemoryContext cxt = CurrentMemoryContext;
+	DdbValue   *volatile result = NULL;
+
+	PG_TRY();
+	{
+		result = ddb_value_from_jbv(v);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		size_t		plen = strlen(VALIDATION_PREFIX);
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != DDB_ERRCODE_VALIDATION ||
+			strncmp(edata->message, VALIDATION_PREFIX, plen) != 0 ||
+			strcmp(edata->message + plen, DDB_MSG_NAME_TOO_LARGE) == 0)
+			PG_RE_THROW();
+		FlushErrorState();
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg(VALIDATION_PREFIX DDB_MSG_VALUES_INVALID_VALUE,
+						edata->message + plen, key),
+				 edata->detail ? errdetail_internal("%s", edata->detail) : 0));
+	}
+	PG_END_TRY();
+	return result;
 }
 
 DdbExprContext *
@@ -216,6 +295,7 @@ ddb_expr_begin(Jsonb *names, Jsonb *vals)
 				v;
 	JsonbIteratorToken tok;
 
+	/* the maps and their keys first, then what the keys stand for */
 	if (names != NULL)
 	{
 		int			n;
@@ -223,12 +303,10 @@ ddb_expr_begin(Jsonb *names, Jsonb *vals)
 		if (!JB_ROOT_IS_OBJECT(names))
 			ereport(ERROR,
 					(errcode(DDB_ERRCODE_VALIDATION),
-					 errmsg("ValidationException: ExpressionAttributeNames must be a JSON object")));
+					 errmsg(VALIDATION_PREFIX "ExpressionAttributeNames must be a JSON object")));
 		n = JB_ROOT_COUNT(names);
 		if (n == 0)
-			ereport(ERROR,
-					(errcode(DDB_ERRCODE_VALIDATION),
-					 errmsg("ValidationException: ExpressionAttributeNames must not be empty")));
+			validation_error(DDB_MSG_NAMES_EMPTY);
 		cx->name_keys = palloc(n * sizeof(char *));
 		cx->name_vals = palloc(n * sizeof(char *));
 		cx->name_used = palloc0(n * sizeof(bool));
@@ -237,20 +315,14 @@ ddb_expr_begin(Jsonb *names, Jsonb *vals)
 		{
 			if (tok != WJB_KEY)
 				continue;
-			if (!placeholder_key_ok(k.val.string.val, k.val.string.len, '#'))
-				ereport(ERROR,
-						(errcode(DDB_ERRCODE_VALIDATION),
-						 errmsg("ValidationException: ExpressionAttributeNames contains invalid key \"%.*s\"",
-								k.val.string.len, k.val.string.val),
-						 errhint("Keys are \"#\" followed by letters, digits or underscores.")));
-			tok = JsonbIteratorNext(&it, &v, true);
-			if (v.type != jbvString || v.val.string.len == 0)
-				ereport(ERROR,
-						(errcode(DDB_ERRCODE_VALIDATION),
-						 errmsg("ValidationException: ExpressionAttributeNames contains invalid value for key \"%.*s\"",
-								k.val.string.len, k.val.string.val),
-						 errdetail("Each value must be a non-empty attribute name string.")));
+			check_placeholder_key(k.val.string.val, k.val.string.len, '#');
 			cx->name_keys[cx->nnames] = pnstrdup(k.val.string.val, k.val.string.len);
+			tok = JsonbIteratorNext(&it, &v, true);
+			if (v.type != jbvString)
+				ereport(ERROR,
+						(errcode(DDB_ERRCODE_VALIDATION),
+						 errmsg(VALIDATION_PREFIX "ExpressionAttributeNames contains invalid value: the attribute name must be a string for key %s",
+								cx->name_keys[cx->nnames])));
 			cx->name_vals[cx->nnames] = pnstrdup(v.val.string.val, v.val.string.len);
 			cx->nnames++;
 		}
@@ -263,41 +335,31 @@ ddb_expr_begin(Jsonb *names, Jsonb *vals)
 		if (!JB_ROOT_IS_OBJECT(vals))
 			ereport(ERROR,
 					(errcode(DDB_ERRCODE_VALIDATION),
-					 errmsg("ValidationException: ExpressionAttributeValues must be a JSON object")));
+					 errmsg(VALIDATION_PREFIX "ExpressionAttributeValues must be a JSON object")));
 		n = JB_ROOT_COUNT(vals);
 		if (n == 0)
-			ereport(ERROR,
-					(errcode(DDB_ERRCODE_VALIDATION),
-					 errmsg("ValidationException: ExpressionAttributeValues must not be empty")));
+			validation_error(DDB_MSG_VALUES_EMPTY);
 		cx->val_keys = palloc(n * sizeof(char *));
 		cx->val_vals = palloc(n * sizeof(DdbValue *));
 		cx->val_used = palloc0(n * sizeof(bool));
 		it = JsonbIteratorInit(&vals->root);
 		while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
 		{
-			ErrorContextCallback errcb;
-			char	   *key;
-
 			if (tok != WJB_KEY)
 				continue;
-			if (!placeholder_key_ok(k.val.string.val, k.val.string.len, ':'))
-				ereport(ERROR,
-						(errcode(DDB_ERRCODE_VALIDATION),
-						 errmsg("ValidationException: ExpressionAttributeValues contains invalid key \"%.*s\"",
-								k.val.string.len, k.val.string.val),
-						 errhint("Keys are \":\" followed by letters, digits or underscores.")));
-			key = pnstrdup(k.val.string.val, k.val.string.len);
+			check_placeholder_key(k.val.string.val, k.val.string.len, ':');
+			cx->val_keys[cx->nvals] = pnstrdup(k.val.string.val, k.val.string.len);
 			tok = JsonbIteratorNext(&it, &v, true);
-			/* name the key in any error about its value */
-			errcb.callback = value_errcontext;
-			errcb.arg = key;
-			errcb.previous = error_context_stack;
-			error_context_stack = &errcb;
-			cx->val_vals[cx->nvals] = ddb_value_from_jbv(&v);
-			error_context_stack = errcb.previous;
-			cx->val_keys[cx->nvals] = key;
+			cx->val_vals[cx->nvals] = placeholder_value(&v, cx->val_keys[cx->nvals]);
 			cx->nvals++;
 		}
+	}
+
+	for (int i = 0; i < cx->nnames; i++)
+	{
+		if (cx->name_vals[i][0] == '\0')
+			validation_error(psprintf(DDB_MSG_NAMES_EMPTY_NAME, cx->name_keys[i]));
+		ddb_check_attribute_name(cx->name_vals[i]);
 	}
 	return cx;
 }
@@ -314,39 +376,34 @@ ddb_expr_end(DdbExprContext *cx)
 		if (!cx->name_used[i])
 			appendStringInfo(&buf, "%s%s", nunused++ ? ", " : "", cx->name_keys[i]);
 	if (nunused > 0)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: value provided in ExpressionAttributeNames unused in expressions: keys: {%s}",
-						buf.data)));
+		validation_error(psprintf(DDB_MSG_NAMES_UNUSED, buf.data));
 	for (int i = 0; i < cx->nvals; i++)
 		if (!cx->val_used[i])
 			appendStringInfo(&buf, "%s%s", nunused++ ? ", " : "", cx->val_keys[i]);
 	if (nunused > 0)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: value provided in ExpressionAttributeValues unused in expressions: keys: {%s}",
-						buf.data)));
+		validation_error(psprintf(DDB_MSG_VALUES_UNUSED, buf.data));
 	pfree(buf.data);
 }
 
 /* ------------------------------------------------------------------------
- * Tokenizer
+ * Tokenizer: the whole text at once, so the parser can look ahead, back
+ * up, and quote a syntax error's surroundings
  * ------------------------------------------------------------------------
  */
 typedef enum TokType
 {
 	TOK_EOF,
-	TOK_IDENT,					/* name, keyword or function name */
+	TOK_ID,						/* name or function name */
 	TOK_NAMEREF,				/* #name */
 	TOK_VALUEREF,				/* :value */
-	TOK_INT,					/* digits (list indexes) */
+	TOK_INDEX,					/* 0, or digits without a leading zero */
 	TOK_LPAREN,
 	TOK_RPAREN,
 	TOK_LBRACKET,
 	TOK_RBRACKET,
 	TOK_COMMA,
 	TOK_DOT,
-	TOK_EQ,
+	TOK_EQ,						/* comparators: TOK_EQ .. TOK_GE */
 	TOK_NE,
 	TOK_LT,
 	TOK_LE,
@@ -354,15 +411,34 @@ typedef enum TokType
 	TOK_GE,
 	TOK_PLUS,
 	TOK_MINUS,
-	TOK_BAD						/* a character no token starts with */
+	TOK_IN,						/* keywords: TOK_IN .. TOK_REMOVE */
+	TOK_BETWEEN,
+	TOK_NOT,
+	TOK_AND,
+	TOK_OR,
+	TOK_SET,
+	TOK_ADD,
+	TOK_DELETE,
+	TOK_REMOVE,
+	TOK_UNKNOWN					/* any other character */
 } TokType;
 
 typedef struct Token
 {
 	TokType		type;
-	const char *start;
+	int			start;			/* byte offset in the text */
 	int			len;
 } Token;
+
+static const struct
+{
+	const char *word;
+	TokType		type;
+}			keywords[] = {
+	{"IN", TOK_IN}, {"BETWEEN", TOK_BETWEEN}, {"NOT", TOK_NOT},
+	{"AND", TOK_AND}, {"OR", TOK_OR}, {"SET", TOK_SET}, {"ADD", TOK_ADD},
+	{"DELETE", TOK_DELETE}, {"REMOVE", TOK_REMOVE}
+};
 
 static bool
 ident_char(char c)
@@ -370,132 +446,240 @@ ident_char(char c)
 	return isalnum((unsigned char) c) || c == '_';
 }
 
-/* Scan one token starting at p; returns the position after it. */
-static const char *
-lex(const char *p, Token *t)
+/* Scan one token at p (not whitespace); returns its type and length. */
+static TokType
+lex_one(const char *p, int *len)
 {
-	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-		p++;
-	t->start = p;
-	t->len = 1;
+	*len = 1;
 	switch (*p)
 	{
-		case '\0':
-			t->type = TOK_EOF;
-			t->len = 0;
-			return p;
 		case '(':
-			t->type = TOK_LPAREN;
-			break;
+			return TOK_LPAREN;
 		case ')':
-			t->type = TOK_RPAREN;
-			break;
+			return TOK_RPAREN;
 		case '[':
-			t->type = TOK_LBRACKET;
-			break;
+			return TOK_LBRACKET;
 		case ']':
-			t->type = TOK_RBRACKET;
-			break;
+			return TOK_RBRACKET;
 		case ',':
-			t->type = TOK_COMMA;
-			break;
+			return TOK_COMMA;
 		case '.':
-			t->type = TOK_DOT;
-			break;
+			return TOK_DOT;
 		case '=':
-			t->type = TOK_EQ;
-			break;
+			return TOK_EQ;
 		case '+':
-			t->type = TOK_PLUS;
-			break;
+			return TOK_PLUS;
 		case '-':
-			t->type = TOK_MINUS;
-			break;
+			return TOK_MINUS;
 		case '<':
-			t->type = TOK_LT;
-			if (p[1] == '=')
-				t->type = TOK_LE, t->len = 2;
-			else if (p[1] == '>')
-				t->type = TOK_NE, t->len = 2;
-			break;
+			if (p[1] == '=' || p[1] == '>')
+			{
+				*len = 2;
+				return p[1] == '=' ? TOK_LE : TOK_NE;
+			}
+			return TOK_LT;
 		case '>':
-			t->type = TOK_GT;
 			if (p[1] == '=')
-				t->type = TOK_GE, t->len = 2;
-			break;
+			{
+				*len = 2;
+				return TOK_GE;
+			}
+			return TOK_GT;
 		case '#':
 		case ':':
-			t->type = *p == '#' ? TOK_NAMEREF : TOK_VALUEREF;
-			while (ident_char(p[t->len]))
-				t->len++;
-			if (t->len == 1)
-				t->type = TOK_BAD;
-			break;
+			while (ident_char(p[*len]))
+				(*len)++;
+			if (*len == 1)
+				return TOK_UNKNOWN;
+			return *p == '#' ? TOK_NAMEREF : TOK_VALUEREF;
 		default:
-			if (isdigit((unsigned char) *p))
-			{
-				t->type = TOK_INT;
-				while (isdigit((unsigned char) p[t->len]))
-					t->len++;
-			}
-			else if (isalpha((unsigned char) *p))
-			{
-				t->type = TOK_IDENT;
-				while (ident_char(p[t->len]))
-					t->len++;
-			}
-			else
-			{
-				/* show the whole (possibly multibyte) character */
-				t->type = TOK_BAD;
-				t->len = pg_utf_mblen((const unsigned char *) p);
-				for (int i = 1; i < t->len; i++)
-					if (p[i] == '\0')
-						t->len = i;
-			}
 			break;
 	}
-	return p + t->len;
+	if (*p == '0')
+		return TOK_INDEX;
+	if (isdigit((unsigned char) *p))
+	{
+		while (isdigit((unsigned char) p[*len]))
+			(*len)++;
+		return TOK_INDEX;
+	}
+	if (isalpha((unsigned char) *p))
+	{
+		while (ident_char(p[*len]))
+			(*len)++;
+		for (int i = 0; i < lengthof(keywords); i++)
+			if (strlen(keywords[i].word) == *len &&
+				pg_strncasecmp(p, keywords[i].word, *len) == 0)
+				return keywords[i].type;
+		return TOK_ID;
+	}
+	/* one character, the whole of it if it is a multibyte one */
+	*len = pg_utf_mblen((const unsigned char *) p);
+	for (int i = 1; i < *len; i++)
+		if (p[i] == '\0')
+			*len = i;
+	return TOK_UNKNOWN;
+}
+
+/* Tokenize text; the last token is TOK_EOF at the end of the text. */
+static Token *
+tokenize(const char *text, int textlen, int *ntoks)
+{
+	int			cap = 16;
+	int			n = 0;
+	Token	   *toks = palloc(cap * sizeof(Token));
+	int			pos = 0;
+
+	for (;;)
+	{
+		int			len;
+
+		while (pos < textlen && (text[pos] == ' ' || text[pos] == '\t' ||
+								 text[pos] == '\n' || text[pos] == '\r'))
+			pos++;
+		if (n == cap)
+		{
+			cap *= 2;
+			toks = repalloc(toks, cap * sizeof(Token));
+		}
+		if (pos >= textlen)
+		{
+			toks[n].type = TOK_EOF;
+			toks[n].start = textlen;
+			toks[n].len = 0;
+			n++;
+			break;
+		}
+		toks[n].type = lex_one(text + pos, &len);
+		toks[n].start = pos;
+		toks[n].len = len;
+		n++;
+		pos += len;
+	}
+	*ntoks = n;
+	return toks;
 }
 
 /* ------------------------------------------------------------------------
- * Parser state and errors
+ * Parse trees as written (stage 1), before placeholders are resolved
+ * ------------------------------------------------------------------------
+ */
+typedef enum RawKind
+{
+	RAW_PATH,					/* elems: token indexes (ID, #name, INDEX) */
+	RAW_VALUE,					/* tok: the :value */
+	RAW_CALL,					/* tok: the function name; args */
+	RAW_COMPARE,				/* tok: the comparator; args[0..1] */
+	RAW_IN,						/* args[0] IN (args[1..]) */
+	RAW_BETWEEN,				/* args[0] BETWEEN args[1] AND args[2] */
+	RAW_AND,
+	RAW_OR,
+	RAW_NOT,
+	RAW_ARITH					/* tok: + or -; args[0..1] */
+} RawKind;
+
+typedef struct Raw Raw;
+struct Raw
+{
+	RawKind		kind;
+	int			tok;
+	int			nargs;
+	Raw		  **args;
+	int			nelems;
+	int		   *elems;
+	bool		parens;			/* written inside parentheses */
+};
+
+typedef struct RawSection
+{
+	TokType		kind;			/* TOK_SET, TOK_REMOVE, TOK_ADD, TOK_DELETE */
+	int			nactions;
+	Raw		  **paths;
+	Raw		  **values;			/* NULL for REMOVE */
+} RawSection;
+
+/* ------------------------------------------------------------------------
+ * Parser state, syntax errors and backtracking
  * ------------------------------------------------------------------------
  */
 typedef struct Parser
 {
 	DdbExprContext *cx;
 	const char *what;			/* "ConditionExpression", ... */
-	const char *pos;			/* scan position after tok */
-	Token		tok;			/* current token */
+	const char *text;
+	int			textlen;
+	Token	   *toks;
+	int			ntoks;
+	int			pos;			/* current token */
 	int			depth;			/* nesting of parentheses and functions */
-	char	   *undefined_name;	/* first undefined #name, reported after parsing */
-	char	   *undefined_value;	/* first undefined :value, likewise */
+	bool		update;			/* an UpdateExpression (for the walk) */
+
+	/*
+	 * While an alternative is tried (see try_parse), a syntax error jumps
+	 * back to 'spec' instead of being reported, remembering the furthest
+	 * token reached; a redundant pair of parentheses is only noted, and
+	 * reported if the alternative is taken.
+	 */
+	sigjmp_buf *spec;
+	int			spec_fail;
+	bool		redundant;
+
+	int			noperators;		/* operators and functions validated */
+	MemoryContext caller;		/* where results go */
+	MemoryContext scratch;		/* tokens and parse trees */
 } Parser;
 
-static void parse_error(Parser *ps, const char *fmt,...) pg_attribute_printf(2, 3) pg_attribute_noreturn();
+static void expr_error(Parser *ps, const char *detail) pg_attribute_noreturn();
 
+/* "Invalid <what>: <detail>", DynamoDB's frame for expression errors. */
 static void
-parse_error(Parser *ps, const char *fmt,...)
+expr_error(Parser *ps, const char *detail)
 {
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	for (;;)
-	{
-		va_list		args;
-		int			needed;
-
-		va_start(args, fmt);
-		needed = appendStringInfoVA(&buf, fmt, args);
-		va_end(args);
-		if (needed == 0)
-			break;
-		enlargeStringInfo(&buf, needed);
-	}
 	ereport(ERROR,
 			(errcode(DDB_ERRCODE_VALIDATION),
-			 errmsg("ValidationException: invalid %s: %s", ps->what, buf.data)));
+			 errmsg(VALIDATION_PREFIX DDB_MSG_EXPR_INVALID, ps->what, detail)));
+}
+
+static char *
+tok_text(Parser *ps, int i)
+{
+	return pnstrdup(ps->text + ps->toks[i].start, ps->toks[i].len);
+}
+
+static TokType
+tok_type(Parser *ps, int ahead)
+{
+	return ps->toks[Min(ps->pos + ahead, ps->ntoks - 1)].type;
+}
+
+static void
+advance(Parser *ps)
+{
+	if (ps->toks[ps->pos].type != TOK_EOF)
+		ps->pos++;
+}
+
+static void report_syntax_error(Parser *ps, int i) pg_attribute_noreturn();
+
+/*
+ * The token DynamoDB names and its surroundings: from the token before it
+ * (or the start) through the token after it (or the end), whitespace
+ * included.
+ */
+static void
+report_syntax_error(Parser *ps, int i)
+{
+	Token	   *t = &ps->toks[i];
+	int			from = i > 0 ? ps->toks[i - 1].start : 0;
+	int			to;
+
+	if (t->type == TOK_EOF || ps->toks[i + 1].type == TOK_EOF)
+		to = ps->textlen;
+	else
+		to = ps->toks[i + 1].start + ps->toks[i + 1].len;
+	expr_error(ps, psprintf(DDB_MSG_EXPR_SYNTAX,
+							t->type == TOK_EOF ? "<EOF>" : tok_text(ps, i),
+							pnstrdup(ps->text + from, to - from)));
 }
 
 static void syntax_error(Parser *ps) pg_attribute_noreturn();
@@ -503,40 +687,30 @@ static void syntax_error(Parser *ps) pg_attribute_noreturn();
 static void
 syntax_error(Parser *ps)
 {
-	if (ps->tok.type == TOK_EOF)
-		parse_error(ps, "syntax error at end of input");
-	parse_error(ps, "syntax error at or near \"%.*s\"", ps->tok.len, ps->tok.start);
-}
-
-static void
-advance(Parser *ps)
-{
-	ps->pos = lex(ps->pos, &ps->tok);
+	if (ps->spec != NULL)
+	{
+		ps->spec_fail = Max(ps->spec_fail, ps->pos);
+		siglongjmp(*ps->spec, 1);
+	}
+	report_syntax_error(ps, ps->pos);
 }
 
 static void
 expect(Parser *ps, TokType type)
 {
-	if (ps->tok.type != type)
+	if (tok_type(ps, 0) != type)
 		syntax_error(ps);
 	advance(ps);
 }
 
-/* The token after the current one, without consuming anything. */
-static TokType
-peek_type(Parser *ps)
+/* ((x)): DynamoDB rejects parentheses around parentheses. */
+static void
+redundant_parens(Parser *ps)
 {
-	Token		t;
-
-	(void) lex(ps->pos, &t);
-	return t.type;
-}
-
-static bool
-tok_is_keyword(Parser *ps, const char *kw)
-{
-	return ps->tok.type == TOK_IDENT && ps->tok.len == strlen(kw) &&
-		pg_strncasecmp(ps->tok.start, kw, ps->tok.len) == 0;
+	if (ps->spec != NULL)
+		ps->redundant = true;
+	else
+		expr_error(ps, DDB_MSG_EXPR_REDUNDANT_PARENS);
 }
 
 static void
@@ -544,8 +718,8 @@ enter(Parser *ps)
 {
 	check_stack_depth();
 	if (++ps->depth > DDB_MAX_PARSE_DEPTH)
-		parse_error(ps, "the expression is nested too deeply (at most %d levels of parentheses and functions)",
-					DDB_MAX_PARSE_DEPTH);
+		expr_error(ps, psprintf("The expression is nested too deeply; nesting levels: %d (ddb's limit is %d levels of parentheses and functions)",
+								ps->depth, DDB_MAX_PARSE_DEPTH));
 }
 
 static void
@@ -554,151 +728,701 @@ leave(Parser *ps)
 	ps->depth--;
 }
 
-static void
-parser_init(Parser *ps, DdbExprContext *cx, const char *text, const char *what)
-{
-	size_t		len = strlen(text);
+typedef Raw *(*RawParser) (Parser *ps);
+typedef void (*FollowCheck) (Parser *ps);
 
-	ps->cx = cx;
-	ps->what = what;
-	ps->depth = 0;
-	ps->undefined_name = NULL;
-	ps->undefined_value = NULL;
-	if (len > DDB_MAX_EXPRESSION_BYTES)
-		parse_error(ps, "expression size has exceeded the maximum allowed size of %d bytes; expression size: %zu",
-					DDB_MAX_EXPRESSION_BYTES, len);
-	ps->pos = text;
-	advance(ps);
-	if (ps->tok.type == TOK_EOF)
-		parse_error(ps, "the expression can not be empty");
+/*
+ * Try to parse one alternative from the current token.  On success the
+ * parser has moved past it; on a syntax error it is back where it was and
+ * *furthest is raised to the furthest token the attempt reached.
+ *
+ * The jump is a plain siglongjmp over parser frames that only allocate
+ * memory, never an ereport: real errors (stack depth, out of memory) still
+ * propagate as usual.
+ */
+static bool
+try_parse(Parser *ps, RawParser fn, FollowCheck follow, Raw **result,
+		  int *furthest)
+{
+	sigjmp_buf	jb;
+	sigjmp_buf *outer = ps->spec;
+	int			start = ps->pos;
+	int			depth = ps->depth;
+	int			outer_fail = ps->spec_fail;
+	bool		outer_redundant = ps->redundant;
+	volatile bool ok = false;
+
+	ps->spec = &jb;
+	ps->spec_fail = start;
+	ps->redundant = false;
+	if (sigsetjmp(jb, 0) == 0)
+	{
+		*result = fn(ps);
+		follow(ps);
+		ok = true;
+	}
+	ps->spec = outer;
+	if (!ok)
+	{
+		*furthest = Max(*furthest, ps->spec_fail);
+		ps->pos = start;
+		ps->depth = depth;
+		ps->spec_fail = outer_fail;
+		ps->redundant = outer_redundant;
+		return false;
+	}
+	ps->spec_fail = outer_fail;
+	if (ps->redundant)
+		redundant_parens(ps);	/* reported now, or noted for the outer try */
+	ps->redundant |= outer_redundant;
+	return true;
+}
+
+/*
+ * One of two alternatives, or a syntax error where they got furthest.  An
+ * alternative counts only if 'follow' accepts the token after it: DynamoDB's
+ * parser predicts with what may follow, so "(f(a)) = :v" is a comparison of
+ * a parenthesized operand, not a parenthesized condition followed by junk.
+ */
+static Raw *
+parse_either(Parser *ps, RawParser a, RawParser b, FollowCheck follow)
+{
+	int			furthest = ps->pos;
+	Raw		   *r;
+
+	if (try_parse(ps, a, follow, &r, &furthest) ||
+		try_parse(ps, b, follow, &r, &furthest))
+		return r;
+	ps->pos = furthest;
+	syntax_error(ps);
 }
 
 /* ------------------------------------------------------------------------
- * Paths and operands
+ * The grammar (stage 1)
+ * ------------------------------------------------------------------------
+ */
+static Raw *
+make_raw(RawKind kind, int tok, int nargs)
+{
+	Raw		   *r = palloc0(sizeof(Raw));
+
+	r->kind = kind;
+	r->tok = tok;
+	r->nargs = nargs;
+	if (nargs > 0)
+		r->args = palloc0(nargs * sizeof(Raw *));
+	return r;
+}
+
+static void
+raw_add_arg(Raw *r, Raw *arg, int *cap)
+{
+	if (r->nargs == *cap)
+	{
+		*cap = Max(*cap * 2, 4);
+		r->args = r->args ? repalloc(r->args, *cap * sizeof(Raw *)) :
+			palloc(*cap * sizeof(Raw *));
+	}
+	r->args[r->nargs++] = arg;
+}
+
+/* path : (ID | #name) ('.' (ID | #name) | '[' INDEX ']')* */
+static Raw *
+parse_path(Parser *ps)
+{
+	Raw		   *r = make_raw(RAW_PATH, ps->pos, 0);
+	int			cap = 4;
+
+	r->elems = palloc(cap * sizeof(int));
+	if (tok_type(ps, 0) != TOK_ID && tok_type(ps, 0) != TOK_NAMEREF)
+		syntax_error(ps);
+	r->elems[r->nelems++] = ps->pos;
+	advance(ps);
+	for (;;)
+	{
+		TokType		t = tok_type(ps, 0);
+
+		if (t != TOK_DOT && t != TOK_LBRACKET)
+			break;
+		advance(ps);
+		if (r->nelems == cap)
+		{
+			cap *= 2;
+			r->elems = repalloc(r->elems, cap * sizeof(int));
+		}
+		if (t == TOK_DOT)
+		{
+			if (tok_type(ps, 0) != TOK_ID && tok_type(ps, 0) != TOK_NAMEREF)
+				syntax_error(ps);
+			r->elems[r->nelems++] = ps->pos;
+			advance(ps);
+		}
+		else
+		{
+			if (tok_type(ps, 0) != TOK_INDEX)
+				syntax_error(ps);
+			r->elems[r->nelems++] = ps->pos;
+			advance(ps);
+			expect(ps, TOK_RBRACKET);
+		}
+	}
+	return r;
+}
+
+static Raw *parse_operand(Parser *ps);
+
+/* '(' operand (',' operand)* ')', appended to r's arguments */
+static void
+parse_operand_list(Parser *ps, Raw *r)
+{
+	int			cap = r->nargs;
+
+	expect(ps, TOK_LPAREN);
+	for (;;)
+	{
+		raw_add_arg(r, parse_operand(ps), &cap);
+		if (tok_type(ps, 0) != TOK_COMMA)
+			break;
+		advance(ps);
+	}
+	expect(ps, TOK_RPAREN);
+}
+
+/* function : ID '(' operand (',' operand)* ')' */
+static Raw *
+parse_call(Parser *ps)
+{
+	Raw		   *r = make_raw(RAW_CALL, ps->pos, 0);
+
+	enter(ps);
+	advance(ps);				/* the name */
+	parse_operand_list(ps, r);
+	leave(ps);
+	return r;
+}
+
+/* '(' inner ')', where parentheses directly inside are redundant */
+static Raw *
+parse_in_parens(Parser *ps, RawParser inner)
+{
+	Raw		   *r;
+
+	enter(ps);
+	expect(ps, TOK_LPAREN);
+	r = inner(ps);
+	expect(ps, TOK_RPAREN);
+	leave(ps);
+	if (r->parens)
+		redundant_parens(ps);
+	r->parens = true;
+	return r;
+}
+
+/* operand : path | :value | function | '(' operand ')' */
+static Raw *
+parse_operand(Parser *ps)
+{
+	Raw		   *r;
+
+	switch (tok_type(ps, 0))
+	{
+		case TOK_LPAREN:
+			return parse_in_parens(ps, parse_operand);
+		case TOK_VALUEREF:
+			r = make_raw(RAW_VALUE, ps->pos, 0);
+			advance(ps);
+			return r;
+		case TOK_ID:
+			if (tok_type(ps, 1) == TOK_LPAREN)
+				return parse_call(ps);
+			return parse_path(ps);
+		case TOK_NAMEREF:
+			return parse_path(ps);
+		default:
+			syntax_error(ps);
+	}
+}
+
+static Raw *parse_or(Parser *ps);
+
+/*
+ * A condition that starts with an operand: a comparison, IN or BETWEEN, or
+ * (a function written alone) a function condition.
+ */
+static Raw *
+parse_operand_condition(Parser *ps)
+{
+	Raw		   *left = parse_operand(ps);
+	Raw		   *r;
+
+	switch (tok_type(ps, 0))
+	{
+		case TOK_EQ:
+		case TOK_NE:
+		case TOK_LT:
+		case TOK_LE:
+		case TOK_GT:
+		case TOK_GE:
+			r = make_raw(RAW_COMPARE, ps->pos, 2);
+			advance(ps);
+			r->args[0] = left;
+			r->args[1] = parse_operand(ps);
+			return r;
+		case TOK_BETWEEN:
+			r = make_raw(RAW_BETWEEN, ps->pos, 3);
+			advance(ps);
+			r->args[0] = left;
+			r->args[1] = parse_operand(ps);
+			expect(ps, TOK_AND);
+			r->args[2] = parse_operand(ps);
+			return r;
+		case TOK_IN:
+			r = make_raw(RAW_IN, ps->pos, 1);
+			advance(ps);
+			r->args[0] = left;
+			parse_operand_list(ps, r);
+			return r;
+		default:
+			if (left->kind == RAW_CALL && !left->parens)
+				return left;
+			syntax_error(ps);
+	}
+}
+
+/* '(' condition ')' */
+static Raw *
+parse_condition_group(Parser *ps)
+{
+	return parse_in_parens(ps, parse_or);
+}
+
+/* What may follow a condition that is not an AND or OR operand's end */
+static void
+follow_condition(Parser *ps)
+{
+	TokType		t = tok_type(ps, 0);
+
+	if (t != TOK_AND && t != TOK_OR && t != TOK_RPAREN && t != TOK_EOF)
+		syntax_error(ps);
+}
+
+/* A condition other than AND, OR and NOT. */
+static Raw *
+parse_primary(Parser *ps)
+{
+	/* '(' opens either a condition or an operand */
+	if (tok_type(ps, 0) == TOK_LPAREN)
+		return parse_either(ps, parse_condition_group, parse_operand_condition,
+							follow_condition);
+	return parse_operand_condition(ps);
+}
+
+/* NOT binds tighter than AND */
+static Raw *
+parse_not(Parser *ps)
+{
+	Raw		   *r;
+
+	if (tok_type(ps, 0) != TOK_NOT)
+		return parse_primary(ps);
+	r = make_raw(RAW_NOT, ps->pos, 1);
+	enter(ps);
+	advance(ps);
+	r->args[0] = parse_not(ps);
+	leave(ps);
+	return r;
+}
+
+/* operand (op operand)*, left-associative: the AND and OR chains */
+static Raw *
+parse_chain(Parser *ps, TokType op, RawKind kind, RawParser operand)
+{
+	Raw		   *r = operand(ps);
+
+	while (tok_type(ps, 0) == op)
+	{
+		Raw		   *n = make_raw(kind, ps->pos, 2);
+
+		advance(ps);
+		n->args[0] = r;
+		n->args[1] = operand(ps);
+		r = n;
+	}
+	return r;
+}
+
+static Raw *
+parse_and(Parser *ps)
+{
+	return parse_chain(ps, TOK_AND, RAW_AND, parse_not);
+}
+
+static Raw *
+parse_or(Parser *ps)
+{
+	return parse_chain(ps, TOK_OR, RAW_OR, parse_and);
+}
+
+/* operand (('+' | '-') operand)? -- a SET value that is not in parentheses */
+static Raw *
+parse_operand_arith(Parser *ps)
+{
+	Raw		   *left = parse_operand(ps);
+	Raw		   *r;
+
+	if (tok_type(ps, 0) != TOK_PLUS && tok_type(ps, 0) != TOK_MINUS)
+		return left;
+	r = make_raw(RAW_ARITH, ps->pos, 2);
+	advance(ps);
+	r->args[0] = left;
+	r->args[1] = parse_operand(ps);
+	return r;
+}
+
+static Raw *parse_arith(Parser *ps);
+
+/* '(' arithmetic ')' */
+static Raw *
+parse_arith_parens(Parser *ps)
+{
+	return parse_in_parens(ps, parse_arith);
+}
+
+/* operand ('+' | '-') operand */
+static Raw *
+parse_plus_minus(Parser *ps)
+{
+	Raw		   *r = parse_operand_arith(ps);
+
+	if (r->kind != RAW_ARITH)
+		syntax_error(ps);
+	return r;
+}
+
+/* Inside parentheses an arithmetic is followed by ')'. */
+static void
+follow_rparen(Parser *ps)
+{
+	if (tok_type(ps, 0) != TOK_RPAREN)
+		syntax_error(ps);
+}
+
+/* arithmetic : operand ('+' | '-') operand | '(' arithmetic ')' */
+static Raw *
+parse_arith(Parser *ps)
+{
+	if (tok_type(ps, 0) == TOK_LPAREN)
+		return parse_either(ps, parse_arith_parens, parse_plus_minus, follow_rparen);
+	return parse_plus_minus(ps);
+}
+
+/* A SET value is followed by ',', the next section or the end. */
+static void
+follow_set_value(Parser *ps)
+{
+	TokType		t = tok_type(ps, 0);
+
+	if (t != TOK_COMMA && t != TOK_SET && t != TOK_REMOVE && t != TOK_ADD &&
+		t != TOK_DELETE && t != TOK_EOF)
+		syntax_error(ps);
+}
+
+/* set_value : operand | arithmetic */
+static Raw *
+parse_set_value(Parser *ps)
+{
+	if (tok_type(ps, 0) == TOK_LPAREN)
+		return parse_either(ps, parse_operand_arith, parse_arith_parens,
+							follow_set_value);
+	return parse_operand_arith(ps);
+}
+
+/* SET, REMOVE, ADD and DELETE sections, in the order written */
+static RawSection *
+parse_update_sections(Parser *ps, int *nsections)
+{
+	int			cap = 4;
+	RawSection *secs = palloc(cap * sizeof(RawSection));
+
+	*nsections = 0;
+	for (;;)
+	{
+		TokType		kind = tok_type(ps, 0);
+		RawSection *sec;
+		int			acap = 4;
+
+		if (kind != TOK_SET && kind != TOK_REMOVE && kind != TOK_ADD &&
+			kind != TOK_DELETE)
+		{
+			if (*nsections == 0)
+				syntax_error(ps);
+			break;
+		}
+		if (*nsections == cap)
+		{
+			cap *= 2;
+			secs = repalloc(secs, cap * sizeof(RawSection));
+		}
+		sec = &secs[(*nsections)++];
+		sec->kind = kind;
+		sec->nactions = 0;
+		sec->paths = palloc(acap * sizeof(Raw *));
+		sec->values = palloc(acap * sizeof(Raw *));
+		advance(ps);
+		for (;;)
+		{
+			if (sec->nactions == acap)
+			{
+				acap *= 2;
+				sec->paths = repalloc(sec->paths, acap * sizeof(Raw *));
+				sec->values = repalloc(sec->values, acap * sizeof(Raw *));
+			}
+			sec->paths[sec->nactions] = parse_path(ps);
+			sec->values[sec->nactions] = NULL;
+			if (kind == TOK_SET)
+			{
+				expect(ps, TOK_EQ);
+				sec->values[sec->nactions] = parse_set_value(ps);
+			}
+			else if (kind != TOK_REMOVE)
+			{
+				if (tok_type(ps, 0) != TOK_VALUEREF)
+					syntax_error(ps);
+				sec->values[sec->nactions] = make_raw(RAW_VALUE, ps->pos, 0);
+				advance(ps);
+			}
+			sec->nactions++;
+			if (tok_type(ps, 0) != TOK_COMMA)
+				break;
+			advance(ps);
+		}
+	}
+	return secs;
+}
+
+/* ------------------------------------------------------------------------
+ * The walk (stage 2): functions, reserved words, list indexes, sections
+ * ------------------------------------------------------------------------
+ */
+typedef enum FuncId
+{
+	FN_ATTRIBUTE_EXISTS,
+	FN_ATTRIBUTE_NOT_EXISTS,
+	FN_ATTRIBUTE_TYPE,
+	FN_BEGINS_WITH,
+	FN_CONTAINS,
+	FN_SIZE,
+	FN_IF_NOT_EXISTS,
+	FN_LIST_APPEND
+} FuncId;
+
+static const struct
+{
+	const char *name;
+	int			nargs;
+	bool		condition;		/* a condition function (else an update one) */
+	bool		boolean;		/* returns a boolean (a condition of its own) */
+}			functions[] = {
+	[FN_ATTRIBUTE_EXISTS] = {"attribute_exists", 1, true, true},
+	[FN_ATTRIBUTE_NOT_EXISTS] = {"attribute_not_exists", 1, true, true},
+	[FN_ATTRIBUTE_TYPE] = {"attribute_type", 2, true, true},
+	[FN_BEGINS_WITH] = {"begins_with", 2, true, true},
+	[FN_CONTAINS] = {"contains", 2, true, true},
+	[FN_SIZE] = {"size", 1, true, false},
+	[FN_IF_NOT_EXISTS] = {"if_not_exists", 2, false, false},
+	[FN_LIST_APPEND] = {"list_append", 2, false, false}
+};
+
+/* Function names are case-sensitive. */
+static int
+function_id(Parser *ps, int tok)
+{
+	Token	   *t = &ps->toks[tok];
+
+	for (int i = 0; i < lengthof(functions); i++)
+		if (strlen(functions[i].name) == t->len &&
+			memcmp(functions[i].name, ps->text + t->start, t->len) == 0)
+			return i;
+	return -1;
+}
+
+static void
+walk_path(Parser *ps, Raw *path)
+{
+	for (int i = 0; i < path->nelems; i++)
+	{
+		Token	   *t = &ps->toks[path->elems[i]];
+
+		if (t->type == TOK_ID &&
+			ddb_is_reserved_word(ps->text + t->start, t->len))
+			expr_error(ps, psprintf(DDB_MSG_EXPR_RESERVED, tok_text(ps, path->elems[i])));
+		/* an index must fit in 31 bits */
+		if (t->type == TOK_INDEX &&
+			(t->len > 10 ||
+			 (t->len == 10 && strncmp(ps->text + t->start, "2147483647", 10) > 0)))
+			expr_error(ps, psprintf(DDB_MSG_EXPR_LIST_INDEX,
+									psprintf("[%s]", tok_text(ps, path->elems[i]))));
+	}
+}
+
+static void walk_operand(Parser *ps, Raw *r, int nesting);
+
+/*
+ * A function call, judged before its arguments: it must exist, belong to
+ * this kind of expression, and suit its place -- at the top of a condition
+ * only a function returning a boolean, inside an operator only size (in
+ * conditions) or if_not_exists (in updates).
+ */
+static void
+walk_call(Parser *ps, Raw *r, int nesting)
+{
+	int			f = function_id(ps, r->tok);
+	char	   *name = tok_text(ps, r->tok);
+
+	if (f < 0)
+		expr_error(ps, psprintf(DDB_MSG_EXPR_FUNCTION_NAME, name));
+	if (!ps->update)
+	{
+		if (!functions[f].condition)
+			expr_error(ps, psprintf(DDB_MSG_EXPR_NOT_IN_CONDITION, name));
+		if (nesting == 0 ? !functions[f].boolean : f != FN_SIZE)
+			expr_error(ps, psprintf(DDB_MSG_EXPR_FUNCTION_MISUSED, name));
+	}
+	else
+	{
+		if (functions[f].condition)
+			expr_error(ps, psprintf(DDB_MSG_EXPR_NOT_IN_UPDATE, name));
+		if (nesting > 0 && f != FN_IF_NOT_EXISTS)
+			expr_error(ps, psprintf(DDB_MSG_EXPR_FUNCTION_MISUSED, name));
+	}
+	for (int i = 0; i < r->nargs; i++)
+		walk_operand(ps, r->args[i], nesting + 1);
+}
+
+static void
+walk_operand(Parser *ps, Raw *r, int nesting)
+{
+	check_stack_depth();
+	switch (r->kind)
+	{
+		case RAW_PATH:
+			walk_path(ps, r);
+			break;
+		case RAW_CALL:
+			walk_call(ps, r, nesting);
+			break;
+		case RAW_ARITH:
+			walk_operand(ps, r->args[0], nesting + 1);
+			walk_operand(ps, r->args[1], nesting + 1);
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+walk_condition(Parser *ps, Raw *r)
+{
+	check_stack_depth();
+	switch (r->kind)
+	{
+		case RAW_AND:
+		case RAW_OR:
+		case RAW_NOT:
+			for (int i = 0; i < r->nargs; i++)
+				walk_condition(ps, r->args[i]);
+			break;
+		case RAW_CALL:
+			walk_call(ps, r, 0);
+			break;
+		default:
+			/* a comparison, IN or BETWEEN: its operands are nested */
+			for (int i = 0; i < r->nargs; i++)
+				walk_operand(ps, r->args[i], 1);
+			break;
+	}
+}
+
+static const char *
+section_name(TokType kind)
+{
+	return kind == TOK_SET ? "SET" : kind == TOK_REMOVE ? "REMOVE" :
+		kind == TOK_ADD ? "ADD" : "DELETE";
+}
+
+static void
+walk_update(Parser *ps, RawSection *secs, int nsections)
+{
+	bool		seen[4] = {false, false, false, false};
+
+	for (int s = 0; s < nsections; s++)
+	{
+		RawSection *sec = &secs[s];
+		int			k = sec->kind == TOK_SET ? 0 : sec->kind == TOK_REMOVE ? 1 :
+			sec->kind == TOK_ADD ? 2 : 3;
+
+		for (int i = 0; i < sec->nactions; i++)
+		{
+			walk_path(ps, sec->paths[i]);
+			if (sec->kind == TOK_SET)
+				walk_operand(ps, sec->values[i], 0);
+		}
+		/* a section used twice is reported after its actions */
+		if (seen[k])
+			expr_error(ps, psprintf(DDB_MSG_EXPR_SECTION_TWICE, section_name(sec->kind)));
+		seen[k] = true;
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Validation (stage 3): placeholders, operators, paths
  * ------------------------------------------------------------------------
  */
 static char *
-resolve_name(Parser *ps)
+resolve_name(Parser *ps, int tok)
 {
 	DdbExprContext *cx = ps->cx;
+	Token	   *t = &ps->toks[tok];
 
 	for (int i = 0; i < cx->nnames; i++)
-		if (strlen(cx->name_keys[i]) == ps->tok.len &&
-			memcmp(cx->name_keys[i], ps->tok.start, ps->tok.len) == 0)
+		if (strlen(cx->name_keys[i]) == t->len &&
+			memcmp(cx->name_keys[i], ps->text + t->start, t->len) == 0)
 		{
 			cx->name_used[i] = true;
 			return cx->name_vals[i];
 		}
-	/* syntax errors come first: report this once the whole text parsed */
-	if (ps->undefined_name == NULL)
-		ps->undefined_name = pnstrdup(ps->tok.start, ps->tok.len);
-	return ps->undefined_name;
+	expr_error(ps, psprintf(DDB_MSG_EXPR_NAME_UNDEFINED, tok_text(ps, tok)));
 }
 
-static DdbValue *
-resolve_value(Parser *ps, const char **placeholder)
-{
-	DdbExprContext *cx = ps->cx;
-
-	for (int i = 0; i < cx->nvals; i++)
-		if (strlen(cx->val_keys[i]) == ps->tok.len &&
-			memcmp(cx->val_keys[i], ps->tok.start, ps->tok.len) == 0)
-		{
-			cx->val_used[i] = true;
-			*placeholder = cx->val_keys[i];
-			return cx->val_vals[i];
-		}
-	/* as for names; a NULL placeholder marks the stand-in value */
-	if (ps->undefined_value == NULL)
-		ps->undefined_value = pnstrdup(ps->tok.start, ps->tok.len);
-	*placeholder = NULL;
-	return ddb_value_new(DDB_TYPE_NULL);
-}
-
-/* Once the text parsed: the placeholders it used must all be defined. */
-static void
-check_undefined(Parser *ps)
-{
-	if (ps->undefined_name)
-		parse_error(ps, "an expression attribute name used in the document path is not defined; attribute name: %s",
-					ps->undefined_name);
-	if (ps->undefined_value)
-		parse_error(ps, "an expression attribute value used in expression is not defined; attribute value: %s",
-					ps->undefined_value);
-}
-
-/* A constant whose type static checks may look at (not an undefined one). */
-static bool
-known_value(DdbOperand *op)
-{
-	return op->kind == DDB_OPERAND_VALUE && op->placeholder != NULL;
-}
-
-/* One attribute name of a path: a bare name or a #placeholder. */
-static char *
-parse_path_name(Parser *ps)
-{
-	char	   *name;
-
-	if (ps->tok.type == TOK_NAMEREF)
-		name = resolve_name(ps);
-	else if (ps->tok.type == TOK_IDENT)
-	{
-		if (ddb_is_reserved_word(ps->tok.start, ps->tok.len))
-			parse_error(ps, "attribute name is a reserved keyword; reserved keyword: %.*s",
-						ps->tok.len, ps->tok.start);
-		name = pnstrdup(ps->tok.start, ps->tok.len);
-	}
-	else
-		syntax_error(ps);
-	advance(ps);
-	return name;
-}
-
-/* path : name ('.' name | '[' integer ']')* */
 static DdbPath *
-parse_path(Parser *ps)
+validate_path(Parser *ps, Raw *raw)
 {
 	DdbPath    *path = palloc0(sizeof(DdbPath));
-	int			cap = 4;
 
-	path->elems = palloc(cap * sizeof(DdbPathElem));
-	path->elems[0].kind = DDB_PATH_NAME;
-	path->elems[0].name = parse_path_name(ps);
-	path->nelems = 1;
-	for (;;)
+	if (raw->nelems > DDB_MAX_NESTING_DEPTH)
+		expr_error(ps, psprintf(DDB_MSG_EXPR_PATH_TOO_DEEP, raw->nelems));
+	path->nelems = raw->nelems;
+	path->elems = palloc(raw->nelems * sizeof(DdbPathElem));
+	for (int i = 0; i < raw->nelems; i++)
 	{
-		DdbPathElem *e;
+		DdbPathElem *e = &path->elems[i];
+		int			tok = raw->elems[i];
 
-		if (ps->tok.type != TOK_DOT && ps->tok.type != TOK_LBRACKET)
-			break;
-		if (path->nelems == DDB_MAX_NESTING_DEPTH)
-			parse_error(ps, "the document path has too many nesting levels; nesting levels: %d (at most %d)",
-						path->nelems + 1, DDB_MAX_NESTING_DEPTH);
-		if (path->nelems == cap)
+		switch (ps->toks[tok].type)
 		{
-			cap *= 2;
-			path->elems = repalloc(path->elems, cap * sizeof(DdbPathElem));
-		}
-		e = &path->elems[path->nelems++];
-		if (ps->tok.type == TOK_DOT)
-		{
-			advance(ps);
-			e->kind = DDB_PATH_NAME;
-			e->name = parse_path_name(ps);
-		}
-		else
-		{
-			advance(ps);
-			if (ps->tok.type != TOK_INT)
-				syntax_error(ps);
-			if (ps->tok.len > 9)
-				parse_error(ps, "list index is out of range: %.*s", ps->tok.len, ps->tok.start);
-			e->kind = DDB_PATH_INDEX;
-			e->name = NULL;
-			e->index = atoi(pnstrdup(ps->tok.start, ps->tok.len));
-			advance(ps);
-			expect(ps, TOK_RBRACKET);
+			case TOK_ID:
+				e->kind = DDB_PATH_NAME;
+				e->name = tok_text(ps, tok);
+				break;
+			case TOK_NAMEREF:
+				e->kind = DDB_PATH_NAME;
+				e->name = resolve_name(ps, tok);
+				break;
+			default:
+				e->kind = DDB_PATH_INDEX;
+				e->name = NULL;
+				e->index = atoi(tok_text(ps, tok));
+				break;
 		}
 	}
 	return path;
@@ -714,439 +1438,621 @@ make_operand(DdbOperandKind kind)
 }
 
 static DdbOperand *
-parse_value_operand(Parser *ps)
+validate_value(Parser *ps, Raw *raw)
 {
+	DdbExprContext *cx = ps->cx;
+	Token	   *t = &ps->toks[raw->tok];
 	DdbOperand *op = make_operand(DDB_OPERAND_VALUE);
 
-	op->value = resolve_value(ps, &op->placeholder);
-	advance(ps);
-	return op;
+	for (int i = 0; i < cx->nvals; i++)
+		if (strlen(cx->val_keys[i]) == t->len &&
+			memcmp(cx->val_keys[i], ps->text + t->start, t->len) == 0)
+		{
+			cx->val_used[i] = true;
+			op->value = cx->val_vals[i];
+			op->placeholder = cx->val_keys[i];
+			return op;
+		}
+	expr_error(ps, psprintf(DDB_MSG_EXPR_VALUE_UNDEFINED, tok_text(ps, raw->tok)));
 }
+
+/* The operand types an operator accepts (DynamoDB's type sets) */
+typedef enum TypeSet
+{
+	TS_ALL,
+	TS_ORDERED,					/* S N B: < <= > >= BETWEEN */
+	TS_STRING_BINARY,			/* begins_with */
+	TS_ITERABLE,				/* size */
+	TS_NUMBER,					/* + - */
+	TS_LIST						/* list_append */
+} TypeSet;
 
 static bool
-is_condition_function(const char *name)
+type_in_set(DdbType t, TypeSet set)
 {
-	return strcmp(name, "attribute_exists") == 0 ||
-		strcmp(name, "attribute_not_exists") == 0 ||
-		strcmp(name, "attribute_type") == 0 ||
-		strcmp(name, "begins_with") == 0 ||
-		strcmp(name, "contains") == 0;
-}
-
-static bool
-is_update_function(const char *name)
-{
-	return strcmp(name, "if_not_exists") == 0 || strcmp(name, "list_append") == 0;
-}
-
-static void operand_type_error(Parser *ps, const char *op, DdbValue *v) pg_attribute_noreturn();
-
-static void
-operand_type_error(Parser *ps, const char *op, DdbValue *v)
-{
-	parse_error(ps, "incorrect operand type for operator or function; operator or function: %s, operand type: %s",
-				op, ddb_type_name(v->type));
+	switch (set)
+	{
+		case TS_ALL:
+			return true;
+		case TS_ORDERED:
+			return t == DDB_TYPE_S || t == DDB_TYPE_N || t == DDB_TYPE_B;
+		case TS_STRING_BINARY:
+			return t == DDB_TYPE_S || t == DDB_TYPE_B;
+		case TS_ITERABLE:
+			return t != DDB_TYPE_N && t != DDB_TYPE_BOOL && t != DDB_TYPE_NULL;
+		case TS_NUMBER:
+			return t == DDB_TYPE_N;
+		case TS_LIST:
+			return t == DDB_TYPE_L;
+	}
+	return false;
 }
 
 /*
- * A function call, parsed before its name is judged: like DynamoDB, the
- * grammar takes any name with any number of arguments, and the meaning
- * (known function, right place, right arguments) is checked afterwards.
+ * The operand's type when it is known before any item is read (a value, or
+ * what a function returns), else -1: a path may hold any type.
  */
-typedef struct Call
+static int
+operand_type(DdbOperand *op)
 {
-	char	   *name;
-	int			nargs;
-	DdbOperand **args;
-} Call;
-
-typedef DdbOperand *(*ArgParser) (Parser *ps);
-
-/* call : name '(' arg (',' arg)* ')' */
-static Call *
-parse_call(Parser *ps, ArgParser parse_arg)
-{
-	Call	   *call = palloc0(sizeof(Call));
-	int			cap = 4;
-
-	call->name = pnstrdup(ps->tok.start, ps->tok.len);
-	call->args = palloc(cap * sizeof(DdbOperand *));
-	enter(ps);
-	advance(ps);				/* the name */
-	advance(ps);				/* ( */
-	for (;;)
+	switch (op->kind)
 	{
-		if (call->nargs == cap)
-		{
-			cap *= 2;
-			call->args = repalloc(call->args, cap * sizeof(DdbOperand *));
-		}
-		call->args[call->nargs++] = parse_arg(ps);
-		if (ps->tok.type != TOK_COMMA)
-			break;
-		advance(ps);
+		case DDB_OPERAND_VALUE:
+			return op->value->type;
+		case DDB_OPERAND_SIZE:
+		case DDB_OPERAND_PLUS:
+		case DDB_OPERAND_MINUS:
+			return DDB_TYPE_N;
+		case DDB_OPERAND_LIST_APPEND:
+			return DDB_TYPE_L;
+		default:
+			return -1;
 	}
-	expect(ps, TOK_RPAREN);
-	leave(ps);
-	return call;
+}
+
+static const char *
+operand_type_name(DdbOperand *op)
+{
+	int			t = operand_type(op);
+
+	return t < 0 ? DDB_MSG_EXPR_ANY_TYPE : ddb_type_name((DdbType) t);
 }
 
 static void
-check_nargs(Parser *ps, Call *call, int want)
+count_operator(Parser *ps)
 {
-	if (call->nargs != want)
-		parse_error(ps, "incorrect number of operands for operator or function; operator or function: %s, number of operands: %d",
-					call->name, call->nargs);
-}
-
-/* Some arguments must be document paths, not values or function calls. */
-static DdbPath *
-call_path_arg(Parser *ps, Call *call, int i)
-{
-	if (call->args[i]->kind != DDB_OPERAND_PATH)
-		parse_error(ps, "operator or function requires a document path; operator or function: %s",
-					call->name);
-	return call->args[i]->path;
+	if (++ps->noperators > DDB_MAX_OPERATORS)
+		expr_error(ps, psprintf(DDB_MSG_EXPR_TOO_MANY_OPERATORS, ps->noperators));
 }
 
 static bool
-at_call(Parser *ps)
+path_equal(DdbPath *p, DdbPath *q)
 {
-	return ps->tok.type == TOK_IDENT && peek_type(ps) == TOK_LPAREN;
+	if (p->nelems != q->nelems)
+		return false;
+	for (int i = 0; i < p->nelems; i++)
+	{
+		DdbPathElem *a = &p->elems[i],
+				   *b = &q->elems[i];
+
+		if (a->kind != b->kind ||
+			(a->kind == DDB_PATH_NAME ? strcmp(a->name, b->name) != 0 :
+			 a->index != b->index))
+			return false;
+	}
+	return true;
 }
 
-/* A :value or a path operand; NULL when a function call comes next. */
-static DdbOperand *
-parse_plain_operand(Parser *ps)
+/*
+ * The checks every operator gets, in DynamoDB's order: the number of
+ * operands, their types, and (for the operators that compare their first
+ * operand with the others) that no later operand repeats the first path.
+ */
+static void
+check_operator(Parser *ps, const char *name, DdbOperand **args, int nargs,
+			   int want_nargs, TypeSet types, bool distinct)
 {
+	if (want_nargs >= 0 && nargs != want_nargs)
+		expr_error(ps, psprintf(DDB_MSG_EXPR_OPERAND_COUNT, name, nargs));
+	for (int i = 0; i < nargs; i++)
+	{
+		int			t = operand_type(args[i]);
+
+		if (t >= 0 && !type_in_set((DdbType) t, types))
+			expr_error(ps, psprintf(DDB_MSG_EXPR_OPERAND_TYPE, name,
+									operand_type_name(args[i])));
+	}
+	if (distinct && nargs > 1 && args[0]->kind == DDB_OPERAND_PATH)
+		for (int i = 1; i < nargs; i++)
+			if (args[i]->kind == DDB_OPERAND_PATH &&
+				path_equal(args[0]->path, args[i]->path))
+				expr_error(ps, psprintf(DDB_MSG_EXPR_NOT_DISTINCT, name,
+										ddb_path_to_string(args[0]->path)));
+}
+
+static DdbOperand *validate_operand(Parser *ps, Raw *raw);
+
+static DdbOperand **
+validate_args(Parser *ps, Raw *raw)
+{
+	DdbOperand **args = palloc(Max(raw->nargs, 1) * sizeof(DdbOperand *));
+
+	for (int i = 0; i < raw->nargs; i++)
+		args[i] = validate_operand(ps, raw->args[i]);
+	return args;
+}
+
+/* size(), if_not_exists() and list_append(): functions that are operands */
+static DdbOperand *
+validate_function_operand(Parser *ps, Raw *raw)
+{
+	int			f = function_id(ps, raw->tok);
+	const char *name = functions[f].name;
+	DdbOperand **args = validate_args(ps, raw);
 	DdbOperand *op;
 
-	if (ps->tok.type == TOK_VALUEREF)
-		return parse_value_operand(ps);
-	if (at_call(ps))
-		return NULL;
-	op = make_operand(DDB_OPERAND_PATH);
-	op->path = parse_path(ps);
+	switch (f)
+	{
+		case FN_SIZE:
+			check_operator(ps, name, args, raw->nargs, 1, TS_ITERABLE, false);
+			op = make_operand(DDB_OPERAND_SIZE);
+			/* a path's size is read from the item, a value's is known */
+			if (args[0]->kind == DDB_OPERAND_PATH)
+				op->path = args[0]->path;
+			else
+				op->left = args[0];
+			break;
+		case FN_IF_NOT_EXISTS:
+			check_operator(ps, name, args, raw->nargs, 2, TS_ALL, false);
+			if (args[0]->kind != DDB_OPERAND_PATH)
+				expr_error(ps, psprintf(DDB_MSG_EXPR_PATH_REQUIRED, name));
+			op = make_operand(DDB_OPERAND_IF_NOT_EXISTS);
+			op->path = args[0]->path;
+			op->left = args[1];
+			break;
+		default:
+			check_operator(ps, name, args, raw->nargs, 2, TS_LIST, false);
+			op = make_operand(DDB_OPERAND_LIST_APPEND);
+			op->left = args[0];
+			op->right = args[1];
+			break;
+	}
+	count_operator(ps);
 	return op;
 }
 
-/* operand : path | :value | size '(' path ')' */
 static DdbOperand *
-parse_operand(Parser *ps)
+validate_operand(Parser *ps, Raw *raw)
 {
 	DdbOperand *op;
-	Call	   *call;
+	DdbOperand **args;
 
-	op = parse_plain_operand(ps);
-	if (op != NULL)
-		return op;
-
-	call = parse_call(ps, parse_operand);
-	if (strcmp(call->name, "size") == 0)
+	check_stack_depth();
+	switch (raw->kind)
 	{
-		check_nargs(ps, call, 1);
-		op = make_operand(DDB_OPERAND_SIZE);
-		op->path = call_path_arg(ps, call, 0);
-		return op;
+		case RAW_PATH:
+			op = make_operand(DDB_OPERAND_PATH);
+			op->path = validate_path(ps, raw);
+			return op;
+		case RAW_VALUE:
+			return validate_value(ps, raw);
+		case RAW_CALL:
+			return validate_function_operand(ps, raw);
+		case RAW_ARITH:
+			args = validate_args(ps, raw);
+			check_operator(ps, tok_text(ps, raw->tok), args, 2, 2, TS_NUMBER, false);
+			op = make_operand(ps->toks[raw->tok].type == TOK_PLUS ?
+							  DDB_OPERAND_PLUS : DDB_OPERAND_MINUS);
+			op->left = args[0];
+			op->right = args[1];
+			count_operator(ps);
+			return op;
+		default:
+			elog(ERROR, "unexpected expression node %d as an operand", raw->kind);
 	}
-	if (is_condition_function(call->name))
-		parse_error(ps, "the function is not allowed to be used this way in an expression; function: %s",
-					call->name);
-	if (is_update_function(call->name))
-		parse_error(ps, "the function is not allowed in a condition expression; function: %s",
-					call->name);
-	parse_error(ps, "invalid function name; function: %s", call->name);
+	return NULL;
 }
 
-/* ------------------------------------------------------------------------
- * Conditions
- * ------------------------------------------------------------------------
- */
-static DdbCondition *parse_or(Parser *ps);
-
 static DdbCondition *
-make_cond(DdbCondKind kind, int nargs)
+make_cond(DdbCondKind kind, int nargs, DdbOperand **args)
 {
 	DdbCondition *c = palloc0(sizeof(DdbCondition));
 
 	c->kind = kind;
 	c->nargs = nargs;
-	if (nargs > 0)
-		c->args = palloc0(nargs * sizeof(DdbOperand *));
+	c->args = args;
 	return c;
 }
 
-static bool
-is_ordered_scalar(DdbValue *v)
-{
-	return v->type == DDB_TYPE_S || v->type == DDB_TYPE_N || v->type == DDB_TYPE_B;
-}
-
-/*
- * bool_function '(' args ')': attribute_exists(path),
- * attribute_not_exists(path), attribute_type(operand, :type),
- * begins_with(operand, operand), contains(operand, operand).  DynamoDB
- * accepts values as well as paths where a path is not required.
- */
+/* attribute_exists(), attribute_type(), begins_with() ... as conditions */
 static DdbCondition *
-condition_function(Parser *ps, Call *call)
+validate_function_condition(Parser *ps, Raw *raw)
 {
+	static const DdbCondKind kinds[] = {
+		[FN_ATTRIBUTE_EXISTS] = DDB_COND_ATTRIBUTE_EXISTS,
+		[FN_ATTRIBUTE_NOT_EXISTS] = DDB_COND_ATTRIBUTE_NOT_EXISTS,
+		[FN_ATTRIBUTE_TYPE] = DDB_COND_ATTRIBUTE_TYPE,
+		[FN_BEGINS_WITH] = DDB_COND_BEGINS_WITH,
+		[FN_CONTAINS] = DDB_COND_CONTAINS
+	};
+	int			f = function_id(ps, raw->tok);
+	const char *name = functions[f].name;
+	DdbOperand **args = validate_args(ps, raw);
 	DdbCondition *c;
-	DdbCondKind kind;
-	int			nargs;
 
-	if (strcmp(call->name, "attribute_exists") == 0)
-		kind = DDB_COND_ATTRIBUTE_EXISTS, nargs = 1;
-	else if (strcmp(call->name, "attribute_not_exists") == 0)
-		kind = DDB_COND_ATTRIBUTE_NOT_EXISTS, nargs = 1;
-	else if (strcmp(call->name, "attribute_type") == 0)
-		kind = DDB_COND_ATTRIBUTE_TYPE, nargs = 2;
-	else if (strcmp(call->name, "begins_with") == 0)
-		kind = DDB_COND_BEGINS_WITH, nargs = 2;
-	else
-		kind = DDB_COND_CONTAINS, nargs = 2;
-
-	check_nargs(ps, call, nargs);
-	c = make_cond(kind, nargs);
-	memcpy(c->args, call->args, nargs * sizeof(DdbOperand *));
-	if (nargs == 1)
-		(void) call_path_arg(ps, call, 0);
-
-	if (kind == DDB_COND_ATTRIBUTE_TYPE)
+	check_operator(ps, name, args, raw->nargs, functions[f].nargs,
+				   f == FN_BEGINS_WITH ? TS_STRING_BINARY : TS_ALL,
+				   functions[f].nargs == 2);
+	c = make_cond(kinds[f], raw->nargs, args);
+	if ((f == FN_ATTRIBUTE_EXISTS || f == FN_ATTRIBUTE_NOT_EXISTS) &&
+		args[0]->kind != DDB_OPERAND_PATH)
+		expr_error(ps, psprintf(DDB_MSG_EXPR_PATH_REQUIRED, name));
+	if (f == FN_ATTRIBUTE_TYPE)
 	{
-		DdbValue   *t = c->args[1]->value;
+		DdbValue   *t = args[1]->value;
 
-		if (c->args[1]->kind != DDB_OPERAND_VALUE)
-			parse_error(ps, "incorrect operand type for operator or function; operator or function: attribute_type, operand type: document path");
-		if (!known_value(c->args[1]))
-			c->type_arg = DDB_TYPE_NULL;
-		else if (t->type != DDB_TYPE_S ||
-				 !ddb_type_from_name(t->u.str.data, t->u.str.len, &c->type_arg))
-			parse_error(ps, "invalid attribute type name found; type: %s, valid types: { B,NULL,SS,BOOL,L,BS,N,NS,S,M }",
-						t->type == DDB_TYPE_S ? pnstrdup(t->u.str.data, t->u.str.len) :
-						ddb_type_name(t->type));
+		if (args[1]->kind != DDB_OPERAND_VALUE || t->type != DDB_TYPE_S)
+			expr_error(ps, psprintf(DDB_MSG_EXPR_OPERAND_TYPE, name,
+									operand_type_name(args[1])));
+		if (!ddb_type_from_name(t->u.str.data, t->u.str.len, &c->type_arg))
+			expr_error(ps, psprintf(DDB_MSG_EXPR_TYPE_NAME,
+									pnstrdup(t->u.str.data, t->u.str.len)));
 	}
-	if (kind == DDB_COND_BEGINS_WITH)
-		for (int i = 0; i < 2; i++)
-			if (known_value(c->args[i]) &&
-				c->args[i]->value->type != DDB_TYPE_S &&
-				c->args[i]->value->type != DDB_TYPE_B)
-				operand_type_error(ps, "begins_with", c->args[i]->value);
+	count_operator(ps);
 	return c;
 }
 
-static bool
-at_comparison(Parser *ps)
-{
-	return (ps->tok.type >= TOK_EQ && ps->tok.type <= TOK_GE) ||
-		tok_is_keyword(ps, "BETWEEN") || tok_is_keyword(ps, "IN");
-}
-
-static const char *
-cmp_op_name(DdbCompareOp op)
-{
-	static const char *const names[] = {"=", "<>", "<", "<=", ">", ">="};
-
-	return names[op];
-}
-
-/*
- * primary : '(' or_cond ')' | bool_function | operand comparator operand
- *         | operand BETWEEN operand AND operand | operand IN '(' ... ')'
- */
 static DdbCondition *
-parse_primary(Parser *ps)
+validate_condition(Parser *ps, Raw *raw)
 {
 	DdbCondition *c;
-	DdbOperand *left;
+	DdbOperand **args;
+	DdbValue   *lo,
+			   *hi;
 
-	if (ps->tok.type == TOK_LPAREN)
+	check_stack_depth();
+	switch (raw->kind)
 	{
-		enter(ps);
-		advance(ps);
-		c = parse_or(ps);
-		expect(ps, TOK_RPAREN);
-		leave(ps);
-		return c;
-	}
-	if (at_call(ps))
-	{
-		char	   *name = pnstrdup(ps->tok.start, ps->tok.len);
-
-		if (is_condition_function(name))
-		{
-			c = condition_function(ps, parse_call(ps, parse_operand));
-			/* a boolean function is not an operand */
-			if (at_comparison(ps))
-				parse_error(ps, "the function is not allowed to be used this way in an expression; function: %s",
-							name);
-			return c;
-		}
-		/* anything else is an operand: size() or an error */
-	}
-
-	left = parse_operand(ps);
-	switch (ps->tok.type)
-	{
-		case TOK_EQ:
-		case TOK_NE:
-		case TOK_LT:
-		case TOK_LE:
-		case TOK_GT:
-		case TOK_GE:
-			c = make_cond(DDB_COND_COMPARE, 2);
-			c->op = ps->tok.type == TOK_EQ ? DDB_CMP_EQ :
-				ps->tok.type == TOK_NE ? DDB_CMP_NE :
-				ps->tok.type == TOK_LT ? DDB_CMP_LT :
-				ps->tok.type == TOK_LE ? DDB_CMP_LE :
-				ps->tok.type == TOK_GT ? DDB_CMP_GT : DDB_CMP_GE;
-			advance(ps);
-			c->args[0] = left;
-			c->args[1] = parse_operand(ps);
-			/* ordering needs scalars; a constant of another type is an error */
-			if (c->op != DDB_CMP_EQ && c->op != DDB_CMP_NE)
-				for (int i = 0; i < 2; i++)
-					if (known_value(c->args[i]) &&
-						!is_ordered_scalar(c->args[i]->value))
-						operand_type_error(ps, cmp_op_name(c->op), c->args[i]->value);
-			return c;
-		default:
+		case RAW_AND:
+		case RAW_OR:
+			c = make_cond(raw->kind == RAW_AND ? DDB_COND_AND : DDB_COND_OR, 0, NULL);
+			c->left = validate_condition(ps, raw->args[0]);
+			c->right = validate_condition(ps, raw->args[1]);
 			break;
-	}
-
-	if (tok_is_keyword(ps, "BETWEEN"))
-	{
-		DdbValue   *lo,
-				   *hi;
-
-		advance(ps);
-		c = make_cond(DDB_COND_BETWEEN, 3);
-		c->args[0] = left;
-		c->args[1] = parse_operand(ps);
-		if (!tok_is_keyword(ps, "AND"))
-			syntax_error(ps);
-		advance(ps);
-		c->args[2] = parse_operand(ps);
-		for (int i = 0; i < 3; i++)
-			if (known_value(c->args[i]) &&
-				!is_ordered_scalar(c->args[i]->value))
-				operand_type_error(ps, "BETWEEN", c->args[i]->value);
-		lo = known_value(c->args[1]) ? c->args[1]->value : NULL;
-		hi = known_value(c->args[2]) ? c->args[2]->value : NULL;
-		if (lo && hi && lo->type != hi->type)
-			parse_error(ps, "the BETWEEN operator requires same data type for lower and upper bounds; lower bound operand: AttributeValue: %s, upper bound operand: AttributeValue: %s",
-						ddb_value_describe(lo), ddb_value_describe(hi));
-		if (lo && hi && ddb_scalar_cmp(lo, hi) > 0)
-			parse_error(ps, "the BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: AttributeValue: %s, upper bound operand: AttributeValue: %s",
-						ddb_value_describe(lo), ddb_value_describe(hi));
-		return c;
-	}
-
-	if (tok_is_keyword(ps, "IN"))
-	{
-		int			cap = 4;
-
-		advance(ps);
-		expect(ps, TOK_LPAREN);
-		c = make_cond(DDB_COND_IN, 0);
-		c->args = palloc(cap * sizeof(DdbOperand *));
-		c->args[c->nargs++] = left;
-		for (;;)
-		{
-			if (c->nargs == cap)
+		case RAW_NOT:
+			c = make_cond(DDB_COND_NOT, 0, NULL);
+			c->left = validate_condition(ps, raw->args[0]);
+			break;
+		case RAW_CALL:
+			return validate_function_condition(ps, raw);
+		case RAW_COMPARE:
+			args = validate_args(ps, raw);
+			c = make_cond(DDB_COND_COMPARE, 2, args);
+			switch (ps->toks[raw->tok].type)
 			{
-				cap *= 2;
-				c->args = repalloc(c->args, cap * sizeof(DdbOperand *));
+				case TOK_EQ:
+					c->op = DDB_CMP_EQ;
+					break;
+				case TOK_NE:
+					c->op = DDB_CMP_NE;
+					break;
+				case TOK_LT:
+					c->op = DDB_CMP_LT;
+					break;
+				case TOK_LE:
+					c->op = DDB_CMP_LE;
+					break;
+				case TOK_GT:
+					c->op = DDB_CMP_GT;
+					break;
+				default:
+					c->op = DDB_CMP_GE;
+					break;
 			}
-			c->args[c->nargs++] = parse_operand(ps);
-			/* 100 operands in all, the left one included (as DynamoDB counts) */
-			if (c->nargs > DDB_MAX_IN_OPERANDS)
-				parse_error(ps, "too many operands for the IN operator; maximum: %d operands, the left one included",
-							DDB_MAX_IN_OPERANDS);
-			if (ps->tok.type != TOK_COMMA)
-				break;
-			advance(ps);
+			check_operator(ps, tok_text(ps, raw->tok), args, 2, 2,
+						   c->op == DDB_CMP_EQ || c->op == DDB_CMP_NE ? TS_ALL : TS_ORDERED,
+						   true);
+			break;
+		case RAW_BETWEEN:
+			args = validate_args(ps, raw);
+			c = make_cond(DDB_COND_BETWEEN, 3, args);
+			check_operator(ps, "BETWEEN", args, 3, 3, TS_ORDERED, true);
+			lo = args[1]->kind == DDB_OPERAND_VALUE ? args[1]->value : NULL;
+			hi = args[2]->kind == DDB_OPERAND_VALUE ? args[2]->value : NULL;
+			if (lo && hi && lo->type != hi->type)
+				expr_error(ps, psprintf(DDB_MSG_EXPR_BETWEEN_TYPES,
+										ddb_value_describe(lo), ddb_value_describe(hi)));
+			if (lo && hi && ddb_scalar_cmp(lo, hi) > 0)
+				expr_error(ps, psprintf(DDB_MSG_EXPR_BETWEEN_ORDER,
+										ddb_value_describe(lo), ddb_value_describe(hi)));
+			break;
+		case RAW_IN:
+			args = validate_args(ps, raw);
+			c = make_cond(DDB_COND_IN, raw->nargs, args);
+			check_operator(ps, "IN", args, raw->nargs, -1, TS_ALL, true);
+			if (raw->nargs - 1 > DDB_MAX_IN_OPERANDS)
+				expr_error(ps, psprintf(DDB_MSG_EXPR_IN_TOO_MANY, raw->nargs - 1));
+			break;
+		default:
+			elog(ERROR, "unexpected expression node %d as a condition", raw->kind);
+	}
+	count_operator(ps);
+	return c;
+}
+
+/* ------------------------------------------------------------------------
+ * Overlapping and conflicting paths (updates and projections)
+ *
+ * DynamoDB builds a tree of the paths, from the last one written back to
+ * the first, and reports the first path that ends where another passes
+ * (overlap: a and a.b, or a twice) or that uses a map as a list or a list
+ * as a map (conflict: a.b and a[0]).  The second path it names is the one
+ * the tree leads to from there, taking the first child at each level.
+ * ------------------------------------------------------------------------
+ */
+typedef struct PathNode PathNode;
+struct PathNode
+{
+	int			n;
+	int			cap;
+	DdbPathElem *keys;
+	PathNode  **kids;			/* NULL: a path ends at this key */
+};
+
+static bool
+elem_equal(DdbPathElem *a, DdbPathElem *b)
+{
+	return a->kind == b->kind &&
+		(a->kind == DDB_PATH_NAME ? strcmp(a->name, b->name) == 0 : a->index == b->index);
+}
+
+/* path's first 'depth' elements, then the tree's first branch from node */
+static char *
+path_to_leaf(DdbPath *path, int depth, PathNode *node)
+{
+	DdbPath		p;
+	int			cap = depth + 8;
+
+	p.nelems = 0;
+	p.elems = palloc(cap * sizeof(DdbPathElem));
+	for (int i = 0; i < depth; i++)
+		p.elems[p.nelems++] = path->elems[i];
+	while (node != NULL && node->n > 0)
+	{
+		if (p.nelems == cap)
+		{
+			cap *= 2;
+			p.elems = repalloc(p.elems, cap * sizeof(DdbPathElem));
 		}
-		expect(ps, TOK_RPAREN);
-		return c;
+		p.elems[p.nelems++] = node->keys[0];
+		node = node->kids[0];
 	}
-
-	/* size() alone is not a condition */
-	if (left->kind == DDB_OPERAND_SIZE)
-		parse_error(ps, "the function is not allowed to be used this way in an expression; function: size");
-	syntax_error(ps);
+	return ddb_path_to_string(&p);
 }
 
-/* not_cond : NOT not_cond | primary */
-static DdbCondition *
-parse_not(Parser *ps)
+static void
+path_tree_add(Parser *ps, PathNode *node, DdbPath *path)
 {
-	DdbCondition *c;
-
-	if (!tok_is_keyword(ps, "NOT"))
-		return parse_primary(ps);
-	enter(ps);
-	advance(ps);
-	c = make_cond(DDB_COND_NOT, 0);
-	c->left = parse_not(ps);
-	leave(ps);
-	return c;
-}
-
-/* and_cond : not_cond (AND not_cond)* */
-static DdbCondition *
-parse_and(Parser *ps)
-{
-	DdbCondition *c = parse_not(ps);
-
-	while (tok_is_keyword(ps, "AND"))
+	for (int d = 0; d < path->nelems; d++)
 	{
-		DdbCondition *n = make_cond(DDB_COND_AND, 0);
+		DdbPathElem *e = &path->elems[d];
+		bool		last = (d == path->nelems - 1);
+		int			i;
 
-		advance(ps);
-		n->left = c;
-		n->right = parse_not(ps);
-		c = n;
+		for (i = 0; i < node->n; i++)
+			if (elem_equal(&node->keys[i], e))
+				break;
+		if (i < node->n)
+		{
+			if (node->kids[i] != NULL && !last)
+			{
+				node = node->kids[i];
+				continue;
+			}
+			expr_error(ps, psprintf(DDB_MSG_EXPR_PATHS_OVERLAP, ddb_path_to_string(path),
+									path_to_leaf(path, d, node)));
+		}
+		if (node->n > 0 && node->keys[0].kind != e->kind)
+			expr_error(ps, psprintf(DDB_MSG_EXPR_PATHS_CONFLICT, ddb_path_to_string(path),
+									path_to_leaf(path, d, node)));
+		/* a new branch: the rest of the path hangs below it (scratch memory) */
+		MemoryContextSwitchTo(ps->scratch);
+		for (; d < path->nelems; d++)
+		{
+			if (node->n == node->cap)
+			{
+				node->cap = Max(node->cap * 2, 4);
+				node->keys = node->keys ? repalloc(node->keys, node->cap * sizeof(DdbPathElem)) :
+					palloc(node->cap * sizeof(DdbPathElem));
+				node->kids = node->kids ? repalloc(node->kids, node->cap * sizeof(PathNode *)) :
+					palloc(node->cap * sizeof(PathNode *));
+			}
+			node->keys[node->n] = path->elems[d];
+			node->kids[node->n] = d == path->nelems - 1 ? NULL : palloc0(sizeof(PathNode));
+			node = node->kids[node->n++];
+		}
+		MemoryContextSwitchTo(ps->caller);
+		return;
 	}
-	return c;
 }
 
-/* or_cond : and_cond (OR and_cond)* */
-static DdbCondition *
-parse_or(Parser *ps)
+/* ------------------------------------------------------------------------
+ * Entry points
+ * ------------------------------------------------------------------------
+ */
+/*
+ * Tokens and parse trees are scratch: they live in a child of the caller's
+ * context, deleted when the result (built in the caller's context) is done,
+ * so a caller that keeps results for long (a call-site cache) keeps only
+ * them.  parser_init switches to the scratch context, parser_done back.
+ */
+static void
+parser_init(Parser *ps, DdbExprContext *cx, const char *text, const char *what,
+			bool update)
 {
-	DdbCondition *c = parse_and(ps);
+	size_t		len = strlen(text);
 
-	while (tok_is_keyword(ps, "OR"))
+	memset(ps, 0, sizeof(Parser));
+	ps->cx = cx;
+	ps->what = what;
+	ps->text = text;
+	ps->textlen = (int) Min(len, (size_t) PG_INT32_MAX);
+	ps->update = update;
+	if (len == 0)
+		expr_error(ps, DDB_MSG_EXPR_EMPTY);
+	if (len > DDB_MAX_EXPRESSION_BYTES)
 	{
-		DdbCondition *n = make_cond(DDB_COND_OR, 0);
-
-		advance(ps);
-		n->left = c;
-		n->right = parse_and(ps);
-		c = n;
+		/* DynamoDB tells the size for conditions only */
+		if (update || strcmp(what, "ProjectionExpression") == 0)
+			expr_error(ps, DDB_MSG_EXPR_SIZE);
+		expr_error(ps, psprintf(DDB_MSG_EXPR_SIZE_DETAIL, (int) len));
 	}
-	return c;
+	ps->caller = CurrentMemoryContext;
+	ps->scratch = AllocSetContextCreate(ps->caller, "ddb expression parse",
+										ALLOCSET_SMALL_SIZES);
+	MemoryContextSwitchTo(ps->scratch);
+	ps->toks = tokenize(text, ps->textlen, &ps->ntoks);
+}
+
+/* Parsed and walked: build the result in the caller's context. */
+static void
+parser_validate(Parser *ps)
+{
+	MemoryContextSwitchTo(ps->caller);
+}
+
+static void
+parser_done(Parser *ps)
+{
+	MemoryContextDelete(ps->scratch);
 }
 
 DdbCondition *
 ddb_parse_condition(DdbExprContext *cx, const char *text, const char *what)
 {
 	Parser		ps;
+	Raw		   *raw;
+
 	DdbCondition *c;
 
-	parser_init(&ps, cx, text, what);
-	c = parse_or(&ps);
-	if (ps.tok.type != TOK_EOF)
-		syntax_error(&ps);
-	check_undefined(&ps);
+	parser_init(&ps, cx, text, what, false);
+	raw = parse_or(&ps);
+	expect(&ps, TOK_EOF);
+	walk_condition(&ps, raw);
+	parser_validate(&ps);
+	c = validate_condition(&ps, raw);
+	parser_done(&ps);
 	return c;
 }
 
-/* ------------------------------------------------------------------------
- * Overlapping paths (updates and projections)
- * ------------------------------------------------------------------------
- */
+DdbUpdate *
+ddb_parse_update(DdbExprContext *cx, const char *text)
+{
+	static const DdbUpdateActionKind kinds[] = {
+		[TOK_SET] = DDB_UPDATE_SET, [TOK_REMOVE] = DDB_UPDATE_REMOVE,
+		[TOK_ADD] = DDB_UPDATE_ADD, [TOK_DELETE] = DDB_UPDATE_DELETE
+	};
+	Parser		ps;
+	RawSection *secs;
+	int			nsections;
+	int			n = 0;
+	DdbUpdate  *u = palloc0(sizeof(DdbUpdate));
+	Raw		  **paths;
+	Raw		  **values;
+	PathNode	root = {0};
+
+	parser_init(&ps, cx, text, "UpdateExpression", true);
+	secs = parse_update_sections(&ps, &nsections);
+	expect(&ps, TOK_EOF);
+	walk_update(&ps, secs, nsections);
+	parser_validate(&ps);
+
+	/* the actions in the order written */
+	for (int s = 0; s < nsections; s++)
+		n += secs[s].nactions;
+	u->nactions = n;
+	u->actions = palloc(n * sizeof(DdbUpdateAction));
+	paths = palloc(n * sizeof(Raw *));
+	values = palloc(n * sizeof(Raw *));
+	n = 0;
+	for (int s = 0; s < nsections; s++)
+		for (int i = 0; i < secs[s].nactions; i++)
+		{
+			u->actions[n].kind = kinds[secs[s].kind];
+			paths[n] = secs[s].paths[i];
+			values[n++] = secs[s].values[i];
+		}
+
+	/* DynamoDB validates from the last action back: targets, then values */
+	for (int i = n - 1; i >= 0; i--)
+	{
+		u->actions[i].path = validate_path(&ps, paths[i]);
+		path_tree_add(&ps, &root, u->actions[i].path);
+	}
+	for (int i = n - 1; i >= 0; i--)
+	{
+		DdbUpdateAction *a = &u->actions[i];
+		DdbType		t;
+
+		a->value = values[i] ? validate_operand(&ps, values[i]) : NULL;
+		if (a->kind != DDB_UPDATE_ADD && a->kind != DDB_UPDATE_DELETE)
+			continue;
+		t = a->value->value->type;
+		if (!(ddb_type_is_set(t) || (a->kind == DDB_UPDATE_ADD && t == DDB_TYPE_N)))
+			expr_error(&ps, psprintf(DDB_MSG_EXPR_ACTION_OPERAND_TYPE,
+									 a->kind == DDB_UPDATE_ADD ? "ADD" : "DELETE",
+									 t == DDB_TYPE_S ? "STRING" :
+									 t == DDB_TYPE_N ? "NUMBER" :
+									 t == DDB_TYPE_B ? "BINARY" :
+									 t == DDB_TYPE_BOOL ? "BOOLEAN" :
+									 t == DDB_TYPE_NULL ? "NULL" :
+									 t == DDB_TYPE_L ? "LIST" : "MAP",
+									 a->kind == DDB_UPDATE_ADD ? "ALLOWED_FOR_ADD_OPERAND" :
+									 "ALLOWED_FOR_DELETE_OPERAND"));
+	}
+	pfree(paths);
+	pfree(values);
+	parser_done(&ps);
+	return u;
+}
+
+DdbProjection *
+ddb_parse_projection(DdbExprContext *cx, const char *text)
+{
+	Parser		ps;
+	DdbProjection *p = palloc0(sizeof(DdbProjection));
+	int			cap = 8;
+	Raw		  **raws;
+	PathNode	root = {0};
+
+	parser_init(&ps, cx, text, "ProjectionExpression", false);
+	raws = palloc(cap * sizeof(Raw *));
+	for (;;)
+	{
+		if (p->npaths == cap)
+		{
+			cap *= 2;
+			raws = repalloc(raws, cap * sizeof(Raw *));
+		}
+		raws[p->npaths++] = parse_path(&ps);
+		if (tok_type(&ps, 0) != TOK_COMMA)
+			break;
+		advance(&ps);
+	}
+	expect(&ps, TOK_EOF);
+	for (int i = 0; i < p->npaths; i++)
+		walk_path(&ps, raws[i]);
+	parser_validate(&ps);
+	p->paths = palloc(p->npaths * sizeof(DdbPath *));
+	for (int i = p->npaths - 1; i >= 0; i--)
+	{
+		p->paths[i] = validate_path(&ps, raws[i]);
+		path_tree_add(&ps, &root, p->paths[i]);
+	}
+	parser_done(&ps);
+	return p;
+}
+
 char *
 ddb_path_to_string(DdbPath *path)
 {
@@ -1167,335 +2073,122 @@ ddb_path_to_string(DdbPath *path)
 	return buf.data;
 }
 
-/*
- * DynamoDB rejects two paths of one update or projection where one is a
- * prefix of the other ("overlap": a and a.b, or a twice) or where they
- * treat one attribute both as a map and as a list ("conflict": a.b and
- * a[0]).
- */
-static void
-check_paths(Parser *ps, DdbPath **paths, int npaths)
-{
-	for (int i = 0; i < npaths; i++)
-		for (int j = i + 1; j < npaths; j++)
-		{
-			DdbPath    *p = paths[i],
-					   *q = paths[j];
-			int			n = Min(p->nelems, q->nelems);
-			int			k;
-			bool		differ = false;
-
-			for (k = 0; k < n && !differ; k++)
-			{
-				DdbPathElem *a = &p->elems[k],
-						   *b = &q->elems[k];
-
-				if (a->kind != b->kind)
-					parse_error(ps, "two document paths conflict with each other; must remove or rewrite one of these paths; path one: %s, path two: %s",
-								ddb_path_to_string(p), ddb_path_to_string(q));
-				if (a->kind == DDB_PATH_NAME ? strcmp(a->name, b->name) != 0 :
-					a->index != b->index)
-					differ = true;
-			}
-			if (!differ)
-				parse_error(ps, "two document paths overlap with each other; must remove or rewrite one of these paths; path one: %s, path two: %s",
-							ddb_path_to_string(p), ddb_path_to_string(q));
-		}
-}
-
-/* ------------------------------------------------------------------------
- * Updates
- * ------------------------------------------------------------------------
- */
-static DdbOperand *parse_set_operand(Parser *ps);
-
-static void
-check_constant_type(Parser *ps, DdbOperand *op, const char *opname, DdbType want)
-{
-	if (known_value(op) && op->value->type != want)
-		operand_type_error(ps, opname, op->value);
-}
-
-/*
- * set_operand : path | :value
- *             | if_not_exists '(' path ',' set_operand ')'
- *             | list_append '(' set_operand ',' set_operand ')'
- */
-static DdbOperand *
-parse_set_operand(Parser *ps)
-{
-	DdbOperand *op;
-	Call	   *call;
-
-	op = parse_plain_operand(ps);
-	if (op != NULL)
-		return op;
-
-	call = parse_call(ps, parse_set_operand);
-	if (strcmp(call->name, "if_not_exists") == 0)
-	{
-		check_nargs(ps, call, 2);
-		op = make_operand(DDB_OPERAND_IF_NOT_EXISTS);
-		op->path = call_path_arg(ps, call, 0);
-		op->left = call->args[1];
-		return op;
-	}
-	if (strcmp(call->name, "list_append") == 0)
-	{
-		check_nargs(ps, call, 2);
-		op = make_operand(DDB_OPERAND_LIST_APPEND);
-		op->left = call->args[0];
-		op->right = call->args[1];
-		/* DynamoDB refuses list_append(list_append(...), ...) */
-		if (op->left->kind == DDB_OPERAND_LIST_APPEND ||
-			op->right->kind == DDB_OPERAND_LIST_APPEND)
-			parse_error(ps, "the function is not allowed to be used this way in an expression; function: list_append");
-		check_constant_type(ps, op->left, "list_append", DDB_TYPE_L);
-		check_constant_type(ps, op->right, "list_append", DDB_TYPE_L);
-		return op;
-	}
-	if (is_condition_function(call->name) || strcmp(call->name, "size") == 0)
-		parse_error(ps, "the function is not allowed in an update expression; function: %s",
-					call->name);
-	parse_error(ps, "invalid function name; function: %s", call->name);
-}
-
-/* set_value : set_operand (('+' | '-') set_operand)? */
-static DdbOperand *
-parse_set_value(Parser *ps)
-{
-	DdbOperand *left = parse_set_operand(ps);
-	DdbOperand *op;
-
-	if (ps->tok.type != TOK_PLUS && ps->tok.type != TOK_MINUS)
-		return left;
-	op = make_operand(ps->tok.type == TOK_PLUS ? DDB_OPERAND_PLUS : DDB_OPERAND_MINUS);
-	advance(ps);
-	op->left = left;
-	op->right = parse_set_operand(ps);
-	check_constant_type(ps, op->left, op->kind == DDB_OPERAND_PLUS ? "+" : "-", DDB_TYPE_N);
-	check_constant_type(ps, op->right, op->kind == DDB_OPERAND_PLUS ? "+" : "-", DDB_TYPE_N);
-	return op;
-}
-
-DdbUpdate *
-ddb_parse_update(DdbExprContext *cx, const char *text)
-{
-	static const char *const clause_names[] = {"SET", "REMOVE", "ADD", "DELETE"};
-	Parser		ps;
-	DdbUpdate  *u = palloc0(sizeof(DdbUpdate));
-	bool		seen[4] = {false, false, false, false};
-	int			cap = 8;
-	DdbPath   **paths;
-
-	parser_init(&ps, cx, text, "UpdateExpression");
-	u->actions = palloc(cap * sizeof(DdbUpdateAction));
-	while (ps.tok.type != TOK_EOF)
-	{
-		int			clause = -1;
-
-		for (int i = 0; i < 4; i++)
-			if (tok_is_keyword(&ps, clause_names[i]))
-				clause = i;
-		if (clause < 0)
-			syntax_error(&ps);
-		if (seen[clause])
-			parse_error(&ps, "the \"%s\" section can only be used once in an update expression",
-						clause_names[clause]);
-		seen[clause] = true;
-		advance(&ps);
-
-		for (;;)
-		{
-			DdbUpdateAction *a;
-
-			if (u->nactions == cap)
-			{
-				cap *= 2;
-				u->actions = repalloc(u->actions, cap * sizeof(DdbUpdateAction));
-			}
-			a = &u->actions[u->nactions++];
-			a->kind = (DdbUpdateActionKind) clause;
-			a->path = parse_path(&ps);
-			a->value = NULL;
-			switch (a->kind)
-			{
-				case DDB_UPDATE_SET:
-					expect(&ps, TOK_EQ);
-					a->value = parse_set_value(&ps);
-					break;
-				case DDB_UPDATE_REMOVE:
-					break;
-				case DDB_UPDATE_ADD:
-				case DDB_UPDATE_DELETE:
-					if (ps.tok.type != TOK_VALUEREF)
-						syntax_error(&ps);
-					a->value = parse_value_operand(&ps);
-					if (known_value(a->value) && a->kind == DDB_UPDATE_ADD
-						? !(a->value->value->type == DDB_TYPE_N || ddb_type_is_set(a->value->value->type))
-						: !ddb_type_is_set(a->value->value->type))
-						parse_error(&ps, "incorrect operand type for operator or function; operator: %s, operand type: %s",
-									clause_names[clause], ddb_type_name(a->value->value->type));
-					break;
-			}
-			if (ps.tok.type != TOK_COMMA)
-				break;
-			advance(&ps);
-		}
-	}
-
-	check_undefined(&ps);
-	paths = palloc(u->nactions * sizeof(DdbPath *));
-	for (int i = 0; i < u->nactions; i++)
-		paths[i] = u->actions[i].path;
-	check_paths(&ps, paths, u->nactions);
-	pfree(paths);
-	return u;
-}
-
-/* ------------------------------------------------------------------------
- * Projections
- * ------------------------------------------------------------------------
- */
-DdbProjection *
-ddb_parse_projection(DdbExprContext *cx, const char *text)
-{
-	Parser		ps;
-	DdbProjection *p = palloc0(sizeof(DdbProjection));
-	int			cap = 8;
-
-	parser_init(&ps, cx, text, "ProjectionExpression");
-	p->paths = palloc(cap * sizeof(DdbPath *));
-	for (;;)
-	{
-		if (p->npaths == cap)
-		{
-			cap *= 2;
-			p->paths = repalloc(p->paths, cap * sizeof(DdbPath *));
-		}
-		p->paths[p->npaths++] = parse_path(&ps);
-		if (ps.tok.type != TOK_COMMA)
-			break;
-		advance(&ps);
-	}
-	if (ps.tok.type != TOK_EOF)
-		syntax_error(&ps);
-	check_undefined(&ps);
-	check_paths(&ps, p->paths, p->npaths);
-	return p;
-}
-
 /* ------------------------------------------------------------------------
  * Key conditions (for Query)
+ *
+ * DynamoDB reduces a KeyConditionExpression to one condition per key
+ * attribute, walking the ANDs: each condition is a comparison, BETWEEN or
+ * begins_with with exactly one top-level attribute; a comparison may put
+ * the value first (":v < sk" is "sk > :v"), BETWEEN and begins_with may
+ * not.  Then the conditions are matched with the key schema.
  * ------------------------------------------------------------------------
  */
-static void key_condition_error(const char *fmt,...) pg_attribute_printf(1, 2) pg_attribute_noreturn();
-
-static void
-key_condition_error(const char *fmt,...)
-{
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	for (;;)
-	{
-		va_list		args;
-		int			needed;
-
-		va_start(args, fmt);
-		needed = appendStringInfoVA(&buf, fmt, args);
-		va_end(args);
-		if (needed == 0)
-			break;
-		enlargeStringInfo(&buf, needed);
-	}
-	ereport(ERROR,
-			(errcode(DDB_ERRCODE_VALIDATION),
-			 errmsg("ValidationException: %s", buf.data)));
-}
-
-/* The key attribute a simple condition is about, or NULL. */
-static const char *
-key_condition_attribute(DdbCondition *c)
-{
-	DdbOperand *a = c->args[0];
-
-	for (int i = 1; i < c->nargs; i++)
-		if (c->args[i]->kind != DDB_OPERAND_VALUE)
-			key_condition_error("invalid KeyConditionExpression: the right-hand side of a key condition must be a value");
-	if (a->kind != DDB_OPERAND_PATH)
-		key_condition_error("invalid KeyConditionExpression: a key condition must name a key attribute on its left-hand side");
-	if (a->path->nelems != 1)
-		key_condition_error("invalid KeyConditionExpression: key conditions cannot use nested attribute paths; path: %s",
-							ddb_path_to_string(a->path));
-	for (int i = 1; i < c->nargs; i++)
-	{
-		DdbType		t = c->args[i]->value->type;
-
-		if (t != DDB_TYPE_S && t != DDB_TYPE_N && t != DDB_TYPE_B)
-			key_condition_error("invalid KeyConditionExpression: key values must be of type S, N or B; operand type: %s",
-								ddb_type_name(t));
-	}
-	return a->path->elems[0].name;
-}
-
-static void
-key_condition_one(DdbCondition *c, const char *pk_name, const char *sk_name,
-				  DdbKeyCondition *out, bool *seen_pk)
+typedef struct KeyCond
 {
 	const char *attr;
+	DdbCondKind kind;
+	DdbCompareOp op;
+	DdbValue   *values[2];
+} KeyCond;
+
+static void key_error(const char *message) pg_attribute_noreturn();
+
+static void
+key_error(const char *message)
+{
+	validation_error(message);
+}
+
+static void
+key_condition_one(DdbCondition *c, KeyCond *conds, int *nconds)
+{
+	KeyCond		kc = {0};
+	int			nvalues = 0;
 
 	switch (c->kind)
 	{
-		case DDB_COND_AND:
-			key_condition_error("invalid KeyConditionExpression: a key condition can have at most two conditions joined by AND");
-		case DDB_COND_OR:
-		case DDB_COND_NOT:
-		case DDB_COND_IN:
-		case DDB_COND_ATTRIBUTE_EXISTS:
-		case DDB_COND_ATTRIBUTE_NOT_EXISTS:
-		case DDB_COND_ATTRIBUTE_TYPE:
-		case DDB_COND_CONTAINS:
-			key_condition_error("invalid operator used in KeyConditionExpression: %s",
-								c->kind == DDB_COND_OR ? "OR" :
-								c->kind == DDB_COND_NOT ? "NOT" :
-								c->kind == DDB_COND_IN ? "IN" :
-								c->kind == DDB_COND_ATTRIBUTE_EXISTS ? "attribute_exists" :
-								c->kind == DDB_COND_ATTRIBUTE_NOT_EXISTS ? "attribute_not_exists" :
-								c->kind == DDB_COND_ATTRIBUTE_TYPE ? "attribute_type" : "contains");
 		case DDB_COND_COMPARE:
 			if (c->op == DDB_CMP_NE)
-				key_condition_error("invalid operator used in KeyConditionExpression: <>");
+				key_error(psprintf(DDB_MSG_KEY_INVALID_OPERATOR, "<>"));
 			break;
 		case DDB_COND_BETWEEN:
 		case DDB_COND_BEGINS_WITH:
 			break;
+		default:
+			key_error(psprintf(DDB_MSG_KEY_INVALID_OPERATOR,
+							   c->kind == DDB_COND_OR ? "OR" :
+							   c->kind == DDB_COND_NOT ? "NOT" :
+							   c->kind == DDB_COND_IN ? "IN" :
+							   c->kind == DDB_COND_ATTRIBUTE_EXISTS ? "attribute_exists" :
+							   c->kind == DDB_COND_ATTRIBUTE_NOT_EXISTS ? "attribute_not_exists" :
+							   c->kind == DDB_COND_ATTRIBUTE_TYPE ? "attribute_type" : "contains"));
 	}
+	kc.kind = c->kind;
+	kc.op = c->op;
+	for (int i = 0; i < c->nargs; i++)
+	{
+		DdbOperand *a = c->args[i];
 
-	attr = key_condition_attribute(c);
-	if (strcmp(attr, pk_name) == 0)
-	{
-		if (*seen_pk)
-			key_condition_error("KeyConditionExpressions must only contain one condition per key");
-		if (c->kind != DDB_COND_COMPARE || c->op != DDB_CMP_EQ)
-			key_condition_error("query key condition not supported: the partition key \"%s\" takes only =",
-								pk_name);
-		out->pk_value = c->args[1]->value;
-		*seen_pk = true;
+		if (a->kind == DDB_OPERAND_PATH)
+		{
+			if (kc.attr != NULL)
+				key_error(psprintf(DDB_MSG_KEY_INVALID_CONDITION, DDB_MSG_KEY_MULTIPLE_NAMES));
+			if (a->path->nelems > 1)
+				key_error(DDB_MSG_KEY_NESTED_PATH);
+			kc.attr = a->path->elems[0].name;
+		}
+		else if (a->kind == DDB_OPERAND_VALUE)
+		{
+			if (kc.attr == NULL)
+			{
+				if (c->kind != DDB_COND_COMPARE)
+					key_error(psprintf(DDB_MSG_KEY_INVALID_CONDITION,
+									   psprintf(DDB_MSG_KEY_FIRST_OPERAND,
+												c->kind == DDB_COND_BETWEEN ? "BETWEEN" : "begins_with")));
+				/* the value comes first: turn the comparison around */
+				kc.op = kc.op == DDB_CMP_LT ? DDB_CMP_GT :
+					kc.op == DDB_CMP_GT ? DDB_CMP_LT :
+					kc.op == DDB_CMP_LE ? DDB_CMP_GE :
+					kc.op == DDB_CMP_GE ? DDB_CMP_LE : kc.op;
+			}
+			if (nvalues < 2)
+				kc.values[nvalues] = a->value;
+			nvalues++;
+		}
+		else
+			key_error(DDB_MSG_KEY_NESTED_OPERATION);
 	}
-	else if (sk_name != NULL && strcmp(attr, sk_name) == 0)
+	if (kc.attr == NULL)
+		key_error(psprintf(DDB_MSG_KEY_INVALID_CONDITION, DDB_MSG_KEY_NO_ATTRIBUTE));
+	for (int i = 0; i < *nconds && i < 3; i++)
+		if (strcmp(conds[i].attr, kc.attr) == 0)
+			key_error(DDB_MSG_KEY_DUPLICATE);
+	/* more than two conditions are counted, not kept */
+	if (*nconds < 3)
+		conds[*nconds] = kc;
+	(*nconds)++;
+}
+
+static void
+key_conditions(DdbCondition *c, KeyCond *conds, int *nconds)
+{
+	check_stack_depth();
+	if (c->kind == DDB_COND_AND)
 	{
-		if (out->has_sk)
-			key_condition_error("KeyConditionExpressions must only contain one condition per key");
-		out->has_sk = true;
-		out->sk_kind = c->kind;
-		out->sk_op = c->op;
-		out->sk_value = c->args[1]->value;
-		out->sk_value2 = c->kind == DDB_COND_BETWEEN ? c->args[2]->value : NULL;
+		key_conditions(c->left, conds, nconds);
+		key_conditions(c->right, conds, nconds);
 	}
 	else
-		key_condition_error("query key condition not supported: \"%s\" is not a key attribute",
-							attr);
+		key_condition_one(c, conds, nconds);
+}
+
+static KeyCond *
+find_key_cond(KeyCond *conds, int nconds, const char *name)
+{
+	for (int i = 0; i < nconds; i++)
+		if (strcmp(conds[i].attr, name) == 0)
+			return &conds[i];
+	return NULL;
 }
 
 /*
@@ -1506,16 +2199,36 @@ void
 ddb_analyze_key_condition(DdbCondition *cond, const char *pk_name,
 						  const char *sk_name, DdbKeyCondition *out)
 {
-	bool		seen_pk = false;
+	KeyCond		conds[3];
+	int			nconds = 0;
+	KeyCond    *pk,
+			   *sk;
 
 	memset(out, 0, sizeof(DdbKeyCondition));
-	if (cond->kind == DDB_COND_AND)
+	key_conditions(cond, conds, &nconds);
+	if (nconds > 2)
+		key_error(DDB_MSG_KEY_CONDITION_COUNT);
+	if (nconds > (sk_name ? 2 : 1))
+		key_error(DDB_MSG_KEY_NOT_SUPPORTED);
+	pk = find_key_cond(conds, nconds, pk_name);
+	if (pk == NULL)
+		key_error(psprintf(DDB_MSG_KEY_MISSED_ELEMENT, pk_name));
+	if (pk->kind != DDB_COND_COMPARE || pk->op != DDB_CMP_EQ)
+		key_error(DDB_MSG_KEY_NOT_SUPPORTED);
+	out->pk_value = pk->values[0];
+	if (sk_name == NULL)
+		return;
+	sk = find_key_cond(conds, nconds, sk_name);
+	if (sk == NULL)
 	{
-		key_condition_one(cond->left, pk_name, sk_name, out, &seen_pk);
-		key_condition_one(cond->right, pk_name, sk_name, out, &seen_pk);
+		/* a second condition on another attribute */
+		if (nconds > 1)
+			key_error(psprintf(DDB_MSG_KEY_MISSED_ELEMENT, sk_name));
+		return;
 	}
-	else
-		key_condition_one(cond, pk_name, sk_name, out, &seen_pk);
-	if (!seen_pk)
-		key_condition_error("query condition missed key schema element: %s", pk_name);
+	out->has_sk = true;
+	out->sk_kind = sk->kind;
+	out->sk_op = sk->op;
+	out->sk_value = sk->values[0];
+	out->sk_value2 = sk->kind == DDB_COND_BETWEEN ? sk->values[1] : NULL;
 }

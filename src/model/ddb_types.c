@@ -349,16 +349,27 @@ ddb_check_number(Numeric num)
 	int			exponent;
 
 	if (numeric_is_nan(num) || numeric_is_inf(num))
-		validation_error("ValidationException: a value provided cannot be converted into a number");
+		validation_error("ValidationException: " DDB_MSG_NUMBER_INVALID);
 	number_shape(num, &ndigits, &exponent);
 	if (ndigits == 0)
 		return;
 	if (exponent > 125)
-		validation_error("ValidationException: number overflow: attempting to store a number with magnitude larger than supported range");
+		validation_error("ValidationException: " DDB_MSG_NUMBER_OVERFLOW);
 	if (exponent < -130)
-		validation_error("ValidationException: number underflow: attempting to store a number with magnitude smaller than supported range");
+		validation_error("ValidationException: " DDB_MSG_NUMBER_UNDERFLOW);
 	if (ndigits > DDB_MAX_NUMBER_DIGITS)
-		validation_error("ValidationException: attempting to store more than 38 significant digits in a Number");
+		validation_error("ValidationException: " DDB_MSG_NUMBER_PRECISION);
+}
+
+/*
+ * DynamoDB's limit on attribute names (items, nested maps, and the names
+ * expressions use), checked in bytes.
+ */
+void
+ddb_check_attribute_name(const char *name)
+{
+	if (strlen(name) > DDB_MAX_ATTRIBUTE_NAME_BYTES)
+		validation_error("ValidationException: " DDB_MSG_NAME_TOO_LARGE);
 }
 
 /*
@@ -413,12 +424,14 @@ number_from_string(const char *s, int len)
 			if (!nonzero)
 				return int64_to_numeric(0);
 			if (negative)
-				validation_error("ValidationException: number underflow: attempting to store a number with magnitude smaller than supported range");
-			validation_error("ValidationException: number overflow: attempting to store a number with magnitude larger than supported range");
+				validation_error("ValidationException: " DDB_MSG_NUMBER_UNDERFLOW);
+			validation_error("ValidationException: " DDB_MSG_NUMBER_OVERFLOW);
 		}
 	}
+	if (len == 0)
+		validation_error("ValidationException: " DDB_MSG_NUMBER_INVALID);
 	if (mant == 0 || i != len)
-		validation_error("ValidationException: a value provided cannot be converted into a number");
+		validation_error("ValidationException: " DDB_MSG_NUMBER_INVALID_TEXT, pnstrdup(s, len));
 	cstr = pnstrdup(s[0] == '+' ? s + 1 : s, s[0] == '+' ? len - 1 : len);
 	return DatumGetNumeric(DirectFunctionCall3(numeric_in,
 											   CStringGetDatum(cstr),
@@ -485,24 +498,57 @@ scalar_qsort_cmp(const void *a, const void *b)
 	return ddb_scalar_cmp(*(DdbValue *const *) a, *(DdbValue *const *) b);
 }
 
-/* Empty sets and duplicates are DynamoDB ValidationExceptions. */
+/* "[a, b]": a set as DynamoDB quotes it, its elements as written */
+static char *
+set_elements_string(DdbValue *set)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '[');
+	for (int i = 0; i < set->u.list.n; i++)
+	{
+		DdbValue   *e = set->u.list.elems[i];
+		int			n;
+
+		if (i > 0)
+			appendStringInfoString(&buf, ", ");
+		if (e->type == DDB_TYPE_B)
+			appendStringInfoString(&buf, b64_encode(e->u.str.data, e->u.str.len, &n));
+		else
+			appendBinaryStringInfo(&buf, e->u.str.data, e->u.str.len);
+	}
+	appendStringInfoChar(&buf, ']');
+	return buf.data;
+}
+
+/*
+ * Empty sets and duplicates are DynamoDB ValidationExceptions, each type
+ * with its own wording (DynamoDB's, including "An string set  may").
+ */
 static void
 check_set(DdbValue *set)
 {
 	DdbValue  **sorted;
 
 	if (set->u.list.n == 0)
-		validation_error("ValidationException: one or more parameter values were invalid: %s set may not be empty",
-						 set->type == DDB_TYPE_SS ? "a string" :
-						 set->type == DDB_TYPE_NS ? "a number" : "a binary");
+		validation_error("ValidationException: %s",
+						 set->type == DDB_TYPE_SS ? DDB_MSG_EMPTY_SS :
+						 set->type == DDB_TYPE_NS ? DDB_MSG_EMPTY_NS : DDB_MSG_EMPTY_BS);
 	/* sort a copy, then duplicates are neighbours: O(n log n) */
 	sorted = palloc(set->u.list.n * sizeof(DdbValue *));
 	memcpy(sorted, set->u.list.elems, set->u.list.n * sizeof(DdbValue *));
 	qsort(sorted, set->u.list.n, sizeof(DdbValue *), scalar_qsort_cmp);
 	for (int i = 1; i < set->u.list.n; i++)
 		if (ddb_scalar_cmp(sorted[i - 1], sorted[i]) == 0)
-			validation_error("ValidationException: one or more parameter values were invalid: input collection contains duplicates: %s",
-							 ddb_value_describe(sorted[i]));
+		{
+			if (set->type == DDB_TYPE_NS)
+				validation_error("ValidationException: " DDB_MSG_DUPLICATES_NS);
+			validation_error("ValidationException: %s",
+							 psprintf(set->type == DDB_TYPE_SS ? DDB_MSG_DUPLICATES_SS :
+									  DDB_MSG_DUPLICATES_BS,
+									  set_elements_string(set)));
+		}
 	pfree(sorted);
 }
 
@@ -517,8 +563,11 @@ check_depth(int depth)
 {
 	check_stack_depth();
 	if (depth > DDB_MAX_NESTING_DEPTH)
-		validation_error("ValidationException: nesting levels have exceeded supported limits (at most %d)",
-						 DDB_MAX_NESTING_DEPTH);
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: " DDB_MSG_NESTING),
+				 errdetail("Lists and maps nest at most %d levels deep.",
+						   DDB_MAX_NESTING_DEPTH)));
 }
 
 static char *
@@ -552,7 +601,10 @@ map_read(JsonbContainer *jc, int depth, DdbValue *(*read) (JsonbValue *, int))
 	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 	{
 		if (tok == WJB_KEY)
+		{
 			key = jbv_cstring(&v);
+			ddb_check_attribute_name(key);
+		}
 		else if (tok == WJB_VALUE)
 			map_append(map, key, read(&v, depth + 1));
 	}
@@ -710,7 +762,7 @@ ddb_item_from_jsonb(Jsonb *item)
 	DdbValue   *map;
 
 	if (!JB_ROOT_IS_OBJECT(item))
-		validation_error("ValidationException: an item must be a JSON object of attributes");
+		validation_error("ValidationException: An item must be a JSON object of attributes");
 	map = map_from_container(&item->root, 0);
 	check_attribute_names(map);
 	return map;
@@ -1040,7 +1092,7 @@ typed_value_from_jbv(JsonbValue *jv, int depth)
 			return v;
 		case DDB_TYPE_NULL:
 			if (val.type != jbvBool || !val.val.boolean)
-				typed_error("null attribute value types must have the value of true");
+				validation_error("ValidationException: " DDB_MSG_NULL_NOT_TRUE);
 			return ddb_value_new(DDB_TYPE_NULL);
 		case DDB_TYPE_L:
 		case DDB_TYPE_SS:
@@ -1082,7 +1134,7 @@ ddb_item_from_typed_jsonb(Jsonb *item)
 	DdbValue   *map;
 
 	if (!JB_ROOT_IS_OBJECT(item))
-		validation_error("ValidationException: an item must be a JSON object of attributes");
+		validation_error("ValidationException: An item must be a JSON object of attributes");
 	map = typed_map_from_container(&item->root, 0);
 	check_attribute_names(map);
 	return map;
@@ -1145,16 +1197,16 @@ ddb_item_size(DdbValue *item)
 	return size;
 }
 
+/* message: DDB_MSG_ITEM_SIZE or DDB_MSG_UPDATE_ITEM_SIZE */
 void
-ddb_check_item_size(DdbValue *item, const char *what)
+ddb_check_item_size(DdbValue *item, const char *message)
 {
 	int64		size = ddb_item_size(item);
 
 	if (size > DDB_MAX_ITEM_BYTES)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: %s has exceeded the maximum allowed size",
-						what),
+				 errmsg("ValidationException: %s", message),
 				 errdetail("The item is " INT64_FORMAT " bytes as DynamoDB counts them; the limit is %d.",
 						   size, DDB_MAX_ITEM_BYTES)));
 }
@@ -1193,7 +1245,7 @@ ddb_validate_item(Jsonb *item)
 {
 	DdbValue   *v = ddb_item_from_jsonb(item);
 
-	ddb_check_item_size(v, "item size");
+	ddb_check_item_size(v, DDB_MSG_ITEM_SIZE);
 	return v;
 }
 
