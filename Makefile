@@ -22,7 +22,18 @@ OBJS = \
 	src/api/ddb_query.o \
 	src/api/ddb_gsi.o \
 	src/planner/ddb_planner.o \
-	src/planner/ddb_customscan.o
+	src/planner/ddb_customscan.o \
+	src/http/ddb_http.o \
+	src/http/ddb_http_sigv4.o \
+	src/http/ddb_http_keys.o
+
+# The HTTP endpoint uses libmicrohttpd (Debian: libmicrohttpd-dev).  The
+# --wrap lets src/http define its settings before _PG_init reserves the
+# "ddb" prefix (see the end of src/http/ddb_http.c).
+ifeq ($(HTTP_STUB),1)
+OBJS += src/http/ddb_protocol_stub.o
+endif
+SHLIB_LINK += -lmicrohttpd -Wl,--wrap=MarkGUCPrefixReserved
 
 EXTENSION = ddb
 DATA = ddb--0.1.sql ddb--0.1--0.2.sql
