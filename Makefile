@@ -21,6 +21,9 @@ OBJS = \
 	src/api/ddb_api.o \
 	src/api/ddb_query.o \
 	src/api/ddb_gsi.o \
+	src/api/ddb_json.o \
+	src/api/ddb_table.o \
+	src/api/ddb_protocol.o \
 	src/planner/ddb_planner.o \
 	src/planner/ddb_customscan.o
 
@@ -30,7 +33,8 @@ PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 
 # pg_regress: sql/NAME.sql against expected/NAME.out
 REGRESS = extension shape keys tree modify items items_security types expr_condition expr_update \
-	expr_projection expr_key_condition expr_errors query scan query_cost keyscan gsi
+	expr_projection expr_key_condition expr_errors query scan query_cost keyscan gsi \
+	api_tables api_items
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
