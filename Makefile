@@ -21,6 +21,9 @@ OBJS = \
 	src/api/ddb_api.o \
 	src/api/ddb_query.o \
 	src/api/ddb_gsi.o \
+	src/api/ddb_json.o \
+	src/api/ddb_table.o \
+	src/api/ddb_protocol.o \
 	src/planner/ddb_planner.o \
 	src/planner/ddb_customscan.o \
 	src/http/ddb_http.o \
@@ -30,9 +33,6 @@ OBJS = \
 # The HTTP endpoint uses libmicrohttpd (Debian: libmicrohttpd-dev).  The
 # --wrap lets src/http define its settings before _PG_init reserves the
 # "ddb" prefix (see the end of src/http/ddb_http.c).
-ifeq ($(HTTP_STUB),1)
-OBJS += src/http/ddb_protocol_stub.o
-endif
 SHLIB_LINK += -lmicrohttpd -Wl,--wrap=MarkGUCPrefixReserved
 
 EXTENSION = ddb
@@ -41,7 +41,8 @@ PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 
 # pg_regress: sql/NAME.sql against expected/NAME.out
 REGRESS = extension shape keys tree modify items items_security types expr_condition expr_update \
-	expr_projection expr_key_condition expr_errors query scan query_cost keyscan gsi
+	expr_projection expr_key_condition expr_errors query scan query_cost keyscan gsi \
+	api_tables api_items
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}

@@ -80,6 +80,8 @@
 #include "ddb.h"
 #include "model/ddb_expr.h"
 #include "engine/ddb_page.h"
+#include "api/ddb_json.h"
+#include "api/ddb_ops.h"
 
 PG_FUNCTION_INFO_V1(ddb_create_gsi);
 PG_FUNCTION_INFO_V1(ddb_drop_gsi);
@@ -1154,12 +1156,48 @@ ddb_gsi_open_index(Relation table, const char *index_name, int *nquerykeys)
 	return idx;
 }
 
+/*
+ * The AttributeDefinitions of a table's index keys that are not table keys
+ * (each once), appended to buf after the table's own.
+ */
+void
+ddb_gsi_attribute_definitions(Relation rel, StringInfo buf)
+{
+	DdbGsi	   *gsi;
+	int			n = gsi_list(rel, &gsi);
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	List	   *seen = NIL;
+
+	for (int k = 0; k < ki->nkeys; k++)
+		seen = lappend(seen, (char *) ddb_key_name(rel, k));
+	for (int i = 0; i < n; i++)
+	{
+		for (int j = 0; j < (gsi[i].sk ? 2 : 1); j++)
+		{
+			const char *name = j == 0 ? gsi[i].pk : gsi[i].sk;
+			DdbKeyType	type = j == 0 ? gsi[i].pktype : gsi[i].sktype;
+			ListCell   *lc;
+			bool		dup = false;
+
+			foreach(lc, seen)
+				dup |= strcmp(lfirst(lc), name) == 0;
+			if (dup)
+				continue;
+			seen = lappend(seen, (char *) name);
+			appendStringInfoString(buf, ",{\"AttributeName\":");
+			ddb_json_cstring(buf, name);
+			appendStringInfo(buf, ",\"AttributeType\":\"%s\"}", ddb_key_type_name(type));
+		}
+	}
+}
+
 /* DescribeTable's GlobalSecondaryIndexes array, appended to buf. */
 void
 ddb_gsi_describe(Relation rel, StringInfo buf)
 {
 	DdbGsi	   *gsi;
 	int			n = gsi_list(rel, &gsi);
+	char	   *arn = ddb_table_arn(ddb_table_name(rel));
 
 	appendStringInfoChar(buf, '[');
 	for (int i = 0; i < n; i++)
@@ -1176,34 +1214,36 @@ ddb_gsi_describe(Relation rel, StringInfo buf)
 			size = DatumGetInt64(DirectFunctionCall1(pg_total_relation_size,
 													 ObjectIdGetDatum(g->indexrelid)));
 		}
-		appendStringInfoString(buf, i ? ", {\"IndexName\": " : "{\"IndexName\": ");
-		escape_json(buf, g->name);
-		appendStringInfoString(buf, ", \"KeySchema\": [{\"AttributeName\": ");
-		escape_json(buf, g->pk);
-		appendStringInfo(buf, ", \"KeyType\": \"HASH\", \"AttributeType\": \"%s\"}",
-						 ddb_key_type_name(g->pktype));
+		appendStringInfoString(buf, i ? ",{\"IndexName\":" : "{\"IndexName\":");
+		ddb_json_cstring(buf, g->name);
+		appendStringInfoString(buf, ",\"KeySchema\":[{\"AttributeName\":");
+		ddb_json_cstring(buf, g->pk);
+		appendStringInfoString(buf, ",\"KeyType\":\"HASH\"}");
 		if (g->sk)
 		{
-			appendStringInfoString(buf, ", {\"AttributeName\": ");
-			escape_json(buf, g->sk);
-			appendStringInfo(buf, ", \"KeyType\": \"RANGE\", \"AttributeType\": \"%s\"}",
-							 ddb_key_type_name(g->sktype));
+			appendStringInfoString(buf, ",{\"AttributeName\":");
+			ddb_json_cstring(buf, g->sk);
+			appendStringInfoString(buf, ",\"KeyType\":\"RANGE\"}");
 		}
-		appendStringInfo(buf, "], \"Projection\": {\"ProjectionType\": \"%s\"", proj_names[g->proj]);
+		appendStringInfo(buf, "],\"Projection\":{\"ProjectionType\":\"%s\"", proj_names[g->proj]);
 		if (g->proj == DDB_PROJ_INCLUDE)
 		{
-			appendStringInfoString(buf, ", \"NonKeyAttributes\": [");
+			appendStringInfoString(buf, ",\"NonKeyAttributes\":[");
 			for (int j = 0; j < g->nnonkey; j++)
 			{
 				if (j)
-					appendStringInfoString(buf, ", ");
-				escape_json(buf, g->nonkey[j]);
+					appendStringInfoChar(buf, ',');
+				ddb_json_cstring(buf, g->nonkey[j]);
 			}
 			appendStringInfoChar(buf, ']');
 		}
 		/* ItemCount is approximate, as DynamoDB's: the planner's estimate */
-		appendStringInfo(buf, "}, \"IndexStatus\": \"ACTIVE\", \"ItemCount\": %.0f, \"IndexSizeBytes\": " INT64_FORMAT "}",
+		appendStringInfo(buf, "},\"IndexStatus\":\"ACTIVE\",\"ProvisionedThroughput\":"
+						 "{\"NumberOfDecreasesToday\":0,\"ReadCapacityUnits\":0,\"WriteCapacityUnits\":0}"
+						 ",\"ItemCount\":%.0f,\"IndexSizeBytes\":" INT64_FORMAT ",\"IndexArn\":",
 						 count < 0 ? 0 : count, size);
+		ddb_json_cstring(buf, psprintf("%s/index/%s", arn, g->name));
+		appendStringInfoChar(buf, '}');
 	}
 	appendStringInfoChar(buf, ']');
 }

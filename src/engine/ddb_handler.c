@@ -905,6 +905,7 @@ _PG_init(void)
 
 	/* GUCs before the prefix is reserved */
 	ddb_planner_init();
+	ddb_api_init();
 
 	MarkGUCPrefixReserved("ddb");
 }
