@@ -703,14 +703,24 @@ done:
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
 
-/* DynamoDB's request ids: 52 characters of [A-Z0-9]. */
+/*
+ * DynamoDB's request ids: 52 characters of [A-Z0-9], unique enough to find
+ * a request in logs (not a secret: the fast PRNG will do).
+ */
 static void
 request_id(char *out)
 {
 	static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	uint64		r = 0;
 
 	for (int i = 0; i < 52; i++)
-		out[i] = chars[pg_prng_uint64_range(&pg_global_prng_state, 0, 35)];
+	{
+		/* 12 base-36 digits per 64 random bits */
+		if (i % 12 == 0)
+			r = pg_prng_uint64(&pg_global_prng_state);
+		out[i] = chars[r % 36];
+		r /= 36;
+	}
 	out[52] = '\0';
 }
 
