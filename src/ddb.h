@@ -338,4 +338,10 @@ extern const char *ddb_table_key_name(Relation rel, int k);
 
 /* model/ddb_types.c, model/ddb_expr_parse.c, model/ddb_expr_eval.c: see ddb_expr.h */
 
+/*
+ * http/ddb_http.c, http/ddb_http_sigv4.c, http/ddb_http_keys.c: the DynamoDB
+ * HTTP endpoint (background workers, SigV4, access keys), the top layer;
+ * see http/ddb_http.h.
+ */
+
 #endif							/* DDB_H */
