@@ -24,6 +24,7 @@ OBJS = \
 	src/api/ddb_json.o \
 	src/api/ddb_table.o \
 	src/api/ddb_protocol.o \
+	src/api/ddb_legacy.o \
 	src/planner/ddb_planner.o \
 	src/planner/ddb_customscan.o
 

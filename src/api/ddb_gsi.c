@@ -1149,10 +1149,8 @@ ddb_gsi_open_index(Relation table, const char *index_name, int *nquerykeys)
 		idx = try_relation_open(g->indexrelid, AccessShareLock);
 	}
 	if (idx == NULL)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
-				 errmsg("ResourceNotFoundException: the table \"%s\" does not have the specified index: %s",
-						RelationGetRelationName(table), index_name)));
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_INDEX_NOT_FOUND,
+				  index_name);
 	return idx;
 }
 
@@ -1189,6 +1187,75 @@ ddb_gsi_attribute_definitions(Relation rel, StringInfo buf)
 			appendStringInfo(buf, ",\"AttributeType\":\"%s\"}", ddb_key_type_name(type));
 		}
 	}
+}
+
+/* The DynamoDB size of an index entry: its keys and projected attributes. */
+static int64
+entry_bytes(Relation idx, GsiEntry *e)
+{
+	Jsonb	   *full = ddb_tuple_to_item(idx, heap_form_tuple(RelationGetDescr(idx),
+															  e->values, e->isnull));
+
+	return ddb_item_size(ddb_item_from_jsonb(full));
+}
+
+static double
+entry_write_units(Relation idx, GsiEntry *e)
+{
+	int64		bytes = entry_bytes(idx, e);
+
+	return Max(1, (bytes + 1023) / 1024);
+}
+
+/*
+ * The write capacity a write from olditem to newitem costs in each index,
+ * as DynamoDB bills it: putting an entry costs its size in 1 KB units,
+ * deleting one a unit, an entry whose key changed both; an entry nothing
+ * of which changed costs nothing.  Fills names/units for the indexes the
+ * write touched (at most max) and returns how many.
+ */
+int
+ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,
+					const char **names, double *units)
+{
+	DdbGsi	   *list;
+	int			n = gsi_list(rel, &list);
+	DdbGsi	   *gsi = palloc(sizeof(DdbGsi) * Max(n, 1));
+	int			out = 0;
+
+	/* a copy: opening the index tables may invalidate the cache */
+	memcpy(gsi, list, sizeof(DdbGsi) * n);
+	for (int i = 0; i < n && out < max; i++)
+	{
+		Relation	idx = try_relation_open(gsi[i].indexrelid, AccessShareLock);
+		GsiEntry	o,
+					nw;
+		bool		has_old,
+					has_new;
+		double		u = 0;
+
+		if (idx == NULL)
+			continue;
+		has_old = gsi_entry(&gsi[i], idx, olditem, &o);
+		has_new = gsi_entry(&gsi[i], idx, newitem, &nw);
+		if (has_old && has_new && o.key.len == nw.key.len &&
+			memcmp(o.key.data, nw.key.data, o.key.len) == 0)
+			u = jsonb_same(o.item, nw.item) ? 0 : entry_write_units(idx, &nw);
+		else
+		{
+			if (has_old)
+				u += 1;
+			if (has_new)
+				u += entry_write_units(idx, &nw);
+		}
+		relation_close(idx, AccessShareLock);
+		if (has_old || has_new)
+		{
+			names[out] = pstrdup(gsi[i].name);
+			units[out++] = u;
+		}
+	}
+	return out;
 }
 
 /* DescribeTable's GlobalSecondaryIndexes array, appended to buf. */

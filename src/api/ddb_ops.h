@@ -121,6 +121,53 @@ extern DdbKeyType ddb_parse_key_type(const char *t, const char *member);
 extern void ddb_check_create_table(const DdbCreateTable *ct);
 
 /* ------------------------------------------------------------------------
+ * Query and Scan (ddb_query.c)
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * The parameters of one Query or Scan, whichever front door received them.
+ * NULL pointers and has_* flags stand for parameters not given.  The table
+ * is table_name (a DynamoDB name) or, when relid is valid, that relation.
+ * Expressions are parsed by the reader (legacy parameters arrive already
+ * translated into expressions).
+ */
+typedef struct DdbReadRequest
+{
+	Oid			relid;
+	const char *table_name;
+	const char *key_condition;	/* Query only */
+	Jsonb	   *vals;
+	Jsonb	   *names;
+	const char *filter;
+	const char *projection;
+	const char *index_name;
+	bool		forward;		/* Query only */
+	bool		has_segment;	/* Scan only */
+	int32		segment;
+	bool		has_total_segments;
+	int32		total_segments;
+	bool		has_limit;
+	int32		limit;
+	Jsonb	   *start_key;
+} DdbReadRequest;
+
+/* One page of a Query or Scan. */
+typedef struct DdbReadPage
+{
+	List	   *items;			/* document-form items (unless count_only) */
+	int64		count;			/* Count */
+	int64		scanned;		/* ScannedCount */
+	int64		bytes;			/* DynamoDB size of the items read */
+	Jsonb	   *last_key;		/* LastEvaluatedKey, or NULL */
+	char	   *table_name;		/* the table's DynamoDB name */
+	bool		is_index;		/* read a global secondary index */
+} DdbReadPage;
+
+extern void ddb_read_page(DdbReadRequest *a, bool is_query, bool count_only,
+						  DdbReadPage *page);
+
+/* ------------------------------------------------------------------------
  * Request validation (ddb_protocol.c): DynamoDB's "N validation errors
  * detected: Value ... at 'member' failed to satisfy constraint: ..."
  * ------------------------------------------------------------------------
@@ -138,5 +185,7 @@ extern void ddb_valerr_raise(DdbValErrors *e);
 
 /* gsi (ddb_gsi.c) */
 extern void ddb_gsi_attribute_definitions(Relation rel, StringInfo buf);
+extern int	ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,
+								const char **names, double *units);
 
 #endif							/* DDB_OPS_H */
