@@ -188,3 +188,23 @@ CREATE FUNCTION ddb_scan_page(tbl text, filter text DEFAULT NULL, vals jsonb DEF
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'ddb_scan_page'
 LANGUAGE C CALLED ON NULL INPUT STABLE;
+
+-- Global secondary indexes by DynamoDB table name too.
+CREATE FUNCTION ddb_create_gsi(tbl text, index_name text, partition_key text,
+                               partition_key_type text DEFAULT 'S',
+                               sort_key text DEFAULT NULL, sort_key_type text DEFAULT 'S',
+                               projection text DEFAULT 'ALL',
+                               non_key_attributes text[] DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'ddb_create_gsi'
+LANGUAGE C;
+
+CREATE FUNCTION ddb_drop_gsi(tbl text, index_name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'ddb_drop_gsi'
+LANGUAGE C;
+
+CREATE FUNCTION ddb_verify_gsi(tbl text, index_name text DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_verify_gsi'
+LANGUAGE C;

@@ -20,6 +20,7 @@
 #include "fmgr.h"
 #include "nodes/pg_list.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/jsonb.h"
 #include "utils/relcache.h"
 
@@ -81,6 +82,8 @@ extern void ddb_delete_table_core(Relation rel);
 extern char *ddb_table_arn(const char *name);
 extern void ddb_describe_table_json(Relation rel, const char *status, StringInfo buf);
 extern List *ddb_list_table_names(void);
+extern int	ddb_table_tag_count(Oid relid);
+extern void ddb_table_tags_json(Oid relid, StringInfo buf);
 
 /* ------------------------------------------------------------------------
  * Items (ddb_api.c)
@@ -184,6 +187,10 @@ extern void ddb_valerr_add(DdbValErrors *e, const char *value, const char *membe
 extern void ddb_valerr_raise(DdbValErrors *e);
 
 /* gsi (ddb_gsi.c) */
+extern void ddb_create_gsi_core(Oid relid, char *index_name, char *pk,
+								const char *pktype_name, char *sk, const char *sktype_name,
+								char *proj, ArrayType *nonkey_arr);
+extern void ddb_drop_gsi_core(Oid relid, const char *index_name);
 extern void ddb_gsi_attribute_definitions(Relation rel, StringInfo buf);
 extern int	ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,
 								const char **names, double *units);

@@ -29,6 +29,11 @@
 
 #include "access/relation.h"
 #include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/inval.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -597,6 +602,368 @@ op_list_tables(DdbJson *req, int *len)
 	return resp_end(&r, len);
 }
 
+/* The key type of an attribute in AttributeDefinitions, or NULL. */
+static const char *
+defined_type(DdbJson *defs, const char *name)
+{
+	for (int i = 0; defs && i < defs->n; i++)
+	{
+		DdbJson    *d = defs->elems[i];
+		const char *n,
+				   *t;
+
+		ddb_json_check_struct(d, "AttributeDefinition");
+		n = member_string(d, "AttributeName");
+		t = member_string(d, "AttributeType");
+		if (n && t && strcmp(n, name) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+/* GlobalSecondaryIndexUpdates' Create: a new index from its definition. */
+static void
+create_index(Relation rel, DdbJson *defs, DdbJson *c)
+{
+	const char *index_name = member_string(c, "IndexName");
+	DdbJson    *ks = member_list(c, "KeySchema");
+	DdbJson    *pj = member_struct(c, "Projection", "Projection");
+	const char *keys[2] = {NULL, NULL};
+	const char *types[2] = {NULL, NULL};
+	const char *ptype = pj ? member_string(pj, "ProjectionType") : NULL;
+	DdbJson    *nonkey = pj ? member_list(pj, "NonKeyAttributes") : NULL;
+	ArrayType  *arr = NULL;
+
+	if (index_name == NULL || ks == NULL || pj == NULL)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, "null",
+								  index_name == NULL ? "globalSecondaryIndexUpdates.1.member.create.indexName" :
+								  ks == NULL ? "globalSecondaryIndexUpdates.1.member.create.keySchema" :
+								  "globalSecondaryIndexUpdates.1.member.create.projection",
+								  "Member must not be null"));
+	if (ks->n < 1 || ks->n > 2)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, psprintf("'%d elements'", ks->n),
+								  "globalSecondaryIndexUpdates.1.member.create.keySchema",
+								  ks->n < 1 ? "Member must have length greater than or equal to 1" :
+								  "Member must have length less than or equal to 2"));
+	for (int i = 0; i < ks->n; i++)
+	{
+		const char *kt;
+
+		ddb_json_check_struct(ks->elems[i], "KeySchemaElement");
+		keys[i] = member_string(ks->elems[i], "AttributeName");
+		kt = member_string(ks->elems[i], "KeyType");
+		if (keys[i] == NULL || kt == NULL)
+			validation_error("One or more parameter values were invalid: Invalid KeySchema");
+		if (strcmp(kt, i == 0 ? "HASH" : "RANGE") != 0)
+			validation_error("Invalid KeySchema: The %s KeySchemaElement is not a %s key type",
+							 i == 0 ? "first" : "second", i == 0 ? "HASH" : "RANGE");
+		types[i] = defined_type(defs, keys[i]);
+		if (types[i] == NULL)
+			validation_error("One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s%s%s], AttributeDefinitions: [...]",
+							 keys[0], keys[1] ? ", " : "", keys[1] ? keys[1] : "");
+	}
+	if (keys[1] && strcmp(keys[0], keys[1]) == 0)
+		validation_error("Both the Hash Key and the Range Key element in the KeySchema have the same name");
+	if (ptype == NULL)
+		validation_error("One or more parameter values were invalid: Unknown ProjectionType: null");
+	if (nonkey && strcmp(ptype, "INCLUDE") != 0)
+		validation_error("One or more parameter values were invalid: ProjectionType is %s, but NonKeyAttributes is specified",
+						 ptype);
+	if (nonkey)
+	{
+		Datum	   *elems = palloc(sizeof(Datum) * Max(nonkey->n, 1));
+
+		for (int i = 0; i < nonkey->n; i++)
+		{
+			ddb_json_check_string(nonkey->elems[i]);
+			elems[i] = CStringGetTextDatum(nonkey->elems[i]->str);
+		}
+		arr = construct_array(elems, nonkey->n, TEXTOID, -1, false, TYPALIGN_INT);
+	}
+	ddb_create_gsi_core(RelationGetRelid(rel), pstrdup(index_name), pstrdup(keys[0]), types[0],
+						keys[1] ? pstrdup(keys[1]) : NULL, types[1], pstrdup(ptype), arr);
+}
+
+static char *
+op_update_table(DdbJson *req, int *len)
+{
+	DdbValErrors e;
+	const char *name;
+	const char *billing;
+	DdbJson    *pt = member_struct(req, "ProvisionedThroughput", "ProvisionedThroughput");
+	DdbJson    *updates = member_list(req, "GlobalSecondaryIndexUpdates");
+	DdbJson    *defs = member_list(req, "AttributeDefinitions");
+	int64		rcu = 0,
+				wcu = 0;
+	Relation	rel;
+	Oid			relid;
+	const DdbTableInfo *info;
+	Response	r;
+
+	ddb_valerr_init(&e);
+	name = check_table_name(&e, req, "TableName");
+	billing = check_enum(&e, member_string(req, "BillingMode"), "BillingMode", billing_set,
+						 "PROVISIONED, PAY_PER_REQUEST");
+	if (pt)
+		check_throughput(&e, pt, "provisionedThroughput", &rcu, &wcu);
+	ddb_valerr_raise(&e);
+	if (pt == NULL && billing == NULL && (updates == NULL || updates->n == 0) &&
+		member(req, "StreamSpecification") == NULL && member(req, "SSESpecification") == NULL)
+		validation_error("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required");
+	if (billing && strcmp(billing, "PROVISIONED") == 0 && pt == NULL)
+		validation_error("One or more parameter values were invalid: ProvisionedThroughput must be specified when BillingMode is PROVISIONED");
+	if (billing && strcmp(billing, "PAY_PER_REQUEST") == 0 && pt != NULL)
+		validation_error("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+	if (updates && updates->n > 1)
+		ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
+				  "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table");
+
+	rel = ddb_table_open(name, ACL_SELECT);
+	relid = RelationGetRelid(rel);
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
+	info = ddb_table_info(relid);
+	if (pt != NULL && billing == NULL && info->billing_mode && strcmp(info->billing_mode, "PAY_PER_REQUEST") == 0)
+		validation_error("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+
+	/* billing settings: stored and echoed */
+	if (billing != NULL || pt != NULL)
+	{
+		const char *mode = billing ? billing : info->billing_mode;
+		Oid			argtypes[4] = {OIDOID, TEXTOID, INT8OID, INT8OID};
+		Datum		args[4];
+
+		args[0] = ObjectIdGetDatum(relid);
+		args[1] = CStringGetTextDatum(mode);
+		args[2] = Int64GetDatum(strcmp(mode, "PROVISIONED") == 0 ? rcu : 0);
+		args[3] = Int64GetDatum(strcmp(mode, "PROVISIONED") == 0 ? wcu : 0);
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		ddb_catalog_exec("INSERT INTO ddb_internal.tables AS t (relid, billing_mode, read_capacity, write_capacity) "
+						 "VALUES ($1, $2, $3, $4) ON CONFLICT (relid) DO UPDATE SET "
+						 "billing_changed = CASE WHEN $2 = 'PAY_PER_REQUEST' AND t.billing_mode <> $2 "
+						 "THEN now() ELSE t.billing_changed END, "
+						 "billing_mode = $2, read_capacity = $3, write_capacity = $4",
+						 4, argtypes, args, NULL, SPI_OK_INSERT);
+		SPI_finish();
+		CacheInvalidateRelcache(rel);
+		CommandCounterIncrement();
+	}
+
+	/* index changes */
+	for (int i = 0; updates && i < updates->n; i++)
+	{
+		DdbJson    *u = updates->elems[i];
+		DdbJson    *c,
+				   *d,
+				   *up;
+
+		ddb_json_check_struct(u, "GlobalSecondaryIndexUpdate");
+		c = member_struct(u, "Create", "CreateGlobalSecondaryIndexAction");
+		d = member_struct(u, "Delete", "DeleteGlobalSecondaryIndexAction");
+		up = member_struct(u, "Update", "UpdateGlobalSecondaryIndexAction");
+		if (c == NULL && d == NULL && up == NULL)
+			validation_error("One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be null");
+		if (c)
+			create_index(rel, defs, c);
+		else if (d)
+		{
+			const char *iname = member_string(d, "IndexName");
+
+			if (iname == NULL)
+				validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+								 psprintf(DDB_MSG_CONSTRAINT, "null",
+										  "globalSecondaryIndexUpdates.1.member.delete.indexName",
+										  "Member must not be null"));
+			ddb_drop_gsi_core(relid, iname);
+		}
+		/* Update: an index's throughput; on-demand indexes have none to keep */
+	}
+
+	resp_begin(&r);
+	resp_key(&r, "TableDescription");
+	ddb_describe_table_json(rel, "ACTIVE", &r.buf);
+	relation_close(rel, AccessShareLock);
+	return resp_end(&r, len);
+}
+
+/* DescribeLimits: DynamoDB's default account quotas. */
+static char *
+op_describe_limits(DdbJson *req, int *len)
+{
+	Response	r;
+
+	resp_begin(&r);
+	appendStringInfoString(&r.buf, "\"AccountMaxReadCapacityUnits\":80000,"
+						   "\"AccountMaxWriteCapacityUnits\":80000,"
+						   "\"TableMaxReadCapacityUnits\":40000,"
+						   "\"TableMaxWriteCapacityUnits\":40000");
+	r.first = false;
+	return resp_end(&r, len);
+}
+
+/* DescribeEndpoints: this server, as the region's DynamoDB endpoint. */
+static char *
+op_describe_endpoints(DdbJson *req, int *len)
+{
+	Response	r;
+
+	resp_begin(&r);
+	resp_key(&r, "Endpoints");
+	appendStringInfoString(&r.buf, "[{\"Address\":");
+	ddb_json_cstring(&r.buf, psprintf("dynamodb.%s.amazonaws.com", ddb_region));
+	appendStringInfoString(&r.buf, ",\"CachePeriodInMinutes\":1440}]");
+	return resp_end(&r, len);
+}
+
+/*
+ * The table a ResourceArn names (arn:aws:dynamodb:<region>:<account>:
+ * table/<name>), opened; DynamoDB's errors for a malformed or unknown ARN.
+ */
+static Relation
+open_arn_table(DdbJson *req, const char *action, AclMode mode)
+{
+	const char *arn = member_string(req, "ResourceArn");
+	const char *slash;
+	const char *prefix = "arn:aws:dynamodb:";
+	int			colons = 0;
+	Oid			relid;
+
+	if (arn == NULL)
+		validation_error("Invalid TableArn");
+	for (const char *p = arn; *p; p++)
+		colons += *p == ':';
+	slash = strchr(arn, '/');
+	if (colons < 5 || slash == NULL)
+		ddb_raise(DDB_ERRCODE_ACCESS_DENIED, "AccessDeniedException",
+				  "User is not authorized to perform: dynamodb:%s on resource: %s", action, arn);
+	if (strncmp(arn, prefix, strlen(prefix)) != 0 ||
+		strncmp(slash - 6, ":table", 6) != 0 || strlen(slash + 1) < 3 || strchr(slash + 1, '/'))
+		validation_error("Invalid TableArn: Invalid ResourceArn provided as input %s", arn);
+	relid = ddb_table_lookup(slash + 1);
+	if (!OidIsValid(relid) || strcmp(arn, ddb_table_arn(slash + 1)) != 0)
+		ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
+				  "Requested resource not found: ResourcArn: %s not found", arn);
+	return ddb_open_table(relid, mode);
+}
+
+/* Run a change of a table's tags (SPI: the catalog) and invalidate. */
+static void
+change_tags(Relation rel, const char *sql, Datum arg, Oid argtype)
+{
+	Oid			argtypes[2] = {OIDOID, argtype};
+	Datum		args[2] = {ObjectIdGetDatum(RelationGetRelid(rel)), arg};
+
+	if (!pg_class_ownercheck(RelationGetRelid(rel), GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	ddb_catalog_exec(sql, 2, argtypes, args, NULL, SPI_OK_INSERT);
+	SPI_finish();
+	CacheInvalidateRelcache(rel);
+	CommandCounterIncrement();
+}
+
+static char *
+op_tag_resource(DdbJson *req, int *len)
+{
+	Relation	rel = open_arn_table(req, "TagResource", ACL_SELECT);
+	DdbJson    *tags = member_list(req, "Tags");
+	JsonbParseState *ps = NULL;
+	Response	r;
+
+	if (tags == NULL)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, "null", "tags", "Member must not be null"));
+	if (tags->n == 0)
+		validation_error("Atleast one Tag needs to be provided as Input.");
+	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+	for (int i = 0; i < tags->n; i++)
+	{
+		const char *k,
+				   *v;
+		JsonbValue	jk,
+					jv;
+
+		ddb_json_check_struct(tags->elems[i], "Tag");
+		k = member_string(tags->elems[i], "Key");
+		v = member_string(tags->elems[i], "Value");
+		if (k == NULL || v == NULL)
+			validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+							 psprintf(DDB_MSG_CONSTRAINT, "null",
+									  psprintf("tags.%d.member.%s", i + 1, k == NULL ? "key" : "value"),
+									  "Member must not be null"));
+		if (strlen(k) < 1 || strlen(k) > 128 || strlen(v) > 256)
+			validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+							 psprintf(DDB_MSG_CONSTRAINT, psprintf("'%s'", strlen(k) > 128 || strlen(k) < 1 ? k : v),
+									  psprintf("tags.%d.member.%s", i + 1, strlen(k) > 128 || strlen(k) < 1 ? "key" : "value"),
+									  strlen(k) < 1 ? "Member must have length greater than or equal to 1" :
+									  strlen(k) > 128 ? "Member must have length less than or equal to 128" :
+									  "Member must have length less than or equal to 256"));
+		jk.type = jv.type = jbvString;
+		jk.val.string.val = (char *) k;
+		jk.val.string.len = strlen(k);
+		jv.val.string.val = (char *) v;
+		jv.val.string.len = strlen(v);
+		pushJsonbValue(&ps, WJB_KEY, &jk);
+		pushJsonbValue(&ps, WJB_VALUE, &jv);
+	}
+	change_tags(rel, "INSERT INTO ddb_internal.tables AS t (relid, tags) VALUES ($1, $2) "
+				"ON CONFLICT (relid) DO UPDATE SET tags = t.tags || $2",
+				JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL))),
+				JSONBOID);
+	if (ddb_table_tag_count(RelationGetRelid(rel)) > 50)
+		ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
+				  "The number of tags of a table may not exceed 50");
+	relation_close(rel, AccessShareLock);
+	resp_begin(&r);
+	return resp_end(&r, len);
+}
+
+static char *
+op_untag_resource(DdbJson *req, int *len)
+{
+	Relation	rel = open_arn_table(req, "UntagResource", ACL_SELECT);
+	DdbJson    *keys = member_list(req, "TagKeys");
+	Datum	   *elems;
+	Response	r;
+
+	if (keys == NULL)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, "null", "tagKeys", "Member must not be null"));
+	if (keys->n == 0)
+		validation_error("Atleast one Tag Key needs to be provided as Input.");
+	elems = palloc(sizeof(Datum) * keys->n);
+	for (int i = 0; i < keys->n; i++)
+	{
+		ddb_json_check_string(keys->elems[i]);
+		elems[i] = CStringGetTextDatum(keys->elems[i]->str);
+	}
+	change_tags(rel, "INSERT INTO ddb_internal.tables AS t (relid) VALUES ($1) "
+				"ON CONFLICT (relid) DO UPDATE SET tags = t.tags - $2",
+				PointerGetDatum(construct_array(elems, keys->n, TEXTOID, -1, false, TYPALIGN_INT)),
+				TEXTARRAYOID);
+	relation_close(rel, AccessShareLock);
+	resp_begin(&r);
+	return resp_end(&r, len);
+}
+
+static char *
+op_list_tags_of_resource(DdbJson *req, int *len)
+{
+	Relation	rel = open_arn_table(req, "ListTagsOfResource", ACL_SELECT);
+	Response	r;
+
+	(void) member_string(req, "NextToken");
+	resp_begin(&r);
+	resp_key(&r, "Tags");
+	ddb_table_tags_json(RelationGetRelid(rel), &r.buf);
+	relation_close(rel, AccessShareLock);
+	return resp_end(&r, len);
+}
+
 /* ------------------------------------------------------------------------
  * Items
  * ------------------------------------------------------------------------
@@ -656,6 +1023,16 @@ typedef struct ReqExpr
 	Jsonb	   *vals;
 	bool		legacy;
 } ReqExpr;
+
+/* Two placeholder maps as one (either may be NULL). */
+static Jsonb *
+merge_maps(Jsonb *a, Jsonb *b)
+{
+	if (a == NULL || b == NULL)
+		return a ? a : b;
+	return DatumGetJsonbP(DirectFunctionCall2(jsonb_concat, JsonbPGetDatum(a),
+											  JsonbPGetDatum(b)));
+}
 
 /*
  * expr: the operation's expression members; legacy: its non-expression
@@ -747,9 +1124,10 @@ request_expressions(DdbJson *req, ReqExpr *x, const char *const *expr,
 		}
 		if (lx.nnames > 0 || lx.nvalues > 0)
 		{
+			/* (only KeyConditions may meet expressions: merge the placeholders) */
 			x->legacy = true;
-			x->names = ddb_legacy_names(&lx);
-			x->vals = ddb_legacy_values(&lx);
+			x->names = merge_maps(x->names, ddb_legacy_names(&lx));
+			x->vals = merge_maps(x->vals, ddb_legacy_values(&lx));
 		}
 	}
 }
@@ -822,8 +1200,10 @@ resp_capacity(Response *r, Capacity *c, const char *table_name)
 					 c->read ? "ReadCapacityUnits" : "WriteCapacityUnits", total);
 	if (strcmp(c->mode, "INDEXES") == 0)
 	{
-		appendStringInfo(&r->buf, ",\"Table\":{\"CapacityUnits\":%.1f,\"%s\":%.1f}", c->table,
-						 c->read ? "ReadCapacityUnits" : "WriteCapacityUnits", c->table);
+		/* (a read of an index alone reads nothing of the table) */
+		if (c->table > 0 || c->nindexes == 0)
+			appendStringInfo(&r->buf, ",\"Table\":{\"CapacityUnits\":%.1f,\"%s\":%.1f}", c->table,
+							 c->read ? "ReadCapacityUnits" : "WriteCapacityUnits", c->table);
 		if (c->nindexes > 0)
 		{
 			appendStringInfoString(&r->buf, ",\"GlobalSecondaryIndexes\":{");
@@ -1252,13 +1632,19 @@ static const Operation operations[] = {
 	{"CreateTable", op_create_table},
 	{"DeleteItem", op_delete_item},
 	{"DeleteTable", op_delete_table},
+	{"DescribeEndpoints", op_describe_endpoints},
+	{"DescribeLimits", op_describe_limits},
 	{"DescribeTable", op_describe_table},
 	{"GetItem", op_get_item},
 	{"ListTables", op_list_tables},
+	{"ListTagsOfResource", op_list_tags_of_resource},
 	{"PutItem", op_put_item},
 	{"Query", op_query},
 	{"Scan", op_scan},
+	{"TagResource", op_tag_resource},
+	{"UntagResource", op_untag_resource},
 	{"UpdateItem", op_update_item},
+	{"UpdateTable", op_update_table},
 };
 
 char *
