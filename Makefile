@@ -24,6 +24,7 @@ OBJS = \
 	src/api/ddb_json.o \
 	src/api/ddb_table.o \
 	src/api/ddb_protocol.o \
+	src/api/ddb_legacy.o \
 	src/planner/ddb_planner.o \
 	src/planner/ddb_customscan.o \
 	src/http/ddb_http.o \
@@ -42,7 +43,7 @@ PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 # pg_regress: sql/NAME.sql against expected/NAME.out
 REGRESS = extension shape keys tree modify items items_security types expr_condition expr_update \
 	expr_projection expr_key_condition expr_errors query scan query_cost keyscan gsi \
-	api_tables api_items http_keys
+	api_tables api_items api_query api_legacy names http_keys
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}

@@ -151,6 +151,64 @@ AS 'MODULE_PATHNAME', 'ddb_api_text'
 LANGUAGE C;
 COMMENT ON FUNCTION ddb_api_text(text, text) IS
   'ddb_api on JSON text, for strings that hold U+0000';
+
+-- Query and Scan by DynamoDB name too.
+CREATE FUNCTION ddb_query(tbl text, key_condition text, vals jsonb DEFAULT NULL,
+                          names jsonb DEFAULT NULL, filter text DEFAULT NULL,
+                          projection text DEFAULT NULL, index_name text DEFAULT NULL,
+                          forward boolean DEFAULT true, "limit" integer DEFAULT NULL,
+                          start_key jsonb DEFAULT NULL)
+RETURNS SETOF jsonb
+AS 'MODULE_PATHNAME', 'ddb_query'
+LANGUAGE C CALLED ON NULL INPUT STABLE;
+
+CREATE FUNCTION ddb_query_page(tbl text, key_condition text, vals jsonb DEFAULT NULL,
+                               names jsonb DEFAULT NULL, filter text DEFAULT NULL,
+                               projection text DEFAULT NULL, index_name text DEFAULT NULL,
+                               forward boolean DEFAULT true, "limit" integer DEFAULT NULL,
+                               start_key jsonb DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_query_page'
+LANGUAGE C CALLED ON NULL INPUT STABLE;
+
+CREATE FUNCTION ddb_scan(tbl text, filter text DEFAULT NULL, vals jsonb DEFAULT NULL,
+                         names jsonb DEFAULT NULL, projection text DEFAULT NULL,
+                         index_name text DEFAULT NULL, segment integer DEFAULT NULL,
+                         total_segments integer DEFAULT NULL, "limit" integer DEFAULT NULL,
+                         start_key jsonb DEFAULT NULL)
+RETURNS SETOF jsonb
+AS 'MODULE_PATHNAME', 'ddb_scan'
+LANGUAGE C CALLED ON NULL INPUT STABLE;
+
+CREATE FUNCTION ddb_scan_page(tbl text, filter text DEFAULT NULL, vals jsonb DEFAULT NULL,
+                              names jsonb DEFAULT NULL, projection text DEFAULT NULL,
+                              index_name text DEFAULT NULL, segment integer DEFAULT NULL,
+                              total_segments integer DEFAULT NULL, "limit" integer DEFAULT NULL,
+                              start_key jsonb DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_scan_page'
+LANGUAGE C CALLED ON NULL INPUT STABLE;
+
+-- Global secondary indexes by DynamoDB table name too.
+CREATE FUNCTION ddb_create_gsi(tbl text, index_name text, partition_key text,
+                               partition_key_type text DEFAULT 'S',
+                               sort_key text DEFAULT NULL, sort_key_type text DEFAULT 'S',
+                               projection text DEFAULT 'ALL',
+                               non_key_attributes text[] DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'ddb_create_gsi'
+LANGUAGE C;
+
+CREATE FUNCTION ddb_drop_gsi(tbl text, index_name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'ddb_drop_gsi'
+LANGUAGE C;
+
+CREATE FUNCTION ddb_verify_gsi(tbl text, index_name text DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_verify_gsi'
+LANGUAGE C;
+
 -- ---------------------------------------------------------------------------
 -- HTTP endpoint: access keys (issue 14; src/http/ddb_http_keys.c)
 -- ---------------------------------------------------------------------------

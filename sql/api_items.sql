@@ -57,6 +57,17 @@ SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "c"}, "sk
 SELECT ddb_api_text('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "nul"}, "sk": {"N": "1"}, "v": {"S": "a\u0000b"}}}');
 SELECT ddb_api_text('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "nul"}, "sk": {"N": "1"}}}');
 SELECT ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "nul"}, "sk": {"N": "1"}}}');
+-- SQL sees the stored form: {"$S": [parts]}, the string split at each U+0000
+-- (in sets too); a literal map whose only key is "$S" is escaped with $M.
+SELECT ddb_api_text('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "nul"}, "sk": {"N": "2"},
+  "v": {"S": "\u0000x\u0000"}, "ss": {"SS": ["a\u0000", "b"]}, "m": {"M": {"$S": {"S": "plain"}}}}}');
+SELECT ddb_get_item('Items', '{"pk": "nul", "sk": 2}');
+SELECT ddb_api_text('Query', '{"TableName": "Items", "KeyConditionExpression": "pk = :p",
+  "FilterExpression": "v = :v OR contains(ss, :e)",
+  "ExpressionAttributeValues": {":p": {"S": "nul"}, ":v": {"S": "a\u0000b"}, ":e": {"S": "a\u0000"}}}');
+SELECT ddb_put_item('Items', '{"pk": "nul", "sk": 3, "v": {"$S": ["only one"]}}');
+-- key columns are PostgreSQL text, which cannot hold U+0000: refused clearly
+SELECT ddb_api_text('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a\u0000"}, "sk": {"N": "1"}}}');
 
 -- Errors.  Wrong JSON types are SerializationException (a malformed
 -- request), wrong values ValidationException.

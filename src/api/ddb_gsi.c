@@ -54,6 +54,10 @@
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "access/genam.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "utils/fmgroids.h"
 #include "catalog/pg_type.h"
 #include "catalog/pg_class.h"
 #include "commands/trigger.h"
@@ -723,6 +727,28 @@ key_sql_type(DdbKeyType t)
 	return t == DDB_KEY_S ? "text" : t == DDB_KEY_N ? "numeric" : "bytea";
 }
 
+/* The schema ddb is installed in (where the trigger function lives). */
+static Oid
+ddb_extension_schema(void)
+{
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			nsp;
+
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum("ddb"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "extension ddb is not installed");
+	nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return nsp;
+}
+
 /* The owner check DynamoDB's UpdateTable stands for: ALTER TABLE rights. */
 static Relation
 open_base_for_ddl(Oid relid)
@@ -794,18 +820,20 @@ spi_exec(const char *sql, int expect)
 	return rc;
 }
 
-Datum
-ddb_create_gsi(PG_FUNCTION_ARGS)
+/*
+ * CreateGlobalSecondaryIndex's core: check the definition, create the
+ * index table, its catalog row and the maintenance triggers, backfill.
+ * Key types are "S", "N" or "B" (NULL: S); proj ALL, KEYS_ONLY or
+ * INCLUDE (NULL: ALL) with nonkey_arr.  Shared by ddb_create_gsi and
+ * UpdateTable.
+ */
+void
+ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_name,
+					char *sk, const char *sktype_name, char *proj, ArrayType *nonkey_arr)
 {
-	Oid			relid;
-	char	   *index_name,
-			   *pk,
-			   *sk,
-			   *proj;
 	DdbKeyType	pktype,
 				sktype = DDB_KEY_S;
 	DdbProjType ptype;
-	ArrayType  *nonkey_arr = PG_ARGISNULL(7) ? NULL : PG_GETARG_ARRAYTYPE_P(7);
 	Relation	rel;
 	const DdbKeyInfo *ki;
 	const char *cols[DDB_MAX_KEY_COLUMNS];
@@ -829,19 +857,11 @@ ddb_create_gsi(PG_FUNCTION_ARGS)
 	Oid			save_userid;
 	int			save_sec;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR, (errcode(DDB_ERRCODE_VALIDATION),
-						errmsg("ValidationException: the table must not be null")));
-	relid = PG_GETARG_OID(0);
-	index_name = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
-	pk = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
-	pktype = key_type_of(PG_ARGISNULL(3) ? "S" : text_to_cstring(PG_GETARG_TEXT_PP(3)),
-						 "partition key");
-	sk = PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4));
+	pktype = key_type_of(pktype_name ? pktype_name : "S", "partition key");
 	if (sk)
-		sktype = key_type_of(PG_ARGISNULL(5) ? "S" : text_to_cstring(PG_GETARG_TEXT_PP(5)),
-							 "sort key");
-	proj = PG_ARGISNULL(6) ? "ALL" : text_to_cstring(PG_GETARG_TEXT_PP(6));
+		sktype = key_type_of(sktype_name ? sktype_name : "S", "sort key");
+	if (proj == NULL)
+		proj = "ALL";
 
 	/* DynamoDB's index names: 3-255 of [a-zA-Z0-9_.-] */
 	if (index_name == NULL || strlen(index_name) < 3 || strlen(index_name) > 255)
@@ -898,18 +918,15 @@ ddb_create_gsi(PG_FUNCTION_ARGS)
 	rel = open_base_for_ddl(relid);
 	ki = ddb_get_keyinfo(rel);
 	if (gsi_find(rel, index_name) != NULL)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_RESOURCE_IN_USE),
-				 errmsg("ResourceInUseException: table \"%s\" already has an index named %s",
-						RelationGetRelationName(rel), index_name)));
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+				  "One or more parameter values were invalid: Attempting to create an index which already exists");
 	{
 		DdbGsi	   *list;
 
 		if (gsi_list(rel, &list) >= DDB_MAX_GSI_PER_TABLE)
-			ereport(ERROR,
-					(errcode(DDB_ERRCODE_VALIDATION),
-					 errmsg("LimitExceededException: table \"%s\" already has %d global secondary indexes",
-							RelationGetRelationName(rel), DDB_MAX_GSI_PER_TABLE)));
+			ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
+					  "One or more parameter values were invalid: GlobalSecondaryIndex count exceeds the per-table limit of %d",
+					  DDB_MAX_GSI_PER_TABLE);
 	}
 
 	/* the index table's key columns: index keys, then the other table keys */
@@ -965,7 +982,7 @@ ddb_create_gsi(PG_FUNCTION_ARGS)
 	appendStringInfo(&sql, "%s jsonb NOT NULL) USING ddb", quote_identifier(itemcol));
 
 	/* the trigger function lives where this function does */
-	extschema = get_func_namespace(fcinfo->flinfo->fn_oid);
+	extschema = ddb_extension_schema();
 	GetUserIdAndSecContext(&save_userid, &save_sec);
 	SetUserIdAndSecContext(gsi_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -1055,14 +1072,42 @@ ddb_create_gsi(PG_FUNCTION_ARGS)
 	UnregisterSnapshot(snap);
 	relation_close(idx, NoLock);
 	relation_close(rel, NoLock);
+}
+
+Datum
+ddb_create_gsi(PG_FUNCTION_ARGS)
+{
+#define ARG_TEXT(n) (PG_ARGISNULL(n) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(n)))
+	Relation	rel = ddb_table_open_arg(fcinfo, 0, ACL_SELECT);
+	Oid			relid = RelationGetRelid(rel);
+
+	relation_close(rel, AccessShareLock);
+	ddb_create_gsi_core(relid, ARG_TEXT(1), ARG_TEXT(2), ARG_TEXT(3), ARG_TEXT(4),
+						ARG_TEXT(5), ARG_TEXT(6),
+						PG_ARGISNULL(7) ? NULL : PG_GETARG_ARRAYTYPE_P(7));
 	PG_RETURN_VOID();
 }
 
 Datum
 ddb_drop_gsi(PG_FUNCTION_ARGS)
 {
+	Relation	rel;
 	Oid			relid;
-	char	   *index_name;
+
+	if (PG_ARGISNULL(1))
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+				  DDB_MSG_REQUIRED_PARAMETER, "IndexName");
+	rel = ddb_table_open_arg(fcinfo, 0, ACL_SELECT);
+	relid = RelationGetRelid(rel);
+	relation_close(rel, AccessShareLock);
+	ddb_drop_gsi_core(relid, text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	PG_RETURN_VOID();
+}
+
+/* DeleteGlobalSecondaryIndex's core, shared by ddb_drop_gsi and UpdateTable. */
+void
+ddb_drop_gsi_core(Oid relid, const char *index_name)
+{
 	Relation	rel;
 	DdbGsi	   *g;
 	DdbGsi	   *list;
@@ -1071,11 +1116,6 @@ ddb_drop_gsi(PG_FUNCTION_ARGS)
 	Oid			save_userid;
 	int			save_sec;
 
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		ereport(ERROR, (errcode(DDB_ERRCODE_VALIDATION),
-						errmsg("ValidationException: the table and the index name must not be null")));
-	relid = PG_GETARG_OID(0);
-	index_name = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	rel = open_base_for_ddl(relid);
 	g = gsi_find(rel, index_name);
 	if (g == NULL)
@@ -1123,7 +1163,6 @@ ddb_drop_gsi(PG_FUNCTION_ARGS)
 	CommandCounterIncrement();
 	(void) gsi_list(rel, &list);
 	relation_close(rel, NoLock);
-	PG_RETURN_VOID();
 }
 
 /* ------------------------------------------------------------------------
@@ -1149,10 +1188,8 @@ ddb_gsi_open_index(Relation table, const char *index_name, int *nquerykeys)
 		idx = try_relation_open(g->indexrelid, AccessShareLock);
 	}
 	if (idx == NULL)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
-				 errmsg("ResourceNotFoundException: the table \"%s\" does not have the specified index: %s",
-						RelationGetRelationName(table), index_name)));
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_INDEX_NOT_FOUND,
+				  index_name);
 	return idx;
 }
 
@@ -1189,6 +1226,75 @@ ddb_gsi_attribute_definitions(Relation rel, StringInfo buf)
 			appendStringInfo(buf, ",\"AttributeType\":\"%s\"}", ddb_key_type_name(type));
 		}
 	}
+}
+
+/* The DynamoDB size of an index entry: its keys and projected attributes. */
+static int64
+entry_bytes(Relation idx, GsiEntry *e)
+{
+	Jsonb	   *full = ddb_tuple_to_item(idx, heap_form_tuple(RelationGetDescr(idx),
+															  e->values, e->isnull));
+
+	return ddb_item_size(ddb_item_from_jsonb(full));
+}
+
+static double
+entry_write_units(Relation idx, GsiEntry *e)
+{
+	int64		bytes = entry_bytes(idx, e);
+
+	return Max(1, (bytes + 1023) / 1024);
+}
+
+/*
+ * The write capacity a write from olditem to newitem costs in each index,
+ * as DynamoDB bills it: putting an entry costs its size in 1 KB units,
+ * deleting one a unit, an entry whose key changed both; an entry nothing
+ * of which changed costs nothing.  Fills names/units for the indexes the
+ * write touched (at most max) and returns how many.
+ */
+int
+ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,
+					const char **names, double *units)
+{
+	DdbGsi	   *list;
+	int			n = gsi_list(rel, &list);
+	DdbGsi	   *gsi = palloc(sizeof(DdbGsi) * Max(n, 1));
+	int			out = 0;
+
+	/* a copy: opening the index tables may invalidate the cache */
+	memcpy(gsi, list, sizeof(DdbGsi) * n);
+	for (int i = 0; i < n && out < max; i++)
+	{
+		Relation	idx = try_relation_open(gsi[i].indexrelid, AccessShareLock);
+		GsiEntry	o,
+					nw;
+		bool		has_old,
+					has_new;
+		double		u = 0;
+
+		if (idx == NULL)
+			continue;
+		has_old = gsi_entry(&gsi[i], idx, olditem, &o);
+		has_new = gsi_entry(&gsi[i], idx, newitem, &nw);
+		if (has_old && has_new && o.key.len == nw.key.len &&
+			memcmp(o.key.data, nw.key.data, o.key.len) == 0)
+			u = jsonb_same(o.item, nw.item) ? 0 : entry_write_units(idx, &nw);
+		else
+		{
+			if (has_old)
+				u += 1;
+			if (has_new)
+				u += entry_write_units(idx, &nw);
+		}
+		relation_close(idx, AccessShareLock);
+		if (has_old || has_new)
+		{
+			names[out] = pstrdup(gsi[i].name);
+			units[out++] = u;
+		}
+	}
+	return out;
 }
 
 /* DescribeTable's GlobalSecondaryIndexes array, appended to buf. */
@@ -1329,9 +1435,8 @@ verify_one(Relation rel, DdbGsi *g, Snapshot snap, StringInfo out, bool first)
 Datum
 ddb_verify_gsi(PG_FUNCTION_ARGS)
 {
-	Oid			relid = PG_GETARG_OID(0);
 	char	   *index_name = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
-	Relation	rel = ddb_open_table(relid, ACL_SELECT);
+	Relation	rel = ddb_table_open_arg(fcinfo, 0, ACL_SELECT);
 	DdbGsi	   *list;
 	int			n = gsi_list(rel, &list);
 	DdbGsi	   *gsi = palloc(sizeof(DdbGsi) * Max(n, 1));

@@ -145,6 +145,21 @@ key_schema_error(Relation rel, const char *detail_fmt, const char *name)
 			 errdetail(detail_fmt, name, RelationGetRelationName(rel))));
 }
 
+/*
+ * A string key holding U+0000 ({"$S": [...]} in document form): key
+ * columns are PostgreSQL text, which cannot hold U+0000 (see README).
+ */
+static void
+nul_key_check(JsonbValue *v, const char *name)
+{
+	if (v->type == jbvBinary && JsonContainerIsObject(v->val.binary.data) &&
+		JsonContainerSize(v->val.binary.data) == 1 &&
+		getKeyJsonValueFromContainer(v->val.binary.data, "$S", 2, NULL) != NULL)
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+				  "One or more parameter values were invalid: ddb does not support U+0000 in key attribute values. Key: %s",
+				  name);
+}
+
 /* The DynamoDB type of a document-form value, for messages. */
 static const char *
 jbv_type_name(JsonbValue *v)
@@ -164,6 +179,7 @@ check_item_key_type(DdbKeyType type, JsonbValue *v, const char *name)
 {
 	bool		ok;
 
+	nul_key_check(v, name);
 	switch (type)
 	{
 		case DDB_KEY_S:
@@ -188,6 +204,7 @@ jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v, const char *name)
 	switch (type)
 	{
 		case DDB_KEY_S:
+			nul_key_check(v, name);
 			if (v->type != jbvString)
 				key_schema_error(rel, "Key attribute \"%s\" of table \"%s\" must be a string (S).", name);
 			return PointerGetDatum(cstring_to_text_with_len(v->val.string.val, v->val.string.len));

@@ -20,6 +20,7 @@
 #include "fmgr.h"
 #include "nodes/pg_list.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/jsonb.h"
 #include "utils/relcache.h"
 
@@ -81,6 +82,8 @@ extern void ddb_delete_table_core(Relation rel);
 extern char *ddb_table_arn(const char *name);
 extern void ddb_describe_table_json(Relation rel, const char *status, StringInfo buf);
 extern List *ddb_list_table_names(void);
+extern int	ddb_table_tag_count(Oid relid);
+extern void ddb_table_tags_json(Oid relid, StringInfo buf);
 
 /* ------------------------------------------------------------------------
  * Items (ddb_api.c)
@@ -121,6 +124,53 @@ extern DdbKeyType ddb_parse_key_type(const char *t, const char *member);
 extern void ddb_check_create_table(const DdbCreateTable *ct);
 
 /* ------------------------------------------------------------------------
+ * Query and Scan (ddb_query.c)
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * The parameters of one Query or Scan, whichever front door received them.
+ * NULL pointers and has_* flags stand for parameters not given.  The table
+ * is table_name (a DynamoDB name) or, when relid is valid, that relation.
+ * Expressions are parsed by the reader (legacy parameters arrive already
+ * translated into expressions).
+ */
+typedef struct DdbReadRequest
+{
+	Oid			relid;
+	const char *table_name;
+	const char *key_condition;	/* Query only */
+	Jsonb	   *vals;
+	Jsonb	   *names;
+	const char *filter;
+	const char *projection;
+	const char *index_name;
+	bool		forward;		/* Query only */
+	bool		has_segment;	/* Scan only */
+	int32		segment;
+	bool		has_total_segments;
+	int32		total_segments;
+	bool		has_limit;
+	int32		limit;
+	Jsonb	   *start_key;
+} DdbReadRequest;
+
+/* One page of a Query or Scan. */
+typedef struct DdbReadPage
+{
+	List	   *items;			/* document-form items (unless count_only) */
+	int64		count;			/* Count */
+	int64		scanned;		/* ScannedCount */
+	int64		bytes;			/* DynamoDB size of the items read */
+	Jsonb	   *last_key;		/* LastEvaluatedKey, or NULL */
+	char	   *table_name;		/* the table's DynamoDB name */
+	bool		is_index;		/* read a global secondary index */
+} DdbReadPage;
+
+extern void ddb_read_page(DdbReadRequest *a, bool is_query, bool count_only,
+						  DdbReadPage *page);
+
+/* ------------------------------------------------------------------------
  * Request validation (ddb_protocol.c): DynamoDB's "N validation errors
  * detected: Value ... at 'member' failed to satisfy constraint: ..."
  * ------------------------------------------------------------------------
@@ -137,6 +187,12 @@ extern void ddb_valerr_add(DdbValErrors *e, const char *value, const char *membe
 extern void ddb_valerr_raise(DdbValErrors *e);
 
 /* gsi (ddb_gsi.c) */
+extern void ddb_create_gsi_core(Oid relid, char *index_name, char *pk,
+								const char *pktype_name, char *sk, const char *sktype_name,
+								char *proj, ArrayType *nonkey_arr);
+extern void ddb_drop_gsi_core(Oid relid, const char *index_name);
 extern void ddb_gsi_attribute_definitions(Relation rel, StringInfo buf);
+extern int	ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,
+								const char **names, double *units);
 
 #endif							/* DDB_OPS_H */

@@ -29,6 +29,11 @@
 
 #include "access/relation.h"
 #include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/inval.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -39,6 +44,7 @@
 
 #include "ddb.h"
 #include "api/ddb_json.h"
+#include "api/ddb_legacy.h"
 #include "api/ddb_ops.h"
 #include "api/ddb_protocol.h"
 
@@ -596,6 +602,368 @@ op_list_tables(DdbJson *req, int *len)
 	return resp_end(&r, len);
 }
 
+/* The key type of an attribute in AttributeDefinitions, or NULL. */
+static const char *
+defined_type(DdbJson *defs, const char *name)
+{
+	for (int i = 0; defs && i < defs->n; i++)
+	{
+		DdbJson    *d = defs->elems[i];
+		const char *n,
+				   *t;
+
+		ddb_json_check_struct(d, "AttributeDefinition");
+		n = member_string(d, "AttributeName");
+		t = member_string(d, "AttributeType");
+		if (n && t && strcmp(n, name) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+/* GlobalSecondaryIndexUpdates' Create: a new index from its definition. */
+static void
+create_index(Relation rel, DdbJson *defs, DdbJson *c)
+{
+	const char *index_name = member_string(c, "IndexName");
+	DdbJson    *ks = member_list(c, "KeySchema");
+	DdbJson    *pj = member_struct(c, "Projection", "Projection");
+	const char *keys[2] = {NULL, NULL};
+	const char *types[2] = {NULL, NULL};
+	const char *ptype = pj ? member_string(pj, "ProjectionType") : NULL;
+	DdbJson    *nonkey = pj ? member_list(pj, "NonKeyAttributes") : NULL;
+	ArrayType  *arr = NULL;
+
+	if (index_name == NULL || ks == NULL || pj == NULL)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, "null",
+								  index_name == NULL ? "globalSecondaryIndexUpdates.1.member.create.indexName" :
+								  ks == NULL ? "globalSecondaryIndexUpdates.1.member.create.keySchema" :
+								  "globalSecondaryIndexUpdates.1.member.create.projection",
+								  "Member must not be null"));
+	if (ks->n < 1 || ks->n > 2)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, psprintf("'%d elements'", ks->n),
+								  "globalSecondaryIndexUpdates.1.member.create.keySchema",
+								  ks->n < 1 ? "Member must have length greater than or equal to 1" :
+								  "Member must have length less than or equal to 2"));
+	for (int i = 0; i < ks->n; i++)
+	{
+		const char *kt;
+
+		ddb_json_check_struct(ks->elems[i], "KeySchemaElement");
+		keys[i] = member_string(ks->elems[i], "AttributeName");
+		kt = member_string(ks->elems[i], "KeyType");
+		if (keys[i] == NULL || kt == NULL)
+			validation_error("One or more parameter values were invalid: Invalid KeySchema");
+		if (strcmp(kt, i == 0 ? "HASH" : "RANGE") != 0)
+			validation_error("Invalid KeySchema: The %s KeySchemaElement is not a %s key type",
+							 i == 0 ? "first" : "second", i == 0 ? "HASH" : "RANGE");
+		types[i] = defined_type(defs, keys[i]);
+		if (types[i] == NULL)
+			validation_error("One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s%s%s], AttributeDefinitions: [...]",
+							 keys[0], keys[1] ? ", " : "", keys[1] ? keys[1] : "");
+	}
+	if (keys[1] && strcmp(keys[0], keys[1]) == 0)
+		validation_error("Both the Hash Key and the Range Key element in the KeySchema have the same name");
+	if (ptype == NULL)
+		validation_error("One or more parameter values were invalid: Unknown ProjectionType: null");
+	if (nonkey && strcmp(ptype, "INCLUDE") != 0)
+		validation_error("One or more parameter values were invalid: ProjectionType is %s, but NonKeyAttributes is specified",
+						 ptype);
+	if (nonkey)
+	{
+		Datum	   *elems = palloc(sizeof(Datum) * Max(nonkey->n, 1));
+
+		for (int i = 0; i < nonkey->n; i++)
+		{
+			ddb_json_check_string(nonkey->elems[i]);
+			elems[i] = CStringGetTextDatum(nonkey->elems[i]->str);
+		}
+		arr = construct_array(elems, nonkey->n, TEXTOID, -1, false, TYPALIGN_INT);
+	}
+	ddb_create_gsi_core(RelationGetRelid(rel), pstrdup(index_name), pstrdup(keys[0]), types[0],
+						keys[1] ? pstrdup(keys[1]) : NULL, types[1], pstrdup(ptype), arr);
+}
+
+static char *
+op_update_table(DdbJson *req, int *len)
+{
+	DdbValErrors e;
+	const char *name;
+	const char *billing;
+	DdbJson    *pt = member_struct(req, "ProvisionedThroughput", "ProvisionedThroughput");
+	DdbJson    *updates = member_list(req, "GlobalSecondaryIndexUpdates");
+	DdbJson    *defs = member_list(req, "AttributeDefinitions");
+	int64		rcu = 0,
+				wcu = 0;
+	Relation	rel;
+	Oid			relid;
+	const DdbTableInfo *info;
+	Response	r;
+
+	ddb_valerr_init(&e);
+	name = check_table_name(&e, req, "TableName");
+	billing = check_enum(&e, member_string(req, "BillingMode"), "BillingMode", billing_set,
+						 "PROVISIONED, PAY_PER_REQUEST");
+	if (pt)
+		check_throughput(&e, pt, "provisionedThroughput", &rcu, &wcu);
+	ddb_valerr_raise(&e);
+	if (pt == NULL && billing == NULL && (updates == NULL || updates->n == 0) &&
+		member(req, "StreamSpecification") == NULL && member(req, "SSESpecification") == NULL)
+		validation_error("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required");
+	if (billing && strcmp(billing, "PROVISIONED") == 0 && pt == NULL)
+		validation_error("One or more parameter values were invalid: ProvisionedThroughput must be specified when BillingMode is PROVISIONED");
+	if (billing && strcmp(billing, "PAY_PER_REQUEST") == 0 && pt != NULL)
+		validation_error("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+	if (updates && updates->n > 1)
+		ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
+				  "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table");
+
+	rel = ddb_table_open(name, ACL_SELECT);
+	relid = RelationGetRelid(rel);
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
+	info = ddb_table_info(relid);
+	if (pt != NULL && billing == NULL && info->billing_mode && strcmp(info->billing_mode, "PAY_PER_REQUEST") == 0)
+		validation_error("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+
+	/* billing settings: stored and echoed */
+	if (billing != NULL || pt != NULL)
+	{
+		const char *mode = billing ? billing : info->billing_mode;
+		Oid			argtypes[4] = {OIDOID, TEXTOID, INT8OID, INT8OID};
+		Datum		args[4];
+
+		args[0] = ObjectIdGetDatum(relid);
+		args[1] = CStringGetTextDatum(mode);
+		args[2] = Int64GetDatum(strcmp(mode, "PROVISIONED") == 0 ? rcu : 0);
+		args[3] = Int64GetDatum(strcmp(mode, "PROVISIONED") == 0 ? wcu : 0);
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		ddb_catalog_exec("INSERT INTO ddb_internal.tables AS t (relid, billing_mode, read_capacity, write_capacity) "
+						 "VALUES ($1, $2, $3, $4) ON CONFLICT (relid) DO UPDATE SET "
+						 "billing_changed = CASE WHEN $2 = 'PAY_PER_REQUEST' AND t.billing_mode <> $2 "
+						 "THEN now() ELSE t.billing_changed END, "
+						 "billing_mode = $2, read_capacity = $3, write_capacity = $4",
+						 4, argtypes, args, NULL, SPI_OK_INSERT);
+		SPI_finish();
+		CacheInvalidateRelcache(rel);
+		CommandCounterIncrement();
+	}
+
+	/* index changes */
+	for (int i = 0; updates && i < updates->n; i++)
+	{
+		DdbJson    *u = updates->elems[i];
+		DdbJson    *c,
+				   *d,
+				   *up;
+
+		ddb_json_check_struct(u, "GlobalSecondaryIndexUpdate");
+		c = member_struct(u, "Create", "CreateGlobalSecondaryIndexAction");
+		d = member_struct(u, "Delete", "DeleteGlobalSecondaryIndexAction");
+		up = member_struct(u, "Update", "UpdateGlobalSecondaryIndexAction");
+		if (c == NULL && d == NULL && up == NULL)
+			validation_error("One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be null");
+		if (c)
+			create_index(rel, defs, c);
+		else if (d)
+		{
+			const char *iname = member_string(d, "IndexName");
+
+			if (iname == NULL)
+				validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+								 psprintf(DDB_MSG_CONSTRAINT, "null",
+										  "globalSecondaryIndexUpdates.1.member.delete.indexName",
+										  "Member must not be null"));
+			ddb_drop_gsi_core(relid, iname);
+		}
+		/* Update: an index's throughput; on-demand indexes have none to keep */
+	}
+
+	resp_begin(&r);
+	resp_key(&r, "TableDescription");
+	ddb_describe_table_json(rel, "ACTIVE", &r.buf);
+	relation_close(rel, AccessShareLock);
+	return resp_end(&r, len);
+}
+
+/* DescribeLimits: DynamoDB's default account quotas. */
+static char *
+op_describe_limits(DdbJson *req, int *len)
+{
+	Response	r;
+
+	resp_begin(&r);
+	appendStringInfoString(&r.buf, "\"AccountMaxReadCapacityUnits\":80000,"
+						   "\"AccountMaxWriteCapacityUnits\":80000,"
+						   "\"TableMaxReadCapacityUnits\":40000,"
+						   "\"TableMaxWriteCapacityUnits\":40000");
+	r.first = false;
+	return resp_end(&r, len);
+}
+
+/* DescribeEndpoints: this server, as the region's DynamoDB endpoint. */
+static char *
+op_describe_endpoints(DdbJson *req, int *len)
+{
+	Response	r;
+
+	resp_begin(&r);
+	resp_key(&r, "Endpoints");
+	appendStringInfoString(&r.buf, "[{\"Address\":");
+	ddb_json_cstring(&r.buf, psprintf("dynamodb.%s.amazonaws.com", ddb_region));
+	appendStringInfoString(&r.buf, ",\"CachePeriodInMinutes\":1440}]");
+	return resp_end(&r, len);
+}
+
+/*
+ * The table a ResourceArn names (arn:aws:dynamodb:<region>:<account>:
+ * table/<name>), opened; DynamoDB's errors for a malformed or unknown ARN.
+ */
+static Relation
+open_arn_table(DdbJson *req, const char *action, AclMode mode)
+{
+	const char *arn = member_string(req, "ResourceArn");
+	const char *slash;
+	const char *prefix = "arn:aws:dynamodb:";
+	int			colons = 0;
+	Oid			relid;
+
+	if (arn == NULL)
+		validation_error("Invalid TableArn");
+	for (const char *p = arn; *p; p++)
+		colons += *p == ':';
+	slash = strchr(arn, '/');
+	if (colons < 5 || slash == NULL)
+		ddb_raise(DDB_ERRCODE_ACCESS_DENIED, "AccessDeniedException",
+				  "User is not authorized to perform: dynamodb:%s on resource: %s", action, arn);
+	if (strncmp(arn, prefix, strlen(prefix)) != 0 ||
+		strncmp(slash - 6, ":table", 6) != 0 || strlen(slash + 1) < 3 || strchr(slash + 1, '/'))
+		validation_error("Invalid TableArn: Invalid ResourceArn provided as input %s", arn);
+	relid = ddb_table_lookup(slash + 1);
+	if (!OidIsValid(relid) || strcmp(arn, ddb_table_arn(slash + 1)) != 0)
+		ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
+				  "Requested resource not found: ResourcArn: %s not found", arn);
+	return ddb_open_table(relid, mode);
+}
+
+/* Run a change of a table's tags (SPI: the catalog) and invalidate. */
+static void
+change_tags(Relation rel, const char *sql, Datum arg, Oid argtype)
+{
+	Oid			argtypes[2] = {OIDOID, argtype};
+	Datum		args[2] = {ObjectIdGetDatum(RelationGetRelid(rel)), arg};
+
+	if (!pg_class_ownercheck(RelationGetRelid(rel), GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	ddb_catalog_exec(sql, 2, argtypes, args, NULL, SPI_OK_INSERT);
+	SPI_finish();
+	CacheInvalidateRelcache(rel);
+	CommandCounterIncrement();
+}
+
+static char *
+op_tag_resource(DdbJson *req, int *len)
+{
+	Relation	rel = open_arn_table(req, "TagResource", ACL_SELECT);
+	DdbJson    *tags = member_list(req, "Tags");
+	JsonbParseState *ps = NULL;
+	Response	r;
+
+	if (tags == NULL)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, "null", "tags", "Member must not be null"));
+	if (tags->n == 0)
+		validation_error("Atleast one Tag needs to be provided as Input.");
+	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+	for (int i = 0; i < tags->n; i++)
+	{
+		const char *k,
+				   *v;
+		JsonbValue	jk,
+					jv;
+
+		ddb_json_check_struct(tags->elems[i], "Tag");
+		k = member_string(tags->elems[i], "Key");
+		v = member_string(tags->elems[i], "Value");
+		if (k == NULL || v == NULL)
+			validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+							 psprintf(DDB_MSG_CONSTRAINT, "null",
+									  psprintf("tags.%d.member.%s", i + 1, k == NULL ? "key" : "value"),
+									  "Member must not be null"));
+		if (strlen(k) < 1 || strlen(k) > 128 || strlen(v) > 256)
+			validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+							 psprintf(DDB_MSG_CONSTRAINT, psprintf("'%s'", strlen(k) > 128 || strlen(k) < 1 ? k : v),
+									  psprintf("tags.%d.member.%s", i + 1, strlen(k) > 128 || strlen(k) < 1 ? "key" : "value"),
+									  strlen(k) < 1 ? "Member must have length greater than or equal to 1" :
+									  strlen(k) > 128 ? "Member must have length less than or equal to 128" :
+									  "Member must have length less than or equal to 256"));
+		jk.type = jv.type = jbvString;
+		jk.val.string.val = (char *) k;
+		jk.val.string.len = strlen(k);
+		jv.val.string.val = (char *) v;
+		jv.val.string.len = strlen(v);
+		pushJsonbValue(&ps, WJB_KEY, &jk);
+		pushJsonbValue(&ps, WJB_VALUE, &jv);
+	}
+	change_tags(rel, "INSERT INTO ddb_internal.tables AS t (relid, tags) VALUES ($1, $2) "
+				"ON CONFLICT (relid) DO UPDATE SET tags = t.tags || $2",
+				JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL))),
+				JSONBOID);
+	if (ddb_table_tag_count(RelationGetRelid(rel)) > 50)
+		ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
+				  "The number of tags of a table may not exceed 50");
+	relation_close(rel, AccessShareLock);
+	resp_begin(&r);
+	return resp_end(&r, len);
+}
+
+static char *
+op_untag_resource(DdbJson *req, int *len)
+{
+	Relation	rel = open_arn_table(req, "UntagResource", ACL_SELECT);
+	DdbJson    *keys = member_list(req, "TagKeys");
+	Datum	   *elems;
+	Response	r;
+
+	if (keys == NULL)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, "null", "tagKeys", "Member must not be null"));
+	if (keys->n == 0)
+		validation_error("Atleast one Tag Key needs to be provided as Input.");
+	elems = palloc(sizeof(Datum) * keys->n);
+	for (int i = 0; i < keys->n; i++)
+	{
+		ddb_json_check_string(keys->elems[i]);
+		elems[i] = CStringGetTextDatum(keys->elems[i]->str);
+	}
+	change_tags(rel, "INSERT INTO ddb_internal.tables AS t (relid) VALUES ($1) "
+				"ON CONFLICT (relid) DO UPDATE SET tags = t.tags - $2",
+				PointerGetDatum(construct_array(elems, keys->n, TEXTOID, -1, false, TYPALIGN_INT)),
+				TEXTARRAYOID);
+	relation_close(rel, AccessShareLock);
+	resp_begin(&r);
+	return resp_end(&r, len);
+}
+
+static char *
+op_list_tags_of_resource(DdbJson *req, int *len)
+{
+	Relation	rel = open_arn_table(req, "ListTagsOfResource", ACL_SELECT);
+	Response	r;
+
+	(void) member_string(req, "NextToken");
+	resp_begin(&r);
+	resp_key(&r, "Tags");
+	ddb_table_tags_json(RelationGetRelid(rel), &r.buf);
+	relation_close(rel, AccessShareLock);
+	return resp_end(&r, len);
+}
+
 /* ------------------------------------------------------------------------
  * Items
  * ------------------------------------------------------------------------
@@ -631,16 +999,7 @@ request_names(DdbJson *req)
 	return JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
 }
 
-/* ExpressionAttributeValues as document-form jsonb. */
-static Jsonb *
-request_values(DdbJson *req)
-{
-	DdbJson    *j = member_attribute_map(req, "ExpressionAttributeValues");
-
-	return j ? ddb_typed_item_jsonb(j) : NULL;
-}
-
-/* A key or item member (Key, Item) as a document-form item. */
+/* A key or item member (Key, Item, ExclusiveStartKey) as a document-form item. */
 static Jsonb *
 request_item(DdbJson *req, const char *name)
 {
@@ -649,105 +1008,612 @@ request_item(DdbJson *req, const char *name)
 	return j ? ddb_typed_item_jsonb(j) : NULL;
 }
 
-/* Members every item operation shares: ReturnConsumedCapacity. */
+/*
+ * A request's expressions, from its expression members or translated from
+ * its legacy members (ddb_legacy.c), with DynamoDB's rules on mixing them.
+ */
+typedef struct ReqExpr
+{
+	const char *projection;
+	const char *condition;
+	const char *update;
+	const char *filter;
+	const char *key_condition;
+	Jsonb	   *names;
+	Jsonb	   *vals;
+	bool		legacy;
+} ReqExpr;
+
+/* Two placeholder maps as one (either may be NULL). */
+static Jsonb *
+merge_maps(Jsonb *a, Jsonb *b)
+{
+	if (a == NULL || b == NULL)
+		return a ? a : b;
+	return DatumGetJsonbP(DirectFunctionCall2(jsonb_concat, JsonbPGetDatum(a),
+											  JsonbPGetDatum(b)));
+}
+
+/*
+ * expr: the operation's expression members; legacy: its non-expression
+ * members (NULL-terminated lists).
+ */
 static void
+request_expressions(DdbJson *req, ReqExpr *x, const char *const *expr,
+					const char *const *legacy)
+{
+	StringInfoData used_expr,
+				used_legacy,
+				val_exprs;
+	int			nval_exprs = 0;
+	bool		any_expr = false;
+
+	memset(x, 0, sizeof(ReqExpr));
+	initStringInfo(&used_expr);
+	initStringInfo(&used_legacy);
+	initStringInfo(&val_exprs);
+	for (int i = 0; expr[i]; i++)
+	{
+		const char *v = member_string(req, expr[i]);
+
+		if (v != NULL)
+		{
+			appendStringInfo(&used_expr, "%s%s", used_expr.len ? ", " : "", expr[i]);
+			any_expr = true;
+		}
+		if (strcmp(expr[i], "ProjectionExpression") != 0)
+		{
+			appendStringInfo(&val_exprs, "%s%s", nval_exprs ? " and " : "", expr[i]);
+			nval_exprs++;
+		}
+	}
+	for (int i = 0; legacy[i]; i++)
+	{
+		/* a Query may combine KeyConditions with the other expressions */
+		if (strcmp(legacy[i], "KeyConditions") == 0 &&
+			member(req, "KeyConditionExpression") == NULL)
+			continue;
+		if (member(req, legacy[i]) != NULL)
+			appendStringInfo(&used_legacy, "%s%s", used_legacy.len ? ", " : "", legacy[i]);
+	}
+	if (any_expr && used_legacy.len)
+		validation_error(DDB_MSG_MIXED_PARAMETERS, used_legacy.data, used_expr.data);
+
+	x->names = request_names(req);
+	if (x->names != NULL && !any_expr)
+		validation_error(DDB_MSG_EAN_WITHOUT_EXPRESSIONS);
+	{
+		DdbJson    *vals = member_attribute_map(req, "ExpressionAttributeValues");
+		bool		any_val_expr = false;
+
+		for (int i = 0; expr[i]; i++)
+			if (strcmp(expr[i], "ProjectionExpression") != 0 && member(req, expr[i]) != NULL)
+				any_val_expr = true;
+		if (vals != NULL && !any_val_expr)
+			validation_error(DDB_MSG_EAV_WITHOUT_EXPRESSIONS,
+							 psprintf("%s %s null", val_exprs.data, nval_exprs > 1 ? "are" : "is"));
+		if (vals != NULL)
+			x->vals = ddb_typed_item_jsonb(vals);
+	}
+	x->projection = member_string(req, "ProjectionExpression");
+	x->condition = member_string(req, "ConditionExpression");
+	x->update = member_string(req, "UpdateExpression");
+	x->filter = member_string(req, "FilterExpression");
+	x->key_condition = member_string(req, "KeyConditionExpression");
+
+	/* the legacy members, as expressions */
+	{
+		DdbLegacy	lx;
+		DdbJson    *j;
+		const char *condop = member_string(req, "ConditionalOperator");
+
+		ddb_legacy_init(&lx);
+		if ((j = member(req, "AttributesToGet")) != NULL)
+			x->projection = ddb_legacy_projection(&lx, j);
+		if ((j = member(req, "Expected")) != NULL)
+			x->condition = ddb_legacy_expected(&lx, j, condop);
+		if ((j = member(req, "AttributeUpdates")) != NULL)
+			x->update = ddb_legacy_updates(&lx, j);
+		if ((j = member(req, "QueryFilter")) != NULL || (j = member(req, "ScanFilter")) != NULL)
+			x->filter = ddb_legacy_conditions(&lx, j, condop);
+		if (x->key_condition == NULL && (j = member(req, "KeyConditions")) != NULL)
+		{
+			x->key_condition = ddb_legacy_conditions(&lx, j, "AND");
+			if (x->key_condition == NULL)
+				validation_error("Conditions can be of length 1 or 2 only");
+		}
+		if (lx.nnames > 0 || lx.nvalues > 0)
+		{
+			/* (only KeyConditions may meet expressions: merge the placeholders) */
+			x->legacy = true;
+			x->names = merge_maps(x->names, ddb_legacy_names(&lx));
+			x->vals = merge_maps(x->vals, ddb_legacy_values(&lx));
+		}
+	}
+}
+
+/* Parse a request's condition, update and projection. */
+static void
+parse_expressions(ReqExpr *x, DdbCondition **cond, DdbUpdate **upd, DdbProjection **proj)
+{
+	DdbExprContext *cx = ddb_expr_begin(x->names, x->vals);
+
+	if (upd && x->update)
+		*upd = ddb_parse_update(cx, x->update);
+	if (cond && x->condition)
+		*cond = ddb_parse_condition(cx, x->condition, "ConditionExpression");
+	if (proj && x->projection)
+		*proj = ddb_parse_projection(cx, x->projection);
+	ddb_expr_end(cx);
+}
+
+/* ------------------------------------------------------------------------
+ * Consumed capacity, as DynamoDB bills it: reads in 4 KB units (half for
+ * an eventually consistent read), writes in 1 KB units, at least one unit
+ * per item; a write also costs one write per index entry it puts or
+ * deletes (see ddb_gsi_write_units).
+ * ------------------------------------------------------------------------
+ */
+typedef struct Capacity
+{
+	const char *mode;			/* NULL/NONE, TOTAL or INDEXES */
+	bool		read;
+	double		table;
+	int			nindexes;
+	const char *index_names[32];
+	double		index_units[32];
+} Capacity;
+
+static double
+read_units(int64 bytes, bool consistent)
+{
+	double		units = Max(1, (bytes + 4095) / 4096);
+
+	return consistent ? units : units / 2;
+}
+
+static double
+write_units(int64 bytes)
+{
+	return Max(1, (bytes + 1023) / 1024);
+}
+
+static int64
+item_bytes(Jsonb *item)
+{
+	return item ? ddb_item_size(ddb_item_from_jsonb(item)) : 0;
+}
+
+static void
+resp_capacity(Response *r, Capacity *c, const char *table_name)
+{
+	double		total = c->table;
+
+	if (c->mode == NULL || strcmp(c->mode, "NONE") == 0)
+		return;
+	for (int i = 0; i < c->nindexes; i++)
+		total += c->index_units[i];
+	resp_key(r, "ConsumedCapacity");
+	appendStringInfoString(&r->buf, "{\"TableName\":");
+	ddb_json_cstring(&r->buf, table_name);
+	appendStringInfo(&r->buf, ",\"CapacityUnits\":%.1f,\"%s\":%.1f", total,
+					 c->read ? "ReadCapacityUnits" : "WriteCapacityUnits", total);
+	if (strcmp(c->mode, "INDEXES") == 0)
+	{
+		/* (a read of an index alone reads nothing of the table) */
+		if (c->table > 0 || c->nindexes == 0)
+			appendStringInfo(&r->buf, ",\"Table\":{\"CapacityUnits\":%.1f,\"%s\":%.1f}", c->table,
+							 c->read ? "ReadCapacityUnits" : "WriteCapacityUnits", c->table);
+		if (c->nindexes > 0)
+		{
+			appendStringInfoString(&r->buf, ",\"GlobalSecondaryIndexes\":{");
+			for (int i = 0; i < c->nindexes; i++)
+			{
+				if (i > 0)
+					appendStringInfoChar(&r->buf, ',');
+				ddb_json_cstring(&r->buf, c->index_names[i]);
+				appendStringInfo(&r->buf, ":{\"CapacityUnits\":%.1f,\"%s\":%.1f}", c->index_units[i],
+								 c->read ? "ReadCapacityUnits" : "WriteCapacityUnits",
+								 c->index_units[i]);
+			}
+			appendStringInfoChar(&r->buf, '}');
+		}
+	}
+	appendStringInfoChar(&r->buf, '}');
+}
+
+/* A write's capacity: the larger of the old and new item, and its indexes. */
+static void
+write_capacity(Capacity *c, Relation rel, DdbWriteResult *res)
+{
+	c->read = false;
+	if (c->mode == NULL || strcmp(c->mode, "NONE") == 0)
+		return;
+	c->table = write_units(Max(item_bytes(res->old), item_bytes(res->new)));
+	c->nindexes = ddb_gsi_write_units(rel, res->old, res->new, lengthof(c->index_names),
+									  c->index_names, c->index_units);
+}
+
+/* Members every item operation shares: ReturnConsumedCapacity. */
+static const char *
 check_common(DdbValErrors *e, DdbJson *req)
 {
-	check_enum(e, member_string(req, "ReturnConsumedCapacity"), "ReturnConsumedCapacity",
-			   return_consumed_set, RETURN_CONSUMED_LIST);
+	return check_enum(e, member_string(req, "ReturnConsumedCapacity"), "ReturnConsumedCapacity",
+					  return_consumed_set, RETURN_CONSUMED_LIST);
+}
+
+/* ReturnItemCollectionMetrics: accepted; ddb has no LSI item collections yet */
+static void
+check_item_collection_metrics(DdbValErrors *e, DdbJson *req)
+{
+	static const char *const set[] = {"SIZE", "NONE", NULL};
+
+	check_enum(e, member_string(req, "ReturnItemCollectionMetrics"),
+			   "ReturnItemCollectionMetrics", set, "SIZE, NONE");
+}
+
+static const char *const rv_set[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL};
+#define RV_LIST "ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW"
+
+static const char *
+check_return_on_failure(DdbValErrors *e, DdbJson *req)
+{
+	static const char *const set[] = {"ALL_OLD", "NONE", NULL};
+
+	return check_enum(e, member_string(req, "ReturnValuesOnConditionCheckFailure"),
+					  "ReturnValuesOnConditionCheckFailure", set, "ALL_OLD, NONE");
+}
+
+/*
+ * A failed condition: ConditionalCheckFailedException, with the item when
+ * ReturnValuesOnConditionCheckFailure is ALL_OLD.  The item travels in the
+ * error's DETAIL as a JSON object of extra response members (see
+ * ddb_protocol.h).
+ */
+static void
+write_condition_failed(DdbWriteResult *res, const char *on_failure)
+{
+	if (on_failure && strcmp(on_failure, "ALL_OLD") == 0 && res->old != NULL)
+	{
+		StringInfoData extra;
+
+		initStringInfo(&extra);
+		appendStringInfoString(&extra, "{\"Item\":");
+		ddb_json_write_jsonb_item(&extra, res->old);
+		appendStringInfoChar(&extra, '}');
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_CONDITIONAL_CHECK),
+				 errmsg("ConditionalCheckFailedException: " DDB_MSG_CONDITIONAL_FAILED),
+				 errdetail_internal("%s", extra.data)));
+	}
+	ddb_condition_failed();
+}
+
+/* The answer of a write: Attributes, ConsumedCapacity. */
+static char *
+write_response(Relation rel, DdbWriteResult *res, DdbReturnValues rv, const char *rcc,
+			   int *len)
+{
+	Response	r;
+	Capacity	c = {0};
+
+	c.mode = rcc;
+	write_capacity(&c, rel, res);
+	resp_begin(&r);
+	resp_item(&r, "Attributes", ddb_write_result(res, rv));
+	resp_capacity(&r, &c, ddb_table_name(rel));
+	return resp_end(&r, len);
 }
 
 static char *
 op_get_item(DdbJson *req, int *len)
 {
+	static const char *const expr[] = {"ProjectionExpression", NULL};
+	static const char *const legacy[] = {"AttributesToGet", NULL};
 	DdbValErrors e;
 	const char *name;
+	const char *rcc;
+	bool		consistent = member_bool(req, "ConsistentRead", false);
+	ReqExpr		x;
 	Jsonb	   *key;
-	const char *projection = member_string(req, "ProjectionExpression");
-	Jsonb	   *names = request_names(req);
 	DdbProjection *proj = NULL;
 	Relation	rel;
 	Jsonb	   *item;
 	Response	r;
+	Capacity	c = {0};
 
-	(void) member_bool(req, "ConsistentRead", false);
 	ddb_valerr_init(&e);
-	check_common(&e, req);
+	rcc = check_common(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Key") == NULL)
 		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
 	ddb_valerr_raise(&e);
-	if (names != NULL && projection == NULL)
-		validation_error(DDB_MSG_EAN_WITHOUT_EXPRESSIONS);
+	request_expressions(req, &x, expr, legacy);
 	key = request_item(req, "Key");
 
 	rel = ddb_table_open(name, ACL_SELECT);
-	if (projection != NULL)
-	{
-		DdbExprContext *cx = ddb_expr_begin(names, NULL);
-
-		proj = ddb_parse_projection(cx, projection);
-		ddb_expr_end(cx);
-	}
+	parse_expressions(&x, NULL, NULL, &proj);
 	item = ddb_get_item_core(rel, key, proj);
-	relation_close(rel, AccessShareLock);
+	c.mode = rcc;
+	c.read = true;
+	/* billed for the whole item, whatever the projection */
+	c.table = read_units(item ? item_bytes(ddb_get_item_core(rel, key, NULL)) : 0, consistent);
 
 	resp_begin(&r);
 	resp_item(&r, "Item", item);
+	resp_capacity(&r, &c, ddb_table_name(rel));
+	relation_close(rel, AccessShareLock);
 	return resp_end(&r, len);
 }
 
 static char *
 op_put_item(DdbJson *req, int *len)
 {
-	static const char *const rv_set[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL};
+	static const char *const expr[] = {"ConditionExpression", NULL};
+	static const char *const legacy[] = {"Expected", NULL};
 	DdbValErrors e;
 	const char *name;
-	const char *condition = member_string(req, "ConditionExpression");
 	const char *rvs;
-	Jsonb	   *names = request_names(req);
-	Jsonb	   *vals;
+	const char *rcc;
+	const char *on_failure;
+	ReqExpr		x;
 	Jsonb	   *item;
 	DdbReturnValues rv;
 	DdbCondition *cond = NULL;
 	Relation	rel;
 	DdbWriteResult res;
-	Response	r;
 
 	ddb_valerr_init(&e);
-	check_common(&e, req);
+	rcc = check_common(&e, req);
+	check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Item") == NULL)
 		ddb_valerr_add(&e, NULL, "item", "Member must not be null");
-	rvs = check_enum(&e, member_string(req, "ReturnValues"), "ReturnValues", rv_set,
-					 "ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW");
+	rvs = check_enum(&e, member_string(req, "ReturnValues"), "ReturnValues", rv_set, RV_LIST);
+	on_failure = check_return_on_failure(&e, req);
 	ddb_valerr_raise(&e);
-	if (names != NULL && condition == NULL)
-		validation_error(DDB_MSG_EAN_WITHOUT_EXPRESSIONS);
+	request_expressions(req, &x, expr, legacy);
 	item = request_item(req, "Item");
-	vals = request_values(req);
-	if (vals != NULL && condition == NULL)
-		validation_error(DDB_MSG_EAV_WITHOUT_EXPRESSIONS, "ConditionExpression is null");
 	rv = ddb_parse_return_values(rvs, false);
 
 	rel = ddb_table_open(name, ACL_INSERT);
-	ddb_check_write_privileges(rel, ACL_INSERT, condition != NULL || rv != DDB_RV_NONE);
-	if (condition != NULL || names != NULL || vals != NULL)
-	{
-		DdbExprContext *cx = ddb_expr_begin(names, vals);
-
-		if (condition)
-			cond = ddb_parse_condition(cx, condition, "ConditionExpression");
-		ddb_expr_end(cx);
-	}
+	ddb_check_write_privileges(rel, ACL_INSERT, x.condition != NULL || rv != DDB_RV_NONE);
+	parse_expressions(&x, &cond, NULL, NULL);
 	ddb_put_item_core(rel, item, cond, &res);
 	relation_close(rel, NoLock);
 	if (res.condition_failed)
-		ddb_condition_failed();
+		write_condition_failed(&res, on_failure);
+	return write_response(rel, &res, rv, rcc, len);
+}
+
+static char *
+op_update_item(DdbJson *req, int *len)
+{
+	static const char *const expr[] = {"UpdateExpression", "ConditionExpression", NULL};
+	static const char *const legacy[] = {"AttributeUpdates", "Expected", NULL};
+	DdbValErrors e;
+	const char *name;
+	const char *rvs;
+	const char *rcc;
+	const char *on_failure;
+	ReqExpr		x;
+	Jsonb	   *key;
+	DdbReturnValues rv;
+	DdbCondition *cond = NULL;
+	DdbUpdate  *upd = NULL;
+	Relation	rel;
+	DdbWriteResult res;
+
+	ddb_valerr_init(&e);
+	rcc = check_common(&e, req);
+	check_item_collection_metrics(&e, req);
+	name = check_table_name(&e, req, "TableName");
+	if (member(req, "Key") == NULL)
+		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
+	rvs = check_enum(&e, member_string(req, "ReturnValues"), "ReturnValues", rv_set, RV_LIST);
+	on_failure = check_return_on_failure(&e, req);
+	ddb_valerr_raise(&e);
+	request_expressions(req, &x, expr, legacy);
+	key = request_item(req, "Key");
+	rv = ddb_parse_return_values(rvs, true);
+
+	rel = ddb_table_open(name, ACL_UPDATE);
+	ddb_check_write_privileges(rel, ACL_UPDATE, true);
+	parse_expressions(&x, &cond, &upd, NULL);
+	ddb_update_item_core(rel, key, upd, cond, &res);
+	relation_close(rel, NoLock);
+	if (res.condition_failed)
+		write_condition_failed(&res, on_failure);
+	return write_response(rel, &res, rv, rcc, len);
+}
+
+static char *
+op_delete_item(DdbJson *req, int *len)
+{
+	static const char *const expr[] = {"ConditionExpression", NULL};
+	static const char *const legacy[] = {"Expected", NULL};
+	DdbValErrors e;
+	const char *name;
+	const char *rvs;
+	const char *rcc;
+	const char *on_failure;
+	ReqExpr		x;
+	Jsonb	   *key;
+	DdbReturnValues rv;
+	DdbCondition *cond = NULL;
+	Relation	rel;
+	DdbWriteResult res;
+
+	ddb_valerr_init(&e);
+	rcc = check_common(&e, req);
+	check_item_collection_metrics(&e, req);
+	name = check_table_name(&e, req, "TableName");
+	if (member(req, "Key") == NULL)
+		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
+	rvs = check_enum(&e, member_string(req, "ReturnValues"), "ReturnValues", rv_set, RV_LIST);
+	on_failure = check_return_on_failure(&e, req);
+	ddb_valerr_raise(&e);
+	request_expressions(req, &x, expr, legacy);
+	key = request_item(req, "Key");
+	rv = ddb_parse_return_values(rvs, false);
+
+	rel = ddb_table_open(name, ACL_DELETE);
+	ddb_check_write_privileges(rel, ACL_DELETE, x.condition != NULL || rv != DDB_RV_NONE);
+	parse_expressions(&x, &cond, NULL, NULL);
+	ddb_delete_item_core(rel, key, cond, &res);
+	relation_close(rel, NoLock);
+	if (res.condition_failed)
+		write_condition_failed(&res, on_failure);
+	return write_response(rel, &res, rv, rcc, len);
+}
+
+/* ------------------------------------------------------------------------
+ * Query and Scan
+ * ------------------------------------------------------------------------
+ */
+static char *
+read_op(DdbJson *req, int *len, bool is_query)
+{
+	static const char *const qexpr[] = {"ProjectionExpression", "FilterExpression", "KeyConditionExpression", NULL};
+	static const char *const qlegacy[] = {"AttributesToGet", "QueryFilter", "ConditionalOperator", "KeyConditions", NULL};
+	static const char *const sexpr[] = {"ProjectionExpression", "FilterExpression", NULL};
+	static const char *const slegacy[] = {"AttributesToGet", "ScanFilter", "ConditionalOperator", NULL};
+	static const char *const select_set[] = {"SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES", NULL};
+	DdbValErrors e;
+	DdbReadRequest a;
+	DdbReadPage page;
+	ReqExpr		x;
+	const char *rcc;
+	const char *select;
+	const char *index_name;
+	bool		consistent = member_bool(req, "ConsistentRead", false);
+	double		d;
+	Response	r;
+	Capacity	c = {0};
+	ListCell   *lc;
+
+	memset(&a, 0, sizeof(a));
+	ddb_valerr_init(&e);
+	rcc = check_common(&e, req);
+	a.table_name = check_table_name(&e, req, "TableName");
+	index_name = member_string(req, "IndexName");
+	if (index_name != NULL)
+	{
+		if (!ddb_valid_name_chars(index_name) || index_name[0] == '\0')
+			ddb_valerr_add(&e, index_name, "indexName",
+						   "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
+		if (strlen(index_name) < 3)
+			ddb_valerr_add(&e, index_name, "indexName",
+						   "Member must have length greater than or equal to 3");
+		if (strlen(index_name) > 255)
+			ddb_valerr_add(&e, index_name, "indexName",
+						   "Member must have length less than or equal to 255");
+	}
+	select = check_enum(&e, member_string(req, "Select"), "Select", select_set,
+						"SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES");
+	if ((a.has_limit = member_number(req, "Limit", "Integer", &d)))
+	{
+		a.limit = (int32) Max(Min(d, PG_INT32_MAX), PG_INT32_MIN);
+		if (d < 1)
+			ddb_valerr_add(&e, psprintf("%.0f", d), "limit",
+						   "Member must have value greater than or equal to 1");
+		a.has_limit = d >= 1;
+	}
+	if (!is_query)
+	{
+		if ((a.has_segment = member_number(req, "Segment", "Integer", &d)))
+		{
+			a.segment = (int32) Max(Min(d, PG_INT32_MAX), PG_INT32_MIN);
+			if (d < 0)
+				ddb_valerr_add(&e, psprintf("%.0f", d), "segment",
+							   "Member must have value greater than or equal to 0");
+			if (d > 999999)
+				ddb_valerr_add(&e, psprintf("%.0f", d), "segment",
+							   "Member must have value less than or equal to 999999");
+		}
+		if ((a.has_total_segments = member_number(req, "TotalSegments", "Integer", &d)))
+		{
+			a.total_segments = (int32) Max(Min(d, PG_INT32_MAX), PG_INT32_MIN);
+			if (d < 1)
+				ddb_valerr_add(&e, psprintf("%.0f", d), "totalSegments",
+							   "Member must have value greater than or equal to 1");
+			if (d > 1000000)
+				ddb_valerr_add(&e, psprintf("%.0f", d), "totalSegments",
+							   "Member must have value less than or equal to 1000000");
+		}
+	}
+	ddb_valerr_raise(&e);
+	request_expressions(req, &x, is_query ? qexpr : sexpr, is_query ? qlegacy : slegacy);
+	if (is_query && x.key_condition == NULL)
+		validation_error("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
+
+	/* Select, as DynamoDB checks it */
+	if (select != NULL)
+	{
+		if (strcmp(select, "SPECIFIC_ATTRIBUTES") == 0 && x.projection == NULL)
+			validation_error("One or more parameter values were invalid: Select type SPECIFIC_ATTRIBUTES requires either ProjectionExpression or AttributesToGet");
+		if (strcmp(select, "SPECIFIC_ATTRIBUTES") != 0 && x.projection != NULL)
+			validation_error("One or more parameter values were invalid: Select type %s is not compatible with %s",
+							 select, x.legacy ? "AttributesToGet" : "ProjectionExpression");
+		if (strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0 && index_name == NULL)
+			validation_error("One or more parameter values were invalid: Select type ALL_PROJECTED_ATTRIBUTES is not compatible with a request without an index name");
+	}
+	if (index_name != NULL && consistent)
+		validation_error("Consistent reads are not supported on global secondary indexes");
+
+	a.key_condition = x.key_condition;
+	a.filter = x.filter;
+	a.projection = x.projection;
+	a.names = x.names;
+	a.vals = x.vals;
+	a.index_name = index_name;
+	a.forward = member_bool(req, "ScanIndexForward", true);
+	a.start_key = request_item(req, "ExclusiveStartKey");
+	ddb_read_page(&a, is_query, select != NULL && strcmp(select, "COUNT") == 0, &page);
 
 	resp_begin(&r);
-	resp_item(&r, "Attributes", ddb_write_result(&res, rv));
+	if (select == NULL || strcmp(select, "COUNT") != 0)
+	{
+		resp_key(&r, "Items");
+		appendStringInfoChar(&r.buf, '[');
+		foreach(lc, page.items)
+		{
+			if (foreach_current_index(lc) > 0)
+				appendStringInfoChar(&r.buf, ',');
+			ddb_json_write_jsonb_item(&r.buf, lfirst(lc));
+		}
+		appendStringInfoChar(&r.buf, ']');
+	}
+	resp_key(&r, "Count");
+	appendStringInfo(&r.buf, INT64_FORMAT, page.count);
+	resp_key(&r, "ScannedCount");
+	appendStringInfo(&r.buf, INT64_FORMAT, page.scanned);
+	resp_item(&r, "LastEvaluatedKey", page.last_key);
+	/* a Query or Scan is billed for what it read, in one sum */
+	c.mode = rcc;
+	c.read = true;
+	if (page.is_index)
+	{
+		c.nindexes = 1;
+		c.index_names[0] = index_name;
+		c.index_units[0] = read_units(page.bytes, consistent);
+	}
+	else
+		c.table = read_units(page.bytes, consistent);
+	resp_capacity(&r, &c, page.table_name);
 	return resp_end(&r, len);
+}
+
+static char *
+op_query(DdbJson *req, int *len)
+{
+	return read_op(req, len, true);
+}
+
+static char *
+op_scan(DdbJson *req, int *len)
+{
+	return read_op(req, len, false);
 }
 
 /* ------------------------------------------------------------------------
@@ -764,11 +1630,21 @@ typedef struct Operation
 
 static const Operation operations[] = {
 	{"CreateTable", op_create_table},
+	{"DeleteItem", op_delete_item},
 	{"DeleteTable", op_delete_table},
+	{"DescribeEndpoints", op_describe_endpoints},
+	{"DescribeLimits", op_describe_limits},
 	{"DescribeTable", op_describe_table},
 	{"GetItem", op_get_item},
 	{"ListTables", op_list_tables},
+	{"ListTagsOfResource", op_list_tags_of_resource},
 	{"PutItem", op_put_item},
+	{"Query", op_query},
+	{"Scan", op_scan},
+	{"TagResource", op_tag_resource},
+	{"UntagResource", op_untag_resource},
+	{"UpdateItem", op_update_item},
+	{"UpdateTable", op_update_table},
 };
 
 char *

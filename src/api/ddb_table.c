@@ -753,3 +753,48 @@ ddb_check_create_table(const DdbCreateTable *ct)
 		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
 				  "Both the Hash Key and the Range Key element in the KeySchema have the same name");
 }
+
+/* How many tags a table has. */
+int
+ddb_table_tag_count(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(relid)};
+	int			n = 0;
+	bool		isnull;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT count(*)::int4 FROM " TABLES_CATALOG " t, jsonb_object_keys(t.tags) "
+							  "WHERE t.relid = $1", 1, argtypes, args, NULL, true, 0) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+		n = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	return n;
+}
+
+/* ListTagsOfResource's Tags: [{"Key": k, "Value": v}, ...] in key order. */
+void
+ddb_table_tags_json(Oid relid, StringInfo buf)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(relid)};
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT e.key, e.value FROM " TABLES_CATALOG " t, jsonb_each_text(t.tags) e "
+							  "WHERE t.relid = $1 ORDER BY e.key COLLATE \"C\"",
+							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read %s", TABLES_CATALOG);
+	appendStringInfoChar(buf, '[');
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		appendStringInfoString(buf, i ? ",{\"Key\":" : "{\"Key\":");
+		ddb_json_cstring(buf, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+		appendStringInfoString(buf, ",\"Value\":");
+		ddb_json_cstring(buf, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+		appendStringInfoChar(buf, '}');
+	}
+	appendStringInfoChar(buf, ']');
+	SPI_finish();
+}

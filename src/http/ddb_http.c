@@ -422,6 +422,8 @@ http_error(HttpResponse *resp, const DdbHttpError *err)
 	json_error(resp, err->status, err->type, err->message);
 }
 
+static bool body_is_json_object(char *body, size_t len);
+
 /*
  * An ERROR caught while serving becomes DynamoDB's error response.  Errors
  * that ddb_error_kind does not know are logged here and answered 500
@@ -445,6 +447,28 @@ error_response(HttpResponse *resp, ErrorData *edata, const char *target)
 			msg += klen + 2;
 		type = psprintf("%s%s", prefix ? prefix : DYNAMODB_ERROR_PREFIX, kind);
 		json_error(resp, status, type, msg);
+
+		/*
+		 * A DETAIL that is a JSON object holds more members of the error
+		 * response (ConditionalCheckFailedException's Item, for one); see
+		 * ddb_protocol.h.  Any other DETAIL is for humans only.
+		 */
+		if (edata->detail && edata->detail[0] == '{' &&
+			body_is_json_object(edata->detail, strlen(edata->detail)))
+		{
+			const char *members = edata->detail + 1;
+
+			while (*members == ' ' || *members == '\n')
+				members++;
+			if (*members != '}')
+			{
+				/* {"__type":...,"message":...} + , + members...} */
+				resp->body.len--;
+				resp->body.data[resp->body.len] = '\0';
+				appendStringInfoChar(&resp->body, ',');
+				appendStringInfoString(&resp->body, members);
+			}
+		}
 		return;
 	}
 

@@ -15,17 +15,32 @@ def N(v):
     return {"N": str(v)}
 
 
-@pytest.fixture
-def shop(ddb, table_name):
-    """A table with a GSI, created as an application creates it, and
-    waited for with boto3's waiter."""
-    create_table(ddb, table_name, attrs={"GSI1PK": "S", "GSI1SK": "S"}, gsis=[{
-        "IndexName": "GSI1",
+GSI1 = {"IndexName": "GSI1",
         "KeySchema": [{"AttributeName": "GSI1PK", "KeyType": "HASH"},
                       {"AttributeName": "GSI1SK", "KeyType": "RANGE"}],
-        "Projection": {"ProjectionType": "ALL"}}])
+        "Projection": {"ProjectionType": "ALL"}}
+GSI1_ATTRS = [{"AttributeName": "GSI1PK", "AttributeType": "S"},
+              {"AttributeName": "GSI1SK", "AttributeType": "S"}]
+
+
+@pytest.fixture
+def shop(ddb, table_name):
+    """A table, and a GSI added with UpdateTable, waited for with boto3's
+    waiter."""
+    create_table(ddb, table_name)
+    ddb.update_table(TableName=table_name, AttributeDefinitions=GSI1_ATTRS,
+                     GlobalSecondaryIndexUpdates=[{"Create": GSI1}])
     ddb.get_waiter("table_exists").wait(TableName=table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 5})
     yield table_name
+    ddb.delete_table(TableName=table_name)
+
+
+def test_create_table_with_a_gsi(ddb, table_name):
+    """The playbook's usual start: CreateTable with GlobalSecondaryIndexes."""
+    create_table(ddb, table_name, attrs={"GSI1PK": "S", "GSI1SK": "S"}, gsis=[GSI1])
+    d = ddb.describe_table(TableName=table_name)["Table"]
+    assert [g["IndexName"] for g in d["GlobalSecondaryIndexes"]] == ["GSI1"]
+    assert d["GlobalSecondaryIndexes"][0]["IndexStatus"] == "ACTIVE"
     ddb.delete_table(TableName=table_name)
 
 
@@ -206,3 +221,20 @@ def test_scan_segments(ddb, shop):
         r = ddb.scan(TableName=shop, Segment=seg, TotalSegments=3)
         keys += [i["SK"]["S"] for i in r["Items"]]
     assert sorted(keys) == sorted(set(keys)) and len(keys) == 6
+
+
+def test_condition_failure_returns_the_item(ddb, shop):
+    """ReturnValuesOnConditionCheckFailure = ALL_OLD: the error response
+    carries the item next to __type and message, as DynamoDB's does."""
+    from conftest import Raw
+    ddb.put_item(TableName=shop, Item={"PK": S("K"), "SK": S("1"), "v": N(7)})
+    r, data = Raw().post({"TableName": shop, "Item": {"PK": S("K"), "SK": S("1")},
+                          "ConditionExpression": "attribute_not_exists(PK)",
+                          "ReturnValuesOnConditionCheckFailure": "ALL_OLD"},
+                         target="DynamoDB_20120810.PutItem")
+    import json
+    body = json.loads(data)
+    assert r.status == 400
+    assert body["__type"].endswith("#ConditionalCheckFailedException")
+    assert body["message"] == "The conditional request failed"
+    assert body["Item"] == {"PK": S("K"), "SK": S("1"), "v": N(7)}
