@@ -43,7 +43,15 @@
  *   connection while another is idle, connections wait in the backlog
  *   while a worker restarts, and a port that cannot be bound stops the
  *   server at startup with PostgreSQL's own kind of message instead of
- *   workers failing one by one.  The sockets are opened from
+ *   workers failing one by one.  A worker accepts one connection at a time
+ *   itself and hands it to libmicrohttpd (MHD_add_connection), and only
+ *   while no running worker holds fewer connections than it does (counts in
+ *   shared memory): libmicrohttpd's own accept loop would take a burst of
+ *   connections into the first worker that wakes, and keep-alive clients
+ *   stay where they land, so two clients could share one worker while the
+ *   other idles.  A worker that lets a connection pass stops polling the
+ *   sockets for a few milliseconds, and takes it anyway if it is still
+ *   waiting after a while (the least loaded worker may be busy).  The sockets are opened from
  *   shmem_startup_hook (after "postgres -C" has exited, once per
  *   postmaster: crash-restarts keep them) and are close-on-exec, so
  *   programs the server runs do not inherit them.  (EXEC_BACKEND builds
@@ -80,9 +88,12 @@
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "port/atomics.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
 #include "tcop/tcopprot.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -137,6 +148,21 @@ static int	n_listen_socks = 0;
 static bool listen_done = false;
 
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+
+/*
+ * Connections each worker holds, in shared memory; PG_UINT32_MAX for a
+ * worker that is not running (so nobody defers to it).  Reset with shared
+ * memory after a crash.
+ */
+#define NOT_RUNNING		PG_UINT32_MAX
+static pg_atomic_uint32 *worker_conns = NULL;
+static int	my_worker = -1;
+
+/* How long a worker that let a connection pass stops polling (ms), and how
+ * many such pauses before it takes a waiting connection anyway. */
+#define ACCEPT_PAUSE_MS		2
+#define ACCEPT_MAX_PAUSES	25
 
 /*
  * The operations of DynamoDB's two JSON services (AWS's API reference).  A
@@ -172,11 +198,35 @@ static const char *const streams_operations[] = {
 
 static void open_listen_sockets(void);
 
+static Size
+worker_conns_size(void)
+{
+	return mul_size(http_workers, sizeof(pg_atomic_uint32));
+}
+
+static void
+http_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(worker_conns_size());
+}
+
 static void
 http_shmem_startup(void)
 {
+	bool		found;
+
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	worker_conns = ShmemInitStruct("ddb http worker connections", worker_conns_size(), &found);
+	if (!found)
+		for (int i = 0; i < http_workers; i++)
+			pg_atomic_init_u32(&worker_conns[i], NOT_RUNNING);
+	LWLockRelease(AddinShmemInitLock);
+
 	/* the postmaster only, once: crash-restarts keep the sockets */
 	if (!IsUnderPostmaster && !listen_done)
 	{
@@ -241,6 +291,8 @@ ddb_http_init(void)
 	if (!process_shared_preload_libraries_in_progress || http_port == 0)
 		return;
 
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = http_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = http_shmem_startup;
 
@@ -891,9 +943,59 @@ connection_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
 				  enum MHD_ConnectionNotificationCode toe)
 {
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+	{
 		ReserveExternalFD();
+		pg_atomic_fetch_add_u32(&worker_conns[my_worker], 1);
+	}
 	else if (toe == MHD_CONNECTION_NOTIFY_CLOSED)
+	{
 		ReleaseExternalFD();
+		pg_atomic_fetch_sub_u32(&worker_conns[my_worker], 1);
+	}
+}
+
+/* Should this worker take the next connection? (see the file header) */
+static bool
+may_accept(void)
+{
+	uint32		mine = pg_atomic_read_u32(&worker_conns[my_worker]);
+
+	if (mine >= DDB_HTTP_MAX_CONNS)
+		return false;
+	for (int i = 0; i < http_workers; i++)
+		if (i != my_worker && pg_atomic_read_u32(&worker_conns[i]) < mine)
+			return false;
+	return true;
+}
+
+/*
+ * Accepts one connection from a listening socket and gives it to
+ * libmicrohttpd.  Another worker may have taken it first (EAGAIN).
+ */
+static void
+accept_one(struct MHD_Daemon *daemon, int sock)
+{
+	struct sockaddr_storage addr;
+	socklen_t	len = sizeof(addr);
+	int			fd = accept4(sock, (struct sockaddr *) &addr, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (fd < 0)
+	{
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+			errno != ECONNABORTED)
+			ereport(LOG,
+					(errcode_for_socket_access(),
+					 errmsg("ddb http worker could not accept a connection: %m")));
+		return;
+	}
+	/* libmicrohttpd owns the socket from here on, and closes it on failure */
+	(void) MHD_add_connection(daemon, fd, (struct sockaddr *) &addr, len);
+}
+
+static void
+mark_not_running(int code, Datum arg)
+{
+	pg_atomic_write_u32(&worker_conns[my_worker], NOT_RUNNING);
 }
 
 static void
@@ -935,10 +1037,17 @@ __wrap_MarkGUCPrefixReserved(const char *className)
 void
 ddb_http_worker_main(Datum arg)
 {
-	struct MHD_Daemon *daemons[DDB_HTTP_MAX_SOCKETS];
-	WaitEventSet *wes;
-	WaitEvent	events[DDB_HTTP_MAX_SOCKETS + 2];
+	struct MHD_Daemon *daemon;
+	const union MHD_DaemonInfo *info;
+	WaitEventSet *wes;			/* with the listening sockets */
+	WaitEventSet *wes_paused;	/* without them */
+	WaitEvent	events[DDB_HTTP_MAX_SOCKETS + 3];
+	int			first_sock_pos = -1;
+	bool		polling_socks = true;
+	TimestampTz resume_at = 0;
+	int			pauses = 0;
 
+	my_worker = DatumGetInt32(arg);
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
@@ -946,29 +1055,40 @@ ddb_http_worker_main(Datum arg)
 
 	request_cxt = AllocSetContextCreate(TopMemoryContext, "ddb http request",
 										ALLOCSET_DEFAULT_SIZES);
-	wes = CreateWaitEventSet(TopMemoryContext, n_listen_socks + 2);
-	AddWaitEventToSet(wes, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
-	AddWaitEventToSet(wes, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
 
+	daemon = MHD_start_daemon(MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL |
+							  MHD_USE_ERROR_LOG | MHD_USE_TURBO,
+							  0, NULL, NULL, access_handler, NULL,
+							  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+							  MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL,
+							  MHD_OPTION_NOTIFY_CONNECTION, connection_notify, NULL,
+							  MHD_OPTION_CONNECTION_LIMIT, (unsigned int) DDB_HTTP_MAX_CONNS,
+							  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) http_idle_timeout,
+							  MHD_OPTION_END);
+	if (daemon == NULL)
+		ereport(FATAL,
+				(errmsg("could not start the HTTP server of ddb http worker %d", my_worker + 1)));
+	pg_atomic_write_u32(&worker_conns[my_worker], 0);
+	on_shmem_exit(mark_not_running, 0);
+
+	info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_EPOLL_FD);
+	wes_paused = CreateWaitEventSet(TopMemoryContext, 3);
+	wes = CreateWaitEventSet(TopMemoryContext, n_listen_socks + 3);
+	for (int k = 0; k < 2; k++)
+	{
+		WaitEventSet *w = k == 0 ? wes : wes_paused;
+
+		AddWaitEventToSet(w, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+		AddWaitEventToSet(w, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+		AddWaitEventToSet(w, WL_SOCKET_READABLE, info->epoll_fd, NULL, NULL);
+	}
 	for (int i = 0; i < n_listen_socks; i++)
 	{
-		const union MHD_DaemonInfo *info;
+		int			pos = AddWaitEventToSet(wes, WL_SOCKET_READABLE, listen_socks[i],
+											NULL, (void *) (intptr_t) listen_socks[i]);
 
-		daemons[i] = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_TURBO,
-									  0, NULL, NULL, access_handler, NULL,
-									  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-									  MHD_OPTION_LISTEN_SOCKET, listen_socks[i],
-									  MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL,
-									  MHD_OPTION_NOTIFY_CONNECTION, connection_notify, NULL,
-									  MHD_OPTION_CONNECTION_LIMIT, (unsigned int) DDB_HTTP_MAX_CONNS,
-									  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) http_idle_timeout,
-									  MHD_OPTION_END);
-		if (daemons[i] == NULL)
-			ereport(FATAL,
-					(errmsg("could not start the HTTP server of ddb http worker %d",
-							DatumGetInt32(arg) + 1)));
-		info = MHD_get_daemon_info(daemons[i], MHD_DAEMON_INFO_EPOLL_FD);
-		AddWaitEventToSet(wes, WL_SOCKET_READABLE, info->epoll_fd, NULL, NULL);
+		if (i == 0)
+			first_sock_pos = pos;
 	}
 
 	pgstat_report_activity(STATE_IDLE, NULL);
@@ -977,35 +1097,27 @@ ddb_http_worker_main(Datum arg)
 	{
 		long		timeout = -1;
 		long		stats_timeout;
+		MHD_UNSIGNED_LONG_LONG t;
+		int			nevents;
+		bool		deferred = false;
 
-		for (int i = 0; i < n_listen_socks; i++)
-		{
-			MHD_UNSIGNED_LONG_LONG t;
-
-			if (MHD_get_timeout(daemons[i], &t) == MHD_YES)
-			{
-				long		ms = (long) Min(t, (MHD_UNSIGNED_LONG_LONG) INT_MAX);
-
-				if (timeout < 0 || ms < timeout)
-					timeout = ms;
-			}
-		}
+		if (MHD_get_timeout(daemon, &t) == MHD_YES)
+			timeout = (long) Min(t, (MHD_UNSIGNED_LONG_LONG) INT_MAX);
 		/* pending table statistics get flushed within ~10 s of idling */
 		stats_timeout = pgstat_report_stat(false);
 		if (stats_timeout > 0 && (timeout < 0 || stats_timeout < timeout))
 			timeout = stats_timeout;
+		if (!polling_socks && (timeout < 0 || timeout > ACCEPT_PAUSE_MS))
+			timeout = ACCEPT_PAUSE_MS;
 
-		(void) WaitEventSetWait(wes, timeout, events, lengthof(events), PG_WAIT_EXTENSION);
+		nevents = WaitEventSetWait(polling_socks ? wes : wes_paused, timeout, events,
+								   lengthof(events), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 
 		if (ProcDiePending)
 		{
-			/* a clean stop: close connections, keep the shared sockets open */
-			for (int i = 0; i < n_listen_socks; i++)
-			{
-				MHD_quiesce_daemon(daemons[i]);
-				MHD_stop_daemon(daemons[i]);
-			}
+			/* a clean stop: close this worker's connections */
+			MHD_stop_daemon(daemon);
 			pgstat_report_stat(true);
 			proc_exit(1);		/* 1: restarted unless the server is stopping */
 		}
@@ -1016,7 +1128,30 @@ ddb_http_worker_main(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 
-		for (int i = 0; i < n_listen_socks; i++)
-			MHD_run(daemons[i]);
+		/* new connections: take one, unless a less loaded worker should */
+		for (int i = 0; i < nevents; i++)
+		{
+			if (!polling_socks || first_sock_pos < 0 || events[i].pos < first_sock_pos)
+				continue;
+			if (may_accept() || pauses >= ACCEPT_MAX_PAUSES)
+			{
+				accept_one(daemon, (int) (intptr_t) events[i].user_data);
+				pauses = 0;
+			}
+			else
+				deferred = true;
+		}
+		if (deferred && polling_socks)
+		{
+			polling_socks = false;
+			resume_at = GetCurrentTimestamp() + ACCEPT_PAUSE_MS * 1000;
+			pauses++;
+		}
+		else if (!polling_socks && GetCurrentTimestamp() >= resume_at)
+			polling_socks = true;
+		else if (polling_socks && !deferred)
+			pauses = 0;
+
+		MHD_run(daemon);
 	}
 }

@@ -194,3 +194,40 @@ def test_auth_none_runs_as_the_role():
         assert owner == "ddb_local"
     finally:
         stop_scratch(data)
+
+
+def test_connections_spread_over_workers(table_name):
+    """Two keep-alive connections opened one after the other land on
+    different workers (the least loaded worker accepts): while one waits on
+    a lock, the other is still served."""
+    c = client()
+    from conftest import create_table
+    create_table(c, table_name)
+    first, second = Raw(timeout=30), Raw(timeout=30)
+    assert first.post({})[0].status == 200
+    assert second.post({})[0].status == 200
+    holder = subprocess.Popen(
+        [f"{PGBIN}/psql", "-X", "-q", "-h", os.environ["DDB_SOCK"], "-p", os.environ["DDB_PGPORT"],
+         "-U", RUNAS, "-d", "postgres"], stdin=subprocess.PIPE, text=True)
+    holder.stdin.write(f'BEGIN; LOCK TABLE "{table_name}" IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(30);\n')
+    holder.stdin.flush()
+    assert wait_for(lambda: psql(f"SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+                                 f"WHERE c.relname = '{table_name}' AND l.granted") == "1", 10)
+    result = {}
+    t = threading.Thread(target=lambda: result.setdefault(
+        "put", first.post({"TableName": table_name, "Item": {"PK": {"S": "a"}, "SK": {"S": "b"}}},
+                          target="DynamoDB_20120810.PutItem")[0].status))
+    t.start()
+    assert wait_for(lambda: psql("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb http' "
+                                 "AND wait_event_type = 'Lock'") == "1", 10)
+    start = time.time()
+    r, data = second.post({})
+    took = time.time() - start
+    holder.send_signal(signal.SIGINT)
+    holder.stdin.close()
+    holder.wait(10)
+    t.join(20)
+    assert r.status == 200 and took < 2, (r.status, took)
+    assert result.get("put") == 200
+    first.close()
+    second.close()
