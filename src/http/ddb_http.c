@@ -26,36 +26,38 @@
  * - No internal threads.  A backend is single-threaded (palloc, elog,
  *   longjmp error recovery, the latch), so libmicrohttpd runs in "external
  *   polling" mode with epoll (MHD_USE_EPOLL without an internal thread):
- *   the worker waits in WaitEventSetWait on its latch, postmaster death
- *   and libmicrohttpd's epoll descriptor, with libmicrohttpd's own timeout,
- *   then calls MHD_run.  Every callback runs in the worker's thread; the
- *   access handler catches every ERROR itself (PG_TRY), so no longjmp
- *   ever crosses libmicrohttpd's frames, and transport buffers are
- *   malloc'd, not palloc'd, for the same reason.
+ *   the worker waits in WaitEventSetWait on its latch, postmaster death,
+ *   the listening sockets and libmicrohttpd's epoll descriptor, with
+ *   libmicrohttpd's own timeout, then calls MHD_run.  Every callback runs
+ *   in the worker's thread; the access handler catches every ERROR itself
+ *   (PG_TRY), so no longjmp ever crosses libmicrohttpd's frames, and
+ *   transport buffers are malloc'd, not palloc'd, for the same reason.
  *
- * - One listening socket, opened by the postmaster and inherited by every
- *   worker, rather than SO_REUSEPORT.  With SO_REUSEPORT the kernel hashes
- *   each connection to one worker's socket when it arrives, busy or not, so
- *   two keep-alive clients land on the same worker half of the time and a
- *   worker's queued connections are reset when it exits.  With a shared
- *   socket every idle worker polls it and the first to wake accepts
- *   (non-blocking; the others see EAGAIN), so a busy worker takes no new
- *   connection while another is idle, connections wait in the backlog
- *   while a worker restarts, and a port that cannot be bound stops the
- *   server at startup with PostgreSQL's own kind of message instead of
- *   workers failing one by one.  A worker accepts one connection at a time
- *   itself and hands it to libmicrohttpd (MHD_add_connection), and only
- *   while no running worker holds fewer connections than it does (counts in
- *   shared memory): libmicrohttpd's own accept loop would take a burst of
- *   connections into the first worker that wakes, and keep-alive clients
- *   stay where they land, so two clients could share one worker while the
- *   other idles.  A worker that lets a connection pass stops polling the
- *   sockets for a few milliseconds, and takes it anyway if it is still
- *   waiting after a while (the least loaded worker may be busy).  The sockets are opened from
- *   shmem_startup_hook (after "postgres -C" has exited, once per
- *   postmaster: crash-restarts keep them) and are close-on-exec, so
- *   programs the server runs do not inherit them.  (EXEC_BACKEND builds
- *   cannot inherit sockets and are not supported.)
+ * - One listening socket per address, opened by the postmaster and
+ *   inherited by every worker, rather than SO_REUSEPORT.  With SO_REUSEPORT
+ *   the kernel hashes each connection to one worker's socket when it
+ *   arrives, busy or not, so two keep-alive clients land on the same worker
+ *   half of the time, and a worker's queued connections are reset when it
+ *   exits.  With a shared socket, connections wait in the backlog while a
+ *   worker restarts, and a port that cannot be bound stops the server at
+ *   startup with PostgreSQL's own kind of message instead of workers
+ *   failing one by one.  The sockets are opened from shmem_startup_hook
+ *   (after "postgres -C" has exited; once per postmaster, crash-restarts
+ *   keep them) and are close-on-exec, so programs the server runs do not
+ *   inherit them.  (EXEC_BACKEND builds cannot inherit sockets and are not
+ *   supported.)
+ *
+ * - The least loaded worker accepts.  A worker accepts one connection at a
+ *   time itself (non-blocking; a worker that loses the race sees EAGAIN)
+ *   and hands it to libmicrohttpd (MHD_USE_NO_LISTEN_SOCKET,
+ *   MHD_add_connection), and only while no running worker holds fewer
+ *   connections (counts in shared memory).  libmicrohttpd's own accept
+ *   loop takes a burst of connections into whichever worker wakes first,
+ *   and keep-alive clients stay where they land, so two clients could
+ *   share one worker while the other idles.  A worker that lets a
+ *   connection pass stops polling the sockets for ACCEPT_PAUSE_MS, and
+ *   takes a connection anyway once it has let it pass ACCEPT_MAX_PAUSES
+ *   times (the least loaded worker may be busy with a long request).
  *
  * - One transaction per request, in a per-request memory context reset
  *   after each one, so a failed request rolls back and nothing it
