@@ -253,6 +253,14 @@ ddb_http_init(void)
 		return;
 	done = true;
 
+	/*
+	 * The settings are PGC_POSTMASTER, which only a preloaded library may
+	 * define (as pg_stat_statements does): without preloading there is no
+	 * endpoint, and ddb.http_* in postgresql.conf draws a warning.
+	 */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
 	DefineCustomIntVariable("ddb.http_port",
 							"TCP port of the DynamoDB HTTP endpoint (0 = off).",
 							"Needs shared_preload_libraries = 'ddb'.",
@@ -290,7 +298,7 @@ ddb_http_init(void)
 							&http_idle_timeout, 60, 1, 86400,
 							PGC_POSTMASTER, GUC_UNIT_S, NULL, NULL, NULL);
 
-	if (!process_shared_preload_libraries_in_progress || http_port == 0)
+	if (http_port == 0)
 		return;
 
 	prev_shmem_request_hook = shmem_request_hook;
@@ -410,7 +418,9 @@ open_listen_sockets(void)
 				(void) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 			if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
 				listen(fd, DDB_HTTP_BACKLOG) < 0 ||
-				fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+				fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 ||
+				/* every worker polls it; the losers of a race must not block */
+				fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
 			{
 				ereport(WARNING,
 						(errcode_for_socket_access(),

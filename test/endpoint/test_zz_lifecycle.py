@@ -87,9 +87,16 @@ def test_terminated_worker_comes_back():
 def test_clean_stop_with_open_connections():
     """A fast shutdown with idle keep-alive and half-sent connections open
     is quick and clean; the endpoint comes back with the server."""
-    idle = [Raw() for _ in range(10)]
-    for r in idle:
-        r.post({})
+    # a burst of connections opened at once (workers race to accept them;
+    # a loser must not block), each answered
+    idle = [Raw(timeout=5) for _ in range(40)]
+    answers = []
+    threads = [threading.Thread(target=lambda r=r: answers.append(r.post({})[0].status)) for r in idle]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert answers == [200] * 40
     half = socket.create_connection(("127.0.0.1", PORT))
     half.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{")
     log_size = os.path.getsize(os.path.join(WORK, "server.log"))
