@@ -1,7 +1,9 @@
 -- Access keys of the HTTP endpoint (src/http/ddb_http_keys.c): created for
 -- a role, shaped like AWS's, readable and manageable only by superusers,
 -- dropped by id, kept by pg_dump (an extension configuration table).
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
 CREATE ROLE ddb_key_owner;
 CREATE ROLE ddb_key_other;
 
