@@ -50,14 +50,16 @@
  * - The least loaded worker accepts.  A worker accepts one connection at a
  *   time itself (non-blocking; a worker that loses the race sees EAGAIN)
  *   and hands it to libmicrohttpd (MHD_USE_NO_LISTEN_SOCKET,
- *   MHD_add_connection), and only while no running worker holds fewer
- *   connections (counts in shared memory).  libmicrohttpd's own accept
+ *   MHD_add_connection), and only while no idle worker holds fewer
+ *   connections (counts, and whether each worker is running a request, in
+ *   shared memory): that worker is woken by the same connection and takes
+ *   it.  libmicrohttpd's own accept
  *   loop takes a burst of connections into whichever worker wakes first,
  *   and keep-alive clients stay where they land, so two clients could
  *   share one worker while the other idles.  A worker that lets a
  *   connection pass stops polling the sockets for ACCEPT_PAUSE_MS, and
  *   takes a connection anyway once it has let it pass ACCEPT_MAX_PAUSES
- *   times (the least loaded worker may be busy with a long request).
+ *   times (the idle worker may be slow to be scheduled).
  *
  * - One transaction per request, in a per-request memory context reset
  *   after each one, so a failed request rolls back and nothing it
@@ -153,18 +155,23 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 
 /*
- * Connections each worker holds, in shared memory; PG_UINT32_MAX for a
- * worker that is not running (so nobody defers to it).  Reset with shared
- * memory after a crash.
+ * Each worker's load, in shared memory: the connections it holds
+ * (PG_UINT32_MAX while it is not running, so that nobody defers to it) and
+ * whether it is running a request.  Reset with shared memory after a crash.
  */
 #define NOT_RUNNING		PG_UINT32_MAX
-static pg_atomic_uint32 *worker_conns = NULL;
+typedef struct WorkerLoad
+{
+	pg_atomic_uint32 conns;
+	pg_atomic_uint32 busy;
+} WorkerLoad;
+static WorkerLoad *worker_load = NULL;
 static int	my_worker = -1;
 
 /* How long a worker that let a connection pass stops polling (ms), and how
  * many such pauses before it takes a waiting connection anyway. */
 #define ACCEPT_PAUSE_MS		2
-#define ACCEPT_MAX_PAUSES	25
+#define ACCEPT_MAX_PAUSES	250
 
 /*
  * The operations of DynamoDB's two JSON services (AWS's API reference).  A
@@ -201,9 +208,9 @@ static const char *const streams_operations[] = {
 static void open_listen_sockets(void);
 
 static Size
-worker_conns_size(void)
+worker_load_size(void)
 {
-	return mul_size(http_workers, sizeof(pg_atomic_uint32));
+	return mul_size(http_workers, sizeof(WorkerLoad));
 }
 
 static void
@@ -211,7 +218,7 @@ http_shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	RequestAddinShmemSpace(worker_conns_size());
+	RequestAddinShmemSpace(worker_load_size());
 }
 
 static void
@@ -223,10 +230,13 @@ http_shmem_startup(void)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	worker_conns = ShmemInitStruct("ddb http worker connections", worker_conns_size(), &found);
+	worker_load = ShmemInitStruct("ddb http worker load", worker_load_size(), &found);
 	if (!found)
 		for (int i = 0; i < http_workers; i++)
-			pg_atomic_init_u32(&worker_conns[i], NOT_RUNNING);
+		{
+			pg_atomic_init_u32(&worker_load[i].conns, NOT_RUNNING);
+			pg_atomic_init_u32(&worker_load[i].busy, 0);
+		}
 	LWLockRelease(AddinShmemInitLock);
 
 	/* the postmaster only, once: crash-restarts keep the sockets */
@@ -927,7 +937,9 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 		MemoryContext old = MemoryContextSwitchTo(request_cxt);
 
 		initStringInfo(&resp.body);
+		pg_atomic_write_u32(&worker_load[my_worker].busy, 1);
 		serve(conn, url, method, hreq, &resp);
+		pg_atomic_write_u32(&worker_load[my_worker].busy, 0);
 		MemoryContextSwitchTo(old);
 	}
 	ret = send_response(conn, &resp);
@@ -957,12 +969,12 @@ connection_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
 	{
 		ReserveExternalFD();
-		pg_atomic_fetch_add_u32(&worker_conns[my_worker], 1);
+		pg_atomic_fetch_add_u32(&worker_load[my_worker].conns, 1);
 	}
 	else if (toe == MHD_CONNECTION_NOTIFY_CLOSED)
 	{
 		ReleaseExternalFD();
-		pg_atomic_fetch_sub_u32(&worker_conns[my_worker], 1);
+		pg_atomic_fetch_sub_u32(&worker_load[my_worker].conns, 1);
 	}
 }
 
@@ -970,12 +982,13 @@ connection_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
 static bool
 may_accept(void)
 {
-	uint32		mine = pg_atomic_read_u32(&worker_conns[my_worker]);
+	uint32		mine = pg_atomic_read_u32(&worker_load[my_worker].conns);
 
 	if (mine >= DDB_HTTP_MAX_CONNS)
 		return false;
 	for (int i = 0; i < http_workers; i++)
-		if (i != my_worker && pg_atomic_read_u32(&worker_conns[i]) < mine)
+		if (i != my_worker && pg_atomic_read_u32(&worker_load[i].conns) < mine &&
+			pg_atomic_read_u32(&worker_load[i].busy) == 0)
 			return false;
 	return true;
 }
@@ -1007,7 +1020,7 @@ accept_one(struct MHD_Daemon *daemon, int sock)
 static void
 mark_not_running(int code, Datum arg)
 {
-	pg_atomic_write_u32(&worker_conns[my_worker], NOT_RUNNING);
+	pg_atomic_write_u32(&worker_load[my_worker].conns, NOT_RUNNING);
 }
 
 static void
@@ -1080,7 +1093,7 @@ ddb_http_worker_main(Datum arg)
 	if (daemon == NULL)
 		ereport(FATAL,
 				(errmsg("could not start the HTTP server of ddb http worker %d", my_worker + 1)));
-	pg_atomic_write_u32(&worker_conns[my_worker], 0);
+	pg_atomic_write_u32(&worker_load[my_worker].conns, 0);
 	on_shmem_exit(mark_not_running, 0);
 
 	info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_EPOLL_FD);
