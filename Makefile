@@ -35,7 +35,7 @@ PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 # pg_regress: sql/NAME.sql against expected/NAME.out
 REGRESS = extension shape keys tree modify items items_security types expr_condition expr_update \
 	expr_projection expr_key_condition expr_errors query scan query_cost keyscan gsi \
-	api_tables api_items api_query api_legacy names
+	api_tables api_items api_query api_legacy names api_indexes
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}

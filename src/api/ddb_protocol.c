@@ -741,11 +741,13 @@ op_update_table(DdbJson *req, int *len)
 		args[3] = Int64GetDatum(strcmp(mode, "PROVISIONED") == 0 ? wcu : 0);
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
-		ddb_catalog_exec("INSERT INTO ddb_internal.tables AS t (relid, billing_mode, read_capacity, write_capacity) "
-						 "VALUES ($1, $2, $3, $4) ON CONFLICT (relid) DO UPDATE SET "
+		ddb_catalog_exec("WITH u AS (UPDATE ddb_internal.tables t SET "
 						 "billing_changed = CASE WHEN $2 = 'PAY_PER_REQUEST' AND t.billing_mode <> $2 "
 						 "THEN now() ELSE t.billing_changed END, "
-						 "billing_mode = $2, read_capacity = $3, write_capacity = $4",
+						 "billing_mode = $2, read_capacity = $3, write_capacity = $4, auto = false "
+						 "WHERE relid = $1 RETURNING 1) "
+						 "INSERT INTO ddb_internal.tables (relid, billing_mode, read_capacity, write_capacity) "
+						 "SELECT $1, $2, $3, $4 WHERE NOT EXISTS (SELECT FROM u)",
 						 4, argtypes, args, NULL, SPI_OK_INSERT);
 		SPI_finish();
 		CacheInvalidateRelcache(rel);
@@ -910,8 +912,10 @@ op_tag_resource(DdbJson *req, int *len)
 		pushJsonbValue(&ps, WJB_KEY, &jk);
 		pushJsonbValue(&ps, WJB_VALUE, &jv);
 	}
-	change_tags(rel, "INSERT INTO ddb_internal.tables AS t (relid, tags) VALUES ($1, $2) "
-				"ON CONFLICT (relid) DO UPDATE SET tags = t.tags || $2",
+	change_tags(rel, "WITH u AS (UPDATE ddb_internal.tables SET tags = tags || $2, auto = false "
+				"WHERE relid = $1 RETURNING 1) "
+				"INSERT INTO ddb_internal.tables (relid, tags) SELECT $1, $2 "
+				"WHERE NOT EXISTS (SELECT FROM u)",
 				JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL))),
 				JSONBOID);
 	if (ddb_table_tag_count(RelationGetRelid(rel)) > 50)
@@ -941,8 +945,10 @@ op_untag_resource(DdbJson *req, int *len)
 		ddb_json_check_string(keys->elems[i]);
 		elems[i] = CStringGetTextDatum(keys->elems[i]->str);
 	}
-	change_tags(rel, "INSERT INTO ddb_internal.tables AS t (relid) VALUES ($1) "
-				"ON CONFLICT (relid) DO UPDATE SET tags = t.tags - $2",
+	change_tags(rel, "WITH u AS (UPDATE ddb_internal.tables SET tags = tags - $2, auto = false "
+				"WHERE relid = $1 RETURNING 1) "
+				"INSERT INTO ddb_internal.tables (relid) SELECT $1 "
+				"WHERE NOT EXISTS (SELECT FROM u) AND $2 IS NOT NULL",
 				PointerGetDatum(construct_array(elems, keys->n, TEXTOID, -1, false, TYPALIGN_INT)),
 				TEXTARRAYOID);
 	relation_close(rel, AccessShareLock);
