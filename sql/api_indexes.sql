@@ -45,3 +45,6 @@ SELECT i ? repeat('g', 255) AS long_key_returned
 FROM ddb_query('wide', '#g = :g', '{":g": "G"}', jsonb_build_object('#g', repeat('g', 255)),
                index_name => 'ByLong') i;
 SELECT ddb_describe_table('wide') #>> '{GlobalSecondaryIndexes,0,KeySchema,0,AttributeName}' = repeat('g', 255) AS described;
+
+-- leave no index tables behind for other tests
+DROP SCHEMA api_indexes CASCADE;
