@@ -339,9 +339,12 @@ check_throughput(DdbValErrors *e, DdbJson *pt, const char *path, int64 *rcu, int
 	*wcu = (int64) w;
 }
 
+static void create_index(Relation rel, DdbJson *defs, DdbJson *c);
+
 static char *
 op_create_table(DdbJson *req, int *len)
 {
+	DdbJson    *gsis;
 	DdbValErrors e;
 	DdbCreateTable ct;
 	DdbJson    *defs = member_list(req, "AttributeDefinitions");
@@ -480,13 +483,43 @@ op_create_table(DdbJson *req, int *len)
 		validation_error("Both the Hash Key and the Range Key element in the KeySchema have the same name");
 	if (member(req, "GlobalSecondaryIndexes") == NULL && ct.nkeys != ndefs)
 		validation_error("One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions");
-	if (member(req, "GlobalSecondaryIndexes") != NULL || member(req, "LocalSecondaryIndexes") != NULL)
-		validation_error("One or more parameter values were invalid: secondary indexes in CreateTable are not supported yet; create the table, then add each index with UpdateTable");
+	if (member(req, "LocalSecondaryIndexes") != NULL)
+		validation_error("One or more parameter values were invalid: ddb does not support LocalSecondaryIndexes yet");
+	gsis = member_list(req, "GlobalSecondaryIndexes");
+	if (gsis != NULL)
+	{
+		if (gsis->n == 0)
+			validation_error("One or more parameter values were invalid: List of GlobalSecondaryIndexes is empty");
+		if (gsis->n > 20)
+			validation_error("One or more parameter values were invalid: GlobalSecondaryIndex count exceeds the per-table limit of 20");
+		for (int i = 0; i < gsis->n; i++)
+		{
+			const char *iname;
+
+			ddb_json_check_struct(gsis->elems[i], "GlobalSecondaryIndex");
+			iname = member_string(gsis->elems[i], "IndexName");
+			if (iname == NULL)
+				validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+								 psprintf(DDB_MSG_CONSTRAINT, "null",
+										  psprintf("globalSecondaryIndexes.%d.member.indexName", i + 1),
+										  "Member must not be null"));
+			for (int j = 0; j < i; j++)
+				if (strcmp(iname, member_string(gsis->elems[j], "IndexName")) == 0)
+					validation_error("One or more parameter values were invalid: Duplicate index name: %s", iname);
+			if (billing && strcmp(billing, "PAY_PER_REQUEST") == 0 &&
+				member(gsis->elems[i], "ProvisionedThroughput") != NULL)
+				validation_error("One or more parameter values were invalid: ProvisionedThroughput should not be specified for index: %s when BillingMode is PAY_PER_REQUEST",
+								 iname);
+		}
+	}
 
 	ddb_check_create_table(&ct);
 	relid = ddb_create_table_core(&ct);
 
 	rel = ddb_open_table(relid, ACL_SELECT);
+	/* the indexes, each as UpdateTable would create it (the table is empty) */
+	for (int i = 0; gsis && i < gsis->n; i++)
+		create_index(rel, defs, gsis->elems[i]);
 	resp_begin(&r);
 	resp_key(&r, "TableDescription");
 	ddb_describe_table_json(rel, "ACTIVE", &r.buf);
@@ -661,8 +694,19 @@ create_index(Relation rel, DdbJson *defs, DdbJson *c)
 							 i == 0 ? "first" : "second", i == 0 ? "HASH" : "RANGE");
 		types[i] = defined_type(defs, keys[i]);
 		if (types[i] == NULL)
-			validation_error("One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s%s%s], AttributeDefinitions: [...]",
-							 keys[0], keys[1] ? ", " : "", keys[1] ? keys[1] : "");
+		{
+			StringInfoData dn;
+
+			initStringInfo(&dn);
+			for (int d = 0; defs && d < defs->n; d++)
+			{
+				const char *n = member_string(defs->elems[d], "AttributeName");
+
+				appendStringInfo(&dn, "%s%s", d ? ", " : "", n ? n : "null");
+			}
+			validation_error("One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s%s%s], AttributeDefinitions: [%s]",
+							 keys[0], keys[1] ? ", " : "", keys[1] ? keys[1] : "", dn.data);
+		}
 	}
 	if (keys[1] && strcmp(keys[0], keys[1]) == 0)
 		validation_error("Both the Hash Key and the Range Key element in the KeySchema have the same name");
