@@ -784,7 +784,7 @@ open_base_for_ddl(Oid relid)
 	if (rel == NULL || !ddb_is_ddb_relation(rel))
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
-				 errmsg("ResourceNotFoundException: requested resource not found"),
+				 errmsg("ResourceNotFoundException: " DDB_MSG_RESOURCE_NOT_FOUND),
 				 errdetail("Table with OID %u is not a ddb table.", relid)));
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
@@ -859,7 +859,7 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 {
 	DdbKeyType	pktype,
 				sktype = DDB_KEY_S;
-	DdbProjType ptype;
+	DdbProjType ptype = DDB_PROJ_ALL;
 	Relation	rel;
 	const DdbKeyInfo *ki;
 	const char *cols[DDB_MAX_KEY_COLUMNS];
@@ -891,24 +891,33 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 		proj = "ALL";
 
 	/* DynamoDB's index names: 3-255 of [a-zA-Z0-9_.-] */
-	if (index_name == NULL || strlen(index_name) < 3 || strlen(index_name) > 255)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: index name must be between 3 and 255 characters long")));
-	for (const char *p = index_name; *p; p++)
-		if (!(isalnum((unsigned char) *p) || *p == '_' || *p == '-' || *p == '.'))
-			ereport(ERROR,
-					(errcode(DDB_ERRCODE_VALIDATION),
-					 errmsg("ValidationException: index name \"%s\" may contain only a-z, A-Z, 0-9, '_', '-' and '.'",
-							index_name)));
+	{
+		DdbValErrors e;
+
+		ddb_valerr_init(&e);
+		if (index_name == NULL)
+			ddb_valerr_add(&e, NULL, "indexName", "Member must not be null");
+		else
+		{
+			if (!ddb_valid_name_chars(index_name) || index_name[0] == '\0')
+				ddb_valerr_add(&e, index_name, "indexName",
+							   "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
+			if (strlen(index_name) < 3)
+				ddb_valerr_add(&e, index_name, "indexName",
+							   "Member must have length greater than or equal to 3");
+			if (strlen(index_name) > 255)
+				ddb_valerr_add(&e, index_name, "indexName",
+							   "Member must have length less than or equal to 255");
+		}
+		ddb_valerr_raise(&e);
+	}
 	check_attr_name(pk, "partition key name");
 	if (sk)
 	{
 		check_attr_name(sk, "sort key name");
 		if (strcmp(pk, sk) == 0)
-			ereport(ERROR,
-					(errcode(DDB_ERRCODE_VALIDATION),
-					 errmsg("ValidationException: the partition key and the sort key of an index must have different names")));
+			ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+					  "Both the Hash Key and the Range Key element in the KeySchema have the same name");
 	}
 	if (strcmp(proj, "ALL") == 0)
 		ptype = DDB_PROJ_ALL;
@@ -917,10 +926,14 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 	else if (strcmp(proj, "INCLUDE") == 0)
 		ptype = DDB_PROJ_INCLUDE;
 	else
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: projection type \"%s\" is not valid", proj),
-				 errhint("Use ALL, KEYS_ONLY or INCLUDE.")));
+	{
+		DdbValErrors e;
+
+		ddb_valerr_init(&e);
+		ddb_valerr_add(&e, proj, "projection.projectionType",
+					   "Member must satisfy enum value set: [ALL, INCLUDE, KEYS_ONLY]");
+		ddb_valerr_raise(&e);
+	}
 	if (ptype == DDB_PROJ_INCLUDE)
 	{
 		if (nonkey_arr == NULL || ArrayGetNItems(ARR_NDIM(nonkey_arr), ARR_DIMS(nonkey_arr)) < 1)
@@ -1249,8 +1262,8 @@ ddb_drop_gsi_core(Oid relid, const char *index_name)
 	if (g == NULL)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
-				 errmsg("ResourceNotFoundException: the table \"%s\" does not have the specified index: %s",
-						RelationGetRelationName(rel), index_name)));
+				 errmsg("ResourceNotFoundException: " DDB_MSG_RESOURCE_NOT_FOUND),
+				 errdetail("Table \"%s\" has no index %s.", RelationGetRelationName(rel), index_name)));
 	idxoid = g->indexrelid;
 	idxname = get_rel_name(idxoid);
 
@@ -1597,8 +1610,8 @@ ddb_verify_gsi(PG_FUNCTION_ARGS)
 	if (index_name && done == 0)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
-				 errmsg("ResourceNotFoundException: the table \"%s\" does not have the specified index: %s",
-						RelationGetRelationName(rel), index_name)));
+				 errmsg("ResourceNotFoundException: " DDB_MSG_RESOURCE_NOT_FOUND),
+				 errdetail("Table \"%s\" has no index %s.", RelationGetRelationName(rel), index_name)));
 	appendStringInfoString(&out, "]}");
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(out.data)));

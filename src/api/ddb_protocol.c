@@ -1037,6 +1037,10 @@ request_names(DdbJson *req)
 
 		if (j->elems[i]->type == DDB_JSON_NULL)
 			continue;
+		/* attribute names are C strings in the expression parser */
+		if (ddb_has_nul(j->elems[i]->str, j->elems[i]->len))
+			validation_error("ExpressionAttributeNames contains invalid value: ddb does not support U+0000 in attribute names for key %s",
+							 j->keys[i]);
 		k.type = jbvString;
 		k.val.string.val = j->keys[i];
 		k.val.string.len = j->keylens[i];
@@ -1739,6 +1743,21 @@ ddb_api_execute(const char *operation, const char *body, int bodylen, int *respl
  * strings hold U+0000, which jsonb cannot.
  * ------------------------------------------------------------------------
  */
+/* Does JSON text hold the escape \u0000 (not an escaped backslash + u0000)? */
+static bool
+has_nul_escape(const char *s, int len)
+{
+	for (int i = 0; i < len; i++)
+	{
+		if (s[i] != '\\')
+			continue;
+		if (i + 5 < len && memcmp(s + i + 1, "u0000", 5) == 0)
+			return true;
+		i++;				/* skip the escaped character */
+	}
+	return false;
+}
+
 Datum
 ddb_api(PG_FUNCTION_ARGS)
 {
@@ -1752,7 +1771,7 @@ ddb_api(PG_FUNCTION_ARGS)
 	operation = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	body = JsonbToCString(NULL, &PG_GETARG_JSONB_P(1)->root, VARSIZE(PG_GETARG_JSONB_P(1)));
 	resp = ddb_api_execute(operation, body, strlen(body), &len);
-	if (strstr(resp, "\\u0000") != NULL)
+	if (has_nul_escape(resp, len))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNTRANSLATABLE_CHARACTER),
 				 errmsg("the response holds a string with U+0000, which jsonb cannot represent"),
