@@ -898,17 +898,7 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 		if (index_name == NULL)
 			ddb_valerr_add(&e, NULL, "indexName", "Member must not be null");
 		else
-		{
-			if (!ddb_valid_name_chars(index_name) || index_name[0] == '\0')
-				ddb_valerr_add(&e, index_name, "indexName",
-							   "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
-			if (strlen(index_name) < 3)
-				ddb_valerr_add(&e, index_name, "indexName",
-							   "Member must have length greater than or equal to 3");
-			if (strlen(index_name) > 255)
-				ddb_valerr_add(&e, index_name, "indexName",
-							   "Member must have length less than or equal to 255");
-		}
+			ddb_valerr_name(&e, index_name, "indexName");
 		ddb_valerr_raise(&e);
 	}
 	check_attr_name(pk, "partition key name");

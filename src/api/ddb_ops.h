@@ -184,6 +184,7 @@ typedef struct DdbValErrors
 extern void ddb_valerr_init(DdbValErrors *e);
 extern void ddb_valerr_add(DdbValErrors *e, const char *value, const char *member,
 						   const char *constraint);
+extern void ddb_valerr_name(DdbValErrors *e, const char *value, const char *member);
 extern void ddb_valerr_raise(DdbValErrors *e);
 
 /* gsi (ddb_gsi.c) */

@@ -137,6 +137,19 @@ ddb_valerr_add(DdbValErrors *e, const char *value, const char *member,
 	e->n++;
 }
 
+/* A table or index name: DynamoDB's pattern and 3..255 characters. */
+void
+ddb_valerr_name(DdbValErrors *e, const char *value, const char *member)
+{
+	if (!ddb_valid_name_chars(value) || value[0] == '\0')
+		ddb_valerr_add(e, value, member,
+					   "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
+	if (strlen(value) < 3)
+		ddb_valerr_add(e, value, member, "Member must have length greater than or equal to 3");
+	if (strlen(value) > 255)
+		ddb_valerr_add(e, value, member, "Member must have length less than or equal to 255");
+}
+
 void
 ddb_valerr_raise(DdbValErrors *e)
 {
@@ -258,12 +271,7 @@ check_table_name(DdbValErrors *e, DdbJson *req, const char *name)
 		ddb_valerr_add(e, NULL, m, "Member must not be null");
 		return NULL;
 	}
-	if (!ddb_valid_name_chars(t) || t[0] == '\0')
-		ddb_valerr_add(e, t, m, "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
-	if (strlen(t) < 3)
-		ddb_valerr_add(e, t, m, "Member must have length greater than or equal to 3");
-	if (strlen(t) > 255)
-		ddb_valerr_add(e, t, m, "Member must have length less than or equal to 255");
+	ddb_valerr_name(e, t, m);
 	return t;
 }
 
@@ -589,17 +597,7 @@ op_list_tables(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	if (start != NULL)
-	{
-		if (!ddb_valid_name_chars(start) || start[0] == '\0')
-			ddb_valerr_add(&e, start, "exclusiveStartTableName",
-						   "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
-		if (strlen(start) < 3)
-			ddb_valerr_add(&e, start, "exclusiveStartTableName",
-						   "Member must have length greater than or equal to 3");
-		if (strlen(start) > 255)
-			ddb_valerr_add(&e, start, "exclusiveStartTableName",
-						   "Member must have length less than or equal to 255");
-	}
+		ddb_valerr_name(&e, start, "exclusiveStartTableName");
 	if (has_limit && limit < 1)
 		ddb_valerr_add(&e, psprintf("%.0f", limit), "limit",
 					   "Member must have value greater than or equal to 1");
@@ -1552,17 +1550,7 @@ read_op(DdbJson *req, int *len, bool is_query)
 	a.table_name = check_table_name(&e, req, "TableName");
 	index_name = member_string(req, "IndexName");
 	if (index_name != NULL)
-	{
-		if (!ddb_valid_name_chars(index_name) || index_name[0] == '\0')
-			ddb_valerr_add(&e, index_name, "indexName",
-						   "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
-		if (strlen(index_name) < 3)
-			ddb_valerr_add(&e, index_name, "indexName",
-						   "Member must have length greater than or equal to 3");
-		if (strlen(index_name) > 255)
-			ddb_valerr_add(&e, index_name, "indexName",
-						   "Member must have length less than or equal to 255");
-	}
+		ddb_valerr_name(&e, index_name, "indexName");
 	select = check_enum(&e, member_string(req, "Select"), "Select", select_set,
 						"SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES");
 	if ((a.has_limit = member_number(req, "Limit", "Integer", &d)))
