@@ -1132,8 +1132,6 @@ request_expressions(DdbJson *req, ReqExpr *x, const char *const *expr,
 		validation_error(DDB_MSG_MIXED_PARAMETERS, used_legacy.data, used_expr.data);
 
 	x->names = request_names(req);
-	if (x->names != NULL && !any_expr)
-		validation_error(DDB_MSG_EAN_WITHOUT_EXPRESSIONS);
 	{
 		DdbJson    *vals = member_attribute_map(req, "ExpressionAttributeValues");
 		bool		any_val_expr = false;
@@ -1141,9 +1139,8 @@ request_expressions(DdbJson *req, ReqExpr *x, const char *const *expr,
 		for (int i = 0; expr[i]; i++)
 			if (strcmp(expr[i], "ProjectionExpression") != 0 && member(req, expr[i]) != NULL)
 				any_val_expr = true;
-		if (vals != NULL && !any_val_expr)
-			validation_error(DDB_MSG_EAV_WITHOUT_EXPRESSIONS,
-							 psprintf("%s %s null", val_exprs.data, nval_exprs > 1 ? "are" : "is"));
+		ddb_check_expression_use(any_expr, any_val_expr, val_exprs.data,
+								 x->names != NULL, vals != NULL);
 		if (vals != NULL)
 			x->vals = ddb_typed_item_jsonb(vals);
 	}
