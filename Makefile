@@ -43,12 +43,12 @@ PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 # pg_regress: sql/NAME.sql against expected/NAME.out
 REGRESS = extension shape keys tree modify items items_security types expr_condition expr_update \
 	expr_projection expr_key_condition expr_errors query scan query_cost keyscan gsi \
-	api_tables api_items api_query api_legacy names http_keys
+	api_tables api_items api_query api_legacy names api_indexes http_keys
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
 ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew item-api \
-	gsi-concurrent keyscan-epq hot-key-versions
+	gsi-concurrent keyscan-epq hot-key-versions api-protocol
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
 # TAP tests: test/t/*.pl

@@ -29,14 +29,15 @@ CREATE TABLE ddb_internal.tables (
     read_capacity bigint NOT NULL DEFAULT 0,
     write_capacity bigint NOT NULL DEFAULT 0,
     billing_changed timestamptz,
-    tags jsonb NOT NULL DEFAULT '{}'
+    tags jsonb NOT NULL DEFAULT '{}',
+    auto boolean NOT NULL DEFAULT false  -- made by the event trigger, unchanged since
 );
 GRANT SELECT ON ddb_internal.tables TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('ddb_internal.tables', '');
 
 -- ddb tables that exist already (an upgrade from 0.1)
-INSERT INTO ddb_internal.tables (relid)
-SELECT c.oid
+INSERT INTO ddb_internal.tables (relid, auto)
+SELECT c.oid, true
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_am a ON a.oid = c.relam
      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE a.amname = 'ddb' AND c.relkind = 'r' AND n.nspname <> 'ddb_internal';
@@ -47,8 +48,8 @@ LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-  INSERT INTO ddb_internal.tables (relid)
-  SELECT c.oid
+  INSERT INTO ddb_internal.tables (relid, auto)
+  SELECT c.oid, true
   FROM pg_catalog.pg_event_trigger_ddl_commands() d
        JOIN pg_catalog.pg_class c ON c.oid = d.objid
        JOIN pg_catalog.pg_am a ON a.oid = c.relam
@@ -58,6 +59,23 @@ BEGIN
   ON CONFLICT (relid) DO NOTHING;
 END
 $$;
+
+-- A restore creates each table (the event trigger registers it afresh)
+-- before it loads the dumped catalog rows: a dumped row replaces the fresh
+-- one.  ddb itself changes rows by UPDATE and inserts only missing ones.
+CREATE FUNCTION ddb_tables_replace_auto()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+  DELETE FROM ddb_internal.tables WHERE relid = NEW.relid AND auto;
+  RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER replace_auto BEFORE INSERT ON ddb_internal.tables
+  FOR EACH ROW EXECUTE FUNCTION ddb_tables_replace_auto();
 
 CREATE EVENT TRIGGER ddb_register_tables
   ON ddl_command_end
@@ -208,6 +226,11 @@ CREATE FUNCTION ddb_verify_gsi(tbl text, index_name text DEFAULT NULL)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'ddb_verify_gsi'
 LANGUAGE C;
+
+-- Items an index's backfill left out because their index key had the wrong
+-- type or was empty (DynamoDB's indexing violations), reported by
+-- DescribeTable.
+ALTER TABLE ddb_internal.gsi ADD COLUMN indexing_violations bigint NOT NULL DEFAULT 0;
 
 -- ---------------------------------------------------------------------------
 -- HTTP endpoint: access keys (issue 14; src/http/ddb_http_keys.c)

@@ -95,3 +95,12 @@ SELECT ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "a"}, "sk"
   "ExpressionAttributeNames": {"#v": "x"}}');
 SELECT ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
   "ReturnConsumedCapacity": "ALL"}');
+
+-- ddb_api (jsonb) refuses only a real U+0000: an escaped backslash followed
+-- by "u0000" is an ordinary string.
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "bs"}, "sk": {"N": "1"}, "v": {"S": "a\\u0000"}}}');
+SELECT ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "bs"}, "sk": {"N": "1"}}}') #>> '{Item,v,S}' AS backslash_u0000;
+-- attribute names hold no U+0000, through ExpressionAttributeNames either
+SELECT ddb_api_text('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "bs"}, "sk": {"N": "1"}},
+  "ProjectionExpression": "#a", "ExpressionAttributeNames": {"#a": "x\u0000y"}}');
+SELECT ddb_api_text('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "bs"}, "sk": {"N": "1"}, "x\u0000y": {"S": "v"}}}');

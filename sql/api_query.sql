@@ -87,11 +87,10 @@ SELECT ddb_api('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "none"}, 
 SELECT ddb_api('DeleteItem', '{"TableName": "Orders", "Key": {"pk": {"S": "c1"}, "sk": {"S": "o5"}},
   "ConditionExpression": "n = :five", "ExpressionAttributeValues": {":five": {"N": "5"}},
   "ReturnValues": "ALL_OLD"}');
-\set VERBOSITY verbose
+-- (the DETAIL holds the error response's extra members)
 SELECT ddb_api('DeleteItem', '{"TableName": "Orders", "Key": {"pk": {"S": "c1"}, "sk": {"S": "o4"}},
   "ConditionExpression": "n = :five", "ExpressionAttributeValues": {":five": {"N": "5"}},
   "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}');
-\set VERBOSITY default
 
 -- UpdateTable: a global secondary index, created, queried, described, deleted.
 SELECT (ddb_api('UpdateTable', '{"TableName": "Orders",

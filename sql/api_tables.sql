@@ -131,3 +131,31 @@ SELECT stable_desc(ddb_api('DescribeTable', '{"TableName": "by_hand"}') -> 'Tabl
        #> '{KeySchema}' AS by_hand_keys,
        (SELECT count(*) FROM ddb_internal.tables WHERE relid = 'by_hand'::regclass) AS registered;
 DROP TABLE by_hand;
+
+-- CreateTable with global secondary indexes: each created as UpdateTable
+-- would, and queried through the index.
+SELECT (ddb_api('CreateTable', '{"TableName": "WithIndex",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"},
+                           {"AttributeName": "email", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST",
+  "GlobalSecondaryIndexes": [{"IndexName": "ByEmail",
+    "KeySchema": [{"AttributeName": "email", "KeyType": "HASH"}],
+    "Projection": {"ProjectionType": "KEYS_ONLY"}}]}')
+  #> '{TableDescription,GlobalSecondaryIndexes,0}') - '{IndexSizeBytes,ItemCount}'::text[] AS index;
+SELECT ddb_api('PutItem', '{"TableName": "WithIndex", "Item": {"id": {"S": "1"}, "email": {"S": "a@x"}, "n": {"N": "1"}}}');
+SELECT ddb_api('Query', '{"TableName": "WithIndex", "IndexName": "ByEmail",
+  "KeyConditionExpression": "email = :e", "ExpressionAttributeValues": {":e": {"S": "a@x"}}}');
+SELECT ddb_api('CreateTable', '{"TableName": "WithIndex2",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST",
+  "GlobalSecondaryIndexes": [
+    {"IndexName": "I1", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}},
+    {"IndexName": "I1", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}]}');
+SELECT ddb_api('CreateTable', '{"TableName": "WithIndex2",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST",
+  "GlobalSecondaryIndexes": [{"IndexName": "I1", "KeySchema": [{"AttributeName": "other", "KeyType": "HASH"}],
+    "Projection": {"ProjectionType": "ALL"}}]}');
+SELECT to_regclass('"WithIndex2"') IS NULL AS nothing_created;
+SELECT ddb_api('DeleteTable', '{"TableName": "WithIndex"}') #>> '{TableDescription,TableStatus}';
+SELECT count(*) AS index_tables_left FROM ddb_internal.gsi WHERE index_name = 'ByEmail';

@@ -52,3 +52,13 @@ SELECT ddb_api('UpdateTable', '{"TableName": "missing", "BillingMode": "PAY_PER_
 -- not an ARN of a table: AccessDeniedException (DB011)
 SELECT ddb_api('ListTagsOfResource', '{"ResourceArn": "nothing"}');
 \set VERBOSITY default
+
+-- Placeholders without expressions: DynamoDB's messages from the SQL
+-- functions too.
+SELECT ddb_put_item(repeat('T', 255), jsonb_build_object(repeat('k', 255), 'a', repeat('s', 100), 1), vals => '{":a": 1}');
+SELECT ddb_put_item(repeat('T', 255), jsonb_build_object(repeat('k', 255), 'a', repeat('s', 100), 1), names => '{"#a": "b"}');
+SELECT ddb_update_item(repeat('T', 255), jsonb_build_object(repeat('k', 255), 'a', repeat('s', 100), 1), vals => '{":a": 1}');
+SELECT ddb_delete_item(repeat('T', 255), jsonb_build_object(repeat('k', 255), 'a', repeat('s', 100), 1), names => '{"#a": "b"}');
+SELECT ddb_get_item(repeat('T', 255), jsonb_build_object(repeat('k', 255), 'a', repeat('s', 100), 1), names => '{"#a": "b"}');
+SELECT ddb_scan_page(repeat('T', 255), vals => '{":a": 1}');
+SELECT ddb_scan_page(repeat('T', 255), names => '{"#a": "b"}');

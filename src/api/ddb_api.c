@@ -163,6 +163,23 @@ parse_cached(FunctionCallInfo fcinfo, const char *condition, const char *update,
 	return c;
 }
 
+/*
+ * DynamoDB's rule on placeholders without expressions: names need some
+ * expression, values one that takes values (value_exprs names those of the
+ * operation, "UpdateExpression and ConditionExpression").  Both front doors
+ * check it.
+ */
+void
+ddb_check_expression_use(bool has_expr, bool has_value_expr, const char *value_exprs,
+						 bool has_names, bool has_vals)
+{
+	if (has_names && !has_expr)
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_EAN_WITHOUT_EXPRESSIONS);
+	if (has_vals && !has_value_expr)
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_EAV_WITHOUT_EXPRESSIONS,
+				  psprintf("%s %s null", value_exprs, strchr(value_exprs, ' ') ? "are" : "is"));
+}
+
 /* The encoded key of a request's key document (exact) or item. */
 static void
 request_key(Relation rel, Jsonb *doc, bool exact, StringInfo key)
@@ -482,10 +499,9 @@ ddb_get_item(PG_FUNCTION_ARGS)
 
 	rel = ddb_table_open_arg(fcinfo, 0, ACL_SELECT);
 	require_doc(keydoc, "Key");
+	ddb_check_expression_use(projection != NULL, false, "", names != NULL, false);
 	if (projection != NULL)
 		proj = parse_cached(fcinfo, NULL, NULL, projection, names, NULL)->proj;
-	else if (names != NULL)
-		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_EAN_WITHOUT_EXPRESSIONS);
 	item = ddb_get_item_core(rel, keydoc, proj);
 	relation_close(rel, AccessShareLock);
 	if (item == NULL)
@@ -507,6 +523,8 @@ ddb_put_item(PG_FUNCTION_ARGS)
 	rel = ddb_table_open_arg(fcinfo, 0, ACL_INSERT);
 	ddb_check_write_privileges(rel, ACL_INSERT, condition != NULL || rv != DDB_RV_NONE);
 	require_doc(item, "Item");
+	ddb_check_expression_use(condition != NULL, condition != NULL, "ConditionExpression",
+							 !PG_ARGISNULL(3), !PG_ARGISNULL(4));
 	cond = parse_cached(fcinfo, condition, NULL, NULL, ARG_JSONB(3), ARG_JSONB(4))->cond;
 	ddb_put_item_core(rel, item, cond, &res);
 	return write_return(fcinfo, rel, &res, rv);
@@ -527,6 +545,9 @@ ddb_update_item(PG_FUNCTION_ARGS)
 	rel = ddb_table_open_arg(fcinfo, 0, ACL_UPDATE);
 	ddb_check_write_privileges(rel, ACL_UPDATE, true);
 	require_doc(keydoc, "Key");
+	ddb_check_expression_use(update || condition, update || condition,
+							 "UpdateExpression and ConditionExpression",
+							 !PG_ARGISNULL(4), !PG_ARGISNULL(5));
 	c = parse_cached(fcinfo, condition, update, NULL, ARG_JSONB(4), ARG_JSONB(5));
 	ddb_update_item_core(rel, keydoc, c->upd, c->cond, &res);
 	return write_return(fcinfo, rel, &res, rv);
@@ -546,6 +567,8 @@ ddb_delete_item(PG_FUNCTION_ARGS)
 	rel = ddb_table_open_arg(fcinfo, 0, ACL_DELETE);
 	ddb_check_write_privileges(rel, ACL_DELETE, condition != NULL || rv != DDB_RV_NONE);
 	require_doc(keydoc, "Key");
+	ddb_check_expression_use(condition != NULL, condition != NULL, "ConditionExpression",
+							 !PG_ARGISNULL(3), !PG_ARGISNULL(4));
 	cond = parse_cached(fcinfo, condition, NULL, NULL, ARG_JSONB(3), ARG_JSONB(4))->cond;
 	ddb_delete_item_core(rel, keydoc, cond, &res);
 	return write_return(fcinfo, rel, &res, rv);

@@ -92,6 +92,9 @@ PG_FUNCTION_INFO_V1(ddb_drop_gsi);
 PG_FUNCTION_INFO_V1(ddb_verify_gsi);
 PG_FUNCTION_INFO_V1(ddb_gsi_trigger);
 
+/* DynamoDB's limit on NonKeyAttributes summed over a table's indexes */
+#define DDB_MAX_PROJECTED_ATTRIBUTES	100
+
 /* DynamoDB's default quota of GSIs per table */
 #define DDB_MAX_GSI_PER_TABLE	20
 
@@ -124,6 +127,7 @@ typedef struct DdbGsi
 	DdbProjType proj;
 	int			nnonkey;
 	char	  **nonkey;			/* INCLUDE's attributes */
+	int64		violations;		/* items left out by the backfill */
 } DdbGsi;
 
 /* The cached index list of one table. */
@@ -204,7 +208,7 @@ gsi_load(Oid relid, MemoryContext cxt, DdbGsi **out)
 	PushActiveSnapshot(GetLatestSnapshot());
 	if (SPI_execute_with_args("SELECT index_name, index_table::oid, partition_key, "
 							  "partition_key_type::text, sort_key, sort_key_type::text, "
-							  "projection, non_key_attributes FROM " GSI_CATALOG
+							  "projection, non_key_attributes, indexing_violations FROM " GSI_CATALOG
 							  " WHERE base = $1 ORDER BY index_name",
 							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read %s", GSI_CATALOG);
@@ -234,6 +238,7 @@ gsi_load(Oid relid, MemoryContext cxt, DdbGsi **out)
 			proj = SPI_getvalue(tup, desc, 7);
 			g->proj = strcmp(proj, "KEYS_ONLY") == 0 ? DDB_PROJ_KEYS_ONLY :
 				strcmp(proj, "INCLUDE") == 0 ? DDB_PROJ_INCLUDE : DDB_PROJ_ALL;
+			g->violations = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
 			d = SPI_getbinval(tup, desc, 8, &isnull);
 			if (!isnull)
 			{
@@ -364,8 +369,19 @@ is_projected(DdbGsi *g, const char *name, int len)
 }
 
 /*
+ * While an index is backfilled, items whose index key has the wrong type
+ * or is empty are left out and counted (DynamoDB's indexing violations)
+ * instead of failing the creation: later writes of such values are
+ * refused, existing ones are not the creator's request.  The verifier
+ * reads them the same way: such an item has no entry.
+ */
+static bool gsi_lenient = false;
+static bool gsi_violation = false;
+
+/*
  * An index key attribute of an item: false when the item lacks it (no
- * entry), ValidationException when it has the wrong type or is empty.
+ * entry), ValidationException when it has the wrong type or is empty
+ * (while backfilling: false, and gsi_violation set).
  */
 static bool
 gsi_key_attr(DdbGsi *g, Jsonb *item, const char *name, DdbKeyType type)
@@ -398,6 +414,11 @@ gsi_key_attr(DdbGsi *g, Jsonb *item, const char *name, DdbKeyType type)
 					len = b64->val.string.len;
 				break;
 			}
+	}
+	if ((!ok || len == 0) && gsi_lenient)
+	{
+		gsi_violation = true;
+		return false;
 	}
 	if (!ok)
 	{
@@ -713,18 +734,23 @@ check_attr_name(const char *name, const char *what)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_VALIDATION),
 				 errmsg("ValidationException: %s must be between 1 and 255 characters long", what)));
-	if (strlen(name) >= NAMEDATALEN)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s \"%s\" is too long for a ddb index", what, name),
-				 errdetail("ddb stores key attributes as columns, whose names are at most %d bytes.",
-						   NAMEDATALEN - 1)));
 }
 
 static const char *
 key_sql_type(DdbKeyType t)
 {
 	return t == DDB_KEY_S ? "text" : t == DDB_KEY_N ? "numeric" : "bytea";
+}
+
+/* An attribute keyed with two types by the table and its indexes. */
+static void
+attribute_redefined(const char *name, DdbKeyType was, DdbKeyType now)
+{
+	ereport(ERROR,
+			(errcode(DDB_ERRCODE_VALIDATION),
+			 errmsg("ValidationException: One or more parameter values were invalid: Attributes cannot be redefined"),
+			 errdetail("Attribute %s is a key of type %s; the new index gives it type %s.",
+					   name, ddb_key_type_name(was), ddb_key_type_name(now))));
 }
 
 /* The schema ddb is installed in (where the trigger function lives). */
@@ -758,7 +784,7 @@ open_base_for_ddl(Oid relid)
 	if (rel == NULL || !ddb_is_ddb_relation(rel))
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
-				 errmsg("ResourceNotFoundException: requested resource not found"),
+				 errmsg("ResourceNotFoundException: " DDB_MSG_RESOURCE_NOT_FOUND),
 				 errdetail("Table with OID %u is not a ddb table.", relid)));
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
@@ -833,7 +859,7 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 {
 	DdbKeyType	pktype,
 				sktype = DDB_KEY_S;
-	DdbProjType ptype;
+	DdbProjType ptype = DDB_PROJ_ALL;
 	Relation	rel;
 	const DdbKeyInfo *ki;
 	const char *cols[DDB_MAX_KEY_COLUMNS];
@@ -851,7 +877,8 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 	DdbRange	range = {0};
 	HeapTuple	tuple;
 	int64		nitems = 0,
-				nentries = 0;
+				nentries = 0,
+				nviolations = 0;
 	MemoryContext item_cxt,
 				old;
 	Oid			save_userid;
@@ -864,24 +891,23 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 		proj = "ALL";
 
 	/* DynamoDB's index names: 3-255 of [a-zA-Z0-9_.-] */
-	if (index_name == NULL || strlen(index_name) < 3 || strlen(index_name) > 255)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: index name must be between 3 and 255 characters long")));
-	for (const char *p = index_name; *p; p++)
-		if (!(isalnum((unsigned char) *p) || *p == '_' || *p == '-' || *p == '.'))
-			ereport(ERROR,
-					(errcode(DDB_ERRCODE_VALIDATION),
-					 errmsg("ValidationException: index name \"%s\" may contain only a-z, A-Z, 0-9, '_', '-' and '.'",
-							index_name)));
+	{
+		DdbValErrors e;
+
+		ddb_valerr_init(&e);
+		if (index_name == NULL)
+			ddb_valerr_add(&e, NULL, "indexName", "Member must not be null");
+		else
+			ddb_valerr_name(&e, index_name, "indexName");
+		ddb_valerr_raise(&e);
+	}
 	check_attr_name(pk, "partition key name");
 	if (sk)
 	{
 		check_attr_name(sk, "sort key name");
 		if (strcmp(pk, sk) == 0)
-			ereport(ERROR,
-					(errcode(DDB_ERRCODE_VALIDATION),
-					 errmsg("ValidationException: the partition key and the sort key of an index must have different names")));
+			ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+					  "Both the Hash Key and the Range Key element in the KeySchema have the same name");
 	}
 	if (strcmp(proj, "ALL") == 0)
 		ptype = DDB_PROJ_ALL;
@@ -890,10 +916,14 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 	else if (strcmp(proj, "INCLUDE") == 0)
 		ptype = DDB_PROJ_INCLUDE;
 	else
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: projection type \"%s\" is not valid", proj),
-				 errhint("Use ALL, KEYS_ONLY or INCLUDE.")));
+	{
+		DdbValErrors e;
+
+		ddb_valerr_init(&e);
+		ddb_valerr_add(&e, proj, "projection.projectionType",
+					   "Member must satisfy enum value set: [ALL, INCLUDE, KEYS_ONLY]");
+		ddb_valerr_raise(&e);
+	}
 	if (ptype == DDB_PROJ_INCLUDE)
 	{
 		if (nonkey_arr == NULL || ArrayGetNItems(ARR_NDIM(nonkey_arr), ARR_DIMS(nonkey_arr)) < 1)
@@ -908,6 +938,26 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 			ereport(ERROR,
 					(errcode(DDB_ERRCODE_VALIDATION),
 					 errmsg("ValidationException: NonKeyAttributes must not contain nulls")));
+		{
+			Datum	   *elems;
+			bool	   *nulls;
+			int			n;
+
+			deconstruct_array(nonkey_arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+			for (int i = 0; i < n; i++)
+			{
+				char	   *a = TextDatumGetCString(elems[i]);
+
+				if (strlen(a) < 1 || strlen(a) > 255)
+					ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+							  "1 validation error detected: Value '%s' at 'projection.nonKeyAttributes' failed to satisfy constraint: Member must have length %s",
+							  a, strlen(a) < 1 ? "greater than or equal to 1" : "less than or equal to 255");
+				for (int j = 0; j < i; j++)
+					if (strcmp(a, TextDatumGetCString(elems[j])) == 0)
+						ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+								  "One or more parameter values were invalid: Duplicate attributes in NonKeyAttributes: %s", a);
+			}
+		}
 	}
 	else if (nonkey_arr != NULL)
 		ereport(ERROR,
@@ -929,6 +979,34 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 					  DDB_MAX_GSI_PER_TABLE);
 	}
 
+	/* an attribute keys every index (and the table) with one type */
+	{
+		DdbGsi	   *list;
+		int			n = gsi_list(rel, &list);
+		int			projected = nonkey_arr ? ArrayGetNItems(ARR_NDIM(nonkey_arr), ARR_DIMS(nonkey_arr)) : 0;
+
+		for (int i = 0; i < n; i++)
+		{
+			for (int j = 0; j < 2; j++)
+			{
+				const char *name = j == 0 ? list[i].pk : list[i].sk;
+				DdbKeyType	type = j == 0 ? list[i].pktype : list[i].sktype;
+
+				if (name == NULL)
+					continue;
+				if (strcmp(name, pk) == 0 && type != pktype)
+					attribute_redefined(name, type, pktype);
+				if (sk && strcmp(name, sk) == 0 && type != sktype)
+					attribute_redefined(name, type, sktype);
+			}
+			projected += list[i].nnonkey;
+		}
+		if (projected > DDB_MAX_PROJECTED_ATTRIBUTES)
+			ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
+					  "One or more parameter values were invalid: Number of projected attributes in all indexes exceeds limit of %d, number of projected attributes: %d",
+					  DDB_MAX_PROJECTED_ATTRIBUTES, projected);
+	}
+
 	/* the index table's key columns: index keys, then the other table keys */
 	cols[ncols] = pk;
 	coltypes[ncols++] = pktype;
@@ -947,11 +1025,7 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 			{
 				dup = true;
 				if (coltypes[c] != ki->keytype[k])
-					ereport(ERROR,
-							(errcode(DDB_ERRCODE_VALIDATION),
-							 errmsg("ValidationException: One or more parameter values were invalid: Some AttributeDefinitions are not valid: attribute %s is %s in the table and %s in the index",
-									name, ddb_key_type_name(ki->keytype[k]),
-									ddb_key_type_name(coltypes[c]))));
+					attribute_redefined(name, ki->keytype[k], coltypes[c]);
 			}
 		if (!dup)
 		{
@@ -977,7 +1051,7 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE TABLE %s.%s (", GSI_SCHEMA, quote_identifier(tblname));
 	for (int c = 0; c < ncols; c++)
-		appendStringInfo(&sql, "%s %s NOT NULL, ", quote_identifier(cols[c]),
+		appendStringInfo(&sql, "%s %s NOT NULL, ", quote_identifier(ddb_pg_name(cols[c])),
 						 key_sql_type(coltypes[c]));
 	appendStringInfo(&sql, "%s jsonb NOT NULL) USING ddb", quote_identifier(itemcol));
 
@@ -991,6 +1065,27 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 	idxoid = get_relname_relid(tblname, get_namespace_oid(GSI_SCHEMA, false));
 	if (!OidIsValid(idxoid))
 		elog(ERROR, "index table \"%s\" was not created", tblname);
+	{
+		/* key attribute names longer than a column name: kept in the catalog */
+		bool		longnames = false;
+		Datum		elems[DDB_MAX_KEY_COLUMNS];
+
+		for (int c = 0; c < ncols; c++)
+		{
+			longnames |= strlen(cols[c]) >= NAMEDATALEN;
+			elems[c] = CStringGetTextDatum(cols[c]);
+		}
+		if (longnames)
+		{
+			Oid			argtypes[2] = {OIDOID, TEXTARRAYOID};
+			Datum		args[2] = {ObjectIdGetDatum(idxoid),
+				PointerGetDatum(construct_array(elems, ncols, TEXTOID, -1, false, TYPALIGN_INT))};
+
+			if (SPI_execute_with_args("INSERT INTO ddb_internal.tables (relid, key_names) VALUES ($1, $2)",
+									  2, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)
+				elog(ERROR, "could not insert into ddb_internal.tables");
+		}
+	}
 	{
 		Oid			argtypes[9] = {OIDOID, TEXTOID, OIDOID, TEXTOID, CHAROID, TEXTOID,
 		CHAROID, TEXTOID, TEXTARRAYOID};
@@ -1052,10 +1147,24 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 	{
 		GsiEntry	e;
 		ItemPointerData tid;
+		bool		has_entry;
 
 		CHECK_FOR_INTERRUPTS();
 		old = MemoryContextSwitchTo(item_cxt);
-		if (gsi_entry(g, idx, ddb_tuple_to_item(rel, tuple), &e))
+		gsi_lenient = true;
+		gsi_violation = false;
+		PG_TRY();
+		{
+			has_entry = gsi_entry(g, idx, ddb_tuple_to_item(rel, tuple), &e);
+		}
+		PG_FINALLY();
+		{
+			gsi_lenient = false;
+		}
+		PG_END_TRY();
+		if (gsi_violation)
+			nviolations++;
+		else if (has_entry)
 		{
 			ddb_insert_version(idx, e.key.data, e.key.len, gsi_stored_tuple(idx, &e),
 							   GetCurrentCommandId(true), DDB_UNIQUE_ERROR, &tid);
@@ -1070,6 +1179,28 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 	}
 	ddb_range_end(scan);
 	UnregisterSnapshot(snap);
+	if (nviolations > 0)
+	{
+		Oid			argtypes[3] = {OIDOID, TEXTOID, INT8OID};
+		Datum		args[3] = {ObjectIdGetDatum(relid), CStringGetTextDatum(index_name),
+		Int64GetDatum(nviolations)};
+
+		GetUserIdAndSecContext(&save_userid, &save_sec);
+		SetUserIdAndSecContext(gsi_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if (SPI_execute_with_args("UPDATE " GSI_CATALOG " SET indexing_violations = $3 "
+								  "WHERE base = $1::regclass AND index_name = $2",
+								  3, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not update %s", GSI_CATALOG);
+		SPI_finish();
+		SetUserIdAndSecContext(save_userid, save_sec);
+		CacheInvalidateRelcache(rel);
+		ereport(NOTICE,
+				(errmsg("index %s left out " INT64_FORMAT " items whose index key has the wrong type or is empty",
+						index_name, nviolations),
+				 errhint("DescribeTable reports them as IndexingViolations; writes of such values are refused from now on.")));
+	}
 	relation_close(idx, NoLock);
 	relation_close(rel, NoLock);
 }
@@ -1121,8 +1252,8 @@ ddb_drop_gsi_core(Oid relid, const char *index_name)
 	if (g == NULL)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
-				 errmsg("ResourceNotFoundException: the table \"%s\" does not have the specified index: %s",
-						RelationGetRelationName(rel), index_name)));
+				 errmsg("ResourceNotFoundException: " DDB_MSG_RESOURCE_NOT_FOUND),
+				 errdetail("Table \"%s\" has no index %s.", RelationGetRelationName(rel), index_name)));
 	idxoid = g->indexrelid;
 	idxname = get_rel_name(idxoid);
 
@@ -1346,8 +1477,9 @@ ddb_gsi_describe(Relation rel, StringInfo buf)
 		/* ItemCount is approximate, as DynamoDB's: the planner's estimate */
 		appendStringInfo(buf, "},\"IndexStatus\":\"ACTIVE\",\"ProvisionedThroughput\":"
 						 "{\"NumberOfDecreasesToday\":0,\"ReadCapacityUnits\":0,\"WriteCapacityUnits\":0}"
-						 ",\"ItemCount\":%.0f,\"IndexSizeBytes\":" INT64_FORMAT ",\"IndexArn\":",
-						 count < 0 ? 0 : count, size);
+						 ",\"ItemCount\":%.0f,\"IndexSizeBytes\":" INT64_FORMAT
+						 ",\"IndexingViolations\":" INT64_FORMAT ",\"IndexArn\":",
+						 count < 0 ? 0 : count, size, g->violations);
 		ddb_json_cstring(buf, psprintf("%s/index/%s", arn, g->name));
 		appendStringInfoChar(buf, '}');
 	}
@@ -1383,12 +1515,23 @@ verify_one(Relation rel, DdbGsi *g, Snapshot snap, StringInfo out, bool first)
 	{
 		GsiEntry	e;
 		Jsonb	   *item;
+		bool		has_entry;
 
 		CHECK_FOR_INTERRUPTS();
 		old = MemoryContextSwitchTo(cxt);
 		nitems++;
 		item = ddb_tuple_to_item(rel, tuple);
-		if (gsi_entry(g, idx, item, &e))
+		gsi_lenient = true;
+		PG_TRY();
+		{
+			has_entry = gsi_entry(g, idx, item, &e);
+		}
+		PG_FINALLY();
+		{
+			gsi_lenient = false;
+		}
+		PG_END_TRY();
+		if (has_entry)
 		{
 			HeapTuple	found = ddb_lookup(idx, snap, e.key.data, e.key.len);
 			Jsonb	   *want,
@@ -1457,8 +1600,8 @@ ddb_verify_gsi(PG_FUNCTION_ARGS)
 	if (index_name && done == 0)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
-				 errmsg("ResourceNotFoundException: the table \"%s\" does not have the specified index: %s",
-						RelationGetRelationName(rel), index_name)));
+				 errmsg("ResourceNotFoundException: " DDB_MSG_RESOURCE_NOT_FOUND),
+				 errdetail("Table \"%s\" has no index %s.", RelationGetRelationName(rel), index_name)));
 	appendStringInfoString(&out, "]}");
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(out.data)));

@@ -228,9 +228,7 @@ jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v, const char *name)
 				declen = pg_b64_decode(b64->val.string.val, b64->val.string.len,
 									   VARDATA(result), pg_b64_dec_len(b64->val.string.len));
 				if (declen < 0)
-					ereport(ERROR,
-							(errcode(DDB_ERRCODE_VALIDATION),
-							 errmsg("ValidationException: invalid base64 in key attribute \"%s\"", name)));
+					key_schema_error(rel, "Key attribute \"%s\" of table \"%s\" is not valid base64.", name);
 				SET_VARSIZE(result, VARHDRSZ + declen);
 				return PointerGetDatum(result);
 			}

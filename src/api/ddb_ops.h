@@ -118,6 +118,8 @@ extern void ddb_delete_item_core(Relation rel, Jsonb *key, DdbCondition *cond,
 								 DdbWriteResult *res);
 extern Jsonb *ddb_write_result(DdbWriteResult *res, DdbReturnValues rv);
 extern void ddb_check_write_privileges(Relation rel, int op, bool reads);
+extern void ddb_check_expression_use(bool has_expr, bool has_value_expr,
+									 const char *value_exprs, bool has_names, bool has_vals);
 
 extern DdbReturnValues ddb_parse_return_values(const char *s, bool update);
 extern DdbKeyType ddb_parse_key_type(const char *t, const char *member);
@@ -184,6 +186,7 @@ typedef struct DdbValErrors
 extern void ddb_valerr_init(DdbValErrors *e);
 extern void ddb_valerr_add(DdbValErrors *e, const char *value, const char *member,
 						   const char *constraint);
+extern void ddb_valerr_name(DdbValErrors *e, const char *value, const char *member);
 extern void ddb_valerr_raise(DdbValErrors *e);
 
 /* gsi (ddb_gsi.c) */

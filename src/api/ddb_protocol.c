@@ -137,6 +137,19 @@ ddb_valerr_add(DdbValErrors *e, const char *value, const char *member,
 	e->n++;
 }
 
+/* A table or index name: DynamoDB's pattern and 3..255 characters. */
+void
+ddb_valerr_name(DdbValErrors *e, const char *value, const char *member)
+{
+	if (!ddb_valid_name_chars(value) || value[0] == '\0')
+		ddb_valerr_add(e, value, member,
+					   "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
+	if (strlen(value) < 3)
+		ddb_valerr_add(e, value, member, "Member must have length greater than or equal to 3");
+	if (strlen(value) > 255)
+		ddb_valerr_add(e, value, member, "Member must have length less than or equal to 255");
+}
+
 void
 ddb_valerr_raise(DdbValErrors *e)
 {
@@ -258,12 +271,7 @@ check_table_name(DdbValErrors *e, DdbJson *req, const char *name)
 		ddb_valerr_add(e, NULL, m, "Member must not be null");
 		return NULL;
 	}
-	if (!ddb_valid_name_chars(t) || t[0] == '\0')
-		ddb_valerr_add(e, t, m, "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
-	if (strlen(t) < 3)
-		ddb_valerr_add(e, t, m, "Member must have length greater than or equal to 3");
-	if (strlen(t) > 255)
-		ddb_valerr_add(e, t, m, "Member must have length less than or equal to 255");
+	ddb_valerr_name(e, t, m);
 	return t;
 }
 
@@ -339,9 +347,12 @@ check_throughput(DdbValErrors *e, DdbJson *pt, const char *path, int64 *rcu, int
 	*wcu = (int64) w;
 }
 
+static void create_index(Relation rel, DdbJson *defs, DdbJson *c);
+
 static char *
 op_create_table(DdbJson *req, int *len)
 {
+	DdbJson    *gsis;
 	DdbValErrors e;
 	DdbCreateTable ct;
 	DdbJson    *defs = member_list(req, "AttributeDefinitions");
@@ -480,13 +491,43 @@ op_create_table(DdbJson *req, int *len)
 		validation_error("Both the Hash Key and the Range Key element in the KeySchema have the same name");
 	if (member(req, "GlobalSecondaryIndexes") == NULL && ct.nkeys != ndefs)
 		validation_error("One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions");
-	if (member(req, "GlobalSecondaryIndexes") != NULL || member(req, "LocalSecondaryIndexes") != NULL)
-		validation_error("One or more parameter values were invalid: secondary indexes in CreateTable are not supported yet; create the table, then add each index with UpdateTable");
+	if (member(req, "LocalSecondaryIndexes") != NULL)
+		validation_error("One or more parameter values were invalid: ddb does not support LocalSecondaryIndexes yet");
+	gsis = member_list(req, "GlobalSecondaryIndexes");
+	if (gsis != NULL)
+	{
+		if (gsis->n == 0)
+			validation_error("One or more parameter values were invalid: List of GlobalSecondaryIndexes is empty");
+		if (gsis->n > 20)
+			validation_error("One or more parameter values were invalid: GlobalSecondaryIndex count exceeds the per-table limit of 20");
+		for (int i = 0; i < gsis->n; i++)
+		{
+			const char *iname;
+
+			ddb_json_check_struct(gsis->elems[i], "GlobalSecondaryIndex");
+			iname = member_string(gsis->elems[i], "IndexName");
+			if (iname == NULL)
+				validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+								 psprintf(DDB_MSG_CONSTRAINT, "null",
+										  psprintf("globalSecondaryIndexes.%d.member.indexName", i + 1),
+										  "Member must not be null"));
+			for (int j = 0; j < i; j++)
+				if (strcmp(iname, member_string(gsis->elems[j], "IndexName")) == 0)
+					validation_error("One or more parameter values were invalid: Duplicate index name: %s", iname);
+			if (billing && strcmp(billing, "PAY_PER_REQUEST") == 0 &&
+				member(gsis->elems[i], "ProvisionedThroughput") != NULL)
+				validation_error("One or more parameter values were invalid: ProvisionedThroughput should not be specified for index: %s when BillingMode is PAY_PER_REQUEST",
+								 iname);
+		}
+	}
 
 	ddb_check_create_table(&ct);
 	relid = ddb_create_table_core(&ct);
 
 	rel = ddb_open_table(relid, ACL_SELECT);
+	/* the indexes, each as UpdateTable would create it (the table is empty) */
+	for (int i = 0; gsis && i < gsis->n; i++)
+		create_index(rel, defs, gsis->elems[i]);
 	resp_begin(&r);
 	resp_key(&r, "TableDescription");
 	ddb_describe_table_json(rel, "ACTIVE", &r.buf);
@@ -556,17 +597,7 @@ op_list_tables(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	if (start != NULL)
-	{
-		if (!ddb_valid_name_chars(start) || start[0] == '\0')
-			ddb_valerr_add(&e, start, "exclusiveStartTableName",
-						   "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
-		if (strlen(start) < 3)
-			ddb_valerr_add(&e, start, "exclusiveStartTableName",
-						   "Member must have length greater than or equal to 3");
-		if (strlen(start) > 255)
-			ddb_valerr_add(&e, start, "exclusiveStartTableName",
-						   "Member must have length less than or equal to 255");
-	}
+		ddb_valerr_name(&e, start, "exclusiveStartTableName");
 	if (has_limit && limit < 1)
 		ddb_valerr_add(&e, psprintf("%.0f", limit), "limit",
 					   "Member must have value greater than or equal to 1");
@@ -661,8 +692,19 @@ create_index(Relation rel, DdbJson *defs, DdbJson *c)
 							 i == 0 ? "first" : "second", i == 0 ? "HASH" : "RANGE");
 		types[i] = defined_type(defs, keys[i]);
 		if (types[i] == NULL)
-			validation_error("One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s%s%s], AttributeDefinitions: [...]",
-							 keys[0], keys[1] ? ", " : "", keys[1] ? keys[1] : "");
+		{
+			StringInfoData dn;
+
+			initStringInfo(&dn);
+			for (int d = 0; defs && d < defs->n; d++)
+			{
+				const char *n = member_string(defs->elems[d], "AttributeName");
+
+				appendStringInfo(&dn, "%s%s", d ? ", " : "", n ? n : "null");
+			}
+			validation_error("One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s%s%s], AttributeDefinitions: [%s]",
+							 keys[0], keys[1] ? ", " : "", keys[1] ? keys[1] : "", dn.data);
+		}
 	}
 	if (keys[1] && strcmp(keys[0], keys[1]) == 0)
 		validation_error("Both the Hash Key and the Range Key element in the KeySchema have the same name");
@@ -741,11 +783,13 @@ op_update_table(DdbJson *req, int *len)
 		args[3] = Int64GetDatum(strcmp(mode, "PROVISIONED") == 0 ? wcu : 0);
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
-		ddb_catalog_exec("INSERT INTO ddb_internal.tables AS t (relid, billing_mode, read_capacity, write_capacity) "
-						 "VALUES ($1, $2, $3, $4) ON CONFLICT (relid) DO UPDATE SET "
+		ddb_catalog_exec("WITH u AS (UPDATE ddb_internal.tables t SET "
 						 "billing_changed = CASE WHEN $2 = 'PAY_PER_REQUEST' AND t.billing_mode <> $2 "
 						 "THEN now() ELSE t.billing_changed END, "
-						 "billing_mode = $2, read_capacity = $3, write_capacity = $4",
+						 "billing_mode = $2, read_capacity = $3, write_capacity = $4, auto = false "
+						 "WHERE relid = $1 RETURNING 1) "
+						 "INSERT INTO ddb_internal.tables (relid, billing_mode, read_capacity, write_capacity) "
+						 "SELECT $1, $2, $3, $4 WHERE NOT EXISTS (SELECT FROM u)",
 						 4, argtypes, args, NULL, SPI_OK_INSERT);
 		SPI_finish();
 		CacheInvalidateRelcache(rel);
@@ -910,8 +954,10 @@ op_tag_resource(DdbJson *req, int *len)
 		pushJsonbValue(&ps, WJB_KEY, &jk);
 		pushJsonbValue(&ps, WJB_VALUE, &jv);
 	}
-	change_tags(rel, "INSERT INTO ddb_internal.tables AS t (relid, tags) VALUES ($1, $2) "
-				"ON CONFLICT (relid) DO UPDATE SET tags = t.tags || $2",
+	change_tags(rel, "WITH u AS (UPDATE ddb_internal.tables SET tags = tags || $2, auto = false "
+				"WHERE relid = $1 RETURNING 1) "
+				"INSERT INTO ddb_internal.tables (relid, tags) SELECT $1, $2 "
+				"WHERE NOT EXISTS (SELECT FROM u)",
 				JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL))),
 				JSONBOID);
 	if (ddb_table_tag_count(RelationGetRelid(rel)) > 50)
@@ -941,8 +987,10 @@ op_untag_resource(DdbJson *req, int *len)
 		ddb_json_check_string(keys->elems[i]);
 		elems[i] = CStringGetTextDatum(keys->elems[i]->str);
 	}
-	change_tags(rel, "INSERT INTO ddb_internal.tables AS t (relid) VALUES ($1) "
-				"ON CONFLICT (relid) DO UPDATE SET tags = t.tags - $2",
+	change_tags(rel, "WITH u AS (UPDATE ddb_internal.tables SET tags = tags - $2, auto = false "
+				"WHERE relid = $1 RETURNING 1) "
+				"INSERT INTO ddb_internal.tables (relid) SELECT $1 "
+				"WHERE NOT EXISTS (SELECT FROM u) AND $2 IS NOT NULL",
 				PointerGetDatum(construct_array(elems, keys->n, TEXTOID, -1, false, TYPALIGN_INT)),
 				TEXTARRAYOID);
 	relation_close(rel, AccessShareLock);
@@ -987,6 +1035,10 @@ request_names(DdbJson *req)
 
 		if (j->elems[i]->type == DDB_JSON_NULL)
 			continue;
+		/* attribute names are C strings in the expression parser */
+		if (ddb_has_nul(j->elems[i]->str, j->elems[i]->len))
+			validation_error("ExpressionAttributeNames contains invalid value: ddb does not support U+0000 in attribute names for key %s",
+							 j->keys[i]);
 		k.type = jbvString;
 		k.val.string.val = j->keys[i];
 		k.val.string.len = j->keylens[i];
@@ -1080,8 +1132,6 @@ request_expressions(DdbJson *req, ReqExpr *x, const char *const *expr,
 		validation_error(DDB_MSG_MIXED_PARAMETERS, used_legacy.data, used_expr.data);
 
 	x->names = request_names(req);
-	if (x->names != NULL && !any_expr)
-		validation_error(DDB_MSG_EAN_WITHOUT_EXPRESSIONS);
 	{
 		DdbJson    *vals = member_attribute_map(req, "ExpressionAttributeValues");
 		bool		any_val_expr = false;
@@ -1089,9 +1139,8 @@ request_expressions(DdbJson *req, ReqExpr *x, const char *const *expr,
 		for (int i = 0; expr[i]; i++)
 			if (strcmp(expr[i], "ProjectionExpression") != 0 && member(req, expr[i]) != NULL)
 				any_val_expr = true;
-		if (vals != NULL && !any_val_expr)
-			validation_error(DDB_MSG_EAV_WITHOUT_EXPRESSIONS,
-							 psprintf("%s %s null", val_exprs.data, nval_exprs > 1 ? "are" : "is"));
+		ddb_check_expression_use(any_expr, any_val_expr, val_exprs.data,
+								 x->names != NULL, vals != NULL);
 		if (vals != NULL)
 			x->vals = ddb_typed_item_jsonb(vals);
 	}
@@ -1498,17 +1547,7 @@ read_op(DdbJson *req, int *len, bool is_query)
 	a.table_name = check_table_name(&e, req, "TableName");
 	index_name = member_string(req, "IndexName");
 	if (index_name != NULL)
-	{
-		if (!ddb_valid_name_chars(index_name) || index_name[0] == '\0')
-			ddb_valerr_add(&e, index_name, "indexName",
-						   "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
-		if (strlen(index_name) < 3)
-			ddb_valerr_add(&e, index_name, "indexName",
-						   "Member must have length greater than or equal to 3");
-		if (strlen(index_name) > 255)
-			ddb_valerr_add(&e, index_name, "indexName",
-						   "Member must have length less than or equal to 255");
-	}
+		ddb_valerr_name(&e, index_name, "indexName");
 	select = check_enum(&e, member_string(req, "Select"), "Select", select_set,
 						"SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES");
 	if ((a.has_limit = member_number(req, "Limit", "Integer", &d)))
@@ -1689,6 +1728,21 @@ ddb_api_execute(const char *operation, const char *body, int bodylen, int *respl
  * strings hold U+0000, which jsonb cannot.
  * ------------------------------------------------------------------------
  */
+/* Does JSON text hold the escape \u0000 (not an escaped backslash + u0000)? */
+static bool
+has_nul_escape(const char *s, int len)
+{
+	for (int i = 0; i < len; i++)
+	{
+		if (s[i] != '\\')
+			continue;
+		if (i + 5 < len && memcmp(s + i + 1, "u0000", 5) == 0)
+			return true;
+		i++;				/* skip the escaped character */
+	}
+	return false;
+}
+
 Datum
 ddb_api(PG_FUNCTION_ARGS)
 {
@@ -1702,7 +1756,7 @@ ddb_api(PG_FUNCTION_ARGS)
 	operation = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	body = JsonbToCString(NULL, &PG_GETARG_JSONB_P(1)->root, VARSIZE(PG_GETARG_JSONB_P(1)));
 	resp = ddb_api_execute(operation, body, strlen(body), &len);
-	if (strstr(resp, "\\u0000") != NULL)
+	if (has_nul_escape(resp, len))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNTRANSLATABLE_CHARACTER),
 				 errmsg("the response holds a string with U+0000, which jsonb cannot represent"),

@@ -189,6 +189,10 @@ scan_args(FunctionCallInfo fcinfo, DdbReadRequest *a)
 static void
 check_parameters(DdbReadRequest *a)
 {
+	/* a Scan's placeholders need its expressions (a Query always has one) */
+	if (a->key_condition == NULL)
+		ddb_check_expression_use(a->filter || a->projection, a->filter != NULL,
+								 "FilterExpression", a->names != NULL, a->vals != NULL);
 	if (a->has_limit && a->limit < 1)
 		validation_error("ValidationException: 1 validation error detected: Value '%d' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
 						 a->limit);

@@ -27,6 +27,9 @@
  *
  * DDL (CREATE TABLE, DROP TABLE, catalog rows) runs through SPI, as the
  * catalog's owner where the catalog changes; the item operations never do.
+ * A catalog row is changed by updating it, inserted only when missing:
+ * a restore's COPY replaces rows the event trigger made ("auto" rows, see
+ * ddb--0.1--0.2.sql), which must never happen to a row ddb changed.
  *
  *-------------------------------------------------------------------------
  */
@@ -508,11 +511,12 @@ ddb_create_table_core(const DdbCreateTable *ct)
 		args[3] = CStringGetTextDatum(ct->billing_mode);
 		args[4] = Int64GetDatum(ct->read_capacity);
 		args[5] = Int64GetDatum(ct->write_capacity);
-		ddb_catalog_exec("INSERT INTO " TABLES_CATALOG " AS t (relid, table_name, key_names, "
-						 "billing_mode, read_capacity, write_capacity) "
-						 "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (relid) DO UPDATE SET "
-						 "table_name = $2, key_names = $3, billing_mode = $4, "
-						 "read_capacity = $5, write_capacity = $6",
+		ddb_catalog_exec("WITH u AS (UPDATE " TABLES_CATALOG " SET table_name = $2, key_names = $3, "
+						 "billing_mode = $4, read_capacity = $5, write_capacity = $6, auto = false "
+						 "WHERE relid = $1 RETURNING 1) "
+						 "INSERT INTO " TABLES_CATALOG " (relid, table_name, key_names, billing_mode, "
+						 "read_capacity, write_capacity) SELECT $1, $2, $3, $4, $5, $6 "
+						 "WHERE NOT EXISTS (SELECT FROM u)",
 						 6, argtypes, args, nulls, SPI_OK_INSERT);
 	}
 	SPI_finish();
