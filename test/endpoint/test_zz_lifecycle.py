@@ -116,6 +116,9 @@ def test_clean_stop_with_open_connections():
     half.close()
 
 
+SCRATCH_PORT = int(os.environ["DDB_PGPORT"])
+
+
 def scratch_cluster(conf, start=True):
     """A second, throwaway cluster with the given settings; returns its data
     directory, the pg_ctl start result and its log's text."""
@@ -127,7 +130,9 @@ def scratch_cluster(conf, start=True):
     subprocess.run(as_runas([f"{PGBIN}/initdb", "-D", data, "-A", "trust", "-U", RUNAS, "--no-sync"]),
                    check=True, capture_output=True)
     with open(os.path.join(data, "postgresql.conf"), "a") as f:
-        f.write(f"listen_addresses = ''\nunix_socket_directories = '{d}'\n"
+        # the port only names the socket in this private directory; set
+        # it, or a PGPORT in the environment would
+        f.write(f"listen_addresses = ''\nunix_socket_directories = '{d}'\nport = {SCRATCH_PORT}\n"
                 "shared_preload_libraries = 'ddb'\nfsync = off\n" + conf)
     log = os.path.join(d, "server.log")
     r = pg_ctl("-l", log, "-w", "-t", "30", "start", data=data, check=False)
@@ -179,7 +184,7 @@ def test_auth_none_runs_as_the_role():
     try:
         assert r.returncode == 0, log
         env_sock = d
-        setup = subprocess.run([f"{PGBIN}/psql", "-X", "-q", "-h", env_sock, "-p", "5432", "-U", RUNAS,
+        setup = subprocess.run([f"{PGBIN}/psql", "-X", "-q", "-h", env_sock, "-p", str(SCRATCH_PORT), "-U", RUNAS,
                                 "-d", "postgres", "-v", "ON_ERROR_STOP=1",
                                 "-c", "CREATE EXTENSION ddb", "-c", "CREATE ROLE ddb_local",
                                 "-c", "GRANT CREATE ON SCHEMA public TO ddb_local"],
@@ -197,7 +202,7 @@ def test_auth_none_runs_as_the_role():
         c.create_table(TableName="made_by_none", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
                        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
                        BillingMode="PAY_PER_REQUEST")
-        owner = subprocess.run([f"{PGBIN}/psql", "-X", "-tA", "-h", env_sock, "-p", "5432", "-U", RUNAS,
+        owner = subprocess.run([f"{PGBIN}/psql", "-X", "-tA", "-h", env_sock, "-p", str(SCRATCH_PORT), "-U", RUNAS,
                                 "-d", "postgres", "-c",
                                 "SELECT tableowner FROM pg_tables WHERE tablename = 'made_by_none'"],
                                capture_output=True, text=True).stdout.strip()
