@@ -22,8 +22,18 @@ OBJS = \
 	src/api/ddb_api.o \
 	src/api/ddb_query.o \
 	src/api/ddb_gsi.o \
+	src/api/ddb_json.o \
+	src/api/ddb_table.o \
+	src/api/ddb_protocol.o \
+	src/api/ddb_legacy.o \
 	src/planner/ddb_planner.o \
-	src/planner/ddb_customscan.o
+	src/planner/ddb_customscan.o \
+	src/http/ddb_http.o \
+	src/http/ddb_http_sigv4.o \
+	src/http/ddb_http_keys.o
+
+# The HTTP endpoint uses libmicrohttpd (Debian: libmicrohttpd-dev).
+SHLIB_LINK += -lmicrohttpd
 
 EXTENSION = ddb
 DATA = ddb--0.1.sql ddb--0.1--0.2.sql
@@ -32,12 +42,12 @@ PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 # pg_regress: sql/NAME.sql against expected/NAME.out
 REGRESS = extension shape keys tree modify items items_security types expr_condition expr_update \
 	expr_projection expr_key_condition expr_errors model_messages query scan query_cost keyscan gsi \
-	big_items
+	big_items api_tables api_items api_query api_legacy names api_indexes http_keys
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
 ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew item-api \
-	gsi-concurrent keyscan-epq hot-key-versions hot-key-long-run
+	gsi-concurrent keyscan-epq hot-key-versions hot-key-long-run api-protocol
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
 # TAP tests: test/t/*.pl

@@ -8,3 +8,275 @@
 -- is here, and a fresh install and an upgraded one are the same.
 -- Since 0.1 the sources live in layer folders: src/engine, src/model,
 -- src/api, src/planner (the 0.1 script's comments name the old paths).
+
+-- ===========================================================================
+-- DynamoDB names, the table catalog, and the protocol (src/api/ddb_table.c,
+-- ddb_api.c, ddb_protocol.c)
+-- ===========================================================================
+
+-- One row per ddb table: its DynamoDB names when they do not fit a
+-- PostgreSQL identifier (the relation and columns then have hash-suffixed
+-- names), TableId, CreationDateTime, billing settings and tags.  Tables
+-- created by hand get their row from the event trigger below.
+CREATE TABLE ddb_internal.tables (
+    relid regclass PRIMARY KEY,
+    table_name text,              -- DynamoDB's name when it is not the relation's
+    key_names text[],             -- DynamoDB's key names when they are not the columns'
+    table_id uuid NOT NULL DEFAULT pg_catalog.gen_random_uuid(),
+    created timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    billing_mode text NOT NULL DEFAULT 'PAY_PER_REQUEST'
+        CHECK (billing_mode IN ('PAY_PER_REQUEST', 'PROVISIONED')),
+    read_capacity bigint NOT NULL DEFAULT 0,
+    write_capacity bigint NOT NULL DEFAULT 0,
+    billing_changed timestamptz,
+    tags jsonb NOT NULL DEFAULT '{}',
+    auto boolean NOT NULL DEFAULT false  -- made by the event trigger, unchanged since
+);
+GRANT SELECT ON ddb_internal.tables TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('ddb_internal.tables', '');
+
+-- ddb tables that exist already (an upgrade from 0.1)
+INSERT INTO ddb_internal.tables (relid, auto)
+SELECT c.oid, true
+FROM pg_catalog.pg_class c JOIN pg_catalog.pg_am a ON a.oid = c.relam
+     JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE a.amname = 'ddb' AND c.relkind = 'r' AND n.nspname <> 'ddb_internal';
+
+CREATE FUNCTION ddb_register_tables()
+RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+  INSERT INTO ddb_internal.tables (relid, auto)
+  SELECT c.oid, true
+  FROM pg_catalog.pg_event_trigger_ddl_commands() d
+       JOIN pg_catalog.pg_class c ON c.oid = d.objid
+       JOIN pg_catalog.pg_am a ON a.oid = c.relam
+  WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objsubid = 0
+    AND a.amname = 'ddb' AND c.relkind = 'r'
+    AND c.relnamespace <> 'ddb_internal'::regnamespace
+  ON CONFLICT (relid) DO NOTHING;
+END
+$$;
+
+-- A restore creates each table (the event trigger registers it afresh)
+-- before it loads the dumped catalog rows: a dumped row replaces the fresh
+-- one.  ddb itself changes rows by UPDATE and inserts only missing ones.
+CREATE FUNCTION ddb_tables_replace_auto()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+  DELETE FROM ddb_internal.tables WHERE relid = NEW.relid AND auto;
+  RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER replace_auto BEFORE INSERT ON ddb_internal.tables
+  FOR EACH ROW EXECUTE FUNCTION ddb_tables_replace_auto();
+
+CREATE EVENT TRIGGER ddb_register_tables
+  ON ddl_command_end
+  WHEN TAG IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO')
+  EXECUTE FUNCTION ddb_register_tables();
+
+-- DROP TABLE also forgets the table's catalog row.
+CREATE OR REPLACE FUNCTION ddb_gsi_on_drop()
+RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+  r record;
+  g record;
+BEGIN
+  FOR r IN SELECT objid FROM pg_catalog.pg_event_trigger_dropped_objects()
+           WHERE classid = 'pg_catalog.pg_class'::regclass AND objsubid = 0
+             AND object_type = 'table'
+  LOOP
+    DELETE FROM ddb_internal.tables WHERE relid = r.objid;
+    FOR g IN DELETE FROM ddb_internal.gsi
+             WHERE base = r.objid OR index_table = r.objid
+             RETURNING base, index_table
+    LOOP
+      IF g.base::oid = r.objid THEN
+        IF EXISTS (SELECT FROM pg_catalog.pg_class WHERE oid = g.index_table) THEN
+          EXECUTE pg_catalog.format('DROP TABLE %s', g.index_table);
+        END IF;
+      END IF;
+    END LOOP;
+  END LOOP;
+END
+$$;
+
+-- The item functions take the table as a DynamoDB name (text, looked up in
+-- ddb.schema; a missing table is ResourceNotFoundException) or, as in 0.1,
+-- as a regclass.  A quoted literal resolves to the text form.
+CREATE FUNCTION ddb_describe_table(tbl text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_describe_table'
+LANGUAGE C STABLE;
+
+CREATE FUNCTION ddb_put_item(tbl text, item jsonb, condition text DEFAULT NULL,
+                             names jsonb DEFAULT NULL, vals jsonb DEFAULT NULL,
+                             return_values text DEFAULT 'NONE')
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_put_item'
+LANGUAGE C;
+
+CREATE FUNCTION ddb_get_item(tbl text, key jsonb, projection text DEFAULT NULL,
+                             names jsonb DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_get_item'
+LANGUAGE C STABLE;
+
+CREATE FUNCTION ddb_update_item(tbl text, key jsonb, update_expression text DEFAULT NULL,
+                                condition text DEFAULT NULL, names jsonb DEFAULT NULL,
+                                vals jsonb DEFAULT NULL, return_values text DEFAULT 'NONE')
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_update_item'
+LANGUAGE C;
+
+CREATE FUNCTION ddb_delete_item(tbl text, key jsonb, condition text DEFAULT NULL,
+                                names jsonb DEFAULT NULL, vals jsonb DEFAULT NULL,
+                                return_values text DEFAULT 'NONE')
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_delete_item'
+LANGUAGE C;
+
+-- ListTables: the DynamoDB names of the ddb tables in ddb.schema you may read.
+DROP FUNCTION ddb_list_tables();
+CREATE FUNCTION ddb_list_tables()
+RETURNS SETOF text
+AS 'MODULE_PATHNAME', 'ddb_list_tables'
+LANGUAGE C STABLE;
+
+-- The DynamoDB protocol: ddb_api('PutItem', '{"TableName": ..., "Item": {...}}')
+-- takes and returns DynamoDB's JSON 1.0 bodies.  jsonb cannot hold U+0000
+-- in strings; ddb_api_text takes and returns the JSON as text and can.
+CREATE FUNCTION ddb_api(operation text, request jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_api'
+LANGUAGE C;
+COMMENT ON FUNCTION ddb_api(text, jsonb) IS
+  'run one DynamoDB operation: DynamoDB''s JSON request in, its JSON response out';
+
+CREATE FUNCTION ddb_api_text(operation text, request text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'ddb_api_text'
+LANGUAGE C;
+COMMENT ON FUNCTION ddb_api_text(text, text) IS
+  'ddb_api on JSON text, for strings that hold U+0000';
+
+-- Query and Scan by DynamoDB name too.
+CREATE FUNCTION ddb_query(tbl text, key_condition text, vals jsonb DEFAULT NULL,
+                          names jsonb DEFAULT NULL, filter text DEFAULT NULL,
+                          projection text DEFAULT NULL, index_name text DEFAULT NULL,
+                          forward boolean DEFAULT true, "limit" integer DEFAULT NULL,
+                          start_key jsonb DEFAULT NULL)
+RETURNS SETOF jsonb
+AS 'MODULE_PATHNAME', 'ddb_query'
+LANGUAGE C CALLED ON NULL INPUT STABLE;
+
+CREATE FUNCTION ddb_query_page(tbl text, key_condition text, vals jsonb DEFAULT NULL,
+                               names jsonb DEFAULT NULL, filter text DEFAULT NULL,
+                               projection text DEFAULT NULL, index_name text DEFAULT NULL,
+                               forward boolean DEFAULT true, "limit" integer DEFAULT NULL,
+                               start_key jsonb DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_query_page'
+LANGUAGE C CALLED ON NULL INPUT STABLE;
+
+CREATE FUNCTION ddb_scan(tbl text, filter text DEFAULT NULL, vals jsonb DEFAULT NULL,
+                         names jsonb DEFAULT NULL, projection text DEFAULT NULL,
+                         index_name text DEFAULT NULL, segment integer DEFAULT NULL,
+                         total_segments integer DEFAULT NULL, "limit" integer DEFAULT NULL,
+                         start_key jsonb DEFAULT NULL)
+RETURNS SETOF jsonb
+AS 'MODULE_PATHNAME', 'ddb_scan'
+LANGUAGE C CALLED ON NULL INPUT STABLE;
+
+CREATE FUNCTION ddb_scan_page(tbl text, filter text DEFAULT NULL, vals jsonb DEFAULT NULL,
+                              names jsonb DEFAULT NULL, projection text DEFAULT NULL,
+                              index_name text DEFAULT NULL, segment integer DEFAULT NULL,
+                              total_segments integer DEFAULT NULL, "limit" integer DEFAULT NULL,
+                              start_key jsonb DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_scan_page'
+LANGUAGE C CALLED ON NULL INPUT STABLE;
+
+-- Global secondary indexes by DynamoDB table name too.
+CREATE FUNCTION ddb_create_gsi(tbl text, index_name text, partition_key text,
+                               partition_key_type text DEFAULT 'S',
+                               sort_key text DEFAULT NULL, sort_key_type text DEFAULT 'S',
+                               projection text DEFAULT 'ALL',
+                               non_key_attributes text[] DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'ddb_create_gsi'
+LANGUAGE C;
+
+CREATE FUNCTION ddb_drop_gsi(tbl text, index_name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'ddb_drop_gsi'
+LANGUAGE C;
+
+CREATE FUNCTION ddb_verify_gsi(tbl text, index_name text DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_verify_gsi'
+LANGUAGE C;
+
+-- Items an index's backfill left out because their index key had the wrong
+-- type or was empty (DynamoDB's indexing violations), reported by
+-- DescribeTable.
+ALTER TABLE ddb_internal.gsi ADD COLUMN indexing_violations bigint NOT NULL DEFAULT 0;
+
+-- ---------------------------------------------------------------------------
+-- HTTP endpoint: access keys (issue 14; src/http/ddb_http_keys.c)
+-- ---------------------------------------------------------------------------
+-- An access key maps an AWS-style key pair to a role: a request to the
+-- HTTP endpoint signed with the key (SigV4) runs as that role.  Secrets are
+-- stored as given (SigV4 needs them to recompute signatures) and are
+-- readable only by superusers: the table grants nothing to PUBLIC.
+
+CREATE TABLE ddb_internal.access_keys (
+    access_key_id     text PRIMARY KEY,
+    secret_access_key text NOT NULL,
+    role              regrole NOT NULL,
+    created           timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE ddb_internal.access_keys IS 'access keys of ddb''s HTTP endpoint: key id, secret, and the role requests signed with it run as';
+REVOKE ALL ON ddb_internal.access_keys FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('ddb_internal.access_keys', '');
+
+CREATE FUNCTION ddb_access_key_random(kind text)
+RETURNS text
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE;
+REVOKE ALL ON FUNCTION ddb_access_key_random(text) FROM PUBLIC;
+
+CREATE FUNCTION ddb_create_access_key(role regrole,
+                                      OUT access_key_id text,
+                                      OUT secret_access_key text)
+AS $$
+    INSERT INTO ddb_internal.access_keys (access_key_id, secret_access_key, role)
+    VALUES (ddb_access_key_random('id'), ddb_access_key_random('secret'), role)
+    RETURNING access_key_id, secret_access_key
+$$ LANGUAGE sql VOLATILE STRICT;
+COMMENT ON FUNCTION ddb_create_access_key(regrole) IS 'creates an access key for the HTTP endpoint: requests signed with it run as the role';
+REVOKE ALL ON FUNCTION ddb_create_access_key(regrole) FROM PUBLIC;
+
+CREATE FUNCTION ddb_drop_access_key(access_key_id text)
+RETURNS void
+AS $$
+BEGIN
+    DELETE FROM ddb_internal.access_keys k WHERE k.access_key_id = ddb_drop_access_key.access_key_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'access key "%" does not exist', access_key_id
+            USING ERRCODE = 'undefined_object';
+    END IF;
+END
+$$ LANGUAGE plpgsql VOLATILE STRICT;
+COMMENT ON FUNCTION ddb_drop_access_key(text) IS 'drops an access key of the HTTP endpoint; requests signed with it fail from then on';
+REVOKE ALL ON FUNCTION ddb_drop_access_key(text) FROM PUBLIC;

@@ -233,7 +233,7 @@ SELECT sqlstate_of($$SELECT ddb_put_item('orders', '{"orderId": "t2", "total": "
 SELECT ddb_verify_gsi('orders');
 SELECT ddb_verify_gsi('orders', 'TotalIndex');
 ANALYZE orders, ddb_internal."orders__StatusIndex", ddb_internal."orders__TotalIndex";
-SELECT jsonb_pretty(ddb_describe_table('orders') - 'TableSizeBytes' #- '{GlobalSecondaryIndexes,0,IndexSizeBytes}'
+SELECT jsonb_pretty(ddb_describe_table('orders') - '{TableSizeBytes,TableId,CreationDateTime}'::text[] #- '{GlobalSecondaryIndexes,0,IndexSizeBytes}'
                     #- '{GlobalSecondaryIndexes,1,IndexSizeBytes}');
 
 -- ------------------------------------------------------------------------
@@ -248,7 +248,8 @@ SELECT sqlstate_of($$SELECT ddb_create_gsi('orders', 'Idx1', 'status', projectio
 SELECT sqlstate_of($$SELECT ddb_create_gsi('orders', 'Idx1', 'status', non_key_attributes => ARRAY['a'])$$);
 SELECT sqlstate_of($$SELECT ddb_create_gsi('orders', 'Idx1', 'orderId', 'N')$$);
 SELECT sqlstate_of($$SELECT ddb_create_gsi('orders', 'Idx1', 'a', sort_key => 'a')$$);
--- backfill meets an item of the wrong type: refused, nothing created
+-- status is a key of type S in StatusIndex: another index cannot make it N
+-- (backfilling over items of the wrong type is in api_indexes.sql)
 SELECT sqlstate_of($$SELECT ddb_create_gsi('orders', 'Idx1', 'status', 'N')$$);
 SELECT count(*) FROM ddb_internal.gsi WHERE index_name = 'Idx1';
 -- at most 20 indexes per table
@@ -268,7 +269,7 @@ SELECT ddb_put_item(repeat('x', 60)::regclass, '{"pk": "k", "a": "v"}');
 SELECT ddb_verify_gsi(repeat('x', 60)::regclass);
 -- ddb_list_tables() does not show index tables
 SELECT count(*) AS index_tables_listed FROM ddb_list_tables() t
-WHERE t::oid IN (SELECT index_table::oid FROM ddb_internal.gsi);
+WHERE t IN (SELECT index_table::regclass::text FROM ddb_internal.gsi);
 DO $$ BEGIN EXECUTE format('DROP TABLE %I', repeat('x', 60)); END $$;
 
 -- ------------------------------------------------------------------------

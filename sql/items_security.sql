@@ -33,8 +33,8 @@ ALTER TABLE secure_items DISABLE ROW LEVEL SECURITY;
 
 -- Identifiers are quoted: odd table and key names work and inject nothing.
 SELECT ddb_create_table('we.ird-Name_1', 'pk"; DROP TABLE secure_items; --');
-SELECT ddb_put_item('"we.ird-Name_1"', '{"pk\"; DROP TABLE secure_items; --": "k", "v": 1}');
-SELECT ddb_get_item('"we.ird-Name_1"', '{"pk\"; DROP TABLE secure_items; --": "k"}');
+SELECT ddb_put_item('we.ird-Name_1', '{"pk\"; DROP TABLE secure_items; --": "k", "v": 1}');
+SELECT ddb_get_item('we.ird-Name_1', '{"pk\"; DROP TABLE secure_items; --": "k"}');
 SELECT count(*) FROM secure_items;
 
 DROP TABLE secure_items, "we.ird-Name_1";

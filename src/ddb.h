@@ -334,6 +334,21 @@ extern Node *ddb_keyscan_create_state(struct CustomScan *cscan);
 
 /* api/ddb_query.c: Query and Scan; SQL-callable only (see its header) */
 
+/*
+ * api/ddb_table.c, ddb_api.c, ddb_protocol.c, ddb_json.c: tables and
+ * names, the operation cores, the protocol; see api/ddb_ops.h,
+ * api/ddb_protocol.h and api/ddb_json.h.  _PG_init calls ddb_api_init for
+ * the api layer's GUCs.
+ */
+extern void ddb_api_init(void);
+extern const char *ddb_table_key_name(Relation rel, int k);
+
 /* model/ddb_types.c, model/ddb_expr_parse.c, model/ddb_expr_eval.c: see ddb_expr.h */
+
+/*
+ * http/ddb_http.c, http/ddb_http_sigv4.c, http/ddb_http_keys.c: the DynamoDB
+ * HTTP endpoint (background workers, SigV4, access keys), the top layer;
+ * see http/ddb_http.h.
+ */
 
 #endif							/* DDB_H */

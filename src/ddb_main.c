@@ -3,7 +3,7 @@
  * ddb_main.c
  *	  The module's entry point: each layer installs its hooks and settings.
  *
- * Layers register in bottom-up order (engine, planner, API, ...), and only
+ * Layers register in bottom-up order (engine, planner, API, HTTP), and only
  * then is the "ddb." GUC prefix reserved, so every setting is defined by
  * the layer that owns it and none by this file.
  *
@@ -15,6 +15,7 @@
 #include "utils/guc.h"
 
 #include "ddb.h"
+#include "http/ddb_http.h"
 
 PG_MODULE_MAGIC;
 
@@ -23,6 +24,8 @@ _PG_init(void)
 {
 	ddb_engine_init();
 	ddb_planner_init();
+	ddb_api_init();
+	ddb_http_init();
 
 	MarkGUCPrefixReserved("ddb");
 }

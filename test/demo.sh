@@ -16,8 +16,13 @@
 # run; it listens only on a private Unix socket directory.  When stdin is a
 # terminal the script ends in psql; otherwise it prints how to connect.
 #
+# The cluster also serves DynamoDB's HTTP API (shared_preload_libraries =
+# 'ddb'): the script creates an access key, runs a few requests through the
+# endpoint with boto3, and prints how to point boto3 and the AWS CLI at it.
+#
 # Knobs: DDB_PGBIN (another PostgreSQL 15 build's bin directory),
-# DDB_DEMO_PORT (default 54320).
+# DDB_DEMO_PORT (default 54320), DDB_DEMO_HTTP_PORT (the HTTP endpoint's
+# port on 127.0.0.1, default 8000).
 set -eu
 set -o pipefail
 
@@ -29,6 +34,7 @@ orig_path=$PATH
 cd /
 
 PORT=${DDB_DEMO_PORT:-54320}
+HTTP_PORT=${DDB_DEMO_HTTP_PORT:-8000}
 cmd=${1:-start}
 demo_link="$here/.tmp/demo"
 
@@ -104,6 +110,12 @@ if [ ! -f "$data/PG_VERSION" ]; then
 	echo "include_if_exists = 'ddb_demo.conf'" >>"$data/postgresql.conf"
 fi
 
+# A cluster started by an older demo (without the HTTP endpoint, or on
+# another port) restarts.
+if running && ! grep -q "^ddb.http_port = $HTTP_PORT\$" "$data/ddb_demo.conf" 2>/dev/null; then
+	log "restarting the demo cluster to start the HTTP endpoint"
+	as_user "'$PGBIN/pg_ctl' -D '$data' -m fast -w stop" >/dev/null
+fi
 if running; then
 	read_conn
 	log "reusing the running cluster in $dir (port $port)"
@@ -115,12 +127,17 @@ else
 listen_addresses = ''
 unix_socket_directories = '$sock'
 port = $PORT
+# DynamoDB's HTTP API on 127.0.0.1:$HTTP_PORT, served from database ddb_demo
+shared_preload_libraries = 'ddb'
+ddb.http_port = $HTTP_PORT
+ddb.http_database = 'ddb_demo'
+ddb.http_workers = 2
 EOF
 	chown "$RUNAS" "$data/ddb_demo.conf"
-	log "starting the cluster in $dir (port $PORT)"
+	log "starting the cluster in $dir (port $PORT, HTTP endpoint on 127.0.0.1:$HTTP_PORT)"
 	as_user "'$PGBIN/pg_ctl' -D '$data' -l '$dir/server.log' -w start" >/dev/null || {
 		tail -20 "$dir/server.log" >&2
-		echo "could not start the demo cluster (is port $PORT taken? set DDB_DEMO_PORT)" >&2
+		echo "could not start the demo cluster (is port $PORT or $HTTP_PORT taken? set DDB_DEMO_PORT or DDB_DEMO_HTTP_PORT)" >&2
 		exit 1
 	}
 	read_conn
@@ -134,11 +151,36 @@ fi
 log "loading the worked example (test/demo.sql)"
 "${psql[@]}" -d ddb_demo -q -v ON_ERROR_STOP=1 -P pager=off -f "$here/test/demo.sql"
 
+# --- the HTTP endpoint -----------------------------------------------------------
+# demo.sql recreated the extension, and with it the access keys: make one for
+# the cluster's owner, so requests signed with it may do anything.
+read -r key_id key_secret < <("${psql[@]}" -d ddb_demo -tA -F ' ' -c \
+	"SELECT access_key_id, secret_access_key FROM ddb_create_access_key(current_user::regrole)")
+endpoint="http://127.0.0.1:$HTTP_PORT"
+log "the same table through DynamoDB's HTTP API at $endpoint (boto3, test/demo_endpoint.py)"
+AWS_ACCESS_KEY_ID=$key_id AWS_SECRET_ACCESS_KEY=$key_secret AWS_DEFAULT_REGION=us-east-1 \
+	DDB_ENDPOINT=$endpoint /usr/bin/python3 "$here/test/demo_endpoint.py" || {
+	echo "the HTTP endpoint did not answer as expected; see $dir/server.log" >&2
+	exit 1
+}
+
 # --- hand over ------------------------------------------------------------------
 shown_psql=psql
 [ "$(PATH=$orig_path command -v psql)" ] || shown_psql="$PGBIN/psql"
 connect="$shown_psql -h $sock -p $port -U $RUNAS ddb_demo"
-echo
+cat <<EOF
+
+DynamoDB's HTTP API is at $endpoint.  Point boto3 or the AWS CLI at it with
+this access key (role $RUNAS; make more with ddb_create_access_key('role')):
+
+  export AWS_ACCESS_KEY_ID=$key_id
+  export AWS_SECRET_ACCESS_KEY=$key_secret
+  export AWS_DEFAULT_REGION=us-east-1
+  aws dynamodb list-tables --endpoint-url $endpoint
+  aws dynamodb get-item --endpoint-url $endpoint --table-name app \\
+      --key '{"PK": {"S": "CUST#42"}, "SK": {"S": "PROFILE"}}'
+  python3 -c "import boto3; t = boto3.resource('dynamodb', endpoint_url='$endpoint').Table('app'); print(t.get_item(Key={'PK': 'CUST#42', 'SK': 'PROFILE'})['Item'])"
+EOF
 if [ -t 0 ] && [ -t 1 ]; then
 	echo "Connecting: $connect   (leave with \\q; stop the cluster with: bash test/demo.sh stop)"
 	exec "${psql[@]}" -d ddb_demo

@@ -25,6 +25,18 @@ ddb_install_deps() {
 	command -v gcc >/dev/null 2>&1 || need_pkgs+=(gcc)
 	command -v prove >/dev/null 2>&1 || need_pkgs+=(perl)
 	command -v python3 >/dev/null 2>&1 || need_pkgs+=(python3)	# the fuzz case generator
+	# the HTTP endpoint: libmicrohttpd to build it; boto3, pytest, the AWS
+	# CLI, Node.js/npm (dynamodb-admin, dynalite) and Chromium to test it;
+	# wrk to benchmark it.  Debian's python3 and aws, whatever else is on PATH.
+	[ -f /usr/include/microhttpd.h ] || need_pkgs+=(libmicrohttpd-dev)
+	[ -x /usr/bin/python3 ] || need_pkgs+=(python3)
+	/usr/bin/python3 -c 'import boto3' >/dev/null 2>&1 || need_pkgs+=(python3-boto3)
+	/usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need_pkgs+=(python3-pytest)
+	[ -x /usr/bin/aws ] || need_pkgs+=(awscli)
+	command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
+	command -v node >/dev/null 2>&1 || need_pkgs+=(nodejs)
+	command -v npm >/dev/null 2>&1 || need_pkgs+=(npm)
+	command -v wrk >/dev/null 2>&1 || need_pkgs+=(wrk)
 	if [ ${#need_pkgs[@]} -gt 0 ]; then
 		if [ "$(id -u)" = 0 ]; then
 			log "installing ${need_pkgs[*]}"

@@ -3,7 +3,7 @@
 # test/run.sh: build ddb and run its whole test suite on a throwaway cluster.
 #
 #   bash test/run.sh            # everything: regression, isolation, TAP, fuzz smoke
-#   bash test/run.sh regress    # only some parts: regress isolation tap fuzz bench
+#   bash test/run.sh regress    # only some parts: regress isolation tap fuzz bench endpoint
 #
 # On a fresh Debian 12 machine run it as root: it installs what is missing,
 # builds with warnings as errors and ddb's invariant checks on, installs the
@@ -21,7 +21,7 @@ set -u
 set -o pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-parts=${*:-regress isolation tap fuzz bench}
+parts=${*:-regress isolation tap fuzz bench endpoint}
 . "$here/test/lib.sh"
 
 # --- dependencies, build and install (test/lib.sh) --------------------------
@@ -136,6 +136,17 @@ for part in $parts; do
 			fi
 			tail -30 "$out"
 		fi
+		;;
+	endpoint)
+		# its own cluster with the HTTP endpoint; see test/endpoint/run.sh
+		log "HTTP endpoint: boto3, AWS CLI, dynamodb-admin"
+		DDB_BUILT=1 DDB_TEST_PORT=$((PGPORT + 1)) bash "$here/test/endpoint/run.sh" >"$out" 2>&1
+		rc=$?
+		tail -40 "$out"
+		read -r p f < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$out" | tail -1)
+		if [ -z "$p" ]; then p=0; f=1; fi
+		if [ $rc != 0 ] && [ "$f" = 0 ]; then f=1; fi
+		passed=$((passed + p)); failed=$((failed + f))
 		;;
 	*)
 		echo "unknown part: $part" >&2

@@ -49,6 +49,7 @@
 
 #include "ddb.h"
 #include "model/ddb_expr.h"
+#include "api/ddb_ops.h"
 
 PG_FUNCTION_INFO_V1(ddb_create_table);
 PG_FUNCTION_INFO_V1(ddb_describe_table);
@@ -57,47 +58,32 @@ PG_FUNCTION_INFO_V1(ddb_get_item);
 PG_FUNCTION_INFO_V1(ddb_update_item);
 PG_FUNCTION_INFO_V1(ddb_delete_item);
 
-#define ARG_TABLE(n)	(PG_ARGISNULL(n) ? null_table() : PG_GETARG_OID(n))
 #define ARG_JSONB(n)	(PG_ARGISNULL(n) ? NULL : PG_GETARG_JSONB_P(n))
 #define ARG_CSTRING(n)	(PG_ARGISNULL(n) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(n)))
 
-static Oid
-null_table(void)
+/*
+ * ReturnValues, checked as DynamoDB checks it: a value outside the enum is
+ * a constraint violation; PutItem and DeleteItem take only NONE and
+ * ALL_OLD.
+ */
+DdbReturnValues
+ddb_parse_return_values(const char *s, bool update)
 {
-	ereport(ERROR,
-			(errcode(DDB_ERRCODE_VALIDATION),
-			 errmsg("ValidationException: the table must not be null")));
-	return InvalidOid;
-}
+	static const char *const names[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"};
 
-typedef enum ReturnValues
-{
-	RV_NONE,
-	RV_ALL_OLD,
-	RV_UPDATED_OLD,
-	RV_ALL_NEW,
-	RV_UPDATED_NEW
-} ReturnValues;
-
-static ReturnValues
-parse_return_values(const char *s, bool update)
-{
-	if (s == NULL || strcmp(s, "NONE") == 0)
-		return RV_NONE;
-	if (strcmp(s, "ALL_OLD") == 0)
-		return RV_ALL_OLD;
-	if (update && strcmp(s, "UPDATED_OLD") == 0)
-		return RV_UPDATED_OLD;
-	if (update && strcmp(s, "ALL_NEW") == 0)
-		return RV_ALL_NEW;
-	if (update && strcmp(s, "UPDATED_NEW") == 0)
-		return RV_UPDATED_NEW;
-	ereport(ERROR,
-			(errcode(DDB_ERRCODE_VALIDATION),
-			 errmsg("ValidationException: return_values \"%s\" is not valid for this operation", s),
-			 errhint(update ? "Use NONE, ALL_OLD, UPDATED_OLD, ALL_NEW or UPDATED_NEW." :
-					 "Use NONE or ALL_OLD.")));
-	return RV_NONE;				/* keep compiler quiet */
+	if (s == NULL)
+		return DDB_RV_NONE;
+	for (int i = 0; i < lengthof(names); i++)
+		if (strcmp(s, names[i]) == 0)
+		{
+			if (!update && i != DDB_RV_NONE && i != DDB_RV_ALL_OLD)
+				ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_RETURN_VALUES_PUT);
+			return (DdbReturnValues) i;
+		}
+	ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+			  "1 validation error detected: Value '%s' at 'returnValues' failed to satisfy constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]",
+			  s);
+	return DDB_RV_NONE;			/* keep compiler quiet */
 }
 
 /*
@@ -177,6 +163,23 @@ parse_cached(FunctionCallInfo fcinfo, const char *condition, const char *update,
 	return c;
 }
 
+/*
+ * DynamoDB's rule on placeholders without expressions: names need some
+ * expression, values one that takes values (value_exprs names those of the
+ * operation, "UpdateExpression and ConditionExpression").  Both front doors
+ * check it.
+ */
+void
+ddb_check_expression_use(bool has_expr, bool has_value_expr, const char *value_exprs,
+						 bool has_names, bool has_vals)
+{
+	if (has_names && !has_expr)
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_EAN_WITHOUT_EXPRESSIONS);
+	if (has_vals && !has_value_expr)
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_EAV_WITHOUT_EXPRESSIONS,
+				  psprintf("%s %s null", value_exprs, strchr(value_exprs, ' ') ? "are" : "is"));
+}
+
 /* The encoded key of a request's key document (exact) or item. */
 static void
 request_key(Relation rel, Jsonb *doc, bool exact, StringInfo key)
@@ -192,12 +195,11 @@ request_key(Relation rel, Jsonb *doc, bool exact, StringInfo key)
 }
 
 static void
-require_doc(Jsonb *doc, const char *what)
+require_doc(Jsonb *doc, const char *member)
 {
 	if (doc == NULL)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: the %s must not be null", what)));
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+				  DDB_MSG_REQUIRED_PARAMETER, member);
 }
 
 /* A privilege the operation needs besides the one ddb_open_table checked. */
@@ -208,12 +210,31 @@ require_privilege(Relation rel, AclMode mode)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(rel));
 }
 
-static void
-condition_failed(void)
+/*
+ * The privileges a write needs besides the one its table was opened with
+ * (puts: INSERT and UPDATE; updates: UPDATE, INSERT and SELECT; deletes:
+ * DELETE), plus SELECT when it reads the item for a condition or return
+ * values.
+ */
+void
+ddb_check_write_privileges(Relation rel, int op, bool reads)
 {
-	ereport(ERROR,
-			(errcode(DDB_ERRCODE_CONDITIONAL_CHECK),
-			 errmsg("ConditionalCheckFailedException: the conditional request failed")));
+	if (op == ACL_INSERT)
+		require_privilege(rel, ACL_UPDATE);
+	else if (op == ACL_UPDATE)
+	{
+		require_privilege(rel, ACL_INSERT);
+		reads = true;
+	}
+	if (reads)
+		require_privilege(rel, ACL_SELECT);
+}
+
+void
+ddb_condition_failed(void)
+{
+	ddb_raise(DDB_ERRCODE_CONDITIONAL_CHECK, "ConditionalCheckFailedException",
+			  DDB_MSG_CONDITIONAL_FAILED);
 }
 
 /* The key attribute names of a table, for UpdateExpression validation. */
@@ -264,70 +285,39 @@ write_item(Relation rel, Jsonb *item, StringInfo key, Jsonb *old,
 }
 
 /* ------------------------------------------------------------------------
- * GetItem
+ * The cores
  * ------------------------------------------------------------------------
  */
-Datum
-ddb_get_item(PG_FUNCTION_ARGS)
+
+/* GetItem: the item of a key (projected), or NULL. */
+Jsonb *
+ddb_get_item_core(Relation rel, Jsonb *keydoc, DdbProjection *proj)
 {
-	Oid			relid = ARG_TABLE(0);
-	Jsonb	   *keydoc = ARG_JSONB(1);
-	char	   *projection = ARG_CSTRING(2);
-	Jsonb	   *names = ARG_JSONB(3);
-	Relation	rel;
 	StringInfoData key;
-	DdbProjection *proj = NULL;
 	HeapTuple	tuple;
 	Jsonb	   *item;
 
-	require_doc(keydoc, "key");
-	rel = ddb_open_table(relid, ACL_SELECT);
-	if (projection != NULL)
-		proj = parse_cached(fcinfo, NULL, NULL, projection, names, NULL)->proj;
-	else if (names != NULL)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: expression attribute names can only be specified when using expressions")));
-
 	request_key(rel, keydoc, true, &key);
-
 	tuple = ddb_lookup(rel, GetTransactionSnapshot(), key.data, key.len);
 	if (tuple == NULL)
-	{
-		relation_close(rel, AccessShareLock);
-		PG_RETURN_NULL();
-	}
+		return NULL;
 	item = ddb_tuple_to_item(rel, tuple);
 	if (proj)
 		item = ddb_apply_projection(proj, item);
-	relation_close(rel, AccessShareLock);
-	PG_RETURN_JSONB_P(item);
+	return item;
 }
 
-/* ------------------------------------------------------------------------
- * PutItem
- * ------------------------------------------------------------------------
+/*
+ * PutItem: replace the whole item, if the condition holds on the current
+ * one.  Ends with CommandCounterIncrement, so later calls see the write.
  */
-Datum
-ddb_put_item(PG_FUNCTION_ARGS)
+void
+ddb_put_item_core(Relation rel, Jsonb *item, DdbCondition *cond, DdbWriteResult *res)
 {
-	Oid			relid = ARG_TABLE(0);
-	Jsonb	   *item = ARG_JSONB(1);
-	char	   *condition = ARG_CSTRING(2);
-	ReturnValues rv = parse_return_values(ARG_CSTRING(5), false);
-	Relation	rel;
-	DdbCondition *cond = NULL;
 	StringInfoData key;
 	CommandId	cid;
-	Jsonb	   *old = NULL;
 
-	require_doc(item, "item");
-	rel = ddb_open_table(relid, ACL_INSERT);
-	require_privilege(rel, ACL_UPDATE);
-	if (condition != NULL || rv != RV_NONE)
-		require_privilege(rel, ACL_SELECT);
-
-	cond = parse_cached(fcinfo, condition, NULL, NULL, ARG_JSONB(3), ARG_JSONB(4))->cond;
+	memset(res, 0, sizeof(DdbWriteResult));
 	ddb_validate_item(item);
 	request_key(rel, item, false, &key);
 
@@ -338,60 +328,37 @@ ddb_put_item(PG_FUNCTION_ARGS)
 		HeapTuple	current;
 		bool		exists = ddb_read_current(rel, key.data, key.len, &tid, &current);
 
-		old = exists ? ddb_tuple_to_item(rel, current) : NULL;
-		if (cond && !ddb_eval_condition(cond, old))
-			condition_failed();
-		if (write_item(rel, item, &key, old, exists, &tid, cid))
+		res->old = exists ? ddb_tuple_to_item(rel, current) : NULL;
+		if (cond && !ddb_eval_condition(cond, res->old))
+		{
+			res->condition_failed = true;
+			return;
+		}
+		if (write_item(rel, item, &key, res->old, exists, &tid, cid))
 			break;
 		/* a concurrent insert of the key won: replace it instead */
 	}
+	res->new = item;
 	CommandCounterIncrement();
-	relation_close(rel, NoLock);	/* held to commit, as SQL writes hold it */
-
-	if (rv == RV_ALL_OLD && old != NULL)
-		PG_RETURN_JSONB_P(old);
-	PG_RETURN_NULL();
 }
 
-/* ------------------------------------------------------------------------
- * UpdateItem
- * ------------------------------------------------------------------------
+/*
+ * UpdateItem: apply an update (NULL: none) to the current item, or to the
+ * key alone when there is none, if the condition holds.  The result is
+ * always written, as in DynamoDB: an update of a missing item creates it,
+ * whatever its actions, and an UpdateItem without actions creates the
+ * key-only item (and leaves an existing one as it is).
  */
-Datum
-ddb_update_item(PG_FUNCTION_ARGS)
+void
+ddb_update_item_core(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbCondition *cond,
+					 DdbWriteResult *res)
 {
-	Oid			relid = ARG_TABLE(0);
-	Jsonb	   *keydoc = ARG_JSONB(1);
-	char	   *update = ARG_CSTRING(2);
-	char	   *condition = ARG_CSTRING(3);
-	ReturnValues rv = parse_return_values(ARG_CSTRING(6), true);
-	Relation	rel;
-	DdbCondition *cond = NULL;
-	DdbUpdate  *upd;
 	StringInfoData key;
 	CommandId	cid;
 	const char **keys;
 	int			nkeys;
-	Jsonb	   *old = NULL;
-	Jsonb	   *new = NULL;
-	Jsonb	   *updated_old = NULL;
-	Jsonb	   *updated_new = NULL;
 
-	require_doc(keydoc, "key");
-	if (update == NULL)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: an update expression is required")));
-	rel = ddb_open_table(relid, ACL_UPDATE);
-	require_privilege(rel, ACL_INSERT);
-	require_privilege(rel, ACL_SELECT);
-
-	{
-		ExprCache  *c = parse_cached(fcinfo, condition, update, NULL, ARG_JSONB(4), ARG_JSONB(5));
-
-		upd = c->upd;
-		cond = c->cond;
-	}
+	memset(res, 0, sizeof(DdbWriteResult));
 	keys = key_names(rel, &nkeys);
 	request_key(rel, keydoc, true, &key);
 
@@ -402,72 +369,46 @@ ddb_update_item(PG_FUNCTION_ARGS)
 		HeapTuple	current;
 		bool		exists = ddb_read_current(rel, key.data, key.len, &tid, &current);
 
-		old = exists ? ddb_tuple_to_item(rel, current) : NULL;
-		if (cond && !ddb_eval_condition(cond, old))
-			condition_failed();
-		if (!exists && !ddb_update_creates_item(upd))
+		res->old = exists ? ddb_tuple_to_item(rel, current) : NULL;
+		if (cond && !ddb_eval_condition(cond, res->old))
 		{
-			/* REMOVE/DELETE on a missing item: nothing to create */
-			new = NULL;
-			break;
+			res->condition_failed = true;
+			return;
 		}
-		new = ddb_apply_update(upd, old != NULL ? old : keydoc, keys, nkeys,
-							   &updated_old, &updated_new);
-		ddb_validate_item(new);
-		if (write_item(rel, new, &key, old, exists, &tid, cid))
+		if (upd == NULL)
+		{
+			res->new = res->old ? res->old : keydoc;
+			if (exists)
+				break;			/* nothing to change */
+		}
+		else
+		{
+			res->updated_old = res->updated_new = NULL;
+			res->new = ddb_apply_update(upd, res->old ? res->old : keydoc, keys, nkeys,
+										&res->updated_old, &res->updated_new);
+		}
+		ddb_validate_item(res->new);
+		if (write_item(rel, res->new, &key, res->old, exists, &tid, cid))
 			break;
 	}
+	/* nothing to show is no Attributes, not an empty map */
+	if (res->updated_old && JB_ROOT_COUNT(res->updated_old) == 0)
+		res->updated_old = NULL;
+	if (res->updated_new && JB_ROOT_COUNT(res->updated_new) == 0)
+		res->updated_new = NULL;
 	CommandCounterIncrement();
-	relation_close(rel, NoLock);	/* held to commit, as SQL writes hold it */
-
-	switch (rv)
-	{
-		case RV_NONE:
-			break;
-		case RV_ALL_OLD:
-			if (old)
-				PG_RETURN_JSONB_P(old);
-			break;
-		case RV_ALL_NEW:
-			if (new)
-				PG_RETURN_JSONB_P(new);
-			break;
-		case RV_UPDATED_OLD:
-			if (old && updated_old)
-				PG_RETURN_JSONB_P(updated_old);
-			break;
-		case RV_UPDATED_NEW:
-			if (updated_new)
-				PG_RETURN_JSONB_P(updated_new);
-			break;
-	}
-	PG_RETURN_NULL();
 }
 
-/* ------------------------------------------------------------------------
- * DeleteItem
- * ------------------------------------------------------------------------
- */
-Datum
-ddb_delete_item(PG_FUNCTION_ARGS)
+/* DeleteItem: delete the item, if the condition holds on it. */
+void
+ddb_delete_item_core(Relation rel, Jsonb *keydoc, DdbCondition *cond, DdbWriteResult *res)
 {
-	Oid			relid = ARG_TABLE(0);
-	Jsonb	   *keydoc = ARG_JSONB(1);
-	char	   *condition = ARG_CSTRING(2);
-	ReturnValues rv = parse_return_values(ARG_CSTRING(5), false);
-	Relation	rel;
-	DdbCondition *cond = NULL;
 	StringInfoData key;
 	CommandId	cid;
 	ItemPointerData tid;
 	HeapTuple	current;
-	Jsonb	   *old = NULL;
 
-	require_doc(keydoc, "key");
-	rel = ddb_open_table(relid, ACL_DELETE);
-	if (condition != NULL || rv != RV_NONE)
-		require_privilege(rel, ACL_SELECT);
-	cond = parse_cached(fcinfo, condition, NULL, NULL, ARG_JSONB(3), ARG_JSONB(4))->cond;
+	memset(res, 0, sizeof(DdbWriteResult));
 	request_key(rel, keydoc, true, &key);
 
 	cid = GetCurrentCommandId(true);
@@ -478,161 +419,220 @@ ddb_delete_item(PG_FUNCTION_ARGS)
 			TM_FailureData tmfd;
 			TM_Result	result;
 
-			old = ddb_tuple_to_item(rel, current);
-			if (cond && !ddb_eval_condition(cond, old))
-				condition_failed();
+			res->old = ddb_tuple_to_item(rel, current);
+			if (cond && !ddb_eval_condition(cond, res->old))
+			{
+				res->condition_failed = true;
+				return;
+			}
 			result = ddb_delete_version(rel, &tid, cid, InvalidSnapshot, true, &tmfd, false);
 			if (result != TM_Ok && ddb_retry_after_conflict(result))
 				continue;		/* changed since we read it: start over */
-			ddb_gsi_maintain(rel, old, NULL);
+			ddb_gsi_maintain(rel, res->old, NULL);
 		}
 		else
 		{
-			old = NULL;
+			res->old = NULL;
 			if (cond && !ddb_eval_condition(cond, NULL))
-				condition_failed();
+			{
+				res->condition_failed = true;
+				return;
+			}
 		}
 		break;
 	}
 	CommandCounterIncrement();
-	relation_close(rel, NoLock);	/* held to commit, as SQL writes hold it */
+}
 
-	if (rv == RV_ALL_OLD && old != NULL)
-		PG_RETURN_JSONB_P(old);
-	PG_RETURN_NULL();
+/* The Attributes a write returns for ReturnValues, or NULL. */
+Jsonb *
+ddb_write_result(DdbWriteResult *res, DdbReturnValues rv)
+{
+	switch (rv)
+	{
+		case DDB_RV_NONE:
+			return NULL;
+		case DDB_RV_ALL_OLD:
+			return res->old;
+		case DDB_RV_ALL_NEW:
+			return res->new;
+		case DDB_RV_UPDATED_OLD:
+			return res->old ? res->updated_old : NULL;
+		case DDB_RV_UPDATED_NEW:
+			return res->updated_new;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * The SQL functions (document form).  The table is a DynamoDB name (text,
+ * in ddb.schema) or a regclass.
+ * ------------------------------------------------------------------------
+ */
+
+/* Return a write's Attributes, or SQL NULL; the table stays locked. */
+static Datum
+write_return(FunctionCallInfo fcinfo, Relation rel, DdbWriteResult *res,
+			 DdbReturnValues rv)
+{
+	Jsonb	   *out;
+
+	relation_close(rel, NoLock);	/* held to commit, as SQL writes hold it */
+	if (res->condition_failed)
+		ddb_condition_failed();
+	out = ddb_write_result(res, rv);
+	if (out == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_JSONB_P(out);
+}
+
+/* ddb_get_item(tbl, key, projection, names) */
+Datum
+ddb_get_item(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *keydoc = ARG_JSONB(1);
+	char	   *projection = ARG_CSTRING(2);
+	Jsonb	   *names = ARG_JSONB(3);
+	Relation	rel;
+	DdbProjection *proj = NULL;
+	Jsonb	   *item;
+
+	rel = ddb_table_open_arg(fcinfo, 0, ACL_SELECT);
+	require_doc(keydoc, "Key");
+	ddb_check_expression_use(projection != NULL, false, "", names != NULL, false);
+	if (projection != NULL)
+		proj = parse_cached(fcinfo, NULL, NULL, projection, names, NULL)->proj;
+	item = ddb_get_item_core(rel, keydoc, proj);
+	relation_close(rel, AccessShareLock);
+	if (item == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_JSONB_P(item);
+}
+
+/* ddb_put_item(tbl, item, condition, names, vals, return_values) */
+Datum
+ddb_put_item(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *item = ARG_JSONB(1);
+	char	   *condition = ARG_CSTRING(2);
+	DdbReturnValues rv = ddb_parse_return_values(ARG_CSTRING(5), false);
+	Relation	rel;
+	DdbCondition *cond;
+	DdbWriteResult res;
+
+	rel = ddb_table_open_arg(fcinfo, 0, ACL_INSERT);
+	ddb_check_write_privileges(rel, ACL_INSERT, condition != NULL || rv != DDB_RV_NONE);
+	require_doc(item, "Item");
+	ddb_check_expression_use(condition != NULL, condition != NULL, "ConditionExpression",
+							 !PG_ARGISNULL(3), !PG_ARGISNULL(4));
+	cond = parse_cached(fcinfo, condition, NULL, NULL, ARG_JSONB(3), ARG_JSONB(4))->cond;
+	ddb_put_item_core(rel, item, cond, &res);
+	return write_return(fcinfo, rel, &res, rv);
+}
+
+/* ddb_update_item(tbl, key, update_expression, condition, names, vals, return_values) */
+Datum
+ddb_update_item(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *keydoc = ARG_JSONB(1);
+	char	   *update = ARG_CSTRING(2);
+	char	   *condition = ARG_CSTRING(3);
+	DdbReturnValues rv = ddb_parse_return_values(ARG_CSTRING(6), true);
+	Relation	rel;
+	ExprCache  *c;
+	DdbWriteResult res;
+
+	rel = ddb_table_open_arg(fcinfo, 0, ACL_UPDATE);
+	ddb_check_write_privileges(rel, ACL_UPDATE, true);
+	require_doc(keydoc, "Key");
+	ddb_check_expression_use(update || condition, update || condition,
+							 "UpdateExpression and ConditionExpression",
+							 !PG_ARGISNULL(4), !PG_ARGISNULL(5));
+	c = parse_cached(fcinfo, condition, update, NULL, ARG_JSONB(4), ARG_JSONB(5));
+	ddb_update_item_core(rel, keydoc, c->upd, c->cond, &res);
+	return write_return(fcinfo, rel, &res, rv);
+}
+
+/* ddb_delete_item(tbl, key, condition, names, vals, return_values) */
+Datum
+ddb_delete_item(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *keydoc = ARG_JSONB(1);
+	char	   *condition = ARG_CSTRING(2);
+	DdbReturnValues rv = ddb_parse_return_values(ARG_CSTRING(5), false);
+	Relation	rel;
+	DdbCondition *cond;
+	DdbWriteResult res;
+
+	rel = ddb_table_open_arg(fcinfo, 0, ACL_DELETE);
+	ddb_check_write_privileges(rel, ACL_DELETE, condition != NULL || rv != DDB_RV_NONE);
+	require_doc(keydoc, "Key");
+	ddb_check_expression_use(condition != NULL, condition != NULL, "ConditionExpression",
+							 !PG_ARGISNULL(3), !PG_ARGISNULL(4));
+	cond = parse_cached(fcinfo, condition, NULL, NULL, ARG_JSONB(3), ARG_JSONB(4))->cond;
+	ddb_delete_item_core(rel, keydoc, cond, &res);
+	return write_return(fcinfo, rel, &res, rv);
 }
 
 /* ------------------------------------------------------------------------
  * CreateTable / DescribeTable
  * ------------------------------------------------------------------------
  */
-static const char *
-key_sql_type(const char *t, const char *what)
+
+/* A key type argument: S, N or B. */
+DdbKeyType
+ddb_parse_key_type(const char *t, const char *member)
 {
 	if (t == NULL || strcmp(t, "S") == 0)
-		return "text";
+		return DDB_KEY_S;
 	if (strcmp(t, "N") == 0)
-		return "numeric";
+		return DDB_KEY_N;
 	if (strcmp(t, "B") == 0)
-		return "bytea";
-	ereport(ERROR,
-			(errcode(DDB_ERRCODE_VALIDATION),
-			 errmsg("ValidationException: %s type \"%s\" is not valid", what, t),
-			 errhint("Key types are S (string), N (number) and B (binary).")));
-	return NULL;
-}
+		return DDB_KEY_B;
+	{
+		DdbValErrors e;
 
-static void
-check_name(const char *name, const char *what, int minlen, int maxlen)
-{
-	int			len = name ? strlen(name) : 0;
-
-	if (len < minlen || len > maxlen)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: %s must be between %d and %d characters long",
-						what, minlen, maxlen)));
+		ddb_valerr_init(&e);
+		ddb_valerr_add(&e, t, member, "Member must satisfy enum value set: [B, N, S]");
+		ddb_valerr_raise(&e);
+	}
+	return DDB_KEY_S;
 }
 
 /*
- * ddb_create_table: sugar over CREATE TABLE ... USING ddb.  The key schema
- * is the table's columns (key columns named as the key attributes), so a
- * table created by hand in that shape is just as good, and DROP TABLE
- * leaves nothing behind.
+ * ddb_create_table(table_name, partition_key, partition_key_type, sort_key,
+ * sort_key_type): CreateTable with on-demand billing.
  */
 Datum
 ddb_create_table(PG_FUNCTION_ARGS)
 {
-	char	   *name = ARG_CSTRING(0);
-	char	   *pk = ARG_CSTRING(1);
-	const char *pktype = key_sql_type(ARG_CSTRING(2), "partition key");
+	DdbCreateTable ct;
 	char	   *sk = ARG_CSTRING(3);
-	const char *sktype = key_sql_type(ARG_CSTRING(4), "sort key");
-	const char *itemcol = "item";
-	StringInfoData sql;
-	Oid			relid;
 
-	/* DynamoDB's table names: 3-255 of [a-zA-Z0-9_.-] */
-	check_name(name, "table name", 3, 255);
-	for (const char *p = name; *p; p++)
-		if (!(isalnum((unsigned char) *p) || *p == '_' || *p == '-' || *p == '.'))
-			ereport(ERROR,
-					(errcode(DDB_ERRCODE_VALIDATION),
-					 errmsg("ValidationException: table name \"%s\" may contain only a-z, A-Z, 0-9, '_', '-' and '.'",
-							name)));
-	check_name(pk, "partition key name", 1, 255);
-	if (sk != NULL)
+	memset(&ct, 0, sizeof(ct));
+	ct.name = ARG_CSTRING(0);
+	ct.nkeys = sk ? 2 : 1;
+	ct.keys[0] = ARG_CSTRING(1);
+	ct.keytypes[0] = ddb_parse_key_type(ARG_CSTRING(2), "attributeDefinitions.1.member.attributeType");
+	if (sk)
 	{
-		check_name(sk, "sort key name", 1, 255);
-		if (strcmp(pk, sk) == 0)
-			ereport(ERROR,
-					(errcode(DDB_ERRCODE_VALIDATION),
-					 errmsg("ValidationException: the partition key and the sort key must have different names")));
+		ct.keys[1] = sk;
+		ct.keytypes[1] = ddb_parse_key_type(ARG_CSTRING(4), "attributeDefinitions.2.member.attributeType");
 	}
-	if (strcmp(pk, itemcol) == 0 || (sk && strcmp(sk, itemcol) == 0))
-		itemcol = "item_";
-	if (OidIsValid(get_relname_relid(name, RangeVarGetCreationNamespace(makeRangeVar(NULL, name, -1)))))
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_RESOURCE_IN_USE),
-				 errmsg("ResourceInUseException: table \"%s\" already exists", name)));
-
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "CREATE TABLE %s (%s %s NOT NULL, ",
-					 quote_identifier(name), quote_identifier(pk), pktype);
-	if (sk != NULL)
-		appendStringInfo(&sql, "%s %s NOT NULL, ", quote_identifier(sk), sktype);
-	appendStringInfo(&sql, "%s jsonb NOT NULL) USING ddb", quote_identifier(itemcol));
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "could not create table \"%s\"", name);
-	SPI_finish();
-
-	relid = RangeVarGetRelid(makeRangeVar(NULL, name, -1), NoLock, false);
-	PG_RETURN_OID(relid);
+	ct.billing_mode = "PAY_PER_REQUEST";
+	ddb_check_create_table(&ct);
+	PG_RETURN_OID(ddb_create_table_core(&ct));
 }
 
-static void
-append_json_string(StringInfo buf, const char *s)
-{
-	escape_json(buf, s);
-}
-
+/* ddb_describe_table(tbl): DynamoDB's TableDescription */
 Datum
 ddb_describe_table(PG_FUNCTION_ARGS)
 {
-	Oid			relid = ARG_TABLE(0);
-	Relation	rel = ddb_open_table(relid, ACL_SELECT);
-	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	Relation	rel = ddb_table_open_arg(fcinfo, 0, ACL_SELECT);
 	StringInfoData buf;
-	double		count = rel->rd_rel->reltuples;
-	int64		size;
 
-	size = DatumGetInt64(DirectFunctionCall1(pg_total_relation_size, ObjectIdGetDatum(relid)));
 	initStringInfo(&buf);
-	appendStringInfoString(&buf, "{\"TableName\": ");
-	append_json_string(&buf, RelationGetRelationName(rel));
-	appendStringInfoString(&buf, ", \"TableStatus\": \"ACTIVE\", \"KeySchema\": [");
-	for (int k = 0; k < ki->nkeys; k++)
-	{
-		appendStringInfoString(&buf, k ? ", {\"AttributeName\": " : "{\"AttributeName\": ");
-		append_json_string(&buf, ddb_key_name(rel, k));
-		appendStringInfo(&buf, ", \"KeyType\": \"%s\"}", k == 0 ? "HASH" : "RANGE");
-	}
-	appendStringInfoString(&buf, "], \"AttributeDefinitions\": [");
-	for (int k = 0; k < ki->nkeys; k++)
-	{
-		appendStringInfoString(&buf, k ? ", {\"AttributeName\": " : "{\"AttributeName\": ");
-		append_json_string(&buf, ddb_key_name(rel, k));
-		appendStringInfo(&buf, ", \"AttributeType\": \"%s\"}", ddb_key_type_name(ki->keytype[k]));
-	}
-	/* ItemCount is approximate, as DynamoDB's: the planner's estimate */
-	appendStringInfo(&buf, "], \"ItemCount\": %.0f, \"TableSizeBytes\": " INT64_FORMAT
-					 ", \"GlobalSecondaryIndexes\": ",
-					 count < 0 ? 0 : count, size);
-	ddb_gsi_describe(rel, &buf);
-	appendStringInfoChar(&buf, '}');
+	ddb_describe_table_json(rel, "ACTIVE", &buf);
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
 }

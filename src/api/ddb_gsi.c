@@ -54,6 +54,10 @@
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "access/genam.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "utils/fmgroids.h"
 #include "catalog/pg_type.h"
 #include "catalog/pg_class.h"
 #include "commands/trigger.h"
@@ -80,11 +84,16 @@
 #include "ddb.h"
 #include "model/ddb_expr.h"
 #include "engine/ddb_page.h"
+#include "api/ddb_json.h"
+#include "api/ddb_ops.h"
 
 PG_FUNCTION_INFO_V1(ddb_create_gsi);
 PG_FUNCTION_INFO_V1(ddb_drop_gsi);
 PG_FUNCTION_INFO_V1(ddb_verify_gsi);
 PG_FUNCTION_INFO_V1(ddb_gsi_trigger);
+
+/* DynamoDB's limit on NonKeyAttributes summed over a table's indexes */
+#define DDB_MAX_PROJECTED_ATTRIBUTES	100
 
 /* DynamoDB's default quota of GSIs per table */
 #define DDB_MAX_GSI_PER_TABLE	20
@@ -118,6 +127,7 @@ typedef struct DdbGsi
 	DdbProjType proj;
 	int			nnonkey;
 	char	  **nonkey;			/* INCLUDE's attributes */
+	int64		violations;		/* items left out by the backfill */
 } DdbGsi;
 
 /* The cached index list of one table. */
@@ -198,7 +208,7 @@ gsi_load(Oid relid, MemoryContext cxt, DdbGsi **out)
 	PushActiveSnapshot(GetLatestSnapshot());
 	if (SPI_execute_with_args("SELECT index_name, index_table::oid, partition_key, "
 							  "partition_key_type::text, sort_key, sort_key_type::text, "
-							  "projection, non_key_attributes FROM " GSI_CATALOG
+							  "projection, non_key_attributes, indexing_violations FROM " GSI_CATALOG
 							  " WHERE base = $1 ORDER BY index_name",
 							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read %s", GSI_CATALOG);
@@ -228,6 +238,7 @@ gsi_load(Oid relid, MemoryContext cxt, DdbGsi **out)
 			proj = SPI_getvalue(tup, desc, 7);
 			g->proj = strcmp(proj, "KEYS_ONLY") == 0 ? DDB_PROJ_KEYS_ONLY :
 				strcmp(proj, "INCLUDE") == 0 ? DDB_PROJ_INCLUDE : DDB_PROJ_ALL;
+			g->violations = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
 			d = SPI_getbinval(tup, desc, 8, &isnull);
 			if (!isnull)
 			{
@@ -358,8 +369,19 @@ is_projected(DdbGsi *g, const char *name, int len)
 }
 
 /*
+ * While an index is backfilled, items whose index key has the wrong type
+ * or is empty are left out and counted (DynamoDB's indexing violations)
+ * instead of failing the creation: later writes of such values are
+ * refused, existing ones are not the creator's request.  The verifier
+ * reads them the same way: such an item has no entry.
+ */
+static bool gsi_lenient = false;
+static bool gsi_violation = false;
+
+/*
  * An index key attribute of an item: false when the item lacks it (no
- * entry), ValidationException when it has the wrong type or is empty.
+ * entry), ValidationException when it has the wrong type or is empty
+ * (while backfilling: false, and gsi_violation set).
  */
 static bool
 gsi_key_attr(DdbGsi *g, Jsonb *item, const char *name, DdbKeyType type)
@@ -392,6 +414,11 @@ gsi_key_attr(DdbGsi *g, Jsonb *item, const char *name, DdbKeyType type)
 					len = b64->val.string.len;
 				break;
 			}
+	}
+	if ((!ok || len == 0) && gsi_lenient)
+	{
+		gsi_violation = true;
+		return false;
 	}
 	if (!ok)
 	{
@@ -707,18 +734,45 @@ check_attr_name(const char *name, const char *what)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_VALIDATION),
 				 errmsg("ValidationException: %s must be between 1 and 255 characters long", what)));
-	if (strlen(name) >= NAMEDATALEN)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s \"%s\" is too long for a ddb index", what, name),
-				 errdetail("ddb stores key attributes as columns, whose names are at most %d bytes.",
-						   NAMEDATALEN - 1)));
 }
 
 static const char *
 key_sql_type(DdbKeyType t)
 {
 	return t == DDB_KEY_S ? "text" : t == DDB_KEY_N ? "numeric" : "bytea";
+}
+
+/* An attribute keyed with two types by the table and its indexes. */
+static void
+attribute_redefined(const char *name, DdbKeyType was, DdbKeyType now)
+{
+	ereport(ERROR,
+			(errcode(DDB_ERRCODE_VALIDATION),
+			 errmsg("ValidationException: One or more parameter values were invalid: Attributes cannot be redefined"),
+			 errdetail("Attribute %s is a key of type %s; the new index gives it type %s.",
+					   name, ddb_key_type_name(was), ddb_key_type_name(now))));
+}
+
+/* The schema ddb is installed in (where the trigger function lives). */
+static Oid
+ddb_extension_schema(void)
+{
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			nsp;
+
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum("ddb"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "extension ddb is not installed");
+	nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return nsp;
 }
 
 /* The owner check DynamoDB's UpdateTable stands for: ALTER TABLE rights. */
@@ -730,7 +784,7 @@ open_base_for_ddl(Oid relid)
 	if (rel == NULL || !ddb_is_ddb_relation(rel))
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
-				 errmsg("ResourceNotFoundException: requested resource not found"),
+				 errmsg("ResourceNotFoundException: " DDB_MSG_RESOURCE_NOT_FOUND),
 				 errdetail("Table with OID %u is not a ddb table.", relid)));
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
@@ -792,18 +846,20 @@ spi_exec(const char *sql, int expect)
 	return rc;
 }
 
-Datum
-ddb_create_gsi(PG_FUNCTION_ARGS)
+/*
+ * CreateGlobalSecondaryIndex's core: check the definition, create the
+ * index table, its catalog row and the maintenance triggers, backfill.
+ * Key types are "S", "N" or "B" (NULL: S); proj ALL, KEYS_ONLY or
+ * INCLUDE (NULL: ALL) with nonkey_arr.  Shared by ddb_create_gsi and
+ * UpdateTable.
+ */
+void
+ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_name,
+					char *sk, const char *sktype_name, char *proj, ArrayType *nonkey_arr)
 {
-	Oid			relid;
-	char	   *index_name,
-			   *pk,
-			   *sk,
-			   *proj;
 	DdbKeyType	pktype,
 				sktype = DDB_KEY_S;
-	DdbProjType ptype;
-	ArrayType  *nonkey_arr = PG_ARGISNULL(7) ? NULL : PG_GETARG_ARRAYTYPE_P(7);
+	DdbProjType ptype = DDB_PROJ_ALL;
 	Relation	rel;
 	const DdbKeyInfo *ki;
 	const char *cols[DDB_MAX_KEY_COLUMNS];
@@ -821,45 +877,37 @@ ddb_create_gsi(PG_FUNCTION_ARGS)
 	DdbRange	range = {0};
 	HeapTuple	tuple;
 	int64		nitems = 0,
-				nentries = 0;
+				nentries = 0,
+				nviolations = 0;
 	MemoryContext item_cxt,
 				old;
 	Oid			save_userid;
 	int			save_sec;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR, (errcode(DDB_ERRCODE_VALIDATION),
-						errmsg("ValidationException: the table must not be null")));
-	relid = PG_GETARG_OID(0);
-	index_name = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
-	pk = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
-	pktype = key_type_of(PG_ARGISNULL(3) ? "S" : text_to_cstring(PG_GETARG_TEXT_PP(3)),
-						 "partition key");
-	sk = PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4));
+	pktype = key_type_of(pktype_name ? pktype_name : "S", "partition key");
 	if (sk)
-		sktype = key_type_of(PG_ARGISNULL(5) ? "S" : text_to_cstring(PG_GETARG_TEXT_PP(5)),
-							 "sort key");
-	proj = PG_ARGISNULL(6) ? "ALL" : text_to_cstring(PG_GETARG_TEXT_PP(6));
+		sktype = key_type_of(sktype_name ? sktype_name : "S", "sort key");
+	if (proj == NULL)
+		proj = "ALL";
 
 	/* DynamoDB's index names: 3-255 of [a-zA-Z0-9_.-] */
-	if (index_name == NULL || strlen(index_name) < 3 || strlen(index_name) > 255)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: index name must be between 3 and 255 characters long")));
-	for (const char *p = index_name; *p; p++)
-		if (!(isalnum((unsigned char) *p) || *p == '_' || *p == '-' || *p == '.'))
-			ereport(ERROR,
-					(errcode(DDB_ERRCODE_VALIDATION),
-					 errmsg("ValidationException: index name \"%s\" may contain only a-z, A-Z, 0-9, '_', '-' and '.'",
-							index_name)));
+	{
+		DdbValErrors e;
+
+		ddb_valerr_init(&e);
+		if (index_name == NULL)
+			ddb_valerr_add(&e, NULL, "indexName", "Member must not be null");
+		else
+			ddb_valerr_name(&e, index_name, "indexName");
+		ddb_valerr_raise(&e);
+	}
 	check_attr_name(pk, "partition key name");
 	if (sk)
 	{
 		check_attr_name(sk, "sort key name");
 		if (strcmp(pk, sk) == 0)
-			ereport(ERROR,
-					(errcode(DDB_ERRCODE_VALIDATION),
-					 errmsg("ValidationException: the partition key and the sort key of an index must have different names")));
+			ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+					  "Both the Hash Key and the Range Key element in the KeySchema have the same name");
 	}
 	if (strcmp(proj, "ALL") == 0)
 		ptype = DDB_PROJ_ALL;
@@ -868,10 +916,14 @@ ddb_create_gsi(PG_FUNCTION_ARGS)
 	else if (strcmp(proj, "INCLUDE") == 0)
 		ptype = DDB_PROJ_INCLUDE;
 	else
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: projection type \"%s\" is not valid", proj),
-				 errhint("Use ALL, KEYS_ONLY or INCLUDE.")));
+	{
+		DdbValErrors e;
+
+		ddb_valerr_init(&e);
+		ddb_valerr_add(&e, proj, "projection.projectionType",
+					   "Member must satisfy enum value set: [ALL, INCLUDE, KEYS_ONLY]");
+		ddb_valerr_raise(&e);
+	}
 	if (ptype == DDB_PROJ_INCLUDE)
 	{
 		if (nonkey_arr == NULL || ArrayGetNItems(ARR_NDIM(nonkey_arr), ARR_DIMS(nonkey_arr)) < 1)
@@ -886,6 +938,26 @@ ddb_create_gsi(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(DDB_ERRCODE_VALIDATION),
 					 errmsg("ValidationException: NonKeyAttributes must not contain nulls")));
+		{
+			Datum	   *elems;
+			bool	   *nulls;
+			int			n;
+
+			deconstruct_array(nonkey_arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+			for (int i = 0; i < n; i++)
+			{
+				char	   *a = TextDatumGetCString(elems[i]);
+
+				if (strlen(a) < 1 || strlen(a) > 255)
+					ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+							  "1 validation error detected: Value '%s' at 'projection.nonKeyAttributes' failed to satisfy constraint: Member must have length %s",
+							  a, strlen(a) < 1 ? "greater than or equal to 1" : "less than or equal to 255");
+				for (int j = 0; j < i; j++)
+					if (strcmp(a, TextDatumGetCString(elems[j])) == 0)
+						ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+								  "One or more parameter values were invalid: Duplicate attributes in NonKeyAttributes: %s", a);
+			}
+		}
 	}
 	else if (nonkey_arr != NULL)
 		ereport(ERROR,
@@ -896,18 +968,43 @@ ddb_create_gsi(PG_FUNCTION_ARGS)
 	rel = open_base_for_ddl(relid);
 	ki = ddb_get_keyinfo(rel);
 	if (gsi_find(rel, index_name) != NULL)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_RESOURCE_IN_USE),
-				 errmsg("ResourceInUseException: table \"%s\" already has an index named %s",
-						RelationGetRelationName(rel), index_name)));
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+				  "One or more parameter values were invalid: Attempting to create an index which already exists");
 	{
 		DdbGsi	   *list;
 
 		if (gsi_list(rel, &list) >= DDB_MAX_GSI_PER_TABLE)
-			ereport(ERROR,
-					(errcode(DDB_ERRCODE_VALIDATION),
-					 errmsg("LimitExceededException: table \"%s\" already has %d global secondary indexes",
-							RelationGetRelationName(rel), DDB_MAX_GSI_PER_TABLE)));
+			ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
+					  "One or more parameter values were invalid: GlobalSecondaryIndex count exceeds the per-table limit of %d",
+					  DDB_MAX_GSI_PER_TABLE);
+	}
+
+	/* an attribute keys every index (and the table) with one type */
+	{
+		DdbGsi	   *list;
+		int			n = gsi_list(rel, &list);
+		int			projected = nonkey_arr ? ArrayGetNItems(ARR_NDIM(nonkey_arr), ARR_DIMS(nonkey_arr)) : 0;
+
+		for (int i = 0; i < n; i++)
+		{
+			for (int j = 0; j < 2; j++)
+			{
+				const char *name = j == 0 ? list[i].pk : list[i].sk;
+				DdbKeyType	type = j == 0 ? list[i].pktype : list[i].sktype;
+
+				if (name == NULL)
+					continue;
+				if (strcmp(name, pk) == 0 && type != pktype)
+					attribute_redefined(name, type, pktype);
+				if (sk && strcmp(name, sk) == 0 && type != sktype)
+					attribute_redefined(name, type, sktype);
+			}
+			projected += list[i].nnonkey;
+		}
+		if (projected > DDB_MAX_PROJECTED_ATTRIBUTES)
+			ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
+					  "One or more parameter values were invalid: Number of projected attributes in all indexes exceeds limit of %d, number of projected attributes: %d",
+					  DDB_MAX_PROJECTED_ATTRIBUTES, projected);
 	}
 
 	/* the index table's key columns: index keys, then the other table keys */
@@ -928,11 +1025,7 @@ ddb_create_gsi(PG_FUNCTION_ARGS)
 			{
 				dup = true;
 				if (coltypes[c] != ki->keytype[k])
-					ereport(ERROR,
-							(errcode(DDB_ERRCODE_VALIDATION),
-							 errmsg("ValidationException: One or more parameter values were invalid: Some AttributeDefinitions are not valid: attribute %s is %s in the table and %s in the index",
-									name, ddb_key_type_name(ki->keytype[k]),
-									ddb_key_type_name(coltypes[c]))));
+					attribute_redefined(name, ki->keytype[k], coltypes[c]);
 			}
 		if (!dup)
 		{
@@ -958,12 +1051,12 @@ ddb_create_gsi(PG_FUNCTION_ARGS)
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE TABLE %s.%s (", GSI_SCHEMA, quote_identifier(tblname));
 	for (int c = 0; c < ncols; c++)
-		appendStringInfo(&sql, "%s %s NOT NULL, ", quote_identifier(cols[c]),
+		appendStringInfo(&sql, "%s %s NOT NULL, ", quote_identifier(ddb_pg_name(cols[c])),
 						 key_sql_type(coltypes[c]));
 	appendStringInfo(&sql, "%s jsonb NOT NULL) USING ddb", quote_identifier(itemcol));
 
 	/* the trigger function lives where this function does */
-	extschema = get_func_namespace(fcinfo->flinfo->fn_oid);
+	extschema = ddb_extension_schema();
 	GetUserIdAndSecContext(&save_userid, &save_sec);
 	SetUserIdAndSecContext(gsi_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -972,6 +1065,27 @@ ddb_create_gsi(PG_FUNCTION_ARGS)
 	idxoid = get_relname_relid(tblname, get_namespace_oid(GSI_SCHEMA, false));
 	if (!OidIsValid(idxoid))
 		elog(ERROR, "index table \"%s\" was not created", tblname);
+	{
+		/* key attribute names longer than a column name: kept in the catalog */
+		bool		longnames = false;
+		Datum		elems[DDB_MAX_KEY_COLUMNS];
+
+		for (int c = 0; c < ncols; c++)
+		{
+			longnames |= strlen(cols[c]) >= NAMEDATALEN;
+			elems[c] = CStringGetTextDatum(cols[c]);
+		}
+		if (longnames)
+		{
+			Oid			argtypes[2] = {OIDOID, TEXTARRAYOID};
+			Datum		args[2] = {ObjectIdGetDatum(idxoid),
+				PointerGetDatum(construct_array(elems, ncols, TEXTOID, -1, false, TYPALIGN_INT))};
+
+			if (SPI_execute_with_args("INSERT INTO ddb_internal.tables (relid, key_names) VALUES ($1, $2)",
+									  2, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)
+				elog(ERROR, "could not insert into ddb_internal.tables");
+		}
+	}
 	{
 		Oid			argtypes[9] = {OIDOID, TEXTOID, OIDOID, TEXTOID, CHAROID, TEXTOID,
 		CHAROID, TEXTOID, TEXTARRAYOID};
@@ -1033,10 +1147,24 @@ ddb_create_gsi(PG_FUNCTION_ARGS)
 	{
 		GsiEntry	e;
 		ItemPointerData tid;
+		bool		has_entry;
 
 		CHECK_FOR_INTERRUPTS();
 		old = MemoryContextSwitchTo(item_cxt);
-		if (gsi_entry(g, idx, ddb_tuple_to_item(rel, tuple), &e))
+		gsi_lenient = true;
+		gsi_violation = false;
+		PG_TRY();
+		{
+			has_entry = gsi_entry(g, idx, ddb_tuple_to_item(rel, tuple), &e);
+		}
+		PG_FINALLY();
+		{
+			gsi_lenient = false;
+		}
+		PG_END_TRY();
+		if (gsi_violation)
+			nviolations++;
+		else if (has_entry)
 		{
 			ddb_insert_version(idx, e.key.data, e.key.len, gsi_stored_tuple(idx, &e),
 							   GetCurrentCommandId(true), DDB_UNIQUE_ERROR, &tid);
@@ -1051,16 +1179,66 @@ ddb_create_gsi(PG_FUNCTION_ARGS)
 	}
 	ddb_range_end(scan);
 	UnregisterSnapshot(snap);
+	if (nviolations > 0)
+	{
+		Oid			argtypes[3] = {OIDOID, TEXTOID, INT8OID};
+		Datum		args[3] = {ObjectIdGetDatum(relid), CStringGetTextDatum(index_name),
+		Int64GetDatum(nviolations)};
+
+		GetUserIdAndSecContext(&save_userid, &save_sec);
+		SetUserIdAndSecContext(gsi_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if (SPI_execute_with_args("UPDATE " GSI_CATALOG " SET indexing_violations = $3 "
+								  "WHERE base = $1::regclass AND index_name = $2",
+								  3, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not update %s", GSI_CATALOG);
+		SPI_finish();
+		SetUserIdAndSecContext(save_userid, save_sec);
+		CacheInvalidateRelcache(rel);
+		ereport(NOTICE,
+				(errmsg("index %s left out " INT64_FORMAT " items whose index key has the wrong type or is empty",
+						index_name, nviolations),
+				 errhint("DescribeTable reports them as IndexingViolations; writes of such values are refused from now on.")));
+	}
 	relation_close(idx, NoLock);
 	relation_close(rel, NoLock);
+}
+
+Datum
+ddb_create_gsi(PG_FUNCTION_ARGS)
+{
+#define ARG_TEXT(n) (PG_ARGISNULL(n) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(n)))
+	Relation	rel = ddb_table_open_arg(fcinfo, 0, ACL_SELECT);
+	Oid			relid = RelationGetRelid(rel);
+
+	relation_close(rel, AccessShareLock);
+	ddb_create_gsi_core(relid, ARG_TEXT(1), ARG_TEXT(2), ARG_TEXT(3), ARG_TEXT(4),
+						ARG_TEXT(5), ARG_TEXT(6),
+						PG_ARGISNULL(7) ? NULL : PG_GETARG_ARRAYTYPE_P(7));
 	PG_RETURN_VOID();
 }
 
 Datum
 ddb_drop_gsi(PG_FUNCTION_ARGS)
 {
+	Relation	rel;
 	Oid			relid;
-	char	   *index_name;
+
+	if (PG_ARGISNULL(1))
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+				  DDB_MSG_REQUIRED_PARAMETER, "IndexName");
+	rel = ddb_table_open_arg(fcinfo, 0, ACL_SELECT);
+	relid = RelationGetRelid(rel);
+	relation_close(rel, AccessShareLock);
+	ddb_drop_gsi_core(relid, text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	PG_RETURN_VOID();
+}
+
+/* DeleteGlobalSecondaryIndex's core, shared by ddb_drop_gsi and UpdateTable. */
+void
+ddb_drop_gsi_core(Oid relid, const char *index_name)
+{
 	Relation	rel;
 	DdbGsi	   *g;
 	DdbGsi	   *list;
@@ -1069,18 +1247,13 @@ ddb_drop_gsi(PG_FUNCTION_ARGS)
 	Oid			save_userid;
 	int			save_sec;
 
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		ereport(ERROR, (errcode(DDB_ERRCODE_VALIDATION),
-						errmsg("ValidationException: the table and the index name must not be null")));
-	relid = PG_GETARG_OID(0);
-	index_name = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	rel = open_base_for_ddl(relid);
 	g = gsi_find(rel, index_name);
 	if (g == NULL)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
-				 errmsg("ResourceNotFoundException: the table \"%s\" does not have the specified index: %s",
-						RelationGetRelationName(rel), index_name)));
+				 errmsg("ResourceNotFoundException: " DDB_MSG_RESOURCE_NOT_FOUND),
+				 errdetail("Table \"%s\" has no index %s.", RelationGetRelationName(rel), index_name)));
 	idxoid = g->indexrelid;
 	idxname = get_rel_name(idxoid);
 
@@ -1121,7 +1294,6 @@ ddb_drop_gsi(PG_FUNCTION_ARGS)
 	CommandCounterIncrement();
 	(void) gsi_list(rel, &list);
 	relation_close(rel, NoLock);
-	PG_RETURN_VOID();
 }
 
 /* ------------------------------------------------------------------------
@@ -1147,11 +1319,113 @@ ddb_gsi_open_index(Relation table, const char *index_name, int *nquerykeys)
 		idx = try_relation_open(g->indexrelid, AccessShareLock);
 	}
 	if (idx == NULL)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
-				 errmsg("ResourceNotFoundException: the table \"%s\" does not have the specified index: %s",
-						RelationGetRelationName(table), index_name)));
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_INDEX_NOT_FOUND,
+				  index_name);
 	return idx;
+}
+
+/*
+ * The AttributeDefinitions of a table's index keys that are not table keys
+ * (each once), appended to buf after the table's own.
+ */
+void
+ddb_gsi_attribute_definitions(Relation rel, StringInfo buf)
+{
+	DdbGsi	   *gsi;
+	int			n = gsi_list(rel, &gsi);
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	List	   *seen = NIL;
+
+	for (int k = 0; k < ki->nkeys; k++)
+		seen = lappend(seen, (char *) ddb_key_name(rel, k));
+	for (int i = 0; i < n; i++)
+	{
+		for (int j = 0; j < (gsi[i].sk ? 2 : 1); j++)
+		{
+			const char *name = j == 0 ? gsi[i].pk : gsi[i].sk;
+			DdbKeyType	type = j == 0 ? gsi[i].pktype : gsi[i].sktype;
+			ListCell   *lc;
+			bool		dup = false;
+
+			foreach(lc, seen)
+				dup |= strcmp(lfirst(lc), name) == 0;
+			if (dup)
+				continue;
+			seen = lappend(seen, (char *) name);
+			appendStringInfoString(buf, ",{\"AttributeName\":");
+			ddb_json_cstring(buf, name);
+			appendStringInfo(buf, ",\"AttributeType\":\"%s\"}", ddb_key_type_name(type));
+		}
+	}
+}
+
+/* The DynamoDB size of an index entry: its keys and projected attributes. */
+static int64
+entry_bytes(Relation idx, GsiEntry *e)
+{
+	Jsonb	   *full = ddb_tuple_to_item(idx, heap_form_tuple(RelationGetDescr(idx),
+															  e->values, e->isnull));
+
+	return ddb_item_size(ddb_item_from_jsonb(full));
+}
+
+static double
+entry_write_units(Relation idx, GsiEntry *e)
+{
+	int64		bytes = entry_bytes(idx, e);
+
+	return Max(1, (bytes + 1023) / 1024);
+}
+
+/*
+ * The write capacity a write from olditem to newitem costs in each index,
+ * as DynamoDB bills it: putting an entry costs its size in 1 KB units,
+ * deleting one a unit, an entry whose key changed both; an entry nothing
+ * of which changed costs nothing.  Fills names/units for the indexes the
+ * write touched (at most max) and returns how many.
+ */
+int
+ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,
+					const char **names, double *units)
+{
+	DdbGsi	   *list;
+	int			n = gsi_list(rel, &list);
+	DdbGsi	   *gsi = palloc(sizeof(DdbGsi) * Max(n, 1));
+	int			out = 0;
+
+	/* a copy: opening the index tables may invalidate the cache */
+	memcpy(gsi, list, sizeof(DdbGsi) * n);
+	for (int i = 0; i < n && out < max; i++)
+	{
+		Relation	idx = try_relation_open(gsi[i].indexrelid, AccessShareLock);
+		GsiEntry	o,
+					nw;
+		bool		has_old,
+					has_new;
+		double		u = 0;
+
+		if (idx == NULL)
+			continue;
+		has_old = gsi_entry(&gsi[i], idx, olditem, &o);
+		has_new = gsi_entry(&gsi[i], idx, newitem, &nw);
+		if (has_old && has_new && o.key.len == nw.key.len &&
+			memcmp(o.key.data, nw.key.data, o.key.len) == 0)
+			u = jsonb_same(o.item, nw.item) ? 0 : entry_write_units(idx, &nw);
+		else
+		{
+			if (has_old)
+				u += 1;
+			if (has_new)
+				u += entry_write_units(idx, &nw);
+		}
+		relation_close(idx, AccessShareLock);
+		if (has_old || has_new)
+		{
+			names[out] = pstrdup(gsi[i].name);
+			units[out++] = u;
+		}
+	}
+	return out;
 }
 
 /* DescribeTable's GlobalSecondaryIndexes array, appended to buf. */
@@ -1160,6 +1434,7 @@ ddb_gsi_describe(Relation rel, StringInfo buf)
 {
 	DdbGsi	   *gsi;
 	int			n = gsi_list(rel, &gsi);
+	char	   *arn = ddb_table_arn(ddb_table_name(rel));
 
 	appendStringInfoChar(buf, '[');
 	for (int i = 0; i < n; i++)
@@ -1176,34 +1451,37 @@ ddb_gsi_describe(Relation rel, StringInfo buf)
 			size = DatumGetInt64(DirectFunctionCall1(pg_total_relation_size,
 													 ObjectIdGetDatum(g->indexrelid)));
 		}
-		appendStringInfoString(buf, i ? ", {\"IndexName\": " : "{\"IndexName\": ");
-		escape_json(buf, g->name);
-		appendStringInfoString(buf, ", \"KeySchema\": [{\"AttributeName\": ");
-		escape_json(buf, g->pk);
-		appendStringInfo(buf, ", \"KeyType\": \"HASH\", \"AttributeType\": \"%s\"}",
-						 ddb_key_type_name(g->pktype));
+		appendStringInfoString(buf, i ? ",{\"IndexName\":" : "{\"IndexName\":");
+		ddb_json_cstring(buf, g->name);
+		appendStringInfoString(buf, ",\"KeySchema\":[{\"AttributeName\":");
+		ddb_json_cstring(buf, g->pk);
+		appendStringInfoString(buf, ",\"KeyType\":\"HASH\"}");
 		if (g->sk)
 		{
-			appendStringInfoString(buf, ", {\"AttributeName\": ");
-			escape_json(buf, g->sk);
-			appendStringInfo(buf, ", \"KeyType\": \"RANGE\", \"AttributeType\": \"%s\"}",
-							 ddb_key_type_name(g->sktype));
+			appendStringInfoString(buf, ",{\"AttributeName\":");
+			ddb_json_cstring(buf, g->sk);
+			appendStringInfoString(buf, ",\"KeyType\":\"RANGE\"}");
 		}
-		appendStringInfo(buf, "], \"Projection\": {\"ProjectionType\": \"%s\"", proj_names[g->proj]);
+		appendStringInfo(buf, "],\"Projection\":{\"ProjectionType\":\"%s\"", proj_names[g->proj]);
 		if (g->proj == DDB_PROJ_INCLUDE)
 		{
-			appendStringInfoString(buf, ", \"NonKeyAttributes\": [");
+			appendStringInfoString(buf, ",\"NonKeyAttributes\":[");
 			for (int j = 0; j < g->nnonkey; j++)
 			{
 				if (j)
-					appendStringInfoString(buf, ", ");
-				escape_json(buf, g->nonkey[j]);
+					appendStringInfoChar(buf, ',');
+				ddb_json_cstring(buf, g->nonkey[j]);
 			}
 			appendStringInfoChar(buf, ']');
 		}
 		/* ItemCount is approximate, as DynamoDB's: the planner's estimate */
-		appendStringInfo(buf, "}, \"IndexStatus\": \"ACTIVE\", \"ItemCount\": %.0f, \"IndexSizeBytes\": " INT64_FORMAT "}",
-						 count < 0 ? 0 : count, size);
+		appendStringInfo(buf, "},\"IndexStatus\":\"ACTIVE\",\"ProvisionedThroughput\":"
+						 "{\"NumberOfDecreasesToday\":0,\"ReadCapacityUnits\":0,\"WriteCapacityUnits\":0}"
+						 ",\"ItemCount\":%.0f,\"IndexSizeBytes\":" INT64_FORMAT
+						 ",\"IndexingViolations\":" INT64_FORMAT ",\"IndexArn\":",
+						 count < 0 ? 0 : count, size, g->violations);
+		ddb_json_cstring(buf, psprintf("%s/index/%s", arn, g->name));
+		appendStringInfoChar(buf, '}');
 	}
 	appendStringInfoChar(buf, ']');
 }
@@ -1237,12 +1515,23 @@ verify_one(Relation rel, DdbGsi *g, Snapshot snap, StringInfo out, bool first)
 	{
 		GsiEntry	e;
 		Jsonb	   *item;
+		bool		has_entry;
 
 		CHECK_FOR_INTERRUPTS();
 		old = MemoryContextSwitchTo(cxt);
 		nitems++;
 		item = ddb_tuple_to_item(rel, tuple);
-		if (gsi_entry(g, idx, item, &e))
+		gsi_lenient = true;
+		PG_TRY();
+		{
+			has_entry = gsi_entry(g, idx, item, &e);
+		}
+		PG_FINALLY();
+		{
+			gsi_lenient = false;
+		}
+		PG_END_TRY();
+		if (has_entry)
 		{
 			HeapTuple	found = ddb_lookup(idx, snap, e.key.data, e.key.len);
 			Jsonb	   *want,
@@ -1289,9 +1578,8 @@ verify_one(Relation rel, DdbGsi *g, Snapshot snap, StringInfo out, bool first)
 Datum
 ddb_verify_gsi(PG_FUNCTION_ARGS)
 {
-	Oid			relid = PG_GETARG_OID(0);
 	char	   *index_name = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
-	Relation	rel = ddb_open_table(relid, ACL_SELECT);
+	Relation	rel = ddb_table_open_arg(fcinfo, 0, ACL_SELECT);
 	DdbGsi	   *list;
 	int			n = gsi_list(rel, &list);
 	DdbGsi	   *gsi = palloc(sizeof(DdbGsi) * Max(n, 1));
@@ -1312,8 +1600,8 @@ ddb_verify_gsi(PG_FUNCTION_ARGS)
 	if (index_name && done == 0)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
-				 errmsg("ResourceNotFoundException: the table \"%s\" does not have the specified index: %s",
-						RelationGetRelationName(rel), index_name)));
+				 errmsg("ResourceNotFoundException: " DDB_MSG_RESOURCE_NOT_FOUND),
+				 errdetail("Table \"%s\" has no index %s.", RelationGetRelationName(rel), index_name)));
 	appendStringInfoString(&out, "]}");
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(out.data)));

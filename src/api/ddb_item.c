@@ -29,14 +29,13 @@
 
 #include "ddb.h"
 #include "model/ddb_expr.h"
+#include "api/ddb_ops.h"
 
-/* The name of key column k. */
+/* The DynamoDB name of key column k (see ddb_table.c). */
 const char *
 ddb_key_name(Relation rel, int k)
 {
-	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
-
-	return NameStr(TupleDescAttr(RelationGetDescr(rel), ki->keyattno[k] - 1)->attname);
+	return ddb_table_key_name(rel, k);
 }
 
 /* A key column value as a document-form JsonbValue. */
@@ -102,7 +101,7 @@ ddb_tuple_to_item(Relation rel, HeapTuple tuple)
 	for (int k = 0; k < ki->nkeys; k++)
 	{
 		Datum		d = heap_getattr(tuple, ki->keyattno[k], desc, &isnull);
-		const char *name = NameStr(TupleDescAttr(desc, ki->keyattno[k] - 1)->attname);
+		const char *name = ddb_key_name(rel, k);
 		JsonbValue	jk,
 					jv;
 
@@ -142,8 +141,60 @@ key_schema_error(Relation rel, const char *detail_fmt, const char *name)
 {
 	ereport(ERROR,
 			(errcode(DDB_ERRCODE_VALIDATION),
-			 errmsg("ValidationException: the provided key element does not match the schema"),
+			 errmsg("ValidationException: " DDB_MSG_KEY_SCHEMA_MISMATCH),
 			 errdetail(detail_fmt, name, RelationGetRelationName(rel))));
+}
+
+/*
+ * A string key holding U+0000 ({"$S": [...]} in document form): key
+ * columns are PostgreSQL text, which cannot hold U+0000 (see README).
+ */
+static void
+nul_key_check(JsonbValue *v, const char *name)
+{
+	if (v->type == jbvBinary && JsonContainerIsObject(v->val.binary.data) &&
+		JsonContainerSize(v->val.binary.data) == 1 &&
+		getKeyJsonValueFromContainer(v->val.binary.data, "$S", 2, NULL) != NULL)
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+				  "One or more parameter values were invalid: ddb does not support U+0000 in key attribute values. Key: %s",
+				  name);
+}
+
+/* The DynamoDB type of a document-form value, for messages. */
+static const char *
+jbv_type_name(JsonbValue *v)
+{
+	if (v->type == jbvBinary)
+		return ddb_type_name(ddb_value_from_jbv(v)->type);
+	return v->type == jbvString ? "S" : v->type == jbvNumeric ? "N" :
+		v->type == jbvBool ? "BOOL" : "NULL";
+}
+
+/*
+ * An item's key attribute of the wrong type: PutItem's message names the
+ * key and both types.
+ */
+static void
+check_item_key_type(DdbKeyType type, JsonbValue *v, const char *name)
+{
+	bool		ok;
+
+	nul_key_check(v, name);
+	switch (type)
+	{
+		case DDB_KEY_S:
+			ok = v->type == jbvString;
+			break;
+		case DDB_KEY_N:
+			ok = v->type == jbvNumeric;
+			break;
+		default:
+			ok = v->type == jbvBinary && ddb_value_from_jbv(v)->type == DDB_TYPE_B;
+			break;
+	}
+	if (!ok)
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_KEY_TYPE_MISMATCH,
+				  name, ddb_key_type_name(type), jbv_type_name(v));
 }
 
 /* A document-form value as a key column Datum, or error. */
@@ -153,6 +204,7 @@ jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v, const char *name)
 	switch (type)
 	{
 		case DDB_KEY_S:
+			nul_key_check(v, name);
 			if (v->type != jbvString)
 				key_schema_error(rel, "Key attribute \"%s\" of table \"%s\" must be a string (S).", name);
 			return PointerGetDatum(cstring_to_text_with_len(v->val.string.val, v->val.string.len));
@@ -176,9 +228,7 @@ jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v, const char *name)
 				declen = pg_b64_decode(b64->val.string.val, b64->val.string.len,
 									   VARDATA(result), pg_b64_dec_len(b64->val.string.len));
 				if (declen < 0)
-					ereport(ERROR,
-							(errcode(DDB_ERRCODE_VALIDATION),
-							 errmsg("ValidationException: invalid base64 in key attribute \"%s\"", name)));
+					key_schema_error(rel, "Key attribute \"%s\" of table \"%s\" is not valid base64.", name);
 				SET_VARSIZE(result, VARHDRSZ + declen);
 				return PointerGetDatum(result);
 			}
@@ -210,15 +260,12 @@ api_check_key(DdbKeyType type, Datum d, bool partition, const char *name)
 	}
 	len = VARSIZE_ANY_EXHDR(DatumGetPointer(d));
 	if (len == 0)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: one or more parameter values are not valid: the AttributeValue for a key attribute cannot contain an empty %s value",
-						type == DDB_KEY_S ? "string" : "binary"),
-				 errdetail("Key: %s", name)));
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_KEY_EMPTY_VALUE,
+				  type == DDB_KEY_S ? "string" : "binary", name);
 	if (len > limit)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: one or more parameter values were invalid: size of %s has exceeded the maximum size limit of %d bytes",
+				 errmsg("ValidationException: One or more parameter values were invalid: Size of %s has exceeded the maximum size limit of %d bytes",
 						partition ? "hashkey" : "rangekey", limit),
 				 errdetail("Key attribute \"%s\" is %d bytes.", name, len)));
 }
@@ -250,12 +297,12 @@ ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact, Datum *values,
 		const char *name = ddb_key_name(rel, k);
 		JsonbValue *v = getKeyJsonValueFromContainer(&doc->root, name, strlen(name), NULL);
 
+		if (v == NULL && exact)
+			key_schema_error(rel, "Key attribute \"%s\" of table \"%s\" is missing.", name);
 		if (v == NULL)
-			ereport(ERROR,
-					(errcode(DDB_ERRCODE_VALIDATION),
-					 errmsg("ValidationException: one of the required keys was not given a value"),
-					 errdetail("Key attribute \"%s\" of table \"%s\" is missing.",
-							   name, RelationGetRelationName(rel))));
+			ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_KEY_MISSING, name);
+		if (!exact)
+			check_item_key_type(ki->keytype[k], v, name);
 		values[ki->keyattno[k] - 1] = jbv_to_key(rel, ki->keytype[k], v, name);
 		isnull[ki->keyattno[k] - 1] = false;
 		api_check_key(ki->keytype[k], values[ki->keyattno[k] - 1], k == 0, name);
@@ -264,7 +311,7 @@ ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact, Datum *values,
 	if (exact && JsonContainerSize(&doc->root) != ki->nkeys)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: the provided key element does not match the schema"),
+				 errmsg("ValidationException: " DDB_MSG_KEY_SCHEMA_MISMATCH),
 				 errdetail("A key of table \"%s\" has exactly the key attributes and no others.",
 						   RelationGetRelationName(rel))));
 	ddb_encode_key(ki, values, isnull, enckey);

@@ -22,7 +22,12 @@
  * response body as palloc'd JSON text and its length in *resplen.
  *
  * Errors are raised with ereport(ERROR): a DB-class SQLSTATE (ddb_errors.h)
- * and the message "<ErrorName>: <DynamoDB's message>".
+ * and the message "<ErrorName>: <DynamoDB's message>".  When a DynamoDB
+ * error carries more than its message (ConditionalCheckFailedException's
+ * Item, with ReturnValuesOnConditionCheckFailure ALL_OLD), the error's
+ * DETAIL is a JSON object whose members belong in the error response next
+ * to __type and message; any other DETAIL is for humans and starts with a
+ * letter, never '{'.
  */
 extern char *ddb_api_execute(const char *operation, const char *body, int bodylen,
 							 int *resplen);

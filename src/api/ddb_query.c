@@ -47,6 +47,7 @@
 #include "postgres.h"
 
 #include "access/relation.h"
+#include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -58,6 +59,7 @@
 
 #include "ddb.h"
 #include "model/ddb_expr.h"
+#include "api/ddb_ops.h"
 
 PG_FUNCTION_INFO_V1(ddb_query);
 PG_FUNCTION_INFO_V1(ddb_query_page);
@@ -74,29 +76,6 @@ PG_FUNCTION_INFO_V1(ddb_scan_page);
 	ereport(ERROR, \
 			(errcode(DDB_ERRCODE_VALIDATION), \
 			 errmsg(__VA_ARGS__)))
-
-/*
- * The arguments of one request, whichever function received them.  NULL
- * pointers and has_* flags stand for SQL NULLs (parameters not given).
- */
-typedef struct DdbReadArgs
-{
-	Oid			relid;
-	const char *key_condition;	/* Query only */
-	Jsonb	   *vals;
-	Jsonb	   *names;
-	const char *filter;
-	const char *projection;
-	const char *index_name;
-	bool		forward;		/* Query only */
-	bool		has_segment;	/* Scan only */
-	int32		segment;
-	bool		has_total_segments;
-	int32		total_segments;
-	bool		has_limit;
-	int32		limit;
-	Jsonb	   *start_key;
-} DdbReadArgs;
 
 /*
  * One request in progress: what it reads, its expressions, its counters.
@@ -143,17 +122,31 @@ arg_jsonb(FunctionCallInfo fcinfo, int n)
 	return PG_ARGISNULL(n) ? NULL : PG_GETARG_JSONB_P(n);
 }
 
+/* The table argument: a DynamoDB name (text) or a regclass. */
+static void
+table_arg(FunctionCallInfo fcinfo, DdbReadRequest *a)
+{
+	Oid			argtype;
+
+	if (PG_ARGISNULL(0))
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+				  DDB_MSG_REQUIRED_PARAMETER, "TableName");
+	argtype = get_fn_expr_argtype(fcinfo->flinfo, 0);
+	if (argtype == REGCLASSOID || argtype == OIDOID)
+		a->relid = PG_GETARG_OID(0);
+	else
+		a->table_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+}
+
 /*
  * ddb_query / ddb_query_page (tbl, key_condition, vals, names, filter,
  * projection, index_name, forward, limit, start_key)
  */
 static void
-query_args(FunctionCallInfo fcinfo, DdbReadArgs *a)
+query_args(FunctionCallInfo fcinfo, DdbReadRequest *a)
 {
-	memset(a, 0, sizeof(DdbReadArgs));
-	if (PG_ARGISNULL(0))
-		validation_error("ValidationException: the table must not be null");
-	a->relid = PG_GETARG_OID(0);
+	memset(a, 0, sizeof(DdbReadRequest));
+	table_arg(fcinfo, a);
 	a->key_condition = arg_text(fcinfo, 1);
 	a->vals = arg_jsonb(fcinfo, 2);
 	a->names = arg_jsonb(fcinfo, 3);
@@ -173,12 +166,10 @@ query_args(FunctionCallInfo fcinfo, DdbReadArgs *a)
  * index_name, segment, total_segments, limit, start_key)
  */
 static void
-scan_args(FunctionCallInfo fcinfo, DdbReadArgs *a)
+scan_args(FunctionCallInfo fcinfo, DdbReadRequest *a)
 {
-	memset(a, 0, sizeof(DdbReadArgs));
-	if (PG_ARGISNULL(0))
-		validation_error("ValidationException: the table must not be null");
-	a->relid = PG_GETARG_OID(0);
+	memset(a, 0, sizeof(DdbReadRequest));
+	table_arg(fcinfo, a);
 	a->filter = arg_text(fcinfo, 1);
 	a->vals = arg_jsonb(fcinfo, 2);
 	a->names = arg_jsonb(fcinfo, 3);
@@ -196,8 +187,12 @@ scan_args(FunctionCallInfo fcinfo, DdbReadArgs *a)
 
 /* The parameter checks DynamoDB makes before it looks at the table. */
 static void
-check_parameters(DdbReadArgs *a)
+check_parameters(DdbReadRequest *a)
 {
+	/* a Scan's placeholders need its expressions (a Query always has one) */
+	if (a->key_condition == NULL)
+		ddb_check_expression_use(a->filter || a->projection, a->filter != NULL,
+								 "FilterExpression", a->names != NULL, a->vals != NULL);
 	if (a->has_limit && a->limit < 1)
 		validation_error("ValidationException: 1 validation error detected: Value '%d' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
 						 a->limit);
@@ -525,12 +520,13 @@ query_resume(DdbReader *r, Jsonb *start, bool forward, DdbRange *range,
 
 /* Open the table and what is read, set up the reader's common parts. */
 static DdbReader *
-reader_open(DdbReadArgs *a, bool paged)
+reader_open(DdbReadRequest *a, bool paged)
 {
 	DdbReader  *r = palloc0(sizeof(DdbReader));
 
 	check_parameters(a);
-	r->table = ddb_open_table(a->relid, ACL_SELECT);
+	r->table = OidIsValid(a->relid) ? ddb_open_table(a->relid, ACL_SELECT) :
+		ddb_table_open(a->table_name, ACL_SELECT);
 	r->rel = open_read_source(r->table, a->index_name, &r->nquerykeys);
 	r->ki = *ddb_get_keyinfo(r->rel);
 	r->limit = a->has_limit ? a->limit : 0;
@@ -544,7 +540,7 @@ reader_open(DdbReadArgs *a, bool paged)
 
 /* Parse FilterExpression and ProjectionExpression into the reader. */
 static void
-parse_filter_projection(DdbReader *r, DdbExprContext *cx, DdbReadArgs *a)
+parse_filter_projection(DdbReader *r, DdbExprContext *cx, DdbReadRequest *a)
 {
 	if (a->filter)
 		r->filter = ddb_parse_condition(cx, a->filter, "FilterExpression");
@@ -553,7 +549,7 @@ parse_filter_projection(DdbReader *r, DdbExprContext *cx, DdbReadArgs *a)
 }
 
 static DdbReader *
-query_begin(DdbReadArgs *a, bool paged)
+query_begin(DdbReadRequest *a, bool paged)
 {
 	DdbReader  *r = reader_open(a, paged);
 	DdbExprContext *cx;
@@ -583,7 +579,7 @@ query_begin(DdbReadArgs *a, bool paged)
 }
 
 static DdbReader *
-scan_begin(DdbReadArgs *a, bool paged)
+scan_begin(DdbReadRequest *a, bool paged)
 {
 	DdbReader  *r = reader_open(a, paged);
 	DdbExprContext *cx;
@@ -779,55 +775,84 @@ push_jsonb(JsonbParseState **ps, JsonbIteratorToken tok, Jsonb *j)
 }
 
 /*
- * Read one page and return DynamoDB's response:
+ * Read one page: the items (in the caller's context; none with
+ * count_only, as Select COUNT), counters and LastEvaluatedKey.  The reader
+ * works in a context deleted on exit.
+ */
+void
+ddb_read_page(DdbReadRequest *a, bool is_query, bool count_only, DdbReadPage *page)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext call_cxt;
+	DdbReader  *r;
+	Jsonb	   *j;
+
+	memset(page, 0, sizeof(DdbReadPage));
+	call_cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb query page",
+									 ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(call_cxt);
+	r = is_query ? query_begin(a, true) : scan_begin(a, true);
+	for (;;)
+	{
+		MemoryContextSwitchTo(caller);
+		j = reader_next(r);
+		if (j == NULL)
+			break;
+		if (count_only)
+			pfree(j);
+		else
+			page->items = lappend(page->items, j);
+		MemoryContextSwitchTo(call_cxt);
+	}
+	MemoryContextSwitchTo(caller);
+	page->count = r->count;
+	page->scanned = r->scanned;
+	page->bytes = r->bytes;
+	page->is_index = r->rel != r->table;
+	page->table_name = ddb_table_name(r->table);
+	if (r->stopped)
+	{
+		page->last_key = palloc(VARSIZE(r->last_key));
+		memcpy(page->last_key, r->last_key, VARSIZE(r->last_key));
+	}
+	MemoryContextSwitchTo(call_cxt);
+	reader_close(r);
+	MemoryContextSwitchTo(caller);
+	MemoryContextDelete(call_cxt);
+}
+
+/*
+ * One page as DynamoDB's response, in document form:
  * {"Items": [...], "Count": n, "ScannedCount": m, "LastEvaluatedKey": {...}}.
- * All work happens in a context deleted on exit.
  */
 static Datum
 read_page(FunctionCallInfo fcinfo, bool is_query)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext call_cxt;
-	DdbReadArgs a;
-	DdbReader  *r;
+	DdbReadRequest a;
+	DdbReadPage page;
 	JsonbParseState *ps = NULL;
-	List	   *items = NIL;
 	ListCell   *lc;
-	Jsonb	   *j;
-	Jsonb	   *result;
 
-	call_cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb query page",
-									 ALLOCSET_DEFAULT_SIZES);
-	MemoryContextSwitchTo(call_cxt);
 	if (is_query)
 		query_args(fcinfo, &a);
 	else
 		scan_args(fcinfo, &a);
-	r = is_query ? query_begin(&a, true) : scan_begin(&a, true);
-	while ((j = reader_next(r)) != NULL)
-		items = lappend(items, j);
+	ddb_read_page(&a, is_query, false, &page);
 
 	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
 	push_key(&ps, "Items");
 	pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
-	foreach(lc, items)
+	foreach(lc, page.items)
 		push_jsonb(&ps, WJB_ELEM, (Jsonb *) lfirst(lc));
 	pushJsonbValue(&ps, WJB_END_ARRAY, NULL);
-	push_count(&ps, "Count", r->count);
-	push_count(&ps, "ScannedCount", r->scanned);
-	if (r->stopped)
+	push_count(&ps, "Count", page.count);
+	push_count(&ps, "ScannedCount", page.scanned);
+	if (page.last_key)
 	{
 		push_key(&ps, "LastEvaluatedKey");
-		push_jsonb(&ps, WJB_VALUE, r->last_key);
+		push_jsonb(&ps, WJB_VALUE, page.last_key);
 	}
-	j = JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
-	reader_close(r);
-
-	MemoryContextSwitchTo(caller);
-	result = palloc(VARSIZE(j));
-	memcpy(result, j, VARSIZE(j));
-	MemoryContextDelete(call_cxt);
-	PG_RETURN_JSONB_P(result);
+	PG_RETURN_JSONB_P(JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL)));
 }
 
 Datum
@@ -871,7 +896,7 @@ read_stream(FunctionCallInfo fcinfo, bool is_query)
 	{
 		ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 		MemoryContext old;
-		DdbReadArgs a;
+		DdbReadRequest a;
 
 		funcctx = SRF_FIRSTCALL_INIT();
 		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);

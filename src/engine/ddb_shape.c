@@ -76,13 +76,13 @@ ddb_open_table(Oid relid, AclMode mode)
 	if (rel == NULL)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
-				 errmsg("ResourceNotFoundException: requested resource not found"),
+				 errmsg("ResourceNotFoundException: " DDB_MSG_RESOURCE_NOT_FOUND),
 				 errdetail("Table with OID %u does not exist.", relid)));
 	if (!ddb_is_ddb_relation(rel))
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
-				 errmsg("ResourceNotFoundException: \"%s\" is not a ddb table",
-						RelationGetRelationName(rel)),
+				 errmsg("ResourceNotFoundException: " DDB_MSG_RESOURCE_NOT_FOUND),
+				 errdetail("\"%s\" is not a ddb table.", RelationGetRelationName(rel)),
 				 errhint("Create it with ddb_create_table() or CREATE TABLE ... USING ddb.")));
 	aclresult = pg_class_aclcheck(relid, GetUserId(), mode);
 	if (aclresult != ACLCHECK_OK)

@@ -580,7 +580,8 @@ jbv_cstring(JsonbValue *jv)
 static bool
 is_tag(const char *key, int len)
 {
-	return (len == 2 && (memcmp(key, "$B", 2) == 0 || memcmp(key, "$M", 2) == 0)) ||
+	return (len == 2 && (memcmp(key, "$B", 2) == 0 || memcmp(key, "$M", 2) == 0 ||
+						 memcmp(key, "$S", 2) == 0)) ||
 		(len == 3 && (memcmp(key, "$SS", 3) == 0 || memcmp(key, "$NS", 3) == 0 ||
 					  memcmp(key, "$BS", 3) == 0));
 }
@@ -617,6 +618,58 @@ map_from_container(JsonbContainer *jc, int depth)
 	return map_read(jc, depth, value_from_jbv);
 }
 
+/*
+ * Strings holding U+0000 (legal in DynamoDB) cannot be jsonb strings that
+ * print as text, so the document form writes them as {"$S": [parts]}: the
+ * parts are the string split at each U+0000 (at least two, none holding
+ * U+0000).  nul_string reads that form, push_nul_string writes it.
+ */
+static DdbValue *
+nul_string(JsonbValue *val)
+{
+	DdbValue   *v = ddb_value_new(DDB_TYPE_S);
+	StringInfoData buf;
+	JsonbIterator *it;
+	JsonbValue	e;
+	JsonbIteratorToken tok;
+	int			n = 0;
+
+	if (val->type != jbvBinary || !JsonContainerIsArray(val->val.binary.data))
+		validation_error("ValidationException: the value of a \"$S\" tag must be a JSON array of strings");
+	initStringInfo(&buf);
+	it = JsonbIteratorInit(val->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &e, true)) != WJB_DONE)
+	{
+		if (tok != WJB_ELEM)
+			continue;
+		if (e.type != jbvString || memchr(e.val.string.val, '\0', e.val.string.len))
+			validation_error("ValidationException: the value of a \"$S\" tag must be a JSON array of strings");
+		if (n++ > 0)
+			appendStringInfoChar(&buf, '\0');
+		appendBinaryStringInfo(&buf, e.val.string.val, e.val.string.len);
+	}
+	if (n < 2)
+		validation_error("ValidationException: the value of a \"$S\" tag must be a JSON array of at least two strings");
+	v->u.str.data = buf.data;
+	v->u.str.len = buf.len;
+	return v;
+}
+
+/* An element of a $SS set: a string, or a {"$S": [...]} string. */
+static DdbValue *
+set_string(JsonbValue *v)
+{
+	if (v->type == jbvBinary && JsonContainerIsObject(v->val.binary.data) &&
+		JsonContainerSize(v->val.binary.data) == 1)
+	{
+		JsonbValue *parts = getKeyJsonValueFromContainer(v->val.binary.data, "$S", 2, NULL);
+
+		if (parts != NULL)
+			return nul_string(parts);
+	}
+	return NULL;
+}
+
 static DdbValue *
 set_from_jbv(JsonbValue *jv, DdbType type, int depth)
 {
@@ -643,6 +696,8 @@ set_from_jbv(JsonbValue *jv, DdbType type, int depth)
 			e = ddb_value_new(DDB_TYPE_N);
 			e->u.num = v.val.numeric;
 		}
+		else if (type == DDB_TYPE_SS && (e = set_string(&v)) != NULL)
+			;
 		else
 		{
 			if (v.type != jbvString)
@@ -731,6 +786,8 @@ value_from_jbv(JsonbValue *jv, int depth)
 				b64_decode_strict(val.val.string.val, val.val.string.len, v);
 				return v;
 			}
+			if (tag[1] == 'S' && k.val.string.len == 2)
+				return nul_string(&val);
 			if (tag[1] == 'M')
 			{
 				if (val.type != jbvBinary || !JsonContainerIsObject(val.val.binary.data))
@@ -846,6 +903,34 @@ push_list_body(JsonbParseState **st, DdbValue *l, bool typed)
 	(void) pushJsonbValue(st, WJB_END_ARRAY, NULL);
 }
 
+/* A document-form string: {"$S": [parts]} when it holds U+0000. */
+static void
+push_doc_string(JsonbParseState **st, JsonbIteratorToken tok, const char *s, int len)
+{
+	const char *p = s;
+	const char *end = s + len;
+
+	if (memchr(s, '\0', len) == NULL)
+	{
+		push_string(st, tok, s, len);
+		return;
+	}
+	(void) pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+	push_key(st, "$S");
+	(void) pushJsonbValue(st, WJB_BEGIN_ARRAY, NULL);
+	for (;;)
+	{
+		const char *nul = memchr(p, '\0', end - p);
+
+		push_string(st, WJB_ELEM, p, nul ? nul - p : end - p);
+		if (nul == NULL)
+			break;
+		p = nul + 1;
+	}
+	(void) pushJsonbValue(st, WJB_END_ARRAY, NULL);
+	(void) pushJsonbValue(st, WJB_END_OBJECT, NULL);
+}
+
 /* Set elements: strings, base64 strings, or (document NS) numbers. */
 static void
 push_set_body(JsonbParseState **st, DdbValue *set, bool typed)
@@ -875,8 +960,10 @@ push_set_body(JsonbParseState **st, DdbValue *set, bool typed)
 
 			push_string(st, WJB_ELEM, s, n);
 		}
-		else
+		else if (typed)
 			push_string(st, WJB_ELEM, e->u.str.data, e->u.str.len);
+		else
+			push_doc_string(st, WJB_ELEM, e->u.str.data, e->u.str.len);
 	}
 	(void) pushJsonbValue(st, WJB_END_ARRAY, NULL);
 }
@@ -897,7 +984,10 @@ push_value(JsonbParseState **st, DdbValue *v, JsonbIteratorToken tok, bool typed
 	switch (v->type)
 	{
 		case DDB_TYPE_S:
-			push_string(st, tok, v->u.str.data, v->u.str.len);
+			if (typed)
+				push_string(st, tok, v->u.str.data, v->u.str.len);
+			else
+				push_doc_string(st, tok, v->u.str.data, v->u.str.len);
 			break;
 		case DDB_TYPE_N:
 			if (typed)

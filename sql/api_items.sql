@@ -1,0 +1,106 @@
+-- ddb_api: the item operations through the protocol entry point, with
+-- DynamoDB's typed JSON, its validation and messages; the two front doors
+-- (ddb_api and the SQL functions) write and read the same items.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
+-- its own namespace, so other tests' tables do not show
+CREATE SCHEMA api_items;
+SET ddb.schema = api_items;
+SET search_path = api_items, public;
+
+SELECT ddb_api('CreateTable', '{"TableName": "Items",
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                           {"AttributeName": "sk", "AttributeType": "N"}],
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"}],
+  "BillingMode": "PAY_PER_REQUEST"}') IS NOT NULL AS created;
+
+-- PutItem with every type; GetItem returns it typed.
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {
+  "pk": {"S": "a"}, "sk": {"N": "1"},
+  "s": {"S": "text"}, "n": {"N": "-12.50"}, "b": {"B": "3q2+7w=="},
+  "t": {"BOOL": true}, "z": {"NULL": true},
+  "l": {"L": [{"S": "x"}, {"N": "2"}]}, "m": {"M": {"in": {"SS": ["q", "p"]}}},
+  "ss": {"SS": ["b", "a"]}, "ns": {"NS": ["3", "1.5"]}, "bs": {"BS": ["AQ==", "Ag=="]}}}');
+SELECT jsonb_pretty(ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}}}'));
+
+-- The same item through the SQL function, in document form.
+SELECT ddb_get_item('Items', '{"pk": "a", "sk": 1}');
+
+-- Two front doors, one behaviour: a put through SQL reads back through
+-- ddb_api as the same typed item, and the other way round.
+SELECT ddb_put_item('Items', '{"pk": "b", "sk": 2, "v": {"$SS": ["x"]}, "n": 1e3}');
+SELECT ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "b"}, "sk": {"N": "2"}}}') -> 'Item'
+     = ddb_to_typed_json(ddb_get_item('Items', '{"pk": "b", "sk": 2}')) AS same_item;
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "c"}, "sk": {"N": "3"}, "v": {"L": []}}}');
+SELECT ddb_get_item('Items', '{"pk": "c", "sk": 3}')
+     = ddb_from_typed_json(ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "c"}, "sk": {"N": "3"}}}') -> 'Item') AS same_item;
+
+-- A missing item: an empty response.
+SELECT ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "none"}, "sk": {"N": "1"}}}');
+
+-- ProjectionExpression with names; ConsistentRead accepted.
+SELECT ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+  "ProjectionExpression": "#m.#i, s", "ExpressionAttributeNames": {"#m": "m", "#i": "in"},
+  "ConsistentRead": true}');
+
+-- Conditional put; ReturnValues ALL_OLD.
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "c"}, "sk": {"N": "3"}, "v": {"N": "2"}},
+  "ConditionExpression": "attribute_exists(pk) AND size(v) = :zero",
+  "ExpressionAttributeValues": {":zero": {"N": "0"}}, "ReturnValues": "ALL_OLD"}');
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "c"}, "sk": {"N": "3"}},
+  "ConditionExpression": "attribute_not_exists(pk)"}');
+
+-- U+0000 in a string value round-trips through the text entry point;
+-- jsonb cannot hold it, so ddb_api (jsonb) refuses the response clearly.
+SELECT ddb_api_text('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "nul"}, "sk": {"N": "1"}, "v": {"S": "a\u0000b"}}}');
+SELECT ddb_api_text('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "nul"}, "sk": {"N": "1"}}}');
+SELECT ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "nul"}, "sk": {"N": "1"}}}');
+-- SQL sees the stored form: {"$S": [parts]}, the string split at each U+0000
+-- (in sets too); a literal map whose only key is "$S" is escaped with $M.
+SELECT ddb_api_text('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "nul"}, "sk": {"N": "2"},
+  "v": {"S": "\u0000x\u0000"}, "ss": {"SS": ["a\u0000", "b"]}, "m": {"M": {"$S": {"S": "plain"}}}}}');
+SELECT ddb_get_item('Items', '{"pk": "nul", "sk": 2}');
+SELECT ddb_api_text('Query', '{"TableName": "Items", "KeyConditionExpression": "pk = :p",
+  "FilterExpression": "v = :v OR contains(ss, :e)",
+  "ExpressionAttributeValues": {":p": {"S": "nul"}, ":v": {"S": "a\u0000b"}, ":e": {"S": "a\u0000"}}}');
+SELECT ddb_put_item('Items', '{"pk": "nul", "sk": 3, "v": {"$S": ["only one"]}}');
+-- key columns are PostgreSQL text, which cannot hold U+0000: refused clearly
+SELECT ddb_api_text('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a\u0000"}, "sk": {"N": "1"}}}');
+
+-- Errors.  Wrong JSON types are SerializationException (a malformed
+-- request), wrong values ValidationException.
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": 123}}}');
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {"S": true}}}');
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {"S": {}}}}');
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {"L": {}}}}');
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {"M": []}}}');
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": "plain"}}');
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {"B": "abc"}}}');
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {}}}');
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {"S": "a", "N": "1"}}}');
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {"NULL": false}}}');
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}}, "ReturnValues": "ALL_NEW"}');
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}}, "ReturnValues": "SOME"}');
+SELECT ddb_api('PutItem', '{"TableName": "Items"}');
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+  "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+  "ExpressionAttributeNames": {"#v": "x"}}');
+SELECT ddb_api('PutItem', '{"TableName": "Nope", "Item": {"pk": {"S": "a"}}}');
+SELECT ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "a"}}}');
+SELECT ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {"S": "y"}}}');
+SELECT ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+  "ExpressionAttributeNames": {"#v": "x"}}');
+SELECT ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+  "ReturnConsumedCapacity": "ALL"}');
+
+-- ddb_api (jsonb) refuses only a real U+0000: an escaped backslash followed
+-- by "u0000" is an ordinary string.
+SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "bs"}, "sk": {"N": "1"}, "v": {"S": "a\\u0000"}}}');
+SELECT ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "bs"}, "sk": {"N": "1"}}}') #>> '{Item,v,S}' AS backslash_u0000;
+-- attribute names hold no U+0000, through ExpressionAttributeNames either
+SELECT ddb_api_text('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "bs"}, "sk": {"N": "1"}},
+  "ProjectionExpression": "#a", "ExpressionAttributeNames": {"#a": "x\u0000y"}}');
+SELECT ddb_api_text('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "bs"}, "sk": {"N": "1"}, "x\u0000y": {"S": "v"}}}');

@@ -1,0 +1,164 @@
+-- ddb_api: UpdateItem, DeleteItem, Query and Scan through the protocol, with
+-- ReturnValues, Select, paging, ReturnConsumedCapacity as DynamoDB bills it,
+-- and the SQL functions giving the same answers.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
+CREATE SCHEMA api_query;
+SET ddb.schema = api_query;
+SET search_path = api_query, public;
+
+SELECT ddb_api('CreateTable', '{"TableName": "Orders",
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                           {"AttributeName": "sk", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"}],
+  "BillingMode": "PAY_PER_REQUEST"}') IS NOT NULL AS created;
+SELECT count(ddb_api('PutItem', format('{"TableName": "Orders", "Item": {"pk": {"S": "c1"},
+  "sk": {"S": "o%s"}, "n": {"N": "%s"}, "status": {"S": "%s"}}}',
+  i, i, CASE WHEN i % 2 = 0 THEN 'OPEN' ELSE 'DONE' END)::jsonb)) FROM generate_series(1, 5) i;
+
+-- Query: key condition, filter, projection, Limit and LastEvaluatedKey;
+-- a page reads Limit items before the filter, as DynamoDB counts them.
+SELECT ddb_api('Query', '{"TableName": "Orders",
+  "KeyConditionExpression": "pk = :p AND sk > :s", "FilterExpression": "#st = :open",
+  "ExpressionAttributeNames": {"#st": "status"},
+  "ExpressionAttributeValues": {":p": {"S": "c1"}, ":s": {"S": "o1"}, ":open": {"S": "OPEN"}},
+  "ProjectionExpression": "sk, n", "Limit": 3}');
+-- the next page starts after LastEvaluatedKey
+SELECT ddb_api('Query', '{"TableName": "Orders",
+  "KeyConditionExpression": "pk = :p AND sk > :s",
+  "ExpressionAttributeValues": {":p": {"S": "c1"}, ":s": {"S": "o1"}},
+  "ExclusiveStartKey": {"pk": {"S": "c1"}, "sk": {"S": "o4"}}}') -> 'Items' AS rest;
+-- newest first, COUNT only
+SELECT ddb_api('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p",
+  "ExpressionAttributeValues": {":p": {"S": "c1"}}, "ScanIndexForward": false, "Limit": 2}')
+  #> '{Items}' AS newest_first;
+SELECT ddb_api('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p",
+  "ExpressionAttributeValues": {":p": {"S": "c1"}}, "Select": "COUNT"}');
+
+-- The same page from ddb_query_page (document form) is the same page.
+SELECT (SELECT jsonb_agg(ddb_to_typed_json(i)) FROM jsonb_array_elements(
+          ddb_query_page('Orders', 'pk = :p', '{":p": "c1"}', "limit" => 2) -> 'Items') i)
+     = ddb_api('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p",
+         "ExpressionAttributeValues": {":p": {"S": "c1"}}, "Limit": 2}') -> 'Items' AS same_page;
+
+-- Scan with segments: the two segments hold every item once.
+SELECT (SELECT sum((ddb_api('Scan', format('{"TableName": "Orders", "Segment": %s, "TotalSegments": 2}', s)::jsonb)
+                    ->> 'Count')::int) FROM generate_series(0, 1) s) AS scanned_in_segments;
+SELECT ddb_api('Scan', '{"TableName": "Orders", "FilterExpression": "n >= :three",
+  "ExpressionAttributeValues": {":three": {"N": "3"}}, "Select": "COUNT"}');
+
+-- ReturnConsumedCapacity: 4 KB read units, halved unless ConsistentRead;
+-- writes in 1 KB units of the larger of the old and new item.
+SELECT ddb_api('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "c1"}, "sk": {"S": "o1"}},
+  "ReturnConsumedCapacity": "TOTAL"}') -> 'ConsumedCapacity' AS eventually_consistent;
+SELECT ddb_api('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "c1"}, "sk": {"S": "o1"}},
+  "ReturnConsumedCapacity": "TOTAL", "ConsistentRead": true}') -> 'ConsumedCapacity' AS consistent;
+SELECT ddb_api('PutItem', format('{"TableName": "Orders", "Item": {"pk": {"S": "big"}, "sk": {"S": "x"},
+  "pad": {"S": "%s"}}, "ReturnConsumedCapacity": "INDEXES"}', repeat('x', 5000))::jsonb) -> 'ConsumedCapacity' AS five_kb_put;
+SELECT ddb_api('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p",
+  "ExpressionAttributeValues": {":p": {"S": "big"}}, "ReturnConsumedCapacity": "TOTAL",
+  "ConsistentRead": true}') -> 'ConsumedCapacity' AS query_5kb;
+SELECT ddb_api('DeleteItem', '{"TableName": "Orders", "Key": {"pk": {"S": "big"}, "sk": {"S": "x"}},
+  "ReturnConsumedCapacity": "TOTAL"}') -> 'ConsumedCapacity' AS delete_5kb;
+
+-- UpdateItem: ReturnValues; UPDATED_OLD with nothing to show has no Attributes.
+SELECT ddb_api('UpdateItem', '{"TableName": "Orders", "Key": {"pk": {"S": "c1"}, "sk": {"S": "o1"}},
+  "UpdateExpression": "SET n = n + :one, tag = :t", "ExpressionAttributeValues": {":one": {"N": "1"}, ":t": {"S": "x"}},
+  "ReturnValues": "UPDATED_NEW"}');
+SELECT ddb_api('UpdateItem', '{"TableName": "Orders", "Key": {"pk": {"S": "c1"}, "sk": {"S": "o1"}},
+  "UpdateExpression": "SET fresh = :v", "ExpressionAttributeValues": {":v": {"N": "1"}},
+  "ReturnValues": "UPDATED_OLD"}');
+SELECT ddb_update_item('Orders', '{"pk": "c1", "sk": "o1"}', 'SET fresh2 = :v', vals => '{":v": 1}',
+                       return_values => 'UPDATED_OLD') IS NULL AS sql_updated_old_is_null;
+-- no update expression: creates the key-only item, leaves an existing one
+SELECT ddb_api('UpdateItem', '{"TableName": "Orders", "Key": {"pk": {"S": "c9"}, "sk": {"S": "k"}},
+  "ReturnValues": "ALL_NEW"}');
+SELECT ddb_api('UpdateItem', '{"TableName": "Orders", "Key": {"pk": {"S": "c1"}, "sk": {"S": "o2"}},
+  "ReturnValues": "ALL_NEW"}');
+SELECT ddb_update_item('Orders', '{"pk": "c8", "sk": "k"}', return_values => 'ALL_NEW');
+-- a key attribute in REMOVE is refused whether or not the item exists
+SELECT ddb_api('UpdateItem', '{"TableName": "Orders", "Key": {"pk": {"S": "none"}, "sk": {"S": "k"}},
+  "UpdateExpression": "REMOVE sk"}');
+SELECT ddb_api('GetItem', '{"TableName": "Orders", "Key": {"pk": {"S": "none"}, "sk": {"S": "k"}}}') AS nothing_written;
+
+-- DeleteItem: conditions, ALL_OLD, the item on a failed condition.
+SELECT ddb_api('DeleteItem', '{"TableName": "Orders", "Key": {"pk": {"S": "c1"}, "sk": {"S": "o5"}},
+  "ConditionExpression": "n = :five", "ExpressionAttributeValues": {":five": {"N": "5"}},
+  "ReturnValues": "ALL_OLD"}');
+-- (the DETAIL holds the error response's extra members)
+SELECT ddb_api('DeleteItem', '{"TableName": "Orders", "Key": {"pk": {"S": "c1"}, "sk": {"S": "o4"}},
+  "ConditionExpression": "n = :five", "ExpressionAttributeValues": {":five": {"N": "5"}},
+  "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}');
+
+-- UpdateTable: a global secondary index, created, queried, described, deleted.
+SELECT (ddb_api('UpdateTable', '{"TableName": "Orders",
+  "AttributeDefinitions": [{"AttributeName": "status", "AttributeType": "S"},
+                           {"AttributeName": "sk", "AttributeType": "S"}],
+  "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": "ByStatus",
+     "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+     "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["n"]}}}]}')
+  #> '{TableDescription,GlobalSecondaryIndexes,0}') - '{IndexSizeBytes,ItemCount}'::text[] AS index;
+SELECT ddb_api('Query', '{"TableName": "Orders", "IndexName": "ByStatus",
+  "KeyConditionExpression": "#s = :s", "ExpressionAttributeNames": {"#s": "status"},
+  "ExpressionAttributeValues": {":s": {"S": "OPEN"}}, "ReturnConsumedCapacity": "INDEXES"}');
+SELECT ddb_api('PutItem', '{"TableName": "Orders", "Item": {"pk": {"S": "c2"}, "sk": {"S": "o1"},
+  "status": {"S": "OPEN"}}, "ReturnConsumedCapacity": "INDEXES"}') -> 'ConsumedCapacity' AS put_with_index;
+SELECT ddb_api('UpdateItem', '{"TableName": "Orders", "Key": {"pk": {"S": "c2"}, "sk": {"S": "o1"}},
+  "UpdateExpression": "SET #s = :d", "ExpressionAttributeNames": {"#s": "status"},
+  "ExpressionAttributeValues": {":d": {"S": "DONE"}}, "ReturnConsumedCapacity": "INDEXES"}')
+  -> 'ConsumedCapacity' AS index_key_moved;
+SELECT ddb_api('Query', '{"TableName": "Orders", "IndexName": "ByStatus", "ConsistentRead": true,
+  "KeyConditionExpression": "#s = :s", "ExpressionAttributeNames": {"#s": "status"},
+  "ExpressionAttributeValues": {":s": {"S": "OPEN"}}}');
+SELECT ddb_api('Query', '{"TableName": "Orders", "IndexName": "NoSuch",
+  "KeyConditionExpression": "pk = :s", "ExpressionAttributeValues": {":s": {"S": "OPEN"}}}');
+SELECT ddb_api('UpdateTable', '{"TableName": "Orders",
+  "AttributeDefinitions": [{"AttributeName": "status", "AttributeType": "S"}],
+  "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": "ByStatus",
+     "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
+     "Projection": {"ProjectionType": "ALL"}}}]}');
+-- one index change per UpdateTable, as DynamoDB allows
+SELECT ddb_api('UpdateTable', '{"TableName": "Orders",
+  "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "ByStatus"}}, {"Delete": {"IndexName": "Other"}}]}');
+SELECT ddb_api('UpdateTable', '{"TableName": "Orders",
+  "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "ByStatus"}}]}')
+  #> '{TableDescription,GlobalSecondaryIndexes}' AS indexes_left;
+
+-- UpdateTable: billing settings stored and echoed.
+SELECT ddb_api('UpdateTable', '{"TableName": "Orders", "BillingMode": "PROVISIONED",
+  "ProvisionedThroughput": {"ReadCapacityUnits": 3, "WriteCapacityUnits": 4}}')
+  #> '{TableDescription,ProvisionedThroughput}' AS provisioned;
+SELECT ddb_api('UpdateTable', '{"TableName": "Orders", "BillingMode": "PAY_PER_REQUEST"}')
+  #> '{TableDescription,BillingModeSummary,BillingMode}' AS on_demand,
+  ddb_describe_table('Orders') #> '{BillingModeSummary}' ? 'LastUpdateToPayPerRequestDateTime' AS switched_at;
+SELECT ddb_api('UpdateTable', '{"TableName": "Orders"}');
+SELECT ddb_api('UpdateTable', '{"TableName": "Orders", "BillingMode": "PROVISIONED"}');
+
+-- Tags, per table.
+SELECT ddb_api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders",
+  "Tags": [{"Key": "team", "Value": "a"}, {"Key": "env", "Value": "test"}]}');
+SELECT ddb_api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders",
+  "TagKeys": ["team"]}');
+SELECT ddb_api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders"}');
+SELECT ddb_api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Nope"}');
+SELECT ddb_api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders", "Tags": []}');
+SELECT ddb_api('TagResource', '{"ResourceArn": "arn:aws:s3:::bucket/x", "Tags": []}');
+
+-- DescribeLimits and DescribeEndpoints.
+SELECT ddb_api('DescribeLimits', '{}');
+SELECT ddb_api('DescribeEndpoints', '{}');
+
+-- Errors of reads.
+SELECT ddb_api('Query', '{"TableName": "Orders"}');
+SELECT ddb_api('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p",
+  "ExpressionAttributeValues": {":p": {"S": "c1"}}, "Limit": 0}');
+SELECT ddb_api('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p",
+  "ExpressionAttributeValues": {":p": {"S": "c1"}}, "Select": "SPECIFIC_ATTRIBUTES"}');
+SELECT ddb_api('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p",
+  "ExpressionAttributeValues": {":p": {"S": "c1"}}, "Select": "ALL_PROJECTED_ATTRIBUTES"}');
+SELECT ddb_api('Scan', '{"TableName": "Orders", "Segment": 1}');
+SELECT ddb_api('Scan', '{"TableName": "Orders", "Segment": 2, "TotalSegments": 2}');
+SELECT ddb_api('Scan', '{"TableName": "Nope"}');
+SELECT ddb_scan_page('Nope');

@@ -1,0 +1,161 @@
+-- ddb_api: DynamoDB's table operations through the protocol entry point
+-- (CreateTable, DescribeTable, ListTables, DeleteTable), their request
+-- validation with DynamoDB's messages, and the SQL functions agreeing.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
+-- its own namespace, so other tests' tables do not show
+CREATE SCHEMA api_tables;
+SET ddb.schema = api_tables;
+SET search_path = api_tables, public;
+
+-- Volatile members (TableId, CreationDateTime, sizes) are removed; the test
+-- checks each is there and well-formed instead.
+CREATE FUNCTION stable_desc(d jsonb) RETURNS jsonb LANGUAGE sql AS $$
+  SELECT d - '{TableId,CreationDateTime,TableSizeBytes}'::text[]
+$$;
+
+-- CreateTable: composite key, on demand.
+SELECT jsonb_pretty(stable_desc(ddb_api('CreateTable', '{
+  "TableName": "Music",
+  "AttributeDefinitions": [{"AttributeName": "Artist", "AttributeType": "S"},
+                           {"AttributeName": "Song", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "Artist", "KeyType": "HASH"},
+                {"AttributeName": "Song", "KeyType": "RANGE"}],
+  "BillingMode": "PAY_PER_REQUEST"}') -> 'TableDescription'));
+
+-- Provisioned throughput is stored and echoed.
+SELECT ddb_api('CreateTable', '{
+  "TableName": "counters",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "N"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+  "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 7}}')
+  #> '{TableDescription,ProvisionedThroughput}' AS throughput;
+
+-- TableId is a UUID, CreationDateTime seconds since the epoch, stable.
+SELECT (d ->> 'TableId') ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' AS uuid,
+       abs((d ->> 'CreationDateTime')::numeric - extract(epoch FROM now())) < 600 AS recent,
+       d -> 'TableId' = ddb_api('DescribeTable', '{"TableName": "Music"}') #> '{Table,TableId}' AS stable_id
+FROM (SELECT ddb_api('DescribeTable', '{"TableName": "Music"}') -> 'Table' AS d) s;
+
+-- DescribeTable is ddb_describe_table: one implementation.
+SELECT ddb_api('DescribeTable', '{"TableName": "Music"}') -> 'Table' = ddb_describe_table('Music') AS same;
+
+-- ListTables: names in byte order, paged with Limit and ExclusiveStartTableName.
+SELECT ddb_api('ListTables', '{}');
+SELECT ddb_api('ListTables', '{"Limit": 1}');
+SELECT ddb_api('ListTables', '{"Limit": 1, "ExclusiveStartTableName": "Music"}');
+SELECT ddb_list_tables();
+
+-- ddb.schema: DynamoDB's namespace is one schema.
+CREATE SCHEMA other;
+SET ddb.schema = other;
+SELECT ddb_api('ListTables', '{}');
+SELECT ddb_api('CreateTable', '{"TableName": "Music",
+  "AttributeDefinitions": [{"AttributeName": "k", "AttributeType": "B"}],
+  "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST"}')
+  #>> '{TableDescription,KeySchema,0,AttributeName}' AS other_music_key;
+SELECT 'other."Music"'::regclass IS NOT NULL AS created_in_other;
+SET ddb.schema = api_tables;
+
+-- ddb.region and ddb.account_id make the ARN.
+SET ddb.region = 'eu-west-3';
+SET ddb.account_id = '123456789012';
+SELECT ddb_api('DescribeTable', '{"TableName": "Music"}') #>> '{Table,TableArn}' AS arn;
+RESET ddb.region;
+RESET ddb.account_id;
+
+-- Errors, with DynamoDB's names and messages.
+SELECT ddb_api('DescribeTable', '{"TableName": "Nope"}');
+SELECT ddb_api('DeleteTable', '{"TableName": "Nope"}');
+SELECT ddb_api('DescribeTable', '{}');
+SELECT ddb_api('DescribeTable', '{"TableName": "ab"}');
+SELECT ddb_api('DescribeTable', '{"TableName": "a b"}');
+SELECT ddb_api('DescribeTable', '{"TableName": 5}');
+SELECT ddb_api('ListTables', '{"Limit": 0}');
+SELECT ddb_api('ListTables', '{"Limit": 101, "ExclusiveStartTableName": "x"}');
+SELECT ddb_api('CreateTable', '{"TableName": "Music",
+  "AttributeDefinitions": [{"AttributeName": "Artist", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "Artist", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST"}');
+SELECT ddb_api('CreateTable', '{"TableName": "t1"}');
+SELECT ddb_api('CreateTable', '{"TableName": "t1x"}');
+SELECT ddb_api('CreateTable', '{"TableName": "t1x",
+  "AttributeDefinitions": [{"AttributeName": "a", "AttributeType": "X"}],
+  "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}], "BillingMode": "FREE"}');
+SELECT ddb_api('CreateTable', '{"TableName": "t1x",
+  "AttributeDefinitions": [{"AttributeName": "a", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "a", "KeyType": "RANGE"}], "BillingMode": "PAY_PER_REQUEST"}');
+SELECT ddb_api('CreateTable', '{"TableName": "t1x",
+  "AttributeDefinitions": [{"AttributeName": "a", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "b", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST"}');
+SELECT ddb_api('CreateTable', '{"TableName": "t1x",
+  "AttributeDefinitions": [{"AttributeName": "a", "AttributeType": "S"}, {"AttributeName": "b", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST"}');
+SELECT ddb_api('CreateTable', '{"TableName": "t1x",
+  "AttributeDefinitions": [{"AttributeName": "a", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}]}');
+SELECT ddb_api('CreateTable', '{"TableName": "t1x",
+  "AttributeDefinitions": [{"AttributeName": "a", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST",
+  "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}');
+SELECT ddb_api('CreateTable', '{"TableName": "t1x",
+  "AttributeDefinitions": [{"AttributeName": "a", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}],
+  "ProvisionedThroughput": {"ReadCapacityUnits": 0}}');
+SELECT ddb_api('CreateTable', '[]');
+SELECT ddb_api('NoSuchOperation', '{}');
+SELECT ddb_api_text('ListTables', '{"Limit": 1');
+SELECT ddb_api_text('ListTables', '{"Limit": "1"}');
+
+-- Every DynamoDB error kind has its own SQLSTATE.
+\set VERBOSITY sqlstate
+SELECT ddb_api('DescribeTable', '{"TableName": "Nope"}');
+SELECT ddb_api('DescribeTable', '{"TableName": "ab"}');
+SELECT ddb_api('DescribeTable', '{"TableName": 5}');
+SELECT ddb_api('NoSuchOperation', '{}');
+SELECT ddb_api('CreateTable', '{"TableName": "Music",
+  "AttributeDefinitions": [{"AttributeName": "Artist", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "Artist", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST"}');
+\set VERBOSITY default
+
+-- DeleteTable answers with the description (DELETING) and drops the table;
+-- the catalog forgets it.
+SELECT ddb_api('DeleteTable', '{"TableName": "counters"}') #>> '{TableDescription,TableStatus}';
+SELECT to_regclass('counters') IS NULL AS dropped,
+       (SELECT count(*) FROM ddb_internal.tables t WHERE t.relid::text = 'counters') AS catalog_rows;
+SELECT ddb_api('ListTables', '{}');
+
+-- A table created by hand is registered too, with the same description.
+CREATE TABLE by_hand (pk text, n numeric, item jsonb) USING ddb;
+SELECT stable_desc(ddb_api('DescribeTable', '{"TableName": "by_hand"}') -> 'Table')
+       #> '{KeySchema}' AS by_hand_keys,
+       (SELECT count(*) FROM ddb_internal.tables WHERE relid = 'by_hand'::regclass) AS registered;
+DROP TABLE by_hand;
+
+-- CreateTable with global secondary indexes: each created as UpdateTable
+-- would, and queried through the index.
+SELECT (ddb_api('CreateTable', '{"TableName": "WithIndex",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"},
+                           {"AttributeName": "email", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST",
+  "GlobalSecondaryIndexes": [{"IndexName": "ByEmail",
+    "KeySchema": [{"AttributeName": "email", "KeyType": "HASH"}],
+    "Projection": {"ProjectionType": "KEYS_ONLY"}}]}')
+  #> '{TableDescription,GlobalSecondaryIndexes,0}') - '{IndexSizeBytes,ItemCount}'::text[] AS index;
+SELECT ddb_api('PutItem', '{"TableName": "WithIndex", "Item": {"id": {"S": "1"}, "email": {"S": "a@x"}, "n": {"N": "1"}}}');
+SELECT ddb_api('Query', '{"TableName": "WithIndex", "IndexName": "ByEmail",
+  "KeyConditionExpression": "email = :e", "ExpressionAttributeValues": {":e": {"S": "a@x"}}}');
+SELECT ddb_api('CreateTable', '{"TableName": "WithIndex2",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST",
+  "GlobalSecondaryIndexes": [
+    {"IndexName": "I1", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}},
+    {"IndexName": "I1", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}]}');
+SELECT ddb_api('CreateTable', '{"TableName": "WithIndex2",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST",
+  "GlobalSecondaryIndexes": [{"IndexName": "I1", "KeySchema": [{"AttributeName": "other", "KeyType": "HASH"}],
+    "Projection": {"ProjectionType": "ALL"}}]}');
+SELECT to_regclass('"WithIndex2"') IS NULL AS nothing_created;
+SELECT ddb_api('DeleteTable', '{"TableName": "WithIndex"}') #>> '{TableDescription,TableStatus}';
+SELECT count(*) AS index_tables_left FROM ddb_internal.gsi WHERE index_name = 'ByEmail';

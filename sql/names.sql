@@ -1,0 +1,64 @@
+-- DynamoDB names: table names up to 255 characters and key attribute names
+-- up to 255 bytes work in every function and round-trip in DescribeTable,
+-- stored as hash-suffixed relation and column names that plain SQL sees;
+-- a missing table is ResourceNotFoundException from every function.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
+CREATE SCHEMA names;
+SET ddb.schema = names;
+SET search_path = names, public;
+
+-- a 255-character table name, a 255-byte partition key, a 100-byte sort key
+SELECT ddb_create_table(repeat('T', 255), repeat('k', 255), 'S', repeat('s', 100), 'N')::text AS relation;
+SELECT attname FROM pg_attribute WHERE attrelid = (SELECT relid FROM ddb_internal.tables
+  WHERE table_name = repeat('T', 255)) AND attnum > 0 ORDER BY attnum;
+SELECT d ->> 'TableName' = repeat('T', 255) AS name_round_trips,
+       d #>> '{KeySchema,0,AttributeName}' = repeat('k', 255) AS pk_round_trips,
+       d #>> '{KeySchema,1,AttributeName}' = repeat('s', 100) AS sk_round_trips,
+       d ->> 'TableArn' = 'arn:aws:dynamodb:us-east-1:000000000000:table/' || repeat('T', 255) AS arn
+FROM ddb_api('DescribeTable', jsonb_build_object('TableName', repeat('T', 255))) t(r),
+     LATERAL (SELECT r -> 'Table') x(d);
+
+-- items through both front doors, keyed by the long names
+SELECT ddb_put_item(repeat('T', 255), jsonb_build_object(repeat('k', 255), 'a', repeat('s', 100), 1, 'v', 'x'));
+SELECT ddb_api('PutItem', jsonb_build_object('TableName', repeat('T', 255), 'Item',
+  jsonb_build_object(repeat('k', 255), '{"S": "a"}'::jsonb, repeat('s', 100), '{"N": "2"}'::jsonb))) AS put;
+SELECT count(*) AS items, bool_and(i ? repeat('k', 255)) AS keys_named
+FROM ddb_query(repeat('T', 255), '#k = :v', '{":v": "a"}', jsonb_build_object('#k', repeat('k', 255))) i;
+SELECT ddb_update_item(repeat('T', 255), jsonb_build_object(repeat('k', 255), 'a', repeat('s', 100), 1),
+                       'SET v = :y', vals => '{":y": "y"}', return_values => 'UPDATED_NEW');
+SELECT ddb_api('DeleteItem', jsonb_build_object('TableName', repeat('T', 255), 'Key',
+  jsonb_build_object(repeat('k', 255), '{"S": "a"}'::jsonb, repeat('s', 100), '{"N": "2"}'::jsonb),
+  'ReturnValues', 'ALL_OLD')) -> 'Attributes' ?| ARRAY[repeat('k', 255)] AS deleted;
+SELECT ddb_list_tables() = repeat('T', 255) AS listed;
+
+-- a missing table: ResourceNotFoundException (DB003) from every function
+\set VERBOSITY sqlstate
+SELECT ddb_get_item('missing', '{"k": "v"}');
+SELECT ddb_put_item('missing', '{"k": "v"}');
+SELECT ddb_update_item('missing', '{"k": "v"}', 'SET a = :a', vals => '{":a": 1}');
+SELECT ddb_delete_item('missing', '{"k": "v"}');
+SELECT ddb_describe_table('missing');
+SELECT * FROM ddb_query('missing', 'k = :v', '{":v": "v"}');
+SELECT ddb_query_page('missing', 'k = :v', '{":v": "v"}');
+SELECT * FROM ddb_scan('missing');
+SELECT ddb_scan_page('missing');
+SELECT ddb_create_gsi('missing', 'idx', 'a');
+SELECT ddb_drop_gsi('missing', 'idx');
+SELECT ddb_verify_gsi('missing');
+SELECT ddb_api('GetItem', '{"TableName": "missing", "Key": {"k": {"S": "v"}}}');
+SELECT ddb_api('UpdateTable', '{"TableName": "missing", "BillingMode": "PAY_PER_REQUEST"}');
+-- not an ARN of a table: AccessDeniedException (DB011)
+SELECT ddb_api('ListTagsOfResource', '{"ResourceArn": "nothing"}');
+\set VERBOSITY default
+
+-- Placeholders without expressions: DynamoDB's messages from the SQL
+-- functions too.
+SELECT ddb_put_item(repeat('T', 255), jsonb_build_object(repeat('k', 255), 'a', repeat('s', 100), 1), vals => '{":a": 1}');
+SELECT ddb_put_item(repeat('T', 255), jsonb_build_object(repeat('k', 255), 'a', repeat('s', 100), 1), names => '{"#a": "b"}');
+SELECT ddb_update_item(repeat('T', 255), jsonb_build_object(repeat('k', 255), 'a', repeat('s', 100), 1), vals => '{":a": 1}');
+SELECT ddb_delete_item(repeat('T', 255), jsonb_build_object(repeat('k', 255), 'a', repeat('s', 100), 1), names => '{"#a": "b"}');
+SELECT ddb_get_item(repeat('T', 255), jsonb_build_object(repeat('k', 255), 'a', repeat('s', 100), 1), names => '{"#a": "b"}');
+SELECT ddb_scan_page(repeat('T', 255), vals => '{":a": 1}');
+SELECT ddb_scan_page(repeat('T', 255), names => '{"#a": "b"}');

@@ -1,0 +1,31 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_legacy.h
+ *	  DynamoDB's legacy request parameters translated into expressions
+ *	  (ddb_legacy.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DDB_LEGACY_H
+#define DDB_LEGACY_H
+
+#include "api/ddb_json.h"
+
+/* The placeholders one request's translations generated. */
+typedef struct DdbLegacy
+{
+	int			nnames;
+	List	   *names;			/* placeholder, name, placeholder, name, ... */
+	int			nvalues;
+	DdbValue   *values;			/* placeholder -> value */
+} DdbLegacy;
+
+extern void ddb_legacy_init(DdbLegacy *lx);
+extern Jsonb *ddb_legacy_names(DdbLegacy *lx);
+extern Jsonb *ddb_legacy_values(DdbLegacy *lx);
+extern char *ddb_legacy_projection(DdbLegacy *lx, DdbJson *attrs);
+extern char *ddb_legacy_conditions(DdbLegacy *lx, DdbJson *conds, const char *condop);
+extern char *ddb_legacy_expected(DdbLegacy *lx, DdbJson *expected, const char *condop);
+extern char *ddb_legacy_updates(DdbLegacy *lx, DdbJson *updates);
+
+#endif							/* DDB_LEGACY_H */

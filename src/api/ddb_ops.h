@@ -1,0 +1,201 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_ops.h
+ *	  The operation cores of the api layer, shared by the two front doors:
+ *	  the SQL functions (document-form jsonb) and ddb_api (DynamoDB's typed
+ *	  JSON, ddb_protocol.c).
+ *
+ * Each DynamoDB operation's rules live in one C core below; a front door
+ * only parses its arguments, opens the table and formats the answer.  The
+ * single-item cores take an open table and parsed expressions, and report
+ * a failed condition to the caller instead of raising it, so batch and
+ * transaction operations can run many of them in one statement and decide
+ * what a failure means.  No core uses SPI except the DDL ones.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DDB_OPS_H
+#define DDB_OPS_H
+
+#include "fmgr.h"
+#include "nodes/pg_list.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/jsonb.h"
+#include "utils/relcache.h"
+
+#include "ddb.h"
+#include "model/ddb_expr.h"
+
+/* GUCs (ddb_table.c) */
+extern char *ddb_schema;
+extern char *ddb_region;
+extern char *ddb_account_id;
+extern void ddb_api_init(void);
+
+/* ------------------------------------------------------------------------
+ * Tables (ddb_table.c)
+ * ------------------------------------------------------------------------
+ */
+
+/* A table's row in ddb_internal.tables, as cached. */
+typedef struct DdbTableInfo
+{
+	Oid			relid;
+	bool		registered;		/* has a catalog row */
+	char	   *table_name;		/* DynamoDB name when it is not the relation's */
+	int			nkeynames;
+	char	  **key_names;		/* DynamoDB key names; NULL entries: the column's */
+	char	   *table_id;
+	char	   *created;		/* CreationDateTime, epoch seconds as text */
+	char	   *billing_mode;
+	int64		read_capacity;
+	int64		write_capacity;
+	char	   *billing_changed;	/* epoch seconds as text, or NULL */
+} DdbTableInfo;
+
+typedef struct DdbCreateTable
+{
+	const char *name;
+	int			nkeys;
+	const char *keys[DDB_MAX_KEY_COLUMNS];
+	DdbKeyType	keytypes[DDB_MAX_KEY_COLUMNS];
+	const char *billing_mode;	/* PROVISIONED or PAY_PER_REQUEST */
+	int64		read_capacity;
+	int64		write_capacity;
+} DdbCreateTable;
+
+extern char *ddb_pg_name(const char *name);
+extern bool ddb_valid_name_chars(const char *name);
+extern Oid	ddb_schema_oid(void);
+extern const DdbTableInfo *ddb_table_info(Oid relid);
+extern char *ddb_table_name(Relation rel);
+extern const char *ddb_table_key_name(Relation rel, int k);
+extern Oid	ddb_table_lookup(const char *name);
+extern Relation ddb_table_open(const char *name, AclMode mode);
+extern Relation ddb_table_open_arg(FunctionCallInfo fcinfo, int argno, AclMode mode);
+extern Oid	ddb_catalog_owner(void);
+extern void ddb_catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *args,
+							 const char *nulls, int expect);
+extern Oid	ddb_create_table_core(const DdbCreateTable *ct);
+extern void ddb_delete_table_core(Relation rel);
+extern char *ddb_table_arn(const char *name);
+extern void ddb_describe_table_json(Relation rel, const char *status, StringInfo buf);
+extern List *ddb_list_table_names(void);
+extern int	ddb_table_tag_count(Oid relid);
+extern void ddb_table_tags_json(Oid relid, StringInfo buf);
+
+/* ------------------------------------------------------------------------
+ * Items (ddb_api.c)
+ * ------------------------------------------------------------------------
+ */
+typedef enum DdbReturnValues
+{
+	DDB_RV_NONE,
+	DDB_RV_ALL_OLD,
+	DDB_RV_UPDATED_OLD,
+	DDB_RV_ALL_NEW,
+	DDB_RV_UPDATED_NEW
+} DdbReturnValues;
+
+/* What a write did: the versions before and after (NULL: none). */
+typedef struct DdbWriteResult
+{
+	bool		condition_failed;	/* nothing was written */
+	Jsonb	   *old;			/* the item before (also when the condition failed) */
+	Jsonb	   *new;			/* the item after */
+	Jsonb	   *updated_old;	/* UpdateItem: UPDATED_OLD, NULL if nothing */
+	Jsonb	   *updated_new;	/* UpdateItem: UPDATED_NEW, NULL if nothing */
+} DdbWriteResult;
+
+extern void ddb_condition_failed(void);
+extern Jsonb *ddb_get_item_core(Relation rel, Jsonb *key, DdbProjection *proj);
+extern void ddb_put_item_core(Relation rel, Jsonb *item, DdbCondition *cond,
+							  DdbWriteResult *res);
+extern void ddb_update_item_core(Relation rel, Jsonb *key, DdbUpdate *upd,
+								 DdbCondition *cond, DdbWriteResult *res);
+extern void ddb_delete_item_core(Relation rel, Jsonb *key, DdbCondition *cond,
+								 DdbWriteResult *res);
+extern Jsonb *ddb_write_result(DdbWriteResult *res, DdbReturnValues rv);
+extern void ddb_check_write_privileges(Relation rel, int op, bool reads);
+extern void ddb_check_expression_use(bool has_expr, bool has_value_expr,
+									 const char *value_exprs, bool has_names, bool has_vals);
+
+extern DdbReturnValues ddb_parse_return_values(const char *s, bool update);
+extern DdbKeyType ddb_parse_key_type(const char *t, const char *member);
+extern void ddb_check_create_table(const DdbCreateTable *ct);
+
+/* ------------------------------------------------------------------------
+ * Query and Scan (ddb_query.c)
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * The parameters of one Query or Scan, whichever front door received them.
+ * NULL pointers and has_* flags stand for parameters not given.  The table
+ * is table_name (a DynamoDB name) or, when relid is valid, that relation.
+ * Expressions are parsed by the reader (legacy parameters arrive already
+ * translated into expressions).
+ */
+typedef struct DdbReadRequest
+{
+	Oid			relid;
+	const char *table_name;
+	const char *key_condition;	/* Query only */
+	Jsonb	   *vals;
+	Jsonb	   *names;
+	const char *filter;
+	const char *projection;
+	const char *index_name;
+	bool		forward;		/* Query only */
+	bool		has_segment;	/* Scan only */
+	int32		segment;
+	bool		has_total_segments;
+	int32		total_segments;
+	bool		has_limit;
+	int32		limit;
+	Jsonb	   *start_key;
+} DdbReadRequest;
+
+/* One page of a Query or Scan. */
+typedef struct DdbReadPage
+{
+	List	   *items;			/* document-form items (unless count_only) */
+	int64		count;			/* Count */
+	int64		scanned;		/* ScannedCount */
+	int64		bytes;			/* DynamoDB size of the items read */
+	Jsonb	   *last_key;		/* LastEvaluatedKey, or NULL */
+	char	   *table_name;		/* the table's DynamoDB name */
+	bool		is_index;		/* read a global secondary index */
+} DdbReadPage;
+
+extern void ddb_read_page(DdbReadRequest *a, bool is_query, bool count_only,
+						  DdbReadPage *page);
+
+/* ------------------------------------------------------------------------
+ * Request validation (ddb_protocol.c): DynamoDB's "N validation errors
+ * detected: Value ... at 'member' failed to satisfy constraint: ..."
+ * ------------------------------------------------------------------------
+ */
+typedef struct DdbValErrors
+{
+	int			n;
+	StringInfoData msgs;
+} DdbValErrors;
+
+extern void ddb_valerr_init(DdbValErrors *e);
+extern void ddb_valerr_add(DdbValErrors *e, const char *value, const char *member,
+						   const char *constraint);
+extern void ddb_valerr_name(DdbValErrors *e, const char *value, const char *member);
+extern void ddb_valerr_raise(DdbValErrors *e);
+
+/* gsi (ddb_gsi.c) */
+extern void ddb_create_gsi_core(Oid relid, char *index_name, char *pk,
+								const char *pktype_name, char *sk, const char *sktype_name,
+								char *proj, ArrayType *nonkey_arr);
+extern void ddb_drop_gsi_core(Oid relid, const char *index_name);
+extern void ddb_gsi_attribute_definitions(Relation rel, StringInfo buf);
+extern int	ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,
+								const char **names, double *units);
+
+#endif							/* DDB_OPS_H */

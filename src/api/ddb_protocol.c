@@ -1,0 +1,1780 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_protocol.c
+ *	  DynamoDB's JSON protocol as one C entry point, ddb_api_execute (see
+ *	  ddb_protocol.h), and the SQL functions ddb_api and ddb_api_text.
+ *
+ * A request is parsed by ddb_json.c (never through jsonb text input, so
+ * U+0000 survives), checked as DynamoDB checks requests -- member shapes
+ * (SerializationException), then constraints on members ("N validation
+ * errors detected: ..."), then each operation's own rules -- and handed to
+ * the same operation cores the SQL functions call (ddb_ops.h).  Responses
+ * are written as JSON text straight from the item model.
+ *
+ * Unknown request members are ignored and a JSON null is an absent member,
+ * as DynamoDB does.
+ *
+ * Errors are raised as "<Kind>: <DynamoDB's message>" with the kind's
+ * SQLSTATE; ddb_error_kind maps a SQLSTATE back to the kind, its __type
+ * namespace and HTTP status, for the endpoint.  PostgreSQL's own errors
+ * that have a DynamoDB meaning (insufficient privilege, serialization
+ * failure, deadlock) map too; anything else is InternalServerError and the
+ * endpoint never shows its message.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/relation.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/inval.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/elog.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "ddb.h"
+#include "api/ddb_json.h"
+#include "api/ddb_legacy.h"
+#include "api/ddb_ops.h"
+#include "api/ddb_protocol.h"
+
+PG_FUNCTION_INFO_V1(ddb_api);
+PG_FUNCTION_INFO_V1(ddb_api_text);
+
+#define NS_DYNAMODB		"com.amazonaws.dynamodb.v20120810#"
+#define NS_SERVICE		"com.amazon.coral.service#"
+#define NS_VALIDATE		"com.amazon.coral.validate#"
+
+#define validation_error(...) \
+	ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", __VA_ARGS__)
+
+/* ------------------------------------------------------------------------
+ * Error kinds
+ * ------------------------------------------------------------------------
+ */
+typedef struct ErrorKind
+{
+	int			sqlstate;
+	const char *name;
+	const char *prefix;
+	int			status;
+} ErrorKind;
+
+static const ErrorKind error_kinds[] = {
+	{DDB_ERRCODE_VALIDATION, "ValidationException", NS_VALIDATE, 400},
+	{DDB_ERRCODE_CONDITIONAL_CHECK, "ConditionalCheckFailedException", NS_DYNAMODB, 400},
+	{DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException", NS_DYNAMODB, 400},
+	{DDB_ERRCODE_TRANSACTION_CANCELED, "TransactionCanceledException", NS_DYNAMODB, 400},
+	{DDB_ERRCODE_ITEM_COLLECTION_SIZE, "ItemCollectionSizeLimitExceededException", NS_DYNAMODB, 400},
+	{DDB_ERRCODE_RESOURCE_IN_USE, "ResourceInUseException", NS_DYNAMODB, 400},
+	{DDB_ERRCODE_TRANSACTION_CONFLICT, "TransactionConflictException", NS_DYNAMODB, 400},
+	{DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException", NS_DYNAMODB, 400},
+	{DDB_ERRCODE_SERIALIZATION, "SerializationException", NS_SERVICE, 400},
+	{DDB_ERRCODE_UNKNOWN_OPERATION, "UnknownOperationException", NS_SERVICE, 400},
+	{DDB_ERRCODE_ACCESS_DENIED, "AccessDeniedException", NS_SERVICE, 400},
+	{DDB_ERRCODE_UNRECOGNIZED_CLIENT, "UnrecognizedClientException", NS_SERVICE, 400},
+	{DDB_ERRCODE_INVALID_SIGNATURE, "InvalidSignatureException", NS_SERVICE, 400},
+	{DDB_ERRCODE_MISSING_AUTH_TOKEN, "MissingAuthenticationTokenException", NS_SERVICE, 400},
+	{DDB_ERRCODE_INCOMPLETE_SIGNATURE, "IncompleteSignatureException", NS_SERVICE, 400},
+	{DDB_ERRCODE_IDEMPOTENT_MISMATCH, "IdempotentParameterMismatchException", NS_DYNAMODB, 400},
+	{DDB_ERRCODE_TRANSACTION_IN_PROGRESS, "TransactionInProgressException", NS_DYNAMODB, 400},
+	{DDB_ERRCODE_REQUEST_LIMIT, "RequestLimitExceeded", NS_DYNAMODB, 400},
+	{DDB_ERRCODE_INTERNAL, "InternalServerError", NS_DYNAMODB, 500},
+	/* PostgreSQL's errors with a DynamoDB meaning */
+	{ERRCODE_INSUFFICIENT_PRIVILEGE, "AccessDeniedException", NS_SERVICE, 400},
+	{ERRCODE_T_R_SERIALIZATION_FAILURE, "TransactionConflictException", NS_DYNAMODB, 400},
+	{ERRCODE_T_R_DEADLOCK_DETECTED, "TransactionConflictException", NS_DYNAMODB, 400},
+};
+
+const char *
+ddb_error_kind(int sqlerrcode, const char **type_prefix, int *http_status)
+{
+	for (int i = 0; i < lengthof(error_kinds); i++)
+		if (error_kinds[i].sqlstate == sqlerrcode)
+		{
+			if (type_prefix)
+				*type_prefix = error_kinds[i].prefix;
+			if (http_status)
+				*http_status = error_kinds[i].status;
+			return error_kinds[i].name;
+		}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Validation errors ("N validation errors detected: ...")
+ * ------------------------------------------------------------------------
+ */
+void
+ddb_valerr_init(DdbValErrors *e)
+{
+	e->n = 0;
+	initStringInfo(&e->msgs);
+}
+
+/* value NULL is printed as null, as DynamoDB prints a missing member */
+void
+ddb_valerr_add(DdbValErrors *e, const char *value, const char *member,
+			   const char *constraint)
+{
+	/* DynamoDB reports at most ten */
+	if (e->n >= 10)
+		return;
+	if (e->n > 0)
+		appendStringInfoString(&e->msgs, "; ");
+	appendStringInfo(&e->msgs, DDB_MSG_CONSTRAINT,
+					 value ? psprintf("'%s'", value) : "null", member, constraint);
+	e->n++;
+}
+
+/* A table or index name: DynamoDB's pattern and 3..255 characters. */
+void
+ddb_valerr_name(DdbValErrors *e, const char *value, const char *member)
+{
+	if (!ddb_valid_name_chars(value) || value[0] == '\0')
+		ddb_valerr_add(e, value, member,
+					   "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
+	if (strlen(value) < 3)
+		ddb_valerr_add(e, value, member, "Member must have length greater than or equal to 3");
+	if (strlen(value) > 255)
+		ddb_valerr_add(e, value, member, "Member must have length less than or equal to 255");
+}
+
+void
+ddb_valerr_raise(DdbValErrors *e)
+{
+	if (e->n > 0)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, e->n, e->n > 1 ? "s" : "", e->msgs.data);
+}
+
+/* ------------------------------------------------------------------------
+ * Request members
+ * ------------------------------------------------------------------------
+ */
+
+/* A member, NULL when absent or null. */
+static DdbJson *
+member(DdbJson *req, const char *name)
+{
+	DdbJson    *j = ddb_json_get(req, name);
+
+	return (j == NULL || j->type == DDB_JSON_NULL) ? NULL : j;
+}
+
+static const char *
+member_string(DdbJson *req, const char *name)
+{
+	DdbJson    *j = member(req, name);
+
+	if (j == NULL)
+		return NULL;
+	ddb_json_check_string(j);
+	return j->str;
+}
+
+static bool
+member_bool(DdbJson *req, const char *name, bool dflt)
+{
+	DdbJson    *j = member(req, name);
+
+	return j ? ddb_json_check_bool(j) : dflt;
+}
+
+static bool
+member_number(DdbJson *req, const char *name, const char *target, double *value)
+{
+	DdbJson    *j = member(req, name);
+
+	if (j == NULL)
+		return false;
+	*value = ddb_json_check_number(j, target);
+	return true;
+}
+
+static DdbJson *
+member_list(DdbJson *req, const char *name)
+{
+	DdbJson    *j = member(req, name);
+
+	if (j)
+		ddb_json_check_list(j);
+	return j;
+}
+
+static DdbJson *
+member_struct(DdbJson *req, const char *name, const char *structname)
+{
+	DdbJson    *j = member(req, name);
+
+	if (j)
+		ddb_json_check_struct(j, structname);
+	return j;
+}
+
+static DdbJson *
+member_attribute_map(DdbJson *req, const char *name)
+{
+	DdbJson    *j = member(req, name);
+
+	if (j)
+		ddb_json_check_attribute_map(j);
+	return j;
+}
+
+/* DynamoDB writes member names in messages with a lowercase first letter. */
+static char *
+lower_first(const char *name)
+{
+	char	   *s = pstrdup(name);
+
+	s[0] = pg_tolower((unsigned char) s[0]);
+	return s;
+}
+
+/* An enum member: its value, checked against the set DynamoDB lists. */
+static const char *
+check_enum(DdbValErrors *e, const char *value, const char *name, const char *const *set,
+		   const char *setlist)
+{
+	if (value == NULL)
+		return NULL;
+	for (int i = 0; set[i]; i++)
+		if (strcmp(value, set[i]) == 0)
+			return value;
+	ddb_valerr_add(e, value, lower_first(name),
+				   psprintf("Member must satisfy enum value set: [%s]", setlist));
+	return NULL;
+}
+
+static const char *const return_consumed_set[] = {"INDEXES", "TOTAL", "NONE", NULL};
+#define RETURN_CONSUMED_LIST "INDEXES, TOTAL, NONE"
+
+/* TableName of an item or read operation: length and pattern */
+static const char *
+check_table_name(DdbValErrors *e, DdbJson *req, const char *name)
+{
+	const char *t = member_string(req, name);
+	char	   *m = lower_first(name);
+
+	if (t == NULL)
+	{
+		ddb_valerr_add(e, NULL, m, "Member must not be null");
+		return NULL;
+	}
+	ddb_valerr_name(e, t, m);
+	return t;
+}
+
+/* ------------------------------------------------------------------------
+ * Responses
+ * ------------------------------------------------------------------------
+ */
+typedef struct Response
+{
+	StringInfoData buf;
+	bool		first;
+} Response;
+
+static void
+resp_begin(Response *r)
+{
+	initStringInfo(&r->buf);
+	appendStringInfoChar(&r->buf, '{');
+	r->first = true;
+}
+
+static void
+resp_key(Response *r, const char *key)
+{
+	ddb_json_key(&r->buf, &r->first, key);
+}
+
+static void
+resp_item(Response *r, const char *key, Jsonb *item)
+{
+	if (item == NULL)
+		return;
+	resp_key(r, key);
+	ddb_json_write_jsonb_item(&r->buf, item);
+}
+
+static char *
+resp_end(Response *r, int *len)
+{
+	appendStringInfoChar(&r->buf, '}');
+	*len = r->buf.len;
+	return r->buf.data;
+}
+
+/* ------------------------------------------------------------------------
+ * Tables
+ * ------------------------------------------------------------------------
+ */
+static const char *const key_type_set[] = {"B", "N", "S", NULL};
+static const char *const key_kind_set[] = {"HASH", "RANGE", NULL};
+static const char *const billing_set[] = {"PROVISIONED", "PAY_PER_REQUEST", NULL};
+
+/* ProvisionedThroughput {ReadCapacityUnits, WriteCapacityUnits} */
+static void
+check_throughput(DdbValErrors *e, DdbJson *pt, const char *path, int64 *rcu, int64 *wcu)
+{
+	double		r = 0,
+				w = 0;
+	bool		hr = member_number(pt, "ReadCapacityUnits", "Long", &r);
+	bool		hw = member_number(pt, "WriteCapacityUnits", "Long", &w);
+
+	if (!hw)
+		ddb_valerr_add(e, NULL, psprintf("%s.writeCapacityUnits", path), "Member must not be null");
+	else if (w < 1)
+		ddb_valerr_add(e, psprintf("%.0f", w), psprintf("%s.writeCapacityUnits", path),
+					   "Member must have value greater than or equal to 1");
+	if (!hr)
+		ddb_valerr_add(e, NULL, psprintf("%s.readCapacityUnits", path), "Member must not be null");
+	else if (r < 1)
+		ddb_valerr_add(e, psprintf("%.0f", r), psprintf("%s.readCapacityUnits", path),
+					   "Member must have value greater than or equal to 1");
+	*rcu = (int64) r;
+	*wcu = (int64) w;
+}
+
+static void create_index(Relation rel, DdbJson *defs, DdbJson *c);
+
+static char *
+op_create_table(DdbJson *req, int *len)
+{
+	DdbJson    *gsis;
+	DdbValErrors e;
+	DdbCreateTable ct;
+	DdbJson    *defs = member_list(req, "AttributeDefinitions");
+	DdbJson    *ks = member_list(req, "KeySchema");
+	DdbJson    *pt = member_struct(req, "ProvisionedThroughput", "ProvisionedThroughput");
+	const char *billing;
+	const char *defnames[64];
+	const char *deftypes[64];
+	int			ndefs = 0;
+	Oid			relid;
+	Relation	rel;
+	Response	r;
+
+	memset(&ct, 0, sizeof(ct));
+	ct.name = member_string(req, "TableName");
+	if (ct.name == NULL)
+		validation_error(DDB_MSG_REQUIRED_PARAMETER, "TableName");
+	if (strlen(ct.name) < 3 || strlen(ct.name) > 255)
+		validation_error("TableName must be at least 3 characters long and at most 255 characters long");
+
+	ddb_valerr_init(&e);
+	if (defs == NULL)
+		ddb_valerr_add(&e, NULL, "attributeDefinitions", "Member must not be null");
+	else
+	{
+		for (int i = 0; i < defs->n && ndefs < lengthof(defnames); i++)
+		{
+			DdbJson    *d = defs->elems[i];
+			char	   *path = psprintf("attributeDefinitions.%d.member", i + 1);
+
+			if (d->type == DDB_JSON_NULL)
+				continue;
+			if (d->type != DDB_JSON_OBJECT)
+				ddb_json_check_struct(d, "AttributeDefinition");
+			defnames[ndefs] = member_string(d, "AttributeName");
+			deftypes[ndefs] = member_string(d, "AttributeType");
+			if (defnames[ndefs] == NULL)
+				ddb_valerr_add(&e, NULL, psprintf("%s.attributeName", path), "Member must not be null");
+			if (deftypes[ndefs] == NULL)
+				ddb_valerr_add(&e, NULL, psprintf("%s.attributeType", path), "Member must not be null");
+			else
+				check_enum(&e, deftypes[ndefs], psprintf("%s.attributeType", path), key_type_set, "B, N, S");
+			ndefs++;
+		}
+	}
+	if (!ddb_valid_name_chars(ct.name))
+		ddb_valerr_add(&e, ct.name, "tableName",
+					   "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
+	billing = check_enum(&e, member_string(req, "BillingMode"), "BillingMode", billing_set,
+						 "PROVISIONED, PAY_PER_REQUEST");
+	if (pt)
+		check_throughput(&e, pt, "provisionedThroughput", &ct.read_capacity, &ct.write_capacity);
+	if (ks == NULL)
+		ddb_valerr_add(&e, NULL, "keySchema", "Member must not be null");
+	else
+	{
+		if (ks->n < 1)
+			ddb_valerr_add(&e, "[]", "keySchema", "Member must have length greater than or equal to 1");
+		if (ks->n > 2)
+			ddb_valerr_add(&e, psprintf("%d elements", ks->n), "keySchema",
+						   "Member must have length less than or equal to 2");
+		for (int i = 0; i < ks->n && i < 2; i++)
+		{
+			DdbJson    *k = ks->elems[i];
+			char	   *path = psprintf("keySchema.%d.member", i + 1);
+			const char *kt;
+
+			ddb_json_check_struct(k, "KeySchemaElement");
+			ct.keys[i] = member_string(k, "AttributeName");
+			kt = member_string(k, "KeyType");
+			if (ct.keys[i] == NULL)
+				ddb_valerr_add(&e, NULL, psprintf("%s.attributeName", path), "Member must not be null");
+			else if (strlen(ct.keys[i]) > 255)
+				ddb_valerr_add(&e, ct.keys[i], psprintf("%s.attributeName", path),
+							   "Member must have length less than or equal to 255");
+			else if (strlen(ct.keys[i]) < 1)
+				ddb_valerr_add(&e, ct.keys[i], psprintf("%s.attributeName", path),
+							   "Member must have length greater than or equal to 1");
+			if (kt == NULL)
+				ddb_valerr_add(&e, NULL, psprintf("%s.keyType", path), "Member must not be null");
+			else if (check_enum(&e, kt, psprintf("%s.keyType", path), key_kind_set, "HASH, RANGE") &&
+					 strcmp(kt, i == 0 ? "HASH" : "RANGE") != 0)
+			{
+				ddb_valerr_raise(&e);
+				validation_error("Invalid KeySchema: The %s KeySchemaElement is not a %s key type",
+								 i == 0 ? "first" : "second", i == 0 ? "HASH" : "RANGE");
+			}
+		}
+		ct.nkeys = Min(ks->n, 2);
+	}
+	ddb_valerr_raise(&e);
+
+	/* the billing mode and its throughput */
+	if (billing == NULL || strcmp(billing, "PROVISIONED") == 0)
+	{
+		if (pt == NULL)
+			validation_error("One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED");
+		ct.billing_mode = "PROVISIONED";
+	}
+	else
+	{
+		if (pt != NULL)
+			validation_error("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+		ct.billing_mode = "PAY_PER_REQUEST";
+	}
+
+	/* every key attribute defined, and no other attribute */
+	if (ct.nkeys > ndefs)
+		validation_error("Invalid KeySchema: Some index key attribute have no definition");
+	for (int k = 0; k < ct.nkeys; k++)
+	{
+		bool		found = false;
+
+		for (int d = 0; d < ndefs; d++)
+			if (strcmp(defnames[d], ct.keys[k]) == 0)
+			{
+				ct.keytypes[k] = (DdbKeyType) deftypes[d][0];
+				found = true;
+			}
+		if (!found)
+		{
+			StringInfoData keys,
+						dn;
+
+			initStringInfo(&keys);
+			initStringInfo(&dn);
+			for (int i = 0; i < ct.nkeys; i++)
+				appendStringInfo(&keys, "%s%s", i ? ", " : "", ct.keys[i]);
+			for (int i = 0; i < ndefs; i++)
+				appendStringInfo(&dn, "%s%s", i ? ", " : "", defnames[i]);
+			validation_error("One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]",
+							 keys.data, dn.data);
+		}
+	}
+	if (ct.nkeys == 2 && strcmp(ct.keys[0], ct.keys[1]) == 0)
+		validation_error("Both the Hash Key and the Range Key element in the KeySchema have the same name");
+	if (member(req, "GlobalSecondaryIndexes") == NULL && ct.nkeys != ndefs)
+		validation_error("One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions");
+	if (member(req, "LocalSecondaryIndexes") != NULL)
+		validation_error("One or more parameter values were invalid: ddb does not support LocalSecondaryIndexes yet");
+	gsis = member_list(req, "GlobalSecondaryIndexes");
+	if (gsis != NULL)
+	{
+		if (gsis->n == 0)
+			validation_error("One or more parameter values were invalid: List of GlobalSecondaryIndexes is empty");
+		if (gsis->n > 20)
+			validation_error("One or more parameter values were invalid: GlobalSecondaryIndex count exceeds the per-table limit of 20");
+		for (int i = 0; i < gsis->n; i++)
+		{
+			const char *iname;
+
+			ddb_json_check_struct(gsis->elems[i], "GlobalSecondaryIndex");
+			iname = member_string(gsis->elems[i], "IndexName");
+			if (iname == NULL)
+				validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+								 psprintf(DDB_MSG_CONSTRAINT, "null",
+										  psprintf("globalSecondaryIndexes.%d.member.indexName", i + 1),
+										  "Member must not be null"));
+			for (int j = 0; j < i; j++)
+				if (strcmp(iname, member_string(gsis->elems[j], "IndexName")) == 0)
+					validation_error("One or more parameter values were invalid: Duplicate index name: %s", iname);
+			if (billing && strcmp(billing, "PAY_PER_REQUEST") == 0 &&
+				member(gsis->elems[i], "ProvisionedThroughput") != NULL)
+				validation_error("One or more parameter values were invalid: ProvisionedThroughput should not be specified for index: %s when BillingMode is PAY_PER_REQUEST",
+								 iname);
+		}
+	}
+
+	ddb_check_create_table(&ct);
+	relid = ddb_create_table_core(&ct);
+
+	rel = ddb_open_table(relid, ACL_SELECT);
+	/* the indexes, each as UpdateTable would create it (the table is empty) */
+	for (int i = 0; gsis && i < gsis->n; i++)
+		create_index(rel, defs, gsis->elems[i]);
+	resp_begin(&r);
+	resp_key(&r, "TableDescription");
+	ddb_describe_table_json(rel, "ACTIVE", &r.buf);
+	relation_close(rel, AccessShareLock);
+	return resp_end(&r, len);
+}
+
+/*
+ * The table a DescribeTable or DeleteTable names, opened; its
+ * ResourceNotFoundException names the table, as DynamoDB's does.
+ */
+static Relation
+open_named_table(DdbJson *req)
+{
+	DdbValErrors e;
+	const char *name;
+	Oid			relid;
+
+	ddb_valerr_init(&e);
+	name = check_table_name(&e, req, "TableName");
+	ddb_valerr_raise(&e);
+	relid = ddb_table_lookup(name);
+	if (!OidIsValid(relid))
+		ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
+				  DDB_MSG_TABLE_NOT_FOUND, name);
+	return ddb_open_table(relid, ACL_SELECT);
+}
+
+static char *
+op_describe_table(DdbJson *req, int *len)
+{
+	Relation	rel = open_named_table(req);
+	Response	r;
+
+	resp_begin(&r);
+	resp_key(&r, "Table");
+	ddb_describe_table_json(rel, "ACTIVE", &r.buf);
+	relation_close(rel, AccessShareLock);
+	return resp_end(&r, len);
+}
+
+static char *
+op_delete_table(DdbJson *req, int *len)
+{
+	Relation	rel = open_named_table(req);
+	Response	r;
+
+	resp_begin(&r);
+	resp_key(&r, "TableDescription");
+	ddb_describe_table_json(rel, "DELETING", &r.buf);
+	ddb_delete_table_core(rel);
+	return resp_end(&r, len);
+}
+
+static char *
+op_list_tables(DdbJson *req, int *len)
+{
+	DdbValErrors e;
+	const char *start = member_string(req, "ExclusiveStartTableName");
+	double		limit = 100;
+	bool		has_limit = member_number(req, "Limit", "Integer", &limit);
+	List	   *names;
+	ListCell   *lc;
+	Response	r;
+	int			n = 0;
+	const char *last = NULL;
+
+	ddb_valerr_init(&e);
+	if (start != NULL)
+		ddb_valerr_name(&e, start, "exclusiveStartTableName");
+	if (has_limit && limit < 1)
+		ddb_valerr_add(&e, psprintf("%.0f", limit), "limit",
+					   "Member must have value greater than or equal to 1");
+	if (has_limit && limit > 100)
+		ddb_valerr_add(&e, psprintf("%.0f", limit), "limit",
+					   "Member must have value less than or equal to 100");
+	ddb_valerr_raise(&e);
+
+	names = ddb_list_table_names();
+	resp_begin(&r);
+	resp_key(&r, "TableNames");
+	appendStringInfoChar(&r.buf, '[');
+	foreach(lc, names)
+	{
+		const char *name = lfirst(lc);
+
+		if (start != NULL && strcmp(name, start) <= 0)
+			continue;
+		if (n >= limit)
+			break;
+		if (n++ > 0)
+			appendStringInfoChar(&r.buf, ',');
+		ddb_json_cstring(&r.buf, name);
+		last = name;
+	}
+	appendStringInfoChar(&r.buf, ']');
+	/* more names follow: where the next page starts */
+	if (lc != NULL && last != NULL)
+	{
+		resp_key(&r, "LastEvaluatedTableName");
+		ddb_json_cstring(&r.buf, last);
+	}
+	return resp_end(&r, len);
+}
+
+/* The key type of an attribute in AttributeDefinitions, or NULL. */
+static const char *
+defined_type(DdbJson *defs, const char *name)
+{
+	for (int i = 0; defs && i < defs->n; i++)
+	{
+		DdbJson    *d = defs->elems[i];
+		const char *n,
+				   *t;
+
+		ddb_json_check_struct(d, "AttributeDefinition");
+		n = member_string(d, "AttributeName");
+		t = member_string(d, "AttributeType");
+		if (n && t && strcmp(n, name) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+/* GlobalSecondaryIndexUpdates' Create: a new index from its definition. */
+static void
+create_index(Relation rel, DdbJson *defs, DdbJson *c)
+{
+	const char *index_name = member_string(c, "IndexName");
+	DdbJson    *ks = member_list(c, "KeySchema");
+	DdbJson    *pj = member_struct(c, "Projection", "Projection");
+	const char *keys[2] = {NULL, NULL};
+	const char *types[2] = {NULL, NULL};
+	const char *ptype = pj ? member_string(pj, "ProjectionType") : NULL;
+	DdbJson    *nonkey = pj ? member_list(pj, "NonKeyAttributes") : NULL;
+	ArrayType  *arr = NULL;
+
+	if (index_name == NULL || ks == NULL || pj == NULL)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, "null",
+								  index_name == NULL ? "globalSecondaryIndexUpdates.1.member.create.indexName" :
+								  ks == NULL ? "globalSecondaryIndexUpdates.1.member.create.keySchema" :
+								  "globalSecondaryIndexUpdates.1.member.create.projection",
+								  "Member must not be null"));
+	if (ks->n < 1 || ks->n > 2)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, psprintf("'%d elements'", ks->n),
+								  "globalSecondaryIndexUpdates.1.member.create.keySchema",
+								  ks->n < 1 ? "Member must have length greater than or equal to 1" :
+								  "Member must have length less than or equal to 2"));
+	for (int i = 0; i < ks->n; i++)
+	{
+		const char *kt;
+
+		ddb_json_check_struct(ks->elems[i], "KeySchemaElement");
+		keys[i] = member_string(ks->elems[i], "AttributeName");
+		kt = member_string(ks->elems[i], "KeyType");
+		if (keys[i] == NULL || kt == NULL)
+			validation_error("One or more parameter values were invalid: Invalid KeySchema");
+		if (strcmp(kt, i == 0 ? "HASH" : "RANGE") != 0)
+			validation_error("Invalid KeySchema: The %s KeySchemaElement is not a %s key type",
+							 i == 0 ? "first" : "second", i == 0 ? "HASH" : "RANGE");
+		types[i] = defined_type(defs, keys[i]);
+		if (types[i] == NULL)
+		{
+			StringInfoData dn;
+
+			initStringInfo(&dn);
+			for (int d = 0; defs && d < defs->n; d++)
+			{
+				const char *n = member_string(defs->elems[d], "AttributeName");
+
+				appendStringInfo(&dn, "%s%s", d ? ", " : "", n ? n : "null");
+			}
+			validation_error("One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [%s%s%s], AttributeDefinitions: [%s]",
+							 keys[0], keys[1] ? ", " : "", keys[1] ? keys[1] : "", dn.data);
+		}
+	}
+	if (keys[1] && strcmp(keys[0], keys[1]) == 0)
+		validation_error("Both the Hash Key and the Range Key element in the KeySchema have the same name");
+	if (ptype == NULL)
+		validation_error("One or more parameter values were invalid: Unknown ProjectionType: null");
+	if (nonkey && strcmp(ptype, "INCLUDE") != 0)
+		validation_error("One or more parameter values were invalid: ProjectionType is %s, but NonKeyAttributes is specified",
+						 ptype);
+	if (nonkey)
+	{
+		Datum	   *elems = palloc(sizeof(Datum) * Max(nonkey->n, 1));
+
+		for (int i = 0; i < nonkey->n; i++)
+		{
+			ddb_json_check_string(nonkey->elems[i]);
+			elems[i] = CStringGetTextDatum(nonkey->elems[i]->str);
+		}
+		arr = construct_array(elems, nonkey->n, TEXTOID, -1, false, TYPALIGN_INT);
+	}
+	ddb_create_gsi_core(RelationGetRelid(rel), pstrdup(index_name), pstrdup(keys[0]), types[0],
+						keys[1] ? pstrdup(keys[1]) : NULL, types[1], pstrdup(ptype), arr);
+}
+
+static char *
+op_update_table(DdbJson *req, int *len)
+{
+	DdbValErrors e;
+	const char *name;
+	const char *billing;
+	DdbJson    *pt = member_struct(req, "ProvisionedThroughput", "ProvisionedThroughput");
+	DdbJson    *updates = member_list(req, "GlobalSecondaryIndexUpdates");
+	DdbJson    *defs = member_list(req, "AttributeDefinitions");
+	int64		rcu = 0,
+				wcu = 0;
+	Relation	rel;
+	Oid			relid;
+	const DdbTableInfo *info;
+	Response	r;
+
+	ddb_valerr_init(&e);
+	name = check_table_name(&e, req, "TableName");
+	billing = check_enum(&e, member_string(req, "BillingMode"), "BillingMode", billing_set,
+						 "PROVISIONED, PAY_PER_REQUEST");
+	if (pt)
+		check_throughput(&e, pt, "provisionedThroughput", &rcu, &wcu);
+	ddb_valerr_raise(&e);
+	if (pt == NULL && billing == NULL && (updates == NULL || updates->n == 0) &&
+		member(req, "StreamSpecification") == NULL && member(req, "SSESpecification") == NULL)
+		validation_error("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required");
+	if (billing && strcmp(billing, "PROVISIONED") == 0 && pt == NULL)
+		validation_error("One or more parameter values were invalid: ProvisionedThroughput must be specified when BillingMode is PROVISIONED");
+	if (billing && strcmp(billing, "PAY_PER_REQUEST") == 0 && pt != NULL)
+		validation_error("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+	if (updates && updates->n > 1)
+		ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
+				  "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table");
+
+	rel = ddb_table_open(name, ACL_SELECT);
+	relid = RelationGetRelid(rel);
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
+	info = ddb_table_info(relid);
+	if (pt != NULL && billing == NULL && info->billing_mode && strcmp(info->billing_mode, "PAY_PER_REQUEST") == 0)
+		validation_error("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+
+	/* billing settings: stored and echoed */
+	if (billing != NULL || pt != NULL)
+	{
+		const char *mode = billing ? billing : info->billing_mode;
+		Oid			argtypes[4] = {OIDOID, TEXTOID, INT8OID, INT8OID};
+		Datum		args[4];
+
+		args[0] = ObjectIdGetDatum(relid);
+		args[1] = CStringGetTextDatum(mode);
+		args[2] = Int64GetDatum(strcmp(mode, "PROVISIONED") == 0 ? rcu : 0);
+		args[3] = Int64GetDatum(strcmp(mode, "PROVISIONED") == 0 ? wcu : 0);
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		ddb_catalog_exec("WITH u AS (UPDATE ddb_internal.tables t SET "
+						 "billing_changed = CASE WHEN $2 = 'PAY_PER_REQUEST' AND t.billing_mode <> $2 "
+						 "THEN now() ELSE t.billing_changed END, "
+						 "billing_mode = $2, read_capacity = $3, write_capacity = $4, auto = false "
+						 "WHERE relid = $1 RETURNING 1) "
+						 "INSERT INTO ddb_internal.tables (relid, billing_mode, read_capacity, write_capacity) "
+						 "SELECT $1, $2, $3, $4 WHERE NOT EXISTS (SELECT FROM u)",
+						 4, argtypes, args, NULL, SPI_OK_INSERT);
+		SPI_finish();
+		CacheInvalidateRelcache(rel);
+		CommandCounterIncrement();
+	}
+
+	/* index changes */
+	for (int i = 0; updates && i < updates->n; i++)
+	{
+		DdbJson    *u = updates->elems[i];
+		DdbJson    *c,
+				   *d,
+				   *up;
+
+		ddb_json_check_struct(u, "GlobalSecondaryIndexUpdate");
+		c = member_struct(u, "Create", "CreateGlobalSecondaryIndexAction");
+		d = member_struct(u, "Delete", "DeleteGlobalSecondaryIndexAction");
+		up = member_struct(u, "Update", "UpdateGlobalSecondaryIndexAction");
+		if (c == NULL && d == NULL && up == NULL)
+			validation_error("One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be null");
+		if (c)
+			create_index(rel, defs, c);
+		else if (d)
+		{
+			const char *iname = member_string(d, "IndexName");
+
+			if (iname == NULL)
+				validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+								 psprintf(DDB_MSG_CONSTRAINT, "null",
+										  "globalSecondaryIndexUpdates.1.member.delete.indexName",
+										  "Member must not be null"));
+			ddb_drop_gsi_core(relid, iname);
+		}
+		/* Update: an index's throughput; on-demand indexes have none to keep */
+	}
+
+	resp_begin(&r);
+	resp_key(&r, "TableDescription");
+	ddb_describe_table_json(rel, "ACTIVE", &r.buf);
+	relation_close(rel, AccessShareLock);
+	return resp_end(&r, len);
+}
+
+/* DescribeLimits: DynamoDB's default account quotas. */
+static char *
+op_describe_limits(DdbJson *req, int *len)
+{
+	Response	r;
+
+	resp_begin(&r);
+	appendStringInfoString(&r.buf, "\"AccountMaxReadCapacityUnits\":80000,"
+						   "\"AccountMaxWriteCapacityUnits\":80000,"
+						   "\"TableMaxReadCapacityUnits\":40000,"
+						   "\"TableMaxWriteCapacityUnits\":40000");
+	r.first = false;
+	return resp_end(&r, len);
+}
+
+/* DescribeEndpoints: this server, as the region's DynamoDB endpoint. */
+static char *
+op_describe_endpoints(DdbJson *req, int *len)
+{
+	Response	r;
+
+	resp_begin(&r);
+	resp_key(&r, "Endpoints");
+	appendStringInfoString(&r.buf, "[{\"Address\":");
+	ddb_json_cstring(&r.buf, psprintf("dynamodb.%s.amazonaws.com", ddb_region));
+	appendStringInfoString(&r.buf, ",\"CachePeriodInMinutes\":1440}]");
+	return resp_end(&r, len);
+}
+
+/*
+ * The table a ResourceArn names (arn:aws:dynamodb:<region>:<account>:
+ * table/<name>), opened; DynamoDB's errors for a malformed or unknown ARN.
+ */
+static Relation
+open_arn_table(DdbJson *req, const char *action, AclMode mode)
+{
+	const char *arn = member_string(req, "ResourceArn");
+	const char *slash;
+	const char *prefix = "arn:aws:dynamodb:";
+	int			colons = 0;
+	Oid			relid;
+
+	if (arn == NULL)
+		validation_error("Invalid TableArn");
+	for (const char *p = arn; *p; p++)
+		colons += *p == ':';
+	slash = strchr(arn, '/');
+	if (colons < 5 || slash == NULL)
+		ddb_raise(DDB_ERRCODE_ACCESS_DENIED, "AccessDeniedException",
+				  "User is not authorized to perform: dynamodb:%s on resource: %s", action, arn);
+	if (strncmp(arn, prefix, strlen(prefix)) != 0 ||
+		strncmp(slash - 6, ":table", 6) != 0 || strlen(slash + 1) < 3 || strchr(slash + 1, '/'))
+		validation_error("Invalid TableArn: Invalid ResourceArn provided as input %s", arn);
+	relid = ddb_table_lookup(slash + 1);
+	if (!OidIsValid(relid) || strcmp(arn, ddb_table_arn(slash + 1)) != 0)
+		ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
+				  "Requested resource not found: ResourcArn: %s not found", arn);
+	return ddb_open_table(relid, mode);
+}
+
+/* Run a change of a table's tags (SPI: the catalog) and invalidate. */
+static void
+change_tags(Relation rel, const char *sql, Datum arg, Oid argtype)
+{
+	Oid			argtypes[2] = {OIDOID, argtype};
+	Datum		args[2] = {ObjectIdGetDatum(RelationGetRelid(rel)), arg};
+
+	if (!pg_class_ownercheck(RelationGetRelid(rel), GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	ddb_catalog_exec(sql, 2, argtypes, args, NULL, SPI_OK_INSERT);
+	SPI_finish();
+	CacheInvalidateRelcache(rel);
+	CommandCounterIncrement();
+}
+
+static char *
+op_tag_resource(DdbJson *req, int *len)
+{
+	Relation	rel = open_arn_table(req, "TagResource", ACL_SELECT);
+	DdbJson    *tags = member_list(req, "Tags");
+	JsonbParseState *ps = NULL;
+	Response	r;
+
+	if (tags == NULL)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, "null", "tags", "Member must not be null"));
+	if (tags->n == 0)
+		validation_error("Atleast one Tag needs to be provided as Input.");
+	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+	for (int i = 0; i < tags->n; i++)
+	{
+		const char *k,
+				   *v;
+		JsonbValue	jk,
+					jv;
+
+		ddb_json_check_struct(tags->elems[i], "Tag");
+		k = member_string(tags->elems[i], "Key");
+		v = member_string(tags->elems[i], "Value");
+		if (k == NULL || v == NULL)
+			validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+							 psprintf(DDB_MSG_CONSTRAINT, "null",
+									  psprintf("tags.%d.member.%s", i + 1, k == NULL ? "key" : "value"),
+									  "Member must not be null"));
+		if (strlen(k) < 1 || strlen(k) > 128 || strlen(v) > 256)
+			validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+							 psprintf(DDB_MSG_CONSTRAINT, psprintf("'%s'", strlen(k) > 128 || strlen(k) < 1 ? k : v),
+									  psprintf("tags.%d.member.%s", i + 1, strlen(k) > 128 || strlen(k) < 1 ? "key" : "value"),
+									  strlen(k) < 1 ? "Member must have length greater than or equal to 1" :
+									  strlen(k) > 128 ? "Member must have length less than or equal to 128" :
+									  "Member must have length less than or equal to 256"));
+		jk.type = jv.type = jbvString;
+		jk.val.string.val = (char *) k;
+		jk.val.string.len = strlen(k);
+		jv.val.string.val = (char *) v;
+		jv.val.string.len = strlen(v);
+		pushJsonbValue(&ps, WJB_KEY, &jk);
+		pushJsonbValue(&ps, WJB_VALUE, &jv);
+	}
+	change_tags(rel, "WITH u AS (UPDATE ddb_internal.tables SET tags = tags || $2, auto = false "
+				"WHERE relid = $1 RETURNING 1) "
+				"INSERT INTO ddb_internal.tables (relid, tags) SELECT $1, $2 "
+				"WHERE NOT EXISTS (SELECT FROM u)",
+				JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL))),
+				JSONBOID);
+	if (ddb_table_tag_count(RelationGetRelid(rel)) > 50)
+		ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
+				  "The number of tags of a table may not exceed 50");
+	relation_close(rel, AccessShareLock);
+	resp_begin(&r);
+	return resp_end(&r, len);
+}
+
+static char *
+op_untag_resource(DdbJson *req, int *len)
+{
+	Relation	rel = open_arn_table(req, "UntagResource", ACL_SELECT);
+	DdbJson    *keys = member_list(req, "TagKeys");
+	Datum	   *elems;
+	Response	r;
+
+	if (keys == NULL)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, "null", "tagKeys", "Member must not be null"));
+	if (keys->n == 0)
+		validation_error("Atleast one Tag Key needs to be provided as Input.");
+	elems = palloc(sizeof(Datum) * keys->n);
+	for (int i = 0; i < keys->n; i++)
+	{
+		ddb_json_check_string(keys->elems[i]);
+		elems[i] = CStringGetTextDatum(keys->elems[i]->str);
+	}
+	change_tags(rel, "WITH u AS (UPDATE ddb_internal.tables SET tags = tags - $2, auto = false "
+				"WHERE relid = $1 RETURNING 1) "
+				"INSERT INTO ddb_internal.tables (relid) SELECT $1 "
+				"WHERE NOT EXISTS (SELECT FROM u) AND $2 IS NOT NULL",
+				PointerGetDatum(construct_array(elems, keys->n, TEXTOID, -1, false, TYPALIGN_INT)),
+				TEXTARRAYOID);
+	relation_close(rel, AccessShareLock);
+	resp_begin(&r);
+	return resp_end(&r, len);
+}
+
+static char *
+op_list_tags_of_resource(DdbJson *req, int *len)
+{
+	Relation	rel = open_arn_table(req, "ListTagsOfResource", ACL_SELECT);
+	Response	r;
+
+	(void) member_string(req, "NextToken");
+	resp_begin(&r);
+	resp_key(&r, "Tags");
+	ddb_table_tags_json(RelationGetRelid(rel), &r.buf);
+	relation_close(rel, AccessShareLock);
+	return resp_end(&r, len);
+}
+
+/* ------------------------------------------------------------------------
+ * Items
+ * ------------------------------------------------------------------------
+ */
+
+/* ExpressionAttributeNames as the jsonb the expression parser takes. */
+static Jsonb *
+request_names(DdbJson *req)
+{
+	DdbJson    *j = member(req, "ExpressionAttributeNames");
+	JsonbParseState *ps = NULL;
+
+	if (j == NULL)
+		return NULL;
+	ddb_json_check_string_map(j);
+	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+	for (int i = 0; i < j->n; i++)
+	{
+		JsonbValue	k,
+					v;
+
+		if (j->elems[i]->type == DDB_JSON_NULL)
+			continue;
+		/* attribute names are C strings in the expression parser */
+		if (ddb_has_nul(j->elems[i]->str, j->elems[i]->len))
+			validation_error("ExpressionAttributeNames contains invalid value: ddb does not support U+0000 in attribute names for key %s",
+							 j->keys[i]);
+		k.type = jbvString;
+		k.val.string.val = j->keys[i];
+		k.val.string.len = j->keylens[i];
+		v.type = jbvString;
+		v.val.string.val = j->elems[i]->str;
+		v.val.string.len = j->elems[i]->len;
+		pushJsonbValue(&ps, WJB_KEY, &k);
+		pushJsonbValue(&ps, WJB_VALUE, &v);
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+}
+
+/* A key or item member (Key, Item, ExclusiveStartKey) as a document-form item. */
+static Jsonb *
+request_item(DdbJson *req, const char *name)
+{
+	DdbJson    *j = member_attribute_map(req, name);
+
+	return j ? ddb_typed_item_jsonb(j) : NULL;
+}
+
+/*
+ * A request's expressions, from its expression members or translated from
+ * its legacy members (ddb_legacy.c), with DynamoDB's rules on mixing them.
+ */
+typedef struct ReqExpr
+{
+	const char *projection;
+	const char *condition;
+	const char *update;
+	const char *filter;
+	const char *key_condition;
+	Jsonb	   *names;
+	Jsonb	   *vals;
+	bool		legacy;
+} ReqExpr;
+
+/* Two placeholder maps as one (either may be NULL). */
+static Jsonb *
+merge_maps(Jsonb *a, Jsonb *b)
+{
+	if (a == NULL || b == NULL)
+		return a ? a : b;
+	return DatumGetJsonbP(DirectFunctionCall2(jsonb_concat, JsonbPGetDatum(a),
+											  JsonbPGetDatum(b)));
+}
+
+/*
+ * expr: the operation's expression members; legacy: its non-expression
+ * members (NULL-terminated lists).
+ */
+static void
+request_expressions(DdbJson *req, ReqExpr *x, const char *const *expr,
+					const char *const *legacy)
+{
+	StringInfoData used_expr,
+				used_legacy,
+				val_exprs;
+	int			nval_exprs = 0;
+	bool		any_expr = false;
+
+	memset(x, 0, sizeof(ReqExpr));
+	initStringInfo(&used_expr);
+	initStringInfo(&used_legacy);
+	initStringInfo(&val_exprs);
+	for (int i = 0; expr[i]; i++)
+	{
+		const char *v = member_string(req, expr[i]);
+
+		if (v != NULL)
+		{
+			appendStringInfo(&used_expr, "%s%s", used_expr.len ? ", " : "", expr[i]);
+			any_expr = true;
+		}
+		if (strcmp(expr[i], "ProjectionExpression") != 0)
+		{
+			appendStringInfo(&val_exprs, "%s%s", nval_exprs ? " and " : "", expr[i]);
+			nval_exprs++;
+		}
+	}
+	for (int i = 0; legacy[i]; i++)
+	{
+		/* a Query may combine KeyConditions with the other expressions */
+		if (strcmp(legacy[i], "KeyConditions") == 0 &&
+			member(req, "KeyConditionExpression") == NULL)
+			continue;
+		if (member(req, legacy[i]) != NULL)
+			appendStringInfo(&used_legacy, "%s%s", used_legacy.len ? ", " : "", legacy[i]);
+	}
+	if (any_expr && used_legacy.len)
+		validation_error(DDB_MSG_MIXED_PARAMETERS, used_legacy.data, used_expr.data);
+
+	x->names = request_names(req);
+	{
+		DdbJson    *vals = member_attribute_map(req, "ExpressionAttributeValues");
+		bool		any_val_expr = false;
+
+		for (int i = 0; expr[i]; i++)
+			if (strcmp(expr[i], "ProjectionExpression") != 0 && member(req, expr[i]) != NULL)
+				any_val_expr = true;
+		ddb_check_expression_use(any_expr, any_val_expr, val_exprs.data,
+								 x->names != NULL, vals != NULL);
+		if (vals != NULL)
+			x->vals = ddb_typed_item_jsonb(vals);
+	}
+	x->projection = member_string(req, "ProjectionExpression");
+	x->condition = member_string(req, "ConditionExpression");
+	x->update = member_string(req, "UpdateExpression");
+	x->filter = member_string(req, "FilterExpression");
+	x->key_condition = member_string(req, "KeyConditionExpression");
+
+	/* the legacy members, as expressions */
+	{
+		DdbLegacy	lx;
+		DdbJson    *j;
+		const char *condop = member_string(req, "ConditionalOperator");
+
+		ddb_legacy_init(&lx);
+		if ((j = member(req, "AttributesToGet")) != NULL)
+			x->projection = ddb_legacy_projection(&lx, j);
+		if ((j = member(req, "Expected")) != NULL)
+			x->condition = ddb_legacy_expected(&lx, j, condop);
+		if ((j = member(req, "AttributeUpdates")) != NULL)
+			x->update = ddb_legacy_updates(&lx, j);
+		if ((j = member(req, "QueryFilter")) != NULL || (j = member(req, "ScanFilter")) != NULL)
+			x->filter = ddb_legacy_conditions(&lx, j, condop);
+		if (x->key_condition == NULL && (j = member(req, "KeyConditions")) != NULL)
+		{
+			x->key_condition = ddb_legacy_conditions(&lx, j, "AND");
+			if (x->key_condition == NULL)
+				validation_error("Conditions can be of length 1 or 2 only");
+		}
+		if (lx.nnames > 0 || lx.nvalues > 0)
+		{
+			/* (only KeyConditions may meet expressions: merge the placeholders) */
+			x->legacy = true;
+			x->names = merge_maps(x->names, ddb_legacy_names(&lx));
+			x->vals = merge_maps(x->vals, ddb_legacy_values(&lx));
+		}
+	}
+}
+
+/* Parse a request's condition, update and projection. */
+static void
+parse_expressions(ReqExpr *x, DdbCondition **cond, DdbUpdate **upd, DdbProjection **proj)
+{
+	DdbExprContext *cx = ddb_expr_begin(x->names, x->vals);
+
+	if (upd && x->update)
+		*upd = ddb_parse_update(cx, x->update);
+	if (cond && x->condition)
+		*cond = ddb_parse_condition(cx, x->condition, "ConditionExpression");
+	if (proj && x->projection)
+		*proj = ddb_parse_projection(cx, x->projection);
+	ddb_expr_end(cx);
+}
+
+/* ------------------------------------------------------------------------
+ * Consumed capacity, as DynamoDB bills it: reads in 4 KB units (half for
+ * an eventually consistent read), writes in 1 KB units, at least one unit
+ * per item; a write also costs one write per index entry it puts or
+ * deletes (see ddb_gsi_write_units).
+ * ------------------------------------------------------------------------
+ */
+typedef struct Capacity
+{
+	const char *mode;			/* NULL/NONE, TOTAL or INDEXES */
+	bool		read;
+	double		table;
+	int			nindexes;
+	const char *index_names[32];
+	double		index_units[32];
+} Capacity;
+
+static double
+read_units(int64 bytes, bool consistent)
+{
+	double		units = Max(1, (bytes + 4095) / 4096);
+
+	return consistent ? units : units / 2;
+}
+
+static double
+write_units(int64 bytes)
+{
+	return Max(1, (bytes + 1023) / 1024);
+}
+
+static int64
+item_bytes(Jsonb *item)
+{
+	return item ? ddb_item_size(ddb_item_from_jsonb(item)) : 0;
+}
+
+static void
+resp_capacity(Response *r, Capacity *c, const char *table_name)
+{
+	double		total = c->table;
+
+	if (c->mode == NULL || strcmp(c->mode, "NONE") == 0)
+		return;
+	for (int i = 0; i < c->nindexes; i++)
+		total += c->index_units[i];
+	resp_key(r, "ConsumedCapacity");
+	appendStringInfoString(&r->buf, "{\"TableName\":");
+	ddb_json_cstring(&r->buf, table_name);
+	appendStringInfo(&r->buf, ",\"CapacityUnits\":%.1f,\"%s\":%.1f", total,
+					 c->read ? "ReadCapacityUnits" : "WriteCapacityUnits", total);
+	if (strcmp(c->mode, "INDEXES") == 0)
+	{
+		/* (a read of an index alone reads nothing of the table) */
+		if (c->table > 0 || c->nindexes == 0)
+			appendStringInfo(&r->buf, ",\"Table\":{\"CapacityUnits\":%.1f,\"%s\":%.1f}", c->table,
+							 c->read ? "ReadCapacityUnits" : "WriteCapacityUnits", c->table);
+		if (c->nindexes > 0)
+		{
+			appendStringInfoString(&r->buf, ",\"GlobalSecondaryIndexes\":{");
+			for (int i = 0; i < c->nindexes; i++)
+			{
+				if (i > 0)
+					appendStringInfoChar(&r->buf, ',');
+				ddb_json_cstring(&r->buf, c->index_names[i]);
+				appendStringInfo(&r->buf, ":{\"CapacityUnits\":%.1f,\"%s\":%.1f}", c->index_units[i],
+								 c->read ? "ReadCapacityUnits" : "WriteCapacityUnits",
+								 c->index_units[i]);
+			}
+			appendStringInfoChar(&r->buf, '}');
+		}
+	}
+	appendStringInfoChar(&r->buf, '}');
+}
+
+/* A write's capacity: the larger of the old and new item, and its indexes. */
+static void
+write_capacity(Capacity *c, Relation rel, DdbWriteResult *res)
+{
+	c->read = false;
+	if (c->mode == NULL || strcmp(c->mode, "NONE") == 0)
+		return;
+	c->table = write_units(Max(item_bytes(res->old), item_bytes(res->new)));
+	c->nindexes = ddb_gsi_write_units(rel, res->old, res->new, lengthof(c->index_names),
+									  c->index_names, c->index_units);
+}
+
+/* Members every item operation shares: ReturnConsumedCapacity. */
+static const char *
+check_common(DdbValErrors *e, DdbJson *req)
+{
+	return check_enum(e, member_string(req, "ReturnConsumedCapacity"), "ReturnConsumedCapacity",
+					  return_consumed_set, RETURN_CONSUMED_LIST);
+}
+
+/* ReturnItemCollectionMetrics: accepted; ddb has no LSI item collections yet */
+static void
+check_item_collection_metrics(DdbValErrors *e, DdbJson *req)
+{
+	static const char *const set[] = {"SIZE", "NONE", NULL};
+
+	check_enum(e, member_string(req, "ReturnItemCollectionMetrics"),
+			   "ReturnItemCollectionMetrics", set, "SIZE, NONE");
+}
+
+static const char *const rv_set[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL};
+#define RV_LIST "ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW"
+
+static const char *
+check_return_on_failure(DdbValErrors *e, DdbJson *req)
+{
+	static const char *const set[] = {"ALL_OLD", "NONE", NULL};
+
+	return check_enum(e, member_string(req, "ReturnValuesOnConditionCheckFailure"),
+					  "ReturnValuesOnConditionCheckFailure", set, "ALL_OLD, NONE");
+}
+
+/*
+ * A failed condition: ConditionalCheckFailedException, with the item when
+ * ReturnValuesOnConditionCheckFailure is ALL_OLD.  The item travels in the
+ * error's DETAIL as a JSON object of extra response members (see
+ * ddb_protocol.h).
+ */
+static void
+write_condition_failed(DdbWriteResult *res, const char *on_failure)
+{
+	if (on_failure && strcmp(on_failure, "ALL_OLD") == 0 && res->old != NULL)
+	{
+		StringInfoData extra;
+
+		initStringInfo(&extra);
+		appendStringInfoString(&extra, "{\"Item\":");
+		ddb_json_write_jsonb_item(&extra, res->old);
+		appendStringInfoChar(&extra, '}');
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_CONDITIONAL_CHECK),
+				 errmsg("ConditionalCheckFailedException: " DDB_MSG_CONDITIONAL_FAILED),
+				 errdetail_internal("%s", extra.data)));
+	}
+	ddb_condition_failed();
+}
+
+/* The answer of a write: Attributes, ConsumedCapacity. */
+static char *
+write_response(Relation rel, DdbWriteResult *res, DdbReturnValues rv, const char *rcc,
+			   int *len)
+{
+	Response	r;
+	Capacity	c = {0};
+
+	c.mode = rcc;
+	write_capacity(&c, rel, res);
+	resp_begin(&r);
+	resp_item(&r, "Attributes", ddb_write_result(res, rv));
+	resp_capacity(&r, &c, ddb_table_name(rel));
+	return resp_end(&r, len);
+}
+
+static char *
+op_get_item(DdbJson *req, int *len)
+{
+	static const char *const expr[] = {"ProjectionExpression", NULL};
+	static const char *const legacy[] = {"AttributesToGet", NULL};
+	DdbValErrors e;
+	const char *name;
+	const char *rcc;
+	bool		consistent = member_bool(req, "ConsistentRead", false);
+	ReqExpr		x;
+	Jsonb	   *key;
+	DdbProjection *proj = NULL;
+	Relation	rel;
+	Jsonb	   *item;
+	Response	r;
+	Capacity	c = {0};
+
+	ddb_valerr_init(&e);
+	rcc = check_common(&e, req);
+	name = check_table_name(&e, req, "TableName");
+	if (member(req, "Key") == NULL)
+		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
+	ddb_valerr_raise(&e);
+	request_expressions(req, &x, expr, legacy);
+	key = request_item(req, "Key");
+
+	rel = ddb_table_open(name, ACL_SELECT);
+	parse_expressions(&x, NULL, NULL, &proj);
+	item = ddb_get_item_core(rel, key, proj);
+	c.mode = rcc;
+	c.read = true;
+	/* billed for the whole item, whatever the projection */
+	c.table = read_units(item ? item_bytes(ddb_get_item_core(rel, key, NULL)) : 0, consistent);
+
+	resp_begin(&r);
+	resp_item(&r, "Item", item);
+	resp_capacity(&r, &c, ddb_table_name(rel));
+	relation_close(rel, AccessShareLock);
+	return resp_end(&r, len);
+}
+
+static char *
+op_put_item(DdbJson *req, int *len)
+{
+	static const char *const expr[] = {"ConditionExpression", NULL};
+	static const char *const legacy[] = {"Expected", NULL};
+	DdbValErrors e;
+	const char *name;
+	const char *rvs;
+	const char *rcc;
+	const char *on_failure;
+	ReqExpr		x;
+	Jsonb	   *item;
+	DdbReturnValues rv;
+	DdbCondition *cond = NULL;
+	Relation	rel;
+	DdbWriteResult res;
+
+	ddb_valerr_init(&e);
+	rcc = check_common(&e, req);
+	check_item_collection_metrics(&e, req);
+	name = check_table_name(&e, req, "TableName");
+	if (member(req, "Item") == NULL)
+		ddb_valerr_add(&e, NULL, "item", "Member must not be null");
+	rvs = check_enum(&e, member_string(req, "ReturnValues"), "ReturnValues", rv_set, RV_LIST);
+	on_failure = check_return_on_failure(&e, req);
+	ddb_valerr_raise(&e);
+	request_expressions(req, &x, expr, legacy);
+	item = request_item(req, "Item");
+	rv = ddb_parse_return_values(rvs, false);
+
+	rel = ddb_table_open(name, ACL_INSERT);
+	ddb_check_write_privileges(rel, ACL_INSERT, x.condition != NULL || rv != DDB_RV_NONE);
+	parse_expressions(&x, &cond, NULL, NULL);
+	ddb_put_item_core(rel, item, cond, &res);
+	relation_close(rel, NoLock);
+	if (res.condition_failed)
+		write_condition_failed(&res, on_failure);
+	return write_response(rel, &res, rv, rcc, len);
+}
+
+static char *
+op_update_item(DdbJson *req, int *len)
+{
+	static const char *const expr[] = {"UpdateExpression", "ConditionExpression", NULL};
+	static const char *const legacy[] = {"AttributeUpdates", "Expected", NULL};
+	DdbValErrors e;
+	const char *name;
+	const char *rvs;
+	const char *rcc;
+	const char *on_failure;
+	ReqExpr		x;
+	Jsonb	   *key;
+	DdbReturnValues rv;
+	DdbCondition *cond = NULL;
+	DdbUpdate  *upd = NULL;
+	Relation	rel;
+	DdbWriteResult res;
+
+	ddb_valerr_init(&e);
+	rcc = check_common(&e, req);
+	check_item_collection_metrics(&e, req);
+	name = check_table_name(&e, req, "TableName");
+	if (member(req, "Key") == NULL)
+		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
+	rvs = check_enum(&e, member_string(req, "ReturnValues"), "ReturnValues", rv_set, RV_LIST);
+	on_failure = check_return_on_failure(&e, req);
+	ddb_valerr_raise(&e);
+	request_expressions(req, &x, expr, legacy);
+	key = request_item(req, "Key");
+	rv = ddb_parse_return_values(rvs, true);
+
+	rel = ddb_table_open(name, ACL_UPDATE);
+	ddb_check_write_privileges(rel, ACL_UPDATE, true);
+	parse_expressions(&x, &cond, &upd, NULL);
+	ddb_update_item_core(rel, key, upd, cond, &res);
+	relation_close(rel, NoLock);
+	if (res.condition_failed)
+		write_condition_failed(&res, on_failure);
+	return write_response(rel, &res, rv, rcc, len);
+}
+
+static char *
+op_delete_item(DdbJson *req, int *len)
+{
+	static const char *const expr[] = {"ConditionExpression", NULL};
+	static const char *const legacy[] = {"Expected", NULL};
+	DdbValErrors e;
+	const char *name;
+	const char *rvs;
+	const char *rcc;
+	const char *on_failure;
+	ReqExpr		x;
+	Jsonb	   *key;
+	DdbReturnValues rv;
+	DdbCondition *cond = NULL;
+	Relation	rel;
+	DdbWriteResult res;
+
+	ddb_valerr_init(&e);
+	rcc = check_common(&e, req);
+	check_item_collection_metrics(&e, req);
+	name = check_table_name(&e, req, "TableName");
+	if (member(req, "Key") == NULL)
+		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
+	rvs = check_enum(&e, member_string(req, "ReturnValues"), "ReturnValues", rv_set, RV_LIST);
+	on_failure = check_return_on_failure(&e, req);
+	ddb_valerr_raise(&e);
+	request_expressions(req, &x, expr, legacy);
+	key = request_item(req, "Key");
+	rv = ddb_parse_return_values(rvs, false);
+
+	rel = ddb_table_open(name, ACL_DELETE);
+	ddb_check_write_privileges(rel, ACL_DELETE, x.condition != NULL || rv != DDB_RV_NONE);
+	parse_expressions(&x, &cond, NULL, NULL);
+	ddb_delete_item_core(rel, key, cond, &res);
+	relation_close(rel, NoLock);
+	if (res.condition_failed)
+		write_condition_failed(&res, on_failure);
+	return write_response(rel, &res, rv, rcc, len);
+}
+
+/* ------------------------------------------------------------------------
+ * Query and Scan
+ * ------------------------------------------------------------------------
+ */
+static char *
+read_op(DdbJson *req, int *len, bool is_query)
+{
+	static const char *const qexpr[] = {"ProjectionExpression", "FilterExpression", "KeyConditionExpression", NULL};
+	static const char *const qlegacy[] = {"AttributesToGet", "QueryFilter", "ConditionalOperator", "KeyConditions", NULL};
+	static const char *const sexpr[] = {"ProjectionExpression", "FilterExpression", NULL};
+	static const char *const slegacy[] = {"AttributesToGet", "ScanFilter", "ConditionalOperator", NULL};
+	static const char *const select_set[] = {"SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES", NULL};
+	DdbValErrors e;
+	DdbReadRequest a;
+	DdbReadPage page;
+	ReqExpr		x;
+	const char *rcc;
+	const char *select;
+	const char *index_name;
+	bool		consistent = member_bool(req, "ConsistentRead", false);
+	double		d;
+	Response	r;
+	Capacity	c = {0};
+	ListCell   *lc;
+
+	memset(&a, 0, sizeof(a));
+	ddb_valerr_init(&e);
+	rcc = check_common(&e, req);
+	a.table_name = check_table_name(&e, req, "TableName");
+	index_name = member_string(req, "IndexName");
+	if (index_name != NULL)
+		ddb_valerr_name(&e, index_name, "indexName");
+	select = check_enum(&e, member_string(req, "Select"), "Select", select_set,
+						"SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES");
+	if ((a.has_limit = member_number(req, "Limit", "Integer", &d)))
+	{
+		a.limit = (int32) Max(Min(d, PG_INT32_MAX), PG_INT32_MIN);
+		if (d < 1)
+			ddb_valerr_add(&e, psprintf("%.0f", d), "limit",
+						   "Member must have value greater than or equal to 1");
+		a.has_limit = d >= 1;
+	}
+	if (!is_query)
+	{
+		if ((a.has_segment = member_number(req, "Segment", "Integer", &d)))
+		{
+			a.segment = (int32) Max(Min(d, PG_INT32_MAX), PG_INT32_MIN);
+			if (d < 0)
+				ddb_valerr_add(&e, psprintf("%.0f", d), "segment",
+							   "Member must have value greater than or equal to 0");
+			if (d > 999999)
+				ddb_valerr_add(&e, psprintf("%.0f", d), "segment",
+							   "Member must have value less than or equal to 999999");
+		}
+		if ((a.has_total_segments = member_number(req, "TotalSegments", "Integer", &d)))
+		{
+			a.total_segments = (int32) Max(Min(d, PG_INT32_MAX), PG_INT32_MIN);
+			if (d < 1)
+				ddb_valerr_add(&e, psprintf("%.0f", d), "totalSegments",
+							   "Member must have value greater than or equal to 1");
+			if (d > 1000000)
+				ddb_valerr_add(&e, psprintf("%.0f", d), "totalSegments",
+							   "Member must have value less than or equal to 1000000");
+		}
+	}
+	ddb_valerr_raise(&e);
+	request_expressions(req, &x, is_query ? qexpr : sexpr, is_query ? qlegacy : slegacy);
+	if (is_query && x.key_condition == NULL)
+		validation_error("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
+
+	/* Select, as DynamoDB checks it */
+	if (select != NULL)
+	{
+		if (strcmp(select, "SPECIFIC_ATTRIBUTES") == 0 && x.projection == NULL)
+			validation_error("One or more parameter values were invalid: Select type SPECIFIC_ATTRIBUTES requires either ProjectionExpression or AttributesToGet");
+		if (strcmp(select, "SPECIFIC_ATTRIBUTES") != 0 && x.projection != NULL)
+			validation_error("One or more parameter values were invalid: Select type %s is not compatible with %s",
+							 select, x.legacy ? "AttributesToGet" : "ProjectionExpression");
+		if (strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0 && index_name == NULL)
+			validation_error("One or more parameter values were invalid: Select type ALL_PROJECTED_ATTRIBUTES is not compatible with a request without an index name");
+	}
+	if (index_name != NULL && consistent)
+		validation_error("Consistent reads are not supported on global secondary indexes");
+
+	a.key_condition = x.key_condition;
+	a.filter = x.filter;
+	a.projection = x.projection;
+	a.names = x.names;
+	a.vals = x.vals;
+	a.index_name = index_name;
+	a.forward = member_bool(req, "ScanIndexForward", true);
+	a.start_key = request_item(req, "ExclusiveStartKey");
+	ddb_read_page(&a, is_query, select != NULL && strcmp(select, "COUNT") == 0, &page);
+
+	resp_begin(&r);
+	if (select == NULL || strcmp(select, "COUNT") != 0)
+	{
+		resp_key(&r, "Items");
+		appendStringInfoChar(&r.buf, '[');
+		foreach(lc, page.items)
+		{
+			if (foreach_current_index(lc) > 0)
+				appendStringInfoChar(&r.buf, ',');
+			ddb_json_write_jsonb_item(&r.buf, lfirst(lc));
+		}
+		appendStringInfoChar(&r.buf, ']');
+	}
+	resp_key(&r, "Count");
+	appendStringInfo(&r.buf, INT64_FORMAT, page.count);
+	resp_key(&r, "ScannedCount");
+	appendStringInfo(&r.buf, INT64_FORMAT, page.scanned);
+	resp_item(&r, "LastEvaluatedKey", page.last_key);
+	/* a Query or Scan is billed for what it read, in one sum */
+	c.mode = rcc;
+	c.read = true;
+	if (page.is_index)
+	{
+		c.nindexes = 1;
+		c.index_names[0] = index_name;
+		c.index_units[0] = read_units(page.bytes, consistent);
+	}
+	else
+		c.table = read_units(page.bytes, consistent);
+	resp_capacity(&r, &c, page.table_name);
+	return resp_end(&r, len);
+}
+
+static char *
+op_query(DdbJson *req, int *len)
+{
+	return read_op(req, len, true);
+}
+
+static char *
+op_scan(DdbJson *req, int *len)
+{
+	return read_op(req, len, false);
+}
+
+/* ------------------------------------------------------------------------
+ * The entry point
+ * ------------------------------------------------------------------------
+ */
+typedef char *(*OpHandler) (DdbJson *req, int *len);
+
+typedef struct Operation
+{
+	const char *name;
+	OpHandler	handler;
+} Operation;
+
+static const Operation operations[] = {
+	{"CreateTable", op_create_table},
+	{"DeleteItem", op_delete_item},
+	{"DeleteTable", op_delete_table},
+	{"DescribeEndpoints", op_describe_endpoints},
+	{"DescribeLimits", op_describe_limits},
+	{"DescribeTable", op_describe_table},
+	{"GetItem", op_get_item},
+	{"ListTables", op_list_tables},
+	{"ListTagsOfResource", op_list_tags_of_resource},
+	{"PutItem", op_put_item},
+	{"Query", op_query},
+	{"Scan", op_scan},
+	{"TagResource", op_tag_resource},
+	{"UntagResource", op_untag_resource},
+	{"UpdateItem", op_update_item},
+	{"UpdateTable", op_update_table},
+};
+
+char *
+ddb_api_execute(const char *operation, const char *body, int bodylen, int *resplen)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext cxt;
+	const Operation *op = NULL;
+	DdbJson    *req;
+	char	   *resp;
+	char	   *result;
+	int			len;
+
+	for (int i = 0; i < lengthof(operations); i++)
+		if (operation && strcmp(operations[i].name, operation) == 0)
+			op = &operations[i];
+	if (op == NULL)
+		ddb_raise(DDB_ERRCODE_UNKNOWN_OPERATION, "UnknownOperationException",
+				  DDB_MSG_UNKNOWN_OPERATION);
+
+	/* everything of the request lives in a context deleted on return */
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb_api request",
+								ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(cxt);
+	req = ddb_json_parse(body, bodylen);
+	if (req->type != DDB_JSON_OBJECT)
+		ddb_raise(DDB_ERRCODE_SERIALIZATION, "SerializationException",
+				  "Start of structure or map expected");
+	resp = op->handler(req, &len);
+	MemoryContextSwitchTo(caller);
+	result = palloc(len + 1);
+	memcpy(result, resp, len);
+	result[len] = '\0';
+	MemoryContextDelete(cxt);
+	*resplen = len;
+	return result;
+}
+
+/* ------------------------------------------------------------------------
+ * SQL: ddb_api(operation text, request jsonb) RETURNS jsonb, and
+ * ddb_api_text(operation text, request text) RETURNS text for bodies whose
+ * strings hold U+0000, which jsonb cannot.
+ * ------------------------------------------------------------------------
+ */
+/* Does JSON text hold the escape \u0000 (not an escaped backslash + u0000)? */
+static bool
+has_nul_escape(const char *s, int len)
+{
+	for (int i = 0; i < len; i++)
+	{
+		if (s[i] != '\\')
+			continue;
+		if (i + 5 < len && memcmp(s + i + 1, "u0000", 5) == 0)
+			return true;
+		i++;				/* skip the escaped character */
+	}
+	return false;
+}
+
+Datum
+ddb_api(PG_FUNCTION_ARGS)
+{
+	char	   *operation;
+	char	   *body;
+	char	   *resp;
+	int			len;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	operation = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	body = JsonbToCString(NULL, &PG_GETARG_JSONB_P(1)->root, VARSIZE(PG_GETARG_JSONB_P(1)));
+	resp = ddb_api_execute(operation, body, strlen(body), &len);
+	if (has_nul_escape(resp, len))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNTRANSLATABLE_CHARACTER),
+				 errmsg("the response holds a string with U+0000, which jsonb cannot represent"),
+				 errhint("Call ddb_api_text(), which takes and returns JSON text.")));
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(resp)));
+}
+
+Datum
+ddb_api_text(PG_FUNCTION_ARGS)
+{
+	text	   *body;
+	char	   *resp;
+	int			len;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	body = PG_GETARG_TEXT_PP(1);
+	resp = ddb_api_execute(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+						   VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body), &len);
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(resp, len));
+}

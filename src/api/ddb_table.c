@@ -1,0 +1,804 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_table.c
+ *	  DynamoDB tables: names, the table catalog, CreateTable, DeleteTable,
+ *	  DescribeTable, ListTables, tags, and the GUCs they need.
+ *
+ * Namespace: DynamoDB's tables are the ddb tables of one PostgreSQL schema,
+ * ddb.schema (default public).  A DynamoDB name ([a-zA-Z0-9_.-]{3,255}) is
+ * its relation's name when it fits in a PostgreSQL identifier (63 bytes);
+ * a longer one is stored as "<first 54 bytes>_<8 hex digits of its hash>"
+ * and the catalog keeps the whole name.  Key attribute names (up to 255
+ * bytes) map to column names the same way, the catalog keeping the long
+ * ones; everything users see through the item functions and the protocol
+ * is the DynamoDB name, while plain SQL sees the relation and columns.
+ *
+ * The catalog, ddb_internal.tables, has one row per ddb table (tables
+ * created by hand get theirs from an event trigger): the long names, the
+ * TableId, CreationDateTime, billing settings and tags.  It is read through
+ * a backend-local cache keyed by relation OID and dropped on the relation's
+ * relcache invalidation, which every change of a row sends (DROP TABLE
+ * removes the row and the relation together).  Resolving a name is then a
+ * syscache lookup of the relation plus a cache probe: no SPI on the item
+ * paths.
+ *
+ * A table that does not exist is ResourceNotFoundException (DB003) from
+ * every function, whether it is named as text or as regclass.
+ *
+ * DDL (CREATE TABLE, DROP TABLE, catalog rows) runs through SPI, as the
+ * catalog's owner where the catalog changes; the item operations never do.
+ * A catalog row is changed by updating it, inserted only when missing:
+ * a restore's COPY replaces rows the event trigger made ("auto" rows, see
+ * ddb--0.1--0.2.sql), which must never happen to a row ddb changed.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/skey.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "commands/defrem.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+#include "utils/uuid.h"
+
+#include "ddb.h"
+#include "api/ddb_json.h"
+#include "api/ddb_ops.h"
+
+PG_FUNCTION_INFO_V1(ddb_list_tables);
+
+#define TABLES_CATALOG	"ddb_internal.tables"
+
+/* GUCs */
+char	   *ddb_schema = NULL;
+char	   *ddb_region = NULL;
+char	   *ddb_account_id = NULL;
+
+/* One table's catalog row, cached. */
+typedef struct TableCacheEntry
+{
+	Oid			relid;			/* hash key */
+	bool		valid;
+	DdbTableInfo info;
+	MemoryContext cxt;
+} TableCacheEntry;
+
+static HTAB *table_cache = NULL;
+
+void
+ddb_api_init(void)
+{
+	DefineCustomStringVariable("ddb.schema",
+							   "The schema whose ddb tables are DynamoDB's tables.",
+							   "Table names given to ddb's functions and to ddb_api are looked up, and created, in this schema.",
+							   &ddb_schema, "public", PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("ddb.region",
+							   "The AWS region ddb reports in ARNs and endpoints.",
+							   NULL, &ddb_region, "us-east-1", PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("ddb.account_id",
+							   "The AWS account id ddb reports in ARNs.",
+							   NULL, &ddb_account_id, "000000000000", PGC_USERSET, 0,
+							   NULL, NULL, NULL);
+}
+
+/* ------------------------------------------------------------------------
+ * Names
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * The PostgreSQL identifier for a DynamoDB name (table, index or key
+ * attribute): the name itself when it fits, else a prefix of it (cut at a
+ * character boundary) and a hash of the whole name.
+ */
+char *
+ddb_pg_name(const char *name)
+{
+	int			len = strlen(name);
+	int			keep;
+
+	if (len < NAMEDATALEN)
+		return pstrdup(name);
+	keep = pg_mbcliplen(name, len, NAMEDATALEN - 1 - 9);
+	return psprintf("%.*s_%08x", keep, name,
+					hash_bytes((const unsigned char *) name, len));
+}
+
+/* DynamoDB's rule for table and index names, as a validation message. */
+bool
+ddb_valid_name_chars(const char *name)
+{
+	for (const char *p = name; *p; p++)
+		if (!(isalnum((unsigned char) *p) || *p == '_' || *p == '-' || *p == '.'))
+			return false;
+	return true;
+}
+
+/* The schema of DynamoDB's namespace; InvalidOid when it does not exist. */
+Oid
+ddb_schema_oid(void)
+{
+	return get_namespace_oid(ddb_schema ? ddb_schema : "public", true);
+}
+
+/* ------------------------------------------------------------------------
+ * The catalog cache
+ * ------------------------------------------------------------------------
+ */
+static void
+table_cache_invalidate(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS status;
+	TableCacheEntry *e;
+
+	if (table_cache == NULL)
+		return;
+	if (OidIsValid(relid))
+	{
+		e = hash_search(table_cache, &relid, HASH_FIND, NULL);
+		if (e)
+			e->valid = false;
+		return;
+	}
+	hash_seq_init(&status, table_cache);
+	while ((e = hash_seq_search(&status)) != NULL)
+		e->valid = false;
+}
+
+/* Read a table's catalog row into info (allocated in cxt). */
+static void
+table_info_load(Oid relid, MemoryContext cxt, DdbTableInfo *info)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(relid)};
+
+	memset(info, 0, sizeof(DdbTableInfo));
+	info->relid = relid;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* the catalog as it is now, not as the transaction's snapshot saw it */
+	PushActiveSnapshot(GetLatestSnapshot());
+	if (SPI_execute_with_args("SELECT table_name, key_names, table_id::text, "
+							  "extract(epoch FROM created)::numeric::text, billing_mode, "
+							  "read_capacity, write_capacity, "
+							  "extract(epoch FROM billing_changed)::numeric::text "
+							  "FROM " TABLES_CATALOG " WHERE relid = $1",
+							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read %s", TABLES_CATALOG);
+	PopActiveSnapshot();
+	if (SPI_processed > 0)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+		bool		isnull;
+		Datum		d;
+
+		info->registered = true;
+		info->table_name = SPI_getvalue(tup, desc, 1);
+		d = SPI_getbinval(tup, desc, 2, &isnull);
+		if (!isnull)
+		{
+			Datum	   *elems;
+			bool	   *nulls;
+			int			n;
+
+			deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false,
+							  TYPALIGN_INT, &elems, &nulls, &n);
+			info->nkeynames = n;
+			info->key_names = palloc0(sizeof(char *) * Max(n, 1));
+			for (int i = 0; i < n; i++)
+				info->key_names[i] = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+		}
+		info->table_id = SPI_getvalue(tup, desc, 3);
+		info->created = SPI_getvalue(tup, desc, 4);
+		info->billing_mode = SPI_getvalue(tup, desc, 5);
+		info->read_capacity = DatumGetInt64(SPI_getbinval(tup, desc, 6, &isnull));
+		info->write_capacity = DatumGetInt64(SPI_getbinval(tup, desc, 7, &isnull));
+		info->billing_changed = SPI_getvalue(tup, desc, 8);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+}
+
+/*
+ * A table's catalog information (valid until the next relcache
+ * invalidation).  A table without a row (created by hand while the event
+ * trigger was off) gets defaults: its names are its relation's.
+ */
+const DdbTableInfo *
+ddb_table_info(Oid relid)
+{
+	TableCacheEntry *e;
+	bool		found;
+
+	if (table_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(TableCacheEntry);
+		ctl.hcxt = CacheMemoryContext;
+		table_cache = hash_create("ddb table cache", 64, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		CacheRegisterRelcacheCallback(table_cache_invalidate, (Datum) 0);
+	}
+	e = hash_search(table_cache, &relid, HASH_ENTER, &found);
+	if (!found)
+	{
+		e->valid = false;
+		e->cxt = NULL;
+	}
+	if (!e->valid)
+	{
+		MemoryContext cxt = AllocSetContextCreate(CacheMemoryContext, "ddb table info",
+												  ALLOCSET_SMALL_SIZES);
+		DdbTableInfo info;
+
+		PG_TRY();
+		{
+			table_info_load(relid, cxt, &info);
+		}
+		PG_CATCH();
+		{
+			MemoryContextDelete(cxt);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		/* the entry may have moved meanwhile: look it up again */
+		e = hash_search(table_cache, &relid, HASH_ENTER, &found);
+		if (found && e->cxt)
+			MemoryContextDelete(e->cxt);
+		e->cxt = cxt;
+		e->info = info;
+		e->valid = true;
+	}
+	return &e->info;
+}
+
+/* The DynamoDB name of a table (palloc'd). */
+char *
+ddb_table_name(Relation rel)
+{
+	const DdbTableInfo *info = ddb_table_info(RelationGetRelid(rel));
+
+	if (info->table_name != NULL)
+		return pstrdup(info->table_name);
+	return pstrdup(RelationGetRelationName(rel));
+}
+
+/*
+ * The DynamoDB name of key column k: the catalog's long name, or the
+ * column's name.
+ */
+const char *
+ddb_table_key_name(Relation rel, int k)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	const DdbTableInfo *info = ddb_table_info(RelationGetRelid(rel));
+
+	if (k < info->nkeynames && info->key_names[k] != NULL)
+		return info->key_names[k];
+	return NameStr(TupleDescAttr(RelationGetDescr(rel), ki->keyattno[k] - 1)->attname);
+}
+
+/* ------------------------------------------------------------------------
+ * Resolving and opening tables
+ * ------------------------------------------------------------------------
+ */
+
+/* The relation of a DynamoDB table name, or InvalidOid. */
+Oid
+ddb_table_lookup(const char *name)
+{
+	Oid			nsp = ddb_schema_oid();
+	Oid			relid;
+	const DdbTableInfo *info;
+	char	   *relname;
+
+	if (!OidIsValid(nsp) || name == NULL || name[0] == '\0')
+		return InvalidOid;
+	relname = ddb_pg_name(name);
+	relid = get_relname_relid(relname, nsp);
+	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_RELATION)
+		return InvalidOid;
+	/* is it that table, and a ddb table? */
+	{
+		HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+		Oid			am;
+
+		if (!HeapTupleIsValid(tp))
+			return InvalidOid;
+		am = ((Form_pg_class) GETSTRUCT(tp))->relam;
+		ReleaseSysCache(tp);
+		if (am != get_table_am_oid("ddb", false))
+			return InvalidOid;
+	}
+	info = ddb_table_info(relid);
+	if (info->table_name != NULL ? strcmp(info->table_name, name) != 0 :
+		strcmp(relname, name) != 0)
+		return InvalidOid;
+	return relid;
+}
+
+static void
+table_not_found(void)
+{
+	ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
+			  DDB_MSG_RESOURCE_NOT_FOUND);
+}
+
+/*
+ * Open a DynamoDB table by name for an operation: ResourceNotFoundException
+ * when there is none, then ddb_open_table's lock, privilege and row
+ * security checks.
+ */
+Relation
+ddb_table_open(const char *name, AclMode mode)
+{
+	Oid			relid = ddb_table_lookup(name);
+
+	if (!OidIsValid(relid))
+		table_not_found();
+	return ddb_open_table(relid, mode);
+}
+
+/*
+ * The table argument of an item function: text (a DynamoDB name in
+ * ddb.schema) or regclass (a relation).  NULL is ValidationException.
+ */
+Relation
+ddb_table_open_arg(FunctionCallInfo fcinfo, int argno, AclMode mode)
+{
+	Oid			argtype;
+
+	if (PG_ARGISNULL(argno))
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+				  DDB_MSG_REQUIRED_PARAMETER, "TableName");
+	argtype = get_fn_expr_argtype(fcinfo->flinfo, argno);
+	if (argtype == REGCLASSOID || argtype == OIDOID)
+		return ddb_open_table(PG_GETARG_OID(argno), mode);
+	return ddb_table_open(text_to_cstring(PG_GETARG_TEXT_PP(argno)), mode);
+}
+
+/* ------------------------------------------------------------------------
+ * Catalog changes
+ * ------------------------------------------------------------------------
+ */
+
+/* The catalog's owner, who installed the extension. */
+Oid
+ddb_catalog_owner(void)
+{
+	Oid			catalog = get_relname_relid("tables", get_namespace_oid("ddb_internal", false));
+	HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(catalog));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tp))
+		elog(ERROR, "cache lookup failed for %s", TABLES_CATALOG);
+	owner = ((Form_pg_class) GETSTRUCT(tp))->relowner;
+	ReleaseSysCache(tp);
+	return owner;
+}
+
+/* Run one catalog statement as the catalog's owner (SPI connected). */
+void
+ddb_catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *args,
+				 const char *nulls, int expect)
+{
+	Oid			save_userid;
+	int			save_sec;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(ddb_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	if (SPI_execute_with_args(sql, nargs, argtypes, args, nulls, false, 0) != expect)
+		elog(ERROR, "could not change %s", TABLES_CATALOG);
+	SetUserIdAndSecContext(save_userid, save_sec);
+}
+
+static const char *
+key_sql_type(DdbKeyType t)
+{
+	return t == DDB_KEY_S ? "text" : t == DDB_KEY_N ? "numeric" : "bytea";
+}
+
+/*
+ * CreateTable's core: the relation (key columns named for the key
+ * attributes, then the item column) and its catalog row.  The caller has
+ * validated the request.  Returns the new relation's OID.
+ */
+Oid
+ddb_create_table_core(const DdbCreateTable *ct)
+{
+	Oid			nsp = ddb_schema_oid();
+	char	   *relname = ddb_pg_name(ct->name);
+	const char *colnames[DDB_MAX_KEY_COLUMNS];
+	bool		longnames = false;
+	const char *itemcol = "item";
+	StringInfoData sql;
+	Oid			relid;
+
+	if (!OidIsValid(nsp))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_SCHEMA),
+				 errmsg("schema \"%s\" does not exist", ddb_schema),
+				 errhint("Set ddb.schema to the schema that holds DynamoDB's tables.")));
+	if (OidIsValid(get_relname_relid(relname, nsp)))
+		ddb_raise(DDB_ERRCODE_RESOURCE_IN_USE, "ResourceInUseException",
+				  DDB_MSG_TABLE_IN_USE, ct->name);
+	for (int k = 0; k < ct->nkeys; k++)
+	{
+		colnames[k] = ddb_pg_name(ct->keys[k]);
+		longnames |= strcmp(colnames[k], ct->keys[k]) != 0;
+	}
+	for (bool again = true; again;)
+	{
+		again = false;
+		for (int k = 0; k < ct->nkeys; k++)
+			if (strcmp(colnames[k], itemcol) == 0)
+			{
+				itemcol = psprintf("%s_", itemcol);
+				again = true;
+			}
+	}
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE TABLE %s (",
+					 quote_qualified_identifier(get_namespace_name(nsp), relname));
+	for (int k = 0; k < ct->nkeys; k++)
+		appendStringInfo(&sql, "%s %s NOT NULL, ", quote_identifier(colnames[k]),
+						 key_sql_type(ct->keytypes[k]));
+	appendStringInfo(&sql, "%s jsonb NOT NULL) USING ddb", quote_identifier(itemcol));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not create table \"%s\"", ct->name);
+	relid = get_relname_relid(relname, nsp);
+	if (!OidIsValid(relid))
+		elog(ERROR, "table \"%s\" was not created", ct->name);
+	{
+		Oid			argtypes[6] = {OIDOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT8OID, INT8OID};
+		Datum		args[6];
+		char		nulls[6] = "      ";
+
+		args[0] = ObjectIdGetDatum(relid);
+		args[1] = (Datum) 0;
+		nulls[1] = 'n';
+		if (strcmp(relname, ct->name) != 0)
+		{
+			args[1] = CStringGetTextDatum(ct->name);
+			nulls[1] = ' ';
+		}
+		args[2] = (Datum) 0;
+		nulls[2] = 'n';
+		if (longnames)
+		{
+			Datum		elems[DDB_MAX_KEY_COLUMNS];
+
+			for (int k = 0; k < ct->nkeys; k++)
+				elems[k] = CStringGetTextDatum(ct->keys[k]);
+			args[2] = PointerGetDatum(construct_array(elems, ct->nkeys, TEXTOID, -1, false,
+													  TYPALIGN_INT));
+			nulls[2] = ' ';
+		}
+		args[3] = CStringGetTextDatum(ct->billing_mode);
+		args[4] = Int64GetDatum(ct->read_capacity);
+		args[5] = Int64GetDatum(ct->write_capacity);
+		ddb_catalog_exec("WITH u AS (UPDATE " TABLES_CATALOG " SET table_name = $2, key_names = $3, "
+						 "billing_mode = $4, read_capacity = $5, write_capacity = $6, auto = false "
+						 "WHERE relid = $1 RETURNING 1) "
+						 "INSERT INTO " TABLES_CATALOG " (relid, table_name, key_names, billing_mode, "
+						 "read_capacity, write_capacity) SELECT $1, $2, $3, $4, $5, $6 "
+						 "WHERE NOT EXISTS (SELECT FROM u)",
+						 6, argtypes, args, nulls, SPI_OK_INSERT);
+	}
+	SPI_finish();
+	CacheInvalidateRelcacheByRelid(relid);
+	CommandCounterIncrement();
+	return relid;
+}
+
+/*
+ * DeleteTable's core: DROP TABLE, as the caller (who must own the table);
+ * the sql_drop event trigger removes the catalog rows and the indexes.
+ */
+void
+ddb_delete_table_core(Relation rel)
+{
+	char	   *qualname = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+													  RelationGetRelationName(rel));
+	Oid			relid = RelationGetRelid(rel);
+
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
+	relation_close(rel, NoLock);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(psprintf("DROP TABLE %s", qualname), false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not drop table %s", qualname);
+	SPI_finish();
+	CommandCounterIncrement();
+}
+
+/* ------------------------------------------------------------------------
+ * DescribeTable
+ * ------------------------------------------------------------------------
+ */
+
+/* arn:aws:dynamodb:<region>:<account>:table/<name> */
+char *
+ddb_table_arn(const char *name)
+{
+	return psprintf("arn:aws:dynamodb:%s:%s:table/%s", ddb_region, ddb_account_id, name);
+}
+
+/*
+ * DynamoDB's TableDescription of a table, as JSON text: everything SDKs
+ * read.  status is TableStatus (ACTIVE, or DELETING for DeleteTable).
+ */
+void
+ddb_describe_table_json(Relation rel, const char *status, StringInfo buf)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	const DdbTableInfo *info = ddb_table_info(RelationGetRelid(rel));
+	char	   *name = ddb_table_name(rel);
+	double		count = rel->rd_rel->reltuples;
+	int64		size;
+	bool		first = true;
+	bool		provisioned = info->billing_mode && strcmp(info->billing_mode, "PROVISIONED") == 0;
+
+	size = DatumGetInt64(DirectFunctionCall1(pg_total_relation_size,
+											 ObjectIdGetDatum(RelationGetRelid(rel))));
+	appendStringInfoChar(buf, '{');
+	ddb_json_key(buf, &first, "AttributeDefinitions");
+	appendStringInfoChar(buf, '[');
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		appendStringInfoString(buf, k ? ",{\"AttributeName\":" : "{\"AttributeName\":");
+		ddb_json_cstring(buf, ddb_table_key_name(rel, k));
+		appendStringInfo(buf, ",\"AttributeType\":\"%s\"}", ddb_key_type_name(ki->keytype[k]));
+	}
+	ddb_gsi_attribute_definitions(rel, buf);
+	appendStringInfoChar(buf, ']');
+	ddb_json_key(buf, &first, "TableName");
+	ddb_json_cstring(buf, name);
+	ddb_json_key(buf, &first, "KeySchema");
+	appendStringInfoChar(buf, '[');
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		appendStringInfoString(buf, k ? ",{\"AttributeName\":" : "{\"AttributeName\":");
+		ddb_json_cstring(buf, ddb_table_key_name(rel, k));
+		appendStringInfo(buf, ",\"KeyType\":\"%s\"}", k == 0 ? "HASH" : "RANGE");
+	}
+	appendStringInfoChar(buf, ']');
+	ddb_json_key(buf, &first, "TableStatus");
+	ddb_json_cstring(buf, status);
+	ddb_json_key(buf, &first, "CreationDateTime");
+	appendStringInfoString(buf, info->created ? info->created : "0");
+	ddb_json_key(buf, &first, "ProvisionedThroughput");
+	appendStringInfo(buf, "{\"NumberOfDecreasesToday\":0,\"ReadCapacityUnits\":" INT64_FORMAT
+					 ",\"WriteCapacityUnits\":" INT64_FORMAT "}",
+					 provisioned ? info->read_capacity : 0,
+					 provisioned ? info->write_capacity : 0);
+	/* approximate, as DynamoDB's: the planner's estimate */
+	ddb_json_key(buf, &first, "TableSizeBytes");
+	appendStringInfo(buf, INT64_FORMAT, size);
+	ddb_json_key(buf, &first, "ItemCount");
+	appendStringInfo(buf, "%.0f", count < 0 ? 0 : count);
+	ddb_json_key(buf, &first, "TableArn");
+	ddb_json_cstring(buf, ddb_table_arn(name));
+	ddb_json_key(buf, &first, "TableId");
+	ddb_json_cstring(buf, info->table_id ? info->table_id : "00000000-0000-0000-0000-000000000000");
+	ddb_json_key(buf, &first, "BillingModeSummary");
+	appendStringInfo(buf, "{\"BillingMode\":\"%s\"", provisioned ? "PROVISIONED" : "PAY_PER_REQUEST");
+	if (info->billing_changed)
+		appendStringInfo(buf, ",\"LastUpdateToPayPerRequestDateTime\":%s", info->billing_changed);
+	appendStringInfoChar(buf, '}');
+	if (ddb_gsi_exists(rel))
+	{
+		ddb_json_key(buf, &first, "GlobalSecondaryIndexes");
+		ddb_gsi_describe(rel, buf);
+	}
+	ddb_json_key(buf, &first, "DeletionProtectionEnabled");
+	appendStringInfoString(buf, "false");
+	appendStringInfoChar(buf, '}');
+}
+
+/* ------------------------------------------------------------------------
+ * ListTables
+ * ------------------------------------------------------------------------
+ */
+static int
+name_cmp(const ListCell *a, const ListCell *b)
+{
+	return strcmp((const char *) lfirst(a), (const char *) lfirst(b));
+}
+
+/*
+ * The DynamoDB names of the ddb tables in ddb.schema that the user may
+ * read, in byte order.
+ */
+List *
+ddb_list_table_names(void)
+{
+	Oid			nsp = ddb_schema_oid();
+	Oid			am = get_table_am_oid("ddb", false);
+	List	   *names = NIL;
+	List	   *relids = NIL;
+	List	   *relnames = NIL;
+	ListCell   *lo,
+			   *ln;
+	Relation	pgclass;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	ScanKeyData key;
+
+	if (!OidIsValid(nsp))
+		return NIL;
+	pgclass = table_open(RelationRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_class_relnamespace, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(nsp));
+	scan = table_beginscan_catalog(pgclass, 1, &key);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Form_pg_class c = (Form_pg_class) GETSTRUCT(tup);
+
+		if (c->relkind == RELKIND_RELATION && c->relam == am &&
+			pg_class_aclcheck(c->oid, GetUserId(), ACL_SELECT) == ACLCHECK_OK)
+		{
+			relids = lappend_oid(relids, c->oid);
+			relnames = lappend(relnames, pstrdup(NameStr(c->relname)));
+		}
+	}
+	table_endscan(scan);
+	table_close(pgclass, AccessShareLock);
+
+	/* the catalog rows, read after the scan (it reads them through SPI) */
+	forboth(lo, relids, ln, relnames)
+	{
+		const DdbTableInfo *info = ddb_table_info(lfirst_oid(lo));
+
+		names = lappend(names, info->table_name ? pstrdup(info->table_name) :
+						lfirst(ln));
+	}
+	list_sort(names, name_cmp);
+	return names;
+}
+
+/* ddb_list_tables() RETURNS SETOF text */
+Datum
+ddb_list_tables(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *funcctx;
+	List	   *names;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		MemoryContext old;
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		funcctx->user_fctx = ddb_list_table_names();
+		MemoryContextSwitchTo(old);
+	}
+	funcctx = SRF_PERCALL_SETUP();
+	names = funcctx->user_fctx;
+	if (funcctx->call_cntr < list_length(names))
+	{
+		/* (SRF_RETURN_NEXT counts the call before it evaluates its result) */
+		Datum		name = CStringGetTextDatum(list_nth(names, funcctx->call_cntr));
+
+		SRF_RETURN_NEXT(funcctx, name);
+	}
+	SRF_RETURN_DONE(funcctx);
+}
+
+/*
+ * CreateTable's checks of names, as DynamoDB makes them (the SQL function
+ * and the protocol share them).
+ */
+void
+ddb_check_create_table(const DdbCreateTable *ct)
+{
+	DdbValErrors e;
+
+	if (ct->name == NULL)
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+				  DDB_MSG_REQUIRED_PARAMETER, "TableName");
+	if (strlen(ct->name) < 3 || strlen(ct->name) > 255)
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+				  "TableName must be at least 3 characters long and at most 255 characters long");
+	ddb_valerr_init(&e);
+	if (!ddb_valid_name_chars(ct->name))
+		ddb_valerr_add(&e, ct->name, "tableName",
+					   "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
+	for (int k = 0; k < ct->nkeys; k++)
+	{
+		char	   *member = psprintf("keySchema.%d.member.attributeName", k + 1);
+
+		if (ct->keys[k] == NULL)
+			ddb_valerr_add(&e, NULL, member, "Member must not be null");
+		else if (strlen(ct->keys[k]) < 1)
+			ddb_valerr_add(&e, ct->keys[k], member,
+						   "Member must have length greater than or equal to 1");
+		else if (strlen(ct->keys[k]) > 255)
+			ddb_valerr_add(&e, ct->keys[k], member,
+						   "Member must have length less than or equal to 255");
+	}
+	ddb_valerr_raise(&e);
+	if (ct->nkeys == 2 && strcmp(ct->keys[0], ct->keys[1]) == 0)
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+				  "Both the Hash Key and the Range Key element in the KeySchema have the same name");
+}
+
+/* How many tags a table has. */
+int
+ddb_table_tag_count(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(relid)};
+	int			n = 0;
+	bool		isnull;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT count(*)::int4 FROM " TABLES_CATALOG " t, jsonb_object_keys(t.tags) "
+							  "WHERE t.relid = $1", 1, argtypes, args, NULL, true, 0) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+		n = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	return n;
+}
+
+/* ListTagsOfResource's Tags: [{"Key": k, "Value": v}, ...] in key order. */
+void
+ddb_table_tags_json(Oid relid, StringInfo buf)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(relid)};
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT e.key, e.value FROM " TABLES_CATALOG " t, jsonb_each_text(t.tags) e "
+							  "WHERE t.relid = $1 ORDER BY e.key COLLATE \"C\"",
+							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read %s", TABLES_CATALOG);
+	appendStringInfoChar(buf, '[');
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		appendStringInfoString(buf, i ? ",{\"Key\":" : "{\"Key\":");
+		ddb_json_cstring(buf, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+		appendStringInfoString(buf, ",\"Value\":");
+		ddb_json_cstring(buf, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+		appendStringInfoChar(buf, '}');
+	}
+	appendStringInfoChar(buf, ']');
+	SPI_finish();
+}

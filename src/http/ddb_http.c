@@ -1,0 +1,1164 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_http.c
+ *	  The DynamoDB HTTP endpoint: background workers inside PostgreSQL that
+ *	  serve DynamoDB's JSON 1.0 protocol over HTTP/1.1.
+ *
+ * With shared_preload_libraries = 'ddb' and ddb.http_port > 0, the
+ * postmaster opens the listening sockets and registers ddb.http_workers
+ * background workers.  Each worker is a backend connected to
+ * ddb.http_database and runs libmicrohttpd (HTTP parsing, keep-alive,
+ * chunked bodies, timeouts) in its own, only thread.  A request is
+ *
+ *	POST /  X-Amz-Target: DynamoDB_20120810.<Operation>
+ *			Content-Type: application/x-amz-json-1.0   <JSON body>
+ *
+ * authenticated (SigV4 against ddb_internal.access_keys, or the fixed role
+ * of ddb.http_auth = 'none'), then run by ddb_api_execute in a transaction
+ * of its own as the key's role, and answered with DynamoDB's response
+ * headers (x-amzn-RequestId, x-amz-crc32).  An ERROR becomes DynamoDB's
+ * error response through ddb_error_kind; anything that is no DynamoDB
+ * error is logged and answered 500 InternalServerError, never with
+ * PostgreSQL's message.  GET / answers DynamoDB's health check.
+ *
+ * Decisions, and why:
+ *
+ * - No internal threads.  A backend is single-threaded (palloc, elog,
+ *   longjmp error recovery, the latch), so libmicrohttpd runs in "external
+ *   polling" mode with epoll (MHD_USE_EPOLL without an internal thread):
+ *   the worker waits in WaitEventSetWait on its latch, postmaster death,
+ *   the listening sockets and libmicrohttpd's epoll descriptor, with
+ *   libmicrohttpd's own timeout, then calls MHD_run.  Every callback runs
+ *   in the worker's thread; the access handler catches every ERROR itself
+ *   (PG_TRY), so no longjmp ever crosses libmicrohttpd's frames, and
+ *   transport buffers are malloc'd, not palloc'd, for the same reason.
+ *
+ * - One listening socket per address, opened by the postmaster and
+ *   inherited by every worker, rather than SO_REUSEPORT.  With SO_REUSEPORT
+ *   the kernel hashes each connection to one worker's socket when it
+ *   arrives, busy or not, so two keep-alive clients land on the same worker
+ *   half of the time, and a worker's queued connections are reset when it
+ *   exits.  With a shared socket, connections wait in the backlog while a
+ *   worker restarts, and a port that cannot be bound stops the server at
+ *   startup with PostgreSQL's own kind of message instead of workers
+ *   failing one by one.  The sockets are opened from shmem_startup_hook
+ *   (after "postgres -C" has exited; once per postmaster, crash-restarts
+ *   keep them) and are close-on-exec, so programs the server runs do not
+ *   inherit them.  (EXEC_BACKEND builds cannot inherit sockets and are not
+ *   supported.)
+ *
+ * - The least loaded worker accepts.  A worker accepts one connection at a
+ *   time itself (non-blocking; a worker that loses the race sees EAGAIN)
+ *   and hands it to libmicrohttpd (MHD_USE_NO_LISTEN_SOCKET,
+ *   MHD_add_connection), and only while no idle worker holds fewer
+ *   connections (counts, and whether each worker is running a request, in
+ *   shared memory): that worker is woken by the same connection and takes
+ *   it.  libmicrohttpd's own accept
+ *   loop takes a burst of connections into whichever worker wakes first,
+ *   and keep-alive clients stay where they land, so two clients could
+ *   share one worker while the other idles.  A worker that lets a
+ *   connection pass stops polling the sockets for ACCEPT_PAUSE_MS, and
+ *   takes a connection anyway once it has let it pass ACCEPT_MAX_PAUSES
+ *   times (the idle worker may be slow to be scheduled).
+ *
+ * - One transaction per request, in a per-request memory context reset
+ *   after each one, so a failed request rolls back and nothing it
+ *   allocated outlives it.  The key lookup, the signature check and the
+ *   operation share the transaction's snapshot.
+ *
+ * - The role: the worker connects as the bootstrap superuser and runs each
+ *   operation under SetUserIdAndSecContext(key's role,
+ *   SECURITY_LOCAL_USERID_CHANGE), which abort restores; the functions'
+ *   own privilege checks and the RLS refusal see that role.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include <microhttpd.h>
+
+#include "access/xact.h"
+#include "common/jsonapi.h"
+#include "fmgr.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "port/atomics.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "tcop/tcopprot.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/json.h"
+#include "utils/memutils.h"
+#include "utils/pg_crc.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+#include "utils/varlena.h"
+#include "common/pg_prng.h"
+
+#include "api/ddb_protocol.h"
+#include "http/ddb_http.h"
+
+/* DynamoDB's request size limit: larger bodies are refused with 413. */
+#define DDB_HTTP_MAX_BODY		(16 * 1024 * 1024)
+/* Connections one worker holds at once (idle keep-alive ones included). */
+#define DDB_HTTP_MAX_CONNS		256
+#define DDB_HTTP_MAX_SOCKETS	16
+#define DDB_HTTP_BACKLOG		1024
+
+#define TARGET_DYNAMODB			"DynamoDB_20120810"
+#define TARGET_STREAMS			"DynamoDBStreams_20120810"
+#define DYNAMODB_ERROR_PREFIX	"com.amazonaws.dynamodb.v20120810#"
+
+/* --- settings ------------------------------------------------------------ */
+
+typedef enum
+{
+	DDB_HTTP_AUTH_SIGV4,
+	DDB_HTTP_AUTH_NONE
+} DdbHttpAuth;
+
+static const struct config_enum_entry auth_options[] = {
+	{"sigv4", DDB_HTTP_AUTH_SIGV4, false},
+	{"none", DDB_HTTP_AUTH_NONE, false},
+	{NULL, 0, false}
+};
+
+static int	http_port = 8000;
+static char *http_listen_addresses = NULL;
+static int	http_workers = 4;
+static char *http_database = NULL;
+static int	http_auth = DDB_HTTP_AUTH_SIGV4;
+static char *http_role = NULL;
+static int	http_idle_timeout = 60;
+
+/* The listening sockets, opened by the postmaster, inherited by workers. */
+static int	listen_socks[DDB_HTTP_MAX_SOCKETS];
+static int	n_listen_socks = 0;
+static bool listen_done = false;
+
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+
+/*
+ * Each worker's load, in shared memory: the connections it holds
+ * (PG_UINT32_MAX while it is not running, so that nobody defers to it) and
+ * whether it is running a request.  Reset with shared memory after a crash.
+ */
+#define NOT_RUNNING		PG_UINT32_MAX
+typedef struct WorkerLoad
+{
+	pg_atomic_uint32 conns;
+	pg_atomic_uint32 busy;
+} WorkerLoad;
+static WorkerLoad *worker_load = NULL;
+static int	my_worker = -1;
+
+/* How long a worker that let a connection pass stops polling (ms), and how
+ * many such pauses before it takes a waiting connection anyway. */
+#define ACCEPT_PAUSE_MS		2
+#define ACCEPT_MAX_PAUSES	250
+
+/*
+ * The operations of DynamoDB's two JSON services (AWS's API reference).  A
+ * target outside these lists is DynamoDB's UnknownOperationException,
+ * before authentication, as DynamoDB answers it; an operation in the list
+ * that ddb_api does not implement is ddb_api_execute's to refuse.
+ */
+static const char *const dynamodb_operations[] = {
+	"BatchExecuteStatement", "BatchGetItem", "BatchWriteItem", "CreateBackup",
+	"CreateGlobalTable", "CreateTable", "DeleteBackup", "DeleteItem",
+	"DeleteResourcePolicy", "DeleteTable", "DescribeBackup",
+	"DescribeContinuousBackups", "DescribeContributorInsights",
+	"DescribeEndpoints", "DescribeExport", "DescribeGlobalTable",
+	"DescribeGlobalTableSettings", "DescribeImport",
+	"DescribeKinesisStreamingDestination", "DescribeLimits", "DescribeTable",
+	"DescribeTableReplicaAutoScaling", "DescribeTimeToLive",
+	"DisableKinesisStreamingDestination", "EnableKinesisStreamingDestination",
+	"ExecuteStatement", "ExecuteTransaction", "ExportTableToPointInTime",
+	"GetItem", "GetResourcePolicy", "ImportTable", "ListBackups",
+	"ListContributorInsights", "ListExports", "ListGlobalTables", "ListImports",
+	"ListTables", "ListTagsOfResource", "PutItem", "PutResourcePolicy", "Query",
+	"RestoreTableFromBackup", "RestoreTableToPointInTime", "Scan", "TagResource",
+	"TransactGetItems", "TransactWriteItems", "UntagResource",
+	"UpdateContinuousBackups", "UpdateContributorInsights", "UpdateGlobalTable",
+	"UpdateGlobalTableSettings", "UpdateItem", "UpdateKinesisStreamingDestination",
+	"UpdateTable", "UpdateTableReplicaAutoScaling", "UpdateTimeToLive", NULL
+};
+static const char *const streams_operations[] = {
+	"DescribeStream", "GetRecords", "GetShardIterator", "ListStreams", NULL
+};
+
+/* --- startup: GUCs, workers ------------------------------------------- */
+
+static void open_listen_sockets(void);
+
+static Size
+worker_load_size(void)
+{
+	return mul_size(http_workers, sizeof(WorkerLoad));
+}
+
+static void
+http_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(worker_load_size());
+}
+
+static void
+http_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	worker_load = ShmemInitStruct("ddb http worker load", worker_load_size(), &found);
+	if (!found)
+		for (int i = 0; i < http_workers; i++)
+		{
+			pg_atomic_init_u32(&worker_load[i].conns, NOT_RUNNING);
+			pg_atomic_init_u32(&worker_load[i].busy, 0);
+		}
+	LWLockRelease(AddinShmemInitLock);
+
+	/* the postmaster only, once: crash-restarts keep the sockets */
+	if (!IsUnderPostmaster && !listen_done)
+	{
+		open_listen_sockets();
+		listen_done = true;
+	}
+}
+
+/*
+ * Defines the endpoint's settings and, when the library is preloaded and
+ * the endpoint is on, registers its workers.  Must run in _PG_init before
+ * MarkGUCPrefixReserved("ddb"), which would otherwise drop the values
+ * postgresql.conf gave these settings.
+ */
+void
+ddb_http_init(void)
+{
+	static bool done = false;
+	BackgroundWorker worker;
+
+	if (done)
+		return;
+	done = true;
+
+	/*
+	 * The settings are PGC_POSTMASTER, which only a preloaded library may
+	 * define (as pg_stat_statements does): without preloading there is no
+	 * endpoint, and ddb.http_* in postgresql.conf draws a warning.
+	 */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	DefineCustomIntVariable("ddb.http_port",
+							"TCP port of the DynamoDB HTTP endpoint (0 = off).",
+							"Needs shared_preload_libraries = 'ddb'.",
+							&http_port, 8000, 0, 65535,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("ddb.http_listen_addresses",
+							   "Addresses the DynamoDB HTTP endpoint listens on.",
+							   "A comma-separated list of host names or IP addresses; '*' for all.",
+							   &http_listen_addresses, "127.0.0.1",
+							   PGC_POSTMASTER, GUC_LIST_INPUT, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddb.http_workers",
+							"Number of background workers serving the DynamoDB HTTP endpoint.",
+							"Each is a backend and takes a max_worker_processes slot.",
+							&http_workers, 4, 1, 64,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("ddb.http_database",
+							   "Database the DynamoDB HTTP endpoint's workers connect to.",
+							   NULL,
+							   &http_database, "postgres",
+							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("ddb.http_auth",
+							 "How the DynamoDB HTTP endpoint authenticates requests.",
+							 "sigv4: AWS Signature Version 4 with keys from ddb_create_access_key; "
+							 "none: every request runs as ddb.http_role (loopback addresses only).",
+							 &http_auth, DDB_HTTP_AUTH_SIGV4, auth_options,
+							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("ddb.http_role",
+							   "Role every request runs as when ddb.http_auth = 'none'.",
+							   NULL,
+							   &http_role, "",
+							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddb.http_idle_timeout",
+							"Seconds an HTTP connection may stay idle or half-sent before it is closed.",
+							NULL,
+							&http_idle_timeout, 60, 1, 86400,
+							PGC_POSTMASTER, GUC_UNIT_S, NULL, NULL, NULL);
+
+	if (http_port == 0)
+		return;
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = http_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = http_shmem_startup;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	/* a hot standby serves reads; writes there fail as any write would */
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = 5;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "ddb");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "ddb_http_worker_main");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "ddb http");
+	for (int i = 0; i < http_workers; i++)
+	{
+		snprintf(worker.bgw_name, BGW_MAXLEN, "ddb http worker %d", i + 1);
+		worker.bgw_main_arg = Int32GetDatum(i);
+		RegisterBackgroundWorker(&worker);
+	}
+}
+
+/* --- listening sockets (postmaster) ------------------------------------ */
+
+static bool
+is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *) sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6)
+	{
+		const struct in6_addr *a = &((const struct sockaddr_in6 *) sa)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+			(IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
+/*
+ * Opens a listening socket on every address of ddb.http_listen_addresses,
+ * as PostgreSQL opens listen_addresses: an address that cannot be bound is
+ * a warning, none at all is fatal.  With ddb.http_auth = 'none' every
+ * address must be a loopback address, or the server does not start.
+ */
+static void
+open_listen_sockets(void)
+{
+	char	   *raw = pstrdup(http_listen_addresses);
+	List	   *addrs;
+	ListCell   *lc;
+	char		portstr[16];
+
+	if (http_auth == DDB_HTTP_AUTH_NONE && (http_role == NULL || http_role[0] == '\0'))
+		ereport(FATAL,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ddb.http_auth = 'none' needs ddb.http_role"),
+				 errhint("Set ddb.http_role to the role every HTTP request should run as.")));
+
+	if (!SplitGUCList(raw, ',', &addrs))
+		ereport(FATAL,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid list syntax in parameter \"%s\"", "ddb.http_listen_addresses")));
+	snprintf(portstr, sizeof(portstr), "%d", http_port);
+
+	foreach(lc, addrs)
+	{
+		char	   *host = lfirst(lc);
+		struct addrinfo hints;
+		struct addrinfo *res;
+		struct addrinfo *ai;
+		int			rc;
+
+		memset(&hints, 0, sizeof(hints));
+		hints.ai_family = AF_UNSPEC;
+		hints.ai_socktype = SOCK_STREAM;
+		hints.ai_flags = AI_PASSIVE;
+		rc = getaddrinfo(strcmp(host, "*") == 0 ? NULL : host, portstr, &hints, &res);
+		if (rc != 0)
+		{
+			ereport(WARNING,
+					(errmsg("could not translate host name \"%s\" of ddb.http_listen_addresses: %s",
+							host, gai_strerror(rc))));
+			continue;
+		}
+		for (ai = res; ai; ai = ai->ai_next)
+		{
+			int			fd;
+			int			one = 1;
+
+			if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
+				continue;
+			if (http_auth == DDB_HTTP_AUTH_NONE && !is_loopback(ai->ai_addr))
+				ereport(FATAL,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("ddb.http_auth = 'none' refuses to listen on \"%s\", which is not a loopback address",
+								host),
+						 errdetail("Without authentication every request runs as role \"%s\".", http_role),
+						 errhint("Set ddb.http_listen_addresses to 127.0.0.1 or ::1, or use ddb.http_auth = 'sigv4'.")));
+			if (n_listen_socks >= DDB_HTTP_MAX_SOCKETS)
+			{
+				ereport(WARNING,
+						(errmsg("too many addresses in ddb.http_listen_addresses; ignoring the rest")));
+				break;
+			}
+			fd = socket(ai->ai_family, SOCK_STREAM, 0);
+			if (fd < 0)
+			{
+				ereport(WARNING,
+						(errcode_for_socket_access(),
+						 errmsg("could not create HTTP socket for \"%s\": %m", host)));
+				continue;
+			}
+			(void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+			if (ai->ai_family == AF_INET6)
+				(void) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+			if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
+				listen(fd, DDB_HTTP_BACKLOG) < 0 ||
+				fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 ||
+				/* every worker polls it; the losers of a race must not block */
+				fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
+			{
+				ereport(WARNING,
+						(errcode_for_socket_access(),
+						 errmsg("could not listen on \"%s\" port %d for ddb's HTTP endpoint: %m",
+								host, http_port),
+						 errhint("Is another server already running on port %d?", http_port)));
+				close(fd);
+				continue;
+			}
+			listen_socks[n_listen_socks++] = fd;
+		}
+		freeaddrinfo(res);
+	}
+	if (n_listen_socks == 0)
+		ereport(FATAL,
+				(errmsg("could not create any listening socket for ddb's HTTP endpoint (ddb.http_listen_addresses = '%s', ddb.http_port = %d)",
+						http_listen_addresses, http_port)));
+	ereport(LOG,
+			(errmsg("ddb HTTP endpoint listening on %s port %d (%d workers, auth %s)",
+					http_listen_addresses, http_port, http_workers,
+					http_auth == DDB_HTTP_AUTH_NONE ? "none" : "sigv4")));
+}
+
+/* --- the worker ---------------------------------------------------------- */
+
+/* A request being received: malloc'd, owned by libmicrohttpd's con_cls. */
+typedef struct HttpRequest
+{
+	char	   *body;
+	size_t		len;
+	size_t		cap;
+	bool		too_large;
+} HttpRequest;
+
+/* A response being built, in the request's memory context. */
+typedef struct HttpResponse
+{
+	int			status;
+	const char *content_type;
+	StringInfoData body;
+} HttpResponse;
+
+static MemoryContext request_cxt = NULL;
+
+static void
+json_error(HttpResponse *resp, int status, const char *type, const char *message)
+{
+	resp->status = status;
+	resetStringInfo(&resp->body);
+	appendStringInfoString(&resp->body, "{\"__type\":");
+	escape_json(&resp->body, type);
+	if (message)
+	{
+		appendStringInfoString(&resp->body, ",\"message\":");
+		escape_json(&resp->body, message);
+	}
+	appendStringInfoChar(&resp->body, '}');
+}
+
+static void
+http_error(HttpResponse *resp, const DdbHttpError *err)
+{
+	json_error(resp, err->status, err->type, err->message);
+}
+
+static bool body_is_json_object(char *body, size_t len);
+
+/*
+ * An ERROR caught while serving becomes DynamoDB's error response.  Errors
+ * that ddb_error_kind does not know are logged here and answered 500
+ * InternalServerError with a fixed message.
+ */
+static void
+error_response(HttpResponse *resp, ErrorData *edata, const char *target)
+{
+	const char *prefix = NULL;
+	int			status = 400;
+	const char *kind = ddb_error_kind(edata->sqlerrcode, &prefix, &status);
+
+	if (kind != NULL)
+	{
+		const char *msg = edata->message ? edata->message : "";
+		size_t		klen = strlen(kind);
+		char	   *type;
+
+		/* the message is "<Kind>: <DynamoDB's text>"; the client gets the text */
+		if (strncmp(msg, kind, klen) == 0 && msg[klen] == ':' && msg[klen + 1] == ' ')
+			msg += klen + 2;
+		type = psprintf("%s%s", prefix ? prefix : DYNAMODB_ERROR_PREFIX, kind);
+		json_error(resp, status, type, msg);
+
+		/*
+		 * A DETAIL that is a JSON object holds more members of the error
+		 * response (ConditionalCheckFailedException's Item, for one); see
+		 * ddb_protocol.h.  Any other DETAIL is for humans only.
+		 */
+		if (edata->detail && edata->detail[0] == '{' &&
+			body_is_json_object(edata->detail, strlen(edata->detail)))
+		{
+			const char *members = edata->detail + 1;
+
+			while (*members == ' ' || *members == '\n')
+				members++;
+			if (*members != '}')
+			{
+				/* {"__type":...,"message":...} + , + members...} */
+				resp->body.len--;
+				resp->body.data[resp->body.len] = '\0';
+				appendStringInfoChar(&resp->body, ',');
+				appendStringInfoString(&resp->body, members);
+			}
+		}
+		return;
+	}
+
+	ereport(LOG,
+			(errcode(edata->sqlerrcode),
+			 errmsg("ddb HTTP request %s failed: %s", target ? target : "(none)",
+					edata->message ? edata->message : "(no message)"),
+			 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+			 edata->context ? errcontext("%s", edata->context) : 0));
+	json_error(resp, 500, DYNAMODB_ERROR_PREFIX "InternalServerError", "Internal server error");
+}
+
+static bool
+in_list(const char *const *list, const char *name)
+{
+	for (; *list; list++)
+		if (strcmp(*list, name) == 0)
+			return true;
+	return false;
+}
+
+/* Collects headers or query arguments into the request view's arrays. */
+typedef struct ValueCollector
+{
+	int			n;
+	int			max;
+	const char **names;
+	const char **values;
+} ValueCollector;
+
+static enum MHD_Result
+collect_value(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	ValueCollector *c = cls;
+
+	/* no allocation here: this runs inside libmicrohttpd */
+	if (c->n < c->max)
+	{
+		c->names[c->n] = key;
+		c->values[c->n] = value;
+		c->n++;
+	}
+	return MHD_YES;
+}
+
+static void
+collect(struct MHD_Connection *conn, enum MHD_ValueKind kind, int *n,
+		const char ***names, const char ***values)
+{
+	ValueCollector c;
+
+	c.max = MHD_get_connection_values(conn, kind, NULL, NULL);
+	c.n = 0;
+	c.names = palloc(sizeof(char *) * (c.max + 1));
+	c.values = palloc(sizeof(char *) * (c.max + 1));
+	MHD_get_connection_values(conn, kind, collect_value, &c);
+	*n = c.n;
+	*names = c.names;
+	*values = c.values;
+}
+
+/* Is the body one syntactically valid JSON object? */
+static bool
+body_is_json_object(char *body, size_t len)
+{
+	JsonLexContext *lex;
+	size_t		i = 0;
+
+	while (i < len && (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r'))
+		i++;
+	if (i == len || body[i] != '{' || len > INT_MAX)
+		return false;
+	lex = makeJsonLexContextCstringLen(body, (int) len, PG_UTF8, false);
+	return pg_parse_json(lex, &nullSemAction) == JSON_SUCCESS;
+}
+
+/*
+ * Serves one complete request into *resp.  Every ERROR is caught here;
+ * the caller only hands the response to libmicrohttpd.
+ */
+static void
+serve(struct MHD_Connection *conn, const char *url, const char *method,
+	  HttpRequest *hreq, HttpResponse *resp)
+{
+	const char *volatile target = NULL;
+	volatile bool in_xact = false;
+
+	PG_TRY();
+	{
+		DdbHttpRequestView view;
+		const char *ctype;
+		const char *xtarget;
+		const char *op = NULL;
+		DdbHttpError herr;
+		Oid			role = InvalidOid;
+		char	   *result;
+		int			resultlen;
+
+		memset(&view, 0, sizeof(view));
+		view.method = method;
+		view.path = url;
+		view.body = hreq->body;
+		view.bodylen = hreq->len;
+		collect(conn, MHD_HEADER_KIND, &view.nheaders, &view.hname, &view.hvalue);
+		collect(conn, MHD_GET_ARGUMENT_KIND, &view.nargs, &view.aname, &view.avalue);
+
+		/* GET (and HEAD): DynamoDB's health check */
+		if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)
+		{
+			const char *region = GetConfigOption("ddb.region", true, false);
+
+			resp->status = 200;
+			resp->content_type = "text/plain";
+			appendStringInfo(&resp->body, "healthy: dynamodb.%s.amazonaws.com ",
+							 region && region[0] ? region : "us-east-1");
+			goto done;
+		}
+
+		/* DynamoDB answers anything but a JSON POST with a bare 404 */
+		ctype = ddb_http_header(&view, "Content-Type");
+		if (ctype)
+		{
+			int			l = strcspn(ctype, ";");
+
+			while (l > 0 && ctype[l - 1] == ' ')
+				l--;
+			if (l == strlen("application/json") && strncmp(ctype, "application/json", l) == 0)
+				resp->content_type = "application/json";
+			else if (!(l == strlen("application/x-amz-json-1.0") &&
+					   strncmp(ctype, "application/x-amz-json-1.0", l) == 0))
+				ctype = NULL;
+		}
+		if (strcmp(method, "POST") != 0 || (hreq->len > 0 && ctype == NULL))
+		{
+			resp->status = 404;
+			resp->content_type = NULL;
+			appendStringInfoString(&resp->body, "<UnknownOperationException/>\n");
+			goto done;
+		}
+
+		/* the body must be JSON (DynamoDB checks this before the target) */
+		if (hreq->len > 0 && !body_is_json_object(hreq->body, hreq->len))
+		{
+			json_error(resp, 400, DDB_HTTP_CORAL "SerializationException", NULL);
+			goto done;
+		}
+
+		/* X-Amz-Target: <service>.<Operation> */
+		xtarget = ddb_http_header(&view, "X-Amz-Target");
+		if (xtarget)
+		{
+			const char *dot = strchr(xtarget, '.');
+
+			if (dot && dot - xtarget == strlen(TARGET_DYNAMODB) &&
+				strncmp(xtarget, TARGET_DYNAMODB, dot - xtarget) == 0 &&
+				in_list(dynamodb_operations, dot + 1))
+				op = dot + 1;
+			else if (dot && dot - xtarget == strlen(TARGET_STREAMS) &&
+					 strncmp(xtarget, TARGET_STREAMS, dot - xtarget) == 0 &&
+					 in_list(streams_operations, dot + 1))
+				op = dot + 1;
+		}
+		if (op == NULL)
+		{
+			json_error(resp, 400, DDB_HTTP_CORAL "UnknownOperationException", NULL);
+			goto done;
+		}
+		target = xtarget;
+
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		in_xact = true;
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pgstat_report_activity(STATE_RUNNING, target);
+
+		/* who is asking */
+		if (http_auth == DDB_HTTP_AUTH_NONE)
+		{
+			role = get_role_oid(http_role, true);
+			if (!OidIsValid(role))
+				ereport(ERROR,
+						(errcode(ERRCODE_UNDEFINED_OBJECT),
+						 errmsg("role \"%s\" of ddb.http_role does not exist", http_role)));
+		}
+		else
+		{
+			DdbSigV4	sig;
+			char	   *secret = NULL;
+
+			if (!ddb_sigv4_parse(&view, GetCurrentTimestamp(), &sig, &herr))
+			{
+				http_error(resp, &herr);
+				goto done;
+			}
+			if (!ddb_http_key_lookup(sig.access_key_id, &secret, &role))
+			{
+				ddb_sigv4_unknown_key(&herr);
+				http_error(resp, &herr);
+				goto done;
+			}
+			if (!ddb_sigv4_verify(&view, &sig, secret, &herr))
+			{
+				http_error(resp, &herr);
+				goto done;
+			}
+		}
+
+		if (hreq->len == 0)
+		{
+			json_error(resp, 400, DDB_HTTP_CORAL "SerializationException", NULL);
+			goto done;
+		}
+
+		/* the operation, as the key's role; abort restores the user */
+		{
+			Oid			save_user;
+			int			save_sec;
+			MemoryContext old;
+
+			GetUserIdAndSecContext(&save_user, &save_sec);
+			SetUserIdAndSecContext(role, save_sec | SECURITY_LOCAL_USERID_CHANGE);
+			/* the response must outlive the transaction */
+			old = MemoryContextSwitchTo(request_cxt);
+			result = ddb_api_execute(op, hreq->body, (int) hreq->len, &resultlen);
+			MemoryContextSwitchTo(old);
+			SetUserIdAndSecContext(save_user, save_sec);
+		}
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		in_xact = false;
+		resp->status = 200;
+		appendBinaryStringInfo(&resp->body, result, resultlen);
+
+done:
+		if (in_xact)
+		{
+			/* refused before the operation ran: nothing to keep */
+			AbortCurrentTransaction();
+			in_xact = false;
+		}
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(request_cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		QueryCancelPending = false;
+		RESUME_INTERRUPTS();
+		error_response(resp, edata, target);
+	}
+	PG_END_TRY();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/*
+ * DynamoDB's request ids: 52 characters of [A-Z0-9], unique enough to find
+ * a request in logs (not a secret: the fast PRNG will do).
+ */
+static void
+request_id(char *out)
+{
+	static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	uint64		r = 0;
+
+	for (int i = 0; i < 52; i++)
+	{
+		/* 12 base-36 digits per 64 random bits */
+		if (i % 12 == 0)
+			r = pg_prng_uint64(&pg_global_prng_state);
+		out[i] = chars[r % 36];
+		r /= 36;
+	}
+	out[52] = '\0';
+}
+
+static enum MHD_Result
+send_response(struct MHD_Connection *conn, HttpResponse *resp)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	char		rid[53];
+	char		crcbuf[16];
+	pg_crc32	crc;
+
+	r = MHD_create_response_from_buffer(resp->body.len, resp->body.data,
+										MHD_RESPMEM_MUST_COPY);
+	if (r == NULL)
+		return MHD_NO;
+	request_id(rid);
+	/* zlib's CRC-32 of the body, which SDKs check */
+	INIT_TRADITIONAL_CRC32(crc);
+	COMP_TRADITIONAL_CRC32(crc, resp->body.data, resp->body.len);
+	FIN_TRADITIONAL_CRC32(crc);
+	snprintf(crcbuf, sizeof(crcbuf), "%u", crc);
+	MHD_add_response_header(r, "x-amzn-RequestId", rid);
+	MHD_add_response_header(r, "x-amz-crc32", crcbuf);
+	if (resp->content_type)
+		MHD_add_response_header(r, "Content-Type", resp->content_type);
+	ret = MHD_queue_response(conn, resp->status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* 413, with DynamoDB's JSON error shape; libmicrohttpd closes afterwards. */
+static enum MHD_Result
+send_too_large(struct MHD_Connection *conn)
+{
+	HttpResponse resp;
+	char		buf[256];
+
+	resp.content_type = "application/x-amz-json-1.0";
+	resp.status = 413;
+	snprintf(buf, sizeof(buf),
+			 "{\"__type\":\"" DDB_HTTP_CORAL "RequestEntityTooLargeException\","
+			 "\"message\":\"Request body is larger than %d bytes\"}",
+			 DDB_HTTP_MAX_BODY);
+	resp.body.data = buf;
+	resp.body.len = strlen(buf);
+	return send_response(conn, &resp);
+}
+
+/*
+ * libmicrohttpd's access handler, called once with the headers, then with
+ * each piece of the body, then once more (*upload_data_size == 0) to
+ * answer.
+ */
+static enum MHD_Result
+access_handler(void *cls, struct MHD_Connection *conn, const char *url,
+			   const char *method, const char *version, const char *upload_data,
+			   size_t *upload_data_size, void **con_cls)
+{
+	HttpRequest *hreq = *con_cls;
+	HttpResponse resp;
+	enum MHD_Result ret;
+
+	if (hreq == NULL)
+	{
+		const char *cl;
+
+		hreq = calloc(1, sizeof(HttpRequest));
+		if (hreq == NULL)
+			return MHD_NO;
+		*con_cls = hreq;
+		/* refuse an oversized body before reading it */
+		cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (cl)
+		{
+			char	   *end;
+			unsigned long long n = strtoull(cl, &end, 10);
+
+			if (n > DDB_HTTP_MAX_BODY)
+				return send_too_large(conn);
+			if (n > 0 && (hreq->body = malloc(n)) != NULL)
+				hreq->cap = n;
+		}
+		return MHD_YES;
+	}
+
+	if (*upload_data_size > 0)
+	{
+		size_t		n = *upload_data_size;
+
+		*upload_data_size = 0;
+		if (hreq->len + n > DDB_HTTP_MAX_BODY)
+		{
+			/* a chunked body past the limit: drop the connection */
+			return MHD_NO;
+		}
+		if (hreq->len + n > hreq->cap)
+		{
+			size_t		cap = Max(hreq->cap * 2, Max(hreq->len + n, 4096));
+			char	   *b = realloc(hreq->body, Min(cap, DDB_HTTP_MAX_BODY));
+
+			if (b == NULL)
+				return MHD_NO;
+			hreq->body = b;
+			hreq->cap = Min(cap, DDB_HTTP_MAX_BODY);
+		}
+		memcpy(hreq->body + hreq->len, upload_data, n);
+		hreq->len += n;
+		return MHD_YES;
+	}
+
+	/* the whole request is here */
+	resp.status = 500;
+	resp.content_type = "application/x-amz-json-1.0";
+	{
+		MemoryContext old = MemoryContextSwitchTo(request_cxt);
+
+		initStringInfo(&resp.body);
+		pg_atomic_write_u32(&worker_load[my_worker].busy, 1);
+		serve(conn, url, method, hreq, &resp);
+		pg_atomic_write_u32(&worker_load[my_worker].busy, 0);
+		MemoryContextSwitchTo(old);
+	}
+	ret = send_response(conn, &resp);
+	MemoryContextReset(request_cxt);
+	return ret;
+}
+
+static void
+request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+				  enum MHD_RequestTerminationCode toe)
+{
+	HttpRequest *hreq = *con_cls;
+
+	if (hreq)
+	{
+		free(hreq->body);
+		free(hreq);
+		*con_cls = NULL;
+	}
+}
+
+/* Tells fd.c about each connection's socket, so it keeps within its limit. */
+static void
+connection_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+				  enum MHD_ConnectionNotificationCode toe)
+{
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+	{
+		ReserveExternalFD();
+		pg_atomic_fetch_add_u32(&worker_load[my_worker].conns, 1);
+	}
+	else if (toe == MHD_CONNECTION_NOTIFY_CLOSED)
+	{
+		ReleaseExternalFD();
+		pg_atomic_fetch_sub_u32(&worker_load[my_worker].conns, 1);
+	}
+}
+
+/* Should this worker take the next connection? (see the file header) */
+static bool
+may_accept(void)
+{
+	uint32		mine = pg_atomic_read_u32(&worker_load[my_worker].conns);
+
+	if (mine >= DDB_HTTP_MAX_CONNS)
+		return false;
+	for (int i = 0; i < http_workers; i++)
+		if (i != my_worker && pg_atomic_read_u32(&worker_load[i].conns) < mine &&
+			pg_atomic_read_u32(&worker_load[i].busy) == 0)
+			return false;
+	return true;
+}
+
+/*
+ * Accepts one connection from a listening socket and gives it to
+ * libmicrohttpd.  Another worker may have taken it first (EAGAIN).
+ */
+static void
+accept_one(struct MHD_Daemon *daemon, int sock)
+{
+	struct sockaddr_storage addr;
+	socklen_t	len = sizeof(addr);
+	int			fd = accept4(sock, (struct sockaddr *) &addr, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (fd < 0)
+	{
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+			errno != ECONNABORTED)
+			ereport(LOG,
+					(errcode_for_socket_access(),
+					 errmsg("ddb http worker could not accept a connection: %m")));
+		return;
+	}
+	/* libmicrohttpd owns the socket from here on, and closes it on failure */
+	(void) MHD_add_connection(daemon, fd, (struct sockaddr *) &addr, len);
+}
+
+static void
+mark_not_running(int code, Datum arg)
+{
+	pg_atomic_write_u32(&worker_load[my_worker].conns, NOT_RUNNING);
+}
+
+static void
+mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char		buf[512];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	/* runs inside libmicrohttpd: never let an error escape */
+	PG_TRY();
+	{
+		elog(DEBUG1, "libmicrohttpd: %s", buf);
+	}
+	PG_CATCH();
+	{
+		FlushErrorState();
+	}
+	PG_END_TRY();
+}
+
+void
+ddb_http_worker_main(Datum arg)
+{
+	struct MHD_Daemon *daemon;
+	const union MHD_DaemonInfo *info;
+	WaitEventSet *wes;			/* with the listening sockets */
+	WaitEventSet *wes_paused;	/* without them */
+	WaitEvent	events[DDB_HTTP_MAX_SOCKETS + 3];
+	int			first_sock_pos = -1;
+	bool		polling_socks = true;
+	TimestampTz resume_at = 0;
+	int			pauses = 0;
+
+	my_worker = DatumGetInt32(arg);
+	pqsignal(SIGTERM, die);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(http_database, NULL, 0);
+
+	request_cxt = AllocSetContextCreate(TopMemoryContext, "ddb http request",
+										ALLOCSET_DEFAULT_SIZES);
+
+	daemon = MHD_start_daemon(MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL |
+							  MHD_USE_ERROR_LOG | MHD_USE_TURBO,
+							  0, NULL, NULL, access_handler, NULL,
+							  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+							  MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL,
+							  MHD_OPTION_NOTIFY_CONNECTION, connection_notify, NULL,
+							  MHD_OPTION_CONNECTION_LIMIT, (unsigned int) DDB_HTTP_MAX_CONNS,
+							  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) http_idle_timeout,
+							  MHD_OPTION_END);
+	if (daemon == NULL)
+		ereport(FATAL,
+				(errmsg("could not start the HTTP server of ddb http worker %d", my_worker + 1)));
+	pg_atomic_write_u32(&worker_load[my_worker].conns, 0);
+	on_shmem_exit(mark_not_running, 0);
+
+	info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_EPOLL_FD);
+	wes_paused = CreateWaitEventSet(TopMemoryContext, 3);
+	wes = CreateWaitEventSet(TopMemoryContext, n_listen_socks + 3);
+	for (int k = 0; k < 2; k++)
+	{
+		WaitEventSet *w = k == 0 ? wes : wes_paused;
+
+		AddWaitEventToSet(w, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+		AddWaitEventToSet(w, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+		AddWaitEventToSet(w, WL_SOCKET_READABLE, info->epoll_fd, NULL, NULL);
+	}
+	for (int i = 0; i < n_listen_socks; i++)
+	{
+		int			pos = AddWaitEventToSet(wes, WL_SOCKET_READABLE, listen_socks[i],
+											NULL, (void *) (intptr_t) listen_socks[i]);
+
+		if (i == 0)
+			first_sock_pos = pos;
+	}
+
+	pgstat_report_activity(STATE_IDLE, NULL);
+
+	for (;;)
+	{
+		long		timeout = -1;
+		long		stats_timeout;
+		MHD_UNSIGNED_LONG_LONG t;
+		int			nevents;
+		bool		deferred = false;
+
+		if (MHD_get_timeout(daemon, &t) == MHD_YES)
+			timeout = (long) Min(t, (MHD_UNSIGNED_LONG_LONG) INT_MAX);
+		/* pending table statistics get flushed within ~10 s of idling */
+		stats_timeout = pgstat_report_stat(false);
+		if (stats_timeout > 0 && (timeout < 0 || stats_timeout < timeout))
+			timeout = stats_timeout;
+		if (!polling_socks && (timeout < 0 || timeout > ACCEPT_PAUSE_MS))
+			timeout = ACCEPT_PAUSE_MS;
+
+		nevents = WaitEventSetWait(polling_socks ? wes : wes_paused, timeout, events,
+								   lengthof(events), PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+
+		if (ProcDiePending)
+		{
+			/* a clean stop: close this worker's connections */
+			MHD_stop_daemon(daemon);
+			pgstat_report_stat(true);
+			proc_exit(1);		/* 1: restarted unless the server is stopping */
+		}
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		/* new connections: take one, unless a less loaded worker should */
+		for (int i = 0; i < nevents; i++)
+		{
+			if (!polling_socks || first_sock_pos < 0 || events[i].pos < first_sock_pos)
+				continue;
+			if (may_accept() || pauses >= ACCEPT_MAX_PAUSES)
+			{
+				accept_one(daemon, (int) (intptr_t) events[i].user_data);
+				pauses = 0;
+			}
+			else
+				deferred = true;
+		}
+		if (deferred && polling_socks)
+		{
+			polling_socks = false;
+			resume_at = GetCurrentTimestamp() + ACCEPT_PAUSE_MS * 1000;
+			pauses++;
+		}
+		else if (!polling_socks && GetCurrentTimestamp() >= resume_at)
+			polling_socks = true;
+		else if (polling_socks && !deferred)
+			pauses = 0;
+
+		MHD_run(daemon);
+	}
+}

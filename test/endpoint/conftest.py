@@ -1,0 +1,203 @@
+"""Fixtures for the HTTP endpoint's tests (run by test/endpoint/run.sh).
+
+run.sh starts a cluster with shared_preload_libraries = 'ddb', the endpoint
+on a free loopback port, the roles ddb_app (may create tables) and
+ddb_reader (no rights), one access key for each, and passes everything in
+DDB_* environment variables.  Tests talk to the endpoint with boto3, with
+raw HTTP (signed by botocore's own SigV4 signer), with the AWS CLI, and to
+the database with psql as the superuser.
+"""
+import http.client
+import json
+import os
+import socket
+import subprocess
+import time
+import uuid
+
+import boto3
+import botocore.auth
+import botocore.awsrequest
+import botocore.config
+import botocore.credentials
+import pytest
+
+ENDPOINT = os.environ["DDB_ENDPOINT"]
+PORT = int(os.environ["DDB_HTTP_PORT"])
+KEY_ID = os.environ["DDB_KEY_ID"]
+SECRET = os.environ["DDB_SECRET"]
+READER_KEY_ID = os.environ["DDB_READER_KEY_ID"]
+READER_SECRET = os.environ["DDB_READER_SECRET"]
+PGBIN = os.environ["DDB_PGBIN"]
+SOCK = os.environ["DDB_SOCK"]
+PGPORT = os.environ["DDB_PGPORT"]
+DATA = os.environ["DDB_DATA"]
+WORK = os.environ["DDB_WORK"]
+RUNAS = os.environ["DDB_RUNAS"]
+REGION = "us-east-1"
+
+
+def as_runas(cmd):
+    """A command line run as the cluster's owner (su when we are root)."""
+    if os.geteuid() == 0 and RUNAS != "root":
+        return ["su", RUNAS, "-s", "/bin/bash", "-c", " ".join(cmd)]
+    return cmd
+
+
+def psql(sql, db="postgres", check=True):
+    """Runs SQL as the superuser; returns the unaligned output."""
+    r = subprocess.run(
+        [f"{PGBIN}/psql", "-X", "-q", "-tA", "-v", "ON_ERROR_STOP=1",
+         "-h", SOCK, "-p", PGPORT, "-U", RUNAS, "-d", db, "-c", sql],
+        capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"psql failed: {r.stderr}")
+    return r.stdout.strip()
+
+
+def pg_ctl(*args, data=DATA, check=True):
+    cmd = as_runas([f"{PGBIN}/pg_ctl", "-D", data] + list(args))
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"pg_ctl {args} failed: {r.stdout} {r.stderr}")
+    return r
+
+
+def wait_for(pred, timeout=30.0, interval=0.1):
+    """Polls pred() until it is true; returns its last value."""
+    end = time.time() + timeout
+    while True:
+        v = pred()
+        if v or time.time() > end:
+            return v
+        time.sleep(interval)
+
+
+def healthy(port=PORT):
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        c.request("GET", "/")
+        r = c.getresponse()
+        ok = r.status == 200 and r.read().startswith(b"healthy: ")
+        c.close()
+        return ok
+    except OSError:
+        return False
+
+
+def worker_pids():
+    """The workers' pids ([] while the server is restarting)."""
+    try:
+        out = psql("SELECT pid FROM pg_stat_activity WHERE backend_type = 'ddb http' ORDER BY pid")
+    except RuntimeError:
+        return []
+    return [int(x) for x in out.split()] if out else []
+
+
+def client(key_id=KEY_ID, secret=SECRET, retries=0):
+    """A boto3 DynamoDB client pointed at the endpoint (no retries, so
+    every error is seen as it is)."""
+    return boto3.client(
+        "dynamodb", endpoint_url=ENDPOINT, region_name=REGION,
+        aws_access_key_id=key_id, aws_secret_access_key=secret,
+        config=botocore.config.Config(retries={"max_attempts": retries, "mode": "standard"}))
+
+
+def resource(key_id=KEY_ID, secret=SECRET):
+    return boto3.resource(
+        "dynamodb", endpoint_url=ENDPOINT, region_name=REGION,
+        aws_access_key_id=key_id, aws_secret_access_key=secret,
+        config=botocore.config.Config(retries={"max_attempts": 0, "mode": "standard"}))
+
+
+def signed_headers(body, target="DynamoDB_20120810.ListTables", key_id=KEY_ID,
+                   secret=SECRET, extra=None, when=None, port=PORT):
+    """Headers of a request signed by botocore's SigV4 signer, as an SDK
+    sends them; 'when' (a datetime) overrides the signing time."""
+    headers = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": target}
+    headers.update(extra or {})
+    req = botocore.awsrequest.AWSRequest(
+        method="POST", url=f"http://127.0.0.1:{port}/", data=body, headers=headers)
+    creds = botocore.credentials.Credentials(key_id, secret)
+    signer = botocore.auth.SigV4Auth(creds, "dynamodb", REGION)
+    if when is not None:
+        import unittest.mock
+        import datetime
+        with unittest.mock.patch("botocore.auth.datetime") as dt:
+            dt.datetime.utcnow.return_value = when
+            dt.datetime.now.return_value = when
+            dt.timezone = datetime.timezone
+            signer.add_auth(req)
+    else:
+        signer.add_auth(req)
+    return dict(req.headers.items())
+
+
+class Raw:
+    """One keep-alive HTTP connection to the endpoint."""
+
+    def __init__(self, port=PORT, timeout=10):
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+
+    def post(self, body, target="DynamoDB_20120810.ListTables", sign=True, headers=None, **kw):
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body)
+        if isinstance(body, str):
+            body = body.encode()
+        h = signed_headers(body, target, **kw) if sign else {
+            "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": target}
+        h.update(headers or {})
+        self.conn.request("POST", "/", body=body, headers=h)
+        r = self.conn.getresponse()
+        data = r.read()
+        return r, data
+
+    def close(self):
+        self.conn.close()
+
+
+def error_of(data):
+    """(__type after '#', message) of an error body."""
+    d = json.loads(data)
+    return d["__type"].split("#")[-1], d.get("message", d.get("Message"))
+
+
+@pytest.fixture
+def raw():
+    r = Raw()
+    yield r
+    r.close()
+
+
+@pytest.fixture
+def ddb():
+    return client()
+
+
+@pytest.fixture
+def table_name():
+    """A fresh table name per test (DynamoDB's name rules)."""
+    return "t_" + uuid.uuid4().hex[:12]
+
+
+def create_table(c, name, pk="PK", sk="SK", gsis=None, attrs=None):
+    attr_defs = [{"AttributeName": pk, "AttributeType": "S"}]
+    keys = [{"AttributeName": pk, "KeyType": "HASH"}]
+    if sk:
+        attr_defs.append({"AttributeName": sk, "AttributeType": "S"})
+        keys.append({"AttributeName": sk, "KeyType": "RANGE"})
+    for a, t in (attrs or {}).items():
+        attr_defs.append({"AttributeName": a, "AttributeType": t})
+    kw = dict(TableName=name, KeySchema=keys, AttributeDefinitions=attr_defs,
+              BillingMode="PAY_PER_REQUEST")
+    if gsis:
+        kw["GlobalSecondaryIndexes"] = gsis
+    return c.create_table(**kw)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p

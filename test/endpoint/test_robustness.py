@@ -1,0 +1,243 @@
+"""Bad input never takes a worker down or leaks memory: each kind of bad
+request gets a clear 4xx in DynamoDB's format (or, where HTTP allows it,
+the connection is dropped), and a valid request works right after it."""
+import json
+import socket
+import time
+
+import pytest
+
+from conftest import PORT, Raw, error_of, signed_headers, worker_pids, client
+
+HOST = ("127.0.0.1", PORT)
+
+
+def valid_request_works():
+    """A signed ListTables on a fresh connection succeeds."""
+    r = Raw()
+    resp, data = r.post({})
+    r.close()
+    assert resp.status == 200, data
+    assert "TableNames" in json.loads(data)
+
+
+def send_raw(data, timeout=10):
+    """Sends bytes on a new connection; returns what came back before the
+    server closed it (or the timeout)."""
+    s = socket.create_connection(HOST, timeout=timeout)
+    s.sendall(data)
+    out = b""
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            out += b
+    except (socket.timeout, ConnectionResetError):
+        pass
+    s.close()
+    return out
+
+
+def request_bytes(body, headers):
+    lines = [b"POST / HTTP/1.1", f"Host: 127.0.0.1:{PORT}".encode()]
+    lines += [f"{k}: {v}".encode() for k, v in headers.items()]
+    return b"\r\n".join(lines) + b"\r\n\r\n" + body
+
+
+def test_oversized_body_declared():
+    """A body over DynamoDB's 16 MB request limit is refused with 413 before
+    it is read, and the connection closed."""
+    h = {"Content-Type": "application/x-amz-json-1.0",
+         "X-Amz-Target": "DynamoDB_20120810.PutItem",
+         "Content-Length": str(16 * 1024 * 1024 + 1)}
+    out = send_raw(request_bytes(b"{", h))
+    assert out.startswith(b"HTTP/1.1 413 "), out[:100]
+    assert b"RequestEntityTooLargeException" in out
+    valid_request_works()
+
+
+def test_oversized_body_sent():
+    """The same when the client sends the whole body anyway."""
+    body = b'{"x": "' + b"a" * (16 * 1024 * 1024) + b'"}'
+    s = socket.create_connection(HOST, timeout=20)
+    s.sendall(request_bytes(b"", {"Content-Type": "application/x-amz-json-1.0",
+                                  "X-Amz-Target": "DynamoDB_20120810.PutItem",
+                                  "Content-Length": str(len(body))}))
+    try:
+        s.sendall(body)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    out = b""
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            out += b
+    except (socket.timeout, ConnectionResetError):
+        pass
+    s.close()
+    assert out == b"" or out.startswith(b"HTTP/1.1 413 ")
+    valid_request_works()
+
+
+def test_oversized_chunked_body_dropped():
+    """A chunked body that grows past 16 MB: the connection is dropped."""
+    s = socket.create_connection(HOST, timeout=20)
+    s.sendall(request_bytes(b"", {"Content-Type": "application/x-amz-json-1.0",
+                                  "X-Amz-Target": "DynamoDB_20120810.PutItem",
+                                  "Transfer-Encoding": "chunked"}))
+    chunk = b"a" * (1024 * 1024)
+    dropped = False
+    try:
+        for _ in range(40):
+            s.sendall(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
+        dropped = s.recv(100) == b""
+    except (BrokenPipeError, ConnectionResetError):
+        dropped = True
+    s.close()
+    assert dropped
+    valid_request_works()
+
+
+def test_chunked_body_below_limit():
+    """A chunked body within the limit is read and answered."""
+    body = json.dumps({}).encode()
+    h = signed_headers(body)
+    h["Transfer-Encoding"] = "chunked"
+    h["Connection"] = "close"
+    out = send_raw(request_bytes(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body), h), timeout=3)
+    assert out.startswith(b"HTTP/1.1 200 "), out[:200]
+
+
+def test_malformed_json_and_wrong_types(raw):
+    """Malformed JSON is SerializationException; well-formed JSON with wrong
+    member types is refused by the protocol layer with a 4xx, never 5xx."""
+    for body in (b'{"TableName": "x"', b'{"TableName": "x",}', b"\x00\x01\x02", b"{" * 100000):
+        r, data = raw.post(body, target="DynamoDB_20120810.GetItem")
+        assert r.status == 400 and error_of(data)[0] == "SerializationException", body[:20]
+    for body in ({"TableName": 5, "Key": {}}, {"TableName": "abc", "Key": "x"},
+                 {"TableName": ["x"], "Key": {"PK": {"S": 1}}}, {"Limit": "ten"}):
+        r, data = raw.post(body, target="DynamoDB_20120810.GetItem")
+        assert 400 <= r.status < 500, (body, data)
+        assert error_of(data)[0] in ("SerializationException", "ValidationException"), data
+    valid_request_works()
+
+
+def test_garbage():
+    """Bytes that are no HTTP request: 400 or 505 from the HTTP parser, or
+    the connection dropped (at the latest after the idle timeout)."""
+    for junk in (b"hello world\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n",
+                 b"POST / HTTP/1.1\r\nContent-Length: abc\r\n\r\n",
+                 b"\xff" * 5000 + b"\r\n\r\n", b"\x00\x01garbage\r\n\r\n",
+                 b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 100000 + b"\r\n\r\n"):
+        t = time.time()
+        out = send_raw(junk, timeout=15)
+        assert out == b"" or out[:12] in (b"HTTP/1.1 400", b"HTTP/1.1 505", b"HTTP/1.1 431", b"HTTP/1.1 413"), (junk[:20], out[:60])
+        assert time.time() - t < 12, "the server held a garbage connection past its idle timeout"
+        valid_request_works()
+
+
+def test_half_sent_requests():
+    """Requests that stop half-way (headers or body) are closed after the
+    idle timeout (ddb.http_idle_timeout, 5 s in this suite) and never block
+    other clients meanwhile."""
+    half = []
+    for data in (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Le",
+                 request_bytes(b'{"Tab', {"Content-Type": "application/x-amz-json-1.0",
+                                          "X-Amz-Target": "DynamoDB_20120810.ListTables",
+                                          "Content-Length": "100"})):
+        s = socket.create_connection(HOST, timeout=15)
+        s.sendall(data)
+        half.append(s)
+    t = time.time()
+    valid_request_works()
+    for s in half:
+        # the server closes it (possibly after a 4xx) within the idle timeout
+        out = b""
+        while True:
+            b = s.recv(4096)
+            if not b:
+                break
+            out += b
+        s.close()
+        assert out == b"" or out.startswith(b"HTTP/1.1 4"), out[:60]
+    assert time.time() - t < 12
+
+
+def test_many_idle_connections():
+    """Hundreds of idle connections do not stop a worker from serving."""
+    conns = [socket.create_connection(HOST, timeout=10) for _ in range(300)]
+    try:
+        valid_request_works()
+        # and keep-alive connections that made one request and went idle
+        raws = [Raw() for _ in range(50)]
+        for r in raws:
+            r.post({})
+        valid_request_works()
+        for r in raws:
+            r.close()
+    finally:
+        for c in conns:
+            c.close()
+    valid_request_works()
+
+
+def test_client_disconnects_mid_response():
+    """A client that sends requests and resets the connection before
+    reading the answers."""
+    body = b"{}"
+    h = signed_headers(body)
+    req = request_bytes(body, dict(h, **{"Content-Length": str(len(body))}))
+    for _ in range(20):
+        s = socket.create_connection(HOST)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        s.sendall(req * 50)
+        s.close()   # RST: the answers are written into a dead connection
+    valid_request_works()
+
+
+def test_workers_survive_bad_input():
+    """After all of the above, the same workers are still running (none
+    restarted), and the endpoint answers."""
+    before = worker_pids()
+    send_raw(b"\xff" * 100 + b"\r\n\r\n", timeout=2)
+    Raw().post(b"{", target="DynamoDB_20120810.GetItem")
+    valid_request_works()
+    assert worker_pids() == before
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def test_no_memory_growth_across_requests():
+    """Memory is per request: a thousand requests, failing ones with 512 kB
+    bodies included, leave each worker's resident size where it was (a
+    leak of the body alone would grow it by 125 MB)."""
+    pids = worker_pids()
+    c = client()
+    big = json.dumps({"TableName": "no_such_table", "Item": {"PK": {"S": "x" * (512 * 1024)}}}).encode()
+    raws = [Raw() for _ in range(4)]
+
+    def burst(n):
+        for i in range(n):
+            r = raws[i % len(raws)]
+            r.post(big, target="DynamoDB_20120810.PutItem")
+            r.post(b"{bad json", target="DynamoDB_20120810.PutItem")
+            r.post({}, key_id="AKDBNOSUCHKEY0000000")
+            c.list_tables()
+
+    burst(50)       # warm caches and allocator arenas
+    before = {p: rss_kb(p) for p in pids}
+    burst(250)      # 125 MB of bodies through the workers
+    after = {p: rss_kb(p) for p in pids}
+    for r in raws:
+        r.close()
+    for p in pids:
+        assert after[p] - before[p] < 20 * 1024, (p, before[p], after[p])

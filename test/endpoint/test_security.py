@@ -1,0 +1,60 @@
+"""Each request runs as its key's role: GRANTs, the functions' own
+privilege checks and the refusal of tables with row-level security apply
+to HTTP clients unchanged."""
+import pytest
+
+from conftest import READER_KEY_ID, READER_SECRET, client, create_table, psql
+
+
+@pytest.fixture
+def owned(ddb, table_name):
+    create_table(ddb, table_name)
+    ddb.put_item(TableName=table_name, Item={"PK": {"S": "a"}, "SK": {"S": "b"}, "v": {"N": "1"}})
+    yield table_name
+    ddb.delete_table(TableName=table_name)
+
+
+def test_table_belongs_to_the_keys_role(owned):
+    assert psql(f"SELECT tableowner FROM pg_tables WHERE tablename = '{owned}'") == "ddb_app"
+
+
+def test_no_grant_no_access(owned):
+    """Without privileges the reader's key gets AccessDeniedException."""
+    reader = client(READER_KEY_ID, READER_SECRET)
+    with pytest.raises(reader.exceptions.ClientError) as e:
+        reader.get_item(TableName=owned, Key={"PK": {"S": "a"}, "SK": {"S": "b"}})
+    assert e.value.response["Error"]["Code"] == "AccessDeniedException"
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+
+
+def test_select_grant_allows_reads_only(owned):
+    reader = client(READER_KEY_ID, READER_SECRET)
+    psql(f'GRANT SELECT ON "{owned}" TO ddb_reader')
+    got = reader.get_item(TableName=owned, Key={"PK": {"S": "a"}, "SK": {"S": "b"}})
+    assert got["Item"]["v"] == {"N": "1"}
+    with pytest.raises(reader.exceptions.ClientError) as e:
+        reader.put_item(TableName=owned, Item={"PK": {"S": "a"}, "SK": {"S": "c"}})
+    assert e.value.response["Error"]["Code"] == "AccessDeniedException"
+    with pytest.raises(reader.exceptions.ClientError) as e:
+        reader.delete_table(TableName=owned)
+    assert e.value.response["Error"]["Code"] in ("AccessDeniedException", "ResourceNotFoundException")
+    assert psql(f"SELECT count(*) FROM \"{owned}\"") == "1"
+
+
+def test_row_level_security_is_refused(ddb, owned):
+    """ddb's functions refuse tables where row-level security applies."""
+    psql(f'ALTER TABLE "{owned}" ENABLE ROW LEVEL SECURITY; ALTER TABLE "{owned}" FORCE ROW LEVEL SECURITY')
+    with pytest.raises(ddb.exceptions.ClientError) as e:
+        ddb.get_item(TableName=owned, Key={"PK": {"S": "a"}, "SK": {"S": "b"}})
+    assert e.value.response["Error"]["Code"] == "AccessDeniedException"
+    assert "row-level security" in e.value.response["Error"]["Message"]
+    psql(f'ALTER TABLE "{owned}" DISABLE ROW LEVEL SECURITY')
+
+
+def test_failed_write_rolls_back(ddb, owned):
+    """A request that fails part-way changes nothing: one transaction per
+    request."""
+    with pytest.raises(ddb.exceptions.ClientError):
+        ddb.put_item(TableName=owned, Item={"PK": {"S": "a"}, "SK": {"S": "b"}, "v": {"N": "2"}},
+                     ConditionExpression="v = :x", ExpressionAttributeValues={":x": {"N": "9"}})
+    assert psql(f"SELECT item->>'v' FROM \"{owned}\"") == "1"

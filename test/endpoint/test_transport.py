@@ -1,0 +1,97 @@
+"""The HTTP transport: what every response carries and how requests that
+never reach an operation are answered, in DynamoDB's order and words."""
+import http.client
+import json
+import re
+import zlib
+
+from conftest import PORT, Raw, error_of, client
+
+
+def test_health_check():
+    """GET / answers DynamoDB's health check."""
+    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=5)
+    c.request("GET", "/")
+    r = c.getresponse()
+    assert r.status == 200
+    assert r.read() == b"healthy: dynamodb.us-east-1.amazonaws.com "
+
+
+def test_response_headers(raw):
+    """Responses carry a 52-character x-amzn-RequestId and x-amz-crc32, the
+    CRC-32 of the body that SDKs verify, with the request's content type."""
+    ids = set()
+    for _ in range(3):
+        r, data = raw.post({})
+        assert r.status == 200, data
+        rid = r.getheader("x-amzn-RequestId")
+        assert re.fullmatch(r"[A-Z0-9]{52}", rid)
+        ids.add(rid)
+        assert int(r.getheader("x-amz-crc32")) == zlib.crc32(data)
+        assert r.getheader("Content-Type") == "application/x-amz-json-1.0"
+        assert "TableNames" in json.loads(data)
+    assert len(ids) == 3
+    # the older JSON content type is answered in kind
+    r, data = raw.post({}, extra={"Content-Type": "application/json"})
+    assert r.status == 200 and r.getheader("Content-Type") == "application/json"
+
+
+def test_keep_alive():
+    """Many requests over one connection (HTTP/1.1 keep-alive)."""
+    raw = Raw()
+    raw.post({})
+    sock = raw.conn.sock
+    for _ in range(50):
+        r, _ = raw.post({})
+        assert r.status == 200
+    assert raw.conn.sock is sock, "the connection was not kept alive"
+    raw.close()
+
+
+def test_not_a_json_post(raw):
+    """Anything but a POST of application/x-amz-json-1.0 (or
+    application/json) is DynamoDB's bare 404."""
+    for method in ("PUT", "DELETE", "PATCH"):
+        raw.conn.request(method, "/", body=b"{}", headers={"Content-Type": "application/x-amz-json-1.0"})
+        r = raw.conn.getresponse()
+        assert (r.status, r.read()) == (404, b"<UnknownOperationException/>\n")
+    r, data = raw.post({}, headers={"Content-Type": "text/plain"})
+    assert (r.status, data) == (404, b"<UnknownOperationException/>\n")
+
+
+def test_unknown_operation(raw):
+    """An X-Amz-Target that names no operation of DynamoDB or DynamoDB
+    Streams is UnknownOperationException, checked before the signature."""
+    for target in ("DynamoDB_20120810.NoSuchThing", "DynamoDB_20111205.ListTables",
+                   "DynamoDBStreams_20120810.PutItem", "Nonsense", ""):
+        r, data = raw.post({}, target=target, sign=False)
+        assert r.status == 400, target
+        assert error_of(data)[0] == "UnknownOperationException", (target, data)
+    r, data = raw.post({}, sign=False, headers={"X-Amz-Target": ""})
+    assert error_of(data)[0] == "UnknownOperationException"
+
+
+def test_serialization_errors(raw):
+    """A body that is not one JSON object is SerializationException, before
+    the target and the signature are looked at; so is an empty body."""
+    for body in (b"{", b'{"TableName": }', b"[]", b'"x"', b"nul", b"{}}", b"\xff\xfe"):
+        r, data = raw.post(body, target="DynamoDB_20120810.Nope", sign=False)
+        assert r.status == 400
+        assert error_of(data)[0] == "SerializationException", body
+    r, data = raw.post(b"")
+    assert r.status == 400 and error_of(data)[0] == "SerializationException"
+
+
+def test_unimplemented_operation_is_refused_after_auth():
+    """An operation DynamoDB has and ddb does not implement is answered by
+    the protocol layer as a 400, never a 500."""
+    r, data = Raw().post({}, target="DynamoDB_20120810.CreateBackup")
+    assert r.status == 400, data
+    assert error_of(data)[0] in ("UnknownOperationException", "ValidationException")
+
+
+def test_boto3_checks_crc32():
+    """boto3 verifies x-amz-crc32 on every DynamoDB response: a plain call
+    succeeding proves the header is right (a wrong one raises)."""
+    c = client()
+    assert "TableNames" in c.list_tables()

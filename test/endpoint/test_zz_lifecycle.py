@@ -1,0 +1,258 @@
+"""The workers' life cycle: they show in pg_stat_activity with the operation
+they run, come back after a crash or a termination, stop cleanly with the
+server, and refuse to start where they must (auth = none off loopback, a
+port already taken).  Runs last: it restarts the suite's server."""
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+import pytest
+
+from conftest import (DATA, PGBIN, PORT, RUNAS, WORK, Raw, as_runas, healthy,
+                      pg_ctl, psql, wait_for, worker_pids, client, free_port)
+
+
+def test_workers_in_pg_stat_activity():
+    """Each worker is a backend of type 'ddb http' connected to the
+    configured database, and shows the last operation it ran."""
+    assert len(worker_pids()) == 2
+    rows = psql("SELECT datname, backend_type FROM pg_stat_activity WHERE backend_type = 'ddb http'")
+    assert rows.splitlines() == ["postgres|ddb http"] * 2
+    r = Raw()
+    for _ in range(4):
+        r.post({}, target="DynamoDB_20120810.ListTables")
+    r.close()
+    q = psql("SELECT array_agg(DISTINCT query) FROM pg_stat_activity WHERE backend_type = 'ddb http' AND query <> ''")
+    assert "DynamoDB_20120810.ListTables" in q
+
+
+def test_running_operation_is_shown(table_name):
+    """While an operation waits on a lock, pg_stat_activity shows the worker
+    active, running it."""
+    c = client()
+    from conftest import create_table
+    create_table(c, table_name)
+    holder = subprocess.Popen(
+        [f"{PGBIN}/psql", "-X", "-q", "-h", os.environ["DDB_SOCK"], "-p", os.environ["DDB_PGPORT"],
+         "-U", RUNAS, "-d", "postgres"], stdin=subprocess.PIPE, text=True)
+    holder.stdin.write(f'BEGIN; LOCK TABLE "{table_name}" IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(30);\n')
+    holder.stdin.flush()
+    assert wait_for(lambda: psql(f"SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+                                 f"WHERE c.relname = '{table_name}' AND l.granted AND l.mode = 'AccessExclusiveLock'") == "1", 10)
+    result = {}
+
+    def put():
+        try:
+            c.put_item(TableName=table_name, Item={"PK": {"S": "a"}, "SK": {"S": "b"}})
+            result["ok"] = True
+        except Exception as e:   # noqa: BLE001
+            result["error"] = e
+    t = threading.Thread(target=put)
+    t.start()
+    seen = wait_for(lambda: psql("SELECT state || ' ' || query FROM pg_stat_activity "
+                                 "WHERE backend_type = 'ddb http' AND state = 'active'"), 10)
+    holder.send_signal(signal.SIGINT)
+    holder.stdin.close()
+    holder.wait(10)
+    t.join(20)
+    assert seen == "active DynamoDB_20120810.PutItem"
+    assert result.get("ok"), result
+
+
+def test_worker_crash_restarts_everything():
+    """A worker killed by SIGKILL: the server resets as after any backend
+    crash, and the endpoint serves again (with new workers) moments later."""
+    before = worker_pids()
+    os.kill(before[0], signal.SIGKILL)
+    assert wait_for(lambda: healthy() and len(worker_pids()) == 2 and set(worker_pids()).isdisjoint(before), 60)
+    r, data = Raw().post({})
+    assert r.status == 200, data
+
+
+def test_terminated_worker_comes_back():
+    """pg_terminate_backend on one worker: the other serves meanwhile, and
+    the terminated one is restarted (bgw_restart_time = 5 s)."""
+    before = worker_pids()
+    psql(f"SELECT pg_terminate_backend({before[0]})")
+    r, data = Raw().post({})
+    assert r.status == 200, data
+    after = wait_for(lambda: len(worker_pids()) == 2 and before[0] not in worker_pids() and worker_pids(), 30)
+    assert after and before[1] in after
+
+
+def test_clean_stop_with_open_connections():
+    """A fast shutdown with idle keep-alive and half-sent connections open
+    is quick and clean; the endpoint comes back with the server."""
+    # a burst of connections opened at once (workers race to accept them;
+    # a loser must not block), each answered
+    idle = [Raw(timeout=5) for _ in range(40)]
+    answers = []
+    threads = [threading.Thread(target=lambda r=r: answers.append(r.post({})[0].status)) for r in idle]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert answers == [200] * 40
+    half = socket.create_connection(("127.0.0.1", PORT))
+    half.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{")
+    log_size = os.path.getsize(os.path.join(WORK, "server.log"))
+    t = time.time()
+    pg_ctl("-m", "fast", "-w", "stop")
+    assert time.time() - t < 10
+    with open(os.path.join(WORK, "server.log"), errors="replace") as f:
+        f.seek(log_size)
+        log = f.read()
+    assert "database system is shut down" in log
+    assert "terminated by signal" not in log and "PANIC" not in log
+    assert not healthy()
+    pg_ctl("-l", os.path.join(WORK, "server.log"), "-w", "start")
+    assert wait_for(healthy, 30)
+    for r in idle:
+        r.close()
+    half.close()
+
+
+SCRATCH_PORT = int(os.environ["DDB_PGPORT"])
+
+
+def scratch_cluster(conf, start=True):
+    """A second, throwaway cluster with the given settings; returns its data
+    directory, the pg_ctl start result and its log's text."""
+    d = tempfile.mkdtemp(prefix="ddb-endpoint-scratch.", dir=WORK)
+    os.chmod(d, 0o755)
+    if os.geteuid() == 0:
+        subprocess.run(["chown", RUNAS, d], check=True)
+    data = os.path.join(d, "data")
+    subprocess.run(as_runas([f"{PGBIN}/initdb", "-D", data, "-A", "trust", "-U", RUNAS, "--no-sync"]),
+                   check=True, capture_output=True)
+    with open(os.path.join(data, "postgresql.conf"), "a") as f:
+        # the port only names the socket in this private directory; set
+        # it, or a PGPORT in the environment would
+        f.write(f"listen_addresses = ''\nunix_socket_directories = '{d}'\nport = {SCRATCH_PORT}\n"
+                "shared_preload_libraries = 'ddb'\nfsync = off\n" + conf)
+    log = os.path.join(d, "server.log")
+    r = pg_ctl("-l", log, "-w", "-t", "30", "start", data=data, check=False)
+    time.sleep(0.2)
+    with open(log, errors="replace") as f:
+        text = f.read()
+    return data, d, r, text
+
+
+def stop_scratch(data):
+    pg_ctl("-m", "immediate", "stop", data=data, check=False)
+
+
+def test_auth_none_refuses_non_loopback():
+    """ddb.http_auth = 'none' refuses to start on an address other than
+    loopback: the server does not start, and says why."""
+    data, d, r, log = scratch_cluster(
+        f"ddb.http_port = {free_port()}\nddb.http_auth = 'none'\nddb.http_role = 'postgres'\n"
+        "ddb.http_listen_addresses = '*'\n")
+    stop_scratch(data)
+    assert r.returncode != 0
+    assert "ddb.http_auth = 'none' refuses to listen on \"*\", which is not a loopback address" in log
+
+
+def test_auth_none_needs_a_role():
+    data, d, r, log = scratch_cluster(f"ddb.http_port = {free_port()}\nddb.http_auth = 'none'\n")
+    stop_scratch(data)
+    assert r.returncode != 0
+    assert "ddb.http_auth = 'none' needs ddb.http_role" in log
+
+
+def test_port_in_use_refuses_to_start():
+    """The endpoint's port already taken (by this suite's server): the
+    second server does not start, and names the port."""
+    data, d, r, log = scratch_cluster(f"ddb.http_port = {PORT}\n")
+    stop_scratch(data)
+    assert r.returncode != 0
+    assert f"could not listen on \"127.0.0.1\" port {PORT}" in log
+    assert "could not create any listening socket for ddb's HTTP endpoint" in log
+
+
+def test_auth_none_runs_as_the_role():
+    """With ddb.http_auth = 'none' on loopback, unsigned requests (and
+    requests signed with any key) run as ddb.http_role."""
+    port = free_port()
+    data, d, r, log = scratch_cluster(
+        f"ddb.http_port = {port}\nddb.http_auth = 'none'\nddb.http_role = 'ddb_local'\n"
+        "ddb.http_workers = 1\n")
+    try:
+        assert r.returncode == 0, log
+        env_sock = d
+        setup = subprocess.run([f"{PGBIN}/psql", "-X", "-q", "-h", env_sock, "-p", str(SCRATCH_PORT), "-U", RUNAS,
+                                "-d", "postgres", "-v", "ON_ERROR_STOP=1",
+                                "-c", "CREATE EXTENSION ddb", "-c", "CREATE ROLE ddb_local",
+                                "-c", "GRANT CREATE ON SCHEMA public TO ddb_local"],
+                               capture_output=True, text=True)
+        assert setup.returncode == 0, setup.stderr
+        assert wait_for(lambda: healthy(port), 20)
+        raw = Raw(port=port)
+        resp, data_ = raw.post({}, sign=False)
+        assert resp.status == 200, data_
+        import boto3
+        import botocore.config
+        c = boto3.client("dynamodb", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
+                         aws_access_key_id="anything", aws_secret_access_key="anything",
+                         config=botocore.config.Config(retries={"max_attempts": 0}))
+        c.create_table(TableName="made_by_none", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                       AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+                       BillingMode="PAY_PER_REQUEST")
+        owner = subprocess.run([f"{PGBIN}/psql", "-X", "-tA", "-h", env_sock, "-p", str(SCRATCH_PORT), "-U", RUNAS,
+                                "-d", "postgres", "-c",
+                                "SELECT tableowner FROM pg_tables WHERE tablename = 'made_by_none'"],
+                               capture_output=True, text=True).stdout.strip()
+        assert owner == "ddb_local"
+    finally:
+        stop_scratch(data)
+
+
+def test_connections_spread_over_workers(table_name):
+    """Two keep-alive connections opened one after the other land on
+    different workers (the least loaded worker accepts): while one waits on
+    a lock, the other is still served."""
+    # the table, made on a connection closed at once, so that no other
+    # connection of this test's client counts on either worker
+    setup = Raw()
+    r, data = setup.post({"TableName": table_name, "BillingMode": "PAY_PER_REQUEST",
+                          "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"},
+                                        {"AttributeName": "SK", "KeyType": "RANGE"}],
+                          "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"},
+                                                   {"AttributeName": "SK", "AttributeType": "S"}]},
+                         target="DynamoDB_20120810.CreateTable")
+    assert r.status == 200, data
+    setup.close()
+    time.sleep(0.2)
+    first, second = Raw(timeout=30), Raw(timeout=30)
+    assert first.post({})[0].status == 200
+    assert second.post({})[0].status == 200
+    holder = subprocess.Popen(
+        [f"{PGBIN}/psql", "-X", "-q", "-h", os.environ["DDB_SOCK"], "-p", os.environ["DDB_PGPORT"],
+         "-U", RUNAS, "-d", "postgres"], stdin=subprocess.PIPE, text=True)
+    holder.stdin.write(f'BEGIN; LOCK TABLE "{table_name}" IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(30);\n')
+    holder.stdin.flush()
+    assert wait_for(lambda: psql(f"SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+                                 f"WHERE c.relname = '{table_name}' AND l.granted") == "1", 10)
+    result = {}
+    t = threading.Thread(target=lambda: result.setdefault(
+        "put", first.post({"TableName": table_name, "Item": {"PK": {"S": "a"}, "SK": {"S": "b"}}},
+                          target="DynamoDB_20120810.PutItem")[0].status))
+    t.start()
+    assert wait_for(lambda: psql("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ddb http' "
+                                 "AND wait_event_type = 'Lock'") == "1", 10)
+    start = time.time()
+    # an operation that touches no table (ListTables would wait on the lock)
+    r, data = second.post({}, target="DynamoDB_20120810.DescribeEndpoints")
+    took = time.time() - start
+    holder.send_signal(signal.SIGINT)
+    holder.stdin.close()
+    holder.wait(10)
+    t.join(20)
+    assert r.status == 200 and took < 2, (r.status, took)
+    assert result.get("put") == 200
+    first.close()
+    second.close()
