@@ -1,7 +1,9 @@
 -- ConditionExpression / FilterExpression: DynamoDB's comparison rules,
 -- functions, logical operators and precedence, evaluated by
 -- ddb_eval_condition(item, condition, names, vals).
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
 
 CREATE TEMP TABLE item AS SELECT '{
   "pk": "CUST#42", "nick": "Ann", "age": 37, "score": 4.50,

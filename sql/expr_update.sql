@@ -1,7 +1,9 @@
 -- UpdateExpression: SET (with + and -, if_not_exists, list_append), REMOVE,
 -- ADD and DELETE, applied by ddb_apply_update(item, expression, names, vals,
 -- key_attributes, return_values) as UpdateItem applies them.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
 
 -- SET replaces or creates attributes; several actions share one SET.
 SELECT ddb_apply_update('{"pk": "u1", "a": 1}', 'SET a = :x, b = :y',

@@ -366,3 +366,6 @@ SELECT ks_buffers($$SELECT count(*) FROM ks_big WHERE "PK" = 'CUST#42'$$) <=
 SET ddb.enable_key_scan = off;
 SELECT ks_buffers($$SELECT count(*) FROM ks_big WHERE "PK" = 'CUST#42'$$) > 1000 AS seq_reads_all;
 RESET ddb.enable_key_scan;
+
+DROP TABLE ks_orders, ks_customers, ks_num, ks_bin, ks_multi, ks_coll, ks_empty, ks_big;
+DROP FUNCTION ks_rows, ks_uses_keyscan, ks_check, ks_buffers;

@@ -97,6 +97,27 @@ ddb_open_table(Oid relid, AclMode mode)
 }
 
 /*
+ * The hint for a key column of the wrong type: the key type that holds the
+ * same values, or where non-key attributes belong.
+ */
+static int
+key_type_hint(Form_pg_attribute att)
+{
+	char		category;
+	bool		preferred;
+
+	get_type_category_preferred(getBaseType(att->atttypid), &category, &preferred);
+	if (category == TYPCATEGORY_NUMERIC)
+		return errhint("Declare \"%s\" as numeric: DynamoDB number keys (N) are stored as numeric.",
+					   NameStr(att->attname));
+	if (category == TYPCATEGORY_STRING)
+		return errhint("Declare \"%s\" as text: DynamoDB string keys (S) are stored as text.",
+					   NameStr(att->attname));
+	return errhint("Declare \"%s\" as text, numeric or bytea, or move it into the jsonb item column, which holds every non-key attribute.",
+				   NameStr(att->attname));
+}
+
+/*
  * Derive the key schema from the table's columns, raising a clear error when
  * the table does not have ddb's shape.  Dropped columns are skipped.
  */
@@ -156,7 +177,7 @@ ddb_build_keyinfo(TupleDesc desc, const char *relname, DdbKeyInfo *ki)
 								NameStr(att->attname), relname,
 								format_type_be(att->atttypid)),
 						 errdetail("Key columns must be text (S), numeric (N) or bytea (B), and the last column must be the jsonb item."),
-						 errhint("Put the jsonb item column last.")));
+						 key_type_hint(att)));
 		}
 		ki->keyattno[k] = att->attnum;
 		ki->keytype[k] = type;
