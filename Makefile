@@ -30,7 +30,7 @@ PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 
 # pg_regress: sql/NAME.sql against expected/NAME.out
 REGRESS = extension shape keys tree modify items items_security types expr_condition expr_update \
-	expr_projection expr_key_condition expr_errors query scan query_cost keyscan gsi
+	expr_projection expr_key_condition expr_errors query scan query_cost keyscan gsi gsi_verify
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
