@@ -506,11 +506,16 @@ ddb_delete_item(PG_FUNCTION_ARGS)
  * CreateTable / DescribeTable
  * ------------------------------------------------------------------------
  */
+/*
+ * The column type of a key type.  String keys are text in the "C"
+ * collation: DynamoDB orders them by UTF-8 bytes, as the tree does, so the
+ * planner's key scan serves ranges and ORDER BY in any database's locale.
+ */
 static const char *
 key_sql_type(const char *t, const char *what)
 {
 	if (t == NULL || strcmp(t, "S") == 0)
-		return "text";
+		return "text COLLATE \"C\"";
 	if (strcmp(t, "N") == 0)
 		return "numeric";
 	if (strcmp(t, "B") == 0)
