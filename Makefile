@@ -38,7 +38,8 @@ ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew
 	gsi-concurrent keyscan-epq hot-key-versions
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
-# TAP tests: test/t/*.pl
+# TAP tests: test/t/*.pl (they start clusters of their own with initdb, so
+# they need an unprivileged user and Perl's IPC::Run; see the end)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
@@ -55,3 +56,20 @@ EXTRA_CLEAN = results output_iso tmp_check regression.diffs regression.out log
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# `make installcheck` runs the regression and isolation suites against the
+# running server (PGHOST, PGPORT, PGUSER), then the TAP tests.  initdb
+# refuses to run as root, so root skips the TAP tests and says where they
+# run; anyone else without IPC::Run is told what to install, before
+# anything runs.
+ifneq ($(TAP_TESTS),)
+ifeq ($(shell id -u),0)
+prove_installcheck = @echo "TAP tests (test/t) skipped: initdb refuses to run as root.  Run \"make installcheck\" as an unprivileged user, or \"bash test/run.sh tap\", which runs them as the postgres user."
+else
+installcheck: ddb-tap-prerequisites
+endif
+endif
+
+.PHONY: ddb-tap-prerequisites
+ddb-tap-prerequisites:
+	@perl -MIPC::Run -e1 2>/dev/null || { echo "The TAP tests (test/t) need Perl's IPC::Run: install libipc-run-perl, or run \"make installcheck TAP_TESTS=\" for the rest." >&2; exit 1; }
