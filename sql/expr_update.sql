@@ -105,7 +105,7 @@ SELECT expr, ddb_apply_update(i, expr, NULL, vals, NULL, 'UPDATED_OLD') AS updat
 -- passes the table's key names); other attributes can.
 SELECT ddb_apply_update('{"pk": "p", "sk": "s", "a": 1}', 'SET a = :v', NULL, '{":v": 2}', ARRAY['pk', 'sk']);
 
--- The DynamoDB playbook: optimistic locking with a version attribute.
+-- Optimistic locking with a version attribute, as DynamoDB users do it.
 SELECT ddb_eval_condition(item, '#v = :expected', '{"#v": "version"}', '{":expected": 1}') AS may_update,
        ddb_apply_update(item, 'SET #v = #v + :one, price = :p', '{"#v": "version"}', '{":one": 1, ":p": 20}') AS updated
   FROM (VALUES ('{"pk": "PRODUCT#1", "version": 1, "price": 10}'::jsonb)) v(item);
