@@ -42,7 +42,7 @@ PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 # pg_regress: sql/NAME.sql against expected/NAME.out
 REGRESS = extension shape keys tree modify items items_security types expr_condition expr_update \
 	expr_projection expr_key_condition expr_errors model_messages query scan query_cost keyscan gsi \
-	big_items api_tables api_items api_query api_legacy names api_indexes http_keys
+	gsi_verify big_items api_tables api_items api_query api_legacy names api_indexes http_keys
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
@@ -50,7 +50,8 @@ ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew
 	gsi-concurrent keyscan-epq hot-key-versions hot-key-long-run api-protocol
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
-# TAP tests: test/t/*.pl
+# TAP tests: test/t/*.pl (they start clusters of their own with initdb, so
+# they need an unprivileged user and Perl's IPC::Run; see the end)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
@@ -67,3 +68,20 @@ EXTRA_CLEAN = results output_iso tmp_check regression.diffs regression.out log
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# `make installcheck` runs the regression and isolation suites against the
+# running server (PGHOST, PGPORT, PGUSER), then the TAP tests.  initdb
+# refuses to run as root, so root skips the TAP tests and says where they
+# run; anyone else without IPC::Run is told what to install, before
+# anything runs.
+ifneq ($(TAP_TESTS),)
+ifeq ($(shell id -u),0)
+prove_installcheck = @echo "TAP tests (test/t) skipped: initdb refuses to run as root.  Run \"make installcheck\" as an unprivileged user, or \"bash test/run.sh tap\", which runs them as the postgres user."
+else
+installcheck: ddb-tap-prerequisites
+endif
+endif
+
+.PHONY: ddb-tap-prerequisites
+ddb-tap-prerequisites:
+	@perl -MIPC::Run -e1 2>/dev/null || { echo "The TAP tests (test/t) need Perl's IPC::Run: install libipc-run-perl, or run \"make installcheck TAP_TESTS=\" for the rest." >&2; exit 1; }

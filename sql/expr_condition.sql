@@ -1,7 +1,9 @@
 -- ConditionExpression / FilterExpression: DynamoDB's comparison rules,
 -- functions, logical operators and precedence, evaluated by
 -- ddb_eval_condition(item, condition, names, vals).
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
 
 CREATE TEMP TABLE item AS SELECT '{
   "pk": "CUST#42", "nick": "Ann", "age": 37, "score": 4.50,
@@ -160,7 +162,7 @@ SELECT ddb_eval_condition(NULL, 'attribute_not_exists(pk)') AS create_only,
        ddb_eval_condition(NULL, 'pk = :v', NULL, '{":v": "x"}') AS eq,
        ddb_eval_condition(NULL, 'NOT pk = :v', NULL, '{":v": "x"}') AS not_eq;
 
--- Optimistic locking, as in the DynamoDB playbook.
+-- Optimistic locking with a version attribute, as DynamoDB users do it.
 SELECT ddb_eval_condition('{"v": 3}', '#v = :expected', '{"#v": "v"}', '{":expected": 3}') AS current,
        ddb_eval_condition('{"v": 4}', '#v = :expected', '{"#v": "v"}', '{":expected": 3}') AS stale;
 

@@ -1,6 +1,8 @@
 -- Expression errors: each is a ValidationException (SQLSTATE DB001) whose
 -- message names the expression and says what is wrong, as DynamoDB does.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
 -- The SQLSTATE is DB001 and the message starts with the DynamoDB error name.
 SELECT ddb_project('{}', 'name');
 \echo :LAST_ERROR_SQLSTATE

@@ -2,7 +2,9 @@
 -- condition and then held to DynamoDB's key rules.  ddb_key_condition
 -- shows what the query layer gets from it: the partition key value and at
 -- most one sort-key condition.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
 
 -- The partition key alone, or with one sort-key condition of each kind.
 SELECT ddb_key_condition('PK = :pk', 'PK', 'SK', NULL, '{":pk": "CUST#42"}');

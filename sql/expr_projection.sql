@@ -1,6 +1,8 @@
 -- ProjectionExpression: which attributes GetItem, Query and Scan return,
 -- applied by ddb_project(item, projection, names).
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
 
 CREATE TEMP TABLE item AS SELECT '{
   "pk": "CUST#42", "sk": "PROFILE", "nick": "Ann",

@@ -1,7 +1,9 @@
 -- UpdateExpression: SET (with + and -, if_not_exists, list_append), REMOVE,
 -- ADD and DELETE, applied by ddb_apply_update(item, expression, names, vals,
 -- key_attributes, return_values) as UpdateItem applies them.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
 
 -- SET replaces or creates attributes; several actions share one SET.
 SELECT ddb_apply_update('{"pk": "u1", "a": 1}', 'SET a = :x, b = :y',
@@ -103,7 +105,7 @@ SELECT expr, ddb_apply_update(i, expr, NULL, vals, NULL, 'UPDATED_OLD') AS updat
 -- passes the table's key names); other attributes can.
 SELECT ddb_apply_update('{"pk": "p", "sk": "s", "a": 1}', 'SET a = :v', NULL, '{":v": 2}', ARRAY['pk', 'sk']);
 
--- The DynamoDB playbook: optimistic locking with a version attribute.
+-- Optimistic locking with a version attribute, as DynamoDB users do it.
 SELECT ddb_eval_condition(item, '#v = :expected', '{"#v": "version"}', '{":expected": 1}') AS may_update,
        ddb_apply_update(item, 'SET #v = #v + :one, price = :p', '{"#v": "version"}', '{":one": 1, ":p": 20}') AS updated
   FROM (VALUES ('{"pk": "PRODUCT#1", "version": 1, "price": 10}'::jsonb)) v(item);

@@ -1,5 +1,7 @@
 -- CREATE EXTENSION installs the access method and its functions.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
 SELECT amname, amtype FROM pg_am WHERE amname = 'ddb';
 
 -- The canonical single-table shape is accepted; key columns become NOT NULL.

@@ -329,3 +329,4 @@ SELECT ddb_verify_gsi('orders');
 DROP TABLE orders;
 DROP ROLE gsi_user, gsi_owner;
 SELECT count(*) FROM ddb_internal.gsi;
+DROP FUNCTION sqlstate_of;

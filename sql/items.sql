@@ -1,5 +1,5 @@
 -- The item API: DynamoDB's PutItem, GetItem, UpdateItem, DeleteItem and
--- CreateTable/DescribeTable, with the single-table playbook as the example.
+-- CreateTable/DescribeTable, with a single-table design as the example.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
 RESET client_min_messages;

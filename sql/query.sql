@@ -21,7 +21,7 @@ EXCEPTION WHEN OTHERS THEN
   RETURN SQLSTATE || ' ' || split_part(SQLERRM, ':', 1);
 END $$;
 
--- The single-table design of the playbooks: a customer's profile and its
+-- A single-table design: a customer's profile and its
 -- orders share a partition.  Sort keys that are prefixes of other sort keys
 -- (A, AB, ABC) test begins_with at key boundaries.
 CREATE TABLE app ("PK" text, "SK" text, item jsonb) USING ddb;

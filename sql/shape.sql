@@ -1,5 +1,6 @@
--- The table shape rule (DESIGN.md §2): partition key, optional sort keys,
--- one trailing jsonb item column; keys are text, numeric or bytea.
+-- The table shape rule: partition key, optional sort keys, one trailing
+-- jsonb item column; keys are text, numeric or bytea.  Each rejection's
+-- hint names the fix for that mistake.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
 RESET client_min_messages;
@@ -17,6 +18,7 @@ CREATE TABLE bad1 (pk text, sk text) USING ddb;
 CREATE TABLE bad2 (pk text, item jsonb, sk text) USING ddb;
 CREATE TABLE bad3 (pk integer, item jsonb) USING ddb;
 CREATE TABLE bad4 (pk varchar, item jsonb) USING ddb;
+CREATE TABLE bad8 (pk text, created timestamptz, item jsonb) USING ddb;
 CREATE TABLE bad5 (item jsonb) USING ddb;
 CREATE TABLE bad6 (pk text, item json) USING ddb;
 CREATE TABLE bad7 (k1 text, k2 text, k3 text, k4 text, k5 text, k6 text,

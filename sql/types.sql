@@ -1,6 +1,8 @@
 -- DynamoDB's ten data types in ddb's document form, their conversion to and
 -- from DynamoDB's typed JSON, item size, and DynamoDB's validation errors.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
 
 -- Document form: S, N, BOOL, NULL, L and M are plain JSON; B and the three
 -- set types are tagged objects.  Typed JSON names every type explicitly.

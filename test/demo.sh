@@ -93,7 +93,7 @@ esac
 # --- dependencies, build and install (test/lib.sh) --------------------------
 ddb_install_deps || exit 1
 log "building and installing ddb"
-ddb_build_install || exit 1
+ddb_build_install "$here" || exit 1
 
 # --- the cluster --------------------------------------------------------------
 dir=$(demo_dir)

@@ -15,6 +15,29 @@ PG_CONFIG="$PGBIN/pg_config"
 
 log() { printf '==> %s\n' "$*" >&2; }
 
+# apt_wait COMMAND...: run an apt-get command, waiting for the package
+# manager's locks while another apt or dpkg (unattended-upgrades, another
+# install) holds them, instead of failing.  DPkg::Lock::Timeout makes apt
+# wait for the dpkg lock itself; the loop covers the package lists' lock,
+# which "apt-get update" does not wait for.
+apt_wait() {
+	local out i
+	for i in $(seq 1 120); do
+		if out=$("$@" -o DPkg::Lock::Timeout=600 2>&1); then
+			return 0
+		fi
+		if grep -qE 'Could not get lock|Unable to (acquire|lock)' <<<"$out"; then
+			[ "$i" = 1 ] && log "waiting for another apt/dpkg to release its lock"
+			sleep 5
+			continue
+		fi
+		echo "$out" >&2
+		return 1
+	done
+	echo "$out" >&2
+	return 1
+}
+
 # ddb_install_deps: install whatever the build and the tests need.
 ddb_install_deps() {
 	local need_pkgs=()
@@ -24,7 +47,7 @@ ddb_install_deps() {
 	command -v make >/dev/null 2>&1 || need_pkgs+=(make)
 	command -v gcc >/dev/null 2>&1 || need_pkgs+=(gcc)
 	command -v prove >/dev/null 2>&1 || need_pkgs+=(perl)
-	command -v python3 >/dev/null 2>&1 || need_pkgs+=(python3)	# the fuzz case generator
+	command -v python3 >/dev/null 2>&1 || need_pkgs+=(python3)	# fuzz cases, README examples
 	# the HTTP endpoint: libmicrohttpd to build it; boto3, pytest, the AWS
 	# CLI, Node.js/npm (dynamodb-admin, dynalite) and Chromium to test it;
 	# wrk to benchmark it.  Debian's python3 and aws, whatever else is on PATH.
@@ -41,7 +64,7 @@ ddb_install_deps() {
 		if [ "$(id -u)" = 0 ]; then
 			log "installing ${need_pkgs[*]}"
 			export DEBIAN_FRONTEND=noninteractive
-			apt-get update -q >/dev/null && apt-get install -y -q "${need_pkgs[@]}" >/dev/null || {
+			apt_wait apt-get update -q && apt_wait apt-get install -y -q "${need_pkgs[@]}" || {
 				echo "could not install ${need_pkgs[*]}" >&2; return 1; }
 		else
 			echo "missing packages: ${need_pkgs[*]} (run as root, or install them)" >&2
@@ -51,14 +74,29 @@ ddb_install_deps() {
 	export PATH="$PGBIN:$PATH"
 }
 
-# ddb_build_install [make variables...]: clean build, then install.
-# run.sh passes CHECKS=1 COPT=-Werror (warnings are errors, invariant checks on).
+# ddb_copy_tree DIR: a copy of the checkout's files in DIR (no .git, no
+# build products, no demo cluster).
+ddb_copy_tree() {
+	mkdir -p "$1"
+	tar -C "$here" --exclude=.git --exclude=.tmp --exclude='*.o' --exclude='*.so' \
+		--exclude='*.bc' -cf - . | tar -C "$1" -xf -
+}
+
+# ddb_build_install DIR [make variables...]: clean build in DIR, then
+# install.  run.sh passes CHECKS=1 COPT=-Werror (warnings are errors,
+# invariant checks on) and builds in a copy; the demo builds the checkout
+# as README.md tells users to.
 ddb_build_install() {
-	local sudo="" out
-	if [ "$(id -u)" != 0 ] && [ ! -w "$($PG_CONFIG --pkglibdir)" ]; then sudo="sudo"; fi
+	local dir=$1 sudo="" out
+	shift
+	if [ "$(id -u)" != 0 ] && [ ! -w "$($PG_CONFIG --pkglibdir)" ]; then
+		command -v sudo >/dev/null 2>&1 || {
+			echo "cannot write $($PG_CONFIG --pkglibdir) and there is no sudo: run as root" >&2; return 1; }
+		sudo="sudo"
+	fi
 	out=$(mktemp /tmp/ddb-build.XXXXXX)
-	make -C "$here" -s clean >/dev/null 2>&1
-	if ! make -C "$here" -s -j2 PG_CONFIG="$PG_CONFIG" "$@" >"$out" 2>&1; then
+	make -C "$dir" -s clean >/dev/null 2>&1
+	if ! make -C "$dir" -s -j2 PG_CONFIG="$PG_CONFIG" "$@" >"$out" 2>&1; then
 		cat "$out" >&2; rm -f "$out"
 		return 1
 	fi
@@ -66,7 +104,7 @@ ddb_build_install() {
 	# COPT only matters while compiling; install takes the rest.
 	local v inst=()
 	for v in "$@"; do case $v in COPT=*) ;; *) inst+=("$v") ;; esac; done
-	$sudo make -C "$here" -s install PG_CONFIG="$PG_CONFIG" "${inst[@]}" >/dev/null || {
+	$sudo make -C "$dir" -s install PG_CONFIG="$PG_CONFIG" "${inst[@]}" >/dev/null || {
 		echo "make install failed" >&2; return 1; }
 }
 

@@ -2,8 +2,8 @@
 #
 # test/run.sh: build ddb and run its whole test suite on a throwaway cluster.
 #
-#   bash test/run.sh            # everything: regression, isolation, TAP, fuzz smoke
-#   bash test/run.sh regress    # only some parts: regress isolation tap fuzz bench endpoint
+#   bash test/run.sh            # every part (see "parts" below)
+#   bash test/run.sh regress    # only some parts, in the order given
 #
 # On a fresh Debian 12 machine run it as root: it installs what is missing,
 # builds with warnings as errors and ddb's invariant checks on, installs the
@@ -11,9 +11,35 @@
 # refuses root).  As a normal user it needs the build dependencies already
 # installed and write access to PostgreSQL's extension directories (or sudo).
 #
+# The checks build is made in a private copy of the tree, never in the
+# checkout, so a later "make install" in the checkout builds the plain
+# library.  The part "plain" (last in a full run) builds and installs the
+# plain library, as users do, and runs the regression suite against it; a
+# run without it leaves the checks build installed, and says so.
+#
+# Parts (each is a function part_NAME below; to add one, write the function
+# and add its name to all_parts):
+#   regress        pg_regress, sql/ against expected/ (and sql/ = REGRESS)
+#   regress-order  every regression file alone, then all in reverse order
+#   isolation      isolation specs (and test/isolation/specs = ISOLATION)
+#   tap            TAP tests, test/t/*.pl
+#   fuzz           expression and item-model fuzzing with result oracles: a
+#                  fixed seed (DDB_FUZZ_SEED, default 1) and a self-test that
+#                  the oracles catch planted differences; DDB_FUZZ_RANDOM=1
+#                  adds a run with a random seed (printed)
+#   bench          benchmark smoke: the scripts run and ddb and heap tables
+#                  return the same results (nothing about speed)
+#   endpoint       the HTTP endpoint in a cluster of its own with the library
+#                  preloaded: pytest through boto3, the AWS CLI, dynamodb-admin
+#   readme         every SQL example in README.md, in order, in the demo
+#                  database (test/readme/check.py)
+#   plain          the plain build users install, regression suite again
+# A part that was asked for and ran nothing is a failure.
+#
 # Knobs: DDB_PGBIN (another PostgreSQL 15 build's bin directory),
 # DDB_TEST_PORT, DDB_KEEP=1 (keep the work directory), DDB_TAP_AM=heap (run
-# the TAP tests' workloads on heap tables, to check the harness itself).
+# the TAP tests' workloads on heap tables, to check the harness itself),
+# DDB_FUZZ_SEED (the fixed fuzz seed, default 1).
 #
 # The last line is "N passed, N failed"; the exit status is non-zero when
 # anything failed.
@@ -21,34 +47,48 @@ set -u
 set -o pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-parts=${*:-regress isolation tap fuzz bench endpoint}
+all_parts="regress regress-order isolation tap fuzz bench endpoint readme plain"
+parts=${*:-$all_parts}
 . "$here/test/lib.sh"
+
+for part in $parts; do
+	case " $all_parts " in
+	*" $part "*) ;;
+	*) echo "unknown part: $part (parts: $all_parts)" >&2; echo "0 passed, 1 failed"; exit 1 ;;
+	esac
+done
 
 # --- dependencies, build and install (test/lib.sh) --------------------------
 ddb_install_deps || { echo "0 passed, 1 failed"; exit 1; }
 
-log "building (warnings are errors, invariant checks on)"
-ddb_build_install CHECKS=1 COPT='-Werror' || { echo "0 passed, 1 failed"; exit 1; }
-
-# --- a throwaway cluster, owned by a non-root user --------------------------
 work=$(mktemp -d /tmp/ddb-test.XXXXXX)
 ddb_cluster_user
-# Tests write results next to their inputs: run them from a private copy.
-mkdir -p "$work/src" "$work/sock"
-tar -C "$here" --exclude=.git --exclude=.tmp -cf - . | tar -C "$work/src" -xf -
 chmod 755 "$work"
+# Build and run tests in a private copy: tests write results next to their
+# inputs, and the checks build's objects must not stay in the checkout.
+ddb_copy_tree "$work/src"
+
+log "building in a private copy (warnings are errors, invariant checks on)"
+ddb_build_install "$work/src" CHECKS=1 COPT='-Werror' || { echo "0 passed, 1 failed"; exit 1; }
+installed="the invariant-checks build"
+mkdir -p "$work/sock"
 chown -R "$RUNAS" "$work" 2>/dev/null || true
 
+# --- a throwaway cluster, owned by a non-root user --------------------------
 PGPORT=${DDB_TEST_PORT:-55439}
 export PGPORT PGHOST="$work/sock" PGUSER="$RUNAS" PGDATABASE=postgres
 cleanup() {
 	as_user "$PGBIN/pg_ctl -D '$work/data' -m immediate stop" >/dev/null 2>&1
-	if [ -z "${DDB_KEEP:-}" ]; then rm -rf "$work"; fi
+	if [ -z "${DDB_KEEP:-}" ]; then rm -rf "$work"; else echo "kept $work" >&2; fi
 }
 trap cleanup EXIT
 
-log "starting a throwaway cluster in $work"
-as_user "$PGBIN/initdb -D '$work/data' -A trust -U '$RUNAS' --no-sync" >"$work/initdb.log" 2>&1 || {
+# The cluster's locale is the common default, a UTF-8 one (C.UTF-8, which
+# PostgreSQL does not treat as bytewise), whatever this shell's is.
+locale_opt="" locale_name="the environment's locale"
+if locale -a 2>/dev/null | grep -qix 'c\.utf-\?8'; then locale_opt="--locale=C.UTF-8" locale_name="C.UTF-8"; fi
+log "starting a throwaway cluster in $work ($locale_name)"
+as_user "$PGBIN/initdb -D '$work/data' -A trust -U '$RUNAS' -E UTF8 $locale_opt --no-sync" >"$work/initdb.log" 2>&1 || {
 	cat "$work/initdb.log" >&2; echo "0 passed, 1 failed"; exit 1; }
 cat >>"$work/data/postgresql.conf" <<EOF
 listen_addresses = ''
@@ -63,12 +103,14 @@ as_user "$PGBIN/pg_ctl -D '$work/data' -l '$work/server.log' -w start" >/dev/nul
 
 passed=0
 failed=0
+# Each part adds to p (passed) and f (failed).
+p=0
+f=0
 count_pgregress() {
 	# pg_regress / pg_isolation_regress print "name ... ok" / "... FAILED"
-	local out=$1 p f
-	p=$(grep -cE '\.\.\. ok|\.\.\. +ok' "$out")
-	f=$(grep -cE '\.\.\. FAILED|\.\.\. +FAILED|failed \(ignored\)' "$out")
-	passed=$((passed + p)); failed=$((failed + f))
+	local out=$1
+	p=$((p + $(grep -cE '\.\.\. +ok' "$out")))
+	f=$((f + $(grep -cE '\.\.\. +FAILED|failed \(ignored\)' "$out")))
 }
 # su drops the environment: hand the TAP tests their knobs explicitly.
 tapenv=""
@@ -77,82 +119,187 @@ case ${DDB_TAP_AM:-} in
 *[!A-Za-z0-9_]*) echo "DDB_TAP_AM must be an access method name" >&2; echo "0 passed, 1 failed"; exit 1 ;;
 *) tapenv="DDB_TAP_AM=$DDB_TAP_AM " ;;
 esac
-mk="${tapenv}make -C '$work/src' PG_CONFIG='$PG_CONFIG' CHECKS=1 PGHOST='$work/sock' PGPORT=$PGPORT PGUSER='$RUNAS'"
+conn="PGHOST='$work/sock' PGPORT=$PGPORT PGUSER='$RUNAS' PGDATABASE=postgres"
+mk() {   # DIR: make in DIR against the throwaway cluster, as its owner
+	echo "${tapenv}make -C '$1' PG_CONFIG='$PG_CONFIG' $conn"
+}
 
-for part in $parts; do
-	out="$work/$part.out"
-	case $part in
-	regress)
-		log "regression tests"
-		as_user "$mk installcheck ISOLATION= TAP_TESTS=" >"$out" 2>&1
-		rc=$?
-		cat "$out"
-		count_pgregress "$out"
-		if [ $rc != 0 ] && ! grep -qE 'FAILED' "$out"; then failed=$((failed + 1)); fi
-		[ -f "$work/src/regression.diffs" ] && head -200 "$work/src/regression.diffs"
-		;;
-	isolation)
-		log "isolation tests"
-		as_user "$mk installcheck REGRESS= TAP_TESTS=" >"$out" 2>&1
-		rc=$?
-		cat "$out"
-		count_pgregress "$out"
-		if [ $rc != 0 ] && ! grep -qE 'FAILED' "$out"; then failed=$((failed + 1)); fi
-		[ -f "$work/src/output_iso/regression.diffs" ] && head -200 "$work/src/output_iso/regression.diffs"
-		;;
-	tap)
-		log "TAP tests"
-		as_user "$mk installcheck REGRESS= ISOLATION= PROVE_FLAGS='--timer'" >"$out" 2>&1
-		rc=$?
-		cat "$out"
-		p=$(grep -cE '^\[[0-9:]+\] test/t/[^ ]+ \.+ ok' "$out")
-		f=$(grep -cE '^test/t/[^ ]+ +\(Wstat|^\[[0-9:]+\] test/t/[^ ]+ \.+ (Dubious|Failed|[0-9]+/)' "$out")
-		if [ $rc != 0 ] && [ "$f" = 0 ]; then f=1; fi
-		passed=$((passed + p)); failed=$((failed + f))
-		if [ $rc != 0 ]; then
-			for l in "$work"/src/tmp_check/log/*; do
-				[ -f "$l" ] && { echo "--- $l"; tail -50 "$l"; }
-			done
-		fi
-		;;
-	fuzz)
-		if [ -x "$here/test/fuzz/run.sh" ]; then
-			log "fuzz smoke"
-			if as_user "bash '$work/src/test/fuzz/run.sh' --smoke" >"$out" 2>&1; then
-				passed=$((passed + 1))
-			else
-				failed=$((failed + 1))
-			fi
-			tail -20 "$out"
-		fi
-		;;
-	bench)
-		if [ -x "$here/test/bench/run.sh" ]; then
-			log "benchmark smoke (asserts nothing about speed)"
-			if as_user "bash '$work/src/test/bench/run.sh' --smoke" >"$out" 2>&1; then
-				passed=$((passed + 1))
-			else
-				failed=$((failed + 1))
-			fi
-			tail -30 "$out"
-		fi
-		;;
-	endpoint)
-		# its own cluster with the HTTP endpoint; see test/endpoint/run.sh
-		log "HTTP endpoint: boto3, AWS CLI, dynamodb-admin"
-		DDB_BUILT=1 DDB_TEST_PORT=$((PGPORT + 1)) bash "$here/test/endpoint/run.sh" >"$out" 2>&1
-		rc=$?
-		tail -40 "$out"
-		read -r p f < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$out" | tail -1)
-		if [ -z "$p" ]; then p=0; f=1; fi
-		if [ $rc != 0 ] && [ "$f" = 0 ]; then f=1; fi
-		passed=$((passed + p)); failed=$((failed + f))
-		;;
-	*)
-		echo "unknown part: $part" >&2
-		failed=$((failed + 1))
-		;;
-	esac
+# make_var DIR NAME: a variable of the Makefile, as make sees it.
+make_var() {
+	printf 'ddb-print-%%:\n\t@echo $($*)\n' >"$work/print.mk"
+	make -s --no-print-directory -C "$1" -f Makefile -f "$work/print.mk" \
+		PG_CONFIG="$PG_CONFIG" "ddb-print-$2"
+}
+# same_list WHAT LISTED FOUND: fail (and say how) when two name lists differ.
+same_list() {
+	local what=$1 listed found missing extra
+	listed=$(tr -s ' ' '\n' <<<"$2" | sed '/^$/d' | sort)
+	found=$(tr -s ' ' '\n' <<<"$3" | sed '/^$/d' | sort)
+	missing=$(comm -13 <(echo "$listed") <(echo "$found") | tr '\n' ' ')
+	extra=$(comm -23 <(echo "$listed") <(echo "$found") | tr '\n' ' ')
+	if [ -n "$missing$extra" ]; then
+		echo "FAILED: $what disagree:${missing:+ not listed: $missing}${extra:+ listed without a file: $extra}"
+		f=$((f + 1))
+		return 1
+	fi
+	echo "ok: $what agree"
+	p=$((p + 1))
+}
+
+# pg_suite DIR VAR FILES EXT MAKEARGS DIFFS: a pg_regress-style suite in DIR
+# (a built copy of the tree): the Makefile's list VAR must name exactly the
+# FILES/*.EXT, then "make installcheck MAKEARGS" runs it; DIFFS is shown
+# on failure.
+pg_suite() {
+	local dir=$1 var=$2 files=$3 ext=$4 args=$5 diffs=$6 out="$work/suite.$RANDOM.out" rc
+	same_list "$files/*.$ext and the Makefile's $var" "$(make_var "$dir" "$var")" \
+		"$(cd "$dir/$files" && ls *."$ext" 2>/dev/null | sed "s/\\.$ext\$//")"
+	as_user "$(mk "$dir") installcheck $args" >"$out" 2>&1
+	rc=$?
+	cat "$out"
+	count_pgregress "$out"
+	if [ $rc != 0 ] && ! grep -qE 'FAILED' "$out"; then f=$((f + 1)); fi
+	[ -f "$dir/$diffs" ] && head -200 "$dir/$diffs"
+}
+
+regress_in() {   # DIR: the regression suite in DIR
+	pg_suite "$1" REGRESS sql sql "ISOLATION= TAP_TESTS=" regression.diffs
+}
+
+part_regress() {
+	log "regression tests"
+	regress_in "$work/src"
+}
+
+# Every regression file alone (a fresh database each), then all of them in
+# reverse order in one database: none may depend on another's leftovers or
+# on running after another.  Counted as one test per file that failed, or
+# one passed test.
+part_regress_order() {
+	local dir="$work/src" t bad="" pgr
+	log "regression files alone and in reverse order"
+	pgr=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress
+	local tests rev
+	tests=$(make_var "$dir" REGRESS)
+	rev=$(tr ' ' '\n' <<<"$tests" | sed '/^$/d' | tac | tr '\n' ' ')
+	for t in $tests; do
+		as_user "cd '$dir' && $conn '$pgr' --inputdir=. --bindir='$PGBIN' --dbname=ddb_alone_$t $t" \
+			>"$work/alone.out" 2>&1 || { bad="$bad $t(alone)"; cat "$work/alone.out"; }
+	done
+	as_user "cd '$dir' && $conn '$pgr' --inputdir=. --bindir='$PGBIN' --dbname=ddb_reverse $rev" \
+		>"$work/reverse.out" 2>&1 || { bad="$bad (reverse order)"; cat "$work/reverse.out"; }
+	if [ -n "$bad" ]; then
+		echo "FAILED: regression files that depend on order:$bad"
+		[ -f "$dir/regression.diffs" ] && head -100 "$dir/regression.diffs"
+		f=$((f + 1))
+	else
+		echo "ok: every regression file passes alone and in reverse order"
+		p=$((p + 1))
+	fi
+}
+
+part_isolation() {
+	log "isolation tests"
+	pg_suite "$work/src" ISOLATION test/isolation/specs spec "REGRESS= TAP_TESTS=" output_iso/regression.diffs
+}
+
+part_tap() {
+	local dir="$work/src" out="$work/tap.out" rc n
+	log "TAP tests"
+	as_user "$(mk "$dir") installcheck REGRESS= ISOLATION= PROVE_FLAGS='--timer'" >"$out" 2>&1
+	rc=$?
+	cat "$out"
+	p=$((p + $(grep -cE '^\[[0-9:]+\] test/t/[^ ]+ \.+ ok' "$out")))
+	n=$(grep -cE '^test/t/[^ ]+ +\(Wstat|^\[[0-9:]+\] test/t/[^ ]+ \.+ (Dubious|Failed|[0-9]+/)' "$out")
+	if [ $rc != 0 ] && [ "$n" = 0 ]; then n=1; fi
+	f=$((f + n))
+	if [ $rc != 0 ]; then
+		for l in "$dir"/tmp_check/log/*; do
+			[ -f "$l" ] && { echo "--- $l"; tail -50 "$l"; }
+		done
+	fi
+}
+
+# run_script NAME COMMAND: one test that passes when COMMAND exits 0.
+run_script() {
+	local name=$1 out="$work/script.$RANDOM.out"
+	shift
+	if as_user "$conn $*" >"$out" 2>&1; then
+		echo "ok: $name"
+		p=$((p + 1))
+	else
+		echo "FAILED: $name"
+		f=$((f + 1))
+	fi
+	tail -30 "$out"
+}
+
+part_fuzz() {
+	local fz="$work/src/test/fuzz/run.sh" seed=${DDB_FUZZ_SEED:-1}
+	log "fuzz smoke: seed $seed and the oracles' self-test"
+	case $seed in ''|*[!0-9]*) echo "DDB_FUZZ_SEED must be a number"; f=$((f + 1)); return ;; esac
+	run_script "fuzz, seed $seed" "bash '$fz' --smoke --seed $seed"
+	if [ "${DDB_FUZZ_RANDOM:-0}" = 1 ]; then
+		run_script "fuzz, a random seed" "bash '$fz' --smoke"
+	fi
+	run_script "fuzz oracles catch planted differences" "bash '$fz' --selftest --seed $seed"
+}
+
+part_bench() {
+	log "benchmark smoke (the scripts run and the tables agree; nothing about speed)"
+	run_script "benchmark smoke" "bash '$work/src/test/bench/run.sh' --smoke"
+}
+
+# The HTTP endpoint in a cluster of its own (it needs the library preloaded):
+# test/endpoint/run.sh counts its pytest cases.
+part_endpoint() {
+	local out="$work/endpoint.out" rc ep ef
+	log "HTTP endpoint: boto3, AWS CLI, dynamodb-admin"
+	DDB_BUILT=1 DDB_TEST_PORT=$((PGPORT + 1)) bash "$here/test/endpoint/run.sh" >"$out" 2>&1
+	rc=$?
+	tail -40 "$out"
+	read -r ep ef < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$out" | tail -1)
+	if [ -z "${ep:-}" ]; then ep=0; ef=1; fi
+	if [ $rc != 0 ] && [ "$ef" = 0 ]; then ef=1; fi
+	p=$((p + ep))
+	f=$((f + ef))
+}
+
+part_readme() {
+	log "README examples, in order, in the demo database"
+	run_script "README examples" "python3 '$work/src/test/readme/check.py' --demo '$work/src/test/demo.sql' '$work/src/README.md'"
+}
+
+# The plain library, built as README.md tells users to, installed over the
+# checks build; the regression suite once more against it.
+part_plain() {
+	log "the plain build users install: make, make install, regression suite"
+	ddb_copy_tree "$work/plain"
+	chown -R "$RUNAS" "$work/plain" 2>/dev/null || true
+	if ! ddb_build_install "$work/plain"; then
+		echo "FAILED: the plain build"
+		f=$((f + 1))
+		return
+	fi
+	installed="the plain build"
+	regress_in "$work/plain"
+}
+
+# "plain" replaces the installed library: run it last.
+ordered=""
+for part in $parts; do [ "$part" = plain ] || ordered="$ordered $part"; done
+case " $parts " in *" plain "*) ordered="$ordered plain" ;; esac
+
+for part in $ordered; do
+	p=0
+	f=0
+	"part_${part//-/_}"
+	if [ $((p + f)) = 0 ]; then
+		echo "FAILED: part $part ran no tests"
+		f=1
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
 done
 
 if grep -qE 'TRAP:|terminated by signal|server process .* was terminated' "$work/server.log"; then
@@ -161,5 +308,7 @@ if grep -qE 'TRAP:|terminated by signal|server process .* was terminated' "$work
 	failed=$((failed + 1))
 fi
 
+log "installed in $PG_CONFIG's PostgreSQL: $installed$([ "$installed" = "the plain build" ] ||
+	echo " (bash test/run.sh plain, or make install, replaces it)")"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

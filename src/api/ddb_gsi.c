@@ -736,11 +736,6 @@ check_attr_name(const char *name, const char *what)
 				 errmsg("ValidationException: %s must be between 1 and 255 characters long", what)));
 }
 
-static const char *
-key_sql_type(DdbKeyType t)
-{
-	return t == DDB_KEY_S ? "text" : t == DDB_KEY_N ? "numeric" : "bytea";
-}
 
 /* An attribute keyed with two types by the table and its indexes. */
 static void
@@ -1052,7 +1047,7 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 	appendStringInfo(&sql, "CREATE TABLE %s.%s (", GSI_SCHEMA, quote_identifier(tblname));
 	for (int c = 0; c < ncols; c++)
 		appendStringInfo(&sql, "%s %s NOT NULL, ", quote_identifier(ddb_pg_name(cols[c])),
-						 key_sql_type(coltypes[c]));
+						 ddb_key_sql_type(coltypes[c]));
 	appendStringInfo(&sql, "%s jsonb NOT NULL) USING ddb", quote_identifier(itemcol));
 
 	/* the trigger function lives where this function does */

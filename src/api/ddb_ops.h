@@ -77,6 +77,7 @@ extern Relation ddb_table_open_arg(FunctionCallInfo fcinfo, int argno, AclMode m
 extern Oid	ddb_catalog_owner(void);
 extern void ddb_catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *args,
 							 const char *nulls, int expect);
+extern const char *ddb_key_sql_type(DdbKeyType t);
 extern Oid	ddb_create_table_core(const DdbCreateTable *ct);
 extern void ddb_delete_table_core(Relation rel);
 extern char *ddb_table_arn(const char *name);

@@ -422,10 +422,15 @@ ddb_catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *args,
 	SetUserIdAndSecContext(save_userid, save_sec);
 }
 
-static const char *
-key_sql_type(DdbKeyType t)
+/*
+ * The column type of a key type.  String keys are text in the "C"
+ * collation: DynamoDB orders them by UTF-8 bytes, as the tree does, so the
+ * planner's key scan serves ranges and ORDER BY in any database's locale.
+ */
+const char *
+ddb_key_sql_type(DdbKeyType t)
 {
-	return t == DDB_KEY_S ? "text" : t == DDB_KEY_N ? "numeric" : "bytea";
+	return t == DDB_KEY_S ? "text COLLATE \"C\"" : t == DDB_KEY_N ? "numeric" : "bytea";
 }
 
 /*
@@ -473,7 +478,7 @@ ddb_create_table_core(const DdbCreateTable *ct)
 					 quote_qualified_identifier(get_namespace_name(nsp), relname));
 	for (int k = 0; k < ct->nkeys; k++)
 		appendStringInfo(&sql, "%s %s NOT NULL, ", quote_identifier(colnames[k]),
-						 key_sql_type(ct->keytypes[k]));
+						 ddb_key_sql_type(ct->keytypes[k]));
 	appendStringInfo(&sql, "%s jsonb NOT NULL) USING ddb", quote_identifier(itemcol));
 
 	if (SPI_connect() != SPI_OK_CONNECT)

@@ -15,6 +15,17 @@
  * key columns NOT NULL, so `CREATE TABLE t (pk text, sk text, item jsonb)
  * USING ddb` is accepted and behaves like DynamoDB: keys are required.
  *
+ * Collation.  The tree orders text keys by their UTF-8 bytes, DynamoDB's
+ * order, which is PostgreSQL's "C" collation; the planner's key scan
+ * serves sort-key ranges and ORDER BY only when the column's collation is
+ * that order.  A text key column that takes the database's default
+ * collation is therefore declared COLLATE "C" by the event trigger, as
+ * ddb_create_table declares it, so a table made in a database with a
+ * UTF-8 locale gets the same plans as in a "C" database.  A collation
+ * named explicitly is the user's choice and is kept; for a sort key that
+ * is not bytewise, CREATE TABLE says with a NOTICE what it costs and how
+ * to avoid it.
+ *
  * Also here: opening a ddb table on behalf of a function that bypasses the
  * executor (the item API, the inspection functions), with the lock,
  * privilege and row-level security checks the executor would make.
@@ -28,6 +39,7 @@
 #include "utils/rls.h"
 #include "access/table.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "commands/event_trigger.h"
@@ -38,6 +50,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/pg_locale.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
@@ -94,6 +107,27 @@ ddb_open_table(Oid relid, AclMode mode)
 						RelationGetRelationName(rel)),
 				 errhint("Use SQL on the table, which applies the policies, or disable row-level security.")));
 	return rel;
+}
+
+/*
+ * The hint for a key column of the wrong type: the key type that holds the
+ * same values, or where non-key attributes belong.
+ */
+static int
+key_type_hint(Form_pg_attribute att)
+{
+	char		category;
+	bool		preferred;
+
+	get_type_category_preferred(getBaseType(att->atttypid), &category, &preferred);
+	if (category == TYPCATEGORY_NUMERIC)
+		return errhint("Declare \"%s\" as numeric: DynamoDB number keys (N) are stored as numeric.",
+					   NameStr(att->attname));
+	if (category == TYPCATEGORY_STRING)
+		return errhint("Declare \"%s\" as text: DynamoDB string keys (S) are stored as text.",
+					   NameStr(att->attname));
+	return errhint("Declare \"%s\" as text, numeric or bytea, or move it into the jsonb item column, which holds every non-key attribute.",
+				   NameStr(att->attname));
 }
 
 /*
@@ -156,7 +190,7 @@ ddb_build_keyinfo(TupleDesc desc, const char *relname, DdbKeyInfo *ki)
 								NameStr(att->attname), relname,
 								format_type_be(att->atttypid)),
 						 errdetail("Key columns must be text (S), numeric (N) or bytea (B), and the last column must be the jsonb item."),
-						 errhint("Put the jsonb item column last.")));
+						 key_type_hint(att)));
 		}
 		ki->keyattno[k] = att->attnum;
 		ki->keytype[k] = type;
@@ -227,15 +261,18 @@ ddb_get_keyinfo(Relation rel)
 }
 
 /*
- * Check one table's shape and make its key columns NOT NULL.  Called by the
- * event trigger for every created or altered ddb table.
+ * Check one table's shape, make its key columns NOT NULL and its text key
+ * columns of the default collation COLLATE "C" (see the file header).
+ * Called by the event trigger for every created or altered ddb table;
+ * 'created' when the command created it.
  */
 static void
-ddb_check_and_fix_table(Oid relid)
+ddb_check_and_fix_table(Oid relid, bool created)
 {
 	Relation	rel;
 	DdbKeyInfo	ki;
 	List	   *fix = NIL;
+	List	   *fixcoll = NIL;
 	char	   *qualname;
 
 	rel = relation_open(relid, AccessShareLock);
@@ -252,26 +289,48 @@ ddb_check_and_fix_table(Oid relid)
 
 		if (!att->attnotnull)
 			fix = lappend(fix, pstrdup(NameStr(att->attname)));
+		if (ki.keytype[k] != DDB_KEY_S)
+			continue;
+		if (att->attcollation == DEFAULT_COLLATION_OID)
+			fixcoll = lappend(fixcoll, pstrdup(NameStr(att->attname)));
+		else if (created && k > 0 && OidIsValid(att->attcollation) &&
+				 !lc_collate_is_c(att->attcollation))
+			ereport(NOTICE,
+					(errmsg("sort key \"%s\" of ddb table \"%s\" has collation \"%s\", not ddb's byte order",
+							NameStr(att->attname), RelationGetRelationName(rel),
+							get_collation_name(att->attcollation)),
+					 errdetail("Range conditions and ORDER BY on it read the whole partition and sort."),
+					 errhint("Declare it COLLATE \"C\" (DynamoDB's order of string keys) for key-range scans in sort-key order.")));
 	}
 	qualname = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 										  RelationGetRelationName(rel));
 	relation_close(rel, AccessShareLock);
 
-	if (fix != NIL)
+	if (fix != NIL || fixcoll != NIL)
 	{
 		StringInfoData sql;
 		ListCell   *lc;
+		const char *sep = "";
 
 		initStringInfo(&sql);
 		appendStringInfo(&sql, "ALTER TABLE %s", qualname);
 		foreach(lc, fix)
+		{
 			appendStringInfo(&sql, "%s ALTER COLUMN %s SET NOT NULL",
-							 foreach_current_index(lc) == 0 ? "" : ",",
-							 quote_identifier((char *) lfirst(lc)));
+							 sep, quote_identifier((char *) lfirst(lc)));
+			sep = ",";
+		}
+		/* text to text in another collation: no rewrite, no scan */
+		foreach(lc, fixcoll)
+		{
+			appendStringInfo(&sql, "%s ALTER COLUMN %s TYPE text COLLATE \"C\"",
+							 sep, quote_identifier((char *) lfirst(lc)));
+			sep = ",";
+		}
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
 		if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "could not mark key columns of %s NOT NULL", qualname);
+			elog(ERROR, "could not fix the key columns of %s", qualname);
 		SPI_finish();
 	}
 }
@@ -286,7 +345,9 @@ ddb_event_trigger_check(PG_FUNCTION_ARGS)
 	EventTriggerData *trigdata;
 	int			ret;
 	List	   *relids = NIL;
+	List	   *created = NIL;
 	ListCell   *lc;
+	MemoryContext outer = CurrentMemoryContext;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -300,7 +361,8 @@ ddb_event_trigger_check(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	ret = SPI_execute("SELECT objid FROM pg_event_trigger_ddl_commands() "
+	ret = SPI_execute("SELECT objid, command_tag IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO') "
+					  "FROM pg_event_trigger_ddl_commands() "
 					  "WHERE classid = 'pg_class'::regclass AND objsubid = 0",
 					  true, 0);
 	if (ret != SPI_OK_SELECT)
@@ -308,10 +370,19 @@ ddb_event_trigger_check(PG_FUNCTION_ARGS)
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
+		bool		cnull;
 		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+		Datum		c = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &cnull);
 
+		/* in the caller's context: SPI_finish frees SPI's */
 		if (!isnull)
+		{
+			MemoryContext spicxt = MemoryContextSwitchTo(outer);
+
 			relids = lappend_oid(relids, DatumGetObjectId(d));
+			created = lappend_int(created, !cnull && DatumGetBool(c));
+			MemoryContextSwitchTo(spicxt);
+		}
 	}
 	SPI_finish();
 
@@ -323,7 +394,7 @@ ddb_event_trigger_check(PG_FUNCTION_ARGS)
 		if (!HeapTupleIsValid(tup))
 			continue;
 		ReleaseSysCache(tup);
-		ddb_check_and_fix_table(relid);
+		ddb_check_and_fix_table(relid, list_nth_int(created, foreach_current_index(lc)) != 0);
 	}
 	PG_RETURN_NULL();
 }

@@ -15,12 +15,15 @@
  *	  order, are exactly the next level's right-link chain; a child's items
  *	  are >= its downlink's separator and its high key equals the next
  *	  separator (or the parent's high key for the last child)
- *	- leaf items: row ids within the TID range, sane tuple lengths
+ *	- leaf items: row ids within the TID range and below the metapage's
+ *	  next row id (or the counter would hand them out again), sane tuple
+ *	  lengths
  *	- MVCC: at most one live version per key, a version that was never
  *	  updated or deleted has t_ctid pointing at itself, xmin/xmax lie between the
  *	  table's relfrozenxid and the next transaction id
  *	- row-id map: every committed version is found through the map at its
- *	  own leaf and offset, with its key's hash
+ *	  own leaf and offset, with its key's hash; its entry points into the
+ *	  relation
  *
  * The summary also reports max_key_leaves, the most leaves the versions of
  * one key span: not an error (an old snapshot keeps versions alive), but
@@ -73,6 +76,7 @@ typedef struct VerifyState
 	uint32		max_key_leaves; /* most leaves one key's versions span */
 	TransactionId relfrozenxid;
 	TransactionId nextxid;
+	uint64		next_rowid;		/* the metapage's row id counter */
 } VerifyState;
 
 static void corrupt(VerifyState *vs, BlockNumber blk, const char *fmt,...) pg_attribute_printf(3, 4) pg_attribute_noreturn();
@@ -245,6 +249,9 @@ check_page(VerifyState *vs, BlockNumber blk, Page page, int level,
 				corrupt(vs, blk, "leaf item %u has a key of %u bytes", off, li->keylen);
 			if (toff < 1 || toff > DDB_ROWIDS_PER_BLOCK)
 				corrupt(vs, blk, "leaf item %u has row id offset %u", off, toff);
+			if (ddb_tid_to_rowid(&li->tid) >= vs->next_rowid)
+				corrupt(vs, blk, "leaf item %u has row id " UINT64_FORMAT ", which is not below the metapage's next row id " UINT64_FORMAT,
+						off, ddb_tid_to_rowid(&li->tid), vs->next_rowid);
 			tup = DdbLeafItemGetTuple(li);
 			if (tup->t_hoff < SizeofHeapTupleHeader ||
 				DdbLeafTupleOffset(li->keylen) + tup->t_hoff > ItemIdGetLength(iid))
@@ -376,6 +383,9 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 
 			if (!ddb_map_check(vs->rel, &li->tid, ddb_key_hash(li->key), &hint))
 				corrupt(vs, blk, "item %u has no row-id map entry with its hash", off);
+			if (hint >= vs->nblocks)
+				corrupt(vs, blk, "item %u's row-id map entry points to block %u beyond the end of the relation",
+						off, hint);
 			/* resolving must find it here (we hold a share lock: take one too) */
 			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 			if (!ddb_find_version(vs->rel, &li->tid, BUFFER_LOCK_SHARE, &fbuf, &foff))
@@ -445,6 +455,7 @@ ddb_verify(PG_FUNCTION_ARGS)
 		if (!(DdbPageGetOpaque(mp)->flags & DDB_PAGE_META))
 			corrupt(&vs, 0, "block 0 is not a metapage");
 		meta = *DdbPageGetMeta(mp);
+		vs.next_rowid = meta.next_rowid;
 		if (meta.magic != DDB_MAGIC || meta.version != DDB_VERSION)
 			corrupt(&vs, 0, "bad magic %08x or version %u", meta.magic, meta.version);
 		if (((PageHeader) mp)->pd_lower < (char *) DdbPageGetMeta(mp) + sizeof(DdbMetaPageData) - (char *) mp)

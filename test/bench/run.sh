@@ -2,35 +2,54 @@
 #
 # test/bench/run.sh: ddb against PostgreSQL's own heap + btree, side by side.
 #
-#   bash test/bench/run.sh                # 1M items, 20 s per benchmark, 1 and 2 clients (~18 min)
-#   bash test/bench/run.sh --items 100000 --duration 10 --clients 4
+#   bash test/bench/run.sh                # 1M items, 5 rounds of 5 s runs, 1 and 2 clients (~25 min)
+#   bash test/bench/run.sh --items 100000 --duration 3 --rounds 7 --clients 4
+#   bash test/bench/run.sh --locale C.UTF-8      # the database in a UTF-8 locale
+#   bash test/bench/run.sh --shared-buffers 64MB --ops "get query" # a small cache
 #   bash test/bench/run.sh --scaling      # GetItem and Query-100 at 10^5 and 10^6 items
 #   bash test/bench/run.sh --scaling --big   # ... and 10^7 (long: about an hour)
-#   bash test/bench/run.sh --smoke        # 2,000 items, 2 s per benchmark (CI)
+#   bash test/bench/run.sh --smoke        # 2,000 items, 1 s runs (CI: the scripts run, results agree)
 #
 # Loads the same items into a ddb table (bench_ddb), a heap table with
 # PRIMARY KEY ("PK", "SK") (bench_heap) and, for Query, a heap copy
-# CLUSTERed on that key (bench_heap_clustered), then runs pgbench -M
-# prepared scripts (test/bench/*.sql, @TBL@ replaced by the table) on each,
-# alternating ddb and heap, and prints Markdown tables: tps and ratios, COPY
-# time, size on disk, WAL bytes per write, buffers per query.
+# CLUSTERed on that key (bench_heap_clustered), checks that all three hold
+# the same items and answer every read benchmark's query alike, then runs
+# pgbench -M prepared scripts (test/bench/*.sql, @TBL@ replaced by the
+# table) and prints Markdown tables: tps and ratios, COPY time, size on
+# disk, WAL bytes per write, buffers per query, load average.
+#
+# Method: each operation runs in short runs (--duration seconds) for
+# --rounds rounds; in each round every side (ddb API, ddb SQL, heap,
+# clustered heap) runs once, in an order that alternates from round to
+# round, so that a noisy neighbour or a drifting machine weighs on both
+# sides alike.  A ratio is the median over rounds of the per-round ratio
+# (ddb tps / heap tps of the same round), reported with its spread (the
+# lowest and highest per-round ratio); tps and WAL columns are medians.
+# The 1-minute load average is sampled before every run: the table shows
+# its mean per operation, and the header the whole run's range.
 #
 # Items: N = 100 x P, partition i % P gets item i (interleaved arrival, as
 # real traffic), the generator and the scripts share bench_pk/bench_sk
 # (setup.sql), so every GetItem hits.  The database is UTF-8 with the "C"
-# collation, so a plain ORDER BY "SK" is bytewise on both sides, ddb's
-# order.
+# collation by default; --locale L creates it with locale L instead (the
+# ddb table's text keys are then "C" all the same, the heap's take L), and
+# the run fails if plain SQL on the ddb table does not get the key scan
+# without a Sort.
 #
 # Server: by default a throwaway cluster of its own (DDB_PGBIN, default
 # /usr/lib/postgresql/15/bin; port DDB_BENCH_PORT, default 55480; as the
-# "postgres" user when run as root; shared_buffers 2GB, synchronous_commit
-# off, see start_cluster).  With --use-running, or with --smoke when PGHOST
-# is set (test/run.sh's "bench" part), it uses the server PGHOST/PGPORT/
-# PGUSER point to, in a scratch database ddb_bench that it drops at the end.
-# The ddb extension must be installed in that server's PostgreSQL.
+# "postgres" user when run as root; shared_buffers 2GB or --shared-buffers,
+# synchronous_commit off, see start_cluster).  With --use-running, or with
+# --smoke when PGHOST is set (test/run.sh's "bench" part), it uses the
+# server PGHOST/PGPORT/PGUSER point to, in a scratch database ddb_bench
+# that it drops at the end.  The ddb extension must be installed in that
+# server's PostgreSQL.
 #
-# --smoke asserts nothing about speed: it exits non-zero only when a
-# benchmark did not run (pgbench failed or reported no transactions).
+# Exit status: non-zero when a benchmark did not run (pgbench failed or
+# reported no transactions, a delete missed its keys), when the tables'
+# contents or any read benchmark's results differ between ddb and heap,
+# or when the ddb table's plain-SQL query does not use the key scan.
+# Nothing about speed is asserted.
 set -u
 set -o pipefail
 
@@ -38,18 +57,26 @@ bench_dir=$(cd "$(dirname "$0")" && pwd)
 PGBIN=${DDB_PGBIN:-/usr/lib/postgresql/15/bin}
 
 items=1000000
-duration=20
+duration=5
+rounds=5
 clients_list="1 2"
 mode=full
 use_running=0
 big=0
+db_locale=""
+shared_buffers=""
+only_ops=""
 orig_args=("$@")
-usage() { sed -n '3,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--items) items=$2; shift ;;
 	--duration) duration=$2; shift ;;
+	--rounds) rounds=$2; shift ;;
 	--clients) clients_list="1 $2"; [ "$2" = 1 ] && clients_list=1; shift ;;
+	--locale) db_locale=$2; shift ;;
+	--shared-buffers) shared_buffers=$2; shift ;;
+	--ops) only_ops=$2; shift ;;
 	--smoke) mode=smoke ;;
 	--scaling) mode=scaling ;;
 	--big) big=1 ;;
@@ -60,11 +87,14 @@ while [ $# -gt 0 ]; do
 	shift
 done
 if [ $mode = smoke ]; then
-	items=2000; duration=2; clients_list=1
+	items=2000; duration=1; rounds=2; clients_list=1
 	[ -n "${PGHOST:-}" ] && use_running=1
 fi
 case $items in ''|*[!0-9]*) echo "--items must be a number" >&2; exit 2 ;; esac
 case $duration in ''|*[!0-9]*) echo "--duration must be a number of seconds" >&2; exit 2 ;; esac
+case $rounds in ''|*[!0-9]*|0) echo "--rounds must be a positive number" >&2; exit 2 ;; esac
+case $db_locale in *[!A-Za-z0-9_.@-]*) echo "--locale must be a locale name" >&2; exit 2 ;; esac
+case $shared_buffers in *[!A-Za-z0-9]*) echo "--shared-buffers must be a size like 64MB" >&2; exit 2 ;; esac
 if [ $((items % 100)) != 0 ] || [ "$items" -lt 100 ]; then
 	echo "--items must be a multiple of 100 (100 items per partition)" >&2; exit 2
 fi
@@ -78,12 +108,12 @@ if [ "$(id -u)" = 0 ]; then
 	fi
 	args=""
 	[ ${#orig_args[@]} -gt 0 ] && args=$(printf ' %q' "${orig_args[@]}")
-	cd /tmp && exec su postgres -s /bin/bash -c "$envs bash $(printf %q "$bench_dir/run.sh")$args"
+	cd /tmp && exec su postgres -s /bin/bash -c "$envs bash $(printf %q "$bench_dir/$(basename "$0")")$args"
 fi
 
 export PATH="$PGBIN:$PATH"
 work=$(mktemp -d /tmp/ddb-bench.XXXXXX)
-results="$work/results"     # op|variant|clients|tps|wal bytes per txn
+results="$work/results"     # op|variant|clients|round|tps|wal bytes per txn|load average
 : >"$results"
 log() { printf '==> [%4ss] %s\n' "$SECONDS" "$*" >&2; }
 die() { echo "bench: $*" >&2; exit 1; }
@@ -109,6 +139,7 @@ start_cluster() {
 	local sb=2GB
 	[ $mode = smoke ] && sb=128MB
 	[ "$items" -ge 10000000 ] && sb=8GB
+	[ -n "$shared_buffers" ] && sb=$shared_buffers
 	export PGHOST="$work/sock" PGPORT=${DDB_BENCH_PORT:-55480} PGUSER=$(id -un)
 	mkdir -p "$work/sock"
 	log "starting a throwaway cluster in $work (port $PGPORT, shared_buffers $sb)"
@@ -143,16 +174,16 @@ q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
 q -d postgres -c 'DROP DATABASE IF EXISTS ddb_bench' >/dev/null ||
 	die "cannot connect to the server"
-# UTF-8 and the "C" collation whatever the server's defaults: ddb's key
-# order is bytewise UTF-8, and so is ORDER BY "SK" here.
-q -d postgres -c "CREATE DATABASE ddb_bench TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'" ||
-	die "cannot create the database ddb_bench"
+# UTF-8 and the "C" collation whatever the server's defaults (ddb's key
+# order is bytewise UTF-8, and so is ORDER BY "SK" here), or --locale's.
+q -d postgres -c "CREATE DATABASE ddb_bench TEMPLATE template0 ENCODING 'UTF8' LOCALE '${db_locale:-C}'" ||
+	die "cannot create the database ddb_bench (locale ${db_locale:-C})"
 q -f "$bench_dir/setup.sql" || die "setup failed"
 have_prewarm=1
 q -c 'CREATE EXTENSION pg_prewarm' 2>/dev/null ||
 	{ have_prewarm=0; log "no pg_prewarm: the first run on each table reads from the OS cache"; }
 settings=$(q -c "SELECT string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY name)
-	FROM pg_settings WHERE name IN ('shared_buffers', 'synchronous_commit', 'fsync', 'max_wal_size', 'work_mem', 'jit')")
+	FROM pg_settings WHERE name IN ('shared_buffers', 'synchronous_commit', 'fsync', 'max_wal_size', 'work_mem', 'jit', 'lc_collate')")
 server_version=$(q -c 'SHOW server_version')
 
 # --- loading ------------------------------------------------------------------
@@ -199,7 +230,7 @@ EOF
 	# COPY, CLUSTER and VACUUM go through small buffer rings: read every
 	# table, index and TOAST block into shared_buffers so that no side's
 	# first run pays for reads from the OS cache.
-	if [ $have_prewarm = 1 ]; then
+	if [ $have_prewarm = 1 ] && [ -z "$shared_buffers" ]; then
 		log "pg_prewarm"
 		q -c "SELECT sum(pg_prewarm(r)) FROM (
 			SELECT c.oid AS r FROM pg_class c WHERE c.relname LIKE 'bench\_%' AND c.relkind = 'r'
@@ -216,16 +247,19 @@ size_of() { q -c "SELECT pg_total_relation_size('$1')"; }
 
 fail=0
 run_no=0
-# bench OP VARIANT TABLE SCRIPT CLIENTS [pgbench options]: one pgbench run;
-# records tps and WAL bytes per transaction in $results.
+loadavg() { cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0; }
+# bench OP VARIANT TABLE SCRIPT CLIENTS ROUND [pgbench options]: one short
+# pgbench run; records tps, WAL bytes per transaction and the load average
+# before it in $results.
 bench() {
-	local op=$1 variant=$2 tbl=$3 script=$4 clients=$5
-	shift 5
-	local sql="$work/$script.$tbl.sql" out="$work/pgbench.out" lsn0 wal tps txns failed rc len
+	local op=$1 variant=$2 tbl=$3 script=$4 clients=$5 round=$6
+	shift 6
+	local sql="$work/$script.$tbl.sql" out="$work/pgbench.out" lsn0 wal tps txns failed rc len load
 	run_no=$((run_no + 1))
 	sed "s/@TBL@/$tbl/g" "$bench_dir/$script.sql" >"$sql"
 	len="-T $duration"
 	case " $* " in *" -t "*) len="" ;; esac
+	load=$(loadavg)
 	lsn0=$(q -c 'SELECT pg_current_wal_insert_lsn()')
 	pgbench -n -M prepared $len -c "$clients" -j "$clients" -f "$sql" \
 		-D P="$P" -D n=0 -D run="$run_no" "$@" >"$out" 2>&1
@@ -242,15 +276,24 @@ bench() {
 		tps=0
 		txns=1
 	fi
-	printf '%s|%s|%s|%.0f|%.0f\n' "$op" "$variant" "$clients" "$tps" \
-		"$(awk -v w="$wal" -v t="$txns" 'BEGIN { print w / t }')" >>"$results"
-	log "$(printf '%-12s %-10s %s client(s): %8.0f tps' "$op" "$variant" "$clients" "$tps")"
+	printf '%s|%s|%s|%s|%.0f|%.0f|%s\n' "$op" "$variant" "$clients" "$round" "$tps" \
+		"$(awk -v w="$wal" -v t="$txns" 'BEGIN { print w / t }')" "$load" >>"$results"
+	log "$(printf '%-12s %-6s %s client(s), round %s: %8.0f tps (load %s)' "$op" "$variant" "$clients" "$round" "$tps" "$load")"
 }
 
 # Variants per operation: api = ddb's SQL function, sql = plain SQL on the ddb
 # table, heap, clust = the clustered heap (reads only).
 read_ops="get query query_back prefix last"
 write_ops="put_new put_over update delete"
+# --ops: only these benchmarks (the results check still covers every read)
+if [ -n "$only_ops" ]; then
+	for o in $only_ops; do
+		case " $read_ops $write_ops " in *" $o "*) ;; *) die "unknown operation in --ops: $o ($read_ops $write_ops)" ;; esac
+	done
+	bench_ops=$only_ops
+else
+	bench_ops="$read_ops $write_ops"
+fi
 variants_for() {
 	local op=$1 clients=$2
 	case $op in
@@ -281,24 +324,30 @@ preinsert_deletes() {   # TABLE CLIENTS K RUN
 		FROM generate_series(0, $2 - 1) c, generate_series(1, $3) n" || die "pre-inserting keys to delete failed"
 }
 
+# run_op OP CLIENTS: --rounds rounds; each runs every side once, in an
+# order reversed every other round (ABBA), so drift weighs on all alike.
 run_op() {   # OP CLIENTS
-	local op=$1 clients=$2 v tbl k left
-	for v in $(variants_for "$op" "$clients"); do
-		tbl=$(table_for $v)
-		if [ "$op" = delete ]; then
-			k=$(del_keys)
-			# bench numbers runs from 1: the next run is run_no + 1
-			preinsert_deletes "$tbl" "$clients" "$k" $((run_no + 1))
-			bench "$op" "$v" "$tbl" "$(script_for "$op" $v)" "$clients" -t "$k"
-			# every transaction must have deleted an item, or we timed misses
-			left=$(q -c "SELECT count(*) FROM $tbl WHERE \"SK\" LIKE 'DEL#$run_no#%'")
-			if [ "$left" != 0 ]; then
-				echo "bench: delete / $v left $left of its keys behind" >&2
-				fail=$((fail + 1))
+	local op=$1 clients=$2 v tbl k left r order
+	for r in $(seq 1 "$rounds"); do
+		order=$(variants_for "$op" "$clients")
+		[ $((r % 2)) = 0 ] && order=$(tr ' ' '\n' <<<"$order" | tac | tr '\n' ' ')
+		for v in $order; do
+			tbl=$(table_for $v)
+			if [ "$op" = delete ]; then
+				k=$(del_keys)
+				# bench numbers runs from 1: the next run is run_no + 1
+				preinsert_deletes "$tbl" "$clients" "$k" $((run_no + 1))
+				bench "$op" "$v" "$tbl" "$(script_for "$op" $v)" "$clients" "$r" -t "$k"
+				# every transaction must have deleted an item, or we timed misses
+				left=$(q -c "SELECT count(*) FROM $tbl WHERE \"SK\" LIKE 'DEL#$run_no#%'")
+				if [ "$left" != 0 ]; then
+					echo "bench: delete / $v left $left of its keys behind" >&2
+					fail=$((fail + 1))
+				fi
+			else
+				bench "$op" "$v" "$tbl" "$(script_for "$op" $v)" "$clients" "$r"
 			fi
-		else
-			bench "$op" "$v" "$tbl" "$(script_for "$op" $v)" "$clients"
-		fi
+		done
 	done
 }
 
@@ -337,18 +386,89 @@ measure_buffers() {   # "OP/VARIANT ..." -> sets buf[OP/VARIANT]
 		buf[$ov]=$line
 	done < <(awk -F'|' '$2 != 0 { s[$1] += $3; n[$1]++ } END { for (k in s) printf "%s|%.1f\n", k, s[k] / n[k] }' "$work/buffers.out")
 }
-# One plan of each kind, for the record (does the key scan get used?).
-show_plans() {
+# One plan of each kind, for the record; the ddb table's plain-SQL Query
+# must be the key scan with no Sort above it, in any --locale.
+check_plans() {
 	local v
 	for v in sql heap clust; do
 		q -c "EXPLAIN (COSTS OFF) $(buffer_sql query $v 7)"
-	done
+	done >"$work/plans.txt" 2>&1
+	q -c "EXPLAIN (COSTS OFF) $(buffer_sql query sql 7)" >"$work/plan_sql.txt" 2>&1
+	if ! grep -q DdbKeyScan "$work/plan_sql.txt" || grep -q Sort "$work/plan_sql.txt"; then
+		echo "bench: plain SQL on bench_ddb is not a key scan in sort-key order:" >&2
+		cat "$work/plan_sql.txt" >&2
+		fail=$((fail + 1))
+	fi
+}
+
+# result_sql OP VARIANT PARTITION: the rows a read benchmark returns for a
+# partition, as jsonb items with their keys, in the order returned.
+result_sql() {
+	local sql with_keys='SELECT item || jsonb_build_object('"'PK'"', "PK", '"'SK'"', "SK") FROM'
+	sql=$(buffer_sql "$1" "$2" "$3")
+	[ "$2" = api ] || sql=${sql/SELECT item FROM/$with_keys}
+	echo "$sql"
+}
+
+# The three tables hold the same items, and every read benchmark's query
+# returns the same rows in the same order from each side, for a sample of
+# partitions (smoke: every partition).  Items compare as jsonb, so numbers
+# compare by value.
+check_results() {
+	local op v p i np bad diffs sqlf="$work/results.sql" nops
+	diffs=$(q -c "SELECT (SELECT count(*) FROM (TABLE bench_ddb EXCEPT ALL TABLE bench_heap) a)
+	                   + (SELECT count(*) FROM (TABLE bench_heap EXCEPT ALL TABLE bench_ddb) b)
+	                   + (SELECT count(*) FROM (TABLE bench_heap_clustered EXCEPT ALL TABLE bench_heap) c)
+	                   + (SELECT count(*) FROM (TABLE bench_heap EXCEPT ALL TABLE bench_heap_clustered) d)") ||
+		diffs="(query failed)"
+	if [ "$diffs" != 0 ]; then
+		echo "bench: the tables do not hold the same items ($diffs rows differ)" >&2
+		fail=$((fail + 1))
+	fi
+	np=20
+	[ $mode = smoke ] && np=$P
+	nops=$(wc -w <<<"$read_ops")
+	local -A tmpl
+	for op in $read_ops; do
+		# one query text per side, the partition filled in below (no fork per query)
+		for v in api sql heap clust; do tmpl[$v]=$(result_sql $op $v @P@); done
+		for i in $(seq 0 $((np - 1))); do
+			p=$(( (i * 7907 + 13) % P ))
+			printf "SELECT '%s|%s|' || CASE WHEN a = s AND a = h AND a = c AND jsonb_array_length(a) > 0 THEN 'same' ELSE 'DIFFERENT' END\n" "$op" "$p"
+			printf '  FROM (SELECT bench_rows($q$%s$q$) a, bench_rows($q$%s$q$) s,\n' "${tmpl[api]//@P@/$p}" "${tmpl[sql]//@P@/$p}"
+			printf '               bench_rows($q$%s$q$) h, bench_rows($q$%s$q$) c) r;\n' "${tmpl[heap]//@P@/$p}" "${tmpl[clust]//@P@/$p}"
+		done
+	done >"$sqlf"
+	q -f "$sqlf" >"$work/results.out" || { fail=$((fail + 1)); return; }
+	bad=$(grep -c 'DIFFERENT' "$work/results.out")
+	if [ "$bad" != 0 ] || [ "$(grep -c '|same$' "$work/results.out")" != $((nops * np)) ]; then
+		echo "bench: ddb and heap return different results for $bad of $((nops * np)) queries:" >&2
+		grep DIFFERENT "$work/results.out" | head -10 >&2
+		fail=$((fail + 1))
+	else
+		log "results agree: $((nops * np)) queries, each the same on all 4 sides; the tables hold the same items"
+	fi
 }
 
 # --- reports ------------------------------------------------------------------
 
-tps_of() { awk -F'|' -v o="$1" -v v="$2" -v c="$3" '$1 == o && $2 == v && $3 == c { print $4 }' "$results"; }
-wal_of() { awk -F'|' -v o="$1" -v v="$2" -v c="$3" '$1 == o && $2 == v && $3 == c { print $5 }' "$results"; }
+# The runs of OP on VARIANT with CLIENTS: one line per round.
+runs_of() { awk -F'|' -v o="$1" -v v="$2" -v c="$3" '$1 == o && $2 == v && $3 == c' "$results"; }
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) printf "%.0f", (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
+tps_of() { runs_of "$1" "$2" "$3" | cut -d'|' -f5 | median; }
+wal_of() { runs_of "$1" "$2" "$3" | cut -d'|' -f6 | median; }
+# ratio_of OP A B CLIENTS: median of the per-round ratios A/B with their
+# lowest and highest, e.g. "1.32 (1.21-1.40)", or blank.
+ratio_of() {
+	join -t'|' <(runs_of "$1" "$2" "$4" | awk -F'|' '{ print $4 "|" $5 }' | sort) \
+		<(runs_of "$1" "$3" "$4" | awk -F'|' '{ print $4 "|" $5 }' | sort) |
+		awk -F'|' '$3 > 0 { print $2 / $3 }' | sort -g |
+		awk '{ a[NR] = $1 } END { if (NR) printf "%.2f (%.2f-%.2f)", (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), a[1], a[NR] }'
+}
+load_of() {   # OP CLIENTS: mean load average before its runs
+	awk -F'|' -v o="$1" -v c="$2" '$1 == o && $3 == c { s += $7; n++ } END { if (n) printf "%.1f", s / n }' "$results"
+}
+load_range() { awk -F'|' 'NR == 1 || $7 < lo { lo = $7 } NR == 1 || $7 > hi { hi = $7 } END { printf "%.1f-%.1f", lo, hi }' "$results"; }
 ratio() {   # A B -> A/B with 2 decimals, or blank
 	awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b != "" && b > 0) printf "%.2f", a / b }'
 }
@@ -371,21 +491,22 @@ op_name() {
 report() {
 	local op c a s h cl
 	echo
-	echo "### ddb vs heap + btree: $items items ($P partitions x 100, interleaved), ${duration} s per run, pgbench -M prepared"
+	echo "### ddb vs heap + btree: $items items ($P partitions x 100, interleaved), $rounds rounds of ${duration} s runs, pgbench -M prepared"
 	echo
-	echo "PostgreSQL $server_version; $settings."
+	echo "PostgreSQL $server_version; $settings; load average $(load_range) (1 min, sampled before each run)."
 	echo
-	echo "| operation | clients | ddb API tps | ddb SQL tps | heap tps | API / heap | SQL / heap | clustered heap tps | API / clustered |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| operation | clients | ddb API tps | ddb SQL tps | heap tps | API / heap | SQL / heap | clustered heap tps | API / clustered | load |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for c in $clients_list; do
 		for op in $read_ops $write_ops; do
 			a=$(tps_of $op api $c); s=$(tps_of $op sql $c); h=$(tps_of $op heap $c); cl=$(tps_of $op clust $c)
 			[ -z "$a$h" ] && continue
-			echo "| $(op_name $op) | $c | $(num "$a") | $(num "$s") | $(num "$h") | $(ratio "$a" "$h") | $(ratio "$s" "$h") | $(num "$cl") | $(ratio "$a" "$cl") |"
+			echo "| $(op_name $op) | $c | $a | $s | $h | $(ratio_of $op api heap $c) | $(ratio_of $op sql heap $c) | $cl | $(ratio_of $op api clust $c) | $(load_of $op $c) |"
 		done
 	done
-	echo "| bulk load: COPY $items items | 1 | $(awk -v n=$items -v t=$copy_ddb 'BEGIN { printf "%.1f s (%.0f items/s)", t, n / t }') | | $(awk -v n=$items -v t=$copy_heap 'BEGIN { printf "%.1f s (%.0f items/s)", t, n / t }') | $(ratio "$copy_heap" "$copy_ddb") | | | |"
+	echo "| bulk load: COPY $items items | 1 | $(awk -v n=$items -v t=$copy_ddb 'BEGIN { printf "%.1f s (%.0f items/s)", t, n / t }') | | $(awk -v n=$items -v t=$copy_heap 'BEGIN { printf "%.1f s (%.0f items/s)", t, n / t }') | $(ratio "$copy_heap" "$copy_ddb") | | | | |"
 	echo
+	echo "tps: median of the rounds; ratios: median of the per-round ratios (lowest-highest)."
 	echo "API = ddb_get_item / ddb_query / ddb_put_item / ddb_update_item / ddb_delete_item;"
 	echo "SQL = plain SELECT / INSERT / UPDATE / DELETE on the ddb table (DdbKeyScan);"
 	echo "heap = the same plain SQL on bench_heap (upsert with ON CONFLICT for overwrites)."
@@ -396,10 +517,11 @@ report() {
 	echo "| bench_heap | $(mb $size_heap) | 1.00 |"
 	[ -n "$size_clust" ] && echo "| bench_heap_clustered | $(mb $size_clust) | $(ratio $size_clust $size_heap) |"
 	echo
-	echo "| WAL bytes per write (1 client) | ddb API | ddb SQL | heap | API / heap |"
+	echo "| WAL bytes per write (1 client, median) | ddb API | ddb SQL | heap | API / heap |"
 	echo "|---|---:|---:|---:|---:|"
 	for op in $write_ops; do
 		a=$(wal_of $op api 1); s=$(wal_of $op sql 1); h=$(wal_of $op heap 1)
+		[ -z "$a$h" ] && continue
 		echo "| $(op_name $op) | $a | $s | $h | $(ratio "$a" "$h") |"
 	done
 	echo
@@ -427,28 +549,35 @@ if [ $mode = scaling ]; then
 		load "$n"
 		measure_buffers get/api get/heap query/api query/heap
 		for op in get query; do
-			bench $op api bench_ddb "${op}_api" 1
-			bench $op heap bench_heap "${op}_sql" 1
+			for r in $(seq 1 "$rounds"); do
+				if [ $((r % 2)) = 1 ]; then
+					bench $op api bench_ddb "${op}_api" 1 "$r"
+					bench $op heap bench_heap "${op}_sql" 1 "$r"
+				else
+					bench $op heap bench_heap "${op}_sql" 1 "$r"
+					bench $op api bench_ddb "${op}_api" 1 "$r"
+				fi
+			done
 		done
-		echo "| $n | $(tps_of get api 1) | $(tps_of get heap 1) | $(ratio "$(tps_of get api 1)" "$(tps_of get heap 1)") | ${buf[get/api]} | ${buf[get/heap]} | $(tps_of query api 1) | $(tps_of query heap 1) | $(ratio "$(tps_of query api 1)" "$(tps_of query heap 1)") | ${buf[query/api]} | ${buf[query/heap]} | $(mb "$(size_of bench_ddb)") | $(mb "$(size_of bench_heap)") |" >>"$table"
+		echo "| $n | $(tps_of get api 1) | $(tps_of get heap 1) | $(ratio_of get api heap 1) | ${buf[get/api]} | ${buf[get/heap]} | $(tps_of query api 1) | $(tps_of query heap 1) | $(ratio_of query api heap 1) | ${buf[query/api]} | ${buf[query/heap]} | $(mb "$(size_of bench_ddb)") | $(mb "$(size_of bench_heap)") | $(load_of get 1)/$(load_of query 1) |" >>"$table"
 		: >"$results"
 	done
 	echo
-	echo "### Scaling: GetItem and Query-100 (1 client, ${duration} s per run, pgbench -M prepared)"
+	echo "### Scaling: GetItem and Query-100 (1 client, $rounds rounds of ${duration} s runs, pgbench -M prepared)"
 	echo
 	echo "PostgreSQL $server_version; $settings."
 	echo
-	echo "| items | GetItem ddb tps | GetItem heap tps | ratio | GetItem buffers ddb | GetItem buffers heap | Query-100 ddb tps | Query-100 heap tps | ratio | Query-100 buffers ddb | Query-100 buffers heap | size ddb | size heap |"
-	echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| items | GetItem ddb tps | GetItem heap tps | ratio | GetItem buffers ddb | GetItem buffers heap | Query-100 ddb tps | Query-100 heap tps | ratio | Query-100 buffers ddb | Query-100 buffers heap | size ddb | size heap | load |"
+	echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	cat "$table"
-	[ $fail = 0 ] || { echo "bench: $fail benchmark(s) did not run" >&2; exit 1; }
+	[ $fail = 0 ] || { echo "bench: $fail check(s) failed (see the messages above)" >&2; exit 1; }
 	exit 0
 fi
 
 load "$items" with_clustered
 size_ddb=$(size_of bench_ddb); size_heap=$(size_of bench_heap); size_clust=$(size_of bench_heap_clustered)
-show_plans >"$work/plans.txt" 2>&1
-grep -q DdbKeyScan "$work/plans.txt" || { log "plain SQL on bench_ddb does not use DdbKeyScan:"; cat "$work/plans.txt" >&2; }
+check_plans
+check_results
 log "buffers per query"
 ovs=""
 for op in $read_ops; do
@@ -457,13 +586,13 @@ done
 measure_buffers $ovs
 
 for c in $clients_list; do
-	for op in $read_ops $write_ops; do
+	for op in $bench_ops; do
 		run_op "$op" "$c"
 	done
 done
 
 report
 if [ $fail != 0 ]; then
-	echo "bench: $fail benchmark(s) did not run" >&2
+	echo "bench: $fail check(s) failed (see the messages above)" >&2
 	exit 1
 fi

@@ -38,3 +38,18 @@ BEGIN
        + (j -> 0 -> 'Plan' ->> 'Shared Read Blocks')::bigint;
 END
 $$;
+
+-- The rows (one jsonb column) query q returns, in order, as one array:
+-- how run.sh compares the sides' results.
+CREATE FUNCTION bench_rows(q text) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+  r jsonb;
+  out jsonb := '[]';
+BEGIN
+  FOR r IN EXECUTE q LOOP
+    out := out || jsonb_build_array(r);
+  END LOOP;
+  RETURN out;
+END
+$$;

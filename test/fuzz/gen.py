@@ -1,14 +1,25 @@
 #!/usr/bin/env python3
 """Generate random and mutated DynamoDB expressions for the ddb fuzz test.
 
-Writes COPY text-format rows: id, kind (c = condition, u = update,
-p = projection, k = key condition, t = typed JSON item in the expression
-column), expression, item, names, vals -- the last three jsonb text or \\N.  Most cases are grammatical with random placeholders and values;
-a share is mutated (spans deleted, duplicated, swapped, tokens inserted) so
-the parser sees near-misses, and a few are pathological (deep nesting,
-oversized text, huge indexes).
+Writes COPY text-format rows: id, kind, expression, item, names, vals,
+expect -- item, names and vals jsonb text or \\N.  Kinds: c = condition,
+u = update, p = projection, k = key condition, t = typed JSON item (in the
+expression column), m = an update whose result a reference model computed
+(expect: the new item as JSON, or ERROR when the model says DynamoDB
+rejects it).  Most cases are grammatical with random placeholders and
+values; a share is mutated (spans deleted, duplicated, swapped, tokens
+inserted) so the parser sees near-misses, and a few are pathological (deep
+nesting, oversized text, huge indexes).
+
+The reference model (model_update) is deliberately small and independent
+of ddb's code: top-level attributes only, SET with values, paths, + and -,
+if_not_exists and list_append, REMOVE, and ADD of numbers, following
+DynamoDB's UpdateExpression rules (operands read the item as it was before
+the update; a missing operand, or arithmetic or list_append on the wrong
+type, is an error).
 """
 import base64
+import decimal
 import json
 import random
 import re
@@ -218,6 +229,155 @@ def rtyped():
     return json.dumps(item)
 
 
+# ---------------------------------------------------------------------------
+# The reference model for kind m
+# ---------------------------------------------------------------------------
+MODEL_NAMES = ["a", "b", "c", "n", "m", "l", "s"]
+decimal.getcontext().prec = 60
+
+
+class ModelError(Exception):
+    pass
+
+
+def mvalue():
+    """A value of the model: numbers as Decimal, no sets or binaries."""
+    k = random.randint(0, 7)
+    if k <= 2:
+        return decimal.Decimal(random.choice(["0", "1", "-1", "2.5", "10", "0.1", "-3.75", "42"]))
+    if k == 3:
+        return random.choice(["", "x", "héllo", "CUST#42"])
+    if k == 4:
+        return random.choice([True, False, None])
+    if k == 5:
+        return [mvalue() for _ in range(random.randint(0, 3))]
+    if k == 6:
+        return {random.choice(MODEL_NAMES): decimal.Decimal(random.randint(-5, 5))}
+    return decimal.Decimal(random.randint(-100, 100))
+
+
+def is_num(v):
+    return isinstance(v, decimal.Decimal)
+
+
+def model_update(item, actions, vals):
+    """Apply [(clause, target, operand tree)] to item; raises ModelError."""
+    old = dict(item)
+    new = dict(item)
+
+    def operand(o):
+        kind, x = o[0], o[1:]
+        if kind == "val":
+            return vals[x[0]]
+        if kind == "path":
+            if x[0] not in old:
+                raise ModelError("missing operand")
+            return old[x[0]]
+        if kind == "ifne":
+            return old[x[0]] if x[0] in old else operand(x[1])
+        if kind == "append":
+            a, b = operand(x[0]), operand(x[1])
+            if not isinstance(a, list) or not isinstance(b, list):
+                raise ModelError("list_append of a non-list")
+            return a + b
+        if kind in "+-":
+            a, b = operand(x[0]), operand(x[1])
+            if not is_num(a) or not is_num(b):
+                raise ModelError("arithmetic on a non-number")
+            return a + b if kind == "+" else a - b
+        raise AssertionError(kind)
+
+    for clause, target, o in actions:
+        if clause == "SET":
+            new[target] = operand(o)
+        elif clause == "REMOVE":
+            new.pop(target, None)
+        elif clause == "ADD":
+            v = operand(o)
+            if target not in old:
+                new[target] = v
+            elif is_num(old[target]):
+                new[target] = old[target] + v
+            else:
+                raise ModelError("ADD to a non-number")
+    return new
+
+
+def mjson(v):
+    """JSON text of a model value, numbers written exactly."""
+    if is_num(v):
+        return format(v.normalize() if v != 0 else decimal.Decimal(0), "f")
+    if isinstance(v, list):
+        return "[" + ", ".join(mjson(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(json.dumps(k) + ": " + mjson(x) for k, x in v.items()) + "}"
+    return json.dumps(v, ensure_ascii=False)
+
+
+def model_case():
+    """(expression, item, vals, expected new item or 'ERROR'), all as text.
+
+    Only forms DynamoDB documents: SET t = operand, operand + or - operand,
+    or list_append(operand, operand), where an operand is a value, a path
+    or if_not_exists(path, value); REMOVE t; ADD t number.  Targets are
+    distinct; operands may name targets (they read the old item).
+    """
+    item = {"pk": "p"}
+    for name in random.sample(MODEL_NAMES, random.randint(0, 5)):
+        item[name] = mvalue()
+    targets = random.sample(MODEL_NAMES, random.randint(1, 4))
+    vals = {}
+    clauses = {"SET": [], "REMOVE": [], "ADD": []}
+    actions = []
+
+    def val(v=None):
+        ph = ":v%d" % len(vals)
+        vals[ph] = mvalue() if v is None else v
+        return ("val", ph), ph
+
+    def operand():
+        r = random.random()
+        if r < 0.45:
+            return val()
+        name = random.choice(MODEL_NAMES)
+        if r < 0.8:
+            return ("path", name), name
+        o, ph = val()
+        return ("ifne", name, o), "if_not_exists(%s, %s)" % (name, ph)
+
+    for t in targets:
+        clause = random.choice(["SET", "SET", "REMOVE", "ADD"])
+        if clause == "SET":
+            r = random.random()
+            a, ta = operand()
+            if r < 0.5:
+                o, text = a, ta
+            else:
+                b, tb = operand()
+                if r < 0.8:
+                    op = random.choice("+-")
+                    o, text = (op, a, b), "%s %s %s" % (ta, op, tb)
+                else:
+                    o, text = ("append", a, b), "list_append(%s, %s)" % (ta, tb)
+            actions.append(("SET", t, o))
+            clauses["SET"].append("%s = %s" % (t, text))
+        elif clause == "REMOVE":
+            actions.append(("REMOVE", t, None))
+            clauses["REMOVE"].append(t)
+        else:
+            o, ph = val(decimal.Decimal(random.choice(["1", "-2", "0.5", "7"])))
+            actions.append(("ADD", t, o))
+            clauses["ADD"].append("%s %s" % (t, ph))
+    parts = [c + " " + ", ".join(a) for c, a in clauses.items() if a]
+    random.shuffle(parts)
+    try:
+        expect = mjson(model_update(item, actions, vals))
+    except ModelError:
+        expect = "ERROR"
+    # DynamoDB refuses an empty ExpressionAttributeValues: none at all then
+    return " ".join(parts), mjson(item), mjson(vals) if vals else None, expect
+
+
 def mutate(s):
     for _ in range(random.randint(1, 3)):
         if not s:
@@ -268,7 +428,12 @@ def main():
     random.seed(int(sys.argv[2]) if len(sys.argv) > 2 else None)
     out = sys.stdout
     for i in range(n):
-        kind = random.choice("cccuuupppkt")
+        kind = random.choice("cccuuupppktmm")
+        if kind == "m":
+            expr, item, vals, expect = model_case()
+            out.write("\t".join([str(i), kind, enc(expr), enc(item), "\\N",
+                                 enc(vals), enc(expect)]) + "\n")
+            continue
         expr = {"c": rcond, "u": rupdate, "p": rprojection, "k": rkeycond,
                 "t": rtyped}[kind]()
         r = random.random()
@@ -278,10 +443,10 @@ def main():
             expr = pathological(kind)
         names = {}
         vals = {}
-        for ph in set(re.findall(r"#[A-Za-z0-9_]+", expr)):
+        for ph in sorted(set(re.findall(r"#[A-Za-z0-9_]+", expr))):
             if random.random() < 0.95:
                 names[ph] = random.choice(NAMES + ODD_NAMES)
-        for ph in set(re.findall(r":[A-Za-z0-9_]+", expr)):
+        for ph in sorted(set(re.findall(r":[A-Za-z0-9_]+", expr))):
             if random.random() < 0.95:
                 vals[ph] = rvalue()
                 if ph.startswith(":a") and random.random() < 0.97:    # ADD
@@ -301,7 +466,7 @@ def main():
         if kind in "pt":
             vals = None
         out.write("\t".join([str(i), kind, enc(expr), enc(ritem()),
-                             enc(names), enc(vals)]) + "\n")
+                             enc(names), enc(vals), "\\N"]) + "\n")
 
 
 if __name__ == "__main__":

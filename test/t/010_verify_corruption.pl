@@ -1,0 +1,463 @@
+# ddb_verify is the oracle of nearly every other test: this proves it can
+# fail.  Each class of violation the README lists for ddb_verify is planted
+# in a table of its own by editing the relation file with the server
+# stopped (the page layout is ddb_page.h's; the row-id map's is
+# ddb_rowid.c's), and ddb_verify must then raise data_corrupted (XX001)
+# naming that violation.  A table left untouched must still verify clean, so
+# the editing itself breaks nothing else.  ddb_verify_gsi's classes (missing,
+# extra, wrong index entries) are planted through SQL in sql/gsi_verify.sql.
+#
+# The page helpers below read and write native-endian integers and assume
+# the C compiler's little-endian bit-field order for line pointers (lp_off
+# in the low 15 bits), as on every platform PostgreSQL's Debian packages
+# are built for.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+plan skip_all => 'ddb_verify needs ddb tables' if ($ENV{DDB_TAP_AM} || 'ddb') ne 'ddb';
+
+my $node = PostgreSQL::Test::Cluster->new('verify_corruption');
+$node->init;
+$node->append_conf('postgresql.conf', "autovacuum = off\n");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION ddb');
+
+my $BLCKSZ = $node->safe_psql('postgres', 'SHOW block_size');
+is($node->safe_psql('postgres', 'SHOW data_checksums'), 'off',
+	'no data checksums (the edits do not recompute them)');
+
+# ---------------------------------------------------------------------------
+# Page access (layout: src/engine/ddb_page.h)
+# ---------------------------------------------------------------------------
+use constant {
+	PAGE_HEADER     => 24,       # SizeOfPageHeaderData, already MAXALIGNed
+	INVALID_BLOCK   => 0xFFFFFFFF,
+	F_META          => 0x0001,
+	F_LEAF          => 0x0002,
+	F_INTERNAL      => 0x0004,
+	F_MAP_LEAF      => 0x0008,
+	ROWIDS_PER_BLOCK => 291,     # MaxHeapTuplesPerPage: row id <-> TID
+	XMAX_COMMITTED  => 0x0400,
+	XMAX_INVALID    => 0x0800,
+};
+
+sub maxalign { my ($n) = @_; return ($n + 7) & ~7; }
+
+sub read_block
+{
+	my ($file, $blk) = @_;
+	open my $fh, '<:raw', $file or die "$file: $!";
+	sysseek($fh, $blk * $BLCKSZ, 0) or die "seek: $!";
+	my $n = sysread($fh, my $buf, $BLCKSZ);
+	die "short read of block $blk of $file" unless defined $n && $n == $BLCKSZ;
+	close $fh;
+	return $buf;
+}
+
+sub write_block
+{
+	my ($file, $blk, $buf) = @_;
+	die "a page is $BLCKSZ bytes" unless length($buf) == $BLCKSZ;
+	open my $fh, '+<:raw', $file or die "$file: $!";
+	sysseek($fh, $blk * $BLCKSZ, 0) or die "seek: $!";
+	syswrite($fh, $buf) == $BLCKSZ or die "write: $!";
+	close $fh;
+}
+
+sub nblocks { my ($file) = @_; return (-s $file) / $BLCKSZ; }
+
+# Page header fields and the DdbPageOpaqueData in the special space.
+sub page_info
+{
+	my ($buf) = @_;
+	my ($lower, $upper, $special) = unpack('x12 S S S', $buf);
+	my ($right, $level, $flags) = unpack("x$special L S S", $buf);
+	return {
+		lower   => $lower, upper => $upper, special => $special,
+		right   => $right, level => $level, flags   => $flags,
+		maxoff  => ($lower - PAGE_HEADER) / 4,
+		first   => $right == INVALID_BLOCK ? 1 : 2,    # DdbPageFirstData
+	};
+}
+
+sub set_special
+{
+	my ($buf, $field, $value) = @_;
+	my $special = page_info($$buf)->{special};
+	my %at = (right => [ 0, 'L' ], level => [ 4, 'S' ], flags => [ 6, 'S' ]);
+	my ($off, $fmt) = @{ $at{$field} };
+	substr($$buf, $special + $off, $fmt eq 'L' ? 4 : 2) = pack($fmt, $value);
+}
+
+# Line pointer 'off' (1-based): item offset, flags, length.
+sub lp
+{
+	my ($buf, $off) = @_;
+	my $v = unpack('L', substr($buf, PAGE_HEADER + 4 * ($off - 1), 4));
+	return ($v & 0x7fff, ($v >> 15) & 3, $v >> 17);
+}
+
+sub lp_raw { my ($buf, $off) = @_; return substr($buf, PAGE_HEADER + 4 * ($off - 1), 4); }
+
+sub set_lp_raw
+{
+	my ($buf, $off, $raw) = @_;
+	substr($$buf, PAGE_HEADER + 4 * ($off - 1), 4) = $raw;
+}
+
+# Leaf item: DdbLeafItemData { tid, keylen, key } then, MAXALIGNed, the
+# heap tuple header.
+sub leaf_item
+{
+	my ($buf, $off) = @_;
+	my ($at) = lp($buf, $off);
+	my ($hi, $lo, $pos, $keylen) = unpack("x$at S S S S", $buf);
+	my $tup = $at + maxalign(8 + $keylen);
+	my ($xmin, $xmax) = unpack("x$tup L L", $buf);
+	my $infomask = unpack('x' . ($tup + 20) . ' S', $buf);
+	return {
+		at       => $at,
+		key      => substr($buf, $at + 8, $keylen),
+		rowid    => ((($hi << 16) | $lo) * ROWIDS_PER_BLOCK) + $pos - 1,
+		tup      => $tup,
+		xmin     => $xmin,
+		xmax     => $xmax,
+		infomask => $infomask,
+	};
+}
+
+# Internal item or high key: DdbKeyItemData { child, keylen, key }.
+sub key_item
+{
+	my ($buf, $off) = @_;
+	my ($at) = lp($buf, $off);
+	my ($child, $keylen) = unpack("x$at L S", $buf);
+	return { at => $at, child => $child, keylen => $keylen,
+		key => substr($buf, $at + 6, $keylen) };
+}
+
+# Metapage contents (DdbMetaPageData) right after the page header.
+my @META_FIELDS = qw(magic version root height next_rowid map_root map_levels);
+my $META_FORMAT = 'L L L L Q L L';
+
+sub meta
+{
+	my ($buf) = @_;
+	my %m;
+	@m{@META_FIELDS} = unpack('x' . PAGE_HEADER . " $META_FORMAT", $buf);
+	return \%m;
+}
+
+sub set_meta
+{
+	my ($buf, $field, $value) = @_;
+	my $m = meta($$buf);
+	$m->{$field} = $value;
+	substr($$buf, PAGE_HEADER, 32) = pack($META_FORMAT, @{$m}{@META_FIELDS});
+}
+
+# The tree of one relation file: metapage, root, and the leaves left to
+# right (leftmost path, then right-links).
+sub tree
+{
+	my ($file) = @_;
+	my $m = meta(read_block($file, 0));
+	my $blk = $m->{root};
+	my $page = read_block($file, $blk);
+	while (page_info($page)->{level} > 0)
+	{
+		$blk = key_item($page, page_info($page)->{first})->{child};
+		$page = read_block($file, $blk);
+	}
+	my @leaves;
+	while (1)
+	{
+		push @leaves, $blk;
+		my $right = page_info($page)->{right};
+		last if $right == INVALID_BLOCK;
+		$blk = $right;
+		$page = read_block($file, $blk);
+	}
+	return { meta => $m, leaves => \@leaves };
+}
+
+# Row-id map entry (DdbMapEntry { block, hash }) of a row id; the test's
+# tables are small enough for a map of one leaf.
+sub map_entry_at
+{
+	my ($file, $rowid) = @_;
+	my $m = meta(read_block($file, 0));
+	die "expected a one-page row-id map" unless $m->{map_levels} == 1;
+	my $entries = int(($BLCKSZ - PAGE_HEADER - 16) / 8);    # DDB_MAP_LEAF_ENTRIES
+	die "row id $rowid is beyond the map's first page" if $rowid >= $entries;
+	return ($m->{map_root}, PAGE_HEADER + 8 * $rowid);
+}
+
+# ---------------------------------------------------------------------------
+# The tables: one per violation, all loaded alike, plus an untouched one.
+# ---------------------------------------------------------------------------
+my @cases;    # [ table, description, expected message, edit sub ]
+
+sub corruption
+{
+	my ($table, $what, $message, $edit) = @_;
+	push @cases, [ $table, $what, $message, $edit ];
+}
+
+# Page edits; $f is the table's file, $t its tree as loaded.
+corruption('c_order', 'leaf items out of order', qr/items \d+ and \d+ are out of order/, sub {
+	my ($f, $t) = @_;
+	my $blk = $t->{leaves}[1];
+	my $page = read_block($f, $blk);
+	my $first = page_info($page)->{first};
+	my ($a, $b) = (lp_raw($page, $first), lp_raw($page, $first + 1));
+	set_lp_raw(\$page, $first, $b);
+	set_lp_raw(\$page, $first + 1, $a);
+	write_block($f, $blk, $page);
+});
+
+corruption('c_hikey_low', 'a high key below the page\'s items',
+	qr/last item is not below the high key/, sub {
+	my ($f, $t) = @_;
+	my $blk = $t->{leaves}[1];
+	my $page = read_block($f, $blk);
+	my $hk = key_item($page, 1);
+	substr($page, $hk->{at} + 6, $hk->{keylen}) = "\0" x $hk->{keylen};
+	write_block($f, $blk, $page);
+});
+
+corruption('c_hikey_high', 'a high key above the parent\'s separator',
+	qr/high key differs from the parent's separator/, sub {
+	my ($f, $t) = @_;
+	my $blk = $t->{leaves}[1];
+	my $page = read_block($f, $blk);
+	my $hk = key_item($page, 1);
+	substr($page, $hk->{at} + 6, $hk->{keylen}) = "\xff" x $hk->{keylen};
+	write_block($f, $blk, $page);
+});
+
+corruption('c_rightlink', 'a broken right-link',
+	qr/right-link \d+ does not match the parent's next downlink/, sub {
+	my ($f, $t) = @_;
+	my $blk = $t->{leaves}[1];
+	my $page = read_block($f, $blk);
+	set_special(\$page, 'right', $t->{leaves}[3]);
+	write_block($f, $blk, $page);
+});
+
+corruption('c_separator', 'a wrong separator in the parent',
+	qr/high key differs from the parent's separator/, sub {
+	my ($f, $t) = @_;
+	my $root = $t->{meta}{root};
+	my $page = read_block($f, $root);
+	my $info = page_info($page);
+	die "the root must be an internal page" unless $info->{level} > 0;
+	# the downlink to the second child: its separator is the first child's high key
+	my $sep = key_item($page, $info->{first} + 1);
+	my $last = $sep->{at} + 6 + $sep->{keylen} - 1;
+	my $byte = ord(substr($page, $last, 1));
+	substr($page, $last, 1) = chr($byte < 255 ? $byte + 1 : $byte - 1);
+	write_block($f, $root, $page);
+});
+
+corruption('c_unreachable', 'an initialized page no link reaches',
+	qr/initialized page is not reachable from the root/, sub {
+	my ($f, $t) = @_;
+	write_block_append($f, read_block($f, $t->{leaves}[1]));
+});
+
+corruption('c_twolive', 'a second live version of a key',
+	qr/second live version of its key/, sub {
+	my ($f, $t) = @_;
+	# the updated key: two adjacent items with the same key, newest first
+	for my $blk (@{ $t->{leaves} })
+	{
+		my $page = read_block($f, $blk);
+		my $info = page_info($page);
+		for my $off ($info->{first} + 1 .. $info->{maxoff})
+		{
+			my ($new, $old) = (leaf_item($page, $off - 1), leaf_item($page, $off));
+			next unless $new->{key} eq $old->{key};
+			# the old version's deleter "never happened"
+			substr($page, $old->{tup} + 4, 4) = pack('L', 0);
+			substr($page, $old->{tup} + 20, 2) =
+			  pack('S', ($old->{infomask} & ~XMAX_COMMITTED) | XMAX_INVALID);
+			write_block($f, $blk, $page);
+			return;
+		}
+	}
+	die "no key with two versions found";
+});
+
+# Row-id map edits of the first item of the second leaf.
+sub edit_map_entry
+{
+	my ($f, $t, $change) = @_;
+	my $page = read_block($f, $t->{leaves}[1]);
+	my $item = leaf_item($page, page_info($page)->{first});
+	my ($mapblk, $at) = map_entry_at($f, $item->{rowid});
+	my $map = read_block($f, $mapblk);
+	my ($block, $hash) = unpack("x$at L L", $map);
+	die "the map entry of row id $item->{rowid} is not set" unless $block;
+	($block, $hash) = $change->($block, $hash);
+	substr($map, $at, 8) = pack('L L', $block, $hash);
+	write_block($f, $mapblk, $map);
+}
+
+corruption('c_map_missing', 'a missing row-id map entry',
+	qr/has no row-id map entry with its hash/, sub {
+	my ($f, $t) = @_;
+	edit_map_entry($f, $t, sub { return (0, 0) });
+});
+
+corruption('c_map_right', 'a stale row-id map entry pointing right of its version',
+	qr/cannot be found through the row-id map/, sub {
+	my ($f, $t) = @_;
+	edit_map_entry($f, $t, sub { return ($t->{leaves}[-1], $_[1]) });
+});
+
+corruption('c_map_hash', 'a row-id map entry with another key\'s hash',
+	qr/has no row-id map entry with its hash/, sub {
+	my ($f, $t) = @_;
+	edit_map_entry($f, $t, sub { return ($_[0], ($_[1] + 1) % 4294967296) });
+});
+
+corruption('c_map_notleaf', 'a row-id map entry pointing at an internal page',
+	qr/row id map points to block \d+, which is not a leaf/, sub {
+	my ($f, $t) = @_;
+	edit_map_entry($f, $t, sub { return ($t->{meta}{root}, $_[1]) });
+});
+
+corruption('c_map_beyond', 'a row-id map entry pointing beyond the relation',
+	qr/row-id map entry points to block \d+ beyond the end of the relation/, sub {
+	my ($f, $t) = @_;
+	edit_map_entry($f, $t, sub { return (nblocks($f) + 10, $_[1]) });
+});
+
+# xids: one beyond the next transaction id, one before relfrozenxid.
+my $next_xid;
+
+sub edit_xmin
+{
+	my ($f, $t, $xmin) = @_;
+	my $blk = $t->{leaves}[1];
+	my $page = read_block($f, $blk);
+	my $item = leaf_item($page, page_info($page)->{first});
+	substr($page, $item->{tup}, 4) = pack('L', $xmin);
+	write_block($f, $blk, $page);
+}
+
+corruption('c_xid_future', 'an xmin after the next transaction id',
+	qr/has xmin \d+ from the future/, sub {
+	my ($f, $t) = @_;
+	edit_xmin($f, $t, $next_xid + 100000);
+});
+
+corruption('c_xid_old', 'an xmin before relfrozenxid',
+	qr/has xmin \d+ before relfrozenxid/, sub {
+	my ($f, $t) = @_;
+	edit_xmin($f, $t, 3);    # FirstNormalTransactionId, older than any table here
+});
+
+corruption('c_meta_rowid', 'a metapage row-id counter behind the row ids in use',
+	qr/has row id \d+, which is not below the metapage's next row id/, sub {
+	my ($f, $t) = @_;
+	my $page = read_block($f, 0);
+	set_meta(\$page, 'next_rowid', 1);
+	write_block($f, 0, $page);
+});
+
+corruption('c_meta_magic', 'a metapage with a bad magic number',
+	qr/bad magic/, sub {
+	my ($f, $t) = @_;
+	my $page = read_block($f, 0);
+	set_meta(\$page, 'magic', 0x12345678);
+	write_block($f, 0, $page);
+});
+
+corruption('c_level', 'a leaf claiming a level above 0',
+	qr/level 1, expected 0/, sub {
+	my ($f, $t) = @_;
+	my $blk = $t->{leaves}[1];
+	my $page = read_block($f, $blk);
+	set_special(\$page, 'level', 1);
+	write_block($f, $blk, $page);
+});
+
+# (PostgreSQL's own page check already refuses pd_lower > pd_upper; these
+# layouts pass it and only ddb_verify's checks catch them.)
+corruption('c_special', 'a special space where ddb does not put it',
+	qr/special space at \d+/, sub {
+	my ($f, $t) = @_;
+	my $blk = $t->{leaves}[1];
+	my $page = read_block($f, $blk);
+	my $info = page_info($page);
+	substr($page, 16, 2) = pack('S', $info->{special} - 8);
+	write_block($f, $blk, $page);
+});
+
+corruption('c_item_outside', 'a line pointer outside the item area',
+	qr/item \d+ lies outside the item area/, sub {
+	my ($f, $t) = @_;
+	my $blk = $t->{leaves}[1];
+	my $page = read_block($f, $blk);
+	my $info = page_info($page);
+	my ($at, $flags, $len) = lp($page, $info->{first});
+	set_lp_raw(\$page, $info->{first},
+		pack('L', (($info->{upper} - 8) & 0x7fff) | ($flags << 15) | ($len << 17)));
+	write_block($f, $blk, $page);
+});
+
+sub write_block_append
+{
+	my ($file, $buf) = @_;
+	write_block($file, nblocks($file), $buf);
+}
+
+# Load every table alike: 800 items of ~200 bytes over 40 partitions (a
+# root and a few dozen leaves), one key updated so it has two versions.
+my @tables = ('c_clean', map { $_->[0] } @cases);
+for my $t (@tables)
+{
+	$node->safe_psql('postgres', qq{
+		CREATE TABLE $t ("PK" text, "SK" text, item jsonb) USING ddb;
+		INSERT INTO $t SELECT 'P' || (i % 40), 'S' || lpad(i::text, 5, '0'),
+		       jsonb_build_object('i', i, 'pad', repeat('x', 150))
+		  FROM generate_series(1, 800) i;
+		UPDATE $t SET item = item || '{"v": 2}' WHERE "PK" = 'P7' AND "SK" = 'S00007';
+	});
+	is($node->safe_psql('postgres', qq{SELECT (ddb_verify('$t') ->> 'live')::int}), '800',
+		"$t verifies clean before the edit");
+}
+$next_xid = $node->safe_psql('postgres', 'SELECT txid_current() % 4294967296');
+my %file = map {
+	$_ => $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('$_')")
+} @tables;
+$node->safe_psql('postgres', 'CHECKPOINT');
+$node->stop;
+
+for my $c (@cases)
+{
+	my ($table, $what, $message, $edit) = @$c;
+	my $t = tree($file{$table});
+	die "$table: expected a root above a dozen leaves"
+	  unless $t->{meta}{height} >= 2 && @{ $t->{leaves} } >= 12;
+	$edit->($file{$table}, $t);
+}
+
+$node->start;
+for my $c (@cases)
+{
+	my ($table, $what, $message) = @$c;
+	my ($rc, $out, $err) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT ddb_verify('$table')");
+	like($err, qr/ERROR:  XX001: .*$message/, "ddb_verify reports $what ($table)");
+}
+is($node->safe_psql('postgres', q{SELECT (ddb_verify('c_clean') ->> 'live')::int}), '800',
+	'the untouched table still verifies clean');
+
+$node->stop;
+done_testing();
