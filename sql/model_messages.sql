@@ -3,7 +3,9 @@
 -- order, so a changed or misspelled text shows here.  The texts are
 -- DynamoDB's own, as its documentation and its responses give them; the
 -- SQLSTATE is always DB001 (ValidationException).
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
 \set VERBOSITY terse
 
 -- Expressions: "Invalid <parameter>: ..." ------------------------------

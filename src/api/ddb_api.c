@@ -298,7 +298,14 @@ ddb_get_item_core(Relation rel, Jsonb *keydoc, DdbProjection *proj)
 	Jsonb	   *item;
 
 	request_key(rel, keydoc, true, &key);
-	tuple = ddb_lookup(rel, GetTransactionSnapshot(), key.data, key.len);
+
+	/*
+	 * The active snapshot: the calling statement's (or cursor's), as every
+	 * other read in it uses.  GetTransactionSnapshot() would take a new one
+	 * per call under READ COMMITTED, so one statement could see an item
+	 * change between two of its calls.
+	 */
+	tuple = ddb_lookup(rel, GetActiveSnapshot(), key.data, key.len);
 	if (tuple == NULL)
 		return NULL;
 	item = ddb_tuple_to_item(rel, tuple);
