@@ -84,10 +84,27 @@ SELECT (v ->> 'live')::int AS live, (v ->> 'height')::int <= 4 AS shallow FROM d
 TRUNCATE ends;
 INSERT INTO ends SELECT repeat('P', 2048), repeat('s', 1000) || lpad(i::text, 5, '0'), '{}'
 FROM generate_series(1, 400) i ORDER BY i;
-SELECT (v ->> 'live')::int AS live, (v ->> 'height')::int <= 10 AS shallow FROM ddb_verify('ends') v;
+SELECT (v ->> 'live')::int AS live, (v ->> 'height')::int <= 4 AS shallow FROM ddb_verify('ends') v;
 SELECT count(*) FILTER (WHERE ddb_get_item('ends', jsonb_build_object('pk', repeat('P', 2048),
          'sk', repeat('s', 1000) || lpad(i::text, 5, '0'))) IS NOT NULL) AS found
 FROM generate_series(1, 400) i;
+-- Partitions side by side, loaded in other orders: a node spanning the
+-- boundary between two partitions has separators that share no long
+-- prefix, and its splits must send the short separator between the
+-- partitions up (it once grew a level every few inserts there).
+INSERT INTO ends SELECT repeat('D', 2048), repeat('s', 1000) || lpad(i::text, 5, '0'), '{}'
+FROM generate_series(1, 400) i ORDER BY i DESC;
+SELECT setseed(0.5);
+INSERT INTO ends SELECT repeat('R', 2048), repeat('s', 1000) || lpad(i::text, 5, '0'), '{}'
+FROM generate_series(1, 400) i ORDER BY random();
+SELECT (v ->> 'live')::int AS live, (v ->> 'height')::int <= 4 AS shallow FROM ddb_verify('ends') v;
+-- VACUUM FULL's bottom-up build gives internal pages prefixes too (it once
+-- built a tree of height 11 here)
+VACUUM FULL ends;
+SELECT (v ->> 'live')::int AS live, (v ->> 'height')::int <= 4 AS shallow FROM ddb_verify('ends') v;
+SELECT count(*) FILTER (WHERE ddb_get_item('ends', jsonb_build_object('pk', repeat(p, 2048),
+         'sk', repeat('s', 1000) || lpad(i::text, 5, '0'))) IS NOT NULL) AS found
+FROM generate_series(1, 400) i, unnest(ARRAY['P', 'D', 'R']) p;
 DROP TABLE ends;
 
 -- the same with partition keys only (no sort key): 2048-byte keys that

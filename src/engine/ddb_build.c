@@ -9,7 +9,11 @@
  * right sibling is allocated, the page gets its high key (the truncated
  * separator) and right-link and is written, and a downlink to the sibling
  * goes to the level above (created on demand, starting with a minus
- * infinity downlink to the level's first page).  At the end the top page is
+ * infinity downlink to the level's first page).  Internal levels keep the
+ * current page's downlinks in memory and lay the page out when it ends, so
+ * that it gets the prefix its separators share, as a split would give it
+ * (ddb_page.h, "Prefix"): with long keys, an internal page holds hundreds
+ * of downlinks instead of two.  At the end the top page is
  * the root, the row-id map is written for the new row ids, and the
  * metapage last.  Every page is written with a full-page Generic WAL
  * record, as a new page must be.
@@ -41,12 +45,18 @@
 typedef struct LevelBuilder
 {
 	int			level;
-	Buffer		buf;			/* current page's buffer, exclusively locked */
+	Buffer		buf;			/* current page's buffer, pinned */
 	Page		page;			/* its contents, built in local memory */
 	BlockNumber first;			/* first page of this level */
 	int			npages;
-	char	   *lastkey;		/* last item key added (leaf) or separator */
+	char	   *lastkey;		/* leaf: last item key added */
 	int			lastkeylen;
+	/* internal: the current page's downlinks, [0] minus infinity */
+	BlockNumber *child;
+	char	  **key;			/* full separators, palloc'd ([0] unused) */
+	int		   *keylen;
+	int			n;
+	int			max;
 	struct LevelBuilder *parent;
 } LevelBuilder;
 
@@ -104,6 +114,22 @@ build_write(Relation rel, Buffer buf, Page page)
 	UnlockReleaseBuffer(buf);
 }
 
+/* Add a key item (downlink or high key) to a page being built. */
+static void
+page_add_key(Page page, BlockNumber child, const char *key, int keylen, OffsetNumber off)
+{
+	Size		sz = MAXALIGN(DdbKeyItemSize(keylen));
+	DdbKeyItem	ki = palloc0(sz);
+
+	ki->child = child;
+	ki->keylen = keylen;
+	if (keylen > 0)
+		memcpy(ki->key, key, keylen);
+	if (PageAddItem(page, (Item) ki, sz, off, false, false) == InvalidOffsetNumber)
+		elog(ERROR, "could not add a key item of %d bytes to ddb page during build", keylen);
+	pfree(ki);
+}
+
 static LevelBuilder *
 level_new(int level)
 {
@@ -115,40 +141,148 @@ level_new(int level)
 	return lb;
 }
 
-static void level_add(DdbBuildState *bs, LevelBuilder *lb, const void *item, Size size,
-					  const char *key, int keylen);
+static void push_downlink(DdbBuildState *bs, LevelBuilder *lb, const char *key,
+						  int keylen, BlockNumber child);
+
+/*
+ * Size of an internal page holding downlinks [0, j) of lb with the prefix
+ * their separators share kept in its minus-infinity downlink, high key not
+ * counted.  The page written may keep a shorter prefix in its high key
+ * instead, but only when that is smaller (ddb_half_prefix).
+ */
+static Size
+internal_size(LevelBuilder *lb, int j)
+{
+	int			L = 0;
+	Size		sz;
+
+	if (j >= 2)
+	{
+		int			a = lb->keylen[1];
+		int			b = lb->keylen[j - 1];
+		int			i = 0;
+
+		while (i < a && i < b && lb->key[1][i] == lb->key[j - 1][i])
+			i++;
+		L = i;
+	}
+	sz = ddb_key_item_size(L);
+	for (int i = 1; i < j; i++)
+		sz += ddb_key_item_size(lb->keylen[i] - L);
+	return sz;
+}
+
+/*
+ * Lay out downlinks [0, j) of lb in lb->page: high key 'hk' (NULL: the
+ * level's last page), the prefix ddb_tree.c's splits would choose
+ * (ddb_page.h, "Prefix").
+ */
+static void
+internal_fill(LevelBuilder *lb, int j, const char *hk, int hklen, BlockNumber right)
+{
+	bool		inf;
+	const char *bytes;
+	int			plen = ddb_half_prefix(lb->key, lb->keylen, 1, j, hk, hklen, NULL, 0,
+									   &inf, &bytes);
+
+	build_init_page(lb->page, lb->level, right);
+	DdbPageGetOpaque(lb->page)->prefixlen = plen;
+	if (hk != NULL)
+		page_add_key(lb->page, InvalidBlockNumber, hk, hklen, DDB_HIKEY);
+	page_add_key(lb->page, lb->child[0], bytes, inf ? plen : 0, InvalidOffsetNumber);
+	for (int i = 1; i < j; i++)
+		page_add_key(lb->page, lb->child[i], lb->key[i] + plen, lb->keylen[i] - plen,
+					 InvalidOffsetNumber);
+}
+
+/*
+ * Add a downlink to internal level lb (key NULL for the level's first,
+ * minus infinity).  A page that grows past the fill factor ends before its
+ * last downlink, whose separator becomes its high key and goes up, or
+ * before an earlier one if that high key would not fit.
+ */
+static void
+internal_add(DdbBuildState *bs, LevelBuilder *lb, BlockNumber child,
+			 const char *key, int keylen)
+{
+	int			j;
+	Buffer		next;
+	BlockNumber nextblk;
+
+	if (lb->n == lb->max)
+	{
+		lb->max = Max(16, lb->max * 2);
+		lb->child = lb->child ? repalloc(lb->child, sizeof(BlockNumber) * lb->max) :
+			palloc(sizeof(BlockNumber) * lb->max);
+		lb->key = lb->key ? repalloc(lb->key, sizeof(char *) * lb->max) :
+			palloc(sizeof(char *) * lb->max);
+		lb->keylen = lb->keylen ? repalloc(lb->keylen, sizeof(int) * lb->max) :
+			palloc(sizeof(int) * lb->max);
+	}
+	if (lb->buf == InvalidBuffer)
+	{
+		lb->buf = build_new_page(bs->rel);
+		lb->first = BufferGetBlockNumber(lb->buf);
+		lb->npages = 1;
+	}
+	lb->child[lb->n] = child;
+	lb->key[lb->n] = NULL;
+	lb->keylen[lb->n] = 0;
+	if (lb->n > 0)
+	{
+		lb->key[lb->n] = palloc(Max(keylen, 1));
+		memcpy(lb->key[lb->n], key, keylen);
+		lb->keylen[lb->n] = keylen;
+	}
+	lb->n++;
+	if (lb->n <= 2 ||
+		internal_size(lb, lb->n) <= (Size) (DDB_PAGE_CAPACITY * DDB_BUILD_FILL))
+		return;
+
+	/* end the page before downlink j, whose separator is its high key */
+	j = lb->n - 1;
+	while (j > 1 && internal_size(lb, j) + ddb_key_item_size(lb->keylen[j]) > DDB_PAGE_CAPACITY)
+		j--;
+	next = build_new_page(bs->rel);
+	nextblk = BufferGetBlockNumber(next);
+	internal_fill(lb, j, lb->key[j], lb->keylen[j], nextblk);
+	build_write(bs->rel, lb->buf, lb->page);
+	lb->buf = next;
+	lb->npages++;
+	push_downlink(bs, lb, lb->key[j], lb->keylen[j], nextblk);
+
+	/* downlinks [j, n) start the next page, j as its minus infinity */
+	for (int i = 1; i <= j; i++)
+		pfree(lb->key[i]);
+	for (int i = j; i < lb->n; i++)
+	{
+		lb->child[i - j] = lb->child[i];
+		lb->key[i - j] = i == j ? NULL : lb->key[i];
+		lb->keylen[i - j] = i == j ? 0 : lb->keylen[i];
+	}
+	lb->n -= j;
+}
 
 /* Add a downlink (key -> child) to the level above lb, creating it. */
 static void
 push_downlink(DdbBuildState *bs, LevelBuilder *lb, const char *key, int keylen,
 			  BlockNumber child)
 {
-	Size		sz = MAXALIGN(DdbKeyItemSize(keylen));
-	DdbKeyItem	ki = palloc0(sz);
-
 	if (lb->parent == NULL)
 	{
-		Size		fsz = MAXALIGN(DdbKeyItemSize(0));
-		DdbKeyItem	first = palloc0(fsz);
-
 		lb->parent = level_new(lb->level + 1);
-		first->child = lb->first;
-		first->keylen = 0;
-		level_add(bs, lb->parent, first, fsz, NULL, 0);
+		internal_add(bs, lb->parent, lb->first, NULL, 0);
 	}
-	ki->child = child;
-	ki->keylen = keylen;
-	memcpy(ki->key, key, keylen);
-	level_add(bs, lb->parent, ki, sz, key, keylen);
+	internal_add(bs, lb->parent, child, key, keylen);
 }
 
 /*
- * Add an item to a level.  'key' is the item's key (leaf: item key;
- * internal: separator, NULL for minus infinity).
+ * Add an item to the leaf level.  A full page gets the truncated separator
+ * between its last item and this one as high key, which goes up.
  */
 static void
-level_add(DdbBuildState *bs, LevelBuilder *lb, const void *item, Size size,
-		  const char *key, int keylen)
+leaf_add(DdbBuildState *bs, LevelBuilder *lb, const void *item, Size size,
+		 const char *key, int keylen)
 {
 	Size		limit = (Size) (DDB_PAGE_CAPACITY * (1.0 - DDB_BUILD_FILL));
 
@@ -163,17 +297,12 @@ level_add(DdbBuildState *bs, LevelBuilder *lb, const void *item, Size size,
 	else
 	{
 		/*
-		 * Room for the item and for the high key it would imply (a separator
-		 * is never longer than the key of the next page's first item), with
-		 * the fill factor's slack unless the page is still nearly empty.
+		 * Room for the item and for the high key it would imply (the
+		 * separator is a prefix of the next item's key, so this key bounds
+		 * it), with the fill factor's slack unless the page is still nearly
+		 * empty.
 		 */
-		/*
-		 * On a leaf the separator is a prefix of the next item key, so the
-		 * incoming key bounds it; on internal levels the next separator can
-		 * be longer than this one, so reserve for the longest.
-		 */
-		Size		hk = MAXALIGN(DdbKeyItemSize(lb->level == 0 ? keylen : DDB_MAX_SEP_LEN)) +
-			sizeof(ItemIdData);
+		Size		hk = ddb_key_item_size(keylen);
 		Size		free = PageGetFreeSpace(lb->page);
 		bool		fits = free >= size + hk &&
 			(free - size - hk >= limit || PageGetMaxOffsetNumber(lb->page) < 2);
@@ -182,66 +311,31 @@ level_add(DdbBuildState *bs, LevelBuilder *lb, const void *item, Size size,
 		{
 			Buffer		next = build_new_page(bs->rel);
 			BlockNumber nextblk = BufferGetBlockNumber(next);
-			char	   *sep;
 			int			seplen;
-			Size		hksz;
-			DdbKeyItem	hkitem;
+			int			i = 0;
 
-			if (lb->level == 0)
-			{
-				/* suffix truncation: shortest prefix of key above lastkey */
-				int			i = 0;
-
-				while (i < lb->lastkeylen && i < keylen && lb->lastkey[i] == key[i])
-					i++;
-				seplen = Min(i + 1, keylen);
-			}
-			else
-				seplen = keylen;
-			sep = palloc(Max(seplen, 1));
-			memcpy(sep, key, seplen);
-
-			hksz = MAXALIGN(DdbKeyItemSize(seplen));
-			hkitem = palloc0(hksz);
-			hkitem->child = InvalidBlockNumber;
-			hkitem->keylen = seplen;
-			memcpy(hkitem->key, sep, seplen);
-			if (PageAddItem(lb->page, (Item) hkitem, hksz, DDB_HIKEY, false, false) == InvalidOffsetNumber)
-				elog(ERROR, "could not add high key to ddb page during build");
+			/* suffix truncation: shortest prefix of key above lastkey */
+			while (i < lb->lastkeylen && i < keylen && lb->lastkey[i] == key[i])
+				i++;
+			seplen = Min(i + 1, keylen);
+			page_add_key(lb->page, InvalidBlockNumber, key, seplen, DDB_HIKEY);
 			DdbPageGetOpaque(lb->page)->right = nextblk;
 			build_write(bs->rel, lb->buf, lb->page);
 
 			lb->buf = next;
 			lb->npages++;
 			build_init_page(lb->page, lb->level, InvalidBlockNumber);
-
-			/*
-			 * An internal page's first item must be minus infinity: its key
-			 * becomes the separator above instead.
-			 */
-			push_downlink(bs, lb, sep, seplen, nextblk);
-			if (lb->level > 0)
-			{
-				Size		fsz = MAXALIGN(DdbKeyItemSize(0));
-				DdbKeyItem	first = palloc0(fsz);
-
-				first->child = ((DdbKeyItem) item)->child;
-				item = first;
-				size = fsz;
-			}
+			push_downlink(bs, lb, key, seplen, nextblk);
 		}
 	}
 
 	if (PageAddItem(lb->page, (Item) item, size, InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
 		elog(ERROR, "could not add item of size %zu to ddb page during build", size);
-	if (key != NULL)
-	{
-		if (lb->lastkey)
-			pfree(lb->lastkey);
-		lb->lastkey = palloc(Max(keylen, 1));
-		memcpy(lb->lastkey, key, keylen);
-		lb->lastkeylen = keylen;
-	}
+	if (lb->lastkey)
+		pfree(lb->lastkey);
+	lb->lastkey = palloc(Max(keylen, 1));
+	memcpy(lb->lastkey, key, keylen);
+	lb->lastkeylen = keylen;
 }
 
 DdbBuildState *
@@ -281,7 +375,7 @@ ddb_build_add(DdbBuildState *bs, const char *key, int keylen, ItemPointer tid,
 	memcpy(item->key, key, keylen);
 	memcpy(DdbLeafItemGetTuple(item), stored->t_data, stored->t_len);
 	ddb_leaf_item_key(item, itemkey, &itemkeylen);
-	level_add(bs, bs->leaf, item, itemsize, itemkey, itemkeylen);
+	leaf_add(bs, bs->leaf, item, itemsize, itemkey, itemkeylen);
 
 	/* map entry: the leaf it landed on */
 	if (rowid >= bs->map_size)
@@ -332,6 +426,8 @@ ddb_build_end(DdbBuildState *bs)
 	{
 		LevelBuilder *parent = lb->parent;
 
+		if (lb->level > 0)
+			internal_fill(lb, lb->n, NULL, 0, InvalidBlockNumber);
 		build_write(bs->rel, lb->buf, lb->page);
 		if (parent == NULL)
 		{

@@ -21,19 +21,20 @@
  *					padded to MAXALIGN, then a heap-format tuple (header
  *					and data) whose key columns are NULL.
  *
- * Prefix.  An internal page's separators all start with the first
- * 'prefixlen' bytes of its high key, which they do not store.  On a page
- * with a low bound that prefix is also a prefix of the bound, so every key
- * in the page's key space -- every separator on it, every separator that
- * will ever be added -- starts with it.  A split gives each half the longest such prefix (none
- * for a page with no high key).  The leftmost page of a level has no low
- * bound; its prefix is what its high key and separators share, and a
- * separator added later that shares less shrinks it (the page is rewritten
- * with the longer separators).  Keys that share long
- * prefixes (a 2048-byte partition key, sort keys with a long common stem)
- * would otherwise leave room for one or two downlinks per page, and the
- * tree would grow tall.  prefixlen 0 is always valid, so pages written
- * before prefixes existed read the same.
+ * Prefix.  An internal page's separators all start with the same
+ * 'prefixlen' bytes, which they do not store.  The page keeps them once:
+ * as the key of its minus-infinity downlink (which otherwise has none) when
+ * that key is not empty, else as the first prefixlen bytes of its high key.
+ * A split gives each half the longest prefix its separators share (and the
+ * separator expected to come up into it next), kept in the high key when
+ * that shares it -- for free -- or else in the minus-infinity downlink
+ * when that saves more than the copy costs (ddb_half_prefix).  A separator
+ * added later that shares less shrinks the prefix, the page being rewritten
+ * with its separators longer, in the same WAL record as the insert.  Keys
+ * that share long prefixes (a 2048-byte partition key, sort keys with a
+ * long common stem) would otherwise leave room for one or two downlinks per
+ * page, and the tree would grow tall.  prefixlen 0 is always valid, so
+ * pages written before prefixes existed read the same.
  *
  * Order.  Leaf items are ordered by their "item key": the encoded key
  * followed by the complement of the row id (6 bytes, big-endian), so that
@@ -156,7 +157,14 @@ ddb_leaf_htup(Relation rel, Page page, OffsetNumber off, HeapTuple htup)
 	(DDB_PAGE_CAPACITY - MAXALIGN(offsetof(DdbKeyItemData, key) + DDB_MAX_SEP_LEN) - \
 	 2 * sizeof(ItemIdData))
 
-/* ddb_tree.c: comparisons and page helpers shared with scan and verify */
+/* On-page size of a key item (downlink or high key) with a key of keylen. */
+static inline Size
+ddb_key_item_size(int keylen)
+{
+	return MAXALIGN(DdbKeyItemSize(keylen)) + sizeof(ItemIdData);
+}
+
+/* ddb_tree.c: comparisons and page helpers shared with scan, verify, build */
 extern void ddb_leaf_item_key(DdbLeafItem li, char *buf, int *len);
 extern int	ddb_compare_leaf(const char *key, int keylen, DdbLeafItem li);
 extern int	ddb_compare_bytes(const char *a, int alen, const char *b, int blen);
@@ -166,5 +174,8 @@ extern Buffer ddb_descend(Relation rel, const char *key, int keylen, bool strict
 						  int access, char **lowkey, int *lowkeylen);
 extern OffsetNumber ddb_leaf_search(Page page, const char *key, int keylen,
 									bool strict);
+extern int	ddb_half_prefix(char **key, int *keylen, int lo, int hi,
+							const char *hk, int hklen, const char *pred, int predlen,
+							bool *infirst, const char **bytes);
 
 #endif							/* DDB_PAGE_H */

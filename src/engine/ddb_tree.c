@@ -275,16 +275,30 @@ ddb_common_prefix(const char *a, int alen, const char *b, int blen)
 }
 
 /*
- * An internal page's prefix (ddb_page.h): the first prefixlen bytes of its
- * high key.  Returns the length; *prefix points into the page.
+ * An internal page's prefix (ddb_page.h, "Prefix"): the key of its
+ * minus-infinity downlink when that has one, else the first prefixlen
+ * bytes of its high key.  Returns the length; *prefix points into the page.
  */
 static inline int
 ddb_page_prefix(Page page, const char **prefix)
 {
 	int			len = DdbPageGetOpaque(page)->prefixlen;
 
-	*prefix = len > 0 ? ddb_key_item(page, DDB_HIKEY)->key : NULL;
+	*prefix = NULL;
+	if (len > 0)
+	{
+		DdbKeyItem	inf = ddb_key_item(page, DdbPageFirstData(page));
+
+		*prefix = inf->keylen > 0 ? inf->key : ddb_key_item(page, DDB_HIKEY)->key;
+	}
 	return len;
+}
+
+/* Does internal page 'page' keep its prefix in its minus-infinity downlink? */
+static inline bool
+ddb_prefix_in_first(Page page)
+{
+	return ddb_key_item(page, DdbPageFirstData(page))->keylen > 0;
 }
 
 /*
@@ -375,8 +389,8 @@ ddb_item_sortkey(Page page, OffsetNumber off, char *buf)
 /*
  * Invariant of every page we write: data items strictly ascending, all
  * below the high key, and (when given) at or above 'low'; an internal page's
- * prefix starts its high key and (when given) 'low'.  Used by
- * DdbCheck, so it costs nothing unless built with CHECKS=1.
+ * prefix kept whole where ddb_page_prefix finds it, a leaf without one.
+ * Used by DdbCheck, so it costs nothing unless built with CHECKS=1.
  */
 static bool
 ddb_page_is_ordered(Page page, const char *low, int lowlen)
@@ -408,16 +422,20 @@ ddb_page_is_ordered(Page page, const char *low, int lowlen)
 
 		ok = ddb_compare_bytes(prev, prevlen, hk->key, hk->keylen) < 0;
 	}
-	/* an internal page's prefix is a prefix of its high key and its low bound */
-	if (ok && DdbPageGetOpaque(page)->prefixlen > 0)
+	/* an internal page's prefix is kept whole in its first item or high key */
+	if (ok && !DdbPageIsLeaf(page))
 	{
-		const char *prefix;
-		int			plen = ddb_page_prefix(page, &prefix);
+		int			plen = DdbPageGetOpaque(page)->prefixlen;
+		int			inflen = ddb_key_item(page, first)->keylen;
 
-		ok = !DdbPageIsLeaf(page) && !DdbPageIsRightmost(page) &&
-			plen <= ddb_key_item(page, DDB_HIKEY)->keylen &&
-			(low == NULL || ddb_common_prefix(prefix, plen, low, lowlen) == plen);
+		if (inflen > 0)
+			ok = inflen == plen;
+		else if (plen > 0)
+			ok = !DdbPageIsRightmost(page) &&
+				plen <= ddb_key_item(page, DDB_HIKEY)->keylen;
 	}
+	else if (ok)
+		ok = DdbPageGetOpaque(page)->prefixlen == 0;
 	pfree(prev);
 	pfree(cur);
 	return ok;
@@ -954,13 +972,6 @@ ddb_add_item(Page page, const void *item, Size size, OffsetNumber off)
 		elog(ERROR, "failed to add item of size %zu to ddb page", size);
 }
 
-/* On-page size of a key item (downlink or high key) with a key of keylen. */
-static inline Size
-ddb_key_item_size(int keylen)
-{
-	return MAXALIGN(DdbKeyItemSize(keylen)) + sizeof(ItemIdData);
-}
-
 /*
  * Where to split a leaf: over the sequence of its items with the new item
  * in its place (as nbtree's _bt_findsplitloc does), so the new item may end
@@ -1012,30 +1023,59 @@ ddb_leaf_split_point(int nv, char **vkey, int *vkeylen, Size *vsize, int skip,
 }
 
 /*
- * The prefix of the left half of an internal split at m, whose high key
- * becomes key[m].  With a low bound, the part of it common to that bound
- * (every key the half will ever hold shares it).  Without one -- the
- * leftmost node of its level -- the part common to the separators the half
- * gets ([1, m), sorted, so the first is enough) and 'newkey' when the new
- * downlink goes there; a separator added later that does not share it
- * shrinks it (ddb_reprefix).  compress_leftmost false: none.
+ * The prefix of one half of an internal split (ddb_page.h, "Prefix"): its
+ * separators key[lo, hi) -- and 'pred', the one expected to come up into
+ * it next, when not NULL -- share their first L bytes (sorted keys share
+ * what their first and last share).  Kept in the high key 'hk' (NULL: the
+ * half is rightmost) a prefix costs nothing, but only what hk shares with
+ * the separators counts; kept in the minus-infinity downlink it costs one
+ * more copy of L bytes.  A half without separators takes all of its high
+ * key: separators that come later shrink it as they need.  Returns the
+ * cheaper length, sets *infirst when it goes in the minus-infinity downlink
+ * and *bytes to where its bytes are.
  */
-static int
-ddb_left_prefix(char **key, int *keylen, int m, const char *low, int lowlen,
-				const char *newkey, int newkeylen, bool compress_leftmost)
+int
+ddb_half_prefix(char **key, int *keylen, int lo, int hi, const char *hk, int hklen,
+				const char *pred, int predlen, bool *infirst, const char **bytes)
 {
-	int			p;
+	int			L;
+	int			H;
+	Size		saved = 0;
 
-	if (low != NULL)
-		return ddb_common_prefix(low, lowlen, key[m], keylen[m]);
-	if (!compress_leftmost)
-		return 0;
-	p = keylen[m];
-	if (m > 1)
-		p = ddb_common_prefix(key[1], keylen[1], key[m], keylen[m]);
-	if (newkey != NULL)
-		p = Min(p, ddb_common_prefix(newkey, newkeylen, key[m], keylen[m]));
-	return Min(p, PG_UINT16_MAX);
+	*infirst = false;
+	*bytes = NULL;
+	if (lo < hi)
+	{
+		*bytes = key[lo];
+		L = ddb_common_prefix(key[lo], keylen[lo], key[hi - 1], keylen[hi - 1]);
+		if (pred != NULL)
+			L = Min(L, ddb_common_prefix(pred, predlen, key[lo], keylen[lo]));
+	}
+	else if (pred != NULL)
+	{
+		*bytes = pred;
+		L = predlen;
+	}
+	else
+	{
+		/* nothing to share yet: all of the high key, for free */
+		*bytes = hk;
+		return hk ? Min(hklen, PG_UINT16_MAX) : 0;
+	}
+	L = Min(L, PG_UINT16_MAX);
+	H = hk ? ddb_common_prefix(*bytes, L, hk, hklen) : 0;
+	if (L == H)
+		return H;
+	for (int i = lo; i < hi; i++)
+		saved += ddb_key_item_size(keylen[i] - H) - ddb_key_item_size(keylen[i] - L);
+	if (pred != NULL)
+		saved += ddb_key_item_size(predlen - H) - ddb_key_item_size(predlen - L);
+	if (saved >= ddb_key_item_size(L) - ddb_key_item_size(0))
+	{
+		*infirst = true;
+		return L;
+	}
+	return H;
 }
 
 /*
@@ -1045,10 +1085,11 @@ ddb_left_prefix(char **key, int *keylen, int m, const char *low, int lowlen,
 static Size
 ddb_reprefix_growth(Page page, int newplen)
 {
-	int			d = DdbPageGetOpaque(page)->prefixlen - newplen;
+	int			plen = DdbPageGetOpaque(page)->prefixlen;
+	int			d = plen - newplen;
 	OffsetNumber first = DdbPageFirstData(page);
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
-	Size		growth = 0;
+	int64		growth = 0;
 
 	if (d <= 0)
 		return 0;
@@ -1059,34 +1100,48 @@ ddb_reprefix_growth(Page page, int newplen)
 		growth += MAXALIGN(DdbKeyItemSize(ki->keylen + d)) -
 			MAXALIGN(DdbKeyItemSize(ki->keylen));
 	}
-	return growth;
+	/* a prefix kept in the minus-infinity downlink shrinks with it */
+	if (ddb_prefix_in_first(page))
+		growth -= MAXALIGN(DdbKeyItemSize(plen)) - MAXALIGN(DdbKeyItemSize(newplen));
+	return growth > 0 ? (Size) growth : 0;
 }
 
 /*
  * Where to split an internal node: existing downlinks [0, m) go left (the
  * separator of m becomes the left half's high key and goes up), [m, n)
  * right, the first of them becoming the right half's minus infinity.  Sizes
- * count each half's separators without the half's new prefix: the left
- * half's is common to its low bound and its new high key, the right half's
- * to that key and the old high key (no prefix for a rightmost half).  The
- * new downlink of 'newsize' bytes lands on the side of 'newpos' (or
- * nowhere, newpos < 0).  Returns the best m, or -1.
+ * count each half's separators without the prefix it will get
+ * (ddb_half_prefix).  The new downlink of 'newsize' bytes goes in at
+ * position 'newpos' (it comes from splitting child newpos - 1; newpos < 0:
+ * none), so it lands left when newpos <= m: it sorts below key[m], the left
+ * half's new high key.  Returns the best m, or -1.
  *
- * A node without a low bound (leftmost) or without a high key (rightmost)
- * stores its separators whole, so with DynamoDB's longest keys it holds
- * only two or three.  When the new downlink lands at such an unbounded end
- * -- keys inserted in descending or ascending order -- a balanced split
- * would leave the bounded half, which no further insert of that order
- * reaches, with a single child, and the tree would grow a level every few
- * inserts.  There the split packs the bounded half as full as it can
- * instead (nbtree's rightmost fill factor, for the same reason), so each
- * level at least doubles what it covers.
+ * Among the m whose halves fit, only those whose separator is about the
+ * shortest are candidates (nbtree's suffix truncation chooses its split
+ * point for the same reason): a split at the short separator between two
+ * partitions, say, sends that up instead of a long one, and leaves halves
+ * whose separators share long prefixes.  Among the candidates:
+ *
+ *	- When the new downlink lands at an unbounded end of a level (a node
+ *	  without a low bound or without a high key) -- keys inserted in
+ *	  descending or ascending order -- no further insert of that order
+ *	  reaches the other half, and a balanced split would leave it half empty
+ *	  for good.  There the split packs the bounded half as full as it can
+ *	  (nbtree's rightmost fill factor, for the same reason).
+ *
+ *	- Otherwise the fuller half as empty as can be, then the halves even.
  */
+#define DDB_SEP_SLACK	16		/* "about the shortest": within this many bytes */
+
 static int
 ddb_internal_split_point(int n, char **key, int *keylen, const char *low, int lowlen,
 						 const char *oldhk, int oldhklen, int newpos, Size newsize,
-						 const char *newkey, int newkeylen, bool compress_leftmost)
+						 const char *newkey, int newkeylen)
 {
+	Size	   *lsz = palloc(sizeof(Size) * n);
+	Size	   *rsz = palloc(sizeof(Size) * n);
+	int			minlen = -1;
+	Size		bestmax = 0;
 	Size		bestdiff = 0;
 	int			best = -1;
 	bool		packright = low == NULL && newpos >= 0 && newpos <= 1;
@@ -1094,14 +1149,23 @@ ddb_internal_split_point(int n, char **key, int *keylen, const char *low, int lo
 
 	for (int m = 1; m < n; m++)
 	{
-		int			pl = ddb_left_prefix(key, keylen, m, low, lowlen,
-										 newpos >= 0 && newpos < m ? newkey : NULL,
-										 newkeylen, compress_leftmost);
-		int			pr = oldhk ? ddb_common_prefix(key[m], keylen[m], oldhk, oldhklen) : 0;
-		/* each half: its minus-infinity downlink, its high key, the rest */
-		Size		l = ddb_key_item_size(0) + ddb_key_item_size(keylen[m]);
-		Size		r = ddb_key_item_size(0) + (oldhk ? ddb_key_item_size(oldhklen) : 0);
-		Size		diff;
+		bool		infl;
+		bool		infr;
+		const char *bytes;
+		int			pl = ddb_half_prefix(key, keylen, 1, m, key[m], keylen[m],
+										 newpos >= 0 && newpos <= m ? newkey : NULL, newkeylen,
+										 &infl, &bytes);
+		int			pr = ddb_half_prefix(key, keylen, m + 1, n, oldhk, oldhklen,
+										 newpos > m ? newkey : NULL, newkeylen,
+										 &infr, &bytes);
+
+		/*
+		 * Each half: its minus-infinity downlink (holding the prefix or
+		 * not), its high key, the rest.
+		 */
+		Size		l = ddb_key_item_size(infl ? pl : 0) + ddb_key_item_size(keylen[m]);
+		Size		r = ddb_key_item_size(infr ? pr : 0) +
+			(oldhk ? ddb_key_item_size(oldhklen) : 0);
 
 		for (int i = 1; i < m; i++)
 			l += ddb_key_item_size(keylen[i] - pl);
@@ -1109,27 +1173,46 @@ ddb_internal_split_point(int n, char **key, int *keylen, const char *low, int lo
 			r += ddb_key_item_size(keylen[i] - pr);
 		if (newpos >= 0)
 		{
-			if (newpos < m)
+			if (newpos <= m)
 				l += newsize;
 			else
 				r += newsize;
 		}
-		if (l > DDB_PAGE_CAPACITY || r > DDB_PAGE_CAPACITY)
+		lsz[m] = l;
+		rsz[m] = r;
+		if (l <= DDB_PAGE_CAPACITY && r <= DDB_PAGE_CAPACITY &&
+			(minlen < 0 || keylen[m] < minlen))
+			minlen = keylen[m];
+	}
+
+	for (int m = 1; m < n && minlen >= 0; m++)
+	{
+		Size		l = lsz[m];
+		Size		r = rsz[m];
+
+		if (l > DDB_PAGE_CAPACITY || r > DDB_PAGE_CAPACITY ||
+			keylen[m] > minlen + DDB_SEP_SLACK)
 			continue;
 		if (packright && !packleft)
-			return m;			/* the smallest m that fits */
+		{
+			best = m;			/* the smallest m */
+			break;
+		}
 		if (packleft && !packright)
 		{
-			best = m;			/* the largest m that fits */
+			best = m;			/* the largest m */
 			continue;
 		}
-		diff = l > r ? l - r : r - l;
-		if (best < 0 || diff < bestdiff)
+		if (best < 0 || Max(l, r) < bestmax ||
+			(Max(l, r) == bestmax && (l > r ? l - r : r - l) < bestdiff))
 		{
 			best = m;
-			bestdiff = diff;
+			bestmax = Max(l, r);
+			bestdiff = l > r ? l - r : r - l;
 		}
 	}
+	pfree(lsz);
+	pfree(rsz);
 	return best;
 }
 
@@ -1158,7 +1241,7 @@ ddb_page_replace(Page page, Page tmp)
 }
 
 /*
- * Rewrite internal page 'page' (a leftmost one, registered in the caller's
+ * Rewrite internal page 'page' (registered in the caller's
  * WAL record) with the shorter prefix 'newplen'; the caller has checked that
  * the grown separators fit (ddb_reprefix_growth).  Item order, and so every
  * offset, stays the same.
@@ -1182,7 +1265,14 @@ ddb_reprefix(Page page, int newplen)
 		BlockNumber child = ddb_key_item(page, off)->child;
 
 		if (off == first)
-			ddb_add_downlink(tmp, child, NULL, 0, 0, InvalidOffsetNumber);
+		{
+			const char *prefix;
+
+			/* a prefix kept here stays here, shorter */
+			ddb_page_prefix(page, &prefix);
+			ddb_add_downlink(tmp, child, prefix, ddb_prefix_in_first(page) ? newplen : 0, 0,
+							 InvalidOffsetNumber);
+		}
 		else
 		{
 			int			len;
@@ -1200,26 +1290,30 @@ ddb_reprefix(Page page, int newplen)
  * Split 'buf' (locked exclusively, child of 'parentbuf' at downlink offset
  * 'downlink', or the root when parentbuf is InvalidBuffer and metabuf is
  * valid).  'low' is the node's low bound (NULL: minus infinity), which the
- * pessimistic descent knows from the parent it holds.  'newkey'/'newkeylen'/
- * 'newsize' describe the item about to be inserted into this node (for the
- * split point choice); it is not inserted.
+ * pessimistic descent knows from the parent it holds.  'newkey'/'newkeylen'
+ * is the key being inserted into the tree and 'newsize' the size of the item
+ * about to go into this node (for the split point choice); it is not
+ * inserted.  'predkey'/'predkeylen', when not NULL, is the separator that
+ * will come up from the level below into this node: an internal node uses it
+ * instead of newkey to place the new downlink and to size its prefixes.
  *
  * Returns the buffer of the half where newkey belongs, still locked, and
  * in *sep_out that half's low bound when it is the right one (else NULL);
  * the other half is released.  Returns InvalidBuffer (nothing changed, all
  * buffers still held by the caller) when the parent has no room for the
- * separator: the caller restarts with a bigger reserve.
+ * separator, and sets *parent_full and *sep_out to that separator: the
+ * caller restarts reserving exactly that much at the parent's level.
  *
- * Internal pages store their separators without the prefix common to the
- * page's low bound and high key (ddb_page.h), so long keys that share long
- * prefixes -- a 2048-byte partition key, sort keys with a common stem --
- * still leave room for many downlinks.
+ * Internal pages store their separators without the prefix they share
+ * (ddb_page.h), so long keys that share long prefixes -- a 2048-byte
+ * partition key, sort keys with a common stem -- still leave room for many
+ * downlinks.
  */
 static Buffer
 ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 		  Buffer buf, const char *low, int lowlen,
-		  const char *newkey, int newkeylen, Size newsize, bool compress_leftmost,
-		  bool *parent_full, char **sep_out, int *sep_outlen)
+		  const char *newkey, int newkeylen, const char *predkey, int predkeylen,
+		  Size newsize, bool *parent_full, char **sep_out, int *sep_outlen)
 {
 	Page		page = BufferGetPage(buf);
 	DdbPageOpaque op = DdbPageGetOpaque(page);
@@ -1236,6 +1330,10 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 	int			best = -1;
 	char	   *sep = NULL;
 	int			seplen = 0;
+	bool		infl = false;	/* a half keeps its prefix in its first item */
+	bool		infr = false;
+	const char *lbytes = NULL;	/* where a half's prefix bytes are */
+	const char *rbytes = NULL;
 	int			pl = 0,
 				pr = 0,
 				pp = 0,
@@ -1336,16 +1434,16 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 		keylen = palloc0(sizeof(int) * nitems);
 		for (int i = 1; i < nitems; i++)
 			key[i] = ddb_internal_sep(page, first + i, &keylen[i]);
-		newpos = ddb_internal_search(page, newkey, newkeylen, false) - first + 1;
+		newpos = ddb_internal_search(page, predkey, predkeylen, false) - first + 1;
 		m = ddb_internal_split_point(nitems, key, keylen, low, lowlen,
 									 oldhk ? oldhk->key : NULL, oldhk ? oldhk->keylen : 0,
-									 newpos, newsize, newkey, newkeylen, compress_leftmost);
+									 newpos, newsize, predkey, predkeylen);
 		if (m < 0)
 		{
 			/* as for leaves: split the existing downlinks alone, then retry */
 			m = ddb_internal_split_point(nitems, key, keylen, low, lowlen,
 										 oldhk ? oldhk->key : NULL, oldhk ? oldhk->keylen : 0,
-										 -1, 0, NULL, 0, compress_leftmost);
+										 -1, 0, NULL, 0);
 			newpos = -1;
 			if (m < 0)
 				elog(ERROR, "could not find a split point for ddb page %u of \"%s\"",
@@ -1354,28 +1452,33 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 		best = m;
 		sep = key[m];
 		seplen = keylen[m];
-		pl = ddb_left_prefix(key, keylen, m, low, lowlen,
-							 newpos >= 0 && newpos < m ? newkey : NULL, newkeylen,
-							 compress_leftmost);
-		pr = oldhk ? ddb_common_prefix(sep, seplen, oldhk->key, oldhk->keylen) : 0;
+		pl = ddb_half_prefix(key, keylen, 1, m, key[m], keylen[m],
+							 newpos >= 0 && newpos <= m ? predkey : NULL, predkeylen,
+							 &infl, &lbytes);
+		pr = ddb_half_prefix(key, keylen, m + 1, nitems,
+							 oldhk ? oldhk->key : NULL, oldhk ? oldhk->keylen : 0,
+							 newpos > m ? predkey : NULL, predkeylen,
+							 &infr, &rbytes);
 	}
 
 	/* Does the parent have room for the new downlink? */
 	if (BufferIsValid(parentbuf))
 	{
 		Page		parent = BufferGetPage(parentbuf);
+		const char *pprefix;
 
 		/*
-		 * The separator lies in the parent's key space.  A bounded parent's
-		 * prefix starts all of it; a leftmost parent's may need to shrink
-		 * to what the separator shares with it (ddb_left_prefix).
+		 * The parent's prefix may have to shrink to what the separator
+		 * shares with it (ddb_reprefix); the rewrite must fit too.
 		 */
-		pp = DdbPageGetOpaque(parent)->prefixlen;
-		newpp = pp > 0 ? ddb_common_prefix(ddb_key_item(parent, DDB_HIKEY)->key, pp, sep, seplen) : 0;
+		pp = ddb_page_prefix(parent, &pprefix);
+		newpp = pp > 0 ? ddb_common_prefix(pprefix, pp, sep, seplen) : 0;
 		if (PageGetFreeSpace(parent) <
 			MAXALIGN(DdbKeyItemSize(seplen - newpp)) + ddb_reprefix_growth(parent, newpp))
 		{
 			*parent_full = true;
+			*sep_out = sep;		/* for the retry's reservation */
+			*sep_outlen = seplen;
 			return InvalidBuffer;
 		}
 	}
@@ -1405,9 +1508,9 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 	{
 		if (leaf)
 			ddb_add_item(rpage, items[i].data, items[i].size, InvalidOffsetNumber);
-		else if (i == best)		/* minus infinity */
+		else if (i == best)		/* minus infinity, maybe holding the prefix */
 			ddb_add_downlink(rpage, ((DdbKeyItem) items[i].data)->child,
-							 NULL, 0, 0, InvalidOffsetNumber);
+							 rbytes, infr ? pr : 0, 0, InvalidOffsetNumber);
 		else
 			ddb_add_downlink(rpage, ((DdbKeyItem) items[i].data)->child,
 							 key[i], keylen[i], pr, InvalidOffsetNumber);
@@ -1427,9 +1530,9 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 	{
 		if (leaf)
 			ddb_add_item(tmp, items[i].data, items[i].size, InvalidOffsetNumber);
-		else if (i == 0)		/* minus infinity */
+		else if (i == 0)		/* minus infinity, maybe holding the prefix */
 			ddb_add_downlink(tmp, ((DdbKeyItem) items[i].data)->child,
-							 NULL, 0, 0, InvalidOffsetNumber);
+							 lbytes, infl ? pl : 0, 0, InvalidOffsetNumber);
 		else
 			ddb_add_downlink(tmp, ((DdbKeyItem) items[i].data)->child,
 							 key[i], keylen[i], pl, InvalidOffsetNumber);
@@ -1439,12 +1542,22 @@ ddb_split(Relation rel, Buffer metabuf, Buffer parentbuf, OffsetNumber downlink,
 
 	if (BufferIsValid(rootbuf))
 	{
-		/* New root above the old one: (-inf -> left), (sep -> right), no prefix. */
+		/*
+		 * New root above the old one: (-inf -> left), (sep -> right), with
+		 * the prefix sep shares with the key being inserted, as a split's
+		 * half would get it.
+		 */
 		DdbMetaPageData *md = DdbPageGetMeta(mpage);
+		bool		inf;
+		const char *bytes;
+		int			rp = ddb_half_prefix(&sep, &seplen, 0, 1, NULL, 0,
+										 newkey, newkeylen, &inf, &bytes);
 
 		ddb_init_page(ppage, DDB_PAGE_INTERNAL, op->level + 1, InvalidBlockNumber);
-		ddb_add_downlink(ppage, BufferGetBlockNumber(buf), NULL, 0, 0, InvalidOffsetNumber);
-		ddb_add_downlink(ppage, rblkno, sep, seplen, 0, InvalidOffsetNumber);
+		DdbPageGetOpaque(ppage)->prefixlen = inf ? rp : 0;
+		ddb_add_downlink(ppage, BufferGetBlockNumber(buf), bytes, inf ? rp : 0, 0,
+						 InvalidOffsetNumber);
+		ddb_add_downlink(ppage, rblkno, sep, seplen, inf ? rp : 0, InvalidOffsetNumber);
 		md->root = BufferGetBlockNumber(rootbuf);
 		md->height = op->level + 2;
 	}
@@ -1496,7 +1609,9 @@ ddb_node_full(Page page, Size need)
  * item of 'itemsize' bytes (as of the moment we leave it).  An internal node
  * is full when it could not take one more downlink: a separator of up to
  * 'reservelen' bytes (a guess that grows to the maximum when a parent turns
- * out too full), stored without the node's prefix.  The low bound of each
+ * out too full), stored without the node's prefix.  A parent that turned
+ * out too full names the separator it could not take; the retry reserves
+ * for exactly that one at that level, prefix rewrite included.  The low bound of each
  * node on the way is known from the parent we hold; splits need it to
  * choose the halves' prefixes.
  */
@@ -1504,7 +1619,9 @@ static void
 ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize)
 {
 	int			reservelen = Min(Max(itemkeylen, 64) * 2, DDB_MAX_SEP_LEN);
-	bool		pessimistic = false;
+	char	   *hint = NULL;	/* the separator a parent could not take */
+	int			hintlen = 0;
+	int			hintlevel = -1; /* that parent's level */
 
 	for (;;)
 	{
@@ -1529,21 +1646,36 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize)
 		{
 			Page		page = BufferGetPage(buf);
 			bool		leaf = DdbPageIsLeaf(page);
-			Size		need = leaf ? itemsize :
-				DDB_INTERNAL_RESERVE(reservelen - Min(DdbPageGetOpaque(page)->prefixlen, reservelen));
+			Size		need;
 			Size		growth = 0;
+			Size		newsize;
+			const char *predkey = itemkey;
+			int			predkeylen = itemkeylen;
 
-			/*
-			 * A leftmost node's prefix may have to shrink for the separator
-			 * (ddb_left_prefix).  After a parent turned out too full, reserve
-			 * for the worst case, a separator sharing nothing with it, and
-			 * split leftmost nodes without a prefix, so the retry succeeds.
-			 */
-			if (!leaf && pessimistic && low == NULL)
+			if (leaf)
+				need = newsize = itemsize;
+			else if (hint != NULL && DdbPageGetOpaque(page)->level == hintlevel)
 			{
-				need = DDB_INTERNAL_RESERVE(reservelen);
-				growth = ddb_reprefix_growth(page, 0);
+				/*
+				 * This level could not take 'hint' last time: reserve for
+				 * exactly that separator, with the rewrite if the node's
+				 * prefix must shrink for it (ddb_reprefix), and if it
+				 * must split, give the half that gets it a prefix it shares
+				 * and room for it whole.
+				 */
+				const char *prefix;
+				int			plen = ddb_page_prefix(page, &prefix);
+				int			newpp = plen > 0 ? ddb_common_prefix(prefix, plen, hint, hintlen) : 0;
+
+				need = DDB_INTERNAL_RESERVE(hintlen - newpp);
+				growth = ddb_reprefix_growth(page, newpp);
+				newsize = DDB_INTERNAL_RESERVE(hintlen);
+				predkey = hint;
+				predkeylen = hintlen;
 			}
+			else
+				need = newsize =
+					DDB_INTERNAL_RESERVE(reservelen - Min(DdbPageGetOpaque(page)->prefixlen, reservelen));
 
 			if (ddb_node_full(page, need + growth))
 			{
@@ -1551,17 +1683,20 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize)
 				Buffer		half;
 				char	   *sep;
 				int			seplen;
+				int			level = DdbPageGetOpaque(page)->level;
 
 				half = ddb_split(rel,
 								 BufferIsValid(parent) ? InvalidBuffer : metabuf,
 								 parent, downlink, buf, low, lowlen,
-								 itemkey, itemkeylen,
-								 leaf ? itemsize + sizeof(ItemIdData) : need,
-								 !pessimistic,
+								 itemkey, itemkeylen, predkey, predkeylen,
+								 leaf ? newsize + sizeof(ItemIdData) : newsize,
 								 &parent_full, &sep, &seplen);
 				if (!BufferIsValid(half))
 				{
-					/* parent cannot take the separator: retry, reserving more */
+					/* parent cannot take the separator: retry, reserving for it */
+					hint = sep;
+					hintlen = seplen;
+					hintlevel = level + 1;
 					restart = true;
 					break;
 				}
@@ -1605,7 +1740,6 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize)
 		if (!restart)
 			return;
 		reservelen = DDB_MAX_SEP_LEN;
-		pessimistic = true;
 	}
 }
 

@@ -9,8 +9,9 @@
  *	- every page: standard layout (pd_lower <= pd_upper <= pd_special, the
  *	  special space where ddb puts it), page id, flags, level
  *	- items strictly ascending within a page, all below the page's high key
- *	- the first item of an internal page is minus infinity; its separator
- *	  prefix (ddb_page.h) starts both its high key and its low bound
+ *	- the first item of an internal page is minus infinity; the page's
+ *	  separator prefix (ddb_page.h) is its whole key or lies within its
+ *	  high key
  *	- parent/child agreement: the children of a level's pages, taken in
  *	  order, are exactly the next level's right-link chain; a child's items
  *	  are >= its downlink's separator and its high key equals the next
@@ -157,11 +158,17 @@ item_key(Page page, OffsetNumber off, char *buf, int *len)
 
 		if (off > DdbPageFirstData(page))
 		{
-			/* the page's prefix: the start of its high key (ddb_page.h) */
-			DdbKeyItem	hk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
+			/*
+			 * The page's prefix: the key of its minus-infinity downlink when
+			 * that has one, else the start of its high key (ddb_page.h).
+			 */
+			DdbKeyItem	pk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DdbPageFirstData(page)));
 
-			plen = DdbPageGetOpaque(page)->prefixlen;
-			memcpy(buf, hk->key, plen);
+			if (pk->keylen == 0 && !DdbPageIsRightmost(page))
+				pk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
+
+			plen = Min(DdbPageGetOpaque(page)->prefixlen, pk->keylen);
+			memcpy(buf, pk->key, plen);
 		}
 		memcpy(buf + plen, ki->key, ki->keylen);
 		*len = plen + ki->keylen;
@@ -179,13 +186,6 @@ item_key_copy(Page page, OffsetNumber off, int *len)
 	copy = palloc(Max(*len, 1));
 	memcpy(copy, buf, *len);
 	return copy;
-}
-
-/* Does key start with the first plen bytes of prefix? */
-static bool
-has_prefix(const char *key, int keylen, const char *prefix, int plen)
-{
-	return keylen >= plen && memcmp(key, prefix, plen) == 0;
 }
 
 /*
@@ -216,20 +216,22 @@ check_page(VerifyState *vs, BlockNumber blk, Page page, int level,
 		corrupt(vs, blk, "page with a right sibling has no high key");
 	if (level > 0 && maxoff < first)
 		corrupt(vs, blk, "internal page has no downlinks");
-	if (op->prefixlen > 0)
+	if (op->prefixlen > 0 && level == 0)
+		corrupt(vs, blk, "leaf page has a separator prefix");
+	if (level > 0 && maxoff >= first)
 	{
-		DdbKeyItem	hk;
+		/*
+		 * The first downlink is minus infinity: its key, if any, is the
+		 * page's whole prefix; without one, the high key holds the prefix.
+		 */
+		DdbKeyItem	first_dl = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, first));
 
-		if (level == 0)
-			corrupt(vs, blk, "leaf page has a separator prefix");
-		if (DdbPageIsRightmost(page))
-			corrupt(vs, blk, "page has a separator prefix of %u bytes but no high key", op->prefixlen);
-		hk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
-		if (op->prefixlen > hk->keylen)
-			corrupt(vs, blk, "separator prefix of %u bytes is longer than the high key", op->prefixlen);
-		/* a leftmost page's prefix is only what its separators share */
-		if (has_low && !has_prefix(lowkey, lowlen, hk->key, op->prefixlen))
-			corrupt(vs, blk, "separator prefix does not start the page's low bound");
+		if (first_dl->keylen > 0 && first_dl->keylen != op->prefixlen)
+			corrupt(vs, blk, "first downlink is not minus infinity");
+		else if (first_dl->keylen == 0 && op->prefixlen > 0 &&
+				 (DdbPageIsRightmost(page) ||
+				  op->prefixlen > ((DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY)))->keylen))
+			corrupt(vs, blk, "separator prefix of %u bytes is longer than the key it comes from", op->prefixlen);
 	}
 
 	for (OffsetNumber off = first; off <= maxoff; off++)
@@ -265,8 +267,6 @@ check_page(VerifyState *vs, BlockNumber blk, Page page, int level,
 
 			if (DdbKeyItemSize(ki->keylen) > ItemIdGetLength(iid))
 				corrupt(vs, blk, "internal item %u has a bad length", off);
-			if (off == first && ki->keylen != 0)
-				corrupt(vs, blk, "first downlink is not minus infinity");
 			if (ki->child == InvalidBlockNumber || ki->child == DDB_METAPAGE_BLKNO)
 				corrupt(vs, blk, "downlink %u points to block %u", off, ki->child);
 			if (off == first)
