@@ -104,3 +104,29 @@ SELECT ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "bs"}, "sk
 SELECT ddb_api_text('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "bs"}, "sk": {"N": "1"}},
   "ProjectionExpression": "#a", "ExpressionAttributeNames": {"#a": "x\u0000y"}}');
 SELECT ddb_api_text('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "bs"}, "sk": {"N": "1"}, "x\u0000y": {"S": "v"}}}');
+-- The SQL functions' typed JSON and the protocol's agree on every error: a
+-- malformed AttributeValue gives the same error name and text from
+-- ddb_from_typed_json as from PutItem (which checks it before the table).
+CREATE FUNCTION pg_temp.err(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE q;
+  RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ' ' || SQLERRM;
+END $$;
+SELECT v AS attribute_value, sql_error,
+       sql_error = pg_temp.err(format('SELECT ddb_api(%L, %L)', 'PutItem',
+         jsonb_build_object('TableName', 'Items', 'Item',
+           jsonb_build_object('pk', '{"S": "t"}'::jsonb, 'sk', '{"N": "1"}'::jsonb, 'a', v::jsonb)))) AS same_from_api
+FROM unnest(ARRAY['{"N": 1}', '{"N": 1.5}', '{"S": true}', '{"S": ["x"]}', '{"S": {}}',
+                  '{"B": 5}', '{"B": "AQI"}', '{"B": "A$=="}', '{"BOOL": "maybe"}', '{"BOOL": 3}',
+                  '{"L": {}}', '{"L": "x"}', '{"M": []}', '{"M": 1}', '{"SS": [1]}', '{"BS": ["AQI"]}',
+                  '"plain"', '[1]', '{}', '{"X": "1"}', '{"S": "x", "N": "1"}', '{"NULL": false}',
+                  '{"X": "1", "S": "x"}', '{"S": null, "N": "1"}']) v,
+     LATERAL (SELECT pg_temp.err(format('SELECT ddb_from_typed_json(%L)',
+                                        jsonb_build_object('a', v::jsonb)))) e(sql_error);
+-- an empty attribute name, at the top or inside a map
+SELECT pg_temp.err($$SELECT ddb_from_typed_json('{"": {"S": "x"}}')$$);
+SELECT ddb_api_text('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "t"}, "sk": {"N": "1"}, "": {"S": "v"}}}');
+SELECT pg_temp.err($$SELECT ddb_from_typed_json('{"m": {"L": [{"M": {"": {"S": "x"}}}]}}')$$);
+SELECT pg_temp.err($$SELECT ddb_put_item('Items', '{"pk": "t", "sk": 2, "m": {"": 1}}')$$);

@@ -141,6 +141,37 @@
 #define DDB_MSG_NUMBER_PRECISION		"Attempting to store more than 38 significant digits in a Number"
 #define DDB_MSG_NESTING					"Nesting Levels have exceeded supported limits"
 #define DDB_MSG_NAME_TOO_LARGE			"1 validation error detected: Attribute name is too large, must be less than 65536 bytes"
+#define DDB_MSG_EMPTY_ATTRIBUTE_NAME	"One or more parameter values were invalid: Empty attribute name"
+#define DDB_MSG_RETURN_VALUES_ENUM		"1 validation error detected: Value '%s' at 'returnValues' failed to satisfy constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]"
+
+/*
+ * Typed AttributeValues of the wrong JSON shape: SerializationException,
+ * with the texts of DynamoDB's Java deserializer (its spelling included).
+ */
+#define DDB_MSG_SER_VALUE_TYPE			"Unexpected value type in payload"
+#define DDB_MSG_SER_FIELD_TYPE			"Unexpected field type"
+#define DDB_MSG_SER_START_OF_MAP		"Start of structure or map found where not expected"
+#define DDB_MSG_SER_COLLECTION			"Unrecognized collection type %s"
+#define DDB_MSG_SER_CONVERT				"%s cannot be converted to %s"
+#define DDB_MSG_SER_BYTES				"only base-64-encoded strings are convertible to bytes"
+#define DDB_MSG_SER_BASE64_LENGTH		"Base64 encoded length is expected a multiple of 4 bytes but found: %d"
+#define DDB_MSG_SER_BASE64_CHAR			"Invalid last non-pad Base64 character dectected"
+#define DDB_MSG_SER_BOOL_TOKEN			"Unexpected token received from parser"
+#define DDB_MSG_SER_CLASS_ATTRIBUTE_VALUE "class com.amazonaws.dynamodb.v20120810.AttributeValue"
+
+/*
+ * ddb's document form (README "Items"): tagged values DynamoDB has no
+ * counterpart of, so the texts are ddb's own, in DynamoDB's style.
+ */
+#define DDB_MSG_DOC_NOT_OBJECT			"An item must be a JSON object of attributes"
+#define DDB_MSG_DOC_NUL_STRING			"The value of a \"$S\" tag must be a JSON array of strings"
+#define DDB_MSG_DOC_NUL_STRING_PARTS	"The value of a \"$S\" tag must be a JSON array of at least two strings"
+#define DDB_MSG_DOC_SET_NOT_ARRAY		"The value of a \"%s\" tag must be a JSON array"
+#define DDB_MSG_DOC_NS_ELEMENT			"The elements of a \"$NS\" set must be JSON numbers"
+#define DDB_MSG_DOC_SET_ELEMENT			"The elements of a \"%s\" set must be JSON strings"
+#define DDB_MSG_DOC_B_NOT_STRING		"The value of a \"$B\" tag must be a base64 string"
+#define DDB_MSG_DOC_M_NOT_OBJECT		"The value of a \"$M\" tag must be a JSON object"
+#define DDB_MSG_DOC_BASE64				"Invalid base64 in a binary value: \"%.*s\""
 
 /* ------------------------------------------------------------------------
  * The protocol layer (src/api): requests and tables

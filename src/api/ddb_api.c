@@ -80,9 +80,7 @@ ddb_parse_return_values(const char *s, bool update)
 				ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_RETURN_VALUES_PUT);
 			return (DdbReturnValues) i;
 		}
-	ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
-			  "1 validation error detected: Value '%s' at 'returnValues' failed to satisfy constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]",
-			  s);
+	ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_RETURN_VALUES_ENUM, s);
 	return DDB_RV_NONE;			/* keep compiler quiet */
 }
 

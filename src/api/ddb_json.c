@@ -581,27 +581,27 @@ shape_error_scalar(DdbJson *j, const char *target, const char *collection_class)
 		case DDB_JSON_BOOL:
 			ereport(ERROR,
 					(errcode(DDB_ERRCODE_SERIALIZATION),
-					 errmsg("SerializationException: %s cannot be converted to %s",
+					 errmsg("SerializationException: " DDB_MSG_SER_CONVERT,
 							j->boolean ? "TRUE_VALUE" : "FALSE_VALUE", target)));
 			break;
 		case DDB_JSON_NUMBER:
 			ereport(ERROR,
 					(errcode(DDB_ERRCODE_SERIALIZATION),
-					 errmsg("SerializationException: %s cannot be converted to %s",
+					 errmsg("SerializationException: " DDB_MSG_SER_CONVERT,
 							strpbrk(j->str, ".eE") ? "DECIMAL_VALUE" : "NUMBER_VALUE", target)));
 			break;
 		case DDB_JSON_STRING:
 			ereport(ERROR,
 					(errcode(DDB_ERRCODE_SERIALIZATION),
-					 errmsg("SerializationException: STRING_VALUE cannot be converted to %s", target)));
+					 errmsg("SerializationException: " DDB_MSG_SER_CONVERT, "STRING_VALUE", target)));
 			break;
 		case DDB_JSON_ARRAY:
 			ereport(ERROR,
 					(errcode(DDB_ERRCODE_SERIALIZATION),
-					 errmsg("SerializationException: Unrecognized collection type %s", collection_class)));
+					 errmsg("SerializationException: " DDB_MSG_SER_COLLECTION, collection_class)));
 			break;
 		case DDB_JSON_OBJECT:
-			serialization_error("Start of structure or map found where not expected");
+			serialization_error(DDB_MSG_SER_START_OF_MAP);
 			break;
 		case DDB_JSON_NULL:
 			break;
@@ -634,19 +634,18 @@ static void
 check_blob(DdbJson *j)
 {
 	if (j->type == DDB_JSON_BOOL || j->type == DDB_JSON_NUMBER)
-		serialization_error("only base-64-encoded strings are convertible to bytes");
+		serialization_error(DDB_MSG_SER_BYTES);
 	if (j->type == DDB_JSON_ARRAY)
-		serialization_error("Unrecognized collection type class java.nio.ByteBuffer");
+		serialization_error(psprintf(DDB_MSG_SER_COLLECTION, "class java.nio.ByteBuffer"));
 	if (j->type == DDB_JSON_OBJECT)
-		serialization_error("Start of structure or map found where not expected");
+		serialization_error(DDB_MSG_SER_START_OF_MAP);
 	if (j->len % 4 != 0)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_SERIALIZATION),
-				 errmsg("SerializationException: Base64 encoded length is expected a multiple of 4 bytes but found: %d",
-						j->len)));
+				 errmsg("SerializationException: " DDB_MSG_SER_BASE64_LENGTH, j->len)));
 	if (j->len > 0 && pg_b64_decode(j->str, j->len, palloc(pg_b64_dec_len(j->len) + 1),
 									pg_b64_dec_len(j->len)) < 0)
-		serialization_error("Invalid last non-pad Base64 character dectected");
+		serialization_error(DDB_MSG_SER_BASE64_CHAR);
 }
 
 static bool
@@ -663,7 +662,7 @@ check_bool(DdbJson *j)
 		if (pg_strcasecmp(j->str, "false") == 0 || strcmp(j->str, "0") == 0 ||
 			pg_strcasecmp(j->str, "no") == 0)
 			return false;
-		serialization_error("Unexpected token received from parser");
+		serialization_error(DDB_MSG_SER_BOOL_TOKEN);
 	}
 	shape_error_scalar(j, "Boolean", "class java.lang.Boolean");
 	return false;
@@ -673,18 +672,18 @@ static void
 check_list(DdbJson *j)
 {
 	if (j->type == DDB_JSON_OBJECT)
-		serialization_error("Start of structure or map found where not expected");
+		serialization_error(DDB_MSG_SER_START_OF_MAP);
 	if (j->type != DDB_JSON_ARRAY)
-		serialization_error("Unexpected field type");
+		serialization_error(DDB_MSG_SER_FIELD_TYPE);
 }
 
 static void
 check_attribute_map(DdbJson *j)
 {
 	if (j->type == DDB_JSON_ARRAY)
-		serialization_error("Unrecognized collection type java.util.Map<java.lang.String, com.amazonaws.dynamodb.v20120810.AttributeValue>");
+		serialization_error(psprintf(DDB_MSG_SER_COLLECTION, "java.util.Map<java.lang.String, com.amazonaws.dynamodb.v20120810.AttributeValue>"));
 	if (j->type != DDB_JSON_OBJECT)
-		serialization_error("Unexpected field type");
+		serialization_error(DDB_MSG_SER_FIELD_TYPE);
 }
 
 /* An attribute name: any string but one holding U+0000 (see README). */
@@ -736,8 +735,8 @@ push_typed_value(JsonbParseState **ps, DdbJson *j, JsonbIteratorToken tok)
 	if (j->type != DDB_JSON_OBJECT)
 	{
 		if (j->type == DDB_JSON_ARRAY)
-			serialization_error("Unrecognized collection type class com.amazonaws.dynamodb.v20120810.AttributeValue");
-		serialization_error("Unexpected value type in payload");
+			serialization_error(psprintf(DDB_MSG_SER_COLLECTION, DDB_MSG_SER_CLASS_ATTRIBUTE_VALUE));
+		serialization_error(DDB_MSG_SER_VALUE_TYPE);
 	}
 	for (int i = 0; i < j->n; i++)
 	{
@@ -921,7 +920,7 @@ ddb_json_check_struct(DdbJson *j, const char *structname)
 				 errmsg("SerializationException: Unrecognized collection type class com.amazonaws.dynamodb.v20120810.%s",
 						structname)));
 	if (j->type != DDB_JSON_OBJECT)
-		serialization_error("Unexpected field type");
+		serialization_error(DDB_MSG_SER_FIELD_TYPE);
 }
 
 /* A map of strings (ExpressionAttributeNames, Tags as a map) */
@@ -931,7 +930,7 @@ ddb_json_check_string_map(DdbJson *j)
 	if (j->type == DDB_JSON_ARRAY)
 		serialization_error("Unrecognized collection type java.util.Map<java.lang.String, java.lang.String>");
 	if (j->type != DDB_JSON_OBJECT)
-		serialization_error("Unexpected field type");
+		serialization_error(DDB_MSG_SER_FIELD_TYPE);
 	for (int i = 0; i < j->n; i++)
 		if (j->elems[i]->type != DDB_JSON_NULL)
 			check_string(j->elems[i]);

@@ -860,10 +860,7 @@ ddb_apply_update_sql(PG_FUNCTION_ARGS)
 	if (strcmp(rv, "NONE") != 0 && strcmp(rv, "ALL_OLD") != 0 &&
 		strcmp(rv, "ALL_NEW") != 0 && strcmp(rv, "UPDATED_OLD") != 0 &&
 		strcmp(rv, "UPDATED_NEW") != 0)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: invalid ReturnValues \"%s\"", rv),
-				 errhint("Use NONE, ALL_OLD, UPDATED_OLD, ALL_NEW or UPDATED_NEW.")));
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_RETURN_VALUES_ENUM, rv);
 	if (!PG_ARGISNULL(4))
 	{
 		Datum	   *elems;

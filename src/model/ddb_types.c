@@ -471,8 +471,7 @@ b64_decode_strict(const char *src, int len, DdbValue *out)
 	return;
 
 bad:
-	validation_error("ValidationException: invalid base64 in a binary value: \"%.*s\"",
-					 Min(len, 40), src);
+	validation_error("ValidationException: " DDB_MSG_DOC_BASE64, Min(len, 40), src);
 }
 
 static char *
@@ -635,7 +634,7 @@ nul_string(JsonbValue *val)
 	int			n = 0;
 
 	if (val->type != jbvBinary || !JsonContainerIsArray(val->val.binary.data))
-		validation_error("ValidationException: the value of a \"$S\" tag must be a JSON array of strings");
+		validation_error("ValidationException: " DDB_MSG_DOC_NUL_STRING);
 	initStringInfo(&buf);
 	it = JsonbIteratorInit(val->val.binary.data);
 	while ((tok = JsonbIteratorNext(&it, &e, true)) != WJB_DONE)
@@ -643,13 +642,13 @@ nul_string(JsonbValue *val)
 		if (tok != WJB_ELEM)
 			continue;
 		if (e.type != jbvString || memchr(e.val.string.val, '\0', e.val.string.len))
-			validation_error("ValidationException: the value of a \"$S\" tag must be a JSON array of strings");
+			validation_error("ValidationException: " DDB_MSG_DOC_NUL_STRING);
 		if (n++ > 0)
 			appendStringInfoChar(&buf, '\0');
 		appendBinaryStringInfo(&buf, e.val.string.val, e.val.string.len);
 	}
 	if (n < 2)
-		validation_error("ValidationException: the value of a \"$S\" tag must be a JSON array of at least two strings");
+		validation_error("ValidationException: " DDB_MSG_DOC_NUL_STRING_PARTS);
 	v->u.str.data = buf.data;
 	v->u.str.len = buf.len;
 	return v;
@@ -680,7 +679,7 @@ set_from_jbv(JsonbValue *jv, DdbType type, int depth)
 	const char *tag = type == DDB_TYPE_SS ? "$SS" : type == DDB_TYPE_NS ? "$NS" : "$BS";
 
 	if (jv->type != jbvBinary || !JsonContainerIsArray(jv->val.binary.data))
-		validation_error("ValidationException: the value of a \"%s\" tag must be a JSON array", tag);
+		validation_error("ValidationException: " DDB_MSG_DOC_SET_NOT_ARRAY, tag);
 	it = JsonbIteratorInit(jv->val.binary.data);
 	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 	{
@@ -691,7 +690,7 @@ set_from_jbv(JsonbValue *jv, DdbType type, int depth)
 		if (type == DDB_TYPE_NS)
 		{
 			if (v.type != jbvNumeric)
-				validation_error("ValidationException: elements of a \"$NS\" set must be JSON numbers");
+				validation_error("ValidationException: " DDB_MSG_DOC_NS_ELEMENT);
 			ddb_check_number(v.val.numeric);
 			e = ddb_value_new(DDB_TYPE_N);
 			e->u.num = v.val.numeric;
@@ -701,7 +700,7 @@ set_from_jbv(JsonbValue *jv, DdbType type, int depth)
 		else
 		{
 			if (v.type != jbvString)
-				validation_error("ValidationException: elements of a \"%s\" set must be JSON strings", tag);
+				validation_error("ValidationException: " DDB_MSG_DOC_SET_ELEMENT, tag);
 			if (type == DDB_TYPE_SS)
 			{
 				e = ddb_value_new(DDB_TYPE_S);
@@ -781,7 +780,7 @@ value_from_jbv(JsonbValue *jv, int depth)
 			if (tag[1] == 'B' && k.val.string.len == 2)
 			{
 				if (val.type != jbvString)
-					validation_error("ValidationException: the value of a \"$B\" tag must be a base64 string");
+					validation_error("ValidationException: " DDB_MSG_DOC_B_NOT_STRING);
 				v = ddb_value_new(DDB_TYPE_B);
 				b64_decode_strict(val.val.string.val, val.val.string.len, v);
 				return v;
@@ -791,7 +790,7 @@ value_from_jbv(JsonbValue *jv, int depth)
 			if (tag[1] == 'M')
 			{
 				if (val.type != jbvBinary || !JsonContainerIsObject(val.val.binary.data))
-					validation_error("ValidationException: the value of a \"$M\" tag must be a JSON object");
+					validation_error("ValidationException: " DDB_MSG_DOC_M_NOT_OBJECT);
 				check_depth(depth);
 				return map_from_container(val.val.binary.data, depth);
 			}
@@ -805,12 +804,21 @@ value_from_jbv(JsonbValue *jv, int depth)
 	return map_from_container(jv->val.binary.data, depth);
 }
 
+/* Attribute names are never empty, in an item or a map at any depth. */
 static void
-check_attribute_names(DdbValue *item)
+check_attribute_names(DdbValue *v)
 {
-	for (int i = 0; i < item->u.map.n; i++)
-		if (item->u.map.keys[i][0] == '\0')
-			validation_error("ValidationException: one or more parameter values were invalid: an attribute name is empty");
+	check_stack_depth();
+	if (v->type == DDB_TYPE_M)
+		for (int i = 0; i < v->u.map.n; i++)
+		{
+			if (v->u.map.keys[i][0] == '\0')
+				validation_error("ValidationException: " DDB_MSG_EMPTY_ATTRIBUTE_NAME);
+			check_attribute_names(v->u.map.vals[i]);
+		}
+	else if (v->type == DDB_TYPE_L)
+		for (int i = 0; i < v->u.list.n; i++)
+			check_attribute_names(v->u.list.elems[i]);
 }
 
 DdbValue *
@@ -819,7 +827,7 @@ ddb_item_from_jsonb(Jsonb *item)
 	DdbValue   *map;
 
 	if (!JB_ROOT_IS_OBJECT(item))
-		validation_error("ValidationException: An item must be a JSON object of attributes");
+		validation_error("ValidationException: " DDB_MSG_DOC_NOT_OBJECT);
 	map = map_from_container(&item->root, 0);
 	check_attribute_names(map);
 	return map;
@@ -1101,12 +1109,146 @@ ddb_item_to_typed_jsonb(DdbValue *item)
  */
 static DdbValue *typed_value_from_jbv(JsonbValue *jv, int depth);
 
+/*
+ * Typed JSON of the wrong shape is a malformed request, as DynamoDB's
+ * deserializer reports it: SerializationException, with the texts the
+ * endpoint's parser gives for the same JSON (api/ddb_json.c).
+ */
+#define serialization_error(...) \
+	ereport(ERROR, \
+			(errcode(DDB_ERRCODE_SERIALIZATION), \
+			 errmsg("SerializationException: " __VA_ARGS__)))
+
+/* A JSON value where a scalar of 'target' belongs. */
 static void
-typed_error(const char *detail)
+typed_shape_error(JsonbValue *jv, const char *target, const char *collection_class)
 {
-	ereport(ERROR,
-			(errcode(DDB_ERRCODE_VALIDATION),
-			 errmsg("ValidationException: invalid typed attribute value: %s", detail)));
+	if (jv->type == jbvBinary && JsonContainerIsArray(jv->val.binary.data))
+		serialization_error(DDB_MSG_SER_COLLECTION, collection_class);
+	if (jv->type == jbvBinary)
+		serialization_error(DDB_MSG_SER_START_OF_MAP);
+	if (jv->type == jbvBool)
+		serialization_error(DDB_MSG_SER_CONVERT, jv->val.boolean ? "TRUE_VALUE" : "FALSE_VALUE", target);
+	if (jv->type == jbvNumeric)
+	{
+		char	   *s = DatumGetCString(DirectFunctionCall1(numeric_out,
+															NumericGetDatum(jv->val.numeric)));
+
+		serialization_error(DDB_MSG_SER_CONVERT, strpbrk(s, ".eE") ? "DECIMAL_VALUE" : "NUMBER_VALUE",
+							target);
+	}
+	serialization_error(DDB_MSG_SER_CONVERT, "STRING_VALUE", target);
+}
+
+static void
+typed_check_string(JsonbValue *jv)
+{
+	if (jv->type != jbvString)
+		typed_shape_error(jv, "String", "class java.lang.String");
+}
+
+/* B and BS elements: base64 strings (decoded later, strictly) */
+static void
+typed_check_blob(JsonbValue *jv)
+{
+	int			len;
+
+	if (jv->type == jbvBool || jv->type == jbvNumeric)
+		serialization_error(DDB_MSG_SER_BYTES);
+	if (jv->type == jbvBinary && JsonContainerIsArray(jv->val.binary.data))
+		serialization_error(DDB_MSG_SER_COLLECTION, "class java.nio.ByteBuffer");
+	if (jv->type != jbvString)
+		serialization_error(DDB_MSG_SER_START_OF_MAP);
+	len = jv->val.string.len;
+	if (len % 4 != 0)
+		serialization_error(DDB_MSG_SER_BASE64_LENGTH, len);
+	if (len > 0 && pg_b64_decode(jv->val.string.val, len, palloc(pg_b64_dec_len(len) + 1),
+								 pg_b64_dec_len(len)) < 0)
+		serialization_error(DDB_MSG_SER_BASE64_CHAR);
+}
+
+/* BOOL and NULL: JSON booleans, or the strings DynamoDB's parser takes */
+static bool
+typed_check_bool(JsonbValue *jv)
+{
+	if (jv->type == jbvBool)
+		return jv->val.boolean;
+	if (jv->type == jbvString)
+	{
+		char	   *s = pnstrdup(jv->val.string.val, jv->val.string.len);
+
+		if (pg_strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0 || pg_strcasecmp(s, "yes") == 0)
+			return true;
+		if (pg_strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0 || pg_strcasecmp(s, "no") == 0)
+			return false;
+		serialization_error(DDB_MSG_SER_BOOL_TOKEN);
+	}
+	typed_shape_error(jv, "Boolean", "class java.lang.Boolean");
+	return false;
+}
+
+static void
+typed_check_array(JsonbValue *jv)
+{
+	if (jv->type == jbvBinary && JsonContainerIsObject(jv->val.binary.data))
+		serialization_error(DDB_MSG_SER_START_OF_MAP);
+	if (jv->type != jbvBinary)
+		serialization_error(DDB_MSG_SER_FIELD_TYPE);
+}
+
+static void
+typed_check_map(JsonbValue *jv)
+{
+	if (jv->type == jbvBinary && JsonContainerIsArray(jv->val.binary.data))
+		serialization_error(DDB_MSG_SER_COLLECTION,
+							"java.util.Map<java.lang.String, com.amazonaws.dynamodb.v20120810.AttributeValue>");
+	if (jv->type != jbvBinary)
+		serialization_error(DDB_MSG_SER_FIELD_TYPE);
+}
+
+/* The JSON shape of member 'type' of an AttributeValue. */
+static void
+typed_check_shape(DdbType type, JsonbValue *jv)
+{
+	JsonbIterator *it;
+	JsonbValue	e;
+	JsonbIteratorToken tok;
+
+	switch (type)
+	{
+		case DDB_TYPE_S:
+		case DDB_TYPE_N:
+			typed_check_string(jv);
+			break;
+		case DDB_TYPE_B:
+			typed_check_blob(jv);
+			break;
+		case DDB_TYPE_BOOL:
+		case DDB_TYPE_NULL:
+			(void) typed_check_bool(jv);
+			break;
+		case DDB_TYPE_L:
+			typed_check_array(jv);
+			break;
+		case DDB_TYPE_SS:
+		case DDB_TYPE_NS:
+		case DDB_TYPE_BS:
+			typed_check_array(jv);
+			it = JsonbIteratorInit(jv->val.binary.data);
+			while ((tok = JsonbIteratorNext(&it, &e, true)) != WJB_DONE)
+			{
+				if (tok != WJB_ELEM)
+					continue;
+				if (type == DDB_TYPE_BS)
+					typed_check_blob(&e);
+				else
+					typed_check_string(&e);
+			}
+			break;
+		case DDB_TYPE_M:
+			typed_check_map(jv);
+			break;
+	}
 }
 
 static DdbValue *
@@ -1115,15 +1257,12 @@ typed_map_from_container(JsonbContainer *jc, int depth)
 	return map_read(jc, depth, typed_value_from_jbv);
 }
 
+/* S, N or B, its shape checked */
 static DdbValue *
 typed_scalar(DdbType type, JsonbValue *jv)
 {
 	DdbValue   *e = ddb_value_new(type);
 
-	if (jv->type != jbvString)
-		typed_error(type == DDB_TYPE_N ? "a number must be written as a JSON string" :
-					type == DDB_TYPE_B ? "a binary value must be a base64 JSON string" :
-					"a string value must be a JSON string");
 	if (type == DDB_TYPE_N)
 	{
 		e->u.num = number_from_string(jv->val.string.val, jv->val.string.len);
@@ -1139,49 +1278,65 @@ typed_scalar(DdbType type, JsonbValue *jv)
 	return e;
 }
 
+/*
+ * One typed AttributeValue, checked as DynamoDB checks it: the JSON shape of
+ * every member first (SerializationException), then exactly one data type
+ * (ValidationException).  Members with unknown type names or null values
+ * are ignored, as DynamoDB's deserializer ignores them, so {"X": "1"} is an
+ * empty AttributeValue.
+ */
 static DdbValue *
 typed_value_from_jbv(JsonbValue *jv, int depth)
 {
 	JsonbIterator *it;
 	JsonbValue	k,
-				val;
-	DdbType		type;
+				val,
+				chosen;
+	DdbType		type = DDB_TYPE_NULL;
+	int			ntypes = 0;
 	DdbValue   *v;
 	JsonbIteratorToken tok;
 
 	check_stack_depth();
 	if (jv->type != jbvBinary || !JsonContainerIsObject(jv->val.binary.data))
-		typed_error("an attribute value must be a JSON object such as {\"S\": \"text\"}");
-	if (JsonContainerSize(jv->val.binary.data) == 0)
-		typed_error("supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
-	if (JsonContainerSize(jv->val.binary.data) > 1)
-		typed_error("supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes");
-
+	{
+		if (jv->type == jbvBinary)
+			serialization_error(DDB_MSG_SER_COLLECTION, DDB_MSG_SER_CLASS_ATTRIBUTE_VALUE);
+		serialization_error(DDB_MSG_SER_VALUE_TYPE);
+	}
 	it = JsonbIteratorInit(jv->val.binary.data);
-	(void) JsonbIteratorNext(&it, &k, true);	/* WJB_BEGIN_OBJECT */
-	(void) JsonbIteratorNext(&it, &k, true);	/* WJB_KEY */
-	(void) JsonbIteratorNext(&it, &val, true);	/* WJB_VALUE */
-	if (!ddb_type_from_name(k.val.string.val, k.val.string.len, &type))
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: invalid typed attribute value: unknown data type \"%.*s\"",
-						k.val.string.len, k.val.string.val),
-				 errhint("The data types are S, N, B, BOOL, NULL, L, M, SS, NS and BS.")));
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		DdbType		t;
+
+		if (tok != WJB_KEY)
+			continue;
+		tok = JsonbIteratorNext(&it, &val, true);
+		if (val.type == jbvNull ||
+			!ddb_type_from_name(k.val.string.val, k.val.string.len, &t))
+			continue;
+		typed_check_shape(t, &val);
+		ntypes++;
+		type = t;
+		chosen = val;
+	}
+	if (ntypes == 0)
+		validation_error("ValidationException: " DDB_MSG_EMPTY_ATTRIBUTE_VALUE);
+	if (ntypes > 1)
+		validation_error("ValidationException: " DDB_MSG_MULTI_TYPE_ATTRIBUTE_VALUE);
 
 	switch (type)
 	{
 		case DDB_TYPE_S:
 		case DDB_TYPE_N:
 		case DDB_TYPE_B:
-			return typed_scalar(type, &val);
+			return typed_scalar(type, &chosen);
 		case DDB_TYPE_BOOL:
-			if (val.type != jbvBool)
-				typed_error("a BOOL value must be true or false");
 			v = ddb_value_new(DDB_TYPE_BOOL);
-			v->u.boolean = val.val.boolean;
+			v->u.boolean = typed_check_bool(&chosen);
 			return v;
 		case DDB_TYPE_NULL:
-			if (val.type != jbvBool || !val.val.boolean)
+			if (!typed_check_bool(&chosen))
 				validation_error("ValidationException: " DDB_MSG_NULL_NOT_TRUE);
 			return ddb_value_new(DDB_TYPE_NULL);
 		case DDB_TYPE_L:
@@ -1190,11 +1345,8 @@ typed_value_from_jbv(JsonbValue *jv, int depth)
 		case DDB_TYPE_BS:
 			if (type == DDB_TYPE_L)
 				check_depth(depth);
-			if (val.type != jbvBinary || !JsonContainerIsArray(val.val.binary.data))
-				typed_error(type == DDB_TYPE_L ? "an L value must be a JSON array" :
-							"a set value must be a JSON array of strings");
 			v = ddb_value_new(type);
-			it = JsonbIteratorInit(val.val.binary.data);
+			it = JsonbIteratorInit(chosen.val.binary.data);
 			while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
 			{
 				if (tok != WJB_ELEM)
@@ -1211,9 +1363,7 @@ typed_value_from_jbv(JsonbValue *jv, int depth)
 			return v;
 		case DDB_TYPE_M:
 			check_depth(depth);
-			if (val.type != jbvBinary || !JsonContainerIsObject(val.val.binary.data))
-				typed_error("an M value must be a JSON object");
-			return typed_map_from_container(val.val.binary.data, depth);
+			return typed_map_from_container(chosen.val.binary.data, depth);
 	}
 	return NULL;				/* keep compiler quiet */
 }
@@ -1224,7 +1374,7 @@ ddb_item_from_typed_jsonb(Jsonb *item)
 	DdbValue   *map;
 
 	if (!JB_ROOT_IS_OBJECT(item))
-		validation_error("ValidationException: An item must be a JSON object of attributes");
+		validation_error("ValidationException: " DDB_MSG_DOC_NOT_OBJECT);
 	map = typed_map_from_container(&item->root, 0);
 	check_attribute_names(map);
 	return map;
