@@ -301,11 +301,15 @@ extern Datum ddb_jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v,
  * indexes from an item's old version to its new one (either may be NULL);
  * the item API calls it after each write, the trigger for SQL writes.
  */
+#define DDB_INDEX_GLOBAL	'G'		/* a global secondary index */
+#define DDB_INDEX_LOCAL		'L'		/* a local secondary index */
+#define DDB_INDEX_TTL		'T'		/* the TTL index: items by expiry time */
 extern bool ddb_gsi_exists(Relation rel);
+extern int	ddb_index_count(Relation rel, char kind);
 extern void ddb_gsi_maintain(Relation rel, Jsonb *olditem, Jsonb *newitem);
 extern Relation ddb_gsi_open_index(Relation table, const char *index_name,
 								   int *nquerykeys);
-extern void ddb_gsi_describe(Relation rel, StringInfo buf);
+extern void ddb_gsi_describe(Relation rel, char kind, StringInfo buf);
 
 /*
  * planner/ddb_planner.c, planner/ddb_customscan.c: the DdbKeyScan CustomScan.

@@ -128,6 +128,7 @@ typedef struct DdbGsi
 	int			nnonkey;
 	char	  **nonkey;			/* INCLUDE's attributes */
 	int64		violations;		/* items left out by the backfill */
+	char		kind;			/* DDB_INDEX_GLOBAL, _LOCAL or _TTL */
 } DdbGsi;
 
 /* The cached index list of one table. */
@@ -208,7 +209,7 @@ gsi_load(Oid relid, MemoryContext cxt, DdbGsi **out)
 	PushActiveSnapshot(GetLatestSnapshot());
 	if (SPI_execute_with_args("SELECT index_name, index_table::oid, partition_key, "
 							  "partition_key_type::text, sort_key, sort_key_type::text, "
-							  "projection, non_key_attributes, indexing_violations FROM " GSI_CATALOG
+							  "projection, non_key_attributes, indexing_violations, kind FROM " GSI_CATALOG
 							  " WHERE base = $1 ORDER BY index_name",
 							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read %s", GSI_CATALOG);
@@ -239,6 +240,7 @@ gsi_load(Oid relid, MemoryContext cxt, DdbGsi **out)
 			g->proj = strcmp(proj, "KEYS_ONLY") == 0 ? DDB_PROJ_KEYS_ONLY :
 				strcmp(proj, "INCLUDE") == 0 ? DDB_PROJ_INCLUDE : DDB_PROJ_ALL;
 			g->violations = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
+			g->kind = DatumGetChar(SPI_getbinval(tup, desc, 10, &isnull));
 			d = SPI_getbinval(tup, desc, 8, &isnull);
 			if (!isnull)
 			{
@@ -315,13 +317,53 @@ gsi_list(Relation rel, DdbGsi **out)
 	return e->ngsi;
 }
 
+/* How many indexes of a kind (DDB_INDEX_GLOBAL, ...) does this table have? */
+int
+ddb_index_count(Relation rel, char kind)
+{
+	DdbGsi	   *gsi;
+	int			n = gsi_list(rel, &gsi);
+	int			count = 0;
+
+	for (int i = 0; i < n; i++)
+		count += gsi[i].kind == kind;
+	return count;
+}
+
+/*
+ * The first index of a kind (the TTL index: the only one): its name,
+ * index table, partition and sort key attributes (palloc'd copies; the
+ * cache may be rebuilt by the next call).  False when there is none.
+ */
+bool
+ddb_index_info(Relation rel, char kind, char **index_name, Oid *index_relid,
+			   char **pk, char **sk)
+{
+	DdbGsi	   *gsi;
+	int			n = gsi_list(rel, &gsi);
+
+	for (int i = 0; i < n; i++)
+	{
+		if (gsi[i].kind != kind)
+			continue;
+		if (index_name)
+			*index_name = pstrdup(gsi[i].name);
+		if (index_relid)
+			*index_relid = gsi[i].indexrelid;
+		if (pk)
+			*pk = pstrdup(gsi[i].pk);
+		if (sk)
+			*sk = gsi[i].sk ? pstrdup(gsi[i].sk) : NULL;
+		return true;
+	}
+	return false;
+}
+
 /* Does this table have global secondary indexes? */
 bool
 ddb_gsi_exists(Relation rel)
 {
-	DdbGsi	   *gsi;
-
-	return gsi_list(rel, &gsi) > 0;
+	return ddb_index_count(rel, DDB_INDEX_GLOBAL) > 0;
 }
 
 static DdbGsi *
@@ -392,6 +434,9 @@ gsi_key_attr(DdbGsi *g, Jsonb *item, const char *name, DdbKeyType type)
 
 	if (v == NULL)
 		return false;
+	/* TTL ignores items whose attribute is no number, as DynamoDB does */
+	if (g->kind == DDB_INDEX_TTL)
+		return v->type == jbvNumeric;
 	switch (type)
 	{
 		case DDB_KEY_S:
@@ -456,7 +501,8 @@ gsi_entry(DdbGsi *g, Relation idx, Jsonb *item, GsiEntry *e)
 		return false;
 	/* both key attributes are checked, so a bad one is reported either way */
 	{
-		bool		has_pk = gsi_key_attr(g, item, g->pk, g->pktype);
+		bool		has_pk = g->kind == DDB_INDEX_TTL ||
+			gsi_key_attr(g, item, g->pk, g->pktype);
 		bool		has_sk = g->sk == NULL || gsi_key_attr(g, item, g->sk, g->sktype);
 
 		if (!has_pk || !has_sk)
@@ -473,9 +519,17 @@ gsi_entry(DdbGsi *g, Relation idx, Jsonb *item, GsiEntry *e)
 	for (int k = 0; k < ki->nkeys; k++)
 	{
 		const char *name = ddb_key_name(idx, k);
-		JsonbValue *kv = getKeyJsonValueFromContainer(&item->root, name, strlen(name), NULL);
+		JsonbValue *kv;
 		int			a = ki->keyattno[k] - 1;
 
+		if (k == 0 && g->kind == DDB_INDEX_TTL)
+		{
+			/* one partition holds every entry, in expiry order */
+			e->values[a] = DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
+			e->isnull[a] = false;
+			continue;
+		}
+		kv = getKeyJsonValueFromContainer(&item->root, name, strlen(name), NULL);
 		if (kv == NULL)
 			elog(ERROR, "ddb item lacks key attribute \"%s\"", name);
 		e->values[a] = ddb_jbv_to_key(idx, ki->keytype[k], kv, name);
@@ -852,6 +906,21 @@ void
 ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_name,
 					char *sk, const char *sktype_name, char *proj, ArrayType *nonkey_arr)
 {
+	ddb_index_create(relid, DDB_INDEX_GLOBAL, index_name, pk, pktype_name, sk,
+					 sktype_name, proj, nonkey_arr);
+}
+
+/*
+ * Create an index of any kind: a global secondary index, a local one
+ * (partition key = the table's), or the TTL index (kind DDB_INDEX_TTL:
+ * index_name DDB_TTL_INDEX, pk the name of its constant partition column,
+ * sk the TTL attribute, KEYS_ONLY).  The checks of the definition are
+ * DynamoDB's; the caller checked what only its kind needs.
+ */
+void
+ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *pktype_name,
+				 char *sk, const char *sktype_name, char *proj, ArrayType *nonkey_arr)
+{
 	DdbKeyType	pktype,
 				sktype = DDB_KEY_S;
 	DdbProjType ptype = DDB_PROJ_ALL;
@@ -886,6 +955,7 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 		proj = "ALL";
 
 	/* DynamoDB's index names: 3-255 of [a-zA-Z0-9_.-] */
+	if (kind != DDB_INDEX_TTL)
 	{
 		DdbValErrors e;
 
@@ -968,7 +1038,12 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 	{
 		DdbGsi	   *list;
 
-		if (gsi_list(rel, &list) >= DDB_MAX_GSI_PER_TABLE)
+		int			n = gsi_list(rel, &list);
+		int			nsame = 0;
+
+		for (int i = 0; i < n; i++)
+			nsame += list[i].kind == kind;
+		if (kind == DDB_INDEX_GLOBAL && nsame >= DDB_MAX_GSI_PER_TABLE)
 			ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
 					  "One or more parameter values were invalid: GlobalSecondaryIndex count exceeds the per-table limit of %d",
 					  DDB_MAX_GSI_PER_TABLE);
@@ -980,8 +1055,10 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 		int			n = gsi_list(rel, &list);
 		int			projected = nonkey_arr ? ArrayGetNItems(ARR_NDIM(nonkey_arr), ARR_DIMS(nonkey_arr)) : 0;
 
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n && kind != DDB_INDEX_TTL; i++)
 		{
+			if (list[i].kind == DDB_INDEX_TTL)
+				continue;
 			for (int j = 0; j < 2; j++)
 			{
 				const char *name = j == 0 ? list[i].pk : list[i].sk;
@@ -1082,10 +1159,10 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 		}
 	}
 	{
-		Oid			argtypes[9] = {OIDOID, TEXTOID, OIDOID, TEXTOID, CHAROID, TEXTOID,
-		CHAROID, TEXTOID, TEXTARRAYOID};
-		Datum		args[9];
-		char		nulls[9] = "         ";
+		Oid			argtypes[10] = {OIDOID, TEXTOID, OIDOID, TEXTOID, CHAROID, TEXTOID,
+		CHAROID, TEXTOID, TEXTARRAYOID, CHAROID};
+		Datum		args[10];
+		char		nulls[10] = "          ";
 
 		args[0] = ObjectIdGetDatum(relid);
 		args[1] = CStringGetTextDatum(index_name);
@@ -1100,8 +1177,12 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 			nulls[5] = nulls[6] = 'n';
 		if (!nonkey_arr)
 			nulls[8] = 'n';
-		if (SPI_execute_with_args("INSERT INTO " GSI_CATALOG " VALUES ($1::regclass, $2, $3::regclass, $4, $5, $6, $7, $8, $9)",
-								  9, argtypes, args, nulls, false, 0) != SPI_OK_INSERT)
+		args[9] = CharGetDatum(kind);
+		if (SPI_execute_with_args("INSERT INTO " GSI_CATALOG " (base, index_name, index_table, partition_key, "
+								  "partition_key_type, sort_key, sort_key_type, projection, "
+								  "non_key_attributes, kind) "
+								  "VALUES ($1::regclass, $2, $3::regclass, $4, $5, $6, $7, $8, $9, $10)",
+								  10, argtypes, args, nulls, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not insert into %s", GSI_CATALOG);
 	}
 	{
@@ -1234,6 +1315,13 @@ ddb_drop_gsi(PG_FUNCTION_ARGS)
 void
 ddb_drop_gsi_core(Oid relid, const char *index_name)
 {
+	ddb_index_drop(relid, index_name, DDB_INDEX_GLOBAL);
+}
+
+/* Drop an index of a kind: the catalog row, the index table, the triggers. */
+void
+ddb_index_drop(Oid relid, const char *index_name, char kind)
+{
 	Relation	rel;
 	DdbGsi	   *g;
 	DdbGsi	   *list;
@@ -1244,7 +1332,7 @@ ddb_drop_gsi_core(Oid relid, const char *index_name)
 
 	rel = open_base_for_ddl(relid);
 	g = gsi_find(rel, index_name);
-	if (g == NULL)
+	if (g == NULL || g->kind != kind)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
 				 errmsg("ResourceNotFoundException: " DDB_MSG_RESOURCE_NOT_FOUND),
@@ -1308,7 +1396,7 @@ ddb_gsi_open_index(Relation table, const char *index_name, int *nquerykeys)
 	DdbGsi	   *g = gsi_find(table, index_name);
 	Relation	idx = NULL;
 
-	if (g != NULL)
+	if (g != NULL && g->kind != DDB_INDEX_TTL)
 	{
 		*nquerykeys = g->sk ? 2 : 1;
 		idx = try_relation_open(g->indexrelid, AccessShareLock);
@@ -1335,6 +1423,8 @@ ddb_gsi_attribute_definitions(Relation rel, StringInfo buf)
 		seen = lappend(seen, (char *) ddb_key_name(rel, k));
 	for (int i = 0; i < n; i++)
 	{
+		if (gsi[i].kind == DDB_INDEX_TTL)
+			continue;			/* internal, keyed by no attribute definition */
 		for (int j = 0; j < (gsi[i].sk ? 2 : 1); j++)
 		{
 			const char *name = j == 0 ? gsi[i].pk : gsi[i].sk;
@@ -1401,6 +1491,11 @@ ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,
 
 		if (idx == NULL)
 			continue;
+		if (gsi[i].kind == DDB_INDEX_TTL)
+		{
+			relation_close(idx, AccessShareLock);
+			continue;			/* internal, not billed */
+		}
 		has_old = gsi_entry(&gsi[i], idx, olditem, &o);
 		has_new = gsi_entry(&gsi[i], idx, newitem, &nw);
 		if (has_old && has_new && o.key.len == nw.key.len &&
@@ -1423,22 +1518,29 @@ ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,
 	return out;
 }
 
-/* DescribeTable's GlobalSecondaryIndexes array, appended to buf. */
+/*
+ * DescribeTable's GlobalSecondaryIndexes (kind DDB_INDEX_GLOBAL) or
+ * LocalSecondaryIndexes (DDB_INDEX_LOCAL) array, appended to buf.
+ */
 void
-ddb_gsi_describe(Relation rel, StringInfo buf)
+ddb_gsi_describe(Relation rel, char kind, StringInfo buf)
 {
 	DdbGsi	   *gsi;
 	int			n = gsi_list(rel, &gsi);
 	char	   *arn = ddb_table_arn(ddb_table_name(rel));
+	bool		first = true;
 
 	appendStringInfoChar(buf, '[');
 	for (int i = 0; i < n; i++)
 	{
 		DdbGsi	   *g = &gsi[i];
-		HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(g->indexrelid));
+		HeapTuple	tp;
 		double		count = 0;
 		int64		size = 0;
 
+		if (g->kind != kind)
+			continue;
+		tp = SearchSysCache1(RELOID, ObjectIdGetDatum(g->indexrelid));
 		if (HeapTupleIsValid(tp))
 		{
 			count = ((Form_pg_class) GETSTRUCT(tp))->reltuples;
@@ -1446,7 +1548,8 @@ ddb_gsi_describe(Relation rel, StringInfo buf)
 			size = DatumGetInt64(DirectFunctionCall1(pg_total_relation_size,
 													 ObjectIdGetDatum(g->indexrelid)));
 		}
-		appendStringInfoString(buf, i ? ",{\"IndexName\":" : "{\"IndexName\":");
+		appendStringInfoString(buf, first ? "{\"IndexName\":" : ",{\"IndexName\":");
+		first = false;
 		ddb_json_cstring(buf, g->name);
 		appendStringInfoString(buf, ",\"KeySchema\":[{\"AttributeName\":");
 		ddb_json_cstring(buf, g->pk);
@@ -1470,11 +1573,15 @@ ddb_gsi_describe(Relation rel, StringInfo buf)
 			appendStringInfoChar(buf, ']');
 		}
 		/* ItemCount is approximate, as DynamoDB's: the planner's estimate */
-		appendStringInfo(buf, "},\"IndexStatus\":\"ACTIVE\",\"ProvisionedThroughput\":"
-						 "{\"NumberOfDecreasesToday\":0,\"ReadCapacityUnits\":0,\"WriteCapacityUnits\":0}"
-						 ",\"ItemCount\":%.0f,\"IndexSizeBytes\":" INT64_FORMAT
-						 ",\"IndexingViolations\":" INT64_FORMAT ",\"IndexArn\":",
-						 count < 0 ? 0 : count, size, g->violations);
+		if (kind == DDB_INDEX_GLOBAL)
+			appendStringInfo(buf, "},\"IndexStatus\":\"ACTIVE\",\"ProvisionedThroughput\":"
+							 "{\"NumberOfDecreasesToday\":0,\"ReadCapacityUnits\":0,\"WriteCapacityUnits\":0}"
+							 ",\"ItemCount\":%.0f,\"IndexSizeBytes\":" INT64_FORMAT
+							 ",\"IndexingViolations\":" INT64_FORMAT ",\"IndexArn\":",
+							 count < 0 ? 0 : count, size, g->violations);
+		else
+			appendStringInfo(buf, "},\"ItemCount\":%.0f,\"IndexSizeBytes\":" INT64_FORMAT
+							 ",\"IndexArn\":", count < 0 ? 0 : count, size);
 		ddb_json_cstring(buf, psprintf("%s/index/%s", arn, g->name));
 		appendStringInfoChar(buf, '}');
 	}

@@ -569,6 +569,59 @@ op_describe_table(DdbJson *req, int *len)
 	return resp_end(&r, len);
 }
 
+/* UpdateTimeToLive: {"TableName", "TimeToLiveSpecification": {...}} */
+static char *
+op_update_time_to_live(DdbJson *req, int *len)
+{
+	DdbValErrors e;
+	DdbJson    *spec;
+	const char *attr = NULL;
+	bool		enabled = false;
+	Relation	rel;
+	Response	r;
+
+	ddb_valerr_init(&e);
+	(void) check_table_name(&e, req, "TableName");
+	spec = member_struct(req, "TimeToLiveSpecification", "TimeToLiveSpecification");
+	if (spec == NULL)
+		ddb_valerr_add(&e, NULL, "timeToLiveSpecification", "Member must not be null");
+	else
+	{
+		attr = member_string(spec, "AttributeName");
+		if (member(spec, "Enabled") == NULL)
+			ddb_valerr_add(&e, NULL, "timeToLiveSpecification.enabled", "Member must not be null");
+		else
+			enabled = member_bool(spec, "Enabled", false);
+		if (attr == NULL)
+			ddb_valerr_add(&e, NULL, "timeToLiveSpecification.attributeName",
+						   "Member must not be null");
+	}
+	ddb_valerr_raise(&e);
+	rel = open_named_table(req);
+	ddb_ttl_update_core(rel, attr, enabled);
+	resp_begin(&r);
+	resp_key(&r, "TimeToLiveSpecification");
+	appendStringInfoString(&r.buf, "{\"AttributeName\":");
+	ddb_json_cstring(&r.buf, attr);
+	appendStringInfo(&r.buf, ",\"Enabled\":%s}", enabled ? "true" : "false");
+	relation_close(rel, AccessShareLock);
+	return resp_end(&r, len);
+}
+
+/* DescribeTimeToLive: {"TableName"} */
+static char *
+op_describe_time_to_live(DdbJson *req, int *len)
+{
+	Relation	rel = open_named_table(req);
+	Response	r;
+
+	resp_begin(&r);
+	resp_key(&r, "TimeToLiveDescription");
+	ddb_ttl_describe_json(rel, &r.buf);
+	relation_close(rel, AccessShareLock);
+	return resp_end(&r, len);
+}
+
 static char *
 op_delete_table(DdbJson *req, int *len)
 {
@@ -1674,6 +1727,7 @@ static const Operation operations[] = {
 	{"DescribeEndpoints", op_describe_endpoints},
 	{"DescribeLimits", op_describe_limits},
 	{"DescribeTable", op_describe_table},
+	{"DescribeTimeToLive", op_describe_time_to_live},
 	{"GetItem", op_get_item},
 	{"ListTables", op_list_tables},
 	{"ListTagsOfResource", op_list_tags_of_resource},
@@ -1684,6 +1738,7 @@ static const Operation operations[] = {
 	{"UntagResource", op_untag_resource},
 	{"UpdateItem", op_update_item},
 	{"UpdateTable", op_update_table},
+	{"UpdateTimeToLive", op_update_time_to_live},
 };
 
 char *

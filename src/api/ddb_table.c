@@ -105,6 +105,7 @@ ddb_api_init(void)
 							   "The AWS account id ddb reports in ARNs.",
 							   NULL, &ddb_account_id, "000000000000", PGC_USERSET, 0,
 							   NULL, NULL, NULL);
+	ddb_ttl_worker_init();
 }
 
 /* ------------------------------------------------------------------------
@@ -629,7 +630,7 @@ ddb_describe_table_json(Relation rel, const char *status, StringInfo buf)
 	if (ddb_gsi_exists(rel))
 	{
 		ddb_json_key(buf, &first, "GlobalSecondaryIndexes");
-		ddb_gsi_describe(rel, buf);
+		ddb_gsi_describe(rel, DDB_INDEX_GLOBAL, buf);
 	}
 	ddb_json_key(buf, &first, "DeletionProtectionEnabled");
 	appendStringInfoString(buf, "false");
