@@ -391,7 +391,9 @@ ddb_ttl_tables(void)
 static bool
 may_sweep(Oid relid)
 {
-	return pg_class_aclcheck(relid, GetUserId(), ACL_DELETE | ACL_SELECT) == ACLCHECK_OK &&
+	/* one check per privilege: a mask of two asks for either */
+	return pg_class_aclcheck(relid, GetUserId(), ACL_DELETE) == ACLCHECK_OK &&
+		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK &&
 		check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED;
 }
 
