@@ -325,3 +325,18 @@ AS 'MODULE_PATHNAME', 'ddb_ttl_sweep'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 COMMENT ON FUNCTION ddb_ttl_sweep(regclass) IS
   'delete the expired items of a TTL-enabled table (NULL: of all), reading only expired ones; returns the count';
+
+-- Local secondary indexes: CreateTable's LocalSecondaryIndexes (typed
+-- JSON, DynamoDB's shape; a RANGE key element may carry "AttributeType",
+-- default S).  They can only be made with the table, as in DynamoDB.
+DROP FUNCTION ddb_create_table(text, text, text, text, text);
+CREATE FUNCTION ddb_create_table(table_name text, partition_key text,
+                                 partition_key_type text DEFAULT 'S',
+                                 sort_key text DEFAULT NULL,
+                                 sort_key_type text DEFAULT 'S',
+                                 local_secondary_indexes jsonb DEFAULT NULL)
+RETURNS regclass
+AS 'MODULE_PATHNAME', 'ddb_create_table'
+LANGUAGE C;
+COMMENT ON FUNCTION ddb_create_table(text, text, text, text, text, jsonb) IS
+  'DynamoDB CreateTable: a ddb table with its key schema and, optionally, local secondary indexes';

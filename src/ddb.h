@@ -304,11 +304,12 @@ extern Datum ddb_jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v,
 #define DDB_INDEX_GLOBAL	'G'		/* a global secondary index */
 #define DDB_INDEX_LOCAL		'L'		/* a local secondary index */
 #define DDB_INDEX_TTL		'T'		/* the TTL index: items by expiry time */
+#define DDB_MAX_LSI_PER_TABLE	5	/* DynamoDB's limit, not adjustable */
 extern bool ddb_gsi_exists(Relation rel);
 extern int	ddb_index_count(Relation rel, char kind);
 extern void ddb_gsi_maintain(Relation rel, Jsonb *olditem, Jsonb *newitem);
 extern Relation ddb_gsi_open_index(Relation table, const char *index_name,
-								   int *nquerykeys);
+								   int *nquerykeys, char *kind, bool *projects_all);
 extern void ddb_gsi_describe(Relation rel, char kind, StringInfo buf);
 
 /*

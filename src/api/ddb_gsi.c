@@ -1043,6 +1043,9 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 
 		for (int i = 0; i < n; i++)
 			nsame += list[i].kind == kind;
+		if (kind == DDB_INDEX_LOCAL && (ki->nkeys < 2 || nsame >= DDB_MAX_LSI_PER_TABLE ||
+										strcmp(pk, ddb_key_name(rel, 0)) != 0 || sk == NULL))
+			elog(ERROR, "invalid local secondary index \"%s\"", index_name);
 		if (kind == DDB_INDEX_GLOBAL && nsame >= DDB_MAX_GSI_PER_TABLE)
 			ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
 					  "One or more parameter values were invalid: GlobalSecondaryIndex count exceeds the per-table limit of %d",
@@ -1391,7 +1394,8 @@ ddb_index_drop(Oid relid, const char *index_name, char kind)
  * key columns of the index table.
  */
 Relation
-ddb_gsi_open_index(Relation table, const char *index_name, int *nquerykeys)
+ddb_gsi_open_index(Relation table, const char *index_name, int *nquerykeys,
+				   char *kind, bool *projects_all)
 {
 	DdbGsi	   *g = gsi_find(table, index_name);
 	Relation	idx = NULL;
@@ -1399,6 +1403,8 @@ ddb_gsi_open_index(Relation table, const char *index_name, int *nquerykeys)
 	if (g != NULL && g->kind != DDB_INDEX_TTL)
 	{
 		*nquerykeys = g->sk ? 2 : 1;
+		*kind = g->kind;
+		*projects_all = g->proj == DDB_PROJ_ALL;
 		idx = try_relation_open(g->indexrelid, AccessShareLock);
 	}
 	if (idx == NULL)

@@ -156,6 +156,8 @@ typedef struct DdbReadRequest
 	bool		has_limit;
 	int32		limit;
 	Jsonb	   *start_key;
+	bool		consistent;		/* ConsistentRead: refused on a GSI */
+	bool		select_all;		/* Select ALL_ATTRIBUTES */
 } DdbReadRequest;
 
 /* One page of a Query or Scan. */

@@ -347,12 +347,13 @@ check_throughput(DdbValErrors *e, DdbJson *pt, const char *path, int64 *rcu, int
 	*wcu = (int64) w;
 }
 
-static void create_index(Relation rel, DdbJson *defs, DdbJson *c);
+static void create_index(Relation rel, DdbJson *defs, DdbJson *c, char kind);
 
 static char *
 op_create_table(DdbJson *req, int *len)
 {
 	DdbJson    *gsis;
+	DdbJson    *lsis;
 	DdbValErrors e;
 	DdbCreateTable ct;
 	DdbJson    *defs = member_list(req, "AttributeDefinitions");
@@ -489,10 +490,35 @@ op_create_table(DdbJson *req, int *len)
 	}
 	if (ct.nkeys == 2 && strcmp(ct.keys[0], ct.keys[1]) == 0)
 		validation_error("Both the Hash Key and the Range Key element in the KeySchema have the same name");
-	if (member(req, "GlobalSecondaryIndexes") == NULL && ct.nkeys != ndefs)
+	if (member(req, "GlobalSecondaryIndexes") == NULL &&
+		member(req, "LocalSecondaryIndexes") == NULL && ct.nkeys != ndefs)
 		validation_error("One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions");
-	if (member(req, "LocalSecondaryIndexes") != NULL)
-		validation_error("One or more parameter values were invalid: ddb does not support LocalSecondaryIndexes yet");
+	lsis = member_list(req, "LocalSecondaryIndexes");
+	if (lsis != NULL)
+	{
+		if (ct.nkeys < 2)
+			validation_error("One or more parameter values were invalid: Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex");
+		if (lsis->n == 0)
+			validation_error("One or more parameter values were invalid: List of LocalSecondaryIndexes is empty");
+		if (lsis->n > DDB_MAX_LSI_PER_TABLE)
+			validation_error("One or more parameter values were invalid: Number of LocalSecondaryIndexes exceeds per-table limit of %d",
+							 DDB_MAX_LSI_PER_TABLE);
+		for (int i = 0; i < lsis->n; i++)
+		{
+			const char *iname;
+
+			ddb_json_check_struct(lsis->elems[i], "LocalSecondaryIndex");
+			iname = member_string(lsis->elems[i], "IndexName");
+			if (iname == NULL)
+				validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+								 psprintf(DDB_MSG_CONSTRAINT, "null",
+										  psprintf("localSecondaryIndexes.%d.member.indexName", i + 1),
+										  "Member must not be null"));
+			for (int j = 0; j < i; j++)
+				if (strcmp(iname, member_string(lsis->elems[j], "IndexName")) == 0)
+					validation_error("One or more parameter values were invalid: Duplicate index name: %s", iname);
+		}
+	}
 	gsis = member_list(req, "GlobalSecondaryIndexes");
 	if (gsis != NULL)
 	{
@@ -514,6 +540,9 @@ op_create_table(DdbJson *req, int *len)
 			for (int j = 0; j < i; j++)
 				if (strcmp(iname, member_string(gsis->elems[j], "IndexName")) == 0)
 					validation_error("One or more parameter values were invalid: Duplicate index name: %s", iname);
+			for (int j = 0; lsis && j < lsis->n; j++)
+				if (strcmp(iname, member_string(lsis->elems[j], "IndexName")) == 0)
+					validation_error("One or more parameter values were invalid: Duplicate index name: %s", iname);
 			if (billing && strcmp(billing, "PAY_PER_REQUEST") == 0 &&
 				member(gsis->elems[i], "ProvisionedThroughput") != NULL)
 				validation_error("One or more parameter values were invalid: ProvisionedThroughput should not be specified for index: %s when BillingMode is PAY_PER_REQUEST",
@@ -526,8 +555,10 @@ op_create_table(DdbJson *req, int *len)
 
 	rel = ddb_open_table(relid, ACL_SELECT);
 	/* the indexes, each as UpdateTable would create it (the table is empty) */
+	for (int i = 0; lsis && i < lsis->n; i++)
+		create_index(rel, defs, lsis->elems[i], DDB_INDEX_LOCAL);
 	for (int i = 0; gsis && i < gsis->n; i++)
-		create_index(rel, defs, gsis->elems[i]);
+		create_index(rel, defs, gsis->elems[i], DDB_INDEX_GLOBAL);
 	resp_begin(&r);
 	resp_key(&r, "TableDescription");
 	ddb_describe_table_json(rel, "ACTIVE", &r.buf);
@@ -705,9 +736,13 @@ defined_type(DdbJson *defs, const char *name)
 	return NULL;
 }
 
-/* GlobalSecondaryIndexUpdates' Create: a new index from its definition. */
+/*
+ * GlobalSecondaryIndexUpdates' Create, or an index of CreateTable's
+ * GlobalSecondaryIndexes or LocalSecondaryIndexes (kind): a new index
+ * from its definition.
+ */
 static void
-create_index(Relation rel, DdbJson *defs, DdbJson *c)
+create_index(Relation rel, DdbJson *defs, DdbJson *c, char kind)
 {
 	const char *index_name = member_string(c, "IndexName");
 	DdbJson    *ks = member_list(c, "KeySchema");
@@ -761,6 +796,17 @@ create_index(Relation rel, DdbJson *defs, DdbJson *c)
 	}
 	if (keys[1] && strcmp(keys[0], keys[1]) == 0)
 		validation_error("Both the Hash Key and the Range Key element in the KeySchema have the same name");
+	if (kind == DDB_INDEX_LOCAL)
+	{
+		const char *table_pk = ddb_table_key_name(rel, 0);
+
+		if (strcmp(keys[0], table_pk) != 0)
+			validation_error("One or more parameter values were invalid: Index KeySchema does not have the same leading hash key as table KeySchema for index: %s. index hash key: %s, table hash key: %s",
+							 index_name, keys[0], table_pk);
+		if (keys[1] == NULL)
+			validation_error("One or more parameter values were invalid: Index KeySchema does not have a range key for index: %s",
+							 index_name);
+	}
 	if (ptype == NULL)
 		validation_error("One or more parameter values were invalid: Unknown ProjectionType: null");
 	if (nonkey && strcmp(ptype, "INCLUDE") != 0)
@@ -777,8 +823,8 @@ create_index(Relation rel, DdbJson *defs, DdbJson *c)
 		}
 		arr = construct_array(elems, nonkey->n, TEXTOID, -1, false, TYPALIGN_INT);
 	}
-	ddb_create_gsi_core(RelationGetRelid(rel), pstrdup(index_name), pstrdup(keys[0]), types[0],
-						keys[1] ? pstrdup(keys[1]) : NULL, types[1], pstrdup(ptype), arr);
+	ddb_index_create(RelationGetRelid(rel), kind, pstrdup(index_name), pstrdup(keys[0]), types[0],
+					 keys[1] ? pstrdup(keys[1]) : NULL, types[1], pstrdup(ptype), arr);
 }
 
 static char *
@@ -864,7 +910,7 @@ op_update_table(DdbJson *req, int *len)
 		if (c == NULL && d == NULL && up == NULL)
 			validation_error("One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be null");
 		if (c)
-			create_index(rel, defs, c);
+			create_index(rel, defs, c, DDB_INDEX_GLOBAL);
 		else if (d)
 		{
 			const char *iname = member_string(d, "IndexName");
@@ -1650,8 +1696,9 @@ read_op(DdbJson *req, int *len, bool is_query)
 		if (strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0 && index_name == NULL)
 			validation_error("One or more parameter values were invalid: Select type ALL_PROJECTED_ATTRIBUTES is not compatible with a request without an index name");
 	}
-	if (index_name != NULL && consistent)
-		validation_error("Consistent reads are not supported on global secondary indexes");
+	/* ConsistentRead on a global secondary index: refused by the reader */
+	a.consistent = consistent;
+	a.select_all = select != NULL && strcmp(select, "ALL_ATTRIBUTES") == 0;
 
 	a.key_condition = x.key_condition;
 	a.filter = x.filter;

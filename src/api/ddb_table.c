@@ -627,6 +627,11 @@ ddb_describe_table_json(Relation rel, const char *status, StringInfo buf)
 	if (info->billing_changed)
 		appendStringInfo(buf, ",\"LastUpdateToPayPerRequestDateTime\":%s", info->billing_changed);
 	appendStringInfoChar(buf, '}');
+	if (ddb_index_count(rel, DDB_INDEX_LOCAL) > 0)
+	{
+		ddb_json_key(buf, &first, "LocalSecondaryIndexes");
+		ddb_gsi_describe(rel, DDB_INDEX_LOCAL, buf);
+	}
 	if (ddb_gsi_exists(rel))
 	{
 		ddb_json_key(buf, &first, "GlobalSecondaryIndexes");
