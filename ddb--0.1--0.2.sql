@@ -327,7 +327,7 @@ COMMENT ON FUNCTION ddb_ttl_sweep(regclass) IS
   'delete the expired items of a TTL-enabled table (NULL: of all), reading only expired ones; returns the count';
 
 -- Local secondary indexes: CreateTable's LocalSecondaryIndexes (typed
--- JSON, DynamoDB's shape; a RANGE key element may carry "AttributeType",
+-- JSON, DynamoDB's shape; a key schema element may carry "AttributeType",
 -- default S).  They can only be made with the table, as in DynamoDB.
 DROP FUNCTION ddb_create_table(text, text, text, text, text);
 CREATE FUNCTION ddb_create_table(table_name text, partition_key text,

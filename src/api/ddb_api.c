@@ -625,7 +625,7 @@ append_key(StringInfo buf, const char *name, const char *kind, bool comma)
  * ddb_create_table(..., local_secondary_indexes): DynamoDB's CreateTable
  * request made of the arguments, run by ddb_api_execute, so the SQL form
  * and the protocol share one implementation.  local_secondary_indexes is
- * CreateTable's LocalSecondaryIndexes in typed JSON; a RANGE element may
+ * CreateTable's LocalSecondaryIndexes in typed JSON; a key element may
  * carry "AttributeType" (default S), which CreateTable takes from
  * AttributeDefinitions.  Returns the new table.
  */
@@ -662,7 +662,7 @@ create_table_with_lsis(FunctionCallInfo fcinfo)
 		append_key(&req, sk, sktype ? sktype : "S", true);
 		defined = lappend(defined, sk);
 	}
-	/* each index's sort key, once, with the type its element gives */
+	/* each index key attribute, once, with the type its element gives */
 	if (JB_ROOT_IS_ARRAY(lsis) && !JB_ROOT_IS_SCALAR(lsis))
 	{
 		for (uint32 i = 0; i < JB_ROOT_COUNT(lsis); i++)
@@ -689,8 +689,7 @@ create_table_with_lsis(FunctionCallInfo fcinfo)
 				an = getKeyJsonValueFromContainer(el->val.binary.data, "AttributeName", 13, NULL);
 				kt = getKeyJsonValueFromContainer(el->val.binary.data, "KeyType", 7, NULL);
 				at = getKeyJsonValueFromContainer(el->val.binary.data, "AttributeType", 13, NULL);
-				if (an == NULL || an->type != jbvString || kt == NULL || kt->type != jbvString ||
-					kt->val.string.len != 5 || memcmp(kt->val.string.val, "RANGE", 5) != 0)
+				if (an == NULL || an->type != jbvString || kt == NULL || kt->type != jbvString)
 					continue;
 				aname = pnstrdup(an->val.string.val, an->val.string.len);
 				foreach(lc, defined)

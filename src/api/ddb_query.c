@@ -534,9 +534,9 @@ reader_open(DdbReadRequest *a, bool paged)
 	r->rel = open_read_source(r->table, a->index_name, &r->nquerykeys, &kind, &projects_all);
 	r->ki = *ddb_get_keyinfo(r->rel);
 	if (kind == DDB_INDEX_GLOBAL && a->consistent)
-		validation_error("Consistent reads are not supported on global secondary indexes");
+		validation_error("ValidationException: Consistent reads are not supported on global secondary indexes");
 	if (kind == DDB_INDEX_GLOBAL && a->select_all && !projects_all)
-		validation_error("One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL",
+		validation_error("ValidationException: One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL",
 						 a->index_name);
 
 	/*
