@@ -285,13 +285,14 @@ REVOKE ALL ON FUNCTION ddb_drop_access_key(text) FROM PUBLIC;
 -- Time to Live and local secondary indexes (issue 17; src/api/ddb_ttl.c,
 -- src/api/ddb_ttl_worker.c, src/api/ddb_gsi.c)
 -- ---------------------------------------------------------------------------
--- ddb_internal.gsi holds every index of a table, of three kinds: G a global
+-- ddb_internal.gsi holds every index of a table, of four kinds: G a global
 -- secondary index, L a local one, T the TTL index (index_name '$ttl', one
 -- constant partition keyed by the TTL attribute, KEYS_ONLY): its row is
 -- there exactly while TTL is enabled, and the sweep reads only its expired
--- entries.
+-- entries; C the item collections' sizes of a table with LSIs
+-- (index_name '$collections', one row per partition key).
 ALTER TABLE ddb_internal.gsi ADD COLUMN kind "char" NOT NULL DEFAULT 'G'
-    CHECK (kind IN ('G', 'L', 'T'));
+    CHECK (kind IN ('G', 'L', 'T', 'C'));
 
 CREATE FUNCTION ddb_update_time_to_live(tbl text, attribute_name text, enabled boolean)
 RETURNS jsonb

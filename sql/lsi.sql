@@ -101,6 +101,44 @@ SELECT ddb_verify_gsi('orders');
 SELECT count(*) FROM ddb_query('orders', 'customer = :c', '{":c": "c1"}', index_name => 'ByStatus');
 
 -- ------------------------------------------------------------------------
+-- Item collections: a partition's items plus their LSI entries are limited
+-- (DynamoDB: 10 GB; here lowered by the GUC); the write that would exceed
+-- the limit fails and writes nothing; ReturnItemCollectionMetrics reports
+-- the collection.  The sizes are kept per partition key (the internal
+-- "$collections" index), checked by ddb_verify_gsi.
+-- ------------------------------------------------------------------------
+SET ddb.item_collection_size_limit = '2kB';
+SELECT ddb_put_item('orders', jsonb_build_object('customer', 'big', 'orderDate', 'd' || i, 'amount', i,
+                                                 'pad', repeat('x', 400))) FROM generate_series(1, 3) i;
+SELECT sqlstate_of($$SELECT ddb_put_item('orders', jsonb_build_object('customer', 'big', 'orderDate', 'd9', 'amount', 9, 'pad', repeat('x', 1500)))$$);
+SELECT sqlstate_of($$INSERT INTO orders VALUES ('big', 'd7', jsonb_build_object('pad', repeat('x', 2000)))$$);
+SELECT sqlstate_of($$SELECT ddb_update_item('orders', '{"customer": "big", "orderDate": "d1"}', 'SET #p = :p', names => '{"#p": "pad"}', vals => jsonb_build_object(':p', repeat('y', 2000)))$$);
+SELECT sqlstate_of(format($$SELECT ddb_api('PutItem', %L)$$, format('{"TableName": "orders", "Item": {"customer": {"S": "big"}, "orderDate": {"S": "d8"}, "pad": {"S": "%s"}}}', repeat('x', 1500))));
+SELECT count(*) AS big_items, ddb_get_item('orders', '{"customer": "big", "orderDate": "d1"}') ->> 'pad' = repeat('x', 400) AS d1_unchanged
+FROM ddb_query('orders', 'customer = :c', '{":c": "big"}');
+-- other partitions are other collections; shrinking writes always pass
+SELECT ddb_put_item('orders', jsonb_build_object('customer', 'small', 'orderDate', 'd1', 'pad', repeat('x', 1500)));
+SELECT ddb_update_item('orders', '{"customer": "big", "orderDate": "d1"}', 'REMOVE #p', names => '{"#p": "pad"}');
+SELECT ddb_api('PutItem', '{"TableName": "orders", "Item": {"customer": {"S": "big"}, "orderDate": {"S": "d2"}, "amount": {"N": "2"}},
+  "ReturnItemCollectionMetrics": "SIZE"}');
+SELECT ddb_api('DeleteItem', '{"TableName": "orders", "Key": {"customer": {"S": "big"}, "orderDate": {"S": "d3"}},
+  "ReturnItemCollectionMetrics": "SIZE", "ReturnValues": "ALL_OLD"}') - 'Attributes';
+SELECT ddb_api('UpdateItem', '{"TableName": "orders", "Key": {"customer": {"S": "big"}, "orderDate": {"S": "d2"}},
+  "UpdateExpression": "SET amount = :a", "ExpressionAttributeValues": {":a": {"N": "3"}}, "ReturnItemCollectionMetrics": "NONE"}');
+RESET ddb.item_collection_size_limit;
+SELECT customer, item FROM ddb_internal."orders__$collections" ORDER BY customer;
+SELECT ddb_verify_gsi('orders');
+-- the verifier notices a wrong size
+BEGIN;
+UPDATE ddb_internal."orders__$collections" SET item = '{"size": 5}' WHERE customer = 'big';
+SELECT sqlstate_of($$SELECT ddb_verify_gsi('orders')$$);
+ROLLBACK;
+-- a table without LSIs has no item collections: no metrics
+SELECT ddb_create_table('nolsi', 'id');
+SELECT ddb_api('PutItem', '{"TableName": "nolsi", "Item": {"id": {"S": "a"}}, "ReturnItemCollectionMetrics": "SIZE"}');
+DROP TABLE nolsi;
+
+-- ------------------------------------------------------------------------
 -- Errors of the definition: DynamoDB's messages, nothing created.
 -- ------------------------------------------------------------------------
 -- a table without a sort key

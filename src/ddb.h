@@ -304,7 +304,11 @@ extern Datum ddb_jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v,
 #define DDB_INDEX_GLOBAL	'G'		/* a global secondary index */
 #define DDB_INDEX_LOCAL		'L'		/* a local secondary index */
 #define DDB_INDEX_TTL		'T'		/* the TTL index: items by expiry time */
+#define DDB_INDEX_COLLECTION	'C'	/* item collection sizes (tables with LSIs) */
+#define DDB_COLLECTION_INDEX	"$collections"
 #define DDB_MAX_LSI_PER_TABLE	5	/* DynamoDB's limit, not adjustable */
+extern int	ddb_item_collection_limit_kb;
+extern int64 ddb_item_collection_size(Relation rel, Jsonb *item);
 extern bool ddb_gsi_exists(Relation rel);
 extern int	ddb_index_count(Relation rel, char kind);
 extern void ddb_gsi_maintain(Relation rel, Jsonb *olditem, Jsonb *newitem);

@@ -58,6 +58,7 @@
 #include "catalog/indexing.h"
 #include "catalog/pg_extension.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "catalog/pg_type.h"
 #include "catalog/pg_class.h"
 #include "commands/trigger.h"
@@ -643,6 +644,194 @@ gsi_apply(DdbGsi *g, Relation idx, Jsonb *olditem, Jsonb *newitem, CommandId cid
 						   DDB_UNIQUE_ERROR, &tid);
 }
 
+/* ------------------------------------------------------------------------
+ * Item collections (tables with local secondary indexes)
+ *
+ * An item collection is the items of one partition key value plus their
+ * entries in the table's local secondary indexes; DynamoDB limits it to
+ * 10 GB.  Its size is kept in the table's collection index (kind
+ * DDB_INDEX_COLLECTION, made with the first LSI): one row per partition
+ * key, {"size": bytes}, bytes counted as DynamoDB sizes items (items and
+ * LSI entries).  Each write adds its difference under the row's lock, in
+ * the writing transaction, so the sum is exact and costs one point write,
+ * not a scan of the collection; the price is that writers of one
+ * collection serialize on that row until they commit.
+ * ------------------------------------------------------------------------
+ */
+int			ddb_item_collection_limit_kb = 10 * 1024 * 1024;	/* 10 GB */
+
+/* ddb.item_collection_size_limit; called by ddb_api_init */
+void
+ddb_gsi_init(void)
+{
+	DefineCustomIntVariable("ddb.item_collection_size_limit",
+							"Largest item collection (a partition key's items and their local secondary index entries).",
+							"DynamoDB's limit is 10 GB; lower it to test ItemCollectionSizeLimitExceededException.",
+							&ddb_item_collection_limit_kb, 10 * 1024 * 1024, 1, INT_MAX,
+							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
+}
+
+static int64 entry_bytes(Relation idx, GsiEntry *e);
+
+/* What an item adds to its collection: itself and its LSI entries. */
+static int64
+collection_bytes(DdbGsi *gsi, int n, Jsonb *item)
+{
+	int64		size;
+
+	if (item == NULL)
+		return 0;
+	size = ddb_item_size(ddb_item_from_jsonb(item));
+	for (int i = 0; i < n; i++)
+	{
+		Relation	idx;
+		GsiEntry	e;
+
+		if (gsi[i].kind != DDB_INDEX_LOCAL)
+			continue;
+		idx = try_relation_open(gsi[i].indexrelid, AccessShareLock);
+		if (idx == NULL)
+			continue;
+		if (gsi_entry(&gsi[i], idx, item, &e))
+			size += entry_bytes(idx, &e);
+		relation_close(idx, AccessShareLock);
+	}
+	return size;
+}
+
+/* The encoded key of an item's collection row (its partition key). */
+static void
+collection_key(Relation cidx, Jsonb *item, StringInfo key)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(cidx);
+	const char *name = ddb_key_name(cidx, 0);
+	JsonbValue *v = getKeyJsonValueFromContainer(&item->root, name, strlen(name), NULL);
+	Datum	   *values = palloc0(sizeof(Datum) * ki->natts);
+	bool	   *isnull = palloc(sizeof(bool) * ki->natts);
+
+	if (v == NULL)
+		elog(ERROR, "ddb item lacks key attribute \"%s\"", name);
+	for (int a = 0; a < ki->natts; a++)
+		isnull[a] = true;
+	values[ki->keyattno[0] - 1] = ddb_jbv_to_key(cidx, ki->keytype[0], v, name);
+	isnull[ki->keyattno[0] - 1] = false;
+	initStringInfo(key);
+	ddb_encode_key(ki, values, isnull, key);
+}
+
+/* The size a collection row holds. */
+static int64
+collection_row_size(Relation cidx, HeapTuple tuple)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(cidx);
+	bool		isnull;
+	Datum		d = heap_getattr(tuple, ki->itemattno, RelationGetDescr(cidx), &isnull);
+	JsonbValue *v;
+
+	if (isnull)
+		return 0;
+	v = getKeyJsonValueFromContainer(&DatumGetJsonbP(d)->root, "size", 4, NULL);
+	if (v == NULL || v->type != jbvNumeric)
+		return 0;
+	return DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(v->val.numeric)));
+}
+
+/* A collection row's stored tuple: the key in the encoded key, the size. */
+static HeapTuple
+collection_row(Relation cidx, int64 size)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(cidx);
+	Datum	   *values = palloc0(sizeof(Datum) * ki->natts);
+	bool	   *isnull = palloc(sizeof(bool) * ki->natts);
+	char		buf[64];
+
+	for (int a = 0; a < ki->natts; a++)
+		isnull[a] = true;
+	snprintf(buf, sizeof(buf), "{\"size\": " INT64_FORMAT "}", size);
+	values[ki->itemattno - 1] = DirectFunctionCall1(jsonb_in, CStringGetDatum(buf));
+	isnull[ki->itemattno - 1] = false;
+	return heap_form_tuple(RelationGetDescr(cidx), values, isnull);
+}
+
+/*
+ * Add a write's difference to its collection's size; a write that grows a
+ * collection past ddb.item_collection_size_limit fails with
+ * ItemCollectionSizeLimitExceededException (and, being in the writing
+ * transaction, writes nothing).
+ */
+static void
+collection_apply(DdbGsi *c, DdbGsi *gsi, int n, Jsonb *olditem, Jsonb *newitem, CommandId cid)
+{
+	int64		delta = collection_bytes(gsi, n, newitem) - collection_bytes(gsi, n, olditem);
+	Relation	cidx;
+	StringInfoData key;
+
+	if (delta == 0)
+		return;
+	cidx = try_relation_open(c->indexrelid, RowExclusiveLock);
+	if (cidx == NULL)
+		return;
+	collection_key(cidx, newitem ? newitem : olditem, &key);
+	for (;;)
+	{
+		ItemPointerData tid;
+		ItemPointerData newtid;
+		HeapTuple	current;
+		TM_FailureData tmfd;
+		bool		exists = ddb_lock_current(cidx, key.data, key.len, cid, &tid, &current);
+		int64		size = (exists ? collection_row_size(cidx, current) : 0) + delta;
+
+		if (size < 0)
+			size = 0;
+		if (delta > 0 && size > (int64) ddb_item_collection_limit_kb * 1024)
+			ereport(ERROR,
+					(errcode(DDB_ERRCODE_ITEM_COLLECTION_SIZE),
+					 errmsg("ItemCollectionSizeLimitExceededException: Item collection size limit exceeded"),
+					 errdetail("The write would make the item collection of its partition key " INT64_FORMAT " bytes (the items and their local secondary index entries); the limit is %d kB.",
+							   size, ddb_item_collection_limit_kb),
+					 errhint("Spread the items over more partition key values (DynamoDB's limit is 10 GB, ddb.item_collection_size_limit).")));
+		if (exists)
+		{
+			if (ddb_update_version(cidx, &tid, collection_row(cidx, size), key.data, key.len,
+								   cid, InvalidSnapshot, true, &tmfd, &newtid) != TM_Ok)
+				elog(ERROR, "ddb item collection row locked by this transaction changed");
+			break;
+		}
+		if (ddb_insert_version(cidx, key.data, key.len, collection_row(cidx, size), cid,
+							   DDB_UNIQUE_RETURN, &newtid))
+			break;
+		/* a concurrent writer made the row first: add to it */
+	}
+	relation_close(cidx, NoLock);
+}
+
+/*
+ * ReturnItemCollectionMetrics: the size of the collection of item's
+ * partition key as this transaction sees it now, or -1 when the table has
+ * no local secondary index.
+ */
+int64
+ddb_item_collection_size(Relation rel, Jsonb *item)
+{
+	Oid			cidxoid;
+	Relation	cidx;
+	StringInfoData key;
+	HeapTuple	tuple;
+	int64		size;
+
+	if (item == NULL || !ddb_index_info(rel, DDB_INDEX_COLLECTION, NULL, &cidxoid, NULL, NULL))
+		return -1;
+	cidx = try_relation_open(cidxoid, AccessShareLock);
+	if (cidx == NULL)
+		return -1;
+	collection_key(cidx, item, &key);
+	/* a fresh snapshot: this command's own write included */
+	tuple = ddb_lookup(cidx, GetLatestSnapshot(), key.data, key.len);
+	size = tuple ? collection_row_size(cidx, tuple) : 0;
+	relation_close(cidx, AccessShareLock);
+	return size;
+}
+
 /*
  * Bring every index of rel from an item's old version to its new one (API
  * items, keys included; NULL for none).  Runs in a short-lived context.
@@ -682,13 +871,19 @@ ddb_gsi_maintain(Relation rel, Jsonb *olditem, Jsonb *newitem)
 	cid = GetCurrentCommandId(true);
 	for (int i = 0; i < n; i++)
 	{
-		Relation	idx = try_relation_open(gsi[i].indexrelid, RowExclusiveLock);
+		Relation	idx;
 
+		if (gsi[i].kind == DDB_INDEX_COLLECTION)
+			continue;			/* after the entries, whose sizes it sums */
+		idx = try_relation_open(gsi[i].indexrelid, RowExclusiveLock);
 		if (idx == NULL)
 			continue;			/* dropped by hand: the catalog row goes too */
 		gsi_apply(&gsi[i], idx, olditem, newitem, cid);
 		relation_close(idx, NoLock);
 	}
+	for (int i = 0; i < n; i++)
+		if (gsi[i].kind == DDB_INDEX_COLLECTION)
+			collection_apply(&gsi[i], gsi, n, olditem, newitem, cid);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 }
@@ -955,7 +1150,7 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 		proj = "ALL";
 
 	/* DynamoDB's index names: 3-255 of [a-zA-Z0-9_.-] */
-	if (kind != DDB_INDEX_TTL)
+	if (kind == DDB_INDEX_GLOBAL || kind == DDB_INDEX_LOCAL)
 	{
 		DdbValErrors e;
 
@@ -1058,9 +1253,9 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 		int			n = gsi_list(rel, &list);
 		int			projected = nonkey_arr ? ArrayGetNItems(ARR_NDIM(nonkey_arr), ARR_DIMS(nonkey_arr)) : 0;
 
-		for (int i = 0; i < n && kind != DDB_INDEX_TTL; i++)
+		for (int i = 0; i < n && (kind == DDB_INDEX_GLOBAL || kind == DDB_INDEX_LOCAL); i++)
 		{
-			if (list[i].kind == DDB_INDEX_TTL)
+			if (list[i].kind == DDB_INDEX_TTL || list[i].kind == DDB_INDEX_COLLECTION)
 				continue;
 			for (int j = 0; j < 2; j++)
 			{
@@ -1090,7 +1285,7 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 		cols[ncols] = sk;
 		coltypes[ncols++] = sktype;
 	}
-	for (int k = 0; k < ki->nkeys; k++)
+	for (int k = 0; k < (kind == DDB_INDEX_COLLECTION ? 0 : ki->nkeys); k++)
 	{
 		const char *name = ddb_key_name(rel, k);
 		bool		dup = false;
@@ -1222,7 +1417,12 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 	item_cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb gsi backfill",
 									 ALLOCSET_DEFAULT_SIZES);
 	scan = ddb_range_begin(rel, snap, &range, true);
-	while ((tuple = ddb_range_next(scan)) != NULL)
+
+	/*
+	 * The collection index comes with the first LSI, which only CreateTable
+	 * makes: the table is empty, every size 0.
+	 */
+	while (kind != DDB_INDEX_COLLECTION && (tuple = ddb_range_next(scan)) != NULL)
 	{
 		GsiEntry	e;
 		ItemPointerData tid;
@@ -1281,6 +1481,16 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 				 errhint("DescribeTable reports them as IndexingViolations; writes of such values are refused from now on.")));
 	}
 	relation_close(idx, NoLock);
+
+	/* the first local index brings the item collections' sizes */
+	if (kind == DDB_INDEX_LOCAL && ddb_index_count(rel, DDB_INDEX_COLLECTION) == 0)
+	{
+		const DdbKeyInfo *tki = ddb_get_keyinfo(rel);
+
+		ddb_index_create(relid, DDB_INDEX_COLLECTION, DDB_COLLECTION_INDEX,
+						 pstrdup(ddb_key_name(rel, 0)), ddb_key_type_name(tki->keytype[0]),
+						 NULL, NULL, "KEYS_ONLY", NULL);
+	}
 	relation_close(rel, NoLock);
 }
 
@@ -1400,7 +1610,7 @@ ddb_gsi_open_index(Relation table, const char *index_name, int *nquerykeys,
 	DdbGsi	   *g = gsi_find(table, index_name);
 	Relation	idx = NULL;
 
-	if (g != NULL && g->kind != DDB_INDEX_TTL)
+	if (g != NULL && (g->kind == DDB_INDEX_GLOBAL || g->kind == DDB_INDEX_LOCAL))
 	{
 		*nquerykeys = g->sk ? 2 : 1;
 		*kind = g->kind;
@@ -1429,7 +1639,7 @@ ddb_gsi_attribute_definitions(Relation rel, StringInfo buf)
 		seen = lappend(seen, (char *) ddb_key_name(rel, k));
 	for (int i = 0; i < n; i++)
 	{
-		if (gsi[i].kind == DDB_INDEX_TTL)
+		if (gsi[i].kind == DDB_INDEX_TTL || gsi[i].kind == DDB_INDEX_COLLECTION)
 			continue;			/* internal, keyed by no attribute definition */
 		for (int j = 0; j < (gsi[i].sk ? 2 : 1); j++)
 		{
@@ -1497,7 +1707,7 @@ ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,
 
 		if (idx == NULL)
 			continue;
-		if (gsi[i].kind == DDB_INDEX_TTL)
+		if (gsi[i].kind == DDB_INDEX_TTL || gsi[i].kind == DDB_INDEX_COLLECTION)
 		{
 			relation_close(idx, AccessShareLock);
 			continue;			/* internal, not billed */
@@ -1598,6 +1808,112 @@ ddb_gsi_describe(Relation rel, char kind, StringInfo buf)
  * Verification
  * ------------------------------------------------------------------------
  */
+
+/*
+ * The collection index against its table: each partition key's row holds
+ * the size of its items and their LSI entries (rows of empty collections
+ * hold 0), and there is a row for every non-empty collection.  Table and
+ * rows are both in (hash, partition key) order, so one pass over each.
+ */
+static void
+verify_collections(Relation rel, DdbGsi *c, DdbGsi *gsi, int n, Snapshot snap,
+				   StringInfo out, bool first)
+{
+	Relation	cidx = relation_open(c->indexrelid, AccessShareLock);
+	DdbRange	range = {0};
+	DdbRangeScan scan,
+				cscan;
+	HeapTuple	tuple;
+	StringInfoData cur;
+	int64		cursize = 0;
+	int64		nitems = 0,
+				ncollections = 0;
+	bool		have = false;
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb verify collections",
+											  ALLOCSET_DEFAULT_SIZES);
+
+	initStringInfo(&cur);
+	cscan = ddb_range_begin(cidx, snap, &range, true);
+	scan = ddb_range_begin(rel, snap, &range, true);
+	for (;;)
+	{
+		StringInfoData key = {0};
+		Jsonb	   *item = NULL;
+		MemoryContext old;
+
+		CHECK_FOR_INTERRUPTS();
+		tuple = ddb_range_next(scan);
+		old = MemoryContextSwitchTo(cxt);
+		if (tuple != NULL)
+		{
+			item = ddb_tuple_to_item(rel, tuple);
+			collection_key(cidx, item, &key);
+			nitems++;
+		}
+		if (have && (tuple == NULL || key.len != cur.len || memcmp(key.data, cur.data, cur.len) != 0))
+		{
+			/* a collection ends: the next row with a size must be its own */
+			HeapTuple	row;
+			int64		rowsize = 0;
+
+			while ((row = ddb_range_next(cscan)) != NULL &&
+				   (rowsize = collection_row_size(cidx, row)) == 0)
+				;
+			if (row == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg_internal("item collection index of table \"%s\" lacks a collection of " INT64_FORMAT " bytes",
+										 RelationGetRelationName(rel), cursize)));
+			if (rowsize != cursize)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg_internal("item collection of table \"%s\" is " INT64_FORMAT " bytes; its row says " INT64_FORMAT,
+										 RelationGetRelationName(rel), cursize, rowsize)));
+			ncollections++;
+			have = false;
+		}
+		if (tuple == NULL)
+		{
+			MemoryContextSwitchTo(old);
+			break;
+		}
+		if (!have)
+		{
+			MemoryContextSwitchTo(old);
+			resetStringInfo(&cur);
+			appendBinaryStringInfo(&cur, key.data, key.len);
+			cursize = 0;
+			have = true;
+			MemoryContextSwitchTo(cxt);
+		}
+		gsi_lenient = true;
+		PG_TRY();
+		{
+			cursize += collection_bytes(gsi, n, item);
+		}
+		PG_FINALLY();
+		{
+			gsi_lenient = false;
+		}
+		PG_END_TRY();
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(cxt);
+	}
+	while ((tuple = ddb_range_next(cscan)) != NULL)
+		if (collection_row_size(cidx, tuple) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg_internal("item collection index of table \"%s\" has a size for an empty collection",
+									 RelationGetRelationName(rel))));
+	ddb_range_end(scan);
+	ddb_range_end(cscan);
+	appendStringInfoString(out, first ? "{\"IndexName\": " : ", {\"IndexName\": ");
+	escape_json(out, c->name);
+	appendStringInfo(out, ", \"items\": " INT64_FORMAT ", \"collections\": " INT64_FORMAT "}",
+					 nitems, ncollections);
+	MemoryContextDelete(cxt);
+	relation_close(cidx, AccessShareLock);
+}
 
 /*
  * One index against its table: every visible item's entry is in the index
@@ -1702,7 +2018,10 @@ ddb_verify_gsi(PG_FUNCTION_ARGS)
 	{
 		if (index_name && strcmp(index_name, gsi[i].name) != 0)
 			continue;
-		verify_one(rel, &gsi[i], snap, &out, done == 0);
+		if (gsi[i].kind == DDB_INDEX_COLLECTION)
+			verify_collections(rel, &gsi[i], gsi, n, snap, &out, done == 0);
+		else
+			verify_one(rel, &gsi[i], snap, &out, done == 0);
 		done++;
 	}
 	if (index_name && done == 0)

@@ -1390,14 +1390,14 @@ check_common(DdbValErrors *e, DdbJson *req)
 					  return_consumed_set, RETURN_CONSUMED_LIST);
 }
 
-/* ReturnItemCollectionMetrics: accepted; ddb has no LSI item collections yet */
-static void
+/* ReturnItemCollectionMetrics: SIZE, NONE or NULL */
+static const char *
 check_item_collection_metrics(DdbValErrors *e, DdbJson *req)
 {
 	static const char *const set[] = {"SIZE", "NONE", NULL};
 
-	check_enum(e, member_string(req, "ReturnItemCollectionMetrics"),
-			   "ReturnItemCollectionMetrics", set, "SIZE, NONE");
+	return check_enum(e, member_string(req, "ReturnItemCollectionMetrics"),
+					  "ReturnItemCollectionMetrics", set, "SIZE, NONE");
 }
 
 static const char *const rv_set[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL};
@@ -1437,10 +1437,44 @@ write_condition_failed(DdbWriteResult *res, const char *on_failure)
 	ddb_condition_failed();
 }
 
-/* The answer of a write: Attributes, ConsumedCapacity. */
+/*
+ * ItemCollectionMetrics of a write to a table with local secondary
+ * indexes: the collection's partition key and its size as DynamoDB gives
+ * it, a range of gigabytes around the estimate.
+ */
+static void
+resp_item_collection(Response *r, Relation rel, DdbWriteResult *res)
+{
+	Jsonb	   *item = res->new ? res->new : res->old;
+	int64		size = ddb_item_collection_size(rel, item);
+	const char *pk = ddb_table_key_name(rel, 0);
+	JsonbValue *v;
+	JsonbParseState *ps = NULL;
+	JsonbValue	k;
+	double		gb;
+
+	if (size < 0)
+		return;					/* no LSI, no item collections */
+	v = getKeyJsonValueFromContainer(&item->root, pk, strlen(pk), NULL);
+	if (v == NULL)
+		return;
+	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+	k.type = jbvString;
+	k.val.string.val = (char *) pk;
+	k.val.string.len = strlen(pk);
+	pushJsonbValue(&ps, WJB_KEY, &k);
+	pushJsonbValue(&ps, WJB_VALUE, v);
+	resp_key(r, "ItemCollectionMetrics");
+	appendStringInfoString(&r->buf, "{\"ItemCollectionKey\":");
+	ddb_json_write_jsonb_item(&r->buf, JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL)));
+	gb = floor((double) size / (1024.0 * 1024.0 * 1024.0));
+	appendStringInfo(&r->buf, ",\"SizeEstimateRangeGB\":[%.1f,%.1f]}", gb, gb + 1);
+}
+
+/* The answer of a write: Attributes, ConsumedCapacity, ItemCollectionMetrics. */
 static char *
 write_response(Relation rel, DdbWriteResult *res, DdbReturnValues rv, const char *rcc,
-			   int *len)
+			   const char *icm, int *len)
 {
 	Response	r;
 	Capacity	c = {0};
@@ -1450,6 +1484,8 @@ write_response(Relation rel, DdbWriteResult *res, DdbReturnValues rv, const char
 	resp_begin(&r);
 	resp_item(&r, "Attributes", ddb_write_result(res, rv));
 	resp_capacity(&r, &c, ddb_table_name(rel));
+	if (icm && strcmp(icm, "SIZE") == 0 && !res->condition_failed)
+		resp_item_collection(&r, rel, res);
 	return resp_end(&r, len);
 }
 
@@ -1503,6 +1539,7 @@ op_put_item(DdbJson *req, int *len)
 	const char *name;
 	const char *rvs;
 	const char *rcc;
+	const char *icm;
 	const char *on_failure;
 	ReqExpr		x;
 	Jsonb	   *item;
@@ -1513,7 +1550,7 @@ op_put_item(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = check_common(&e, req);
-	check_item_collection_metrics(&e, req);
+	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Item") == NULL)
 		ddb_valerr_add(&e, NULL, "item", "Member must not be null");
@@ -1531,7 +1568,7 @@ op_put_item(DdbJson *req, int *len)
 	relation_close(rel, NoLock);
 	if (res.condition_failed)
 		write_condition_failed(&res, on_failure);
-	return write_response(rel, &res, rv, rcc, len);
+	return write_response(rel, &res, rv, rcc, icm, len);
 }
 
 static char *
@@ -1543,6 +1580,7 @@ op_update_item(DdbJson *req, int *len)
 	const char *name;
 	const char *rvs;
 	const char *rcc;
+	const char *icm;
 	const char *on_failure;
 	ReqExpr		x;
 	Jsonb	   *key;
@@ -1554,7 +1592,7 @@ op_update_item(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = check_common(&e, req);
-	check_item_collection_metrics(&e, req);
+	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Key") == NULL)
 		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
@@ -1572,7 +1610,7 @@ op_update_item(DdbJson *req, int *len)
 	relation_close(rel, NoLock);
 	if (res.condition_failed)
 		write_condition_failed(&res, on_failure);
-	return write_response(rel, &res, rv, rcc, len);
+	return write_response(rel, &res, rv, rcc, icm, len);
 }
 
 static char *
@@ -1584,6 +1622,7 @@ op_delete_item(DdbJson *req, int *len)
 	const char *name;
 	const char *rvs;
 	const char *rcc;
+	const char *icm;
 	const char *on_failure;
 	ReqExpr		x;
 	Jsonb	   *key;
@@ -1594,7 +1633,7 @@ op_delete_item(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = check_common(&e, req);
-	check_item_collection_metrics(&e, req);
+	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Key") == NULL)
 		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
@@ -1612,7 +1651,7 @@ op_delete_item(DdbJson *req, int *len)
 	relation_close(rel, NoLock);
 	if (res.condition_failed)
 		write_condition_failed(&res, on_failure);
-	return write_response(rel, &res, rv, rcc, len);
+	return write_response(rel, &res, rv, rcc, icm, len);
 }
 
 /* ------------------------------------------------------------------------

@@ -105,6 +105,7 @@ ddb_api_init(void)
 							   "The AWS account id ddb reports in ARNs.",
 							   NULL, &ddb_account_id, "000000000000", PGC_USERSET, 0,
 							   NULL, NULL, NULL);
+	ddb_gsi_init();
 	ddb_ttl_worker_init();
 }
 
