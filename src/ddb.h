@@ -10,8 +10,9 @@
  * The sources are in layers, a folder each; a layer calls only the layers
  * below it, never one above:
  *
- *	 api/		the SQL functions (item API, Query/Scan, GSIs) and the
- *				DynamoDB protocol; calls model/ and engine/
+ *	 api/		the SQL functions (item API, Query/Scan, GSIs, LSIs, TTL),
+ *				the DynamoDB protocol and the TTL background worker;
+ *				calls model/ and engine/
  *	 planner/	the DdbKeyScan CustomScan for plain SQL; calls engine/
  *	 model/		DynamoDB items and the expression language, on jsonb only;
  *				calls nothing of ddb's
@@ -297,7 +298,8 @@ extern Datum ddb_jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v,
 							const char *name);
 
 /*
- * api/ddb_gsi.c: global secondary indexes.  ddb_gsi_maintain brings a table's
+ * api/ddb_gsi.c: secondary indexes of every kind (global, local, the TTL
+ * index, item collection sizes).  ddb_gsi_maintain brings a table's
  * indexes from an item's old version to its new one (either may be NULL);
  * the item API calls it after each write, the trigger for SQL writes.
  */

@@ -14,6 +14,19 @@
  * returns (index keys, table keys, projected attributes), and its key
  * attributes are the LastEvaluatedKey DynamoDB returns for an index.
  *
+ * Kinds (ddb_internal.gsi.kind).  The same tables and maintenance serve
+ * four kinds of index: G, a global secondary index; L, a local secondary
+ * index, whose partition key is the table's, so its entries route like
+ * the table's items and a Query reads one partition in the index's sort
+ * order (made only with the table; reads of attributes it does not
+ * project look the item up in the table, see ddb_query.c); T, the TTL
+ * index (ddb_ttl.c): a constant partition ordered by the TTL attribute,
+ * only items whose attribute is a number, KEYS_ONLY, so a sweep reads
+ * exactly the expired entries; C, the item collection sizes of a table
+ * with LSIs, one row per partition key, kept by collection_apply rather
+ * than by entries.  T and C are internal: DescribeTable, Query and
+ * ddb_drop_gsi do not see them; ddb_verify_gsi checks them too.
+ *
  * Catalog: ddb_internal.gsi, one row per index, naming the base and index
  * tables by regclass.  It is an extension configuration table, so pg_dump
  * dumps its rows; they load after every table exists, so the regclass

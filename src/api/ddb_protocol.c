@@ -349,6 +349,37 @@ check_throughput(DdbValErrors *e, DdbJson *pt, const char *path, int64 *rcu, int
 
 static void create_index(Relation rel, DdbJson *defs, DdbJson *c, char kind);
 
+/*
+ * The IndexName of element i of CreateTable's GlobalSecondaryIndexes or
+ * LocalSecondaryIndexes (list): present, and used by no earlier element
+ * nor by any index of others (the other list, or NULL).
+ */
+static const char *
+index_list_name(DdbJson *list, int i, const char *structname, const char *member_name,
+				DdbJson *others)
+{
+	const char *iname;
+
+	ddb_json_check_struct(list->elems[i], structname);
+	iname = member_string(list->elems[i], "IndexName");
+	if (iname == NULL)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, "null",
+								  psprintf("%s.%d.member.indexName", member_name, i + 1),
+								  "Member must not be null"));
+	for (int j = 0; j < i; j++)
+		if (strcmp(iname, member_string(list->elems[j], "IndexName")) == 0)
+			validation_error("One or more parameter values were invalid: Duplicate index name: %s", iname);
+	for (int j = 0; others && j < others->n; j++)
+	{
+		const char *other = member_string(others->elems[j], "IndexName");
+
+		if (other && strcmp(iname, other) == 0)
+			validation_error("One or more parameter values were invalid: Duplicate index name: %s", iname);
+	}
+	return iname;
+}
+
 static char *
 op_create_table(DdbJson *req, int *len)
 {
@@ -504,20 +535,7 @@ op_create_table(DdbJson *req, int *len)
 			validation_error("One or more parameter values were invalid: Number of LocalSecondaryIndexes exceeds per-table limit of %d",
 							 DDB_MAX_LSI_PER_TABLE);
 		for (int i = 0; i < lsis->n; i++)
-		{
-			const char *iname;
-
-			ddb_json_check_struct(lsis->elems[i], "LocalSecondaryIndex");
-			iname = member_string(lsis->elems[i], "IndexName");
-			if (iname == NULL)
-				validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-								 psprintf(DDB_MSG_CONSTRAINT, "null",
-										  psprintf("localSecondaryIndexes.%d.member.indexName", i + 1),
-										  "Member must not be null"));
-			for (int j = 0; j < i; j++)
-				if (strcmp(iname, member_string(lsis->elems[j], "IndexName")) == 0)
-					validation_error("One or more parameter values were invalid: Duplicate index name: %s", iname);
-		}
+			(void) index_list_name(lsis, i, "LocalSecondaryIndex", "localSecondaryIndexes", NULL);
 	}
 	gsis = member_list(req, "GlobalSecondaryIndexes");
 	if (gsis != NULL)
@@ -528,21 +546,9 @@ op_create_table(DdbJson *req, int *len)
 			validation_error("One or more parameter values were invalid: GlobalSecondaryIndex count exceeds the per-table limit of 20");
 		for (int i = 0; i < gsis->n; i++)
 		{
-			const char *iname;
+			const char *iname = index_list_name(gsis, i, "GlobalSecondaryIndex",
+												"globalSecondaryIndexes", lsis);
 
-			ddb_json_check_struct(gsis->elems[i], "GlobalSecondaryIndex");
-			iname = member_string(gsis->elems[i], "IndexName");
-			if (iname == NULL)
-				validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-								 psprintf(DDB_MSG_CONSTRAINT, "null",
-										  psprintf("globalSecondaryIndexes.%d.member.indexName", i + 1),
-										  "Member must not be null"));
-			for (int j = 0; j < i; j++)
-				if (strcmp(iname, member_string(gsis->elems[j], "IndexName")) == 0)
-					validation_error("One or more parameter values were invalid: Duplicate index name: %s", iname);
-			for (int j = 0; lsis && j < lsis->n; j++)
-				if (strcmp(iname, member_string(lsis->elems[j], "IndexName")) == 0)
-					validation_error("One or more parameter values were invalid: Duplicate index name: %s", iname);
 			if (billing && strcmp(billing, "PAY_PER_REQUEST") == 0 &&
 				member(gsis->elems[i], "ProvisionedThroughput") != NULL)
 				validation_error("One or more parameter values were invalid: ProvisionedThroughput should not be specified for index: %s when BillingMode is PAY_PER_REQUEST",

@@ -8,7 +8,8 @@
  * postmaster starts one launcher.  It connects to no database (as the
  * autovacuum launcher does: it reads only the shared catalog pg_database),
  * and each interval starts one short-lived worker per database that
- * accepts connections, one at a time, waiting for each to finish, so at
+ * accepts connections and is no template, one at a time, waiting for each
+ * to finish, so at
  * most two of max_worker_processes' slots are ever used.  A database
  * worker connects as the bootstrap superuser, returns at once where ddb is
  * not installed (or not yet at the version with TTL), and otherwise sweeps
@@ -107,7 +108,8 @@ database_list(void)
 		Form_pg_database db = (Form_pg_database) GETSTRUCT(tup);
 		MemoryContext old;
 
-		if (!db->datallowconn)
+		/* templates: a connection there would delay CREATE DATABASE */
+		if (!db->datallowconn || db->datistemplate)
 			continue;
 		old = MemoryContextSwitchTo(caller);
 		dbs = lappend_oid(dbs, db->oid);

@@ -3,7 +3,8 @@
 # has ddb, within ddb.ttl_interval of their expiry, keeps items that have
 # not expired or have no number TTL, keeps their indexes exact, and leaves
 # databases without ddb alone.  Also: pg_dump and pg_restore keep TTL
-# enabled (the catalog row and the TTL index come back).
+# enabled (the catalog row and the TTL index come back), and a table's
+# local secondary index and item collection sizes.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -33,6 +34,15 @@ for my $db ('app', 'other')
 	});
 }
 $node->safe_psql('app', q{SELECT ddb_create_table('notl', 'id')});
+# a table with a local secondary index, for the dump below
+$node->safe_psql('app', q{
+	SELECT ddb_create_table('orders', 'cust', 'S', 'day', 'S', '[{"IndexName": "ByAmount",
+	  "KeySchema": [{"AttributeName": "cust", "KeyType": "HASH"},
+	                {"AttributeName": "amount", "KeyType": "RANGE", "AttributeType": "N"}],
+	  "Projection": {"ProjectionType": "KEYS_ONLY"}}]');
+	SELECT ddb_put_item('orders', jsonb_build_object('cust', 'c' || (i % 3), 'day', 'd' || i, 'amount', i * 7 % 10))
+	  FROM generate_series(1, 30) i;
+});
 
 # Items that expire two seconds from now, one that does not, one without a
 # number TTL, and an expired item in a table without TTL.
@@ -98,6 +108,16 @@ is($node->safe_psql('restored', q{SELECT ddb_ttl_sweep('sessions')}), '1',
 	'the restored TTL index is maintained and swept');
 like($node->safe_psql('restored', q{SELECT ddb_verify_gsi('sessions')}), qr/"IndexName": "\$ttl"/,
 	'the restored TTL index verifies');
+
+# The LSI table: its index and item collection sizes come back and are kept.
+my $lsi_state = q{SELECT ddb_verify_gsi('orders')::text || ' ' ||
+	(SELECT string_agg(x->>'day', ',') FROM ddb_query('orders', 'cust = :c', '{":c": "c1"}', index_name => 'ByAmount') x)};
+is($node->safe_psql('restored', $lsi_state), $node->safe_psql('app', $lsi_state),
+	'the LSI and the item collections are restored as they were');
+$node->safe_psql('restored', q{SELECT ddb_put_item('orders', '{"cust": "c1", "day": "d99", "amount": 3}')});
+like($node->safe_psql('restored', q{SELECT ddb_verify_gsi('orders')}),
+	qr/\{"items": 31, "IndexName": "\$collections", "collections": 3\}, \{"items": 31, "entries": 31, "IndexName": "ByAmount"\}/,
+	'and kept by writes after the restore');
 
 $node->stop;
 done_testing();
