@@ -5,6 +5,7 @@ attributes read from the table), its validation errors; UpdateTimeToLive
 and DescribeTimeToLive with DynamoDB's statuses and errors, and the
 background worker (the endpoint's cluster preloads ddb) deleting an
 expired item within its interval."""
+import json
 import time
 
 import pytest
@@ -85,8 +86,15 @@ def test_lsi_create_describe_query(ddb, table_name):
     assert "Type mismatch for Index Key amount" in e.value.response["Error"]["Message"]
     assert "Item" not in ddb.get_item(TableName=table_name, Key={"PK": S("CUST#1"), "SK": S("2024-02-01")})
 
-    assert psql(f"SELECT ddb_verify_gsi('{table_name}') ->> 'indexes'") == \
-        '[{"items": 5, "entries": 4, "IndexName": "ByAmount"}]'
+    # the index and the item collection sizes hold exactly the table's items
+    verify = json.loads(psql(f"SELECT ddb_verify_gsi('{table_name}') ->> 'indexes'"))
+    assert {"items": 5, "entries": 4, "IndexName": "ByAmount"} in verify
+    assert {"items": 5, "collections": 2, "IndexName": "$collections"} in verify
+    # ReturnItemCollectionMetrics: the collection of the item written
+    r = ddb.put_item(TableName=table_name, Item={"PK": S("CUST#2"), "SK": S("2024-01-02")},
+                     ReturnItemCollectionMetrics="SIZE")
+    assert r["ItemCollectionMetrics"] == {"ItemCollectionKey": {"PK": S("CUST#2")},
+                                          "SizeEstimateRangeGB": [0.0, 1.0]}
     ddb.delete_table(TableName=table_name)
 
 
