@@ -280,3 +280,64 @@ END
 $$ LANGUAGE plpgsql VOLATILE STRICT;
 COMMENT ON FUNCTION ddb_drop_access_key(text) IS 'drops an access key of the HTTP endpoint; requests signed with it fail from then on';
 REVOKE ALL ON FUNCTION ddb_drop_access_key(text) FROM PUBLIC;
+
+-- ---------------------------------------------------------------------------
+-- Time to Live and local secondary indexes (issue 17; src/api/ddb_ttl.c,
+-- src/api/ddb_ttl_worker.c, src/api/ddb_gsi.c)
+-- ---------------------------------------------------------------------------
+-- ddb_internal.gsi holds every index of a table, of four kinds: G a global
+-- secondary index, L a local one, T the TTL index (index_name '$ttl', one
+-- constant partition keyed by the TTL attribute, KEYS_ONLY): its row is
+-- there exactly while TTL is enabled, and the sweep reads only its expired
+-- entries; C the item collections' sizes of a table with LSIs
+-- (index_name '$collections', one row per partition key).
+ALTER TABLE ddb_internal.gsi ADD COLUMN kind "char" NOT NULL DEFAULT 'G'
+    CHECK (kind IN ('G', 'L', 'T', 'C'));
+
+CREATE FUNCTION ddb_update_time_to_live(tbl text, attribute_name text, enabled boolean)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_update_time_to_live'
+LANGUAGE C;
+COMMENT ON FUNCTION ddb_update_time_to_live(text, text, boolean) IS
+  'DynamoDB UpdateTimeToLive: enable or disable Time to Live on an attribute';
+
+CREATE FUNCTION ddb_update_time_to_live(tbl regclass, attribute_name text, enabled boolean)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_update_time_to_live'
+LANGUAGE C;
+
+CREATE FUNCTION ddb_describe_time_to_live(tbl text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_describe_time_to_live'
+LANGUAGE C STABLE;
+COMMENT ON FUNCTION ddb_describe_time_to_live(text) IS
+  'DynamoDB DescribeTimeToLive: {"TimeToLiveStatus": ..., "AttributeName": ...}';
+
+CREATE FUNCTION ddb_describe_time_to_live(tbl regclass)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_describe_time_to_live'
+LANGUAGE C STABLE;
+
+-- One sweep: deletes the expired items of a table (NULL: of every table
+-- with TTL enabled that the caller may delete from); returns how many.
+CREATE FUNCTION ddb_ttl_sweep(tbl regclass DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'ddb_ttl_sweep'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+COMMENT ON FUNCTION ddb_ttl_sweep(regclass) IS
+  'delete the expired items of a TTL-enabled table (NULL: of all), reading only expired ones; returns the count';
+
+-- Local secondary indexes: CreateTable's LocalSecondaryIndexes (typed
+-- JSON, DynamoDB's shape; a key schema element may carry "AttributeType",
+-- default S).  They can only be made with the table, as in DynamoDB.
+DROP FUNCTION ddb_create_table(text, text, text, text, text);
+CREATE FUNCTION ddb_create_table(table_name text, partition_key text,
+                                 partition_key_type text DEFAULT 'S',
+                                 sort_key text DEFAULT NULL,
+                                 sort_key_type text DEFAULT 'S',
+                                 local_secondary_indexes jsonb DEFAULT NULL)
+RETURNS regclass
+AS 'MODULE_PATHNAME', 'ddb_create_table'
+LANGUAGE C;
+COMMENT ON FUNCTION ddb_create_table(text, text, text, text, text, jsonb) IS
+  'DynamoDB CreateTable: a ddb table with its key schema and, optionally, local secondary indexes';

@@ -10,8 +10,9 @@
  * The sources are in layers, a folder each; a layer calls only the layers
  * below it, never one above:
  *
- *	 api/		the SQL functions (item API, Query/Scan, GSIs) and the
- *				DynamoDB protocol; calls model/ and engine/
+ *	 api/		the SQL functions (item API, Query/Scan, GSIs, LSIs, TTL),
+ *				the DynamoDB protocol and the TTL background worker;
+ *				calls model/ and engine/
  *	 planner/	the DdbKeyScan CustomScan for plain SQL; calls engine/
  *	 model/		DynamoDB items and the expression language, on jsonb only;
  *				calls nothing of ddb's
@@ -297,15 +298,25 @@ extern Datum ddb_jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v,
 							const char *name);
 
 /*
- * api/ddb_gsi.c: global secondary indexes.  ddb_gsi_maintain brings a table's
+ * api/ddb_gsi.c: secondary indexes of every kind (global, local, the TTL
+ * index, item collection sizes).  ddb_gsi_maintain brings a table's
  * indexes from an item's old version to its new one (either may be NULL);
  * the item API calls it after each write, the trigger for SQL writes.
  */
+#define DDB_INDEX_GLOBAL	'G'		/* a global secondary index */
+#define DDB_INDEX_LOCAL		'L'		/* a local secondary index */
+#define DDB_INDEX_TTL		'T'		/* the TTL index: items by expiry time */
+#define DDB_INDEX_COLLECTION	'C'	/* item collection sizes (tables with LSIs) */
+#define DDB_COLLECTION_INDEX	"$collections"
+#define DDB_MAX_LSI_PER_TABLE	5	/* DynamoDB's limit, not adjustable */
+extern int	ddb_item_collection_limit_kb;
+extern int64 ddb_item_collection_size(Relation rel, Jsonb *item);
 extern bool ddb_gsi_exists(Relation rel);
+extern int	ddb_index_count(Relation rel, char kind);
 extern void ddb_gsi_maintain(Relation rel, Jsonb *olditem, Jsonb *newitem);
 extern Relation ddb_gsi_open_index(Relation table, const char *index_name,
-								   int *nquerykeys);
-extern void ddb_gsi_describe(Relation rel, StringInfo buf);
+								   int *nquerykeys, char *kind, bool *projects_all);
+extern void ddb_gsi_describe(Relation rel, char kind, StringInfo buf);
 
 /*
  * planner/ddb_planner.c, planner/ddb_customscan.c: the DdbKeyScan CustomScan.

@@ -50,6 +50,7 @@
 #include "ddb.h"
 #include "model/ddb_expr.h"
 #include "api/ddb_ops.h"
+#include "api/ddb_protocol.h"
 
 PG_FUNCTION_INFO_V1(ddb_create_table);
 PG_FUNCTION_INFO_V1(ddb_describe_table);
@@ -604,6 +605,112 @@ ddb_parse_key_type(const char *t, const char *member)
 	return DDB_KEY_S;
 }
 
+/* A key schema element of CreateTable's request, appended to buf. */
+static void
+append_key(StringInfo buf, const char *name, const char *kind, bool comma)
+{
+	if (comma)
+		appendStringInfoChar(buf, ',');
+	appendStringInfoString(buf, "{\"AttributeName\":");
+	escape_json(buf, name);
+	appendStringInfo(buf, ",\"%s\":", strcmp(kind, "HASH") == 0 ||
+					 strcmp(kind, "RANGE") == 0 ? "KeyType" : "AttributeType");
+	escape_json(buf, kind);
+	appendStringInfoChar(buf, '}');
+}
+
+/*
+ * ddb_create_table(..., local_secondary_indexes): DynamoDB's CreateTable
+ * request made of the arguments, run by ddb_api_execute, so the SQL form
+ * and the protocol share one implementation.  local_secondary_indexes is
+ * CreateTable's LocalSecondaryIndexes in typed JSON; a key element may
+ * carry "AttributeType" (default S), which CreateTable takes from
+ * AttributeDefinitions.  Returns the new table.
+ */
+static Oid
+create_table_with_lsis(FunctionCallInfo fcinfo)
+{
+	char	   *name = ARG_CSTRING(0);
+	char	   *pk = ARG_CSTRING(1);
+	char	   *pktype = ARG_CSTRING(2);
+	char	   *sk = ARG_CSTRING(3);
+	char	   *sktype = ARG_CSTRING(4);
+	Jsonb	   *lsis = PG_GETARG_JSONB_P(5);
+	StringInfoData req;
+	List	   *defined = NIL;
+	char	   *resp;
+	int			len;
+	Oid			relid;
+
+	if (name == NULL || pk == NULL)
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_REQUIRED_PARAMETER,
+				  name == NULL ? "TableName" : "KeySchema");
+	initStringInfo(&req);
+	appendStringInfoString(&req, "{\"TableName\":");
+	escape_json(&req, name);
+	appendStringInfoString(&req, ",\"BillingMode\":\"PAY_PER_REQUEST\",\"KeySchema\":[");
+	append_key(&req, pk, "HASH", false);
+	if (sk)
+		append_key(&req, sk, "RANGE", true);
+	appendStringInfoString(&req, "],\"AttributeDefinitions\":[");
+	append_key(&req, pk, pktype ? pktype : "S", false);
+	defined = lappend(defined, pk);
+	if (sk)
+	{
+		append_key(&req, sk, sktype ? sktype : "S", true);
+		defined = lappend(defined, sk);
+	}
+	/* each index key attribute, once, with the type its element gives */
+	if (JB_ROOT_IS_ARRAY(lsis) && !JB_ROOT_IS_SCALAR(lsis))
+	{
+		for (uint32 i = 0; i < JB_ROOT_COUNT(lsis); i++)
+		{
+			JsonbValue *lsi = getIthJsonbValueFromContainer(&lsis->root, i);
+			JsonbValue *ks = NULL;
+
+			if (lsi && lsi->type == jbvBinary && JsonContainerIsObject(lsi->val.binary.data))
+				ks = getKeyJsonValueFromContainer(lsi->val.binary.data, "KeySchema", 9, NULL);
+			if (ks == NULL || ks->type != jbvBinary || !JsonContainerIsArray(ks->val.binary.data))
+				continue;		/* CreateTable reports it */
+			for (uint32 j = 0; j < JsonContainerSize(ks->val.binary.data); j++)
+			{
+				JsonbValue *el = getIthJsonbValueFromContainer(ks->val.binary.data, j);
+				JsonbValue *an,
+						   *kt,
+						   *at;
+				char	   *aname;
+				ListCell   *lc;
+				bool		seen = false;
+
+				if (el == NULL || el->type != jbvBinary || !JsonContainerIsObject(el->val.binary.data))
+					continue;
+				an = getKeyJsonValueFromContainer(el->val.binary.data, "AttributeName", 13, NULL);
+				kt = getKeyJsonValueFromContainer(el->val.binary.data, "KeyType", 7, NULL);
+				at = getKeyJsonValueFromContainer(el->val.binary.data, "AttributeType", 13, NULL);
+				if (an == NULL || an->type != jbvString || kt == NULL || kt->type != jbvString)
+					continue;
+				aname = pnstrdup(an->val.string.val, an->val.string.len);
+				foreach(lc, defined)
+					seen |= strcmp(lfirst(lc), aname) == 0;
+				if (seen)
+					continue;
+				defined = lappend(defined, aname);
+				append_key(&req, aname, at && at->type == jbvString ?
+						   pnstrdup(at->val.string.val, at->val.string.len) : "S", true);
+			}
+		}
+	}
+	appendStringInfoString(&req, "],\"LocalSecondaryIndexes\":");
+	appendStringInfoString(&req, JsonbToCString(NULL, &lsis->root, VARSIZE(lsis)));
+	appendStringInfoChar(&req, '}');
+	resp = ddb_api_execute("CreateTable", req.data, req.len, &len);
+	pfree(resp);
+	relid = ddb_table_lookup(name);
+	if (!OidIsValid(relid))
+		elog(ERROR, "table \"%s\" was not created", name);
+	return relid;
+}
+
 /*
  * ddb_create_table(table_name, partition_key, partition_key_type, sort_key,
  * sort_key_type): CreateTable with on-demand billing.
@@ -613,6 +720,10 @@ ddb_create_table(PG_FUNCTION_ARGS)
 {
 	DdbCreateTable ct;
 	char	   *sk = ARG_CSTRING(3);
+
+	/* with local secondary indexes: CreateTable's own code, which has them */
+	if (PG_NARGS() > 5 && !PG_ARGISNULL(5))
+		PG_RETURN_OID(create_table_with_lsis(fcinfo));
 
 	memset(&ct, 0, sizeof(ct));
 	ct.name = ARG_CSTRING(0);

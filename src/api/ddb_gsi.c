@@ -14,6 +14,19 @@
  * returns (index keys, table keys, projected attributes), and its key
  * attributes are the LastEvaluatedKey DynamoDB returns for an index.
  *
+ * Kinds (ddb_internal.gsi.kind).  The same tables and maintenance serve
+ * four kinds of index: G, a global secondary index; L, a local secondary
+ * index, whose partition key is the table's, so its entries route like
+ * the table's items and a Query reads one partition in the index's sort
+ * order (made only with the table; reads of attributes it does not
+ * project look the item up in the table, see ddb_query.c); T, the TTL
+ * index (ddb_ttl.c): a constant partition ordered by the TTL attribute,
+ * only items whose attribute is a number, KEYS_ONLY, so a sweep reads
+ * exactly the expired entries; C, the item collection sizes of a table
+ * with LSIs, one row per partition key, kept by collection_apply rather
+ * than by entries.  T and C are internal: DescribeTable, Query and
+ * ddb_drop_gsi do not see them; ddb_verify_gsi checks them too.
+ *
  * Catalog: ddb_internal.gsi, one row per index, naming the base and index
  * tables by regclass.  It is an extension configuration table, so pg_dump
  * dumps its rows; they load after every table exists, so the regclass
@@ -58,6 +71,7 @@
 #include "catalog/indexing.h"
 #include "catalog/pg_extension.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "catalog/pg_type.h"
 #include "catalog/pg_class.h"
 #include "commands/trigger.h"
@@ -128,6 +142,7 @@ typedef struct DdbGsi
 	int			nnonkey;
 	char	  **nonkey;			/* INCLUDE's attributes */
 	int64		violations;		/* items left out by the backfill */
+	char		kind;			/* DDB_INDEX_GLOBAL, _LOCAL or _TTL */
 } DdbGsi;
 
 /* The cached index list of one table. */
@@ -208,7 +223,7 @@ gsi_load(Oid relid, MemoryContext cxt, DdbGsi **out)
 	PushActiveSnapshot(GetLatestSnapshot());
 	if (SPI_execute_with_args("SELECT index_name, index_table::oid, partition_key, "
 							  "partition_key_type::text, sort_key, sort_key_type::text, "
-							  "projection, non_key_attributes, indexing_violations FROM " GSI_CATALOG
+							  "projection, non_key_attributes, indexing_violations, kind FROM " GSI_CATALOG
 							  " WHERE base = $1 ORDER BY index_name",
 							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read %s", GSI_CATALOG);
@@ -239,6 +254,7 @@ gsi_load(Oid relid, MemoryContext cxt, DdbGsi **out)
 			g->proj = strcmp(proj, "KEYS_ONLY") == 0 ? DDB_PROJ_KEYS_ONLY :
 				strcmp(proj, "INCLUDE") == 0 ? DDB_PROJ_INCLUDE : DDB_PROJ_ALL;
 			g->violations = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
+			g->kind = DatumGetChar(SPI_getbinval(tup, desc, 10, &isnull));
 			d = SPI_getbinval(tup, desc, 8, &isnull);
 			if (!isnull)
 			{
@@ -315,13 +331,53 @@ gsi_list(Relation rel, DdbGsi **out)
 	return e->ngsi;
 }
 
+/* How many indexes of a kind (DDB_INDEX_GLOBAL, ...) does this table have? */
+int
+ddb_index_count(Relation rel, char kind)
+{
+	DdbGsi	   *gsi;
+	int			n = gsi_list(rel, &gsi);
+	int			count = 0;
+
+	for (int i = 0; i < n; i++)
+		count += gsi[i].kind == kind;
+	return count;
+}
+
+/*
+ * The first index of a kind (the TTL index: the only one): its name,
+ * index table, partition and sort key attributes (palloc'd copies; the
+ * cache may be rebuilt by the next call).  False when there is none.
+ */
+bool
+ddb_index_info(Relation rel, char kind, char **index_name, Oid *index_relid,
+			   char **pk, char **sk)
+{
+	DdbGsi	   *gsi;
+	int			n = gsi_list(rel, &gsi);
+
+	for (int i = 0; i < n; i++)
+	{
+		if (gsi[i].kind != kind)
+			continue;
+		if (index_name)
+			*index_name = pstrdup(gsi[i].name);
+		if (index_relid)
+			*index_relid = gsi[i].indexrelid;
+		if (pk)
+			*pk = pstrdup(gsi[i].pk);
+		if (sk)
+			*sk = gsi[i].sk ? pstrdup(gsi[i].sk) : NULL;
+		return true;
+	}
+	return false;
+}
+
 /* Does this table have global secondary indexes? */
 bool
 ddb_gsi_exists(Relation rel)
 {
-	DdbGsi	   *gsi;
-
-	return gsi_list(rel, &gsi) > 0;
+	return ddb_index_count(rel, DDB_INDEX_GLOBAL) > 0;
 }
 
 static DdbGsi *
@@ -392,6 +448,9 @@ gsi_key_attr(DdbGsi *g, Jsonb *item, const char *name, DdbKeyType type)
 
 	if (v == NULL)
 		return false;
+	/* TTL ignores items whose attribute is no number, as DynamoDB does */
+	if (g->kind == DDB_INDEX_TTL)
+		return v->type == jbvNumeric;
 	switch (type)
 	{
 		case DDB_KEY_S:
@@ -456,7 +515,8 @@ gsi_entry(DdbGsi *g, Relation idx, Jsonb *item, GsiEntry *e)
 		return false;
 	/* both key attributes are checked, so a bad one is reported either way */
 	{
-		bool		has_pk = gsi_key_attr(g, item, g->pk, g->pktype);
+		bool		has_pk = g->kind == DDB_INDEX_TTL ||
+			gsi_key_attr(g, item, g->pk, g->pktype);
 		bool		has_sk = g->sk == NULL || gsi_key_attr(g, item, g->sk, g->sktype);
 
 		if (!has_pk || !has_sk)
@@ -473,9 +533,17 @@ gsi_entry(DdbGsi *g, Relation idx, Jsonb *item, GsiEntry *e)
 	for (int k = 0; k < ki->nkeys; k++)
 	{
 		const char *name = ddb_key_name(idx, k);
-		JsonbValue *kv = getKeyJsonValueFromContainer(&item->root, name, strlen(name), NULL);
+		JsonbValue *kv;
 		int			a = ki->keyattno[k] - 1;
 
+		if (k == 0 && g->kind == DDB_INDEX_TTL)
+		{
+			/* one partition holds every entry, in expiry order */
+			e->values[a] = DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
+			e->isnull[a] = false;
+			continue;
+		}
+		kv = getKeyJsonValueFromContainer(&item->root, name, strlen(name), NULL);
 		if (kv == NULL)
 			elog(ERROR, "ddb item lacks key attribute \"%s\"", name);
 		e->values[a] = ddb_jbv_to_key(idx, ki->keytype[k], kv, name);
@@ -589,6 +657,194 @@ gsi_apply(DdbGsi *g, Relation idx, Jsonb *olditem, Jsonb *newitem, CommandId cid
 						   DDB_UNIQUE_ERROR, &tid);
 }
 
+/* ------------------------------------------------------------------------
+ * Item collections (tables with local secondary indexes)
+ *
+ * An item collection is the items of one partition key value plus their
+ * entries in the table's local secondary indexes; DynamoDB limits it to
+ * 10 GB.  Its size is kept in the table's collection index (kind
+ * DDB_INDEX_COLLECTION, made with the first LSI): one row per partition
+ * key, {"size": bytes}, bytes counted as DynamoDB sizes items (items and
+ * LSI entries).  Each write adds its difference under the row's lock, in
+ * the writing transaction, so the sum is exact and costs one point write,
+ * not a scan of the collection; the price is that writers of one
+ * collection serialize on that row until they commit.
+ * ------------------------------------------------------------------------
+ */
+int			ddb_item_collection_limit_kb = 10 * 1024 * 1024;	/* 10 GB */
+
+/* ddb.item_collection_size_limit; called by ddb_api_init */
+void
+ddb_gsi_init(void)
+{
+	DefineCustomIntVariable("ddb.item_collection_size_limit",
+							"Largest item collection (a partition key's items and their local secondary index entries).",
+							"DynamoDB's limit is 10 GB; lower it to test ItemCollectionSizeLimitExceededException.",
+							&ddb_item_collection_limit_kb, 10 * 1024 * 1024, 1, INT_MAX,
+							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
+}
+
+static int64 entry_bytes(Relation idx, GsiEntry *e);
+
+/* What an item adds to its collection: itself and its LSI entries. */
+static int64
+collection_bytes(DdbGsi *gsi, int n, Jsonb *item)
+{
+	int64		size;
+
+	if (item == NULL)
+		return 0;
+	size = ddb_item_size(ddb_item_from_jsonb(item));
+	for (int i = 0; i < n; i++)
+	{
+		Relation	idx;
+		GsiEntry	e;
+
+		if (gsi[i].kind != DDB_INDEX_LOCAL)
+			continue;
+		idx = try_relation_open(gsi[i].indexrelid, AccessShareLock);
+		if (idx == NULL)
+			continue;
+		if (gsi_entry(&gsi[i], idx, item, &e))
+			size += entry_bytes(idx, &e);
+		relation_close(idx, AccessShareLock);
+	}
+	return size;
+}
+
+/* The encoded key of an item's collection row (its partition key). */
+static void
+collection_key(Relation cidx, Jsonb *item, StringInfo key)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(cidx);
+	const char *name = ddb_key_name(cidx, 0);
+	JsonbValue *v = getKeyJsonValueFromContainer(&item->root, name, strlen(name), NULL);
+	Datum	   *values = palloc0(sizeof(Datum) * ki->natts);
+	bool	   *isnull = palloc(sizeof(bool) * ki->natts);
+
+	if (v == NULL)
+		elog(ERROR, "ddb item lacks key attribute \"%s\"", name);
+	for (int a = 0; a < ki->natts; a++)
+		isnull[a] = true;
+	values[ki->keyattno[0] - 1] = ddb_jbv_to_key(cidx, ki->keytype[0], v, name);
+	isnull[ki->keyattno[0] - 1] = false;
+	initStringInfo(key);
+	ddb_encode_key(ki, values, isnull, key);
+}
+
+/* The size a collection row holds. */
+static int64
+collection_row_size(Relation cidx, HeapTuple tuple)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(cidx);
+	bool		isnull;
+	Datum		d = heap_getattr(tuple, ki->itemattno, RelationGetDescr(cidx), &isnull);
+	JsonbValue *v;
+
+	if (isnull)
+		return 0;
+	v = getKeyJsonValueFromContainer(&DatumGetJsonbP(d)->root, "size", 4, NULL);
+	if (v == NULL || v->type != jbvNumeric)
+		return 0;
+	return DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(v->val.numeric)));
+}
+
+/* A collection row's stored tuple: the key in the encoded key, the size. */
+static HeapTuple
+collection_row(Relation cidx, int64 size)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(cidx);
+	Datum	   *values = palloc0(sizeof(Datum) * ki->natts);
+	bool	   *isnull = palloc(sizeof(bool) * ki->natts);
+	char		buf[64];
+
+	for (int a = 0; a < ki->natts; a++)
+		isnull[a] = true;
+	snprintf(buf, sizeof(buf), "{\"size\": " INT64_FORMAT "}", size);
+	values[ki->itemattno - 1] = DirectFunctionCall1(jsonb_in, CStringGetDatum(buf));
+	isnull[ki->itemattno - 1] = false;
+	return heap_form_tuple(RelationGetDescr(cidx), values, isnull);
+}
+
+/*
+ * Add a write's difference to its collection's size; a write that grows a
+ * collection past ddb.item_collection_size_limit fails with
+ * ItemCollectionSizeLimitExceededException (and, being in the writing
+ * transaction, writes nothing).
+ */
+static void
+collection_apply(DdbGsi *c, DdbGsi *gsi, int n, Jsonb *olditem, Jsonb *newitem, CommandId cid)
+{
+	int64		delta = collection_bytes(gsi, n, newitem) - collection_bytes(gsi, n, olditem);
+	Relation	cidx;
+	StringInfoData key;
+
+	if (delta == 0)
+		return;
+	cidx = try_relation_open(c->indexrelid, RowExclusiveLock);
+	if (cidx == NULL)
+		return;
+	collection_key(cidx, newitem ? newitem : olditem, &key);
+	for (;;)
+	{
+		ItemPointerData tid;
+		ItemPointerData newtid;
+		HeapTuple	current;
+		TM_FailureData tmfd;
+		bool		exists = ddb_lock_current(cidx, key.data, key.len, cid, &tid, &current);
+		int64		size = (exists ? collection_row_size(cidx, current) : 0) + delta;
+
+		if (size < 0)
+			size = 0;
+		if (delta > 0 && size > (int64) ddb_item_collection_limit_kb * 1024)
+			ereport(ERROR,
+					(errcode(DDB_ERRCODE_ITEM_COLLECTION_SIZE),
+					 errmsg("ItemCollectionSizeLimitExceededException: Item collection size limit exceeded"),
+					 errdetail("The write would make the item collection of its partition key " INT64_FORMAT " bytes (the items and their local secondary index entries); the limit is %d kB.",
+							   size, ddb_item_collection_limit_kb),
+					 errhint("Spread the items over more partition key values (DynamoDB's limit is 10 GB, ddb.item_collection_size_limit).")));
+		if (exists)
+		{
+			if (ddb_update_version(cidx, &tid, collection_row(cidx, size), key.data, key.len,
+								   cid, InvalidSnapshot, true, &tmfd, &newtid) != TM_Ok)
+				elog(ERROR, "ddb item collection row locked by this transaction changed");
+			break;
+		}
+		if (ddb_insert_version(cidx, key.data, key.len, collection_row(cidx, size), cid,
+							   DDB_UNIQUE_RETURN, &newtid))
+			break;
+		/* a concurrent writer made the row first: add to it */
+	}
+	relation_close(cidx, NoLock);
+}
+
+/*
+ * ReturnItemCollectionMetrics: the size of the collection of item's
+ * partition key as this transaction sees it now, or -1 when the table has
+ * no local secondary index.
+ */
+int64
+ddb_item_collection_size(Relation rel, Jsonb *item)
+{
+	Oid			cidxoid;
+	Relation	cidx;
+	StringInfoData key;
+	HeapTuple	tuple;
+	int64		size;
+
+	if (item == NULL || !ddb_index_info(rel, DDB_INDEX_COLLECTION, NULL, &cidxoid, NULL, NULL))
+		return -1;
+	cidx = try_relation_open(cidxoid, AccessShareLock);
+	if (cidx == NULL)
+		return -1;
+	collection_key(cidx, item, &key);
+	/* a fresh snapshot: this command's own write included */
+	tuple = ddb_lookup(cidx, GetLatestSnapshot(), key.data, key.len);
+	size = tuple ? collection_row_size(cidx, tuple) : 0;
+	relation_close(cidx, AccessShareLock);
+	return size;
+}
+
 /*
  * Bring every index of rel from an item's old version to its new one (API
  * items, keys included; NULL for none).  Runs in a short-lived context.
@@ -628,13 +884,19 @@ ddb_gsi_maintain(Relation rel, Jsonb *olditem, Jsonb *newitem)
 	cid = GetCurrentCommandId(true);
 	for (int i = 0; i < n; i++)
 	{
-		Relation	idx = try_relation_open(gsi[i].indexrelid, RowExclusiveLock);
+		Relation	idx;
 
+		if (gsi[i].kind == DDB_INDEX_COLLECTION)
+			continue;			/* after the entries, whose sizes it sums */
+		idx = try_relation_open(gsi[i].indexrelid, RowExclusiveLock);
 		if (idx == NULL)
 			continue;			/* dropped by hand: the catalog row goes too */
 		gsi_apply(&gsi[i], idx, olditem, newitem, cid);
 		relation_close(idx, NoLock);
 	}
+	for (int i = 0; i < n; i++)
+		if (gsi[i].kind == DDB_INDEX_COLLECTION)
+			collection_apply(&gsi[i], gsi, n, olditem, newitem, cid);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 }
@@ -852,6 +1114,21 @@ void
 ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_name,
 					char *sk, const char *sktype_name, char *proj, ArrayType *nonkey_arr)
 {
+	ddb_index_create(relid, DDB_INDEX_GLOBAL, index_name, pk, pktype_name, sk,
+					 sktype_name, proj, nonkey_arr);
+}
+
+/*
+ * Create an index of any kind: a global secondary index, a local one
+ * (partition key = the table's), or the TTL index (kind DDB_INDEX_TTL:
+ * index_name DDB_TTL_INDEX, pk the name of its constant partition column,
+ * sk the TTL attribute, KEYS_ONLY).  The checks of the definition are
+ * DynamoDB's; the caller checked what only its kind needs.
+ */
+void
+ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *pktype_name,
+				 char *sk, const char *sktype_name, char *proj, ArrayType *nonkey_arr)
+{
 	DdbKeyType	pktype,
 				sktype = DDB_KEY_S;
 	DdbProjType ptype = DDB_PROJ_ALL;
@@ -886,6 +1163,7 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 		proj = "ALL";
 
 	/* DynamoDB's index names: 3-255 of [a-zA-Z0-9_.-] */
+	if (kind == DDB_INDEX_GLOBAL || kind == DDB_INDEX_LOCAL)
 	{
 		DdbValErrors e;
 
@@ -968,7 +1246,15 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 	{
 		DdbGsi	   *list;
 
-		if (gsi_list(rel, &list) >= DDB_MAX_GSI_PER_TABLE)
+		int			n = gsi_list(rel, &list);
+		int			nsame = 0;
+
+		for (int i = 0; i < n; i++)
+			nsame += list[i].kind == kind;
+		if (kind == DDB_INDEX_LOCAL && (ki->nkeys < 2 || nsame >= DDB_MAX_LSI_PER_TABLE ||
+										strcmp(pk, ddb_key_name(rel, 0)) != 0 || sk == NULL))
+			elog(ERROR, "invalid local secondary index \"%s\"", index_name);
+		if (kind == DDB_INDEX_GLOBAL && nsame >= DDB_MAX_GSI_PER_TABLE)
 			ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
 					  "One or more parameter values were invalid: GlobalSecondaryIndex count exceeds the per-table limit of %d",
 					  DDB_MAX_GSI_PER_TABLE);
@@ -980,8 +1266,10 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 		int			n = gsi_list(rel, &list);
 		int			projected = nonkey_arr ? ArrayGetNItems(ARR_NDIM(nonkey_arr), ARR_DIMS(nonkey_arr)) : 0;
 
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n && (kind == DDB_INDEX_GLOBAL || kind == DDB_INDEX_LOCAL); i++)
 		{
+			if (list[i].kind == DDB_INDEX_TTL || list[i].kind == DDB_INDEX_COLLECTION)
+				continue;
 			for (int j = 0; j < 2; j++)
 			{
 				const char *name = j == 0 ? list[i].pk : list[i].sk;
@@ -1010,7 +1298,7 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 		cols[ncols] = sk;
 		coltypes[ncols++] = sktype;
 	}
-	for (int k = 0; k < ki->nkeys; k++)
+	for (int k = 0; k < (kind == DDB_INDEX_COLLECTION ? 0 : ki->nkeys); k++)
 	{
 		const char *name = ddb_key_name(rel, k);
 		bool		dup = false;
@@ -1082,10 +1370,10 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 		}
 	}
 	{
-		Oid			argtypes[9] = {OIDOID, TEXTOID, OIDOID, TEXTOID, CHAROID, TEXTOID,
-		CHAROID, TEXTOID, TEXTARRAYOID};
-		Datum		args[9];
-		char		nulls[9] = "         ";
+		Oid			argtypes[10] = {OIDOID, TEXTOID, OIDOID, TEXTOID, CHAROID, TEXTOID,
+		CHAROID, TEXTOID, TEXTARRAYOID, CHAROID};
+		Datum		args[10];
+		char		nulls[10] = "          ";
 
 		args[0] = ObjectIdGetDatum(relid);
 		args[1] = CStringGetTextDatum(index_name);
@@ -1100,8 +1388,12 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 			nulls[5] = nulls[6] = 'n';
 		if (!nonkey_arr)
 			nulls[8] = 'n';
-		if (SPI_execute_with_args("INSERT INTO " GSI_CATALOG " VALUES ($1::regclass, $2, $3::regclass, $4, $5, $6, $7, $8, $9)",
-								  9, argtypes, args, nulls, false, 0) != SPI_OK_INSERT)
+		args[9] = CharGetDatum(kind);
+		if (SPI_execute_with_args("INSERT INTO " GSI_CATALOG " (base, index_name, index_table, partition_key, "
+								  "partition_key_type, sort_key, sort_key_type, projection, "
+								  "non_key_attributes, kind) "
+								  "VALUES ($1::regclass, $2, $3::regclass, $4, $5, $6, $7, $8, $9, $10)",
+								  10, argtypes, args, nulls, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not insert into %s", GSI_CATALOG);
 	}
 	{
@@ -1138,7 +1430,12 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 	item_cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb gsi backfill",
 									 ALLOCSET_DEFAULT_SIZES);
 	scan = ddb_range_begin(rel, snap, &range, true);
-	while ((tuple = ddb_range_next(scan)) != NULL)
+
+	/*
+	 * The collection index comes with the first LSI, which only CreateTable
+	 * makes: the table is empty, every size 0.
+	 */
+	while (kind != DDB_INDEX_COLLECTION && (tuple = ddb_range_next(scan)) != NULL)
 	{
 		GsiEntry	e;
 		ItemPointerData tid;
@@ -1197,6 +1494,16 @@ ddb_create_gsi_core(Oid relid, char *index_name, char *pk, const char *pktype_na
 				 errhint("DescribeTable reports them as IndexingViolations; writes of such values are refused from now on.")));
 	}
 	relation_close(idx, NoLock);
+
+	/* the first local index brings the item collections' sizes */
+	if (kind == DDB_INDEX_LOCAL && ddb_index_count(rel, DDB_INDEX_COLLECTION) == 0)
+	{
+		const DdbKeyInfo *tki = ddb_get_keyinfo(rel);
+
+		ddb_index_create(relid, DDB_INDEX_COLLECTION, DDB_COLLECTION_INDEX,
+						 pstrdup(ddb_key_name(rel, 0)), ddb_key_type_name(tki->keytype[0]),
+						 NULL, NULL, "KEYS_ONLY", NULL);
+	}
 	relation_close(rel, NoLock);
 }
 
@@ -1234,6 +1541,13 @@ ddb_drop_gsi(PG_FUNCTION_ARGS)
 void
 ddb_drop_gsi_core(Oid relid, const char *index_name)
 {
+	ddb_index_drop(relid, index_name, DDB_INDEX_GLOBAL);
+}
+
+/* Drop an index of a kind: the catalog row, the index table, the triggers. */
+void
+ddb_index_drop(Oid relid, const char *index_name, char kind)
+{
 	Relation	rel;
 	DdbGsi	   *g;
 	DdbGsi	   *list;
@@ -1244,7 +1558,7 @@ ddb_drop_gsi_core(Oid relid, const char *index_name)
 
 	rel = open_base_for_ddl(relid);
 	g = gsi_find(rel, index_name);
-	if (g == NULL)
+	if (g == NULL || g->kind != kind)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
 				 errmsg("ResourceNotFoundException: " DDB_MSG_RESOURCE_NOT_FOUND),
@@ -1303,14 +1617,17 @@ ddb_drop_gsi_core(Oid relid, const char *index_name)
  * key columns of the index table.
  */
 Relation
-ddb_gsi_open_index(Relation table, const char *index_name, int *nquerykeys)
+ddb_gsi_open_index(Relation table, const char *index_name, int *nquerykeys,
+				   char *kind, bool *projects_all)
 {
 	DdbGsi	   *g = gsi_find(table, index_name);
 	Relation	idx = NULL;
 
-	if (g != NULL)
+	if (g != NULL && (g->kind == DDB_INDEX_GLOBAL || g->kind == DDB_INDEX_LOCAL))
 	{
 		*nquerykeys = g->sk ? 2 : 1;
+		*kind = g->kind;
+		*projects_all = g->proj == DDB_PROJ_ALL;
 		idx = try_relation_open(g->indexrelid, AccessShareLock);
 	}
 	if (idx == NULL)
@@ -1335,6 +1652,8 @@ ddb_gsi_attribute_definitions(Relation rel, StringInfo buf)
 		seen = lappend(seen, (char *) ddb_key_name(rel, k));
 	for (int i = 0; i < n; i++)
 	{
+		if (gsi[i].kind == DDB_INDEX_TTL || gsi[i].kind == DDB_INDEX_COLLECTION)
+			continue;			/* internal, keyed by no attribute definition */
 		for (int j = 0; j < (gsi[i].sk ? 2 : 1); j++)
 		{
 			const char *name = j == 0 ? gsi[i].pk : gsi[i].sk;
@@ -1401,6 +1720,11 @@ ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,
 
 		if (idx == NULL)
 			continue;
+		if (gsi[i].kind == DDB_INDEX_TTL || gsi[i].kind == DDB_INDEX_COLLECTION)
+		{
+			relation_close(idx, AccessShareLock);
+			continue;			/* internal, not billed */
+		}
 		has_old = gsi_entry(&gsi[i], idx, olditem, &o);
 		has_new = gsi_entry(&gsi[i], idx, newitem, &nw);
 		if (has_old && has_new && o.key.len == nw.key.len &&
@@ -1423,22 +1747,29 @@ ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,
 	return out;
 }
 
-/* DescribeTable's GlobalSecondaryIndexes array, appended to buf. */
+/*
+ * DescribeTable's GlobalSecondaryIndexes (kind DDB_INDEX_GLOBAL) or
+ * LocalSecondaryIndexes (DDB_INDEX_LOCAL) array, appended to buf.
+ */
 void
-ddb_gsi_describe(Relation rel, StringInfo buf)
+ddb_gsi_describe(Relation rel, char kind, StringInfo buf)
 {
 	DdbGsi	   *gsi;
 	int			n = gsi_list(rel, &gsi);
 	char	   *arn = ddb_table_arn(ddb_table_name(rel));
+	bool		first = true;
 
 	appendStringInfoChar(buf, '[');
 	for (int i = 0; i < n; i++)
 	{
 		DdbGsi	   *g = &gsi[i];
-		HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(g->indexrelid));
+		HeapTuple	tp;
 		double		count = 0;
 		int64		size = 0;
 
+		if (g->kind != kind)
+			continue;
+		tp = SearchSysCache1(RELOID, ObjectIdGetDatum(g->indexrelid));
 		if (HeapTupleIsValid(tp))
 		{
 			count = ((Form_pg_class) GETSTRUCT(tp))->reltuples;
@@ -1446,7 +1777,8 @@ ddb_gsi_describe(Relation rel, StringInfo buf)
 			size = DatumGetInt64(DirectFunctionCall1(pg_total_relation_size,
 													 ObjectIdGetDatum(g->indexrelid)));
 		}
-		appendStringInfoString(buf, i ? ",{\"IndexName\":" : "{\"IndexName\":");
+		appendStringInfoString(buf, first ? "{\"IndexName\":" : ",{\"IndexName\":");
+		first = false;
 		ddb_json_cstring(buf, g->name);
 		appendStringInfoString(buf, ",\"KeySchema\":[{\"AttributeName\":");
 		ddb_json_cstring(buf, g->pk);
@@ -1470,11 +1802,15 @@ ddb_gsi_describe(Relation rel, StringInfo buf)
 			appendStringInfoChar(buf, ']');
 		}
 		/* ItemCount is approximate, as DynamoDB's: the planner's estimate */
-		appendStringInfo(buf, "},\"IndexStatus\":\"ACTIVE\",\"ProvisionedThroughput\":"
-						 "{\"NumberOfDecreasesToday\":0,\"ReadCapacityUnits\":0,\"WriteCapacityUnits\":0}"
-						 ",\"ItemCount\":%.0f,\"IndexSizeBytes\":" INT64_FORMAT
-						 ",\"IndexingViolations\":" INT64_FORMAT ",\"IndexArn\":",
-						 count < 0 ? 0 : count, size, g->violations);
+		if (kind == DDB_INDEX_GLOBAL)
+			appendStringInfo(buf, "},\"IndexStatus\":\"ACTIVE\",\"ProvisionedThroughput\":"
+							 "{\"NumberOfDecreasesToday\":0,\"ReadCapacityUnits\":0,\"WriteCapacityUnits\":0}"
+							 ",\"ItemCount\":%.0f,\"IndexSizeBytes\":" INT64_FORMAT
+							 ",\"IndexingViolations\":" INT64_FORMAT ",\"IndexArn\":",
+							 count < 0 ? 0 : count, size, g->violations);
+		else
+			appendStringInfo(buf, "},\"ItemCount\":%.0f,\"IndexSizeBytes\":" INT64_FORMAT
+							 ",\"IndexArn\":", count < 0 ? 0 : count, size);
 		ddb_json_cstring(buf, psprintf("%s/index/%s", arn, g->name));
 		appendStringInfoChar(buf, '}');
 	}
@@ -1485,6 +1821,112 @@ ddb_gsi_describe(Relation rel, StringInfo buf)
  * Verification
  * ------------------------------------------------------------------------
  */
+
+/*
+ * The collection index against its table: each partition key's row holds
+ * the size of its items and their LSI entries (rows of empty collections
+ * hold 0), and there is a row for every non-empty collection.  Table and
+ * rows are both in (hash, partition key) order, so one pass over each.
+ */
+static void
+verify_collections(Relation rel, DdbGsi *c, DdbGsi *gsi, int n, Snapshot snap,
+				   StringInfo out, bool first)
+{
+	Relation	cidx = relation_open(c->indexrelid, AccessShareLock);
+	DdbRange	range = {0};
+	DdbRangeScan scan,
+				cscan;
+	HeapTuple	tuple;
+	StringInfoData cur;
+	int64		cursize = 0;
+	int64		nitems = 0,
+				ncollections = 0;
+	bool		have = false;
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb verify collections",
+											  ALLOCSET_DEFAULT_SIZES);
+
+	initStringInfo(&cur);
+	cscan = ddb_range_begin(cidx, snap, &range, true);
+	scan = ddb_range_begin(rel, snap, &range, true);
+	for (;;)
+	{
+		StringInfoData key = {0};
+		Jsonb	   *item = NULL;
+		MemoryContext old;
+
+		CHECK_FOR_INTERRUPTS();
+		tuple = ddb_range_next(scan);
+		old = MemoryContextSwitchTo(cxt);
+		if (tuple != NULL)
+		{
+			item = ddb_tuple_to_item(rel, tuple);
+			collection_key(cidx, item, &key);
+			nitems++;
+		}
+		if (have && (tuple == NULL || key.len != cur.len || memcmp(key.data, cur.data, cur.len) != 0))
+		{
+			/* a collection ends: the next row with a size must be its own */
+			HeapTuple	row;
+			int64		rowsize = 0;
+
+			while ((row = ddb_range_next(cscan)) != NULL &&
+				   (rowsize = collection_row_size(cidx, row)) == 0)
+				;
+			if (row == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg_internal("item collection index of table \"%s\" lacks a collection of " INT64_FORMAT " bytes",
+										 RelationGetRelationName(rel), cursize)));
+			if (rowsize != cursize)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg_internal("item collection of table \"%s\" is " INT64_FORMAT " bytes; its row says " INT64_FORMAT,
+										 RelationGetRelationName(rel), cursize, rowsize)));
+			ncollections++;
+			have = false;
+		}
+		if (tuple == NULL)
+		{
+			MemoryContextSwitchTo(old);
+			break;
+		}
+		if (!have)
+		{
+			MemoryContextSwitchTo(old);
+			resetStringInfo(&cur);
+			appendBinaryStringInfo(&cur, key.data, key.len);
+			cursize = 0;
+			have = true;
+			MemoryContextSwitchTo(cxt);
+		}
+		gsi_lenient = true;
+		PG_TRY();
+		{
+			cursize += collection_bytes(gsi, n, item);
+		}
+		PG_FINALLY();
+		{
+			gsi_lenient = false;
+		}
+		PG_END_TRY();
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(cxt);
+	}
+	while ((tuple = ddb_range_next(cscan)) != NULL)
+		if (collection_row_size(cidx, tuple) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg_internal("item collection index of table \"%s\" has a size for an empty collection",
+									 RelationGetRelationName(rel))));
+	ddb_range_end(scan);
+	ddb_range_end(cscan);
+	appendStringInfoString(out, first ? "{\"IndexName\": " : ", {\"IndexName\": ");
+	escape_json(out, c->name);
+	appendStringInfo(out, ", \"items\": " INT64_FORMAT ", \"collections\": " INT64_FORMAT "}",
+					 nitems, ncollections);
+	MemoryContextDelete(cxt);
+	relation_close(cidx, AccessShareLock);
+}
 
 /*
  * One index against its table: every visible item's entry is in the index
@@ -1589,7 +2031,10 @@ ddb_verify_gsi(PG_FUNCTION_ARGS)
 	{
 		if (index_name && strcmp(index_name, gsi[i].name) != 0)
 			continue;
-		verify_one(rel, &gsi[i], snap, &out, done == 0);
+		if (gsi[i].kind == DDB_INDEX_COLLECTION)
+			verify_collections(rel, &gsi[i], gsi, n, snap, &out, done == 0);
+		else
+			verify_one(rel, &gsi[i], snap, &out, done == 0);
 		done++;
 	}
 	if (index_name && done == 0)

@@ -156,6 +156,8 @@ typedef struct DdbReadRequest
 	bool		has_limit;
 	int32		limit;
 	Jsonb	   *start_key;
+	bool		consistent;		/* ConsistentRead: refused on a GSI */
+	bool		select_all;		/* Select ALL_ATTRIBUTES */
 } DdbReadRequest;
 
 /* One page of a Query or Scan. */
@@ -195,8 +197,23 @@ extern void ddb_create_gsi_core(Oid relid, char *index_name, char *pk,
 								const char *pktype_name, char *sk, const char *sktype_name,
 								char *proj, ArrayType *nonkey_arr);
 extern void ddb_drop_gsi_core(Oid relid, const char *index_name);
+extern void ddb_index_create(Oid relid, char kind, char *index_name, char *pk,
+							 const char *pktype_name, char *sk, const char *sktype_name,
+							 char *proj, ArrayType *nonkey_arr);
+extern void ddb_index_drop(Oid relid, const char *index_name, char kind);
+extern void ddb_gsi_init(void);
+extern bool ddb_index_info(Relation rel, char kind, char **index_name, Oid *index_relid,
+						   char **pk, char **sk);
 extern void ddb_gsi_attribute_definitions(Relation rel, StringInfo buf);
 extern int	ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,
 								const char **names, double *units);
+
+/* Time to Live (ddb_ttl.c, ddb_ttl_worker.c) */
+extern char *ddb_ttl_attribute(Relation rel);
+extern void ddb_ttl_update_core(Relation rel, const char *attribute, bool enabled);
+extern void ddb_ttl_describe_json(Relation rel, StringInfo buf);
+extern int64 ddb_ttl_sweep_table(Relation rel, int64 limit, bool *more);
+extern List *ddb_ttl_tables(void);
+extern void ddb_ttl_worker_init(void);
 
 #endif							/* DDB_OPS_H */

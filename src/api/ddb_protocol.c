@@ -347,12 +347,44 @@ check_throughput(DdbValErrors *e, DdbJson *pt, const char *path, int64 *rcu, int
 	*wcu = (int64) w;
 }
 
-static void create_index(Relation rel, DdbJson *defs, DdbJson *c);
+static void create_index(Relation rel, DdbJson *defs, DdbJson *c, char kind);
+
+/*
+ * The IndexName of element i of CreateTable's GlobalSecondaryIndexes or
+ * LocalSecondaryIndexes (list): present, and used by no earlier element
+ * nor by any index of others (the other list, or NULL).
+ */
+static const char *
+index_list_name(DdbJson *list, int i, const char *structname, const char *member_name,
+				DdbJson *others)
+{
+	const char *iname;
+
+	ddb_json_check_struct(list->elems[i], structname);
+	iname = member_string(list->elems[i], "IndexName");
+	if (iname == NULL)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, "null",
+								  psprintf("%s.%d.member.indexName", member_name, i + 1),
+								  "Member must not be null"));
+	for (int j = 0; j < i; j++)
+		if (strcmp(iname, member_string(list->elems[j], "IndexName")) == 0)
+			validation_error("One or more parameter values were invalid: Duplicate index name: %s", iname);
+	for (int j = 0; others && j < others->n; j++)
+	{
+		const char *other = member_string(others->elems[j], "IndexName");
+
+		if (other && strcmp(iname, other) == 0)
+			validation_error("One or more parameter values were invalid: Duplicate index name: %s", iname);
+	}
+	return iname;
+}
 
 static char *
 op_create_table(DdbJson *req, int *len)
 {
 	DdbJson    *gsis;
+	DdbJson    *lsis;
 	DdbValErrors e;
 	DdbCreateTable ct;
 	DdbJson    *defs = member_list(req, "AttributeDefinitions");
@@ -489,10 +521,22 @@ op_create_table(DdbJson *req, int *len)
 	}
 	if (ct.nkeys == 2 && strcmp(ct.keys[0], ct.keys[1]) == 0)
 		validation_error("Both the Hash Key and the Range Key element in the KeySchema have the same name");
-	if (member(req, "GlobalSecondaryIndexes") == NULL && ct.nkeys != ndefs)
+	if (member(req, "GlobalSecondaryIndexes") == NULL &&
+		member(req, "LocalSecondaryIndexes") == NULL && ct.nkeys != ndefs)
 		validation_error("One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions");
-	if (member(req, "LocalSecondaryIndexes") != NULL)
-		validation_error("One or more parameter values were invalid: ddb does not support LocalSecondaryIndexes yet");
+	lsis = member_list(req, "LocalSecondaryIndexes");
+	if (lsis != NULL)
+	{
+		if (ct.nkeys < 2)
+			validation_error("One or more parameter values were invalid: Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex");
+		if (lsis->n == 0)
+			validation_error("One or more parameter values were invalid: List of LocalSecondaryIndexes is empty");
+		if (lsis->n > DDB_MAX_LSI_PER_TABLE)
+			validation_error("One or more parameter values were invalid: Number of LocalSecondaryIndexes exceeds per-table limit of %d",
+							 DDB_MAX_LSI_PER_TABLE);
+		for (int i = 0; i < lsis->n; i++)
+			(void) index_list_name(lsis, i, "LocalSecondaryIndex", "localSecondaryIndexes", NULL);
+	}
 	gsis = member_list(req, "GlobalSecondaryIndexes");
 	if (gsis != NULL)
 	{
@@ -502,18 +546,9 @@ op_create_table(DdbJson *req, int *len)
 			validation_error("One or more parameter values were invalid: GlobalSecondaryIndex count exceeds the per-table limit of 20");
 		for (int i = 0; i < gsis->n; i++)
 		{
-			const char *iname;
+			const char *iname = index_list_name(gsis, i, "GlobalSecondaryIndex",
+												"globalSecondaryIndexes", lsis);
 
-			ddb_json_check_struct(gsis->elems[i], "GlobalSecondaryIndex");
-			iname = member_string(gsis->elems[i], "IndexName");
-			if (iname == NULL)
-				validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-								 psprintf(DDB_MSG_CONSTRAINT, "null",
-										  psprintf("globalSecondaryIndexes.%d.member.indexName", i + 1),
-										  "Member must not be null"));
-			for (int j = 0; j < i; j++)
-				if (strcmp(iname, member_string(gsis->elems[j], "IndexName")) == 0)
-					validation_error("One or more parameter values were invalid: Duplicate index name: %s", iname);
 			if (billing && strcmp(billing, "PAY_PER_REQUEST") == 0 &&
 				member(gsis->elems[i], "ProvisionedThroughput") != NULL)
 				validation_error("One or more parameter values were invalid: ProvisionedThroughput should not be specified for index: %s when BillingMode is PAY_PER_REQUEST",
@@ -526,8 +561,10 @@ op_create_table(DdbJson *req, int *len)
 
 	rel = ddb_open_table(relid, ACL_SELECT);
 	/* the indexes, each as UpdateTable would create it (the table is empty) */
+	for (int i = 0; lsis && i < lsis->n; i++)
+		create_index(rel, defs, lsis->elems[i], DDB_INDEX_LOCAL);
 	for (int i = 0; gsis && i < gsis->n; i++)
-		create_index(rel, defs, gsis->elems[i]);
+		create_index(rel, defs, gsis->elems[i], DDB_INDEX_GLOBAL);
 	resp_begin(&r);
 	resp_key(&r, "TableDescription");
 	ddb_describe_table_json(rel, "ACTIVE", &r.buf);
@@ -565,6 +602,59 @@ op_describe_table(DdbJson *req, int *len)
 	resp_begin(&r);
 	resp_key(&r, "Table");
 	ddb_describe_table_json(rel, "ACTIVE", &r.buf);
+	relation_close(rel, AccessShareLock);
+	return resp_end(&r, len);
+}
+
+/* UpdateTimeToLive: {"TableName", "TimeToLiveSpecification": {...}} */
+static char *
+op_update_time_to_live(DdbJson *req, int *len)
+{
+	DdbValErrors e;
+	DdbJson    *spec;
+	const char *attr = NULL;
+	bool		enabled = false;
+	Relation	rel;
+	Response	r;
+
+	ddb_valerr_init(&e);
+	(void) check_table_name(&e, req, "TableName");
+	spec = member_struct(req, "TimeToLiveSpecification", "TimeToLiveSpecification");
+	if (spec == NULL)
+		ddb_valerr_add(&e, NULL, "timeToLiveSpecification", "Member must not be null");
+	else
+	{
+		attr = member_string(spec, "AttributeName");
+		if (member(spec, "Enabled") == NULL)
+			ddb_valerr_add(&e, NULL, "timeToLiveSpecification.enabled", "Member must not be null");
+		else
+			enabled = member_bool(spec, "Enabled", false);
+		if (attr == NULL)
+			ddb_valerr_add(&e, NULL, "timeToLiveSpecification.attributeName",
+						   "Member must not be null");
+	}
+	ddb_valerr_raise(&e);
+	rel = open_named_table(req);
+	ddb_ttl_update_core(rel, attr, enabled);
+	resp_begin(&r);
+	resp_key(&r, "TimeToLiveSpecification");
+	appendStringInfoString(&r.buf, "{\"AttributeName\":");
+	ddb_json_cstring(&r.buf, attr);
+	appendStringInfo(&r.buf, ",\"Enabled\":%s}", enabled ? "true" : "false");
+	relation_close(rel, AccessShareLock);
+	return resp_end(&r, len);
+}
+
+/* DescribeTimeToLive: {"TableName"} */
+static char *
+op_describe_time_to_live(DdbJson *req, int *len)
+{
+	Relation	rel = open_named_table(req);
+	Response	r;
+
+	resp_begin(&r);
+	resp_key(&r, "TimeToLiveDescription");
+	ddb_ttl_describe_json(rel, &r.buf);
 	relation_close(rel, AccessShareLock);
 	return resp_end(&r, len);
 }
@@ -652,9 +742,13 @@ defined_type(DdbJson *defs, const char *name)
 	return NULL;
 }
 
-/* GlobalSecondaryIndexUpdates' Create: a new index from its definition. */
+/*
+ * GlobalSecondaryIndexUpdates' Create, or an index of CreateTable's
+ * GlobalSecondaryIndexes or LocalSecondaryIndexes (kind): a new index
+ * from its definition.
+ */
 static void
-create_index(Relation rel, DdbJson *defs, DdbJson *c)
+create_index(Relation rel, DdbJson *defs, DdbJson *c, char kind)
 {
 	const char *index_name = member_string(c, "IndexName");
 	DdbJson    *ks = member_list(c, "KeySchema");
@@ -708,6 +802,17 @@ create_index(Relation rel, DdbJson *defs, DdbJson *c)
 	}
 	if (keys[1] && strcmp(keys[0], keys[1]) == 0)
 		validation_error("Both the Hash Key and the Range Key element in the KeySchema have the same name");
+	if (kind == DDB_INDEX_LOCAL)
+	{
+		const char *table_pk = ddb_table_key_name(rel, 0);
+
+		if (strcmp(keys[0], table_pk) != 0)
+			validation_error("One or more parameter values were invalid: Index KeySchema does not have the same leading hash key as table KeySchema for index: %s. index hash key: %s, table hash key: %s",
+							 index_name, keys[0], table_pk);
+		if (keys[1] == NULL)
+			validation_error("One or more parameter values were invalid: Index KeySchema does not have a range key for index: %s",
+							 index_name);
+	}
 	if (ptype == NULL)
 		validation_error("One or more parameter values were invalid: Unknown ProjectionType: null");
 	if (nonkey && strcmp(ptype, "INCLUDE") != 0)
@@ -724,8 +829,8 @@ create_index(Relation rel, DdbJson *defs, DdbJson *c)
 		}
 		arr = construct_array(elems, nonkey->n, TEXTOID, -1, false, TYPALIGN_INT);
 	}
-	ddb_create_gsi_core(RelationGetRelid(rel), pstrdup(index_name), pstrdup(keys[0]), types[0],
-						keys[1] ? pstrdup(keys[1]) : NULL, types[1], pstrdup(ptype), arr);
+	ddb_index_create(RelationGetRelid(rel), kind, pstrdup(index_name), pstrdup(keys[0]), types[0],
+					 keys[1] ? pstrdup(keys[1]) : NULL, types[1], pstrdup(ptype), arr);
 }
 
 static char *
@@ -811,7 +916,7 @@ op_update_table(DdbJson *req, int *len)
 		if (c == NULL && d == NULL && up == NULL)
 			validation_error("One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be null");
 		if (c)
-			create_index(rel, defs, c);
+			create_index(rel, defs, c, DDB_INDEX_GLOBAL);
 		else if (d)
 		{
 			const char *iname = member_string(d, "IndexName");
@@ -1291,14 +1396,14 @@ check_common(DdbValErrors *e, DdbJson *req)
 					  return_consumed_set, RETURN_CONSUMED_LIST);
 }
 
-/* ReturnItemCollectionMetrics: accepted; ddb has no LSI item collections yet */
-static void
+/* ReturnItemCollectionMetrics: SIZE, NONE or NULL */
+static const char *
 check_item_collection_metrics(DdbValErrors *e, DdbJson *req)
 {
 	static const char *const set[] = {"SIZE", "NONE", NULL};
 
-	check_enum(e, member_string(req, "ReturnItemCollectionMetrics"),
-			   "ReturnItemCollectionMetrics", set, "SIZE, NONE");
+	return check_enum(e, member_string(req, "ReturnItemCollectionMetrics"),
+					  "ReturnItemCollectionMetrics", set, "SIZE, NONE");
 }
 
 static const char *const rv_set[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL};
@@ -1338,10 +1443,44 @@ write_condition_failed(DdbWriteResult *res, const char *on_failure)
 	ddb_condition_failed();
 }
 
-/* The answer of a write: Attributes, ConsumedCapacity. */
+/*
+ * ItemCollectionMetrics of a write to a table with local secondary
+ * indexes: the collection's partition key and its size as DynamoDB gives
+ * it, a range of gigabytes around the estimate.
+ */
+static void
+resp_item_collection(Response *r, Relation rel, DdbWriteResult *res)
+{
+	Jsonb	   *item = res->new ? res->new : res->old;
+	int64		size = ddb_item_collection_size(rel, item);
+	const char *pk = ddb_table_key_name(rel, 0);
+	JsonbValue *v;
+	JsonbParseState *ps = NULL;
+	JsonbValue	k;
+	double		gb;
+
+	if (size < 0)
+		return;					/* no LSI, no item collections */
+	v = getKeyJsonValueFromContainer(&item->root, pk, strlen(pk), NULL);
+	if (v == NULL)
+		return;
+	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+	k.type = jbvString;
+	k.val.string.val = (char *) pk;
+	k.val.string.len = strlen(pk);
+	pushJsonbValue(&ps, WJB_KEY, &k);
+	pushJsonbValue(&ps, WJB_VALUE, v);
+	resp_key(r, "ItemCollectionMetrics");
+	appendStringInfoString(&r->buf, "{\"ItemCollectionKey\":");
+	ddb_json_write_jsonb_item(&r->buf, JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL)));
+	gb = floor((double) size / (1024.0 * 1024.0 * 1024.0));
+	appendStringInfo(&r->buf, ",\"SizeEstimateRangeGB\":[%.1f,%.1f]}", gb, gb + 1);
+}
+
+/* The answer of a write: Attributes, ConsumedCapacity, ItemCollectionMetrics. */
 static char *
 write_response(Relation rel, DdbWriteResult *res, DdbReturnValues rv, const char *rcc,
-			   int *len)
+			   const char *icm, int *len)
 {
 	Response	r;
 	Capacity	c = {0};
@@ -1351,6 +1490,8 @@ write_response(Relation rel, DdbWriteResult *res, DdbReturnValues rv, const char
 	resp_begin(&r);
 	resp_item(&r, "Attributes", ddb_write_result(res, rv));
 	resp_capacity(&r, &c, ddb_table_name(rel));
+	if (icm && strcmp(icm, "SIZE") == 0 && !res->condition_failed)
+		resp_item_collection(&r, rel, res);
 	return resp_end(&r, len);
 }
 
@@ -1404,6 +1545,7 @@ op_put_item(DdbJson *req, int *len)
 	const char *name;
 	const char *rvs;
 	const char *rcc;
+	const char *icm;
 	const char *on_failure;
 	ReqExpr		x;
 	Jsonb	   *item;
@@ -1414,7 +1556,7 @@ op_put_item(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = check_common(&e, req);
-	check_item_collection_metrics(&e, req);
+	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Item") == NULL)
 		ddb_valerr_add(&e, NULL, "item", "Member must not be null");
@@ -1432,7 +1574,7 @@ op_put_item(DdbJson *req, int *len)
 	relation_close(rel, NoLock);
 	if (res.condition_failed)
 		write_condition_failed(&res, on_failure);
-	return write_response(rel, &res, rv, rcc, len);
+	return write_response(rel, &res, rv, rcc, icm, len);
 }
 
 static char *
@@ -1444,6 +1586,7 @@ op_update_item(DdbJson *req, int *len)
 	const char *name;
 	const char *rvs;
 	const char *rcc;
+	const char *icm;
 	const char *on_failure;
 	ReqExpr		x;
 	Jsonb	   *key;
@@ -1455,7 +1598,7 @@ op_update_item(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = check_common(&e, req);
-	check_item_collection_metrics(&e, req);
+	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Key") == NULL)
 		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
@@ -1473,7 +1616,7 @@ op_update_item(DdbJson *req, int *len)
 	relation_close(rel, NoLock);
 	if (res.condition_failed)
 		write_condition_failed(&res, on_failure);
-	return write_response(rel, &res, rv, rcc, len);
+	return write_response(rel, &res, rv, rcc, icm, len);
 }
 
 static char *
@@ -1485,6 +1628,7 @@ op_delete_item(DdbJson *req, int *len)
 	const char *name;
 	const char *rvs;
 	const char *rcc;
+	const char *icm;
 	const char *on_failure;
 	ReqExpr		x;
 	Jsonb	   *key;
@@ -1495,7 +1639,7 @@ op_delete_item(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = check_common(&e, req);
-	check_item_collection_metrics(&e, req);
+	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Key") == NULL)
 		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
@@ -1513,7 +1657,7 @@ op_delete_item(DdbJson *req, int *len)
 	relation_close(rel, NoLock);
 	if (res.condition_failed)
 		write_condition_failed(&res, on_failure);
-	return write_response(rel, &res, rv, rcc, len);
+	return write_response(rel, &res, rv, rcc, icm, len);
 }
 
 /* ------------------------------------------------------------------------
@@ -1597,8 +1741,9 @@ read_op(DdbJson *req, int *len, bool is_query)
 		if (strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0 && index_name == NULL)
 			validation_error("One or more parameter values were invalid: Select type ALL_PROJECTED_ATTRIBUTES is not compatible with a request without an index name");
 	}
-	if (index_name != NULL && consistent)
-		validation_error("Consistent reads are not supported on global secondary indexes");
+	/* ConsistentRead on a global secondary index: refused by the reader */
+	a.consistent = consistent;
+	a.select_all = select != NULL && strcmp(select, "ALL_ATTRIBUTES") == 0;
 
 	a.key_condition = x.key_condition;
 	a.filter = x.filter;
@@ -1674,6 +1819,7 @@ static const Operation operations[] = {
 	{"DescribeEndpoints", op_describe_endpoints},
 	{"DescribeLimits", op_describe_limits},
 	{"DescribeTable", op_describe_table},
+	{"DescribeTimeToLive", op_describe_time_to_live},
 	{"GetItem", op_get_item},
 	{"ListTables", op_list_tables},
 	{"ListTagsOfResource", op_list_tags_of_resource},
@@ -1684,6 +1830,7 @@ static const Operation operations[] = {
 	{"UntagResource", op_untag_resource},
 	{"UpdateItem", op_update_item},
 	{"UpdateTable", op_update_table},
+	{"UpdateTimeToLive", op_update_time_to_live},
 };
 
 char *

@@ -90,6 +90,7 @@ typedef struct DdbReader
 	DdbRangeScan scan;
 	DdbCondition *filter;		/* NULL: every item read matches */
 	DdbProjection *projection;	/* NULL: whole items */
+	bool		fetch_table;	/* an LSI read: each item from the table */
 
 	int64		limit;			/* items to read, 0 = no limit */
 	bool		paged;			/* stop at DDB_PAGE_BYTES of items read */
@@ -229,14 +230,15 @@ check_parameters(DdbReadRequest *a)
  * a table is, with their own key schema and LastEvaluatedKey.
  */
 static Relation
-open_read_source(Relation table, const char *index_name, int *nquerykeys)
+open_read_source(Relation table, const char *index_name, int *nquerykeys,
+				 char *kind, bool *projects_all)
 {
 	if (index_name == NULL)
 	{
 		*nquerykeys = ddb_get_keyinfo(table)->nkeys;
 		return table;
 	}
-	return ddb_gsi_open_index(table, index_name, nquerykeys);
+	return ddb_gsi_open_index(table, index_name, nquerykeys, kind, projects_all);
 }
 
 /* memcmp order of encoded keys, shorter first on a tie (DdbRange's order) */
@@ -523,12 +525,28 @@ static DdbReader *
 reader_open(DdbReadRequest *a, bool paged)
 {
 	DdbReader  *r = palloc0(sizeof(DdbReader));
+	char		kind = 0;
+	bool		projects_all = true;
 
 	check_parameters(a);
 	r->table = OidIsValid(a->relid) ? ddb_open_table(a->relid, ACL_SELECT) :
 		ddb_table_open(a->table_name, ACL_SELECT);
-	r->rel = open_read_source(r->table, a->index_name, &r->nquerykeys);
+	r->rel = open_read_source(r->table, a->index_name, &r->nquerykeys, &kind, &projects_all);
 	r->ki = *ddb_get_keyinfo(r->rel);
+	if (kind == DDB_INDEX_GLOBAL && a->consistent)
+		validation_error("ValidationException: Consistent reads are not supported on global secondary indexes");
+	if (kind == DDB_INDEX_GLOBAL && a->select_all && !projects_all)
+		validation_error("ValidationException: One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL",
+						 a->index_name);
+
+	/*
+	 * A local secondary index returns attributes it does not project by
+	 * reading them from the table, as DynamoDB does: for ALL_ATTRIBUTES, a
+	 * projection or a filter (which may name any attribute), one point
+	 * lookup per item read.
+	 */
+	r->fetch_table = kind == DDB_INDEX_LOCAL && !projects_all &&
+		(a->select_all || a->projection != NULL || a->filter != NULL);
 	r->limit = a->has_limit ? a->limit : 0;
 	r->paged = paged;
 	r->state_cxt = CurrentMemoryContext;
@@ -692,6 +710,25 @@ reader_next(DdbReader *r)
 		MemoryContextReset(r->item_cxt);
 		old = MemoryContextSwitchTo(r->item_cxt);
 		item = ddb_tuple_to_item(r->rel, tuple);
+		if (r->fetch_table)
+		{
+			/* the whole item, by its table key, as the same snapshot sees it */
+			const DdbKeyInfo *tki = ddb_get_keyinfo(r->table);
+			Datum		values[DDB_MAX_KEY_COLUMNS + 1];
+			bool		isnull[DDB_MAX_KEY_COLUMNS + 1];
+			StringInfoData key;
+			HeapTuple	full;
+
+			if (tki->natts > lengthof(values))
+				elog(ERROR, "too many columns in ddb table \"%s\"", RelationGetRelationName(r->table));
+			initStringInfo(&key);
+			ddb_key_from_jsonb(r->table, item, false, values, isnull, &key);
+			full = ddb_lookup(r->table, GetActiveSnapshot(), key.data, key.len);
+			if (full == NULL)
+				elog(ERROR, "local secondary index entry of table \"%s\" has no item",
+					 RelationGetRelationName(r->table));
+			item = ddb_tuple_to_item(r->table, full);
+		}
 		r->scanned++;
 		if (r->paged)
 			r->bytes += ddb_item_size(ddb_item_from_jsonb(item));

@@ -105,6 +105,8 @@ ddb_api_init(void)
 							   "The AWS account id ddb reports in ARNs.",
 							   NULL, &ddb_account_id, "000000000000", PGC_USERSET, 0,
 							   NULL, NULL, NULL);
+	ddb_gsi_init();
+	ddb_ttl_worker_init();
 }
 
 /* ------------------------------------------------------------------------
@@ -626,10 +628,15 @@ ddb_describe_table_json(Relation rel, const char *status, StringInfo buf)
 	if (info->billing_changed)
 		appendStringInfo(buf, ",\"LastUpdateToPayPerRequestDateTime\":%s", info->billing_changed);
 	appendStringInfoChar(buf, '}');
+	if (ddb_index_count(rel, DDB_INDEX_LOCAL) > 0)
+	{
+		ddb_json_key(buf, &first, "LocalSecondaryIndexes");
+		ddb_gsi_describe(rel, DDB_INDEX_LOCAL, buf);
+	}
 	if (ddb_gsi_exists(rel))
 	{
 		ddb_json_key(buf, &first, "GlobalSecondaryIndexes");
-		ddb_gsi_describe(rel, buf);
+		ddb_gsi_describe(rel, DDB_INDEX_GLOBAL, buf);
 	}
 	ddb_json_key(buf, &first, "DeletionProtectionEnabled");
 	appendStringInfoString(buf, "false");

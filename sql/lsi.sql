@@ -1,0 +1,210 @@
+-- Local secondary indexes: created with the table (ddb_create_table's
+-- local_secondary_indexes and CreateTable's LocalSecondaryIndexes) with
+-- DynamoDB's errors; DescribeTable; Query and Scan in the index's sort
+-- order, strongly consistent, returning unprojected attributes by reading
+-- the table; sparse; wrong-typed keys refused without a write; maintained
+-- by SQL writes, the item API and TTL deletions; dropped with the table.
+-- ddb_verify_gsi proves after each step that each index holds exactly its
+-- table's entries.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
+
+CREATE FUNCTION sqlstate_of(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE stmt;
+  RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ' ' || SQLERRM;
+END $$;
+
+-- ------------------------------------------------------------------------
+-- A customer's orders by date (the table), by amount and by status.
+-- ------------------------------------------------------------------------
+SELECT ddb_create_table('orders', 'customer', 'S', 'orderDate', 'S', '[
+  {"IndexName": "ByAmount",
+   "KeySchema": [{"AttributeName": "customer", "KeyType": "HASH"},
+                 {"AttributeName": "amount", "KeyType": "RANGE", "AttributeType": "N"}],
+   "Projection": {"ProjectionType": "KEYS_ONLY"}},
+  {"IndexName": "ByStatus",
+   "KeySchema": [{"AttributeName": "customer", "KeyType": "HASH"},
+                 {"AttributeName": "status", "KeyType": "RANGE"}],
+   "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["amount"]}}]');
+SELECT ddb_put_item('orders', '{"customer": "c1", "orderDate": "2024-01-01", "amount": 30, "status": "NEW", "note": "a"}');
+SELECT ddb_put_item('orders', '{"customer": "c1", "orderDate": "2024-01-02", "amount": 10, "status": "PAID", "note": "b"}');
+SELECT ddb_put_item('orders', '{"customer": "c1", "orderDate": "2024-01-03", "amount": 20, "note": "no status: not in ByStatus"}');
+INSERT INTO orders VALUES ('c2', '2024-01-01', '{"amount": 5, "status": "NEW"}');
+INSERT INTO orders VALUES ('c1', '2024-01-04', '{"amount": 10.5, "status": "NEW"}');
+SELECT ddb_verify_gsi('orders');
+
+-- DescribeTable lists them (no throughput or status: LSIs have none)
+SELECT jsonb_pretty(ddb_describe_table('orders') -> 'LocalSecondaryIndexes') AS lsis;
+SELECT ddb_describe_table('orders') -> 'AttributeDefinitions' AS defs,
+       ddb_describe_table('orders') ? 'GlobalSecondaryIndexes' AS has_gsis;
+
+-- Query in the index's order, both directions, with a sort-key condition
+SELECT ddb_query('orders', 'customer = :c', '{":c": "c1"}', index_name => 'ByAmount');
+SELECT ddb_query('orders', 'customer = :c AND amount BETWEEN :lo AND :hi', '{":c": "c1", ":lo": 10, ":hi": 20}',
+                 index_name => 'ByAmount', forward => false);
+SELECT ddb_query('orders', 'customer = :c AND begins_with(#s, :p)', '{":c": "c1", ":p": "N"}', '{"#s": "status"}',
+                 index_name => 'ByStatus');
+-- only the partition: c2 has one order
+SELECT ddb_query('orders', 'customer = :c', '{":c": "c2"}', index_name => 'ByAmount');
+-- Scan of an index: every entry
+SELECT count(*) FROM ddb_scan('orders', index_name => 'ByStatus');
+
+-- Attributes the index does not project come from the table: a projection,
+-- a filter, or Select ALL_ATTRIBUTES (one point lookup per item)
+SELECT ddb_query('orders', 'customer = :c', '{":c": "c1"}', index_name => 'ByAmount', projection => 'note, amount');
+SELECT ddb_query('orders', 'customer = :c', '{":c": "c1", ":n": "b"}', index_name => 'ByStatus',
+                 filter => 'begins_with(note, :n)');
+SELECT ddb_api('Query', '{"TableName": "orders", "IndexName": "ByAmount", "KeyConditionExpression": "customer = :c",
+  "ExpressionAttributeValues": {":c": {"S": "c1"}}, "Select": "ALL_ATTRIBUTES", "Limit": 2}');
+-- without them, only the projection: ALL_PROJECTED_ATTRIBUTES
+SELECT ddb_api('Query', '{"TableName": "orders", "IndexName": "ByStatus", "KeyConditionExpression": "customer = :c",
+  "ExpressionAttributeValues": {":c": {"S": "c1"}}, "Select": "ALL_PROJECTED_ATTRIBUTES"}') -> 'Items';
+-- strongly consistent reads are allowed on an LSI (not on a GSI)
+SELECT ddb_api('Query', '{"TableName": "orders", "IndexName": "ByAmount", "KeyConditionExpression": "customer = :c AND amount > :a",
+  "ExpressionAttributeValues": {":c": {"S": "c1"}, ":a": {"N": "25"}}, "ConsistentRead": true}');
+SELECT ddb_api('Scan', '{"TableName": "orders", "IndexName": "ByStatus", "ConsistentRead": true, "Select": "COUNT"}');
+-- pagination over an index: LastEvaluatedKey has the index and table keys
+SELECT ddb_query_page('orders', 'customer = :c', '{":c": "c1"}', index_name => 'ByAmount', "limit" => 2);
+SELECT ddb_query_page('orders', 'customer = :c', '{":c": "c1"}', index_name => 'ByAmount', "limit" => 2,
+                      start_key => '{"customer": "c1", "amount": 20, "orderDate": "2024-01-03"}');
+
+-- ------------------------------------------------------------------------
+-- Writes: wrong types and empty keys are refused and change nothing; every
+-- path keeps the indexes.
+-- ------------------------------------------------------------------------
+SELECT sqlstate_of($$SELECT ddb_put_item('orders', '{"customer": "c1", "orderDate": "2024-02-01", "amount": "lots"}')$$);
+SELECT sqlstate_of($$SELECT ddb_put_item('orders', '{"customer": "c1", "orderDate": "2024-02-01", "status": ""}')$$);
+SELECT sqlstate_of($$INSERT INTO orders VALUES ('c1', '2024-02-01', '{"amount": true}')$$);
+SELECT sqlstate_of($$SELECT ddb_update_item('orders', '{"customer": "c1", "orderDate": "2024-01-01"}', 'SET amount = :a', vals => '{":a": "x"}')$$);
+SELECT count(*) AS c1_orders FROM ddb_query('orders', 'customer = :c', '{":c": "c1"}');
+SELECT ddb_get_item('orders', '{"customer": "c1", "orderDate": "2024-01-01"}');
+-- update moves entries, delete removes them, SQL and API alike
+SELECT ddb_update_item('orders', '{"customer": "c1", "orderDate": "2024-01-01"}', 'SET #s = :s REMOVE amount',
+                       names => '{"#s": "status"}', vals => '{":s": "SHIPPED"}');
+UPDATE orders SET item = item || '{"amount": 99}' WHERE customer = 'c1' AND "orderDate" = '2024-01-03';
+DELETE FROM orders WHERE customer = 'c1' AND "orderDate" = '2024-01-02';
+SELECT ddb_api('DeleteItem', '{"TableName": "orders", "Key": {"customer": {"S": "c2"}, "orderDate": {"S": "2024-01-01"}}}');
+SELECT ddb_query('orders', 'customer = :c', '{":c": "c1"}', index_name => 'ByAmount');
+SELECT ddb_query('orders', 'customer = :c', '{":c": "c1"}', index_name => 'ByStatus');
+SELECT ddb_verify_gsi('orders');
+
+-- TTL deletions keep the indexes too
+SELECT ddb_update_time_to_live('orders', 'exp', true);
+UPDATE orders SET item = item || jsonb_build_object('exp', extract(epoch FROM now())::bigint - 10)
+WHERE customer = 'c1' AND "orderDate" = '2024-01-04';
+SELECT ddb_ttl_sweep('orders');
+SELECT ddb_verify_gsi('orders');
+SELECT count(*) FROM ddb_query('orders', 'customer = :c', '{":c": "c1"}', index_name => 'ByStatus');
+
+-- ------------------------------------------------------------------------
+-- Item collections: a partition's items plus their LSI entries are limited
+-- (DynamoDB: 10 GB; here lowered by the GUC); the write that would exceed
+-- the limit fails and writes nothing; ReturnItemCollectionMetrics reports
+-- the collection.  The sizes are kept per partition key (the internal
+-- "$collections" index), checked by ddb_verify_gsi.
+-- ------------------------------------------------------------------------
+SET ddb.item_collection_size_limit = '2kB';
+SELECT ddb_put_item('orders', jsonb_build_object('customer', 'big', 'orderDate', 'd' || i, 'amount', i,
+                                                 'pad', repeat('x', 400))) FROM generate_series(1, 3) i;
+SELECT sqlstate_of($$SELECT ddb_put_item('orders', jsonb_build_object('customer', 'big', 'orderDate', 'd9', 'amount', 9, 'pad', repeat('x', 1500)))$$);
+SELECT sqlstate_of($$INSERT INTO orders VALUES ('big', 'd7', jsonb_build_object('pad', repeat('x', 2000)))$$);
+SELECT sqlstate_of($$SELECT ddb_update_item('orders', '{"customer": "big", "orderDate": "d1"}', 'SET #p = :p', names => '{"#p": "pad"}', vals => jsonb_build_object(':p', repeat('y', 2000)))$$);
+SELECT sqlstate_of(format($$SELECT ddb_api('PutItem', %L)$$, format('{"TableName": "orders", "Item": {"customer": {"S": "big"}, "orderDate": {"S": "d8"}, "pad": {"S": "%s"}}}', repeat('x', 1500))));
+SELECT count(*) AS big_items, ddb_get_item('orders', '{"customer": "big", "orderDate": "d1"}') ->> 'pad' = repeat('x', 400) AS d1_unchanged
+FROM ddb_query('orders', 'customer = :c', '{":c": "big"}');
+-- other partitions are other collections; shrinking writes always pass
+SELECT ddb_put_item('orders', jsonb_build_object('customer', 'small', 'orderDate', 'd1', 'pad', repeat('x', 1500)));
+SELECT ddb_update_item('orders', '{"customer": "big", "orderDate": "d1"}', 'REMOVE #p', names => '{"#p": "pad"}');
+SELECT ddb_api('PutItem', '{"TableName": "orders", "Item": {"customer": {"S": "big"}, "orderDate": {"S": "d2"}, "amount": {"N": "2"}},
+  "ReturnItemCollectionMetrics": "SIZE"}');
+SELECT ddb_api('DeleteItem', '{"TableName": "orders", "Key": {"customer": {"S": "big"}, "orderDate": {"S": "d3"}},
+  "ReturnItemCollectionMetrics": "SIZE", "ReturnValues": "ALL_OLD"}') - 'Attributes';
+SELECT ddb_api('UpdateItem', '{"TableName": "orders", "Key": {"customer": {"S": "big"}, "orderDate": {"S": "d2"}},
+  "UpdateExpression": "SET amount = :a", "ExpressionAttributeValues": {":a": {"N": "3"}}, "ReturnItemCollectionMetrics": "NONE"}');
+RESET ddb.item_collection_size_limit;
+SELECT customer, item FROM ddb_internal."orders__$collections" ORDER BY customer;
+SELECT ddb_verify_gsi('orders');
+-- the verifier notices a wrong size
+BEGIN;
+UPDATE ddb_internal."orders__$collections" SET item = '{"size": 5}' WHERE customer = 'big';
+SELECT sqlstate_of($$SELECT ddb_verify_gsi('orders')$$);
+ROLLBACK;
+-- a table without LSIs has no item collections: no metrics
+SELECT ddb_create_table('nolsi', 'id');
+SELECT ddb_api('PutItem', '{"TableName": "nolsi", "Item": {"id": {"S": "a"}}, "ReturnItemCollectionMetrics": "SIZE"}');
+DROP TABLE nolsi;
+
+-- ------------------------------------------------------------------------
+-- Errors of the definition: DynamoDB's messages, nothing created.
+-- ------------------------------------------------------------------------
+-- a table without a sort key
+SELECT sqlstate_of($$SELECT ddb_create_table('bad', 'a', local_secondary_indexes => '[{"IndexName": "x",
+  "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}, {"AttributeName": "b", "KeyType": "RANGE"}],
+  "Projection": {"ProjectionType": "ALL"}}]')$$);
+-- another partition key
+SELECT sqlstate_of($$SELECT ddb_create_table('bad', 'a', 'S', 's', 'S', '[{"IndexName": "x",
+  "KeySchema": [{"AttributeName": "b", "KeyType": "HASH"}, {"AttributeName": "c", "KeyType": "RANGE"}],
+  "Projection": {"ProjectionType": "ALL"}}]')$$);
+-- no sort key
+SELECT sqlstate_of($$SELECT ddb_create_table('bad', 'a', 'S', 's', 'S', '[{"IndexName": "xyz",
+  "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}]')$$);
+-- six indexes
+SELECT sqlstate_of(format($$SELECT ddb_create_table('bad', 'a', 'S', 's', 'S', %L)$$,
+  (SELECT jsonb_agg(jsonb_build_object('IndexName', 'idx' || i,
+     'KeySchema', jsonb_build_array(jsonb_build_object('AttributeName', 'a', 'KeyType', 'HASH'),
+                                    jsonb_build_object('AttributeName', 'k' || i, 'KeyType', 'RANGE')),
+     'Projection', '{"ProjectionType": "ALL"}'::jsonb)) FROM generate_series(1, 6) i)));
+-- an empty list, a duplicate name, a bad name, a bad projection
+SELECT sqlstate_of($$SELECT ddb_create_table('bad', 'a', 'S', 's', 'S', '[]')$$);
+SELECT sqlstate_of($$SELECT ddb_create_table('bad', 'a', 'S', 's', 'S', '[
+  {"IndexName": "dup", "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}, {"AttributeName": "b", "KeyType": "RANGE"}], "Projection": {"ProjectionType": "ALL"}},
+  {"IndexName": "dup", "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}, {"AttributeName": "c", "KeyType": "RANGE"}], "Projection": {"ProjectionType": "ALL"}}]')$$);
+SELECT sqlstate_of($$SELECT ddb_create_table('bad', 'a', 'S', 's', 'S', '[{"IndexName": "x",
+  "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}, {"AttributeName": "b", "KeyType": "RANGE"}],
+  "Projection": {"ProjectionType": "ALL"}}]')$$);
+SELECT sqlstate_of($$SELECT ddb_create_table('bad', 'a', 'S', 's', 'S', '[{"IndexName": "xyz",
+  "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}, {"AttributeName": "b", "KeyType": "RANGE"}],
+  "Projection": {"ProjectionType": "SOME"}}]')$$);
+-- an index key missing from AttributeDefinitions
+SELECT sqlstate_of($$SELECT ddb_api('CreateTable', '{"TableName": "bad", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}, {"AttributeName": "s", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "a", "AttributeType": "S"}, {"AttributeName": "s", "AttributeType": "S"}],
+  "LocalSecondaryIndexes": [{"IndexName": "xyz", "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"},
+    {"AttributeName": "b", "KeyType": "RANGE"}], "Projection": {"ProjectionType": "ALL"}}]}')$$);
+SELECT count(*) AS bad_tables FROM pg_class WHERE relname LIKE 'bad%';
+-- an LSI is made with its table only: UpdateTable cannot delete one
+SELECT sqlstate_of($$SELECT ddb_drop_gsi('orders', 'ByAmount')$$);
+-- an LSI and a GSI of one table: a GSI still refuses ConsistentRead and
+-- ALL_ATTRIBUTES when it does not project everything
+SELECT ddb_create_gsi('orders', 'ByNote', 'note', projection => 'KEYS_ONLY');
+SELECT sqlstate_of($$SELECT ddb_api('Query', '{"TableName": "orders", "IndexName": "ByNote", "KeyConditionExpression": "note = :n",
+  "ExpressionAttributeValues": {":n": {"S": "a"}}, "ConsistentRead": true}')$$);
+SELECT sqlstate_of($$SELECT ddb_api('Query', '{"TableName": "orders", "IndexName": "ByNote", "KeyConditionExpression": "note = :n",
+  "ExpressionAttributeValues": {":n": {"S": "a"}}, "Select": "ALL_ATTRIBUTES"}')$$);
+SELECT jsonb_path_query_array(ddb_describe_table('orders'), '$.LocalSecondaryIndexes[*].IndexName') AS lsis,
+       jsonb_path_query_array(ddb_describe_table('orders'), '$.GlobalSecondaryIndexes[*].IndexName') AS gsis;
+SELECT ddb_verify_gsi('orders');
+
+-- CreateTable through ddb_api, with an LSI and a GSI
+SELECT ddb_api('CreateTable', '{"TableName": "threads", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "forum", "KeyType": "HASH"}, {"AttributeName": "subject", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "forum", "AttributeType": "S"}, {"AttributeName": "subject", "AttributeType": "S"},
+                           {"AttributeName": "lastPost", "AttributeType": "N"}],
+  "LocalSecondaryIndexes": [{"IndexName": "ByLastPost", "KeySchema": [{"AttributeName": "forum", "KeyType": "HASH"},
+    {"AttributeName": "lastPost", "KeyType": "RANGE"}], "Projection": {"ProjectionType": "ALL"}}],
+  "GlobalSecondaryIndexes": [{"IndexName": "BySubject", "KeySchema": [{"AttributeName": "subject", "KeyType": "HASH"}],
+    "Projection": {"ProjectionType": "ALL"}}]}') #> '{TableDescription,LocalSecondaryIndexes,0,IndexName}';
+SELECT ddb_put_item('threads', '{"forum": "pg", "subject": "vacuum", "lastPost": 3}');
+SELECT ddb_put_item('threads', '{"forum": "pg", "subject": "wal", "lastPost": 1}');
+SELECT ddb_query('threads', 'forum = :f', '{":f": "pg"}', index_name => 'ByLastPost', forward => false);
+
+-- DROP TABLE drops the index tables
+DROP TABLE orders, threads;
+SELECT count(*) AS leftovers FROM ddb_internal.gsi;
+SELECT count(*) AS index_tables FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = 'ddb_internal' AND c.relkind = 'r' AND c.relname LIKE '%\_\_%';
+DROP FUNCTION sqlstate_of(text);

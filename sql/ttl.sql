@@ -1,0 +1,167 @@
+-- Time to Live: UpdateTimeToLive and DescribeTimeToLive (SQL and ddb_api)
+-- with DynamoDB's statuses and errors; which items expire (a number of
+-- epoch seconds in the past, at most five years ago); ddb_ttl_sweep
+-- deleting exactly those, through every write path's index maintenance;
+-- the internal TTL index hidden from DescribeTable, Query and
+-- ddb_drop_gsi; privileges.  ddb_verify_gsi proves the TTL index ("$ttl")
+-- and the table's GSI hold exactly their entries after each step.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
+
+CREATE FUNCTION sqlstate_of(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE stmt;
+  RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ' ' || SQLERRM;
+END $$;
+
+-- epoch seconds from now, as a number
+CREATE FUNCTION epoch_in(secs numeric) RETURNS numeric LANGUAGE sql AS
+$$ SELECT round(extract(epoch FROM clock_timestamp())::numeric + secs, 3) $$;
+
+SELECT ddb_create_table('sessions', 'user', 'S', 'sid', 'S');
+SELECT ddb_create_gsi('sessions', 'ByDevice', 'device');
+
+-- ------------------------------------------------------------------------
+-- Status and errors
+-- ------------------------------------------------------------------------
+SELECT ddb_describe_time_to_live('sessions');
+SELECT ddb_api('DescribeTimeToLive', '{"TableName": "sessions"}');
+-- disabling what is not enabled
+SELECT sqlstate_of($$SELECT ddb_update_time_to_live('sessions', 'expires', false)$$);
+SELECT ddb_update_time_to_live('sessions', 'expires', true);
+SELECT ddb_describe_time_to_live('sessions');
+SELECT ddb_api('DescribeTimeToLive', '{"TableName": "sessions"}');
+-- enabling twice, on the same attribute or another
+SELECT sqlstate_of($$SELECT ddb_update_time_to_live('sessions', 'expires', true)$$);
+SELECT sqlstate_of($$SELECT ddb_update_time_to_live('sessions', 'other', true)$$);
+-- disabling another attribute than the enabled one
+SELECT sqlstate_of($$SELECT ddb_update_time_to_live('sessions', 'other', false)$$);
+-- bad specifications
+SELECT sqlstate_of($$SELECT ddb_update_time_to_live('sessions', '', true)$$);
+SELECT sqlstate_of($$SELECT ddb_update_time_to_live('sessions', NULL, true)$$);
+SELECT sqlstate_of($$SELECT ddb_update_time_to_live('sessions', 'expires', NULL)$$);
+SELECT sqlstate_of($$SELECT ddb_update_time_to_live('sessions', repeat('x', 256), false)$$);
+SELECT sqlstate_of($$SELECT ddb_update_time_to_live('nosuch', 'expires', true)$$);
+SELECT sqlstate_of($$SELECT ddb_api('UpdateTimeToLive', '{"TableName": "sessions"}')$$);
+SELECT sqlstate_of($$SELECT ddb_api('UpdateTimeToLive', '{"TableName": "sessions", "TimeToLiveSpecification": {"AttributeName": "expires"}}')$$);
+SELECT sqlstate_of($$SELECT ddb_api('UpdateTimeToLive', '{"TableName": "sessions", "TimeToLiveSpecification": {"Enabled": true}}')$$);
+SELECT sqlstate_of($$SELECT ddb_api('UpdateTimeToLive', '{"TableName": "sessions", "TimeToLiveSpecification": {"AttributeName": "expires", "Enabled": true}}')$$);
+SELECT sqlstate_of($$SELECT ddb_api('DescribeTimeToLive', '{"TableName": "nosuch"}')$$);
+SELECT sqlstate_of($$SELECT ddb_api('DescribeTimeToLive', '{}')$$);
+-- nothing changed
+SELECT ddb_describe_time_to_live('sessions');
+
+-- The TTL index is internal: not in DescribeTable, not queryable, not
+-- droppable as a GSI.
+SELECT jsonb_path_query_array(ddb_api('DescribeTable', '{"TableName": "sessions"}'),
+                              '$.Table.GlobalSecondaryIndexes[*].IndexName') AS gsis,
+       jsonb_path_query_array(ddb_api('DescribeTable', '{"TableName": "sessions"}'),
+                              '$.Table.AttributeDefinitions[*].AttributeName') AS attrs;
+SELECT sqlstate_of($$SELECT ddb_query('sessions', '#t < :n', '{":n": 1}', '{"#t": "expires"}', index_name => '$ttl')$$);
+SELECT sqlstate_of($$SELECT ddb_drop_gsi('sessions', '$ttl')$$);
+
+-- ------------------------------------------------------------------------
+-- Which items expire.  Written by the item API, SQL INSERT and UPDATE, and
+-- BatchWriteItem-free PutItem through ddb_api: every path keeps the index.
+-- ------------------------------------------------------------------------
+SELECT ddb_put_item('sessions', jsonb_build_object('user', 'ann', 'sid', 's1', 'expires', epoch_in(-60), 'device', 'phone'));
+SELECT ddb_put_item('sessions', jsonb_build_object('user', 'ann', 'sid', 's2', 'expires', epoch_in(3600), 'device', 'laptop'));
+INSERT INTO sessions VALUES ('bob', 's1', jsonb_build_object('expires', epoch_in(-1), 'device', 'tablet'));
+INSERT INTO sessions VALUES ('bob', 's2', '{"expires": "2020-01-01"}');         -- not a number: never
+INSERT INTO sessions VALUES ('bob', 's3', '{"device": "phone"}');               -- no attribute: never
+INSERT INTO sessions VALUES ('bob', 's4', jsonb_build_object('expires', epoch_in(-6 * 366 * 86400)));  -- over five years ago: never
+INSERT INTO sessions VALUES ('bob', 's5', jsonb_build_object('expires', epoch_in(-4 * 365 * 86400)));  -- four years ago: expires
+INSERT INTO sessions VALUES ('cid', 's1', '{"expires": {"nested": 1}}');        -- a map: never
+SELECT ddb_api('PutItem', format('{"TableName": "sessions", "Item": {"user": {"S": "cid"}, "sid": {"S": "s2"}, "expires": {"N": "%s"}}}', epoch_in(-5))::jsonb);
+-- an item whose expired TTL is moved to the future by SQL, another by UpdateItem
+INSERT INTO sessions VALUES ('dan', 's1', jsonb_build_object('expires', epoch_in(-30)));
+UPDATE sessions SET item = jsonb_build_object('expires', epoch_in(600)) WHERE "user" = 'dan' AND sid = 's1';
+SELECT ddb_put_item('sessions', jsonb_build_object('user', 'dan', 'sid', 's2', 'expires', epoch_in(-30)));
+SELECT ddb_update_item('sessions', '{"user": "dan", "sid": "s2"}', 'REMOVE expires');
+-- an item whose TTL becomes a string
+SELECT ddb_put_item('sessions', jsonb_build_object('user', 'dan', 'sid', 's3', 'expires', epoch_in(-30)));
+SELECT ddb_update_item('sessions', '{"user": "dan", "sid": "s3"}', 'SET expires = :s', vals => '{":s": "soon"}');
+SELECT ddb_verify_gsi('sessions');
+
+-- Until deleted, expired items are still returned, as DynamoDB does; the
+-- filter users add hides them.
+SELECT count(*) AS all_items FROM ddb_scan('sessions');
+SELECT count(*) AS unexpired FROM ddb_scan('sessions', 'attribute_not_exists(#t) OR NOT (#t < :now)',
+                                          jsonb_build_object(':now', extract(epoch FROM now())::bigint),
+                                          '{"#t": "expires"}');
+
+-- The sweep deletes ann/s1, bob/s1, bob/s5, cid/s2 and nothing else.
+SELECT ddb_ttl_sweep('sessions');
+SELECT string_agg(x->>'user' || '/' || (x->>'sid'), ' ' ORDER BY x->>'user', x->>'sid') AS remaining
+FROM ddb_scan('sessions') x;
+-- their GSI entries went with them
+SELECT string_agg(x->>'user' || '/' || (x->>'sid'), ' ' ORDER BY x->>'user', x->>'sid') AS by_device
+FROM ddb_scan('sessions', index_name => 'ByDevice') x;
+SELECT ddb_verify_gsi('sessions');
+SELECT ddb_verify('sessions'::regclass) IS NOT NULL AS tree_ok;
+-- a second sweep finds nothing
+SELECT ddb_ttl_sweep('sessions');
+
+-- ddb_ttl_sweep() sweeps every TTL-enabled table; tables without TTL are
+-- left alone.
+SELECT ddb_create_table('carts', 'id', 'N');
+SELECT ddb_put_item('carts', jsonb_build_object('id', 1, 'ttl', epoch_in(-10)));
+SELECT ddb_ttl_sweep('carts');                       -- TTL not enabled: nothing
+SELECT ddb_update_time_to_live('carts', 'ttl', true);  -- the backfill indexes existing items
+SELECT ddb_put_item('carts', jsonb_build_object('id', 2, 'ttl', epoch_in(-10)));
+SELECT ddb_put_item('carts', jsonb_build_object('id', 3, 'ttl', epoch_in(100)));
+SELECT ddb_put_item('sessions', jsonb_build_object('user', 'eve', 'sid', 's1', 'expires', epoch_in(-10)));
+SELECT ddb_ttl_sweep();
+SELECT (SELECT string_agg(x->>'id', ' ' ORDER BY x->>'id') FROM ddb_scan('carts') x) AS carts,
+       (SELECT count(*) FROM ddb_query('sessions', '#u = :u', '{":u": "eve"}', '{"#u": "user"}')) AS eve;
+
+-- TRUNCATE empties the TTL index too.
+TRUNCATE carts;
+SELECT ddb_put_item('carts', jsonb_build_object('id', 4, 'ttl', epoch_in(-10)));
+SELECT ddb_verify_gsi('carts');
+SELECT ddb_ttl_sweep('carts');
+
+-- Disabling drops the TTL index; expired items then stay.
+SELECT ddb_put_item('carts', jsonb_build_object('id', 5, 'ttl', epoch_in(-10)));
+SELECT ddb_api('UpdateTimeToLive', '{"TableName": "carts", "TimeToLiveSpecification": {"AttributeName": "ttl", "Enabled": false}}');
+SELECT ddb_api('DescribeTimeToLive', '{"TableName": "carts"}');
+SELECT ddb_ttl_sweep('carts');
+SELECT count(*) FROM ddb_scan('carts');
+SELECT count(*) AS ttl_index_tables FROM ddb_internal.gsi WHERE base = 'carts'::regclass;
+-- and it can be enabled again, on another attribute
+SELECT ddb_api('UpdateTimeToLive', '{"TableName": "carts", "TimeToLiveSpecification": {"AttributeName": "ttl", "Enabled": true}}');
+SELECT ddb_ttl_sweep('carts');
+
+-- ------------------------------------------------------------------------
+-- Privileges: enabling TTL needs the table's owner; sweeping a table needs
+-- DELETE and SELECT on it; ddb_ttl_sweep() skips tables one may not sweep.
+-- ------------------------------------------------------------------------
+CREATE ROLE ttl_user;
+GRANT SELECT ON sessions, carts TO ttl_user;
+SELECT ddb_put_item('carts', jsonb_build_object('id', 6, 'ttl', epoch_in(-10)));
+SET ROLE ttl_user;
+SELECT sqlstate_of($$SELECT ddb_update_time_to_live('carts', 'ttl', false)$$);
+SELECT sqlstate_of($$SELECT ddb_ttl_sweep('carts')$$);
+SELECT ddb_ttl_sweep();
+RESET ROLE;
+SELECT count(*) AS carts_left FROM ddb_scan('carts');
+GRANT DELETE ON carts TO ttl_user;
+SET ROLE ttl_user;
+SELECT ddb_ttl_sweep();
+RESET ROLE;
+SELECT count(*) AS carts_left FROM ddb_scan('carts');
+
+-- Dropping the table drops its TTL index.
+DROP TABLE carts;
+SELECT count(*) AS orphans FROM ddb_internal.gsi g
+WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = g.base);
+SELECT count(*) AS ttl_tables FROM pg_class WHERE relname LIKE 'carts__%';
+
+REVOKE ALL ON sessions FROM ttl_user;
+DROP ROLE ttl_user;
+DROP TABLE sessions;
+DROP FUNCTION epoch_in(numeric);
+DROP FUNCTION sqlstate_of(text);
