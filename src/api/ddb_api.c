@@ -181,8 +181,8 @@ ddb_check_expression_use(bool has_expr, bool has_value_expr, const char *value_e
 }
 
 /* The encoded key of a request's key document (exact) or item. */
-static void
-request_key(Relation rel, Jsonb *doc, bool exact, StringInfo key)
+void
+ddb_request_key(Relation rel, Jsonb *doc, bool exact, StringInfo key)
 {
 	int			natts = RelationGetNumberOfAttributes(rel);
 	Datum	   *values = palloc(sizeof(Datum) * natts);
@@ -297,7 +297,7 @@ ddb_get_item_core(Relation rel, Jsonb *keydoc, DdbProjection *proj)
 	HeapTuple	tuple;
 	Jsonb	   *item;
 
-	request_key(rel, keydoc, true, &key);
+	ddb_request_key(rel, keydoc, true, &key);
 
 	/*
 	 * The active snapshot: the calling statement's (or cursor's), as every
@@ -326,7 +326,7 @@ ddb_put_item_core(Relation rel, Jsonb *item, DdbCondition *cond, DdbWriteResult 
 
 	memset(res, 0, sizeof(DdbWriteResult));
 	ddb_validate_item(item);
-	request_key(rel, item, false, &key);
+	ddb_request_key(rel, item, false, &key);
 
 	cid = GetCurrentCommandId(true);
 	for (;;)
@@ -367,7 +367,7 @@ ddb_update_item_core(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbCondition *
 
 	memset(res, 0, sizeof(DdbWriteResult));
 	keys = key_names(rel, &nkeys);
-	request_key(rel, keydoc, true, &key);
+	ddb_request_key(rel, keydoc, true, &key);
 
 	cid = GetCurrentCommandId(true);
 	for (;;)
@@ -416,7 +416,7 @@ ddb_delete_item_core(Relation rel, Jsonb *keydoc, DdbCondition *cond, DdbWriteRe
 	HeapTuple	current;
 
 	memset(res, 0, sizeof(DdbWriteResult));
-	request_key(rel, keydoc, true, &key);
+	ddb_request_key(rel, keydoc, true, &key);
 
 	cid = GetCurrentCommandId(true);
 	for (;;)
