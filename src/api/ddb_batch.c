@@ -400,7 +400,9 @@ request_hash(DdbTransactAction *actions, int n, uint8 *digest)
 		parts[4] = a->names ? JsonbToCString(NULL, &a->names->root, VARSIZE(a->names)) : NULL;
 		parts[5] = a->vals ? JsonbToCString(NULL, &a->vals->root, VARSIZE(a->vals)) : NULL;
 		parts[6] = a->return_old ? "ALL_OLD" : NULL;
-		appendStringInfo(&buf, "%d", (int) a->kind);
+		/* the table itself, not only its name (ddb.schema may differ) */
+		appendStringInfo(&buf, "%d:%u", (int) a->kind,
+						 a->rel ? RelationGetRelid(a->rel) : InvalidOid);
 		for (int p = 0; p < lengthof(parts); p++)
 		{
 			/* length-prefixed, so no two requests serialize alike */
