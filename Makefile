@@ -48,7 +48,7 @@ REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
 ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew item-api \
-	gsi-concurrent keyscan-epq hot-key-versions hot-key-long-run api-protocol statement-snapshot
+	gsi-concurrent keyscan-epq hot-key-versions hot-key-long-run api-protocol statement-snapshot transact-conflict transact-get-snapshot
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
 # TAP tests: test/t/*.pl (they start clusters of their own with initdb, so
