@@ -294,10 +294,17 @@ Jsonb *
 ddb_get_item_core(Relation rel, Jsonb *keydoc, DdbProjection *proj)
 {
 	StringInfoData key;
-	HeapTuple	tuple;
-	Jsonb	   *item;
 
 	ddb_request_key(rel, keydoc, true, &key);
+	return ddb_get_item_encoded(rel, key.data, key.len, proj);
+}
+
+/* GetItem of a key already encoded (ddb_request_key). */
+Jsonb *
+ddb_get_item_encoded(Relation rel, const char *key, int keylen, DdbProjection *proj)
+{
+	HeapTuple	tuple;
+	Jsonb	   *item;
 
 	/*
 	 * The active snapshot: the calling statement's (or cursor's), as every
@@ -305,7 +312,7 @@ ddb_get_item_core(Relation rel, Jsonb *keydoc, DdbProjection *proj)
 	 * per call under READ COMMITTED, so one statement could see an item
 	 * change between two of its calls.
 	 */
-	tuple = ddb_lookup(rel, GetActiveSnapshot(), key.data, key.len);
+	tuple = ddb_lookup(rel, GetActiveSnapshot(), key, keylen);
 	if (tuple == NULL)
 		return NULL;
 	item = ddb_tuple_to_item(rel, tuple);

@@ -279,11 +279,14 @@ ddb_batch_get_core(DdbBatchGetTable *tables, int ntables)
 {
 	DdbValErrors e;
 	int			total = 0;
-	int64		bytes = 0;
+	int64		bytes = 0;		/* DynamoDB's size of the items, once exact */
+	int64		bound = 0;		/* their jsonb size, an upper bound */
+	bool		exact = false;
 	bool		full = false;
 	Relation   *rels;
 	DdbProjection **projs;
 	KeyRef	   *refs;
+	KeyRef	   *enc;
 	int			nrefs = 0;
 
 	ddb_valerr_init(&e);
@@ -309,6 +312,7 @@ ddb_batch_get_core(DdbBatchGetTable *tables, int ntables)
 	rels = palloc(sizeof(Relation) * ntables);
 	projs = palloc0(sizeof(DdbProjection *) * ntables);
 	refs = palloc(sizeof(KeyRef) * Max(total, 1));
+	enc = palloc(sizeof(KeyRef) * Max(total, 1));
 	for (int t = 0; t < ntables; t++)
 	{
 		DdbBatchGetTable *bt = &tables[t];
@@ -331,6 +335,7 @@ ddb_batch_get_core(DdbBatchGetTable *tables, int ntables)
 			refs[nrefs].key = key.data;
 			refs[nrefs].len = key.len;
 			refs[nrefs].index = nrefs;
+			enc[nrefs] = refs[nrefs];	/* in request order, for the reads */
 			nrefs++;
 		}
 	}
@@ -340,33 +345,56 @@ ddb_batch_get_core(DdbBatchGetTable *tables, int ntables)
 	/*
 	 * The reads, with the statement's snapshot, until the items would pass
 	 * 16 MB: that key and all after it are left for the next call.
+	 *
+	 * DynamoDB's size of an item is never more than its jsonb's (every
+	 * value costs at least as many bytes there, containers more: at most
+	 * 0.46 of it, for a 38-digit number), so the sum of the jsonb sizes
+	 * bounds the response; the exact sizes are computed only once that
+	 * bound nears the limit, or for capacity.
 	 */
-	for (int t = 0; t < ntables; t++)
+	for (int t = 0, e = 0; t < ntables; t++)
 	{
 		DdbBatchGetTable *bt = &tables[t];
 
 		bt->items = NIL;
 		bt->unprocessed = NIL;
 		bt->read_units = 0;
-		for (int k = 0; k < bt->nkeys; k++)
+		for (int k = 0; k < bt->nkeys; k++, e++)
 		{
 			Jsonb	   *item;
-			int64		size;
+			int64		size = 0;
 
 			if (full)
 			{
 				bt->unprocessed = lappend(bt->unprocessed, bt->keys[k]);
 				continue;
 			}
-			item = ddb_get_item_core(rels[t], bt->keys[k], projs[t]);
-			size = item ? ddb_item_size(ddb_item_from_jsonb(item)) : 0;
-			if (bytes + size > DDB_BATCH_GET_RESPONSE_MAX)
+			item = ddb_get_item_encoded(rels[t], enc[e].key, enc[e].len, projs[t]);
+			if (item && !exact && (VARATT_IS_EXTERNAL(item) || VARATT_IS_COMPRESSED(item) ||
+								   bound + VARSIZE_ANY(item) > DDB_BATCH_GET_RESPONSE_MAX))
+			{
+				/* near the limit: from now on, DynamoDB's sizes */
+				exact = true;
+				bytes = 0;
+				for (int u = 0; u <= t; u++)
+				{
+					ListCell   *lc;
+
+					foreach(lc, tables[u].items)
+						bytes += ddb_item_size(ddb_item_from_jsonb(lfirst(lc)));
+				}
+			}
+			if (item && (exact || bt->want_units))
+				size = ddb_item_size(ddb_item_from_jsonb(item));
+			if (exact && bytes + size > DDB_BATCH_GET_RESPONSE_MAX)
 			{
 				full = true;
 				bt->unprocessed = lappend(bt->unprocessed, bt->keys[k]);
 				continue;
 			}
 			bytes += size;
+			if (item)
+				bound += VARSIZE_ANY(item);
 			bt->read_units += read_units_4k(size);
 			if (item)
 				bt->items = lappend(bt->items, item);

@@ -111,6 +111,8 @@ typedef struct DdbWriteResult
 
 extern void ddb_condition_failed(void);
 extern Jsonb *ddb_get_item_core(Relation rel, Jsonb *key, DdbProjection *proj);
+extern Jsonb *ddb_get_item_encoded(Relation rel, const char *key, int keylen,
+								   DdbProjection *proj);
 extern void ddb_put_item_core(Relation rel, Jsonb *item, DdbCondition *cond,
 							  DdbWriteResult *res);
 extern void ddb_update_item_core(Relation rel, Jsonb *key, DdbUpdate *upd,
@@ -164,6 +166,7 @@ typedef struct DdbBatchGetTable
 	/* set by ddb_batch_get_core */
 	List	   *items;			/* the items found (projected) */
 	List	   *unprocessed;	/* keys not read: the response was full */
+	bool		want_units;		/* compute read_units (ReturnConsumedCapacity) */
 	double		read_units;		/* strongly consistent read units consumed */
 } DdbBatchGetTable;
 

@@ -1894,6 +1894,7 @@ op_batch_get_item(DdbJson *req, int *len)
 		}
 		bt->projection = x.projection;
 		bt->names = x.names;
+		bt->want_units = capacity_wanted(rcc);
 	}
 	ddb_batch_get_core(tables, ntables);
 
