@@ -177,4 +177,24 @@ SELECT jsonb_array_length(a -> 'Responses' -> 'blobs') AS returned,
 FROM ddb_api('BatchGetItem', jsonb_build_object('RequestItems', jsonb_build_object('blobs', jsonb_build_object(
   'Keys', (SELECT jsonb_agg(jsonb_build_object('id', jsonb_build_object('N', i::text))) FROM generate_series(1, 45) i))))) a;
 
+-- ------------------------------------------------------------------------
+-- Privileges: a batch needs what its single-item operations need, on each
+-- of its tables -- puts INSERT and UPDATE, deletes DELETE, reads SELECT.
+-- ------------------------------------------------------------------------
+CREATE ROLE ddb_batch_writer;
+GRANT USAGE ON SCHEMA batch TO ddb_batch_writer;
+GRANT SELECT, INSERT, UPDATE ON stock TO ddb_batch_writer;
+SET ROLE ddb_batch_writer;
+SELECT ddb_batch_write_item('{"stock": [{"PutRequest": {"Item": {"sku": "lime", "qty": 1}}}]}');
+\set VERBOSITY terse
+SELECT ddb_batch_write_item('{"stock": [{"PutRequest": {"Item": {"sku": "lemon"}}},
+                                        {"DeleteRequest": {"Key": {"sku": "lime"}}}]}');
+SELECT ddb_batch_write_item('{"stock": [{"DeleteRequest": {"Key": {"sku": "lime"}}}]}');
+SELECT ddb_batch_get_item('{"orders": {"Keys": [{"PK": "CUST#1", "SK": "ORDER#1"}]}}');
+\set VERBOSITY default
+SELECT ddb_batch_get_item('{"stock": {"Keys": [{"sku": "lime"}, {"sku": "lemon"}]}}');
+RESET ROLE;
+DROP OWNED BY ddb_batch_writer;
+DROP ROLE ddb_batch_writer;
+
 DROP SCHEMA batch CASCADE;

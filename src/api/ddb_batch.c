@@ -225,11 +225,13 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 			puts |= bt->is_put[r];
 			deletes |= !bt->is_put[r];
 		}
+		/* puts need INSERT and UPDATE, deletes DELETE, as PutItem's and DeleteItem's */
 		bt->rel = ddb_table_open(bt->table_name, puts ? ACL_INSERT : ACL_DELETE);
 		if (puts)
 			ddb_check_write_privileges(bt->rel, ACL_INSERT, false);
-		if (puts && deletes)
-			ddb_check_write_privileges(bt->rel, ACL_DELETE, false);
+		if (puts && deletes &&
+			pg_class_aclcheck(RelationGetRelid(bt->rel), GetUserId(), ACL_DELETE) != ACLCHECK_OK)
+			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(bt->rel));
 		for (int r = 0; r < bt->nrequests; r++)
 		{
 			StringInfoData key;
@@ -726,8 +728,7 @@ key_order(KeyRef *refs, int n)
  * sorted by table and key.
  */
 static KeyRef *
-prepare_actions(DdbTransactAction *actions, int n, int max_actions, ActionExprs *exprs,
-				bool writes)
+prepare_actions(DdbTransactAction *actions, int n, int max_actions, ActionExprs *exprs)
 {
 	DdbValErrors e;
 	KeyRef	   *refs;
@@ -815,7 +816,6 @@ prepare_actions(DdbTransactAction *actions, int n, int max_actions, ActionExprs 
 		validation_error(DDB_MSG_TX_SIZE);
 	if (sort_keys_find_duplicate(refs, n))
 		validation_error(DDB_MSG_TX_SAME_ITEM);
-	(void) writes;
 	return refs;
 }
 
@@ -847,7 +847,7 @@ ddb_transact_write_core(DdbTransactAction *actions, int n, int max_actions,
 					   "Member must have length less than or equal to 36");
 		ddb_valerr_raise(&e);
 	}
-	refs = prepare_actions(actions, n, max_actions, exprs, true);
+	refs = prepare_actions(actions, n, max_actions, exprs);
 	order = key_order(refs, n);
 
 	if (token != NULL)
@@ -910,7 +910,7 @@ ddb_transact_get_core(DdbTransactAction *actions, int n)
 	ActionExprs *exprs = palloc0(sizeof(ActionExprs) * Max(n, 1));
 	int64		size = 0;
 
-	(void) prepare_actions(actions, n, DDB_TRANSACT_MAX, exprs, false);
+	(void) prepare_actions(actions, n, DDB_TRANSACT_MAX, exprs);
 	/* every Get reads with the statement's snapshot: one consistent view */
 	for (int i = 0; i < n; i++)
 	{
