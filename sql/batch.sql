@@ -96,6 +96,9 @@ SELECT ddb_batch_write_item('{"stock": [{"DeleteRequest": {"Key": {"sku": "apple
 SELECT x FROM ddb_scan('stock') x ORDER BY x ->> 'sku';
 ROLLBACK;
 SELECT x FROM ddb_scan('stock') x ORDER BY x ->> 'sku';
+-- the trees hold every invariant after the batches and their rollbacks
+SELECT (v ->> 'live')::int AS live FROM ddb_verify('orders') v;
+SELECT (v ->> 'live')::int AS live FROM ddb_verify('stock') v;
 
 -- ------------------------------------------------------------------------
 -- BatchGetItem: items found, missing keys omitted, projections per table.

@@ -108,6 +108,9 @@ SELECT ddb_transact_write_items((SELECT jsonb_agg(jsonb_build_object('Put', json
   'TableName', 'stock', 'Item', jsonb_build_object('sku', 'n' || i)))) FROM generate_series(1, 150) i),
   max_actions => 150);
 SELECT count(*) AS stock FROM ddb_scan('stock');
+-- the trees hold every invariant after the transactions and cancellations
+SELECT (v ->> 'live')::int AS live FROM ddb_verify('stock') v;
+SELECT (v ->> 'live')::int AS live FROM ddb_verify('orders') v;
 
 -- Inside a SQL transaction the call composes with other SQL; ROLLBACK undoes it.
 BEGIN;
