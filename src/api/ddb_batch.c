@@ -96,8 +96,13 @@ PG_FUNCTION_INFO_V1(ddb_transact_get_items);
 #define DDB_MSG_TX_SAME_ITEM		"Transaction request cannot include multiple operations on one item"
 #define DDB_MSG_TX_SIZE				"Collection size of items exceeded, which can also be caused by the aggregate size of the items in the transaction exceeding the 4MB limit"
 #define DDB_MSG_TX_CANCELED			"Transaction cancelled, please refer cancellation reasons for specific reasons [%s]"
+/*
+ * The last two are the exceptions' descriptions in DynamoDB's API
+ * reference (the service's own texts could not be checked), and the size
+ * message above is the one DynamoDB-compatible servers report.
+ */
 #define DDB_MSG_TX_IN_PROGRESS		"The transaction with the given request token is already in progress."
-#define DDB_MSG_TX_TOKEN_MISMATCH	"Request parameters do not match the original request for the same ClientRequestToken"
+#define DDB_MSG_TX_TOKEN_MISMATCH	"DynamoDB rejected the request because you retried a request with a different payload but with an idempotent token that was already used."
 
 /* expired tokens one new token deletes */
 #define PURGE_BATCH 16
