@@ -341,3 +341,52 @@ AS 'MODULE_PATHNAME', 'ddb_create_table'
 LANGUAGE C;
 COMMENT ON FUNCTION ddb_create_table(text, text, text, text, text, jsonb) IS
   'DynamoDB CreateTable: a ddb table with its key schema and, optionally, local secondary indexes';
+
+-- ---------------------------------------------------------------------------
+-- Batch and transactional operations (issue 16; src/api/ddb_batch.c):
+-- BatchWriteItem, BatchGetItem, TransactWriteItems, TransactGetItems.
+-- Requests in DynamoDB's shape, items in document form.
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION ddb_batch_write_item(request jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_batch_write_item'
+LANGUAGE C CALLED ON NULL INPUT;
+COMMENT ON FUNCTION ddb_batch_write_item(jsonb) IS
+  'BatchWriteItem: {"<table>": [{"PutRequest": {"Item": ...}} | {"DeleteRequest": {"Key": ...}}, ...]}; all or nothing';
+
+CREATE FUNCTION ddb_batch_get_item(request jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_batch_get_item'
+LANGUAGE C CALLED ON NULL INPUT STABLE;
+COMMENT ON FUNCTION ddb_batch_get_item(jsonb) IS
+  'BatchGetItem: {"<table>": {"Keys": [...], "ProjectionExpression": ..., "ExpressionAttributeNames": ...}}';
+
+CREATE FUNCTION ddb_transact_write_items(items jsonb, client_request_token text DEFAULT NULL,
+                                         max_actions integer DEFAULT 100)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_transact_write_items'
+LANGUAGE C CALLED ON NULL INPUT;
+COMMENT ON FUNCTION ddb_transact_write_items(jsonb, text, integer) IS
+  'TransactWriteItems: [{"Put"|"Update"|"Delete"|"ConditionCheck": {...}}, ...]; max_actions lifts DynamoDB''s limit of 100';
+
+CREATE FUNCTION ddb_transact_get_items(items jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_transact_get_items'
+LANGUAGE C CALLED ON NULL INPUT STABLE;
+COMMENT ON FUNCTION ddb_transact_get_items(jsonb) IS
+  'TransactGetItems: [{"Get": {"TableName": ..., "Key": ...}}, ...], one snapshot';
+
+-- ClientRequestTokens of TransactWriteItems: the request's SHA-256 and when
+-- it was used.  Written in the caller's transaction and read by C code with
+-- direct access (callers need no privilege here).  A token is valid for ten
+-- minutes; every new token deletes up to 16 expired ones, oldest first.
+CREATE TABLE ddb_internal.transaction_tokens (
+    token text COLLATE "C" NOT NULL,
+    request_hash bytea NOT NULL,
+    used timestamptz NOT NULL,
+    CONSTRAINT transaction_tokens_pkey PRIMARY KEY (token)
+);
+CREATE INDEX transaction_tokens_used ON ddb_internal.transaction_tokens (used);
+REVOKE ALL ON ddb_internal.transaction_tokens FROM PUBLIC;
+COMMENT ON TABLE ddb_internal.transaction_tokens IS
+  'ClientRequestTokens of TransactWriteItems in the last ten minutes (older ones are purged as new ones arrive)';

@@ -180,8 +180,8 @@ ddb_check_expression_use(bool has_expr, bool has_value_expr, const char *value_e
 }
 
 /* The encoded key of a request's key document (exact) or item. */
-static void
-request_key(Relation rel, Jsonb *doc, bool exact, StringInfo key)
+void
+ddb_request_key(Relation rel, Jsonb *doc, bool exact, StringInfo key)
 {
 	int			natts = RelationGetNumberOfAttributes(rel);
 	Datum	   *values = palloc(sizeof(Datum) * natts);
@@ -293,10 +293,17 @@ Jsonb *
 ddb_get_item_core(Relation rel, Jsonb *keydoc, DdbProjection *proj)
 {
 	StringInfoData key;
+
+	ddb_request_key(rel, keydoc, true, &key);
+	return ddb_get_item_encoded(rel, key.data, key.len, proj);
+}
+
+/* GetItem of a key already encoded (ddb_request_key). */
+Jsonb *
+ddb_get_item_encoded(Relation rel, const char *key, int keylen, DdbProjection *proj)
+{
 	HeapTuple	tuple;
 	Jsonb	   *item;
-
-	request_key(rel, keydoc, true, &key);
 
 	/*
 	 * The active snapshot: the calling statement's (or cursor's), as every
@@ -304,7 +311,7 @@ ddb_get_item_core(Relation rel, Jsonb *keydoc, DdbProjection *proj)
 	 * per call under READ COMMITTED, so one statement could see an item
 	 * change between two of its calls.
 	 */
-	tuple = ddb_lookup(rel, GetActiveSnapshot(), key.data, key.len);
+	tuple = ddb_lookup(rel, GetActiveSnapshot(), key, keylen);
 	if (tuple == NULL)
 		return NULL;
 	item = ddb_tuple_to_item(rel, tuple);
@@ -325,7 +332,7 @@ ddb_put_item_core(Relation rel, Jsonb *item, DdbCondition *cond, DdbWriteResult 
 
 	memset(res, 0, sizeof(DdbWriteResult));
 	ddb_validate_item(item);
-	request_key(rel, item, false, &key);
+	ddb_request_key(rel, item, false, &key);
 
 	cid = GetCurrentCommandId(true);
 	for (;;)
@@ -366,7 +373,7 @@ ddb_update_item_core(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbCondition *
 
 	memset(res, 0, sizeof(DdbWriteResult));
 	keys = key_names(rel, &nkeys);
-	request_key(rel, keydoc, true, &key);
+	ddb_request_key(rel, keydoc, true, &key);
 
 	cid = GetCurrentCommandId(true);
 	for (;;)
@@ -415,7 +422,7 @@ ddb_delete_item_core(Relation rel, Jsonb *keydoc, DdbCondition *cond, DdbWriteRe
 	HeapTuple	current;
 
 	memset(res, 0, sizeof(DdbWriteResult));
-	request_key(rel, keydoc, true, &key);
+	ddb_request_key(rel, keydoc, true, &key);
 
 	cid = GetCurrentCommandId(true);
 	for (;;)

@@ -111,6 +111,8 @@ typedef struct DdbWriteResult
 
 extern void ddb_condition_failed(void);
 extern Jsonb *ddb_get_item_core(Relation rel, Jsonb *key, DdbProjection *proj);
+extern Jsonb *ddb_get_item_encoded(Relation rel, const char *key, int keylen,
+								   DdbProjection *proj);
 extern void ddb_put_item_core(Relation rel, Jsonb *item, DdbCondition *cond,
 							  DdbWriteResult *res);
 extern void ddb_update_item_core(Relation rel, Jsonb *key, DdbUpdate *upd,
@@ -125,6 +127,87 @@ extern void ddb_check_expression_use(bool has_expr, bool has_value_expr,
 extern DdbReturnValues ddb_parse_return_values(const char *s, bool update);
 extern DdbKeyType ddb_parse_key_type(const char *t, const char *member);
 extern void ddb_check_create_table(const DdbCreateTable *ct);
+
+/* ------------------------------------------------------------------------
+ * Batches and transactions (ddb_batch.c): BatchWriteItem, BatchGetItem,
+ * TransactWriteItems, TransactGetItems.  Each front door parses its request
+ * into these structs (documents in document form); the core checks
+ * DynamoDB's limits, opens the tables, runs the single-item cores above and
+ * fills in the results.
+ * ------------------------------------------------------------------------
+ */
+#define DDB_BATCH_WRITE_MAX		25	/* requests in one BatchWriteItem */
+#define DDB_BATCH_GET_MAX		100 /* keys in one BatchGetItem */
+#define DDB_BATCH_GET_RESPONSE_MAX (16 * 1024 * 1024)	/* bytes of items returned */
+#define DDB_TRANSACT_MAX		100 /* actions (gets) in one transaction */
+#define DDB_TRANSACT_SIZE_MAX	(4 * 1024 * 1024)	/* bytes of items written */
+#define DDB_TOKEN_LIFETIME_SECS	600 /* a ClientRequestToken is valid 10 minutes */
+
+/* One table of a BatchWriteItem: its put and delete requests, in order. */
+typedef struct DdbBatchWriteTable
+{
+	const char *table_name;
+	int			nrequests;
+	bool	   *is_put;			/* PutRequest (else DeleteRequest) */
+	Jsonb	  **docs;			/* PutRequest's Item or DeleteRequest's Key */
+	/* set by ddb_batch_write_core */
+	Relation	rel;			/* open, locked; the caller closes (NoLock) */
+	DdbWriteResult *results;
+} DdbBatchWriteTable;
+
+/* One table of a BatchGetItem. */
+typedef struct DdbBatchGetTable
+{
+	const char *table_name;
+	int			nkeys;
+	Jsonb	  **keys;
+	const char *projection;		/* ProjectionExpression, or NULL */
+	Jsonb	   *names;			/* ExpressionAttributeNames, or NULL */
+	/* set by ddb_batch_get_core */
+	List	   *items;			/* the items found (projected) */
+	List	   *unprocessed;	/* keys not read: the response was full */
+	bool		want_units;		/* compute read_units (ReturnConsumedCapacity) */
+	double		read_units;		/* strongly consistent read units consumed */
+} DdbBatchGetTable;
+
+typedef enum DdbTransactKind
+{
+	DDB_TX_CHECK,				/* ConditionCheck */
+	DDB_TX_PUT,
+	DDB_TX_DELETE,
+	DDB_TX_UPDATE,
+	DDB_TX_GET					/* TransactGetItems' Get */
+} DdbTransactKind;
+
+/* One action of a TransactWriteItems (or one Get of a TransactGetItems). */
+typedef struct DdbTransactAction
+{
+	DdbTransactKind kind;
+	const char *table_name;
+	Jsonb	   *doc;			/* Put: Item; the others: Key */
+	const char *condition;		/* ConditionExpression */
+	const char *update;			/* UpdateExpression */
+	const char *projection;		/* Get: ProjectionExpression */
+	Jsonb	   *names;
+	Jsonb	   *vals;
+	bool		return_old;		/* ReturnValuesOnConditionCheckFailure ALL_OLD */
+	/* set by the cores */
+	Relation	rel;			/* open, locked; the caller closes (NoLock) */
+	const char *code;			/* cancellation reason: NULL (None),
+								 * "ConditionalCheckFailed", "ValidationError" */
+	const char *message;		/* its message */
+	Jsonb	   *item;			/* ConditionalCheckFailed with ALL_OLD: the
+								 * item; Get: the item read (or NULL) */
+	DdbWriteResult res;			/* what the write did */
+} DdbTransactAction;
+
+extern void ddb_request_key(Relation rel, Jsonb *doc, bool exact, StringInfo key);
+extern void ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables);
+extern void ddb_batch_get_core(DdbBatchGetTable *tables, int ntables);
+extern bool ddb_transact_write_core(DdbTransactAction *actions, int nactions,
+									int max_actions, const char *token, bool *replayed);
+extern void ddb_transact_get_core(DdbTransactAction *actions, int nactions);
+extern char *ddb_transact_canceled_message(DdbTransactAction *actions, int nactions);
 
 /* ------------------------------------------------------------------------
  * Query and Scan (ddb_query.c)

@@ -1338,42 +1338,79 @@ item_bytes(Jsonb *item)
 	return item ? ddb_item_size(ddb_item_from_jsonb(item)) : 0;
 }
 
+/* One ConsumedCapacity object (mode TOTAL or INDEXES). */
 static void
-resp_capacity(Response *r, Capacity *c, const char *table_name)
+capacity_object(StringInfo buf, Capacity *c, const char *table_name)
 {
 	double		total = c->table;
 
-	if (c->mode == NULL || strcmp(c->mode, "NONE") == 0)
-		return;
 	for (int i = 0; i < c->nindexes; i++)
 		total += c->index_units[i];
-	resp_key(r, "ConsumedCapacity");
-	appendStringInfoString(&r->buf, "{\"TableName\":");
-	ddb_json_cstring(&r->buf, table_name);
-	appendStringInfo(&r->buf, ",\"CapacityUnits\":%.1f,\"%s\":%.1f", total,
+	appendStringInfoString(buf, "{\"TableName\":");
+	ddb_json_cstring(buf, table_name);
+	appendStringInfo(buf, ",\"CapacityUnits\":%.1f,\"%s\":%.1f", total,
 					 c->read ? "ReadCapacityUnits" : "WriteCapacityUnits", total);
 	if (strcmp(c->mode, "INDEXES") == 0)
 	{
 		/* (a read of an index alone reads nothing of the table) */
 		if (c->table > 0 || c->nindexes == 0)
-			appendStringInfo(&r->buf, ",\"Table\":{\"CapacityUnits\":%.1f,\"%s\":%.1f}", c->table,
+			appendStringInfo(buf, ",\"Table\":{\"CapacityUnits\":%.1f,\"%s\":%.1f}", c->table,
 							 c->read ? "ReadCapacityUnits" : "WriteCapacityUnits", c->table);
 		if (c->nindexes > 0)
 		{
-			appendStringInfoString(&r->buf, ",\"GlobalSecondaryIndexes\":{");
+			appendStringInfoString(buf, ",\"GlobalSecondaryIndexes\":{");
 			for (int i = 0; i < c->nindexes; i++)
 			{
 				if (i > 0)
-					appendStringInfoChar(&r->buf, ',');
-				ddb_json_cstring(&r->buf, c->index_names[i]);
-				appendStringInfo(&r->buf, ":{\"CapacityUnits\":%.1f,\"%s\":%.1f}", c->index_units[i],
+					appendStringInfoChar(buf, ',');
+				ddb_json_cstring(buf, c->index_names[i]);
+				appendStringInfo(buf, ":{\"CapacityUnits\":%.1f,\"%s\":%.1f}", c->index_units[i],
 								 c->read ? "ReadCapacityUnits" : "WriteCapacityUnits",
 								 c->index_units[i]);
 			}
-			appendStringInfoChar(&r->buf, '}');
+			appendStringInfoChar(buf, '}');
 		}
 	}
-	appendStringInfoChar(&r->buf, '}');
+	appendStringInfoChar(buf, '}');
+}
+
+static bool
+capacity_wanted(const char *mode)
+{
+	return mode != NULL && strcmp(mode, "NONE") != 0;
+}
+
+static void
+resp_capacity(Response *r, Capacity *c, const char *table_name)
+{
+	if (!capacity_wanted(c->mode))
+		return;
+	resp_key(r, "ConsumedCapacity");
+	capacity_object(&r->buf, c, table_name);
+}
+
+/* Add one write's index units to a table's sum, index by index. */
+static void
+capacity_add(Capacity *sum, Capacity *c)
+{
+	sum->table += c->table;
+	for (int i = 0; i < c->nindexes; i++)
+	{
+		int			j;
+
+		for (j = 0; j < sum->nindexes; j++)
+			if (strcmp(sum->index_names[j], c->index_names[i]) == 0)
+				break;
+		if (j == sum->nindexes)
+		{
+			if (j >= lengthof(sum->index_names))
+				continue;
+			sum->index_names[j] = c->index_names[i];
+			sum->index_units[j] = 0;
+			sum->nindexes++;
+		}
+		sum->index_units[j] += c->index_units[i];
+	}
 }
 
 /* A write's capacity: the larger of the old and new item, and its indexes. */
@@ -1801,6 +1838,509 @@ op_scan(DdbJson *req, int *len)
 }
 
 /* ------------------------------------------------------------------------
+ * Batches and transactions (the cores are in ddb_batch.c)
+ * ------------------------------------------------------------------------
+ */
+
+/* Write a list of strings (AttributesToGet) or a string map as JSON. */
+static void
+write_json_strings(StringInfo buf, DdbJson *j)
+{
+	bool		obj = j->type == DDB_JSON_OBJECT;
+
+	appendStringInfoChar(buf, obj ? '{' : '[');
+	for (int i = 0; i < j->n; i++)
+	{
+		if (i > 0)
+			appendStringInfoChar(buf, ',');
+		if (obj)
+		{
+			ddb_json_string(buf, j->keys[i], j->keylens[i]);
+			appendStringInfoChar(buf, ':');
+		}
+		if (j->elems[i]->type == DDB_JSON_STRING)
+			ddb_json_string(buf, j->elems[i]->str, j->elems[i]->len);
+		else
+			appendStringInfoString(buf, "null");
+	}
+	appendStringInfoChar(buf, obj ? '}' : ']');
+}
+
+/* A list of typed items (or keys) as a JSON array. */
+static void
+write_item_list(StringInfo buf, List *items)
+{
+	ListCell   *lc;
+
+	appendStringInfoChar(buf, '[');
+	foreach(lc, items)
+	{
+		if (foreach_current_index(lc) > 0)
+			appendStringInfoChar(buf, ',');
+		ddb_json_write_jsonb_item(buf, lfirst(lc));
+	}
+	appendStringInfoChar(buf, ']');
+}
+
+/* RequestItems of a batch: a map of table names to 'shape' members. */
+static DdbJson *
+request_items(DdbValErrors *e, DdbJson *req, const char *structname)
+{
+	DdbJson    *items = member(req, "RequestItems");
+
+	if (items == NULL)
+	{
+		ddb_valerr_add(e, NULL, "requestItems", "Member must not be null");
+		return NULL;
+	}
+	if (items->type == DDB_JSON_ARRAY)
+		ddb_raise(DDB_ERRCODE_SERIALIZATION, "SerializationException",
+				  "Unrecognized collection type java.util.Map<java.lang.String, %s>", structname);
+	ddb_json_check_struct(items, structname);
+	return items;
+}
+
+static char *
+op_batch_write_item(DdbJson *req, int *len)
+{
+	DdbValErrors e;
+	const char *rcc;
+	DdbJson    *items;
+	DdbBatchWriteTable *tables;
+	int			ntables = 0;
+	Response	r;
+
+	ddb_valerr_init(&e);
+	rcc = check_common(&e, req);
+	check_item_collection_metrics(&e, req);
+	items = request_items(&e, req, "java.util.List<com.amazonaws.dynamodb.v20120810.WriteRequest>");
+	ddb_valerr_raise(&e);
+
+	tables = palloc0(sizeof(DdbBatchWriteTable) * Max(items->n, 1));
+	for (int t = 0; t < items->n; t++)
+	{
+		DdbJson    *list = items->elems[t];
+		DdbBatchWriteTable *bt = &tables[ntables++];
+
+		if (list->type == DDB_JSON_NULL)
+		{
+			ntables--;
+			continue;
+		}
+		ddb_json_check_list(list);
+		bt->table_name = items->keys[t];
+		bt->nrequests = list->n;
+		bt->is_put = palloc(sizeof(bool) * Max(list->n, 1));
+		bt->docs = palloc(sizeof(Jsonb *) * Max(list->n, 1));
+		for (int i = 0; i < list->n; i++)
+		{
+			DdbJson    *w = list->elems[i];
+			DdbJson    *put,
+					   *del;
+			const char *path;
+
+			ddb_json_check_struct(w, "WriteRequest");
+			put = member_struct(w, "PutRequest", "PutRequest");
+			del = member_struct(w, "DeleteRequest", "DeleteRequest");
+			if ((put == NULL) == (del == NULL))
+				validation_error(DDB_MSG_MULTI_TYPE_ATTRIBUTE_VALUE);
+			bt->is_put[i] = put != NULL;
+			path = psprintf("requestItems.%s.member.%d.member.%s", items->keys[t], i + 1,
+							put ? "putRequest.item" : "deleteRequest.key");
+			if (member(put ? put : del, put ? "Item" : "Key") == NULL)
+			{
+				ddb_valerr_add(&e, NULL, path, "Member must not be null");
+				ddb_valerr_raise(&e);
+			}
+			bt->docs[i] = request_item(put ? put : del, put ? "Item" : "Key");
+		}
+	}
+	ddb_batch_write_core(tables, ntables);
+
+	resp_begin(&r);
+	resp_key(&r, "UnprocessedItems");
+	appendStringInfoString(&r.buf, "{}");
+	if (capacity_wanted(rcc))
+	{
+		resp_key(&r, "ConsumedCapacity");
+		appendStringInfoChar(&r.buf, '[');
+		for (int t = 0; t < ntables; t++)
+		{
+			Capacity	sum = {0};
+
+			sum.mode = rcc;
+			for (int i = 0; i < tables[t].nrequests; i++)
+			{
+				Capacity	c = {0};
+
+				c.mode = rcc;
+				write_capacity(&c, tables[t].rel, &tables[t].results[i]);
+				capacity_add(&sum, &c);
+			}
+			if (t > 0)
+				appendStringInfoChar(&r.buf, ',');
+			capacity_object(&r.buf, &sum, ddb_table_name(tables[t].rel));
+		}
+		appendStringInfoChar(&r.buf, ']');
+	}
+	for (int t = 0; t < ntables; t++)
+		relation_close(tables[t].rel, NoLock);	/* held to commit */
+	return resp_end(&r, len);
+}
+
+static char *
+op_batch_get_item(DdbJson *req, int *len)
+{
+	static const char *const expr[] = {"ProjectionExpression", NULL};
+	static const char *const legacy[] = {"AttributesToGet", NULL};
+	DdbValErrors e;
+	const char *rcc;
+	DdbJson    *items;
+	DdbJson   **specs;
+	DdbBatchGetTable *tables;
+	int			ntables = 0;
+	Response	r;
+	bool		first;
+
+	ddb_valerr_init(&e);
+	rcc = check_common(&e, req);
+	items = request_items(&e, req, "com.amazonaws.dynamodb.v20120810.KeysAndAttributes");
+	ddb_valerr_raise(&e);
+
+	tables = palloc0(sizeof(DdbBatchGetTable) * Max(items->n, 1));
+	specs = palloc0(sizeof(DdbJson *) * Max(items->n, 1));
+	for (int t = 0; t < items->n; t++)
+	{
+		DdbJson    *spec = items->elems[t];
+		DdbBatchGetTable *bt = &tables[ntables];
+		DdbJson    *keys;
+		ReqExpr		x;
+
+		if (spec->type == DDB_JSON_NULL)
+			continue;
+		ddb_json_check_struct(spec, "KeysAndAttributes");
+		specs[ntables++] = spec;
+		keys = member_list(spec, "Keys");
+		if (keys == NULL)
+		{
+			ddb_valerr_add(&e, NULL, psprintf("requestItems.%s.member.keys", items->keys[t]),
+						   "Member must not be null");
+			ddb_valerr_raise(&e);
+		}
+		(void) member_bool(spec, "ConsistentRead", false);
+		request_expressions(spec, &x, expr, legacy);
+		bt->table_name = items->keys[t];
+		bt->nkeys = keys->n;
+		bt->keys = palloc(sizeof(Jsonb *) * Max(keys->n, 1));
+		for (int k = 0; k < keys->n; k++)
+		{
+			ddb_json_check_attribute_map(keys->elems[k]);
+			bt->keys[k] = ddb_typed_item_jsonb(keys->elems[k]);
+		}
+		bt->projection = x.projection;
+		bt->names = x.names;
+		bt->want_units = capacity_wanted(rcc);
+	}
+	ddb_batch_get_core(tables, ntables);
+
+	resp_begin(&r);
+	resp_key(&r, "Responses");
+	appendStringInfoChar(&r.buf, '{');
+	for (int t = 0; t < ntables; t++)
+	{
+		if (t > 0)
+			appendStringInfoChar(&r.buf, ',');
+		ddb_json_cstring(&r.buf, tables[t].table_name);
+		appendStringInfoChar(&r.buf, ':');
+		write_item_list(&r.buf, tables[t].items);
+	}
+	appendStringInfoChar(&r.buf, '}');
+
+	/* the keys not read, with their table's request members, to send again */
+	resp_key(&r, "UnprocessedKeys");
+	appendStringInfoChar(&r.buf, '{');
+	first = true;
+	for (int t = 0; t < ntables; t++)
+	{
+		static const char *const echo[] = {"ProjectionExpression", "ExpressionAttributeNames",
+		"AttributesToGet", "ConsistentRead"};
+
+		if (tables[t].unprocessed == NIL)
+			continue;
+		if (!first)
+			appendStringInfoChar(&r.buf, ',');
+		first = false;
+		ddb_json_cstring(&r.buf, tables[t].table_name);
+		appendStringInfoString(&r.buf, ":{\"Keys\":");
+		write_item_list(&r.buf, tables[t].unprocessed);
+		for (int m = 0; m < lengthof(echo); m++)
+		{
+			DdbJson    *j = member(specs[t], echo[m]);
+
+			if (j == NULL)
+				continue;
+			appendStringInfo(&r.buf, ",\"%s\":", echo[m]);
+			if (j->type == DDB_JSON_STRING)
+				ddb_json_string(&r.buf, j->str, j->len);
+			else if (j->type == DDB_JSON_BOOL)
+				appendStringInfoString(&r.buf, j->boolean ? "true" : "false");
+			else
+				write_json_strings(&r.buf, j);
+		}
+		appendStringInfoChar(&r.buf, '}');
+	}
+	appendStringInfoChar(&r.buf, '}');
+
+	if (capacity_wanted(rcc))
+	{
+		resp_key(&r, "ConsumedCapacity");
+		appendStringInfoChar(&r.buf, '[');
+		for (int t = 0; t < ntables; t++)
+		{
+			Capacity	c = {0};
+
+			c.mode = rcc;
+			c.read = true;
+			c.table = member_bool(specs[t], "ConsistentRead", false) ?
+				tables[t].read_units : tables[t].read_units / 2;
+			if (t > 0)
+				appendStringInfoChar(&r.buf, ',');
+			capacity_object(&r.buf, &c, tables[t].table_name);
+		}
+		appendStringInfoChar(&r.buf, ']');
+	}
+	return resp_end(&r, len);
+}
+
+/*
+ * TransactItems of TransactWriteItems (writes) or TransactGetItems: the
+ * actions, parsed into the core's structs.
+ */
+static DdbTransactAction *
+transact_actions(DdbJson *req, bool writes, int *n)
+{
+	static const char *const wkinds[] = {"ConditionCheck", "Put", "Delete", "Update"};
+	static const char *const cond_expr[] = {"ConditionExpression", NULL};
+	static const char *const update_expr[] = {"UpdateExpression", "ConditionExpression", NULL};
+	static const char *const get_expr[] = {"ProjectionExpression", NULL};
+	static const char *const no_legacy[] = {NULL};
+	DdbJson    *list = member_list(req, "TransactItems");
+	DdbTransactAction *actions;
+
+	if (list == NULL)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, "null", "transactItems", "Member must not be null"));
+	*n = list->n;
+	actions = palloc0(sizeof(DdbTransactAction) * Max(list->n, 1));
+	for (int i = 0; i < list->n; i++)
+	{
+		DdbJson    *elem = list->elems[i];
+		DdbTransactAction *a = &actions[i];
+		DdbJson    *spec = NULL;
+		ReqExpr		x;
+		const char *rv;
+		DdbValErrors e;
+
+		ddb_json_check_struct(elem, writes ? "TransactWriteItem" : "TransactGetItem");
+		if (writes)
+		{
+			int			found = 0;
+
+			for (int k = 0; k < lengthof(wkinds); k++)
+			{
+				DdbJson    *m = member_struct(elem, wkinds[k], wkinds[k]);
+
+				if (m != NULL)
+				{
+					spec = m;
+					a->kind = (DdbTransactKind) k;
+					found++;
+				}
+			}
+			if (found != 1)
+				validation_error("TransactItems can only contain one of Check, Put, Update or Delete");
+		}
+		else
+		{
+			spec = member_struct(elem, "Get", "Get");
+			a->kind = DDB_TX_GET;
+			if (spec == NULL)
+				validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+								 psprintf(DDB_MSG_CONSTRAINT, "null",
+										  psprintf("transactItems.%d.member.get", i + 1),
+										  "Member must not be null"));
+		}
+		a->table_name = member_string(spec, "TableName");
+		a->doc = request_item(spec, a->kind == DDB_TX_PUT ? "Item" : "Key");
+		request_expressions(spec, &x,
+							a->kind == DDB_TX_GET ? get_expr :
+							a->kind == DDB_TX_UPDATE ? update_expr : cond_expr, no_legacy);
+		a->condition = x.condition;
+		a->update = x.update;
+		a->projection = x.projection;
+		a->names = x.names;
+		a->vals = x.vals;
+		ddb_valerr_init(&e);
+		rv = check_return_on_failure(&e, spec);
+		ddb_valerr_raise(&e);
+		a->return_old = rv != NULL && strcmp(rv, "ALL_OLD") == 0;
+	}
+	return actions;
+}
+
+/*
+ * Capacity per table of a transaction's actions, as DynamoDB bills them:
+ * twice the units of the same non-transactional request.
+ */
+static void
+transact_capacity(Response *r, DdbTransactAction *actions, int n, const char *rcc, bool read)
+{
+	Oid		   *relids = palloc(sizeof(Oid) * Max(n, 1));
+	int			nrels = 0;
+
+	resp_key(r, "ConsumedCapacity");
+	appendStringInfoChar(&r->buf, '[');
+	for (int i = 0; i < n; i++)
+	{
+		Oid			relid = RelationGetRelid(actions[i].rel);
+		Capacity	sum = {0};
+		bool		seen = false;
+
+		for (int j = 0; j < nrels; j++)
+			seen |= relids[j] == relid;
+		if (seen)
+			continue;
+		relids[nrels++] = relid;
+		sum.mode = rcc;
+		sum.read = read;
+		for (int k = i; k < n; k++)
+		{
+			Capacity	c = {0};
+
+			if (RelationGetRelid(actions[k].rel) != relid)
+				continue;
+			c.mode = rcc;
+			if (read)
+				c.table = 2 * read_units(item_bytes(actions[k].item), true);
+			else
+			{
+				write_capacity(&c, actions[k].rel, &actions[k].res);
+				c.table *= 2;
+				for (int x = 0; x < c.nindexes; x++)
+					c.index_units[x] *= 2;
+			}
+			capacity_add(&sum, &c);
+		}
+		if (nrels > 1)
+			appendStringInfoChar(&r->buf, ',');
+		capacity_object(&r->buf, &sum, ddb_table_name(actions[i].rel));
+	}
+	appendStringInfoChar(&r->buf, ']');
+}
+
+static char *
+op_transact_write_items(DdbJson *req, int *len)
+{
+	DdbValErrors e;
+	const char *rcc;
+	const char *token;
+	DdbTransactAction *actions;
+	int			n;
+	bool		replayed;
+	bool		ok;
+	Response	r;
+
+	ddb_valerr_init(&e);
+	rcc = check_common(&e, req);
+	check_item_collection_metrics(&e, req);
+	token = member_string(req, "ClientRequestToken");
+	if (member(req, "TransactItems") == NULL)
+		ddb_valerr_add(&e, NULL, "transactItems", "Member must not be null");
+	ddb_valerr_raise(&e);
+	actions = transact_actions(req, true, &n);
+	ok = ddb_transact_write_core(actions, n, DDB_TRANSACT_MAX, token, &replayed);
+	if (!ok)
+	{
+		StringInfoData extra;
+
+		for (int i = 0; i < n; i++)
+			relation_close(actions[i].rel, NoLock);
+		/* CancellationReasons: extra members of the error response */
+		initStringInfo(&extra);
+		appendStringInfoString(&extra, "{\"CancellationReasons\":[");
+		for (int i = 0; i < n; i++)
+		{
+			if (i > 0)
+				appendStringInfoChar(&extra, ',');
+			appendStringInfoString(&extra, "{\"Code\":");
+			ddb_json_cstring(&extra, actions[i].code ? actions[i].code : "None");
+			if (actions[i].message)
+			{
+				appendStringInfoString(&extra, ",\"Message\":");
+				ddb_json_cstring(&extra, actions[i].message);
+			}
+			if (actions[i].item)
+			{
+				appendStringInfoString(&extra, ",\"Item\":");
+				ddb_json_write_jsonb_item(&extra, actions[i].item);
+			}
+			appendStringInfoChar(&extra, '}');
+		}
+		appendStringInfoString(&extra, "]}");
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_TRANSACTION_CANCELED),
+				 errmsg_internal("%s", ddb_transact_canceled_message(actions, n)),
+				 errdetail_internal("%s", extra.data)));
+	}
+	resp_begin(&r);
+	if (capacity_wanted(rcc))
+		transact_capacity(&r, actions, n, rcc, replayed);
+	for (int i = 0; i < n; i++)
+		relation_close(actions[i].rel, NoLock);	/* held to commit */
+	return resp_end(&r, len);
+}
+
+static char *
+op_transact_get_items(DdbJson *req, int *len)
+{
+	DdbValErrors e;
+	const char *rcc;
+	DdbTransactAction *actions;
+	int			n;
+	Response	r;
+
+	ddb_valerr_init(&e);
+	rcc = check_common(&e, req);
+	if (member(req, "TransactItems") == NULL)
+		ddb_valerr_add(&e, NULL, "transactItems", "Member must not be null");
+	ddb_valerr_raise(&e);
+	actions = transact_actions(req, false, &n);
+	ddb_transact_get_core(actions, n);
+
+	resp_begin(&r);
+	resp_key(&r, "Responses");
+	appendStringInfoChar(&r.buf, '[');
+	for (int i = 0; i < n; i++)
+	{
+		if (i > 0)
+			appendStringInfoChar(&r.buf, ',');
+		appendStringInfoChar(&r.buf, '{');
+		if (actions[i].item)
+		{
+			appendStringInfoString(&r.buf, "\"Item\":");
+			ddb_json_write_jsonb_item(&r.buf, actions[i].item);
+		}
+		appendStringInfoChar(&r.buf, '}');
+	}
+	appendStringInfoChar(&r.buf, ']');
+	if (capacity_wanted(rcc))
+		transact_capacity(&r, actions, n, rcc, true);
+	for (int i = 0; i < n; i++)
+		relation_close(actions[i].rel, AccessShareLock);
+	return resp_end(&r, len);
+}
+
+/* ------------------------------------------------------------------------
  * The entry point
  * ------------------------------------------------------------------------
  */
@@ -1813,6 +2353,8 @@ typedef struct Operation
 } Operation;
 
 static const Operation operations[] = {
+	{"BatchGetItem", op_batch_get_item},
+	{"BatchWriteItem", op_batch_write_item},
 	{"CreateTable", op_create_table},
 	{"DeleteItem", op_delete_item},
 	{"DeleteTable", op_delete_table},
@@ -1827,6 +2369,8 @@ static const Operation operations[] = {
 	{"Query", op_query},
 	{"Scan", op_scan},
 	{"TagResource", op_tag_resource},
+	{"TransactGetItems", op_transact_get_items},
+	{"TransactWriteItems", op_transact_write_items},
 	{"UntagResource", op_untag_resource},
 	{"UpdateItem", op_update_item},
 	{"UpdateTable", op_update_table},

@@ -285,17 +285,22 @@ bench() {
 # table, heap, clust = the clustered heap (reads only).
 read_ops="get query query_back prefix last"
 write_ops="put_new put_over update delete"
+# Batches: api = ddb_batch_write_item / ddb_batch_get_item, sql = the same
+# items as single ddb_put_item / ddb_get_item calls in one transaction
+# (*_singles.sql), heap = one INSERT of 25 rows / one SELECT ... IN (100 keys).
+batch_ops="batch_put batch_get"
 # --ops: only these benchmarks (the results check still covers every read)
 if [ -n "$only_ops" ]; then
 	for o in $only_ops; do
-		case " $read_ops $write_ops " in *" $o "*) ;; *) die "unknown operation in --ops: $o ($read_ops $write_ops)" ;; esac
+		case " $read_ops $write_ops $batch_ops " in *" $o "*) ;; *) die "unknown operation in --ops: $o ($read_ops $write_ops $batch_ops)" ;; esac
 	done
 	bench_ops=$only_ops
 else
-	bench_ops="$read_ops $write_ops"
+	bench_ops="$read_ops $write_ops $batch_ops"
 fi
 variants_for() {
 	local op=$1 clients=$2
+	case $op in batch_*) echo "api sql heap"; return ;; esac
 	case $op in
 	get) echo "api heap sql" ;;
 	put_new|update|delete) echo "api heap sql" ;;
@@ -309,6 +314,7 @@ variants_for() {
 	else cat; fi
 }
 script_for() {   # OP VARIANT -> script name
+	case $1/$2 in batch_*/sql) echo "${1}_singles"; return ;; esac
 	case $2 in api) echo "${1}_api" ;; *) [ "$1" = put_over ] && echo put_over_sql || echo "${1}_sql" ;; esac
 }
 table_for() {
@@ -450,6 +456,31 @@ check_results() {
 	fi
 }
 
+# BatchGetItem returns the items the heap's IN query returns: all 100, for
+# a sample of key sets (smoke: 5).
+check_batch_results() {
+	local i p s n=20 bad sqlf="$work/batch_results.sql" api heap
+	local with_keys='SELECT item || jsonb_build_object('"'PK'"', "PK", '"'SK'"', "SK") AS item FROM'
+	[ $mode = smoke ] && n=5
+	for i in $(seq 0 $((n - 1))); do
+		p=$(( (i * 7907 + 13) % P )); s=$(( (i * 31) % 100 ))
+		api=$(sed -n '/^SELECT/,$p' "$bench_dir/batch_get_api.sql" | sed "s/@TBL@/bench_ddb/g; s/:P/$P/g; s/:p/$p/g; s/:s/$s/g")
+		heap=$(sed -n '/^SELECT/,$p' "$bench_dir/batch_get_sql.sql" | sed "s/@TBL@/bench_heap/g; s/:P/$P/g; s/:p/$p/g; s/:s/$s/g")
+		heap=${heap/SELECT item FROM/$with_keys}
+		printf "SELECT CASE WHEN a = h AND jsonb_array_length(a) = 100 THEN 'same' ELSE 'DIFFERENT' END\n"
+		printf "  FROM (SELECT (SELECT jsonb_agg(x ORDER BY x) FROM jsonb_array_elements((%s) -> 'Responses' -> 'bench_ddb') x) a,\n" "${api%;}"
+		printf "               (SELECT jsonb_agg(item ORDER BY item) FROM (%s) r) h) c;\n" "${heap%;}"
+	done >"$sqlf"
+	q -f "$sqlf" >"$work/batch_results.out" || { fail=$((fail + 1)); return; }
+	bad=$(grep -c -v '^same$' "$work/batch_results.out")
+	if [ "$bad" != 0 ] || [ "$(grep -c '^same$' "$work/batch_results.out")" != $n ]; then
+		echo "bench: BatchGetItem and the heap's IN query differ for $bad of $n key sets" >&2
+		fail=$((fail + 1))
+	else
+		log "batch results agree: $n sets of 100 keys, the same items from ddb_batch_get_item and from the heap"
+	fi
+}
+
 # --- reports ------------------------------------------------------------------
 
 # The runs of OP on VARIANT with CLIENTS: one line per round.
@@ -483,6 +514,8 @@ op_name() {
 	last) echo "Query limit 1, newest first" ;;
 	put_new) echo "PutItem, new key" ;;
 	put_over) echo "PutItem, overwrite" ;;
+	batch_put) echo "BatchWriteItem, 25 new items" ;;
+	batch_get) echo "BatchGetItem, 100 keys" ;;
 	update) echo "UpdateItem, counter +1" ;;
 	delete) echo "DeleteItem" ;;
 	esac
@@ -510,6 +543,20 @@ report() {
 	echo "API = ddb_get_item / ddb_query / ddb_put_item / ddb_update_item / ddb_delete_item;"
 	echo "SQL = plain SELECT / INSERT / UPDATE / DELETE on the ddb table (DdbKeyScan);"
 	echo "heap = the same plain SQL on bench_heap (upsert with ON CONFLICT for overwrites)."
+	echo
+	echo "| batch | clients | ddb batch tps | ddb singles tps | heap tps | batch / singles | batch / heap | load |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	for c in $clients_list; do
+		for op in $batch_ops; do
+			a=$(tps_of $op api $c); s=$(tps_of $op sql $c); h=$(tps_of $op heap $c)
+			[ -z "$a$h" ] && continue
+			echo "| $(op_name $op) | $c | $a | $s | $h | $(ratio_of $op api sql $c) | $(ratio_of $op api heap $c) | $(load_of $op $c) |"
+		done
+	done
+	echo
+	echo "batch = one ddb_batch_write_item / ddb_batch_get_item call; singles = the same"
+	echo "items as 25 ddb_put_item / 100 ddb_get_item statements in one transaction;"
+	echo "heap = one INSERT of 25 rows / one SELECT ... WHERE (\"PK\", \"SK\") IN (100 keys)."
 	echo
 	echo "| on-disk size (table + indexes + TOAST) | bytes | ratio to heap |"
 	echo "|---|---:|---:|"
@@ -578,6 +625,7 @@ load "$items" with_clustered
 size_ddb=$(size_of bench_ddb); size_heap=$(size_of bench_heap); size_clust=$(size_of bench_heap_clustered)
 check_plans
 check_results
+check_batch_results
 log "buffers per query"
 ovs=""
 for op in $read_ops; do

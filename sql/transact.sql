@@ -1,0 +1,223 @@
+-- TransactWriteItems and TransactGetItems: the SQL functions (document
+-- form) and ddb_api (typed JSON) on one core.  All or nothing; a failed
+-- condition cancels the transaction with one CancellationReason per action
+-- (in the error's DETAIL); DynamoDB's limits and messages;
+-- ClientRequestToken idempotency for ten minutes; indexes follow.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
+CREATE SCHEMA transact;
+SET ddb.schema = transact;
+SET search_path = transact, public;
+
+SELECT ddb_create_table('orders', 'PK', 'S', 'SK', 'S');
+SELECT ddb_create_table('stock', 'sku', 'S');
+SELECT ddb_create_gsi('orders', 'StatusIndex', 'status', sort_key => 'SK');
+SELECT ddb_batch_write_item('{"stock": [{"PutRequest": {"Item": {"sku": "apple", "qty": 5}}},
+                                        {"PutRequest": {"Item": {"sku": "pear", "qty": 0}}},
+                                        {"PutRequest": {"Item": {"sku": "label", "qty": "many"}}}]}');
+
+-- ------------------------------------------------------------------------
+-- An order, a stock decrement and a uniqueness marker, in one transaction.
+-- ------------------------------------------------------------------------
+SELECT ddb_transact_write_items('[
+  {"Put": {"TableName": "orders", "Item": {"PK": "CUST#1", "SK": "ORDER#1", "status": "PENDING", "sku": "apple"},
+           "ConditionExpression": "attribute_not_exists(PK)"}},
+  {"Update": {"TableName": "stock", "Key": {"sku": "apple"},
+              "UpdateExpression": "SET qty = qty - :one", "ConditionExpression": "qty >= :one",
+              "ExpressionAttributeValues": {":one": 1}}},
+  {"Put": {"TableName": "orders", "Item": {"PK": "EMAIL#ann@example.com", "SK": "UNIQUE"},
+           "ConditionExpression": "attribute_not_exists(PK)"}},
+  {"ConditionCheck": {"TableName": "stock", "Key": {"sku": "pear"}, "ConditionExpression": "attribute_exists(sku)"}}]');
+SELECT x FROM ddb_scan('orders') x ORDER BY x ->> 'PK';
+SELECT ddb_get_item('stock', '{"sku": "apple"}');
+SELECT x ->> 'SK' AS sk FROM ddb_query('orders', '#s = :s', '{":s": "PENDING"}', '{"#s": "status"}',
+                                       index_name => 'StatusIndex') x;
+
+-- ------------------------------------------------------------------------
+-- A failed condition cancels everything.  CancellationReasons: one per
+-- action, in request order; ALL_OLD puts the item in its reason.
+-- ------------------------------------------------------------------------
+SELECT ddb_transact_write_items('[
+  {"Update": {"TableName": "stock", "Key": {"sku": "apple"},
+              "UpdateExpression": "SET qty = qty - :one", "ExpressionAttributeValues": {":one": 1}}},
+  {"Put": {"TableName": "orders", "Item": {"PK": "EMAIL#ann@example.com", "SK": "UNIQUE"},
+           "ConditionExpression": "attribute_not_exists(PK)", "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}},
+  {"ConditionCheck": {"TableName": "stock", "Key": {"sku": "pear"}, "ConditionExpression": "qty > :z",
+                      "ExpressionAttributeValues": {":z": 0}}},
+  {"Delete": {"TableName": "orders", "Key": {"PK": "CUST#1", "SK": "ORDER#1"}}}]');
+SELECT ddb_get_item('stock', '{"sku": "apple"}');
+SELECT count(*) AS orders FROM ddb_scan('orders');
+
+-- An error that depends on the stored item (here "+" on a string) is the
+-- action's ValidationError; the other actions still get their reasons.
+SELECT ddb_transact_write_items('[
+  {"Update": {"TableName": "stock", "Key": {"sku": "label"},
+              "UpdateExpression": "SET qty = qty + :one", "ExpressionAttributeValues": {":one": 1}}},
+  {"Delete": {"TableName": "orders", "Key": {"PK": "CUST#1", "SK": "ORDER#1"},
+              "ConditionExpression": "#s = :s", "ExpressionAttributeNames": {"#s": "status"},
+              "ExpressionAttributeValues": {":s": "SHIPPED"}}},
+  {"Update": {"TableName": "stock", "Key": {"sku": "apple"},
+              "UpdateExpression": "SET qty = qty - :one", "ExpressionAttributeValues": {":one": 1}}}]');
+SELECT ddb_get_item('stock', '{"sku": "apple"}');
+SELECT count(*) AS orders FROM ddb_scan('orders');
+SELECT ddb_verify_gsi('orders');
+
+-- ------------------------------------------------------------------------
+-- Errors that do not depend on the items are ValidationExceptions, raised
+-- before anything runs.
+-- ------------------------------------------------------------------------
+\set VERBOSITY terse
+-- two actions on one item
+SELECT ddb_transact_write_items('[
+  {"ConditionCheck": {"TableName": "stock", "Key": {"sku": "apple"}, "ConditionExpression": "attribute_exists(sku)"}},
+  {"Update": {"TableName": "stock", "Key": {"sku": "apple"}, "UpdateExpression": "SET qty = :z",
+              "ExpressionAttributeValues": {":z": 0}}}]');
+-- an action must be exactly one of the four
+SELECT ddb_transact_write_items('[{"Put": {"TableName": "stock", "Item": {"sku": "a"}},
+                                   "Delete": {"TableName": "stock", "Key": {"sku": "b"}}}]');
+SELECT ddb_transact_write_items('[{"Get": {"TableName": "stock", "Key": {"sku": "a"}}}]');
+-- required members
+SELECT ddb_transact_write_items('[{"ConditionCheck": {"TableName": "stock", "Key": {"sku": "apple"}}}]');
+SELECT ddb_transact_write_items('[{"Update": {"TableName": "stock", "Key": {"sku": "apple"}}}]');
+SELECT ddb_transact_write_items('[{"Put": {"Item": {"sku": "apple"}}}]');
+SELECT ddb_transact_write_items('[{"Delete": {"TableName": "stock"}}]');
+SELECT ddb_transact_write_items('[{"Put": {"TableName": "stock", "Item": {"sku": "x"},
+                                           "ReturnValuesOnConditionCheckFailure": "ALL_NEW"}}]');
+-- expressions are checked as the single-item operations check them
+SELECT ddb_transact_write_items('[{"Put": {"TableName": "stock", "Item": {"sku": "x"},
+                                           "ExpressionAttributeValues": {":a": 1}}}]');
+SELECT ddb_transact_write_items('[{"Update": {"TableName": "stock", "Key": {"sku": "x"},
+                                              "UpdateExpression": "SET qty = :missing"}}]');
+-- keys and tables
+SELECT ddb_transact_write_items('[{"Delete": {"TableName": "stock", "Key": {"sku": 1}}}]');
+SELECT ddb_transact_write_items('[{"Delete": {"TableName": "nosuch", "Key": {"sku": "x"}}}]');
+-- empty, too many, too big
+SELECT ddb_transact_write_items('[]');
+SELECT ddb_transact_write_items((SELECT jsonb_agg(jsonb_build_object('Put', jsonb_build_object(
+  'TableName', 'stock', 'Item', jsonb_build_object('sku', 'n' || i)))) FROM generate_series(1, 101) i));
+SELECT ddb_transact_write_items((SELECT jsonb_agg(jsonb_build_object('Put', jsonb_build_object(
+  'TableName', 'stock', 'Item', jsonb_build_object('sku', 'big' || i, 'body', repeat('x', 390000)))))
+  FROM generate_series(1, 11) i));
+SELECT ddb_transact_write_items('[{"Put": {"TableName": "stock", "Item": {"sku": "x"}}}]', NULL, 0);
+\set VERBOSITY default
+SELECT count(*) AS stock FROM ddb_scan('stock');
+
+-- PostgreSQL can do more than 100 actions: max_actions lifts the limit.
+SELECT ddb_transact_write_items((SELECT jsonb_agg(jsonb_build_object('Put', jsonb_build_object(
+  'TableName', 'stock', 'Item', jsonb_build_object('sku', 'n' || i)))) FROM generate_series(1, 150) i),
+  max_actions => 150);
+SELECT count(*) AS stock FROM ddb_scan('stock');
+-- the trees hold every invariant after the transactions and cancellations
+SELECT (v ->> 'live')::int AS live FROM ddb_verify('stock') v;
+SELECT (v ->> 'live')::int AS live FROM ddb_verify('orders') v;
+
+-- Inside a SQL transaction the call composes with other SQL; ROLLBACK undoes it.
+BEGIN;
+SELECT ddb_transact_write_items('[{"Delete": {"TableName": "stock", "Key": {"sku": "apple"}}}]');
+SELECT ddb_get_item('stock', '{"sku": "apple"}') IS NULL AS deleted;
+ROLLBACK;
+SELECT ddb_get_item('stock', '{"sku": "apple"}');
+
+-- ------------------------------------------------------------------------
+-- ClientRequestToken: the same request again is success without a second
+-- write; another request with the token is IdempotentParameterMismatch.
+-- ------------------------------------------------------------------------
+SELECT ddb_transact_write_items('[{"Update": {"TableName": "stock", "Key": {"sku": "apple"},
+  "UpdateExpression": "SET qty = qty + :one", "ExpressionAttributeValues": {":one": 1}}}]', 'token-1');
+SELECT ddb_get_item('stock', '{"sku": "apple"}');
+SELECT ddb_transact_write_items('[{"Update": {"TableName": "stock", "Key": {"sku": "apple"},
+  "UpdateExpression": "SET qty = qty + :one", "ExpressionAttributeValues": {":one": 1}}}]', 'token-1');
+SELECT ddb_get_item('stock', '{"sku": "apple"}');
+-- the same request through ddb_api, in typed JSON, is the same request
+SELECT ddb_api('TransactWriteItems', '{"ClientRequestToken": "token-1", "TransactItems": [{"Update": {
+  "TableName": "stock", "Key": {"sku": {"S": "apple"}}, "UpdateExpression": "SET qty = qty + :one",
+  "ExpressionAttributeValues": {":one": {"N": "1"}}}}]}');
+SELECT ddb_get_item('stock', '{"sku": "apple"}');
+\set VERBOSITY terse
+SELECT ddb_transact_write_items('[{"Update": {"TableName": "stock", "Key": {"sku": "apple"},
+  "UpdateExpression": "SET qty = qty + :two", "ExpressionAttributeValues": {":two": 2}}}]', 'token-1');
+SELECT ddb_transact_write_items('[{"Delete": {"TableName": "stock", "Key": {"sku": "x"}}}]',
+                                repeat('t', 37));
+SELECT ddb_transact_write_items('[{"Delete": {"TableName": "stock", "Key": {"sku": "x"}}}]', '');
+\set VERBOSITY default
+-- a canceled transaction stores no token: the retry runs
+SELECT ddb_transact_write_items('[{"ConditionCheck": {"TableName": "stock", "Key": {"sku": "apple"},
+  "ConditionExpression": "qty > :n", "ExpressionAttributeValues": {":n": 100}}}]', 'token-2');
+SELECT count(*) AS stored FROM ddb_internal.transaction_tokens WHERE token = 'token-2';
+
+-- After ten minutes a token is new again: the request writes once more.
+UPDATE ddb_internal.transaction_tokens SET used = used - interval '11 minutes' WHERE token = 'token-1';
+SELECT ddb_transact_write_items('[{"Update": {"TableName": "stock", "Key": {"sku": "apple"},
+  "UpdateExpression": "SET qty = qty + :one", "ExpressionAttributeValues": {":one": 1}}}]', 'token-1');
+SELECT ddb_get_item('stock', '{"sku": "apple"}');
+SELECT token, used > now() - interval '1 minute' AS renewed FROM ddb_internal.transaction_tokens ORDER BY token;
+
+-- Each new token purges up to 16 expired ones, oldest first.
+INSERT INTO ddb_internal.transaction_tokens
+SELECT 'old-' || i, '\x00', now() - interval '1 hour' - i * interval '1 second' FROM generate_series(1, 20) i;
+SELECT ddb_transact_write_items('[{"ConditionCheck": {"TableName": "stock", "Key": {"sku": "apple"},
+  "ConditionExpression": "attribute_exists(sku)"}}]', 'token-3');
+SELECT count(*) FILTER (WHERE token LIKE 'old-%') AS expired_left,
+       string_agg(token, ', ' ORDER BY token) FILTER (WHERE token LIKE 'old-%') AS youngest_kept
+FROM ddb_internal.transaction_tokens;
+
+-- ------------------------------------------------------------------------
+-- TransactGetItems: every item from one snapshot, in request order; a
+-- missing item is an empty response.
+-- ------------------------------------------------------------------------
+SELECT ddb_transact_get_items('[
+  {"Get": {"TableName": "orders", "Key": {"PK": "CUST#1", "SK": "ORDER#1"},
+           "ProjectionExpression": "#s", "ExpressionAttributeNames": {"#s": "status"}}},
+  {"Get": {"TableName": "stock", "Key": {"sku": "nothing"}}},
+  {"Get": {"TableName": "stock", "Key": {"sku": "pear"}}}]');
+\set VERBOSITY terse
+SELECT ddb_transact_get_items('[{"Get": {"TableName": "stock", "Key": {"sku": "pear"}}},
+                                {"Get": {"TableName": "stock", "Key": {"sku": "pear"}}}]');
+SELECT ddb_transact_get_items('[{"Put": {"TableName": "stock", "Item": {"sku": "pear"}}}]');
+SELECT ddb_transact_get_items('[]');
+SELECT ddb_transact_get_items((SELECT jsonb_agg(jsonb_build_object('Get', jsonb_build_object(
+  'TableName', 'stock', 'Key', jsonb_build_object('sku', 'n' || i)))) FROM generate_series(1, 101) i));
+SELECT ddb_transact_get_items('[{"Get": {"TableName": "stock", "Key": {"sku": "pear"}, "ProjectionExpression": "#x"}}]');
+\set VERBOSITY default
+
+-- ------------------------------------------------------------------------
+-- Through ddb_api: CancellationReasons with typed items, as the endpoint
+-- returns them (the DETAIL's members join the error response).
+-- ------------------------------------------------------------------------
+SELECT ddb_api('TransactWriteItems', '{"TransactItems": [
+  {"ConditionCheck": {"TableName": "stock", "Key": {"sku": {"S": "pear"}}, "ConditionExpression": "qty > :z",
+                      "ExpressionAttributeValues": {":z": {"N": "0"}}, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}},
+  {"Put": {"TableName": "stock", "Item": {"sku": {"S": "fig"}}}}]}');
+SELECT ddb_api('TransactWriteItems', '{"TransactItems": [
+  {"Put": {"TableName": "stock", "Item": {"sku": {"S": "fig"}, "qty": {"N": "2"}}}},
+  {"Delete": {"TableName": "stock", "Key": {"sku": {"S": "pear"}}}}], "ReturnConsumedCapacity": "TOTAL"}');
+SELECT ddb_api('TransactGetItems', '{"TransactItems": [
+  {"Get": {"TableName": "stock", "Key": {"sku": {"S": "fig"}}}},
+  {"Get": {"TableName": "stock", "Key": {"sku": {"S": "pear"}}}}]}');
+\set VERBOSITY terse
+SELECT ddb_api('TransactWriteItems', '{}');
+SELECT ddb_api('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "stock", "Item": {"sku": {"S": "a"}}},
+                                                          "Delete": {"TableName": "stock", "Key": {"sku": {"S": "a"}}}}]}');
+SELECT ddb_api('TransactGetItems', '{"TransactItems": [{}]}');
+\set VERBOSITY default
+
+-- ------------------------------------------------------------------------
+-- Privileges: each action needs its table's privileges, as the single-item
+-- operations do; ConditionCheck locks the item, so it needs UPDATE too.
+-- ------------------------------------------------------------------------
+CREATE ROLE ddb_tx_reader;
+GRANT USAGE ON SCHEMA transact TO ddb_tx_reader;
+GRANT SELECT ON stock TO ddb_tx_reader;
+SET ROLE ddb_tx_reader;
+\set VERBOSITY terse
+SELECT ddb_transact_write_items('[{"ConditionCheck": {"TableName": "stock", "Key": {"sku": "apple"},
+  "ConditionExpression": "attribute_exists(sku)"}}]');
+SELECT ddb_transact_write_items('[{"Put": {"TableName": "stock", "Item": {"sku": "z"}}}]');
+\set VERBOSITY default
+SELECT ddb_transact_get_items('[{"Get": {"TableName": "stock", "Key": {"sku": "apple"}}}]');
+RESET ROLE;
+
+DROP SCHEMA transact CASCADE;
+DROP ROLE ddb_tx_reader;
+DELETE FROM ddb_internal.transaction_tokens;
