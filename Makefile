@@ -26,6 +26,7 @@ OBJS = \
 	src/api/ddb_table.o \
 	src/api/ddb_protocol.o \
 	src/api/ddb_legacy.o \
+	src/api/ddb_stream.o \
 	src/planner/ddb_planner.o \
 	src/planner/ddb_customscan.o \
 	src/http/ddb_http.o \

@@ -195,8 +195,25 @@ extern void ddb_create_gsi_core(Oid relid, char *index_name, char *pk,
 								const char *pktype_name, char *sk, const char *sktype_name,
 								char *proj, ArrayType *nonkey_arr);
 extern void ddb_drop_gsi_core(Oid relid, const char *index_name);
+extern Oid	ddb_extension_schema(void);
 extern void ddb_gsi_attribute_definitions(Relation rel, StringInfo buf);
 extern int	ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,
 								const char **names, double *units);
+
+/* ------------------------------------------------------------------------
+ * Streams (ddb_stream.c).  Every write path calls ddb_stream_capture with
+ * an item's old and new versions (NULL: none), in the writing transaction.
+ * The ddb_op_* are DynamoDB Streams' operations, for ddb_api_execute.
+ * ------------------------------------------------------------------------
+ */
+struct DdbJson;
+extern void ddb_stream_init(void);
+extern void ddb_stream_capture(Relation rel, Jsonb *olditem, Jsonb *newitem);
+extern void ddb_stream_set(Relation rel, const char *view_type);
+extern void ddb_stream_describe(Relation rel, StringInfo buf, bool *first);
+extern char *ddb_op_list_streams(struct DdbJson *req, int *len);
+extern char *ddb_op_describe_stream(struct DdbJson *req, int *len);
+extern char *ddb_op_get_shard_iterator(struct DdbJson *req, int *len);
+extern char *ddb_op_get_records(struct DdbJson *req, int *len);
 
 #endif							/* DDB_OPS_H */

@@ -105,6 +105,7 @@ ddb_api_init(void)
 							   "The AWS account id ddb reports in ARNs.",
 							   NULL, &ddb_account_id, "000000000000", PGC_USERSET, 0,
 							   NULL, NULL, NULL);
+	ddb_stream_init();
 }
 
 /* ------------------------------------------------------------------------
@@ -631,6 +632,7 @@ ddb_describe_table_json(Relation rel, const char *status, StringInfo buf)
 		ddb_json_key(buf, &first, "GlobalSecondaryIndexes");
 		ddb_gsi_describe(rel, buf);
 	}
+	ddb_stream_describe(rel, buf, &first);
 	ddb_json_key(buf, &first, "DeletionProtectionEnabled");
 	appendStringInfoString(buf, "false");
 	appendStringInfoChar(buf, '}');
