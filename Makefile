@@ -43,12 +43,13 @@ PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 # pg_regress: sql/NAME.sql against expected/NAME.out
 REGRESS = extension shape keys tree modify items items_security types expr_condition expr_update \
 	expr_projection expr_key_condition expr_errors model_messages query scan query_cost keyscan gsi \
-	gsi_verify big_items api_tables api_items api_query api_legacy names api_indexes http_keys
+	gsi_verify big_items api_tables api_items api_query api_legacy names api_indexes http_keys streams
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
 ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew item-api \
-	gsi-concurrent keyscan-epq hot-key-versions hot-key-long-run api-protocol statement-snapshot
+	gsi-concurrent keyscan-epq hot-key-versions hot-key-long-run api-protocol statement-snapshot \
+	stream-order
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
 # TAP tests: test/t/*.pl (they start clusters of their own with initdb, so

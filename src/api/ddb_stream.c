@@ -1131,6 +1131,8 @@ ddb_stream_records(PG_FUNCTION_ARGS)
 		if (!parse_seq(a, &after))
 			invalid_sequence_number(a);
 	}
+	else
+		after = s.trimmed;		/* from the oldest record kept */
 	recs = read_stream(&s, shard, after, (int) limit, PG_INT64_MAX, &next);
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC | MAT_SRF_BLESS);
