@@ -1169,7 +1169,7 @@ ddb_stream_sweep(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args(
-							  "WITH params AS (SELECT now() - make_interval(secs => $1) AS cutoff), "
+							  "WITH params AS (SELECT clock_timestamp() - make_interval(secs => $1) AS cutoff), "
 							  "d AS (DELETE FROM " INTERNAL_SCHEMA ".stream_records r "
 							  "USING " INTERNAL_SCHEMA ".streams s, params p, "
 							  "LATERAL generate_series(0, s.shards - 1) AS sh(n), "
