@@ -203,7 +203,7 @@ def test_stream_errors(ddb, streamed):
     assert error_code(e) == "TrimmedDataAccessException"
     with pytest.raises(ClientError) as e:
         sc.get_shard_iterator(StreamArn=arn, ShardId=shard,
-                              ShardIteratorType="AFTER_SEQUENCE_NUMBER", SequenceNumber="1")
+                              ShardIteratorType="AFTER_SEQUENCE_NUMBER", SequenceNumber="0" * 20 + "1")
     assert error_code(e) == "TrimmedDataAccessException"
     assert read_stream(sc, arn) == []
 
