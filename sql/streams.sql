@@ -167,6 +167,30 @@ SELECT ddb_update_stream('orders', 'NEW_IMAGE')->'StreamSpecification';
 SELECT count(*) FROM ddb_stream_records('orders');
 SELECT count(*) AS streams FROM ddb_internal.streams s WHERE s.relid = 'orders'::regclass;
 
+-- DynamoDB Streams' operations through ddb_api (the endpoint's pytest,
+-- test/endpoint/test_streams.py, reads a stream end to end with boto3).
+INSERT INTO orders VALUES ('CUST#10', 'X', '{"n": 1}');
+SELECT ddb_describe_table('orders')->>'LatestStreamArn' AS arn \gset
+SELECT jsonb_array_length(ddb_api('ListStreams', '{"TableName": "orders"}')->'Streams') AS streams_of_orders;
+SELECT d->'StreamStatus' AS status, d->'StreamViewType' AS view, d->'KeySchema' AS keys,
+       jsonb_array_length(d->'Shards') AS shards, d->>'StreamArn' = :'arn' AS arn_ok
+FROM (SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'arn'))->'StreamDescription' d) x;
+SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'arn', 'Limit', 1))
+       ->'StreamDescription' ? 'LastEvaluatedShardId' AS paged;
+-- every shard from TRIM_HORIZON: the one record, typed
+SELECT r->'eventName' AS event, r->'dynamodb'->'Keys' AS keys, r->'dynamodb'->'NewImage' AS new
+FROM jsonb_array_elements(ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'arn'))->'StreamDescription'->'Shards') s,
+     LATERAL (SELECT ddb_api('GetShardIterator', jsonb_build_object('StreamArn', :'arn', 'ShardId', s->'ShardId',
+                             'ShardIteratorType', 'TRIM_HORIZON'))->>'ShardIterator' AS it) i,
+     LATERAL jsonb_array_elements(ddb_api('GetRecords', jsonb_build_object('ShardIterator', i.it))->'Records') r;
+SELECT ddb_api('ListStreams', '{"Limit": 0}');
+SELECT ddb_api('DescribeStream', '{}');
+SELECT ddb_api('DescribeStream', '{"StreamArn": "arn:aws:dynamodb:us-east-1:000000000000:table/orders/stream/2000-01-01T00:00:00.000"}');
+SELECT ddb_api('GetShardIterator', '{"ShardIteratorType": "OLDEST"}');
+SELECT ddb_api('GetShardIterator', jsonb_build_object('StreamArn', :'arn', 'ShardId', 'shardId-x', 'ShardIteratorType', 'LATEST'));
+SELECT ddb_api('GetRecords', '{"ShardIterator": "1:2:3"}');
+SELECT ddb_api('GetRecords', '{}');
+
 -- Errors: limits, sequence numbers, shards.
 SELECT * FROM ddb_stream_records('orders', NULL, NULL, 0);
 SELECT * FROM ddb_stream_records('orders', NULL, NULL, 1001);
