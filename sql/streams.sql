@@ -204,7 +204,14 @@ GRANT USAGE ON SCHEMA streams TO streams_reader;
 SET ROLE streams_reader;
 SELECT * FROM ddb_stream_records('orders');
 SELECT ddb_update_stream('orders', NULL);
+SELECT ddb_stream_sweep();
 RESET ROLE;
+-- the sweep may be granted (it runs as the catalogs' owner)
+GRANT EXECUTE ON FUNCTION ddb_stream_sweep() TO streams_reader;
+SET ROLE streams_reader;
+SELECT ddb_stream_sweep() >= 0 AS swept;
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION ddb_stream_sweep() FROM streams_reader;
 GRANT SELECT ON orders TO streams_reader;
 SET ROLE streams_reader;
 SELECT count(*) FROM ddb_stream_records('orders');

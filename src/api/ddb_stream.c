@@ -1165,7 +1165,12 @@ ddb_stream_sweep(PG_FUNCTION_ARGS)
 {
 	int64		removed = 0;
 	Oid			argtypes[1] = {INT4OID};
+	Oid			save_userid;
+	int			save_sec;
 
+	/* as the catalogs' owner: whoever was granted the function may sweep */
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(ddb_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args(
@@ -1194,6 +1199,7 @@ ddb_stream_sweep(PG_FUNCTION_ARGS)
 		removed = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	}
 	SPI_finish();
+	SetUserIdAndSecContext(save_userid, save_sec);
 	/* readers cache the trimmed numbers */
 	CacheInvalidateRelcacheAll();
 	PG_RETURN_INT64(removed);
