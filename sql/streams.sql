@@ -225,10 +225,16 @@ INSERT INTO orders VALUES ('CUST#8', 'X', '{"by": "reader"}');
 RESET ROLE;
 SELECT * FROM brief('orders');
 
--- DROP TABLE disables the stream; its records stay until they expire.
+-- DROP TABLE disables the stream; its records stay until they expire,
+-- readable by superusers through its ARN.
+SELECT ddb_describe_table('views_k')->>'LatestStreamArn' AS views_k_arn \gset
 DROP TABLE views_k;
 SELECT view_type, relid IS NULL AS dropped, disabled IS NOT NULL AS disabled
 FROM ddb_internal.streams WHERE table_name = 'views_k';
+SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'views_k_arn'))->'StreamDescription'->>'StreamStatus' AS status;
+SET ROLE streams_reader;
+SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'views_k_arn'));
+RESET ROLE;
 
 -- Retention: the sweep removes records older than ddb.stream_retention
 -- (and streams disabled for longer, once their records are gone); a read
