@@ -1164,40 +1164,76 @@ Datum
 ddb_stream_sweep(PG_FUNCTION_ARGS)
 {
 	int64		removed = 0;
-	Oid			argtypes[1] = {INT4OID};
 	Oid			save_userid;
 	int			save_sec;
+	TimestampTz cutoff;
+	List	   *streams;
+	ListCell   *lc;
 
 	/* as the catalogs' owner: whoever was granted the function may sweep */
 	GetUserIdAndSecContext(&save_userid, &save_sec);
 	SetUserIdAndSecContext(ddb_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	streams = streams_query("SELECT " STREAM_COLUMNS " FROM " INTERNAL_SCHEMA ".streams",
+							0, NULL, NULL, NULL);
+	cutoff = GetCurrentTimestamp() - (TimestampTz) ddb_stream_retention * USECS_PER_SEC;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args(
-							  "WITH params AS (SELECT clock_timestamp() - make_interval(secs => $1) AS cutoff), "
-							  "d AS (DELETE FROM " INTERNAL_SCHEMA ".stream_records r "
-							  "USING " INTERNAL_SCHEMA ".streams s, params p, "
-							  "LATERAL generate_series(0, s.shards - 1) AS sh(n), "
-							  "LATERAL (SELECT coalesce((SELECT r2.seq FROM " INTERNAL_SCHEMA ".stream_records r2 "
-							  "   WHERE r2.stream_id = s.stream_id AND r2.shard = sh.n AND r2.created >= p.cutoff "
-							  "   ORDER BY r2.seq LIMIT 1), 9223372036854775807) AS keep_from) k "
-							  "WHERE r.stream_id = s.stream_id AND r.shard = sh.n AND r.seq < k.keep_from "
-							  "RETURNING r.stream_id, r.seq), "
-							  "t AS (UPDATE " INTERNAL_SCHEMA ".streams s SET trimmed = greatest(s.trimmed, m.top) "
-							  "FROM (SELECT stream_id, max(seq) AS top FROM d GROUP BY stream_id) m "
-							  "WHERE s.stream_id = m.stream_id RETURNING s.relid), "
-							  "g AS (DELETE FROM " INTERNAL_SCHEMA ".streams s USING params p "
-							  "WHERE s.disabled < p.cutoff AND s.stream_id NOT IN (SELECT stream_id FROM d) AND NOT EXISTS (SELECT FROM " INTERNAL_SCHEMA ".stream_records r "
-							  "WHERE r.stream_id = s.stream_id AND r.created >= p.cutoff) RETURNING s.stream_id) "
-							  "SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM t), (SELECT count(*) FROM g)",
-							  1, argtypes, (Datum[]) {Int32GetDatum(ddb_stream_retention)}, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not sweep stream records");
-	if (SPI_processed == 1)
+	foreach(lc, streams)
 	{
-		bool		isnull;
+		DdbStream  *st = lfirst(lc);
+		int64		top = 0;
 
-		removed = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		for (int shard = 0; shard < st->shards; shard++)
+		{
+			Oid			types[4] = {INT4OID, INT2OID, TIMESTAMPTZOID, INT8OID};
+			Datum		args[4];
+			int64		keep_from = PG_INT64_MAX;
+			bool		isnull;
+
+			CHECK_FOR_INTERRUPTS();
+			args[0] = Int32GetDatum(st->stream_id);
+			args[1] = Int16GetDatum((int16) shard);
+			args[2] = TimestampTzGetDatum(cutoff);
+			/* the first record to keep: the index from the shard's start */
+			if (SPI_execute_with_args("SELECT seq FROM " INTERNAL_SCHEMA ".stream_records "
+									  "WHERE stream_id = $1 AND shard = $2 AND created >= $3 "
+									  "ORDER BY seq LIMIT 1", 3, types, args, NULL, true, 0) != SPI_OK_SELECT)
+				elog(ERROR, "could not read stream records");
+			if (SPI_processed == 1)
+				keep_from = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+														SPI_tuptable->tupdesc, 1, &isnull));
+			/* and everything before it, by index range */
+			args[3] = Int64GetDatum(keep_from);
+			if (SPI_execute_with_args("WITH d AS (DELETE FROM " INTERNAL_SCHEMA ".stream_records "
+									  "WHERE stream_id = $1 AND shard = $2 AND seq < $4 RETURNING seq) "
+									  "SELECT count(*), max(seq) FROM d",
+									  4, types, args, NULL, false, 0) != SPI_OK_SELECT)
+				elog(ERROR, "could not delete stream records");
+			removed += DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+			{
+				Datum		m = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+
+				if (!isnull)
+					top = Max(top, DatumGetInt64(m));
+			}
+		}
+		if (top > st->trimmed)
+		{
+			Oid			types[2] = {INT4OID, INT8OID};
+			Datum		args[2] = {Int32GetDatum(st->stream_id), Int64GetDatum(top)};
+
+			if (SPI_execute_with_args("UPDATE " INTERNAL_SCHEMA ".streams SET trimmed = greatest(trimmed, $2) "
+									  "WHERE stream_id = $1", 2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+				elog(ERROR, "could not update " INTERNAL_SCHEMA ".streams");
+		}
 	}
+	/* streams disabled for longer than the retention, once empty */
+	if (SPI_execute_with_args("DELETE FROM " INTERNAL_SCHEMA ".streams s WHERE s.disabled < $1 "
+							  "AND NOT EXISTS (SELECT FROM " INTERNAL_SCHEMA ".stream_records r "
+							  "WHERE r.stream_id = s.stream_id)",
+							  1, (Oid[]) {TIMESTAMPTZOID}, (Datum[]) {TimestampTzGetDatum(cutoff)},
+							  NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not delete from " INTERNAL_SCHEMA ".streams");
 	SPI_finish();
 	SetUserIdAndSecContext(save_userid, save_sec);
 	/* readers cache the trimmed numbers */
