@@ -29,6 +29,7 @@ OBJS = \
 	src/api/ddb_ttl.o \
 	src/api/ddb_ttl_worker.o \
 	src/api/ddb_batch.o \
+	src/api/ddb_stream.o \
 	src/planner/ddb_planner.o \
 	src/planner/ddb_customscan.o \
 	src/http/ddb_http.o \
@@ -46,13 +47,13 @@ PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 REGRESS = extension shape keys tree modify items items_security types expr_condition expr_update \
 	expr_projection expr_key_condition expr_errors model_messages query scan query_cost keyscan gsi \
 	gsi_verify big_items api_tables api_items api_query api_legacy names api_indexes http_keys ttl ttl_cost lsi \
-	batch transact
+	batch transact streams
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
 ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew item-api \
 	gsi-concurrent keyscan-epq hot-key-versions hot-key-long-run api-protocol statement-snapshot \
-	ttl-sweep lsi-collection transact-conflict transact-get-snapshot
+	ttl-sweep lsi-collection transact-conflict transact-get-snapshot stream-order
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
 # TAP tests: test/t/*.pl (they start clusters of their own with initdb, so

@@ -390,3 +390,100 @@ CREATE INDEX transaction_tokens_used ON ddb_internal.transaction_tokens (used);
 REVOKE ALL ON ddb_internal.transaction_tokens FROM PUBLIC;
 COMMENT ON TABLE ddb_internal.transaction_tokens IS
   'ClientRequestTokens of TransactWriteItems in the last ten minutes (older ones are purged as new ones arrive)';
+
+-- ---------------------------------------------------------------------------
+-- Streams (issue 18; src/api/ddb_stream.c)
+-- ---------------------------------------------------------------------------
+-- One row per stream a table ever had (enabling a stream again makes a new
+-- one, as DynamoDB does; a disabled stream stays readable until its records
+-- expire).  Records live in ddb_internal.stream_records, an ordinary heap
+-- table: WAL-logged, replicated and transactional, written by the changing
+-- transaction itself.  Sequence numbers come from one sequence shared by
+-- every stream; see ddb_stream.c for why a reader resuming after the last
+-- number it processed misses nothing.
+CREATE SEQUENCE ddb_internal.stream_seq;
+
+CREATE TABLE ddb_internal.streams (
+    stream_id serial PRIMARY KEY,
+    relid regclass,                  -- NULL once the table is dropped
+    table_name text NOT NULL,        -- DynamoDB's name, for the ARN
+    label text NOT NULL,             -- StreamLabel: creation time, UTC, ms
+    view_type text NOT NULL
+        CHECK (view_type IN ('KEYS_ONLY', 'NEW_IMAGE', 'OLD_IMAGE', 'NEW_AND_OLD_IMAGES')),
+    shards integer NOT NULL CHECK (shards BETWEEN 1 AND 256),
+    key_schema jsonb NOT NULL,       -- DescribeStream's KeySchema
+    created timestamptz NOT NULL,
+    disabled timestamptz,            -- NULL while enabled
+    trimmed bigint NOT NULL DEFAULT 0,  -- records up to this number may be gone
+    UNIQUE (table_name, label)
+);
+CREATE INDEX ON ddb_internal.streams (relid);
+
+CREATE TABLE ddb_internal.stream_records (
+    stream_id integer NOT NULL,
+    shard smallint NOT NULL,
+    seq bigint NOT NULL,
+    created timestamptz NOT NULL,    -- ApproximateCreationDateTime
+    event "char" NOT NULL,           -- I(NSERT), M(ODIFY), R(EMOVE)
+    keys jsonb NOT NULL,             -- document form, as the SQL functions
+    new_image jsonb,
+    old_image jsonb,
+    size_bytes integer NOT NULL,
+    service boolean NOT NULL DEFAULT false  -- a deletion by the service (TTL)
+);
+CREATE UNIQUE INDEX stream_records_pkey ON ddb_internal.stream_records (stream_id, shard, seq);
+REVOKE ALL ON ddb_internal.streams, ddb_internal.stream_records, ddb_internal.stream_seq FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('ddb_internal.streams', '');
+SELECT pg_catalog.pg_extension_config_dump('ddb_internal.stream_records', '');
+SELECT pg_catalog.pg_extension_config_dump('ddb_internal.stream_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('ddb_internal.streams_stream_id_seq', '');
+
+-- UpdateTable's StreamSpecification: a view type enables a stream, NULL
+-- disables it.  Returns the table's stream settings.
+CREATE FUNCTION ddb_update_stream(tbl text, view_type text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'ddb_update_stream'
+LANGUAGE C;
+
+-- The records of the table's latest stream, in sequence-number order (all
+-- shards merged, or one shard), after a sequence number.
+CREATE FUNCTION ddb_stream_records(tbl text, shard text DEFAULT NULL,
+                                   after_sequence_number text DEFAULT NULL,
+                                   "limit" integer DEFAULT 1000)
+RETURNS SETOF jsonb
+AS 'MODULE_PATHNAME', 'ddb_stream_records'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+-- Removes records older than ddb.stream_retention (and streams disabled for
+-- longer); for pg_cron.  Returns the number of records removed.
+CREATE FUNCTION ddb_stream_sweep()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'ddb_stream_sweep'
+LANGUAGE C;
+REVOKE ALL ON FUNCTION ddb_stream_sweep() FROM PUBLIC;
+
+-- SQL writes (INSERT, UPDATE, DELETE, COPY, MERGE) reach a stream through
+-- this row trigger, created on the table while its stream is enabled.
+CREATE FUNCTION ddb_stream_trigger()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'ddb_stream_trigger'
+LANGUAGE C;
+
+-- DROP TABLE disables the table's stream; its records stay until they
+-- expire, as DynamoDB keeps a deleted table's stream for 24 hours.
+CREATE FUNCTION ddb_stream_on_drop()
+RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+  UPDATE ddb_internal.streams s
+     SET relid = NULL, disabled = coalesce(s.disabled, pg_catalog.now())
+    FROM pg_catalog.pg_event_trigger_dropped_objects() d
+   WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objsubid = 0
+     AND d.object_type = 'table' AND s.relid::oid = d.objid;
+END
+$$;
+
+CREATE EVENT TRIGGER ddb_stream_on_drop ON sql_drop
+  EXECUTE FUNCTION ddb_stream_on_drop();

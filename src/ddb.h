@@ -346,9 +346,9 @@ extern Node *ddb_keyscan_create_state(struct CustomScan *cscan);
 /* api/ddb_query.c: Query and Scan; SQL-callable only (see its header) */
 
 /*
- * api/ddb_table.c, ddb_api.c, ddb_protocol.c, ddb_json.c: tables and
- * names, the operation cores, the protocol; see api/ddb_ops.h,
- * api/ddb_protocol.h and api/ddb_json.h.  _PG_init calls ddb_api_init for
+ * api/ddb_table.c, ddb_api.c, ddb_protocol.c, ddb_json.c, ddb_stream.c:
+ * tables and names, the operation cores, the protocol, streams; see
+ * api/ddb_ops.h, api/ddb_protocol.h and api/ddb_json.h.  _PG_init calls ddb_api_init for
  * the api layer's GUCs.
  */
 extern void ddb_api_init(void);

@@ -44,6 +44,8 @@
 #define DDB_ERRCODE_TRANSACTION_IN_PROGRESS MAKE_SQLSTATE('D','B','0','1','7')	/* TransactionInProgressException */
 #define DDB_ERRCODE_REQUEST_LIMIT		MAKE_SQLSTATE('D','B','0','1','8')	/* RequestLimitExceeded */
 #define DDB_ERRCODE_INTERNAL			MAKE_SQLSTATE('D','B','0','1','9')	/* InternalServerError (HTTP 500) */
+#define DDB_ERRCODE_EXPIRED_ITERATOR	MAKE_SQLSTATE('D','B','0','2','0')	/* ExpiredIteratorException (Streams) */
+#define DDB_ERRCODE_TRIMMED_DATA		MAKE_SQLSTATE('D','B','0','2','1')	/* TrimmedDataAccessException (Streams) */
 
 /*
  * Raise a DynamoDB error: ddb_raise(CODE, "Kind", "message format", args).

@@ -278,8 +278,9 @@ write_item(Relation rel, Jsonb *item, StringInfo key, Jsonb *old,
 								 DDB_UNIQUE_RETURN, &newtid))
 		return false;
 
-	/* the engine fires no triggers: keep the indexes here */
+	/* the engine fires no triggers: keep the indexes and the stream here */
 	ddb_gsi_maintain(rel, have_current ? old : NULL, item);
+	ddb_stream_capture(rel, have_current ? old : NULL, item);
 	return true;
 }
 
@@ -442,6 +443,7 @@ ddb_delete_item_core(Relation rel, Jsonb *keydoc, DdbCondition *cond, DdbWriteRe
 			if (result != TM_Ok && ddb_retry_after_conflict(result))
 				continue;		/* changed since we read it: start over */
 			ddb_gsi_maintain(rel, res->old, NULL);
+			ddb_stream_capture(rel, res->old, NULL);
 		}
 		else
 		{

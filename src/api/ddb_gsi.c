@@ -1010,8 +1010,8 @@ attribute_redefined(const char *name, DdbKeyType was, DdbKeyType now)
 					   name, ddb_key_type_name(was), ddb_key_type_name(now))));
 }
 
-/* The schema ddb is installed in (where the trigger function lives). */
-static Oid
+/* The schema ddb is installed in (where the trigger functions live). */
+Oid
 ddb_extension_schema(void)
 {
 	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);

@@ -287,6 +287,7 @@ extern void ddb_index_drop(Oid relid, const char *index_name, char kind);
 extern void ddb_gsi_init(void);
 extern bool ddb_index_info(Relation rel, char kind, char **index_name, Oid *index_relid,
 						   char **pk, char **sk);
+extern Oid	ddb_extension_schema(void);
 extern void ddb_gsi_attribute_definitions(Relation rel, StringInfo buf);
 extern int	ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,
 								const char **names, double *units);
@@ -298,5 +299,23 @@ extern void ddb_ttl_describe_json(Relation rel, StringInfo buf);
 extern int64 ddb_ttl_sweep_table(Relation rel, int64 limit, bool *more);
 extern List *ddb_ttl_tables(void);
 extern void ddb_ttl_worker_init(void);
+
+/* ------------------------------------------------------------------------
+ * Streams (ddb_stream.c).  Every write path calls ddb_stream_capture with
+ * an item's old and new versions (NULL: none), in the writing transaction.
+ * The ddb_op_* are DynamoDB Streams' operations, for ddb_api_execute.
+ * ------------------------------------------------------------------------
+ */
+struct DdbJson;
+extern void ddb_stream_init(void);
+extern void ddb_stream_capture(Relation rel, Jsonb *olditem, Jsonb *newitem);
+extern void ddb_stream_service_begin(void);
+extern void ddb_stream_service_end(void);
+extern void ddb_stream_set(Relation rel, const char *view_type);
+extern void ddb_stream_describe(Relation rel, StringInfo buf, bool *first);
+extern char *ddb_op_list_streams(struct DdbJson *req, int *len);
+extern char *ddb_op_describe_stream(struct DdbJson *req, int *len);
+extern char *ddb_op_get_shard_iterator(struct DdbJson *req, int *len);
+extern char *ddb_op_get_records(struct DdbJson *req, int *len);
 
 #endif							/* DDB_OPS_H */

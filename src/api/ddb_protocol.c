@@ -90,6 +90,8 @@ static const ErrorKind error_kinds[] = {
 	{DDB_ERRCODE_TRANSACTION_IN_PROGRESS, "TransactionInProgressException", NS_DYNAMODB, 400},
 	{DDB_ERRCODE_REQUEST_LIMIT, "RequestLimitExceeded", NS_DYNAMODB, 400},
 	{DDB_ERRCODE_INTERNAL, "InternalServerError", NS_DYNAMODB, 500},
+	{DDB_ERRCODE_EXPIRED_ITERATOR, "ExpiredIteratorException", NS_DYNAMODB, 400},
+	{DDB_ERRCODE_TRIMMED_DATA, "TrimmedDataAccessException", NS_DYNAMODB, 400},
 	/* PostgreSQL's errors with a DynamoDB meaning */
 	{ERRCODE_INSUFFICIENT_PRIVILEGE, "AccessDeniedException", NS_SERVICE, 400},
 	{ERRCODE_T_R_SERIALIZATION_FAILURE, "TransactionConflictException", NS_DYNAMODB, 400},
@@ -380,6 +382,38 @@ index_list_name(DdbJson *list, int i, const char *structname, const char *member
 	return iname;
 }
 
+/*
+ * StreamSpecification {StreamEnabled, StreamViewType} of CreateTable and
+ * UpdateTable: false when absent; *view is the view type to enable, or
+ * NULL to disable.
+ */
+static bool
+stream_specification(DdbJson *req, const char **view)
+{
+	DdbJson    *ss = member_struct(req, "StreamSpecification", "StreamSpecification");
+	DdbJson    *en;
+	DdbValErrors e;
+	bool		enabled;
+
+	*view = NULL;
+	if (ss == NULL)
+		return false;
+	en = member(ss, "StreamEnabled");
+	ddb_valerr_init(&e);
+	if (en == NULL)
+		ddb_valerr_add(&e, NULL, "streamSpecification.streamEnabled", "Member must not be null");
+	*view = check_enum(&e, member_string(ss, "StreamViewType"), "streamSpecification.streamViewType",
+					   (const char *const[]) {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY", NULL},
+					   "NEW_IMAGE, OLD_IMAGE, NEW_AND_OLD_IMAGES, KEYS_ONLY");
+	ddb_valerr_raise(&e);
+	enabled = ddb_json_check_bool(en);
+	if (enabled && *view == NULL)
+		validation_error("One or more parameter values were invalid: StreamViewType is required when StreamEnabled is true");
+	if (!enabled && *view != NULL)
+		validation_error("One or more parameter values were invalid: StreamViewType cannot be specified when StreamEnabled is false");
+	return true;
+}
+
 static char *
 op_create_table(DdbJson *req, int *len)
 {
@@ -397,6 +431,8 @@ op_create_table(DdbJson *req, int *len)
 	Oid			relid;
 	Relation	rel;
 	Response	r;
+	bool		has_stream;
+	const char *stream_view;
 
 	memset(&ct, 0, sizeof(ct));
 	ct.name = member_string(req, "TableName");
@@ -556,6 +592,8 @@ op_create_table(DdbJson *req, int *len)
 		}
 	}
 
+	has_stream = stream_specification(req, &stream_view);
+
 	ddb_check_create_table(&ct);
 	relid = ddb_create_table_core(&ct);
 
@@ -565,6 +603,8 @@ op_create_table(DdbJson *req, int *len)
 		create_index(rel, defs, lsis->elems[i], DDB_INDEX_LOCAL);
 	for (int i = 0; gsis && i < gsis->n; i++)
 		create_index(rel, defs, gsis->elems[i], DDB_INDEX_GLOBAL);
+	if (has_stream && stream_view != NULL)
+		ddb_stream_set(rel, stream_view);
 	resp_begin(&r);
 	resp_key(&r, "TableDescription");
 	ddb_describe_table_json(rel, "ACTIVE", &r.buf);
@@ -848,6 +888,8 @@ op_update_table(DdbJson *req, int *len)
 	Oid			relid;
 	const DdbTableInfo *info;
 	Response	r;
+	bool		has_stream;
+	const char *stream_view;
 
 	ddb_valerr_init(&e);
 	name = check_table_name(&e, req, "TableName");
@@ -863,6 +905,7 @@ op_update_table(DdbJson *req, int *len)
 		validation_error("One or more parameter values were invalid: ProvisionedThroughput must be specified when BillingMode is PROVISIONED");
 	if (billing && strcmp(billing, "PAY_PER_REQUEST") == 0 && pt != NULL)
 		validation_error("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+	has_stream = stream_specification(req, &stream_view);
 	if (updates && updates->n > 1)
 		ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
 				  "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table");
@@ -930,6 +973,10 @@ op_update_table(DdbJson *req, int *len)
 		}
 		/* Update: an index's throughput; on-demand indexes have none to keep */
 	}
+
+	/* StreamSpecification: enable or disable the stream */
+	if (has_stream)
+		ddb_stream_set(rel, stream_view);
 
 	resp_begin(&r);
 	resp_key(&r, "TableDescription");
@@ -2360,9 +2407,13 @@ static const Operation operations[] = {
 	{"DeleteTable", op_delete_table},
 	{"DescribeEndpoints", op_describe_endpoints},
 	{"DescribeLimits", op_describe_limits},
+	{"DescribeStream", ddb_op_describe_stream},
 	{"DescribeTable", op_describe_table},
 	{"DescribeTimeToLive", op_describe_time_to_live},
 	{"GetItem", op_get_item},
+	{"GetRecords", ddb_op_get_records},
+	{"GetShardIterator", ddb_op_get_shard_iterator},
+	{"ListStreams", ddb_op_list_streams},
 	{"ListTables", op_list_tables},
 	{"ListTagsOfResource", op_list_tags_of_resource},
 	{"PutItem", op_put_item},

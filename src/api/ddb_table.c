@@ -107,6 +107,7 @@ ddb_api_init(void)
 							   NULL, NULL, NULL);
 	ddb_gsi_init();
 	ddb_ttl_worker_init();
+	ddb_stream_init();
 }
 
 /* ------------------------------------------------------------------------
@@ -638,6 +639,7 @@ ddb_describe_table_json(Relation rel, const char *status, StringInfo buf)
 		ddb_json_key(buf, &first, "GlobalSecondaryIndexes");
 		ddb_gsi_describe(rel, DDB_INDEX_GLOBAL, buf);
 	}
+	ddb_stream_describe(rel, buf, &first);
 	ddb_json_key(buf, &first, "DeletionProtectionEnabled");
 	appendStringInfoString(buf, "false");
 	appendStringInfoChar(buf, '}');

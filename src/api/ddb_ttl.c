@@ -346,18 +346,28 @@ ddb_ttl_sweep_table(Relation rel, int64 limit, bool *more)
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb ttl sweep",
 								ALLOCSET_DEFAULT_SIZES);
-	foreach(lc, keys)
+	/* the deletions are the service's, in a stream's records */
+	ddb_stream_service_begin();
+	PG_TRY();
 	{
-		DdbWriteResult res;
+		foreach(lc, keys)
+		{
+			DdbWriteResult res;
 
-		CHECK_FOR_INTERRUPTS();
-		old = MemoryContextSwitchTo(cxt);
-		ddb_delete_item_core(rel, lfirst(lc), cond, &res);
-		if (!res.condition_failed && res.old != NULL)
-			deleted++;
-		MemoryContextSwitchTo(old);
-		MemoryContextReset(cxt);
+			CHECK_FOR_INTERRUPTS();
+			old = MemoryContextSwitchTo(cxt);
+			ddb_delete_item_core(rel, lfirst(lc), cond, &res);
+			if (!res.condition_failed && res.old != NULL)
+				deleted++;
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(cxt);
+		}
 	}
+	PG_FINALLY();
+	{
+		ddb_stream_service_end();
+	}
+	PG_END_TRY();
 	MemoryContextDelete(cxt);
 	return deleted;
 }

@@ -1,0 +1,269 @@
+-- Streams: enabling and disabling, one record per item change from every
+-- write path (SQL INSERT/UPDATE/DELETE/COPY/MERGE, the item API, ddb_api),
+-- the record shapes of each view type, reading in order and resuming, and
+-- the errors.  DynamoDB Streams' API through ddb_api is in streams_api.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
+CREATE SCHEMA streams;
+SET ddb.schema = streams;
+SET search_path = streams, public;
+
+-- Sequence numbers, event ids and times depend on what ran before: records
+-- are shown without them, and their order is checked separately.
+CREATE FUNCTION rec(r jsonb) RETURNS jsonb LANGUAGE sql AS $$
+  SELECT (r - 'eventID') #- '{dynamodb,SequenceNumber}' #- '{dynamodb,ApproximateCreationDateTime}'
+$$;
+CREATE FUNCTION recs(tbl text) RETURNS SETOF jsonb LANGUAGE sql AS $$
+  SELECT rec(r) FROM ddb_stream_records(tbl) r
+$$;
+-- the records' short form: event, keys, images
+CREATE FUNCTION brief(tbl text, after text DEFAULT NULL) RETURNS TABLE (event text, keys jsonb, new jsonb, old jsonb) LANGUAGE sql AS $$
+  SELECT r->>'eventName', r->'dynamodb'->'Keys', r->'dynamodb'->'NewImage', r->'dynamodb'->'OldImage'
+  FROM ddb_stream_records(tbl, NULL, after) r
+$$;
+
+SELECT ddb_create_table('orders', 'PK', 'S', 'SK', 'S');
+
+-- No stream: DescribeTable shows none, reading is ResourceNotFoundException,
+-- and disabling is refused.
+SELECT ddb_describe_table('orders') ? 'LatestStreamArn' AS has_stream;
+SELECT * FROM ddb_stream_records('orders');
+SELECT ddb_update_stream('orders', NULL);
+SELECT ddb_update_stream('orders', 'NEW_AND_OLD');
+
+-- Writes before the stream is enabled are not in it.
+INSERT INTO orders VALUES ('CUST#1', 'PROFILE', '{"name": "Ann"}');
+
+-- Enable: DescribeTable shows the specification, the label and the ARN.
+SELECT ddb_update_stream('orders', 'NEW_AND_OLD_IMAGES') ? 'LatestStreamArn' AS enabled;
+SELECT d->'StreamSpecification' AS spec,
+       d->>'LatestStreamArn' = d->>'TableArn' || '/stream/' || (d->>'LatestStreamLabel') AS arn_ok,
+       d->>'LatestStreamLabel' ~ '^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$' AS label_ok
+FROM ddb_describe_table('orders') d;
+SELECT ddb_update_stream('orders', 'KEYS_ONLY');
+SELECT count(*) FROM ddb_stream_records('orders');
+
+-- Every SQL write path: INSERT, UPDATE, DELETE, COPY, MERGE.
+INSERT INTO orders VALUES ('CUST#1', 'ORDER#1', '{"total": 10}'), ('CUST#2', 'ORDER#7', '{"total": 7}');
+UPDATE orders SET item = '{"total": 11}' WHERE "PK" = 'CUST#1' AND "SK" = 'ORDER#1';
+DELETE FROM orders WHERE "PK" = 'CUST#2';
+COPY orders FROM stdin;
+CUST#3	ORDER#9	{"total": 9}
+\.
+MERGE INTO orders o USING (VALUES ('CUST#3', 'ORDER#9', 90)) v(pk, sk, t)
+  ON o."PK" = v.pk AND o."SK" = v.sk
+  WHEN MATCHED THEN UPDATE SET item = jsonb_build_object('total', v.t);
+SELECT * FROM brief('orders');
+
+-- The item API: PutItem (new, replacing, unchanged), UpdateItem, DeleteItem;
+-- a failed condition and a delete of a missing item write nothing.
+TRUNCATE ddb_internal.stream_records;
+SELECT ddb_put_item('orders', '{"PK": "CUST#4", "SK": "A", "n": 1}');
+SELECT ddb_put_item('orders', '{"PK": "CUST#4", "SK": "A", "n": 2}');
+SELECT ddb_put_item('orders', '{"PK": "CUST#4", "SK": "A", "n": 2}');   -- changes nothing: no record
+SELECT ddb_update_item('orders', '{"PK": "CUST#4", "SK": "A"}', 'SET n = n + :one', vals => '{":one": 1}');
+SELECT ddb_put_item('orders', '{"PK": "CUST#4", "SK": "A"}', 'n = :x', vals => '{":x": 0}');
+SELECT ddb_delete_item('orders', '{"PK": "CUST#4", "SK": "A"}');
+SELECT ddb_delete_item('orders', '{"PK": "CUST#4", "SK": "A"}');
+SELECT * FROM brief('orders');
+
+-- ddb_api's writes are the same code: PutItem, UpdateItem, DeleteItem.
+TRUNCATE ddb_internal.stream_records;
+SELECT ddb_api('PutItem', '{"TableName": "orders", "Item": {"PK": {"S": "CUST#5"}, "SK": {"S": "B"}, "tags": {"SS": ["x", "y"]}}}');
+SELECT ddb_api('UpdateItem', '{"TableName": "orders", "Key": {"PK": {"S": "CUST#5"}, "SK": {"S": "B"}},
+  "UpdateExpression": "ADD tags :t", "ExpressionAttributeValues": {":t": {"SS": ["z"]}}}');
+SELECT ddb_api('DeleteItem', '{"TableName": "orders", "Key": {"PK": {"S": "CUST#5"}, "SK": {"S": "B"}}}');
+SELECT * FROM brief('orders');
+
+-- Transactions: a rolled-back change never appears, a rolled-back
+-- subtransaction's neither; a transaction does not see its own records
+-- before it commits (they are not committed yet).
+TRUNCATE ddb_internal.stream_records;
+BEGIN;
+INSERT INTO orders VALUES ('CUST#6', 'X', '{}');
+SELECT count(*) AS own_records_before_commit FROM ddb_stream_records('orders');
+ROLLBACK;
+BEGIN;
+INSERT INTO orders VALUES ('CUST#6', 'Y', '{}');
+SAVEPOINT s;
+SELECT ddb_put_item('orders', '{"PK": "CUST#6", "SK": "Z"}');
+ROLLBACK TO s;
+COMMIT;
+SELECT * FROM brief('orders');
+
+-- The whole record, DynamoDB's shape.
+SELECT jsonb_pretty(r) FROM recs('orders') r;
+
+-- Each view type: what the records hold.
+CREATE TABLE views_k (pk text, item jsonb) USING ddb;
+CREATE TABLE views_n (pk text, item jsonb) USING ddb;
+CREATE TABLE views_o (pk text, item jsonb) USING ddb;
+SELECT ddb_update_stream('views_k', 'KEYS_ONLY') IS NOT NULL,
+       ddb_update_stream('views_n', 'NEW_IMAGE') IS NOT NULL,
+       ddb_update_stream('views_o', 'OLD_IMAGE') IS NOT NULL;
+INSERT INTO views_k VALUES ('a', '{"v": 1}');
+UPDATE views_k SET item = '{"v": 2}';
+DELETE FROM views_k;
+INSERT INTO views_n VALUES ('a', '{"v": 1}');
+UPDATE views_n SET item = '{"v": 2}';
+DELETE FROM views_n;
+INSERT INTO views_o VALUES ('a', '{"v": 1}');
+UPDATE views_o SET item = '{"v": 2}';
+DELETE FROM views_o;
+SELECT 'KEYS_ONLY' AS view, * FROM brief('views_k')
+UNION ALL SELECT 'NEW_IMAGE', * FROM brief('views_n')
+UNION ALL SELECT 'OLD_IMAGE', * FROM brief('views_o');
+SELECT DISTINCT r->'dynamodb'->>'StreamViewType' AS view_type, r->'dynamodb'->>'SizeBytes' AS size
+FROM ddb_stream_records('views_o') r ORDER BY 1, 2;
+
+-- Order and resuming: sequence numbers increase; a reader that resumes
+-- after the last number it got, in pages of 2, gets every record once.
+TRUNCATE ddb_internal.stream_records;
+INSERT INTO orders SELECT 'P#' || i, 'S', jsonb_build_object('i', i) FROM generate_series(1, 9) i;
+SELECT bool_and(a < b) AS increasing
+FROM (SELECT r->'dynamodb'->>'SequenceNumber' AS a,
+             lead(r->'dynamodb'->>'SequenceNumber') OVER () AS b
+      FROM ddb_stream_records('orders') r) x WHERE b IS NOT NULL;
+DO $$
+DECLARE
+  after text := NULL;
+  got text[] := '{}';
+  page jsonb[];
+BEGIN
+  LOOP
+    page := ARRAY(SELECT r FROM ddb_stream_records('orders', NULL, after, 2) r);
+    EXIT WHEN cardinality(page) = 0;
+    got := got || ARRAY(SELECT p->'dynamodb'->'Keys'->>'PK' FROM unnest(page) p);
+    after := page[cardinality(page)]->'dynamodb'->>'SequenceNumber';
+  END LOOP;
+  RAISE NOTICE 'pages of 2: % records, % distinct, same as one read: %', cardinality(got),
+    (SELECT count(DISTINCT g) FROM unnest(got) g),
+    got = ARRAY(SELECT r->'dynamodb'->'Keys'->>'PK' FROM ddb_stream_records('orders') r);
+END
+$$;
+
+-- Shards: records are spread over the stream's shards by partition-key
+-- hash; each item's records stay in one shard; the shards' records
+-- together are the merged read.
+SELECT count(*) AS shards,
+       sum(n) AS records
+FROM (SELECT s->>'ShardId' AS id,
+             (SELECT count(*) FROM ddb_stream_records('orders', s->>'ShardId')) AS n
+      FROM jsonb_array_elements(ddb_api('DescribeStream',
+             jsonb_build_object('StreamArn', ddb_describe_table('orders')->>'LatestStreamArn'))
+             ->'StreamDescription'->'Shards') s) x;
+SELECT count(*) FROM ddb_stream_records('orders');
+
+-- Disabling keeps the stream readable; later writes are not recorded.
+SELECT ddb_update_stream('orders', NULL) - 'LatestStreamArn' - 'LatestStreamLabel';
+INSERT INTO orders VALUES ('CUST#7', 'X', '{}');
+SELECT count(*) FROM ddb_stream_records('orders');
+SELECT ddb_describe_table('orders') ? 'StreamSpecification' AS has_spec,
+       ddb_describe_table('orders') ? 'LatestStreamArn' AS has_arn;
+SELECT ddb_update_stream('orders', NULL);
+-- enabling again makes a new stream, empty
+SELECT ddb_update_stream('orders', 'NEW_IMAGE')->'StreamSpecification';
+SELECT count(*) FROM ddb_stream_records('orders');
+SELECT count(*) AS streams FROM ddb_internal.streams s WHERE s.relid = 'orders'::regclass;
+
+-- DynamoDB Streams' operations through ddb_api (the endpoint's pytest,
+-- test/endpoint/test_streams.py, reads a stream end to end with boto3).
+INSERT INTO orders VALUES ('CUST#10', 'X', '{"n": 1}');
+SELECT ddb_describe_table('orders')->>'LatestStreamArn' AS arn \gset
+SELECT jsonb_array_length(ddb_api('ListStreams', '{"TableName": "orders"}')->'Streams') AS streams_of_orders;
+SELECT d->'StreamStatus' AS status, d->'StreamViewType' AS view, d->'KeySchema' AS keys,
+       jsonb_array_length(d->'Shards') AS shards, d->>'StreamArn' = :'arn' AS arn_ok
+FROM (SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'arn'))->'StreamDescription' d) x;
+SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'arn', 'Limit', 1))
+       ->'StreamDescription' ? 'LastEvaluatedShardId' AS paged;
+-- every shard from TRIM_HORIZON: the one record, typed
+SELECT r->'eventName' AS event, r->'dynamodb'->'Keys' AS keys, r->'dynamodb'->'NewImage' AS new
+FROM jsonb_array_elements(ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'arn'))->'StreamDescription'->'Shards') s,
+     LATERAL (SELECT ddb_api('GetShardIterator', jsonb_build_object('StreamArn', :'arn', 'ShardId', s->'ShardId',
+                             'ShardIteratorType', 'TRIM_HORIZON'))->>'ShardIterator' AS it) i,
+     LATERAL jsonb_array_elements(ddb_api('GetRecords', jsonb_build_object('ShardIterator', i.it))->'Records') r;
+SELECT ddb_api('ListStreams', '{"Limit": 0}');
+SELECT ddb_api('DescribeStream', '{}');
+SELECT ddb_api('DescribeStream', '{"StreamArn": "arn:aws:dynamodb:us-east-1:000000000000:table/orders/stream/2000-01-01T00:00:00.000"}');
+SELECT ddb_api('GetShardIterator', '{"ShardIteratorType": "OLDEST"}');
+SELECT ddb_api('GetShardIterator', jsonb_build_object('StreamArn', :'arn', 'ShardId', 'shardId-x', 'ShardIteratorType', 'LATEST'));
+SELECT ddb_api('GetRecords', '{"ShardIterator": "1:2:3"}');
+SELECT ddb_api('GetRecords', '{}');
+
+-- Errors: limits, sequence numbers, shards.
+SELECT * FROM ddb_stream_records('orders', NULL, NULL, 0);
+SELECT * FROM ddb_stream_records('orders', NULL, NULL, 1001);
+SELECT * FROM ddb_stream_records('orders', NULL, 'x1');
+SELECT * FROM ddb_stream_records('orders', 'shardId-nope');
+SELECT * FROM ddb_stream_records('nosuchtable');
+
+-- Privileges: only the owner changes a stream; reading needs SELECT.
+CREATE ROLE streams_reader;
+GRANT USAGE ON SCHEMA streams TO streams_reader;
+SET ROLE streams_reader;
+SELECT * FROM ddb_stream_records('orders');
+SELECT ddb_update_stream('orders', NULL);
+SELECT ddb_stream_sweep();
+RESET ROLE;
+-- the sweep may be granted (it runs as the catalogs' owner)
+GRANT EXECUTE ON FUNCTION ddb_stream_sweep() TO streams_reader;
+SET ROLE streams_reader;
+SELECT ddb_stream_sweep() >= 0 AS swept;
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION ddb_stream_sweep() FROM streams_reader;
+GRANT SELECT ON orders TO streams_reader;
+SET ROLE streams_reader;
+SELECT count(*) FROM ddb_stream_records('orders');
+RESET ROLE;
+
+-- Writing needs no privilege on the stream's catalogs: a writer with only
+-- INSERT on the table records its changes.
+GRANT INSERT ON orders TO streams_reader;
+SET ROLE streams_reader;
+INSERT INTO orders VALUES ('CUST#8', 'X', '{"by": "reader"}');
+RESET ROLE;
+SELECT * FROM brief('orders');
+
+-- DROP TABLE disables the stream; its records stay until they expire,
+-- readable by superusers through its ARN.
+SELECT ddb_describe_table('views_k')->>'LatestStreamArn' AS views_k_arn \gset
+DROP TABLE views_k;
+SELECT view_type, relid IS NULL AS dropped, disabled IS NOT NULL AS disabled
+FROM ddb_internal.streams WHERE table_name = 'views_k';
+SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'views_k_arn'))->'StreamDescription'->>'StreamStatus' AS status;
+SET ROLE streams_reader;
+SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'views_k_arn'));
+RESET ROLE;
+
+-- Retention: the sweep removes records older than ddb.stream_retention
+-- (and streams disabled for longer, once their records are gone); a read
+-- from before the trimmed point is TrimmedDataAccessException.
+SELECT r->'dynamodb'->>'SequenceNumber' AS first_seq FROM ddb_stream_records('orders') r LIMIT 1 \gset
+SELECT pg_sleep(1.1);
+SET ddb.stream_retention = 1;
+SELECT ddb_stream_sweep() > 0 AS removed;
+SELECT count(*) FROM ddb_stream_records('orders');
+SELECT * FROM ddb_stream_records('orders', NULL, '1');
+SELECT count(*) AS views_k_stream_left FROM ddb_internal.streams WHERE table_name = 'views_k';
+RESET ddb.stream_retention;
+-- new records after the trimmed point are read as usual
+INSERT INTO orders VALUES ('CUST#9', 'X', '{}');
+SELECT * FROM brief('orders');
+
+-- TTL deletions are the service's: REMOVE records with DynamoDB's
+-- userIdentity; a user's DeleteItem has none
+SELECT ddb_create_table('sessions', 'id', 'S');
+SELECT ddb_update_stream('sessions', 'OLD_IMAGE') -> 'StreamSpecification' AS spec;
+SELECT ddb_update_time_to_live('sessions', 'expires', true);
+SELECT ddb_put_item('sessions', jsonb_build_object('id', 'old', 'expires', extract(epoch FROM now())::bigint - 60));
+SELECT ddb_put_item('sessions', jsonb_build_object('id', 'gone', 'expires', extract(epoch FROM now())::bigint + 3600));
+SELECT ddb_put_item('sessions', jsonb_build_object('id', 'live', 'expires', extract(epoch FROM now())::bigint + 3600));
+SELECT ddb_delete_item('sessions', '{"id": "gone"}');
+SELECT ddb_ttl_sweep('sessions') AS swept;
+SELECT r->>'eventName' AS event, r->'dynamodb'->'Keys'->>'id' AS id, r->'userIdentity' AS user_identity
+FROM ddb_stream_records('sessions') r WHERE r->>'eventName' = 'REMOVE';
+
+SET client_min_messages = warning;
+DROP SCHEMA streams CASCADE;
+DROP ROLE streams_reader;
