@@ -263,6 +263,20 @@ SELECT ddb_delete_item('sessions', '{"id": "gone"}');
 SELECT ddb_ttl_sweep('sessions') AS swept;
 SELECT r->>'eventName' AS event, r->'dynamodb'->'Keys'->>'id' AS id, r->'userIdentity' AS user_identity
 FROM ddb_stream_records('sessions') r WHERE r->>'eventName' = 'REMOVE';
+-- batches and transactions write records like single writes; a canceled
+-- transaction writes none
+SELECT ddb_batch_write_item('{"sessions": [{"PutRequest": {"Item": {"id": "b1"}}},
+                                           {"DeleteRequest": {"Key": {"id": "live"}}}]}');
+SELECT ddb_transact_write_items('[{"Put": {"TableName": "sessions", "Item": {"id": "t1"}}},
+  {"Update": {"TableName": "sessions", "Key": {"id": "b1"}, "UpdateExpression": "SET n = :one",
+              "ExpressionAttributeValues": {":one": 1}}}]');
+CREATE FUNCTION sqlstate_of(q text) RETURNS text LANGUAGE plpgsql AS $f$
+BEGIN EXECUTE q; RETURN '00000'; EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE; END $f$;
+SELECT sqlstate_of($$SELECT ddb_transact_write_items('[{"Put": {"TableName": "sessions", "Item": {"id": "t2"}}},
+  {"ConditionCheck": {"TableName": "sessions", "Key": {"id": "t1"}, "ConditionExpression": "attribute_not_exists(id)"}}]')$$);
+SELECT r->>'eventName' AS event, r->'dynamodb'->'Keys'->>'id' AS id
+FROM ddb_stream_records('sessions') r WHERE r->'dynamodb'->'Keys'->>'id' IN ('b1', 'live', 't1', 't2')
+ORDER BY r->'dynamodb'->>'SequenceNumber';
 
 SET client_min_messages = warning;
 DROP SCHEMA streams CASCADE;
