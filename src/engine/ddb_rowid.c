@@ -269,6 +269,7 @@ typedef struct PendingEntry
 
 static PendingEntry *pending = NULL;
 static int	npending = 0;
+static int	maxpending = 0;
 static bool xact_callback_registered = false;
 
 static int
@@ -309,11 +310,14 @@ flush_entries(Relation rel, PendingEntry *e, int n)
 }
 
 /*
- * Write the deferred entries of one relation (relid = InvalidOid: all).
- * Entries for a relfilenode the relation no longer has are dropped.
+ * Write the deferred entries of one relation (relid = InvalidOid: all) that
+ * belong to its current relfilenode.  Entries of another file of the
+ * relation are void at commit (that file was truncated or replaced), but
+ * before it they are kept: rolling back to a savepoint can bring the file
+ * back.  Entries of a relation that no longer exists are dropped.
  */
 static void
-flush_pending(Oid only)
+flush_pending(Oid only, bool at_commit)
 {
 	int			i = 0;
 	int			keep = 0;
@@ -350,6 +354,11 @@ flush_pending(Oid only)
 						m++;
 					if (RelFileNodeEquals(pending[k].node, rel->rd_node))
 						flush_entries(rel, &pending[k], m - k);
+					else if (!at_commit)
+					{
+						memmove(&pending[keep], &pending[k], sizeof(PendingEntry) * (m - k));
+						keep += m - k;
+					}
 					k = m;
 				}
 				relation_close(rel, NoLock);
@@ -368,7 +377,7 @@ ddb_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PRE_COMMIT:
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:
 		case XACT_EVENT_PRE_PREPARE:
-			flush_pending(InvalidOid);
+			flush_pending(InvalidOid, true);
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
@@ -387,14 +396,25 @@ ddb_map_set_deferred(Relation rel, ItemPointer tid, BlockNumber block, uint32 ha
 	PendingEntry *e;
 
 	if (pending == NULL)
-		pending = MemoryContextAlloc(TopMemoryContext, sizeof(PendingEntry) * DDB_MAX_PENDING);
+	{
+		maxpending = DDB_MAX_PENDING;
+		pending = MemoryContextAlloc(TopMemoryContext, sizeof(PendingEntry) * maxpending);
+	}
 	if (!xact_callback_registered)
 	{
 		RegisterXactCallback(ddb_xact_callback, NULL);
 		xact_callback_registered = true;
 	}
-	if (npending == DDB_MAX_PENDING)
-		flush_pending(InvalidOid);
+	if (npending == maxpending)
+	{
+		flush_pending(InvalidOid, false);
+		/* what is left belongs to files a savepoint rollback may restore */
+		if (npending > maxpending / 2)
+		{
+			maxpending *= 2;
+			pending = repalloc_huge(pending, sizeof(PendingEntry) * maxpending);
+		}
+	}
 	e = &pending[npending++];
 	e->relid = RelationGetRelid(rel);
 	e->node = rel->rd_node;
@@ -408,7 +428,7 @@ void
 ddb_map_flush(Relation rel)
 {
 	if (npending > 0)
-		flush_pending(RelationGetRelid(rel));
+		flush_pending(RelationGetRelid(rel), false);
 }
 
 /* The relation's file was truncated or replaced: its entries are void. */

@@ -41,6 +41,8 @@
 #include "postgres.h"
 
 #include "access/relation.h"
+#include "access/tableam.h"
+#include "catalog/pg_class.h"
 #include "access/xlog.h"
 #include "access/heapam.h"
 #include "access/transam.h"
@@ -57,6 +59,8 @@
 #include "engine/ddb_page.h"
 
 PG_FUNCTION_INFO_V1(ddb_verify);
+
+extern const TableAmRoutine *ddb_routine(void);
 
 typedef struct VerifyState
 {
@@ -431,7 +435,9 @@ ddb_verify(PG_FUNCTION_ARGS)
 
 	memset(&vs, 0, sizeof(vs));
 	vs.rel = relation_open(relid, lockmode);
-	if (!ddb_is_ddb_relation(vs.rel))
+	/* a materialized view USING ddb is stored as a ddb tree too */
+	if (!ddb_is_ddb_relation(vs.rel) &&
+		!(vs.rel->rd_rel->relkind == RELKIND_MATVIEW && vs.rel->rd_tableam == ddb_routine()))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a ddb table", RelationGetRelationName(vs.rel))));
