@@ -23,8 +23,9 @@
  *	  updated or deleted has t_ctid pointing at itself, xmin/xmax lie between the
  *	  table's relfrozenxid and the next transaction id
  *	- row-id map: every committed version is found through the map at its
- *	  own leaf and offset, with its key's hash; its entry points into the
- *	  relation
+ *	  own leaf and offset, with its key's hash, by the walk from its entry's
+ *	  block alone (ddb_find_version's fallback search is not counted); the
+ *	  entry points into the relation, at a leaf
  *
  * The summary also reports max_key_leaves, the most leaves the versions of
  * one key span: not an error (an old snapshot keeps versions alive), but
@@ -384,6 +385,8 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 			BlockNumber hint;
 			Buffer		fbuf;
 			OffsetNumber foff;
+			DdbHintResult hres;
+			bool		found;
 
 			if (!ddb_map_check(vs->rel, &li->tid, ddb_key_hash(li->key), &hint))
 				corrupt(vs, blk, "item %u has no row-id map entry with its hash", off);
@@ -392,7 +395,14 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 						off, hint);
 			/* resolving must find it here (we hold a share lock: take one too) */
 			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-			if (!ddb_find_version(vs->rel, &li->tid, BUFFER_LOCK_SHARE, &fbuf, &foff))
+			found = ddb_find_version_ext(vs->rel, &li->tid, BUFFER_LOCK_SHARE, &fbuf, &foff,
+										 &hres);
+			if (found && hres != DDB_HINT_OK)
+				UnlockReleaseBuffer(fbuf);
+			if (hres == DDB_HINT_NOT_LEAF)
+				corrupt(vs, blk, "item %u's row id map entry points to block %u, which is not a leaf",
+						off, hint);
+			if (!found || hres != DDB_HINT_OK)
 				corrupt(vs, blk, "item %u cannot be found through the row-id map", off);
 			if (BufferGetBlockNumber(fbuf) != blk || foff != off)
 				corrupt(vs, blk, "item %u resolves to block %u offset %u", off,
