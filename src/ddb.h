@@ -340,6 +340,7 @@ struct CustomScan;
 extern Node *ddb_keyscan_create_state(struct CustomScan *cscan);
 
 /* engine/ddb_verify.c */
+extern void ddb_verify_init(void);
 
 /* api/ddb_query.c: Query and Scan; SQL-callable only (see its header) */
 

@@ -920,6 +920,7 @@ ddb_engine_init(void)
 	get_relation_info_hook = ddb_get_relation_info;
 	prev_post_parse_analyze_hook = post_parse_analyze_hook;
 	post_parse_analyze_hook = ddb_post_parse_analyze;
+	ddb_verify_init();
 #ifdef DDB_CHECKS
 	ddb_checks_init();
 #endif

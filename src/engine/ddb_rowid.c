@@ -577,12 +577,7 @@ map_walk_right(Relation rel, Buffer b, ItemPointer tid, int mode,
 		UnlockReleaseBuffer(b);
 		b = ReadBuffer(rel, right);
 		LockBuffer(b, mode);
-		if (PageIsNew(BufferGetPage(b)) ||
-			!(DdbPageGetOpaque(BufferGetPage(b))->flags & DDB_PAGE_LEAF))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg_internal("ddb table \"%s\": right-link to block %u, which is not a leaf",
-									 RelationGetRelationName(rel), right)));
+		ddb_check_leaf(rel, b);
 	}
 	UnlockReleaseBuffer(b);
 	return false;

@@ -87,7 +87,8 @@ sub set_special
 {
 	my ($buf, $field, $value) = @_;
 	my $special = page_info($$buf)->{special};
-	my %at = (right => [ 0, 'L' ], level => [ 4, 'S' ], flags => [ 6, 'S' ]);
+	my %at = (right => [ 0, 'L' ], level => [ 4, 'S' ], flags => [ 6, 'S' ],
+		prefixlen => [ 8, 'S' ]);
 	my ($off, $fmt) = @{ $at{$field} };
 	substr($$buf, $special + $off, $fmt eq 'L' ? 4 : 2) = pack($fmt, $value);
 }
@@ -260,6 +261,18 @@ corruption('c_separator', 'a wrong separator in the parent',
 	my $last = $sep->{at} + 6 + $sep->{keylen} - 1;
 	my $byte = ord(substr($page, $last, 1));
 	substr($page, $last, 1) = chr($byte < 255 ? $byte + 1 : $byte - 1);
+	write_block($f, $root, $page);
+});
+
+corruption('c_prefix', 'an internal page\'s separator prefix longer than the key that keeps it',
+	qr/separator prefix of 300 bytes is longer than the key it comes from/, sub {
+	my ($f, $t) = @_;
+	my $root = $t->{meta}{root};
+	my $page = read_block($f, $root);
+	my $info = page_info($page);
+	die "the root must be an internal page without a prefix"
+	  unless $info->{level} > 0 && key_item($page, $info->{first})->{keylen} == 0;
+	set_special(\$page, 'prefixlen', 300);
 	write_block($f, $root, $page);
 });
 
@@ -450,6 +463,33 @@ for my $t (@tables)
 	is($node->safe_psql('postgres', qq{SELECT (ddb_verify('$t') ->> 'live')::int}), '800',
 		"$t verifies clean before the edit");
 }
+
+# A key whose versions span more leaves than ddb.verify_max_key_leaves: one
+# item of ~2 kB updated 60 times while a snapshot keeps every version.
+$node->safe_psql('postgres', q{
+	CREATE TABLE c_span ("PK" text, item jsonb) USING ddb;
+	INSERT INTO c_span SELECT 'k' || i, '{}' FROM generate_series(1, 50) i;
+	INSERT INTO c_span VALUES ('hot', '{}');
+});
+my $snapshot = $node->background_psql('postgres');
+$snapshot->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM c_span;');
+for my $i (1 .. 60)
+{
+	$node->safe_psql('postgres', q{
+		UPDATE c_span SET item = jsonb_build_object('pad',
+			(SELECT string_agg(md5(random()::text), '') FROM generate_series(1, 60)))
+		 WHERE "PK" = 'hot'});
+}
+$snapshot->query_safe('COMMIT');
+$snapshot->quit;
+my $span = $node->safe_psql('postgres', q{SELECT (ddb_verify('c_span') ->> 'max_key_leaves')::int});
+cmp_ok($span, '>', 10, "c_span: one key's versions span $span leaves, within the default bound");
+my ($rc, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\nSET ddb.verify_max_key_leaves = 10;\nSELECT ddb_verify('c_span')");
+like($err, qr/ERROR:  XX001: .*the versions of one key span more than 10 leaves/,
+	'ddb_verify reports a key whose versions span more leaves than ddb.verify_max_key_leaves');
+is($node->safe_psql('postgres', "SET ddb.verify_max_key_leaves = $span; SELECT (ddb_verify('c_span') ->> 'live')::int"),
+	'51', 'a bound of exactly the span passes');
+
 $next_xid = $node->safe_psql('postgres', 'SELECT txid_current() % 4294967296');
 my %file = map {
 	$_ => $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('$_')")
