@@ -99,6 +99,8 @@ typedef struct DdbRelCache
 	int			rootlevel;		/* level of the cached root */
 	uint64		rowid_next;		/* next row id of this backend's batch */
 	uint64		rowid_end;		/* end (exclusive) of the batch */
+	BlockNumber nblocks_seen;	/* a size the fork has reached (it shrinks
+								 * only when truncated, which resets this) */
 } DdbRelCache;
 
 /*

@@ -624,8 +624,13 @@ ddb_find_version_ext(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 	bound[2] = ((hash + 1) >> 8) & 0xff;
 	bound[3] = (hash + 1) & 0xff;
 
-	/* From the hint, if it names a leaf. */
-	if (hint < RelationGetNumberOfBlocks(rel))
+	/*
+	 * From the hint, if it names a leaf.  (The fork's size is asked for only
+	 * when the hint lies beyond the largest size seen: an lseek per TID
+	 * would tax every update and delete.)
+	 */
+	if (hint < ddb_get_relcache(rel)->nblocks_seen ||
+		hint < (ddb_get_relcache(rel)->nblocks_seen = RelationGetNumberOfBlocks(rel)))
 	{
 		Page		page;
 
