@@ -27,16 +27,21 @@
  * Entries of new versions are deferred: a backend collects them and writes
  * them in batches, one WAL record per map page, before its transaction
  * commits or prepares (and before it resolves a TID of that relation
- * itself).  Only committed versions must be reachable through the map, and
+ * itself, and before a table rewrite swaps in or copies the file they
+ * belong to: ddb_finish_bulk_insert, ddb_relation_copy_data).  Entries are
+ * kept by file: those of a file the relation no longer has are dropped at
+ * commit.  Only committed versions must be reachable through the map, and
  * a crash before commit loses only entries of versions that died with their
  * transaction.  This turns a WAL record per insert into one per thousand.
  *
  * Resolving a TID: read the entry, read that leaf, look for the row id, and
  * follow right-links while the leaves can still hold keys of the entry's
  * hash (a version only ever moves right, and pages are never merged).  A
- * stale hint is repaired lazily.  The version is written before its map
- * entry, so a crash never leaves an entry without a version; VACUUM clears
- * the entries of versions it removes.
+ * stale hint is repaired lazily, and a wrong one (a page that is not a
+ * leaf, or right of the version) falls back to a descent to the first leaf
+ * of the hash.  The version is written before its map entry, so a crash
+ * never leaves an entry without a version; VACUUM clears the entries of
+ * versions it removes.
  *
  *-------------------------------------------------------------------------
  */
