@@ -100,6 +100,8 @@ typedef struct DdbRelCache
 	int			rootlevel;		/* level of the cached root */
 	uint64		rowid_next;		/* next row id of this backend's batch */
 	uint64		rowid_end;		/* end (exclusive) of the batch */
+	BlockNumber nblocks_seen;	/* a size the fork has reached (it shrinks
+								 * only when truncated, which resets this) */
 } DdbRelCache;
 
 /*
@@ -208,6 +210,15 @@ extern void ddb_map_flush(Relation rel);
 extern void ddb_map_forget(Relation rel);
 extern bool ddb_find_version(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 							 OffsetNumber *off);
+/* how a row-id map entry led to its version (ddb_verify reports the others) */
+typedef enum DdbHintResult
+{
+	DDB_HINT_OK,				/* the walk from the entry's block found it */
+	DDB_HINT_NOT_LEAF,			/* the entry names a block that is not a leaf */
+	DDB_HINT_MISSED				/* the walk from it passed the hash's key space */
+} DdbHintResult;
+extern bool ddb_find_version_ext(Relation rel, ItemPointer tid, int mode, Buffer *buf,
+								 OffsetNumber *off, DdbHintResult *hint_result);
 extern bool ddb_map_check(Relation rel, ItemPointer tid, uint32 hash, BlockNumber *hint);
 extern uint32 ddb_key_hash(const char *key);
 extern uint64 ddb_map_mark_pages(Relation rel, bool *seen, BlockNumber nblocks);
@@ -342,6 +353,7 @@ struct CustomScan;
 extern Node *ddb_keyscan_create_state(struct CustomScan *cscan);
 
 /* engine/ddb_verify.c */
+extern void ddb_verify_init(void);
 
 /* api/ddb_query.c: Query and Scan; SQL-callable only (see its header) */
 

@@ -532,9 +532,19 @@ retry:
 	return result;
 }
 
+/*
+ * End of a bulk insert.  Table rewrites (ALTER TABLE rewrites, SET ACCESS
+ * METHOD, REFRESH MATERIALIZED VIEW) fill a transient relation, swap its
+ * file into the target and drop the transient relation, all before commit:
+ * the deferred row-id map entries recorded under the transient relation
+ * would be dropped at commit with it (flush_pending cannot open it), and
+ * the rows could be read but never updated or deleted.  Write them now,
+ * into the file that becomes the table's.
+ */
 static void
 ddb_finish_bulk_insert(Relation relation, int options)
 {
+	ddb_map_flush(relation);
 }
 
 /* ------------------------------------------------------------------------
@@ -591,6 +601,14 @@ static void
 ddb_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 {
 	SMgrRelation dstrel;
+
+	/*
+	 * Deferred row-id map entries are kept by file, and the old file is
+	 * about to be dropped: write them into it first, so the copy carries
+	 * them (rows inserted earlier in this transaction, e.g. before SET
+	 * TABLESPACE).
+	 */
+	ddb_map_flush(rel);
 
 	dstrel = smgropen(*newrnode, rel->rd_backend);
 	FlushRelationBuffers(rel);
@@ -902,6 +920,7 @@ ddb_engine_init(void)
 	get_relation_info_hook = ddb_get_relation_info;
 	prev_post_parse_analyze_hook = post_parse_analyze_hook;
 	post_parse_analyze_hook = ddb_post_parse_analyze;
+	ddb_verify_init();
 #ifdef DDB_CHECKS
 	ddb_checks_init();
 #endif

@@ -170,6 +170,7 @@ extern int	ddb_compare_leaf(const char *key, int keylen, DdbLeafItem li);
 extern int	ddb_compare_bytes(const char *a, int alen, const char *b, int blen);
 extern int	ddb_compare_leaf_keypart(const char *key, int keylen, DdbLeafItem li);
 extern DdbMetaPageData *ddb_meta_read(Relation rel, DdbMetaPageData *copy);
+extern void ddb_check_leaf(Relation rel, Buffer buf);
 extern Buffer ddb_descend(Relation rel, const char *key, int keylen, bool strict,
 						  int access, char **lowkey, int *lowkeylen);
 extern OffsetNumber ddb_leaf_search(Page page, const char *key, int keylen,

@@ -27,16 +27,21 @@
  * Entries of new versions are deferred: a backend collects them and writes
  * them in batches, one WAL record per map page, before its transaction
  * commits or prepares (and before it resolves a TID of that relation
- * itself).  Only committed versions must be reachable through the map, and
+ * itself, and before a table rewrite swaps in or copies the file they
+ * belong to: ddb_finish_bulk_insert, ddb_relation_copy_data).  Entries are
+ * kept by file: those of a file the relation no longer has are dropped at
+ * commit.  Only committed versions must be reachable through the map, and
  * a crash before commit loses only entries of versions that died with their
  * transaction.  This turns a WAL record per insert into one per thousand.
  *
  * Resolving a TID: read the entry, read that leaf, look for the row id, and
  * follow right-links while the leaves can still hold keys of the entry's
  * hash (a version only ever moves right, and pages are never merged).  A
- * stale hint is repaired lazily.  The version is written before its map
- * entry, so a crash never leaves an entry without a version; VACUUM clears
- * the entries of versions it removes.
+ * stale hint is repaired lazily, and a wrong one (a page that is not a
+ * leaf, or right of the version) falls back to a descent to the first leaf
+ * of the hash.  The version is written before its map entry, so a crash
+ * never leaves an entry without a version; VACUUM clears the entries of
+ * versions it removes.
  *
  *-------------------------------------------------------------------------
  */
@@ -45,6 +50,7 @@
 #include "access/generic_xlog.h"
 #include "access/relation.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 #include "storage/bufmgr.h"
@@ -269,6 +275,7 @@ typedef struct PendingEntry
 
 static PendingEntry *pending = NULL;
 static int	npending = 0;
+static int	maxpending = 0;
 static bool xact_callback_registered = false;
 
 static int
@@ -309,11 +316,14 @@ flush_entries(Relation rel, PendingEntry *e, int n)
 }
 
 /*
- * Write the deferred entries of one relation (relid = InvalidOid: all).
- * Entries for a relfilenode the relation no longer has are dropped.
+ * Write the deferred entries of one relation (relid = InvalidOid: all) that
+ * belong to its current relfilenode.  Entries of another file of the
+ * relation are void at commit (that file was truncated or replaced), but
+ * before it they are kept: rolling back to a savepoint can bring the file
+ * back.  Entries of a relation that no longer exists are dropped.
  */
 static void
-flush_pending(Oid only)
+flush_pending(Oid only, bool at_commit)
 {
 	int			i = 0;
 	int			keep = 0;
@@ -350,6 +360,11 @@ flush_pending(Oid only)
 						m++;
 					if (RelFileNodeEquals(pending[k].node, rel->rd_node))
 						flush_entries(rel, &pending[k], m - k);
+					else if (!at_commit)
+					{
+						memmove(&pending[keep], &pending[k], sizeof(PendingEntry) * (m - k));
+						keep += m - k;
+					}
 					k = m;
 				}
 				relation_close(rel, NoLock);
@@ -368,7 +383,7 @@ ddb_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PRE_COMMIT:
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:
 		case XACT_EVENT_PRE_PREPARE:
-			flush_pending(InvalidOid);
+			flush_pending(InvalidOid, true);
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
@@ -387,14 +402,25 @@ ddb_map_set_deferred(Relation rel, ItemPointer tid, BlockNumber block, uint32 ha
 	PendingEntry *e;
 
 	if (pending == NULL)
-		pending = MemoryContextAlloc(TopMemoryContext, sizeof(PendingEntry) * DDB_MAX_PENDING);
+	{
+		maxpending = DDB_MAX_PENDING;
+		pending = MemoryContextAlloc(TopMemoryContext, sizeof(PendingEntry) * maxpending);
+	}
 	if (!xact_callback_registered)
 	{
 		RegisterXactCallback(ddb_xact_callback, NULL);
 		xact_callback_registered = true;
 	}
-	if (npending == DDB_MAX_PENDING)
-		flush_pending(InvalidOid);
+	if (npending == maxpending)
+	{
+		flush_pending(InvalidOid, false);
+		/* what is left belongs to files a savepoint rollback may restore */
+		if (npending > maxpending / 2)
+		{
+			maxpending *= 2;
+			pending = repalloc_huge(pending, sizeof(PendingEntry) * maxpending);
+		}
+	}
 	e = &pending[npending++];
 	e->relid = RelationGetRelid(rel);
 	e->node = rel->rd_node;
@@ -408,7 +434,7 @@ void
 ddb_map_flush(Relation rel)
 {
 	if (npending > 0)
-		flush_pending(RelationGetRelid(rel));
+		flush_pending(RelationGetRelid(rel), false);
 }
 
 /* The relation's file was truncated or replaced: its entries are void. */
@@ -440,12 +466,24 @@ map_get(Relation rel, uint64 rowid, BlockNumber *block, uint32 *hash)
 }
 
 /*
- * Repair a stale hint without WAL, like a hint bit: a stale entry is still
- * correct (it points left of the version), so losing the repair in a crash
- * or on a standby costs only a few extra page reads.
+ * Repair a stale hint without WAL, like a hint bit: a stale entry that
+ * points left of its version is still correct, so losing the repair in a
+ * crash or on a standby costs only a few extra page reads.
+ *
+ * But the repair must not reach disk before the WAL that put the version
+ * on 'block' (the split that moved it there): if that WAL were lost (an OS
+ * crash with synchronous_commit = off), the recovered entry would point at
+ * a page that is all zeroes or holds other keys.  So, as heap's
+ * SetHintBits does for a commit LSN, the repair is skipped while 'lsn' --
+ * the LSN of 'block' when the version was found there, at or after that
+ * split's record -- is not yet flushed, unless the map page's own LSN is
+ * at or past it (writing the map page then flushes that WAL first).  A
+ * skipped repair is made by a later resolution.  And should a bad entry
+ * reach disk anyway, ddb_find_version treats it as a hint and falls back
+ * to searching the key space of the entry's hash.
  */
 static void
-map_repair(Relation rel, uint64 rowid, BlockNumber block)
+map_repair(Relation rel, uint64 rowid, BlockNumber block, XLogRecPtr lsn)
 {
 	int			slot;
 	Buffer		buf = map_leaf(rel, rowid, false, BUFFER_LOCK_SHARE, &slot);
@@ -457,7 +495,9 @@ map_repair(Relation rel, uint64 rowid, BlockNumber block)
 	{
 		DdbMapEntry *e = &((DdbMapEntry *) PageGetContents(BufferGetPage(buf)))[slot];
 
-		if (e->block != 0 && e->block != block)
+		if (e->block != 0 && e->block != block &&
+			!(BufferIsPermanent(buf) && XLogNeedsFlush(lsn) &&
+			  BufferGetLSNAtomic(buf) < lsn))
 		{
 			e->block = block;
 			MarkBufferDirtyHint(buf, true);
@@ -481,6 +521,7 @@ static struct
 	RelFileNode node;
 	uint64		rowid;
 	BlockNumber block;
+	XLogRecPtr	lsn;			/* the leaf's LSN when the version was found */
 }			pending_repair;
 
 static void
@@ -490,7 +531,7 @@ apply_pending_repair(Relation rel)
 		RelFileNodeEquals(pending_repair.node, rel->rd_node))
 	{
 		pending_repair.valid = false;
-		map_repair(rel, pending_repair.rowid, pending_repair.block);
+		map_repair(rel, pending_repair.rowid, pending_repair.block, pending_repair.lsn);
 	}
 }
 
@@ -504,21 +545,76 @@ ddb_key_hash(const char *key)
 }
 
 /*
+ * Look for the version tid on leaf b (locked) and the leaves right of it
+ * that can still hold keys below 'bound' (unbounded: to the rightmost leaf),
+ * moving right hand over hand.  Returns true with the version's leaf still
+ * locked in *buf and its offset in *off; false with nothing locked.
+ */
+static bool
+map_walk_right(Relation rel, Buffer b, ItemPointer tid, int mode,
+			   const unsigned char *bound, bool unbounded,
+			   Buffer *buf, OffsetNumber *off)
+{
+	for (;;)
+	{
+		Page		page = BufferGetPage(b);
+		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+		DdbKeyItem	hk;
+		BlockNumber right;
+
+		for (OffsetNumber o = DdbPageFirstData(page); o <= maxoff; o++)
+		{
+			DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, o));
+
+			if (ItemPointerEquals(&li->tid, tid))
+			{
+				*buf = b;
+				*off = o;
+				return true;
+			}
+		}
+		if (DdbPageIsRightmost(page))
+			break;
+		hk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
+		if (!unbounded && ddb_compare_bytes(hk->key, hk->keylen, (const char *) bound, 4) >= 0)
+			break;
+		right = DdbPageGetOpaque(page)->right;
+		UnlockReleaseBuffer(b);
+		b = ReadBuffer(rel, right);
+		LockBuffer(b, mode);
+		ddb_check_leaf(rel, b);
+	}
+	UnlockReleaseBuffer(b);
+	return false;
+}
+
+/*
  * Find the version named by tid.  Returns true with *buf locked in 'mode'
  * and *off its offset; false when the version does not exist (never
  * written, or removed by VACUUM).
+ *
+ * The map entry is a hint: the walk starts at its block.  When that block
+ * is not a leaf (beyond the end of the file, all zeroes, another kind of
+ * page) or the walk from it passes the entry's hash without finding the
+ * version (the block holds keys right of it), the version is searched for
+ * from the first leaf of the hash's key space -- one descent -- and the
+ * entry repaired.  *hint_result (if not NULL) tells whether the hint alone
+ * led to the version: ddb_verify reports entries that do not.
  */
 bool
-ddb_find_version(Relation rel, ItemPointer tid, int mode, Buffer *buf,
-				 OffsetNumber *off)
+ddb_find_version_ext(Relation rel, ItemPointer tid, int mode, Buffer *buf,
+					 OffsetNumber *off, DdbHintResult *hint_result)
 {
 	uint64		rowid = ddb_tid_to_rowid(tid);
 	BlockNumber hint;
-	BlockNumber blkno;
 	uint32		hash;
 	unsigned char bound[4];
 	bool		unbounded;
+	Buffer		b;
+	bool		found = false;
 
+	if (hint_result)
+		*hint_result = DDB_HINT_OK;
 	if (!ItemPointerIsValid(tid) || !ddb_tree_exists(rel))
 		return false;
 	ddb_map_flush(rel);
@@ -533,55 +629,70 @@ ddb_find_version(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 	bound[2] = ((hash + 1) >> 8) & 0xff;
 	bound[3] = (hash + 1) & 0xff;
 
-	blkno = hint;
-	for (;;)
+	/*
+	 * From the hint, if it names a leaf.  (The fork's size is asked for only
+	 * when the hint lies beyond the largest size seen: an lseek per TID
+	 * would tax every update and delete.)
+	 */
+	if (hint < ddb_get_relcache(rel)->nblocks_seen ||
+		hint < (ddb_get_relcache(rel)->nblocks_seen = RelationGetNumberOfBlocks(rel)))
 	{
-		Buffer		b = ReadBuffer(rel, blkno);
 		Page		page;
-		OffsetNumber maxoff;
-		DdbKeyItem	hk;
 
+		b = ReadBuffer(rel, hint);
 		LockBuffer(b, mode);
 		page = BufferGetPage(b);
-		if (PageIsNew(page) || !(DdbPageGetOpaque(page)->flags & DDB_PAGE_LEAF))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg_internal("ddb table \"%s\": row id map points to block %u, which is not a leaf",
-									 RelationGetRelationName(rel), blkno)));
-		maxoff = PageGetMaxOffsetNumber(page);
-		for (OffsetNumber o = DdbPageFirstData(page); o <= maxoff; o++)
+		if (!PageIsNew(page) && DdbPageGetOpaque(page)->page_id == DDB_PAGE_ID &&
+			(DdbPageGetOpaque(page)->flags & DDB_PAGE_LEAF))
 		{
-			DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, o));
-
-			if (ItemPointerEquals(&li->tid, tid))
+			if (map_walk_right(rel, b, tid, mode, bound, unbounded, buf, off))
 			{
-				*buf = b;
-				*off = o;
-				if (blkno != hint)
-				{
-					pending_repair.valid = true;
-					pending_repair.relid = RelationGetRelid(rel);
-					pending_repair.node = rel->rd_node;
-					pending_repair.rowid = rowid;
-					pending_repair.block = blkno;
-				}
-				return true;
+				found = true;
+				if (BufferGetBlockNumber(*buf) == hint)
+					return true;
 			}
+			else if (hint_result)
+				*hint_result = DDB_HINT_MISSED;
 		}
-		if (DdbPageIsRightmost(page))
+		else
 		{
 			UnlockReleaseBuffer(b);
-			return false;
+			if (hint_result)
+				*hint_result = DDB_HINT_NOT_LEAF;
 		}
-		hk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
-		if (!unbounded && ddb_compare_bytes(hk->key, hk->keylen, (char *) bound, 4) >= 0)
-		{
-			UnlockReleaseBuffer(b);
-			return false;
-		}
-		blkno = DdbPageGetOpaque(page)->right;
-		UnlockReleaseBuffer(b);
 	}
+	else if (hint_result)
+		*hint_result = DDB_HINT_NOT_LEAF;
+
+	/* A hint that led nowhere: search the hash's key space. */
+	if (!found)
+	{
+		unsigned char low[4];
+
+		low[0] = (hash >> 24) & 0xff;
+		low[1] = (hash >> 16) & 0xff;
+		low[2] = (hash >> 8) & 0xff;
+		low[3] = hash & 0xff;
+		b = ddb_descend(rel, (const char *) low, 4, false, mode, NULL, NULL);
+		if (!map_walk_right(rel, b, tid, mode, bound, unbounded, buf, off))
+			return false;
+	}
+
+	/* found right of the hint, or only by the search: repair the entry */
+	pending_repair.valid = true;
+	pending_repair.relid = RelationGetRelid(rel);
+	pending_repair.node = rel->rd_node;
+	pending_repair.rowid = rowid;
+	pending_repair.block = BufferGetBlockNumber(*buf);
+	pending_repair.lsn = BufferGetLSNAtomic(*buf);
+	return true;
+}
+
+bool
+ddb_find_version(Relation rel, ItemPointer tid, int mode, Buffer *buf,
+				 OffsetNumber *off)
+{
+	return ddb_find_version_ext(rel, tid, mode, buf, off, NULL);
 }
 
 /*

@@ -210,6 +210,7 @@ ddb_scan_forward_batch(DdbRangeScan scan)
 			return false;
 		buf = ReadBuffer(scan->rel, scan->next_block);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		ddb_check_leaf(scan->rel, buf);
 		page = BufferGetPage(buf);
 		off = DdbPageFirstData(page);
 	}
@@ -403,6 +404,7 @@ ddb_lookup(Relation rel, Snapshot snapshot, const char *key, int keylen)
 		UnlockReleaseBuffer(buf);
 		buf = ReadBuffer(rel, next);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		ddb_check_leaf(rel, buf);
 	}
 	UnlockReleaseBuffer(buf);
 	return NULL;
@@ -477,6 +479,7 @@ ddb_find_current(Relation rel, const char *key, int keylen, ItemPointer tid,
 		UnlockReleaseBuffer(buf);
 		buf = ReadBuffer(rel, next);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		ddb_check_leaf(rel, buf);
 	}
 	UnlockReleaseBuffer(buf);
 	return false;

@@ -466,6 +466,23 @@ ddb_check_page(Relation rel, Buffer buf, Page page)
 								 RelationGetRelationName(rel), BufferGetBlockNumber(buf))));
 }
 
+/*
+ * A page reached through a right-link at the leaf level must be a leaf: a
+ * zeroed or foreign page there is corruption, never the end of the items.
+ */
+void
+ddb_check_leaf(Relation rel, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+
+	ddb_check_page(rel, buf, page);
+	if (!DdbPageIsLeaf(page) || DdbPageGetOpaque(page)->level != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg_internal("ddb table \"%s\": block %u, reached through a right-link between leaves, is not a leaf",
+								 RelationGetRelationName(rel), BufferGetBlockNumber(buf))));
+}
+
 static void
 ddb_init_page(Page page, uint16 flags, uint16 level, BlockNumber right)
 {
@@ -1813,7 +1830,7 @@ ddb_check_unique(Relation rel, Buffer first, const char *key, int keylen,
 			break;
 		next = ReadBuffer(rel, DdbPageGetOpaque(page)->right);
 		LockBuffer(next, BUFFER_LOCK_SHARE);
-		ddb_check_page(rel, next, BufferGetPage(next));
+		ddb_check_leaf(rel, next);
 		if (buf != first)
 			UnlockReleaseBuffer(buf);
 		buf = next;
@@ -1839,7 +1856,7 @@ ddb_move_to_target(Relation rel, Buffer first, const char *itemkey, int itemkeyl
 		Buffer		next = ReadBuffer(rel, DdbPageGetOpaque(BufferGetPage(buf))->right);
 
 		LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
-		ddb_check_page(rel, next, BufferGetPage(next));
+		ddb_check_leaf(rel, next);
 		if (buf != first)
 			UnlockReleaseBuffer(buf);
 		buf = next;

@@ -254,6 +254,7 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 				break;
 			buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, bstrategy);
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			ddb_check_leaf(rel, buf);
 		}
 	}
 	pfree(removed);

@@ -23,14 +23,23 @@
  *	  updated or deleted has t_ctid pointing at itself, xmin/xmax lie between the
  *	  table's relfrozenxid and the next transaction id
  *	- row-id map: every committed version is found through the map at its
- *	  own leaf and offset, with its key's hash; its entry points into the
- *	  relation
+ *	  own leaf and offset, with its key's hash, by the walk from its entry's
+ *	  block alone (ddb_find_version's fallback search is not counted); the
+ *	  entry points into the relation, at a leaf
+ *
+ *	- run length: the versions of one key span at most
+ *	  ddb.verify_max_key_leaves leaves (default 1000; 0 = no limit)
  *
  * The summary also reports max_key_leaves, the most leaves the versions of
- * one key span: not an error (an old snapshot keeps versions alive), but
- * the tests that build long runs check it, so they prove they exercise
- * what they claim (writers must stay within bounded page locks however
- * long the run, ddb_tree.c's lock order rule 4).
+ * one key span.  Writers stay within bounded page locks however long the
+ * run (ddb_tree.c's lock order rule 4), and an old snapshot legitimately
+ * keeps versions alive, so a long run is not broken, only costly: every
+ * write of the key and every read through its first leaf walks it.  But a
+ * run of 1000 leaves (8 MB of one key's versions) means that versions are
+ * not being pruned -- a snapshot held for hours, or pruning broken -- and
+ * is reported; a workload that expects it raises the setting.  The tests
+ * that build long runs check max_key_leaves, so they prove they exercise
+ * what they claim.
  *
  * The table is locked in ShareLock, so writers wait and the tree is quiet.
  * The first violation raises ERRCODE_DATA_CORRUPTED; a healthy tree yields a
@@ -41,6 +50,8 @@
 #include "postgres.h"
 
 #include "access/relation.h"
+#include "access/tableam.h"
+#include "catalog/pg_class.h"
 #include "access/xlog.h"
 #include "access/heapam.h"
 #include "access/transam.h"
@@ -50,6 +61,7 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/jsonb.h"
 #include "utils/rel.h"
 
@@ -57,6 +69,21 @@
 #include "engine/ddb_page.h"
 
 PG_FUNCTION_INFO_V1(ddb_verify);
+
+/* ddb.verify_max_key_leaves: see the file header */
+static int	verify_max_key_leaves = 1000;
+
+void
+ddb_verify_init(void)
+{
+	DefineCustomIntVariable("ddb.verify_max_key_leaves",
+							"Most leaves the versions of one key may span before ddb_verify reports the table.",
+							"0 turns the check off.",
+							&verify_max_key_leaves, 1000, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+}
+
+extern const TableAmRoutine *ddb_routine(void);
 
 typedef struct VerifyState
 {
@@ -359,6 +386,9 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 			vs->lastleaves++;
 		vs->lastblk = blk;
 		vs->max_key_leaves = Max(vs->max_key_leaves, vs->lastleaves);
+		if (verify_max_key_leaves > 0 && vs->lastleaves > (uint32) verify_max_key_leaves)
+			corrupt(vs, blk, "the versions of one key span more than %d leaves (ddb.verify_max_key_leaves)",
+					verify_max_key_leaves);
 		if (res == HEAPTUPLE_LIVE)
 		{
 			vs->live++;
@@ -380,6 +410,8 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 			BlockNumber hint;
 			Buffer		fbuf;
 			OffsetNumber foff;
+			DdbHintResult hres;
+			bool		found;
 
 			if (!ddb_map_check(vs->rel, &li->tid, ddb_key_hash(li->key), &hint))
 				corrupt(vs, blk, "item %u has no row-id map entry with its hash", off);
@@ -388,7 +420,14 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 						off, hint);
 			/* resolving must find it here (we hold a share lock: take one too) */
 			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-			if (!ddb_find_version(vs->rel, &li->tid, BUFFER_LOCK_SHARE, &fbuf, &foff))
+			found = ddb_find_version_ext(vs->rel, &li->tid, BUFFER_LOCK_SHARE, &fbuf, &foff,
+										 &hres);
+			if (found && hres != DDB_HINT_OK)
+				UnlockReleaseBuffer(fbuf);
+			if (hres == DDB_HINT_NOT_LEAF)
+				corrupt(vs, blk, "item %u's row id map entry points to block %u, which is not a leaf",
+						off, hint);
+			if (!found || hres != DDB_HINT_OK)
 				corrupt(vs, blk, "item %u cannot be found through the row-id map", off);
 			if (BufferGetBlockNumber(fbuf) != blk || foff != off)
 				corrupt(vs, blk, "item %u resolves to block %u offset %u", off,
@@ -398,6 +437,66 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 		}
 	}
 	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * An all-zero metapage beside initialized pages is corruption (ddb_tree.c,
+ * "Creation"): no item can be reached.  Walk every other block and report
+ * what became unreachable, so the damage can be judged; an all-zero
+ * metapage with no initialized page is the empty table a crash leaves.
+ */
+static void
+check_zero_metapage(VerifyState *vs)
+{
+	uint32		leaves = 0,
+				internal = 0,
+				map = 0,
+				other = 0;
+	uint64		items = 0;
+	Page		page;
+
+	if (vs->nblocks == 0)
+		return;
+	page = read_page(vs, DDB_METAPAGE_BLKNO);
+	if (!PageIsNew(page))
+	{
+		pfree(page);
+		return;
+	}
+	pfree(page);
+	for (BlockNumber blk = DDB_METAPAGE_BLKNO + 1; blk < vs->nblocks; blk++)
+	{
+		uint16		flags;
+
+		CHECK_FOR_INTERRUPTS();
+		page = read_page(vs, blk);
+		if (PageIsNew(page))
+		{
+			pfree(page);
+			continue;
+		}
+		flags = ((PageHeader) page)->pd_special == BLCKSZ - MAXALIGN(sizeof(DdbPageOpaqueData)) &&
+			DdbPageGetOpaque(page)->page_id == DDB_PAGE_ID ? DdbPageGetOpaque(page)->flags : 0;
+		if (flags & DDB_PAGE_LEAF)
+		{
+			OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+
+			leaves++;
+			if (maxoff >= DdbPageFirstData(page))
+				items += maxoff - DdbPageFirstData(page) + 1;
+		}
+		else if (flags & DDB_PAGE_INTERNAL)
+			internal++;
+		else if (flags & (DDB_PAGE_MAP_LEAF | DDB_PAGE_MAP_DIR))
+			map++;
+		else
+			other++;
+		pfree(page);
+	}
+	if (leaves + internal + map + other > 0)
+		corrupt(vs, DDB_METAPAGE_BLKNO,
+				"the metapage is all zeroes; %u initialized pages are unreachable: %u leaves holding " UINT64_FORMAT " items, %u internal pages, %u row-id map pages, %u other pages",
+				leaves + internal + map + other, leaves, items, internal, map, other);
 }
 
 /* A separator copy, for the expected chain of the next level. */
@@ -431,12 +530,15 @@ ddb_verify(PG_FUNCTION_ARGS)
 
 	memset(&vs, 0, sizeof(vs));
 	vs.rel = relation_open(relid, lockmode);
-	if (!ddb_is_ddb_relation(vs.rel))
+	/* a materialized view USING ddb is stored as a ddb tree too */
+	if (!ddb_is_ddb_relation(vs.rel) &&
+		!(vs.rel->rd_rel->relkind == RELKIND_MATVIEW && vs.rel->rd_tableam == ddb_routine()))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a ddb table", RelationGetRelationName(vs.rel))));
 
 	vs.nblocks = RelationGetNumberOfBlocks(vs.rel);
+	check_zero_metapage(&vs);
 	/* no blocks, or only all-zero ones a crash left before the tree was made */
 	if (vs.nblocks == 0 || !ddb_tree_exists(vs.rel))
 	{
