@@ -309,6 +309,7 @@ extern void ddb_ttl_worker_init(void);
 struct DdbJson;
 extern void ddb_stream_init(void);
 extern void ddb_stream_capture(Relation rel, Jsonb *olditem, Jsonb *newitem);
+extern int64 ddb_stream_sweep_all(void);
 extern void ddb_stream_service_begin(void);
 extern void ddb_stream_service_end(void);
 extern void ddb_stream_set(Relation rel, const char *view_type);

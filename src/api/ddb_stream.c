@@ -1183,7 +1183,18 @@ ddb_stream_records(PG_FUNCTION_ARGS)
 Datum
 ddb_stream_sweep(PG_FUNCTION_ARGS)
 {
+	PG_RETURN_INT64(ddb_stream_sweep_all());
+}
+
+/*
+ * The sweep itself, for the SQL function and the background worker
+ * (ddb_ttl_worker.c), in the caller's transaction.
+ */
+int64
+ddb_stream_sweep_all(void)
+{
 	int64		removed = 0;
+	bool		trimmed = false;
 	Oid			save_userid;
 	int			save_sec;
 	TimestampTz cutoff;
@@ -1242,6 +1253,8 @@ ddb_stream_sweep(PG_FUNCTION_ARGS)
 			Oid			types[2] = {INT4OID, INT8OID};
 			Datum		args[2] = {Int32GetDatum(st->stream_id), Int64GetDatum(top)};
 
+			trimmed = true;
+
 			if (SPI_execute_with_args("UPDATE " INTERNAL_SCHEMA ".streams SET trimmed = greatest(trimmed, $2) "
 									  "WHERE stream_id = $1", 2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
 				elog(ERROR, "could not update " INTERNAL_SCHEMA ".streams");
@@ -1254,11 +1267,14 @@ ddb_stream_sweep(PG_FUNCTION_ARGS)
 							  1, (Oid[]) {TIMESTAMPTZOID}, (Datum[]) {TimestampTzGetDatum(cutoff)},
 							  NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not delete from " INTERNAL_SCHEMA ".streams");
+	if (SPI_processed > 0)
+		trimmed = true;
 	SPI_finish();
 	SetUserIdAndSecContext(save_userid, save_sec);
 	/* readers cache the trimmed numbers */
-	CacheInvalidateRelcacheAll();
-	PG_RETURN_INT64(removed);
+	if (trimmed)
+		CacheInvalidateRelcacheAll();
+	return removed;
 }
 
 /* ------------------------------------------------------------------------

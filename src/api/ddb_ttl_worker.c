@@ -19,7 +19,10 @@
  *
  * ddb.ttl_interval bounds how long an expired item stays (plus the time a
  * round takes); 0 stops the sweeps.  Without preloading, ddb_ttl_sweep()
- * does the same from SQL (pg_cron).
+ * does the same from SQL (pg_cron).  Each round also runs the streams'
+ * retention sweep (ddb_stream_sweep_all: records older than
+ * ddb.stream_retention), whose cost is proportional to what expires, so a
+ * round over streams with nothing to trim costs a few index probes.
  *
  *-------------------------------------------------------------------------
  */
@@ -210,6 +213,18 @@ ddb_has_ttl(void)
 	return OidIsValid(gsi) && get_attnum(gsi, "kind") != InvalidAttrNumber;
 }
 
+/* Is ddb installed here, at a version with streams? */
+static bool
+ddb_has_streams(void)
+{
+	Oid			nsp;
+
+	if (!OidIsValid(get_extension_oid("ddb", true)))
+		return false;
+	nsp = get_namespace_oid("ddb_internal", true);
+	return OidIsValid(nsp) && OidIsValid(get_relname_relid("stream_records", nsp));
+}
+
 void
 ddb_ttl_db_worker_main(Datum arg)
 {
@@ -263,6 +278,18 @@ ddb_ttl_db_worker_main(Datum arg)
 			CommitTransactionCommand();
 		}
 	}
+
+	/* and the streams' retention (ddb.stream_retention), in one transaction */
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (ddb_has_streams())
+	{
+		pgstat_report_activity(STATE_RUNNING, "ddb stream retention sweep");
+		(void) ddb_stream_sweep_all();
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+
 	pgstat_report_activity(STATE_IDLE, NULL);
 	if (total > 0)
 		ereport(DEBUG1, (errmsg("ddb ttl worker deleted " INT64_FORMAT " expired items", total)));

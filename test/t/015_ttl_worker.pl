@@ -2,7 +2,8 @@
 # deletes expired items of every TTL-enabled table in every database that
 # has ddb, within ddb.ttl_interval of their expiry, keeps items that have
 # not expired or have no number TTL, keeps their indexes exact, and leaves
-# databases without ddb alone.  Also: pg_dump and pg_restore keep TTL
+# databases without ddb alone.  Each round also applies the streams'
+# retention (ddb.stream_retention).  Also: pg_dump and pg_restore keep TTL
 # enabled (the catalog row and the TTL index come back), and a table's
 # local secondary index and item collection sizes.
 use strict;
@@ -18,6 +19,7 @@ $node->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'ddb'
 ddb.http_port = 0
 ddb.ttl_interval = 1
+ddb.stream_retention = 2
 });
 $node->start;
 
@@ -90,6 +92,29 @@ is($node->safe_psql('app', q{SELECT count(*) FROM ddb_scan('notl')}), '1',
 	'a table without TTL keeps its items');
 ok(!$node->log_contains(qr/terminated by signal|ddb ttl.*ERROR|ERROR.*ddb ttl/),
 	'no ddb ttl process failed');
+
+# Stream retention: the worker removes records older than
+# ddb.stream_retention (2 s here) without being asked, and later records
+# are read as usual.
+$node->safe_psql('app', q{
+	SELECT ddb_create_table('events', 'id');
+	SELECT ddb_update_stream('events', 'NEW_IMAGE');
+	SELECT ddb_put_item('events', jsonb_build_object('id', 'ev' || i)) FROM generate_series(1, 5) i;
+});
+my $records = q{SELECT count(*) FROM ddb_internal.stream_records};
+is($node->safe_psql('app', $records), '5', 'a stream with five records');
+my $rstart = time();
+my $left;
+while (time() - $rstart < 30)
+{
+	$left = $node->safe_psql('app', $records);
+	last if $left eq '0';
+	usleep(100_000);
+}
+is($left, '0', sprintf('the worker removed them after the retention (%.1f s)', time() - $rstart));
+$node->safe_psql('app', q{SELECT ddb_put_item('events', '{"id": "later"}')});
+is($node->safe_psql('app', q{SELECT string_agg(r->'dynamodb'->'Keys'->>'id', ',') FROM ddb_stream_records('events') r}),
+	'later', 'a record written after the sweep is read');
 
 # pg_dump / pg_restore: TTL stays enabled and the restored table is swept.
 my $dumpfile = $node->basedir . '/app.dump';
