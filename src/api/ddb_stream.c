@@ -463,7 +463,7 @@ static void
 stream_not_found(const char *arn)
 {
 	ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
-			  "Requested resource not found: Stream: %s not found", arn);
+			  DDB_MSG_STREAM_NOT_FOUND, arn);
 }
 
 /* ------------------------------------------------------------------------
@@ -704,10 +704,10 @@ ddb_stream_set(Relation rel, const char *view_type)
 	cur = table_stream(relid);
 	if (view_type != NULL && cur != NULL && cur->enabled)
 		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
-				  "Table already has an enabled stream: TableName: %s", name);
+				  DDB_MSG_STREAM_ALREADY_ENABLED, name);
 	if (view_type == NULL && (cur == NULL || !cur->enabled))
 		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
-				  "Table does not have an enabled stream: TableName: %s", name);
+				  DDB_MSG_STREAM_NOT_ENABLED, name);
 
 	qrel = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 									  RelationGetRelationName(rel));
@@ -857,7 +857,7 @@ static void
 trimmed_error(void)
 {
 	ddb_raise(DDB_ERRCODE_TRIMMED_DATA, "TrimmedDataAccessException",
-			  "The operation attempted to read past the oldest stream record in a shard");
+			  DDB_MSG_STREAM_TRIMMED);
 }
 
 /*
@@ -1047,14 +1047,14 @@ static void
 invalid_sequence_number(const char *s)
 {
 	ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
-			  "Invalid SequenceNumber: %s", s);
+			  DDB_MSG_STREAM_INVALID_SEQUENCE, s);
 }
 
 static void
 shard_not_found(const char *id)
 {
 	ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
-			  "Requested resource not found: Shard: %s not found", id);
+			  DDB_MSG_STREAM_SHARD_NOT_FOUND, id);
 }
 
 /* Who may read a stream: SELECT on its table; a dropped table's, superusers. */
@@ -1134,7 +1134,7 @@ ddb_stream_records(PG_FUNCTION_ARGS)
 	cached = table_stream(RelationGetRelid(rel));
 	if (cached == NULL)
 		ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
-				  "Requested resource not found: Table: %s has no stream", ddb_table_name(rel));
+				  DDB_MSG_STREAM_TABLE_HAS_NONE, ddb_table_name(rel));
 	s = *cached;
 	if (!PG_ARGISNULL(1))
 	{
@@ -1334,7 +1334,7 @@ stream_by_arn(const char *arn)
 	Oid			relid;
 
 	if (slash == NULL || tab == NULL || tab > slash)
-		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", "Invalid StreamArn");
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_STREAM_INVALID_ARN);
 	table = pnstrdup(tab + 7, slash - (tab + 7));
 
 	/* the table's latest stream, from the cache: no SPI for a reader's polls */
@@ -1535,7 +1535,7 @@ make_iterator(const DdbStream *s, int shard, int64 after)
 static void
 invalid_iterator(void)
 {
-	ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", "Invalid ShardIterator");
+	ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_STREAM_INVALID_ITERATOR);
 }
 
 /* GetShardIterator {StreamArn, ShardId, ShardIteratorType, SequenceNumber} */
@@ -1580,7 +1580,7 @@ ddb_op_get_shard_iterator(DdbJson *req, int *len)
 	{
 		if (seqs == NULL)
 			ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
-					  "Must specify a SequenceNumber when ShardIteratorType is %s", type);
+					  DDB_MSG_STREAM_SEQUENCE_REQUIRED, type);
 		if (!parse_seq(seqs, &after))
 			invalid_sequence_number(seqs);
 		if (t == 2)
@@ -1640,9 +1640,7 @@ ddb_op_get_records(DdbJson *req, int *len)
 		invalid_iterator();
 	if (now_ms - issued > DDB_ITERATOR_LIFETIME_MS)
 		ddb_raise(DDB_ERRCODE_EXPIRED_ITERATOR, "ExpiredIteratorException",
-				  "Iterator expired. The iterator was created at time %s while right now it's %s which is further in the future than the tolerated delay of %d milliseconds.",
-				  timestamptz_to_str((TimestampTz) issued * 1000),
-				  timestamptz_to_str((TimestampTz) now_ms * 1000), DDB_ITERATOR_LIFETIME_MS);
+				  DDB_MSG_STREAM_EXPIRED_ITERATOR);
 	recs = read_stream(s, shard, after, (int) limit, DDB_STREAM_MAX_BYTES, &next);
 
 	initStringInfo(&buf);

@@ -192,6 +192,7 @@ def test_stream_errors(ddb, streamed):
     with pytest.raises(ClientError) as e:
         sc.get_records(ShardIterator=":".join(parts))
     assert error_code(e) == "ExpiredIteratorException"
+    assert e.value.response["Error"]["Message"] == "The provided iterator exceeds the maximum age allowed."
 
     # trimmed: records past retention are swept; reading from before them fails
     for i in range(8):
@@ -201,6 +202,7 @@ def test_stream_errors(ddb, streamed):
     with pytest.raises(ClientError) as e:
         sc.get_records(ShardIterator=old_it)
     assert error_code(e) == "TrimmedDataAccessException"
+    assert e.value.response["Error"]["Message"] == "The data you are trying to access has been trimmed."
     with pytest.raises(ClientError) as e:
         sc.get_shard_iterator(StreamArn=arn, ShardId=shard,
                               ShardIteratorType="AFTER_SEQUENCE_NUMBER", SequenceNumber="0" * 20 + "1")
