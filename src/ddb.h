@@ -176,6 +176,7 @@ extern void ddb_decode_key(const DdbKeyInfo *ki, const char *key, int keylen,
 extern const char *ddb_decode_key_column(DdbKeyType type, const char *p,
 										 const char *end, Datum *value);
 extern uint32 ddb_hash32(const char *data, int len);
+extern int	ddb_key_partition_len(DdbKeyType type, const char *key, int keylen);
 extern bool ddb_key_successor(const char *key, int keylen, StringInfo out);
 extern void ddb_check_key_value(DdbKeyType type, Datum value, bool partition,
 								const char *colname);
