@@ -194,6 +194,11 @@ typedef enum DdbUniqueCheck
 extern bool ddb_tree_insert(Relation rel, const char *key, int keylen,
 							ItemPointer tid, HeapTuple tuple,
 							DdbUniqueCheck check_unique);
+extern bool ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff,
+								   const char *key, int keylen, ItemPointer tid,
+								   HeapTuple tuple,
+								   void (*mark) (Page page, OffsetNumber off, void *arg),
+								   void *arg);
 extern uint64 ddb_alloc_rowid(Relation rel);
 #ifdef DDB_CHECKS
 extern void ddb_checks_init(void);
@@ -246,6 +251,8 @@ extern HeapTuple ddb_expand_tuple(Relation rel, const char *key, int keylen,
 								  HeapTupleHeader stored, uint32 storedlen,
 								  ItemPointer tid);
 
+extern bool ddb_stored_tuple_needs_toast(Relation rel, HeapTuple tuple, HeapTuple old,
+										 int keylen);
 extern HeapTuple ddb_toast_stored_tuple(Relation rel, HeapTuple tuple, HeapTuple old,
 										 int keylen);
 

@@ -1855,6 +1855,67 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize)
  */
 
 /*
+ * An update that stays on its leaf, in one WAL record.  'buf' is the leaf
+ * holding the key's current version at 'oldoff', locked exclusively by the
+ * caller, who owns that version (see ddb_update_version).  When the new
+ * version's item fits on this page and belongs to it, one Generic WAL
+ * record both lets 'mark' change the old version (its xmax, on the
+ * registered copy, before anything moves) and adds the new one, and the
+ * map entry is deferred as ddb_tree_insert defers it: one descent and one
+ * record instead of two of each.  The new version sorts right before the
+ * old one (newest first); it belongs here when some item on the page sorts
+ * before it, as a leaf keeps no low bound.  Returns false, with nothing
+ * changed, when that does not hold or the page is full; the caller then
+ * marks and inserts separately.  'tuple' must need no TOAST work.
+ */
+bool
+ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff,
+					   const char *key, int keylen, ItemPointer tid, HeapTuple tuple,
+					   void (*mark) (Page page, OffsetNumber off, void *arg), void *arg)
+{
+	Page		page = BufferGetPage(buf);
+	Size		itemsize = MAXALIGN(DdbLeafTupleOffset(keylen) + tuple->t_len);
+	DdbLeafItem item;
+	char	   *itemkey;
+	int			itemkeylen;
+	OffsetNumber off;
+	GenericXLogState *state;
+
+	if (keylen > DDB_MAX_KEY_LEN || itemsize > DDB_MAX_ITEM_SIZE ||
+		PageGetFreeSpace(page) < itemsize)
+		return false;
+
+	item = palloc0(itemsize);
+	item->tid = *tid;
+	item->keylen = keylen;
+	memcpy(item->key, key, keylen);
+	memcpy(DdbLeafItemGetTuple(item), tuple->t_data, tuple->t_len);
+	itemkey = palloc(keylen + DDB_SUFFIX_LEN);
+	ddb_leaf_item_key(item, itemkey, &itemkeylen);
+
+	off = ddb_leaf_search(page, itemkey, itemkeylen, false);
+	if (off <= DdbPageFirstData(page) || off > oldoff)
+	{
+		pfree(item);
+		pfree(itemkey);
+		return false;
+	}
+
+	state = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(state, buf, 0);
+	mark(page, oldoff, arg);
+	ddb_add_item(page, item, itemsize, off);
+	DdbCheck(ddb_page_is_ordered(page, NULL, 0));
+	GenericXLogFinish(state);
+
+	/* The version first, then its map entry: see ddb_rowid.c. */
+	ddb_map_set_deferred(rel, tid, BufferGetBlockNumber(buf), ddb_key_hash(key));
+	pfree(item);
+	pfree(itemkey);
+	return true;
+}
+
+/*
  * Check that no other version of 'key' is live.  'first' is the key's first
  * leaf, locked exclusively by the caller, who keeps it locked until its own
  * version is added (see "Tree concurrency" in the header).  The key's
