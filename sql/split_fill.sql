@@ -2,11 +2,13 @@
 -- extends its partition, the leaf splits where that partition can go on
 -- growing instead of in the middle, so loads that append to partitions --
 -- interleaved across partitions, as real traffic arrives, or one partition
--- after another -- leave the leaves nearly full.  The bounds below fail with
--- a balanced split (leaf_fill 0.54 to 0.60 for these loads, against 0.83 to
--- 0.89 now; a larger interleaved load, 200,000 items, goes from 0.56 to
--- 0.96); random inserts keep the balanced split.  ddb_verify also proves
--- every tree sound.
+-- after another -- leave the leaves fuller.  New keys leave a reserve on
+-- their leaf for new versions (DDB_LEAF_RESERVE), so that a round of
+-- updates after such a load does not split every leaf.  The load bounds
+-- below fail with a balanced split (leaf_fill 0.54 to 0.60 for these loads,
+-- against 0.69 to 0.89 now); random inserts keep the balanced split; the
+-- updates split nothing (without the reserve they split most leaves, and
+-- the table ends half full).  ddb_verify also proves every tree sound.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
 RESET client_min_messages;
@@ -18,7 +20,7 @@ INSERT INTO fill_s
   SELECT 'CUST#' || (i % 200), 'ORDER#' || lpad((i / 200)::text, 4, '0'),
          jsonb_build_object('note', repeat('x', 150))
   FROM generate_series(0, 11999) i ORDER BY i;
-SELECT v ->> 'items' AS items, (v ->> 'leaf_fill')::float >= 0.8 AS fill_ok
+SELECT v ->> 'items' AS items, (v ->> 'leaf_fill')::float >= 0.65 AS fill_ok
 FROM ddb_verify('fill_s') v;
 
 -- One partition after the other, each in sort-key order (a backfill).
@@ -27,7 +29,7 @@ INSERT INTO fill_seq
   SELECT 'CUST#' || (i / 60), 'ORDER#' || lpad((i % 60)::text, 4, '0'),
          jsonb_build_object('note', repeat('x', 150))
   FROM generate_series(0, 11999) i ORDER BY i;
-SELECT v ->> 'items' AS items, (v ->> 'leaf_fill')::float >= 0.8 AS fill_ok
+SELECT v ->> 'items' AS items, (v ->> 'leaf_fill')::float >= 0.65 AS fill_ok
 FROM ddb_verify('fill_seq') v;
 
 -- Number partition keys (zero, negatives, fractions: every shape of the N
@@ -36,7 +38,7 @@ CREATE TABLE fill_n (pk numeric, sk numeric, item jsonb) USING ddb;
 INSERT INTO fill_n
   SELECT ((i % 201) - 100) * 1.25, i / 201, jsonb_build_object('note', repeat('x', 150))
   FROM generate_series(0, 12059) i ORDER BY i;
-SELECT v ->> 'items' AS items, (v ->> 'leaf_fill')::float >= 0.8 AS fill_ok
+SELECT v ->> 'items' AS items, (v ->> 'leaf_fill')::float >= 0.65 AS fill_ok
 FROM ddb_verify('fill_n') v;
 
 -- Binary partition keys holding 0x00 bytes (escaped in the encoding).
@@ -45,7 +47,7 @@ INSERT INTO fill_b
   SELECT '\x00'::bytea || int4send(i % 200) || '\x0000'::bytea, lpad((i / 200)::text, 4, '0'),
          jsonb_build_object('note', repeat('x', 150))
   FROM generate_series(0, 11999) i ORDER BY i;
-SELECT v ->> 'items' AS items, (v ->> 'leaf_fill')::float >= 0.8 AS fill_ok
+SELECT v ->> 'items' AS items, (v ->> 'leaf_fill')::float >= 0.65 AS fill_ok
 FROM ddb_verify('fill_b') v;
 
 -- Random order: no partition is appended to, the balanced split stays
@@ -56,8 +58,29 @@ INSERT INTO fill_rand
   SELECT 'CUST#' || (i % 200), 'ORDER#' || lpad((i / 200)::text, 4, '0'),
          jsonb_build_object('note', repeat('x', 150))
   FROM generate_series(0, 11999) i ORDER BY random();
-SELECT v ->> 'items' AS items, (v ->> 'leaf_fill')::float BETWEEN 0.6 AND 0.8 AS fill_ok
+SELECT v ->> 'items' AS items, (v ->> 'leaf_fill')::float BETWEEN 0.55 AND 0.8 AS fill_ok
 FROM ddb_verify('fill_rand') v;
+
+-- A round of updates after the interleaved load, each in its own
+-- transaction (as an application's): the reserve takes the new versions,
+-- and each leaf prunes the versions its earlier updates made dead; leaves
+-- do not split (a tenth more leaves is allowed, should a concurrent
+-- snapshot hold a prune back; without the reserve most leaves split).
+CREATE PROCEDURE fill_update_round() LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 0..1999 LOOP
+    UPDATE fill_s SET item = item || jsonb_build_object('u', i)
+      WHERE "PK" = 'CUST#' || (i * 7 % 200) AND "SK" = 'ORDER#' || lpad((i * 13 % 60)::text, 4, '0');
+    COMMIT;
+  END LOOP;
+END
+$$;
+CREATE TEMP TABLE fill_before AS SELECT (v ->> 'leaf_pages')::int AS leaves FROM ddb_verify('fill_s') v;
+CALL fill_update_round();
+SELECT (v ->> 'leaf_pages')::int <= (SELECT leaves FROM fill_before) * 1.1 AS no_splits,
+       v ->> 'live' AS live
+FROM ddb_verify('fill_s') v;
+DROP PROCEDURE fill_update_round();
 
 -- Updates rewrite items in place of their key (a new version sorts before
 -- the old one): they never count as appends.  Every item of the

@@ -38,15 +38,22 @@ SELECT generic_records_since(:'lsn', 'wr') AS put_over;
 SELECT "SK", item FROM wr WHERE "SK" IN ('S7', 'S8', 'S9') ORDER BY "SK";
 SELECT v ->> 'live' AS live, v ->> 'items' AS items FROM ddb_verify('wr') v;
 
--- A leaf with no room for the new version: the general path (two records
--- at least: xmax, then the insert, which splits), and the result the same.
+-- A leaf with no room for the new version: the general path (xmax, then
+-- the insert after a descent, which prunes or splits).  New keys filled
+-- the leaf up to its reserve; three versions of one key in one transaction
+-- (none prunable) cannot all fit, so at least one update takes the general
+-- path: more than the 3 + 1 records of three one-record updates.
 CREATE TABLE wr_full ("PK" text, "SK" text, item jsonb) USING ddb;
-INSERT INTO wr_full SELECT 'P', 'S' || lpad(i::text, 3, '0'), jsonb_build_object('pad', repeat('x', 1500))
-FROM generate_series(1, 5) i;
+INSERT INTO wr_full SELECT 'P', 'S' || lpad(i::text, 3, '0'), jsonb_build_object('pad', repeat('x', 1000))
+FROM generate_series(1, 12) i;
 SELECT pg_current_wal_insert_lsn() AS lsn \gset
-UPDATE wr_full SET item = jsonb_build_object('pad', repeat('y', 1500)) WHERE "SK" = 'S003';
-SELECT generic_records_since(:'lsn', 'wr_full') >= 3 AS general_path;
-SELECT "SK", left(item ->> 'pad', 3) AS pad FROM wr_full ORDER BY "SK";
+BEGIN;
+UPDATE wr_full SET item = jsonb_build_object('pad', repeat('a', 1000)) WHERE "SK" = 'S003';
+UPDATE wr_full SET item = jsonb_build_object('pad', repeat('b', 1000)) WHERE "SK" = 'S003';
+UPDATE wr_full SET item = jsonb_build_object('pad', repeat('c', 1000)) WHERE "SK" = 'S003';
+COMMIT;
+SELECT generic_records_since(:'lsn', 'wr_full') > 4 AS general_path;
+SELECT "SK", left(item ->> 'pad', 3) AS pad FROM wr_full WHERE "SK" <= 'S004' ORDER BY "SK";
 SELECT v ->> 'live' AS live FROM ddb_verify('wr_full') v;
 
 DROP FUNCTION generic_records_since(pg_lsn, regclass);

@@ -1071,11 +1071,10 @@ ddb_leaf_split_after_new(DdbKeyType pktype, int nv, char **vkey, int *vkeylen,
 {
 	const char *nk = vkey[newpos];
 	int			plen = ddb_key_partition_len(pktype, nk, vkeylen[newpos]);
-	int			v;
+	int			cand[3];
+	int			ncand = 0;
 	int			rs;
-	int			seplen;
 	Size		total = 0;
-	Size		left = 0;
 
 	if (plen < 0 || newpos < DDB_SPLIT_RUN)
 		return -1;
@@ -1086,41 +1085,41 @@ ddb_leaf_split_after_new(DdbKeyType pktype, int nv, char **vkey, int *vkeylen,
 	{
 		if (ddb_in_partition(vkey[newpos + 1], vkeylen[newpos + 1], nk, plen))
 			return -1;
-		v = newpos + 1;
+		cand[ncand++] = newpos + 1;
 	}
-	else
-	{
-		/* a high key that is a prefix of nk would be below it: cannot be */
-		if (oldhk != NULL && ddb_in_partition(oldhk->key, oldhk->keylen, nk, plen))
-			return -1;
-		v = newpos;
-		/* the start of the partition's run on the page */
-		rs = newpos - DDB_SPLIT_RUN;
-		while (rs > 0 && ddb_in_partition(vkey[rs - 1], vkeylen[rs - 1], nk, plen))
-			rs--;
-		if (rs > 0)
-		{
-			Size		before = 0;
+	else if (oldhk != NULL && ddb_in_partition(oldhk->key, oldhk->keylen, nk, plen))
+		return -1;				/* (a high key shorter than plen is beyond it) */
 
-			for (int i = 0; i < rs; i++)
-				before += vsize[i];
-			if (before >= DDB_SPLIT_MIN_LEFT)
-				v = rs;
-		}
-	}
+	/*
+	 * Candidates, best first: right after the new item; before its
+	 * partition's run (the whole partition goes on growing on the right);
+	 * right before it (alone, or with the partitions after it).  The first
+	 * that leaves both halves fitting and the left one not nearly empty.
+	 */
+	rs = newpos - DDB_SPLIT_RUN;
+	while (rs > 0 && ddb_in_partition(vkey[rs - 1], vkeylen[rs - 1], nk, plen))
+		rs--;
+	if (rs > 0)
+		cand[ncand++] = rs;
+	cand[ncand++] = newpos;
 
 	for (int i = 0; i < nv; i++)
-	{
 		total += vsize[i];
-		if (i < v)
+	for (int c = 0; c < ncand; c++)
+	{
+		int			v = cand[c];
+		Size		left = 0;
+		int			seplen;
+
+		for (int i = 0; i < v; i++)
 			left += vsize[i];
+		seplen = ddb_truncated_separator(vkey[v - 1], vkeylen[v - 1], vkey[v], vkeylen[v]);
+		if (left >= DDB_SPLIT_MIN_LEFT &&
+			left + ddb_key_item_size(seplen) <= DDB_PAGE_CAPACITY &&
+			total - left + oldhk_space <= DDB_PAGE_CAPACITY)
+			return v;
 	}
-	seplen = ddb_truncated_separator(vkey[v - 1], vkeylen[v - 1], vkey[v], vkeylen[v]);
-	if (left < DDB_SPLIT_MIN_LEFT ||
-		left + ddb_key_item_size(seplen) > DDB_PAGE_CAPACITY ||
-		total - left + oldhk_space > DDB_PAGE_CAPACITY)
-		return -1;
-	return v;
+	return -1;
 }
 
 /*
@@ -2015,10 +2014,34 @@ ddb_move_to_target(Relation rel, Buffer first, const char *itemkey, int itemkeyl
 }
 
 /*
+ * Room a leaf keeps for new versions of its keys: an insert of a new key
+ * (a uniqueness check) does not take it.  A version goes beside the one it
+ * replaces, on the same leaf, so a leaf that new keys filled up would split
+ * on the first update of any of its items (and, leaves being filled by the
+ * appending split policy, ddb_leaf_split_after_new, a table loaded by
+ * appends would end up half full after a round of updates).  With the
+ * reserve an update finds room, and the next one finds the versions it
+ * made dead to prune (ddb_prune_before_split).  It plays the part of
+ * heap's fillfactor room for HOT updates and nbtree's leaf fillfactor.
+ * Never so much that an item could not fit alone on a page.
+ */
+#define DDB_LEAF_RESERVE	(DDB_PAGE_CAPACITY / 10)
+
+static Size
+ddb_leaf_reserve(Size itemsize, DdbUniqueCheck check_unique)
+{
+	if (check_unique == DDB_UNIQUE_NONE || itemsize >= DDB_MAX_ITEM_SIZE)
+		return 0;
+	return Min(DDB_LEAF_RESERVE, DDB_MAX_ITEM_SIZE - itemsize);
+}
+
+/*
  * Insert a version of 'key' with row id 'tid' whose stored tuple is 'tuple'.
  * With DDB_UNIQUE_ERROR, raise unique_violation if another live version of
  * the key exists, waiting for in-progress transactions first (as nbtree
  * does); with DDB_UNIQUE_RETURN, return false instead (nothing inserted).
+ * A new key leaves DDB_LEAF_RESERVE free on its leaf; a new version of a
+ * key (DDB_UNIQUE_NONE) may use it.
  */
 bool
 ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
@@ -2026,6 +2049,7 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 {
 	Size		itemlen = DdbLeafTupleOffset(keylen) + tuple->t_len;
 	Size		itemsize = MAXALIGN(itemlen);
+	Size		reserve = ddb_leaf_reserve(itemsize, check_unique);
 	DdbLeafItem item;
 	char	   *itemkey;
 	int			itemkeylen;
@@ -2115,7 +2139,7 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 		/* The leaf whose key space holds itemkey: first, or right of it. */
 		leafbuf = ddb_move_to_target(rel, first, itemkey, itemkeylen);
 		page = BufferGetPage(leafbuf);
-		if (PageGetFreeSpace(page) >= itemsize)
+		if (PageGetFreeSpace(page) >= itemsize + reserve)
 		{
 			GenericXLogState *state = GenericXLogStart(rel);
 			OffsetNumber off = ddb_leaf_search(page, itemkey, itemkeylen, false);
@@ -2163,7 +2187,7 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 														   ALLOCSET_DEFAULT_SIZES);
 			MemoryContext old = MemoryContextSwitchTo(splitcxt);
 
-			ddb_make_room(rel, itemkey, itemkeylen, itemsize);
+			ddb_make_room(rel, itemkey, itemkeylen, itemsize + reserve);
 			MemoryContextSwitchTo(old);
 			MemoryContextDelete(splitcxt);
 		}
