@@ -1854,6 +1854,25 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize)
  */
 
 /*
+ * A leaf item of itemsize bytes for a version of 'key' with row id 'tid'
+ * and stored tuple 'tuple', and its item key in *itemkey (both palloc'd).
+ */
+static DdbLeafItem
+ddb_build_leaf_item(const char *key, int keylen, ItemPointer tid, HeapTuple tuple,
+					Size itemsize, char **itemkey, int *itemkeylen)
+{
+	DdbLeafItem item = palloc0(itemsize);
+
+	item->tid = *tid;
+	item->keylen = keylen;
+	memcpy(item->key, key, keylen);
+	memcpy(DdbLeafItemGetTuple(item), tuple->t_data, tuple->t_len);
+	*itemkey = palloc(keylen + DDB_SUFFIX_LEN);
+	ddb_leaf_item_key(item, *itemkey, itemkeylen);
+	return item;
+}
+
+/*
  * An update that stays on its leaf, in one WAL record.  'buf' is the leaf
  * holding the key's current version at 'oldoff', locked exclusively by the
  * caller, who owns that version (see ddb_update_version).  When the new
@@ -1884,14 +1903,7 @@ ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff,
 		PageGetFreeSpace(page) < itemsize)
 		return false;
 
-	item = palloc0(itemsize);
-	item->tid = *tid;
-	item->keylen = keylen;
-	memcpy(item->key, key, keylen);
-	memcpy(DdbLeafItemGetTuple(item), tuple->t_data, tuple->t_len);
-	itemkey = palloc(keylen + DDB_SUFFIX_LEN);
-	ddb_leaf_item_key(item, itemkey, &itemkeylen);
-
+	item = ddb_build_leaf_item(key, keylen, tid, tuple, itemsize, &itemkey, &itemkeylen);
 	off = ddb_leaf_search(page, itemkey, itemkeylen, false);
 	if (off <= DdbPageFirstData(page) || off > oldoff)
 	{
@@ -2072,14 +2084,7 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 
 	ddb_tree_init_if_needed(rel);
 
-	item = palloc0(itemsize);
-	item->tid = *tid;
-	item->keylen = keylen;
-	memcpy(item->key, key, keylen);
-	memcpy(DdbLeafItemGetTuple(item), tuple->t_data, tuple->t_len);
-
-	itemkey = palloc(keylen + DDB_SUFFIX_LEN);
-	ddb_leaf_item_key(item, itemkey, &itemkeylen);
+	item = ddb_build_leaf_item(key, keylen, tid, tuple, itemsize, &itemkey, &itemkeylen);
 
 	{
 		StringInfoData s;
