@@ -179,6 +179,7 @@ extern void ddb_decode_key(const DdbKeyInfo *ki, const char *key, int keylen,
 extern const char *ddb_decode_key_column(DdbKeyType type, const char *p,
 										 const char *end, Datum *value);
 extern uint32 ddb_hash32(const char *data, int len);
+extern int	ddb_key_partition_len(DdbKeyType type, const char *key, int keylen);
 extern bool ddb_key_successor(const char *key, int keylen, StringInfo out);
 extern void ddb_check_key_value(DdbKeyType type, Datum value, bool partition,
 								const char *colname);
@@ -196,6 +197,11 @@ typedef enum DdbUniqueCheck
 extern bool ddb_tree_insert(Relation rel, const char *key, int keylen,
 							ItemPointer tid, HeapTuple tuple,
 							DdbUniqueCheck check_unique);
+extern bool ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff,
+								   const char *key, int keylen, ItemPointer tid,
+								   HeapTuple tuple,
+								   void (*mark) (Page page, OffsetNumber off, void *arg),
+								   void *arg);
 extern uint64 ddb_alloc_rowid(Relation rel);
 #ifdef DDB_CHECKS
 extern void ddb_checks_init(void);
@@ -257,6 +263,8 @@ extern HeapTuple ddb_expand_tuple(Relation rel, const char *key, int keylen,
 								  HeapTupleHeader stored, uint32 storedlen,
 								  ItemPointer tid);
 
+extern bool ddb_stored_tuple_needs_toast(Relation rel, HeapTuple tuple, HeapTuple old,
+										 int keylen);
 extern HeapTuple ddb_toast_stored_tuple(Relation rel, HeapTuple tuple, HeapTuple old,
 										 int keylen);
 

@@ -636,6 +636,47 @@ ddb_decode_key(const DdbKeyInfo *ki, const char *key, int keylen,
 }
 
 
+/*
+ * The length of the partition part -- hash32 and enc(pk) -- at the start of
+ * an encoded key or item key of a table whose partition key has type
+ * 'type', or -1 when 'key' ends before its partition key does (a truncated
+ * separator).  Two keys are in one partition exactly when both have a
+ * partition part and those are equal.  Only walks the bytes: no decoding.
+ */
+int
+ddb_key_partition_len(DdbKeyType type, const char *key, int keylen)
+{
+	const unsigned char *s = (const unsigned char *) key + DDB_HASH_BYTES;
+	const unsigned char *e = (const unsigned char *) key + keylen;
+
+	if (keylen <= DDB_HASH_BYTES)
+		return -1;
+	if (type == DDB_KEY_N)
+	{
+		unsigned char stop;
+
+		if (*s == DDB_NUM_ZERO)
+			return DDB_HASH_BYTES + 1;
+		stop = *s == DDB_NUM_NEG ? DDB_NUM_NEG_END : DDB_NUM_POS_END;
+		/* marker and 2 exponent bytes, then digit pairs up to the stop byte */
+		for (s += 3; s < e; s++)
+			if (*s == stop)
+				return (const char *) s + 1 - key;
+		return -1;
+	}
+	/* S and B: up to the terminator 0x00 0x01 (0x00 0xFF is an escaped 0x00) */
+	for (; s + 1 < e; s++)
+	{
+		if (*s != DDB_ENC_ESCAPE)
+			continue;
+		if (s[1] == DDB_ENC_END)
+			return (const char *) s + 2 - key;
+		s++;					/* skip the escaped byte */
+	}
+	return -1;
+}
+
+
 /* ----------------------------------------------------------------
  *		hash and key ranges
  * ----------------------------------------------------------------

@@ -232,6 +232,10 @@ lock_for_modify(Relation rel, ItemPointer tid, CommandId cid,
 	return result;
 }
 
+static void mark_xmax(Page page, OffsetNumber off, TransactionId xid,
+					  CommandId cid, bool iscombo, bool lock_only, ItemPointer next,
+					  bool moved_partitions);
+
 /*
  * Set xmax on the locked version at off: an update or delete by us (with
  * t_ctid = next), or an exclusive row lock (next = NULL, lock_only).
@@ -243,6 +247,17 @@ set_xmax(Relation rel, Buffer buf, OffsetNumber off, TransactionId xid,
 {
 	GenericXLogState *state = GenericXLogStart(rel);
 	Page		page = GenericXLogRegisterBuffer(state, buf, 0);
+
+	mark_xmax(page, off, xid, cid, iscombo, lock_only, next, moved_partitions);
+	GenericXLogFinish(state);
+}
+
+/* set_xmax's change, on a page registered by the caller */
+static void
+mark_xmax(Page page, OffsetNumber off, TransactionId xid,
+		  CommandId cid, bool iscombo, bool lock_only, ItemPointer next,
+		  bool moved_partitions)
+{
 	DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off));
 	HeapTupleHeader t = DdbLeafItemGetTuple(li);
 
@@ -261,7 +276,23 @@ set_xmax(Relation rel, Buffer buf, OffsetNumber off, TransactionId xid,
 		else
 			t->t_ctid = *next;
 	}
-	GenericXLogFinish(state);
+}
+
+/* The old version's mark for ddb_tree_insert_beside: an update's xmax. */
+typedef struct UpdateMark
+{
+	TransactionId xid;
+	CommandId	cmax;
+	bool		iscombo;
+	ItemPointer next;
+} UpdateMark;
+
+static void
+mark_updated(Page page, OffsetNumber off, void *arg)
+{
+	UpdateMark *m = (UpdateMark *) arg;
+
+	mark_xmax(page, off, m->xid, m->cmax, m->iscombo, false, m->next, false);
 }
 
 TM_Result
@@ -355,13 +386,7 @@ ddb_update_version(Relation rel, ItemPointer otid, HeapTuple newtup,
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	HeapTupleHeaderAdjustCmax(htup.t_data, &cmax, &iscombo);
 	old = heap_copytuple(&htup);
-	set_xmax(rel, buf, off, xid, cmax, iscombo, false, newtid, false);
-	UnlockReleaseBuffer(buf);
 
-	/*
-	 * The old version is ours now (its xmax is our transaction), so toast
-	 * and insert without page locks; a concurrent writer waits for us.
-	 */
 	newtup->t_data->t_infomask &= ~HEAP_XACT_MASK;
 	newtup->t_data->t_infomask2 &= ~HEAP2_XACT_MASK;
 	newtup->t_data->t_infomask |= HEAP_XMAX_INVALID;
@@ -372,8 +397,34 @@ ddb_update_version(Relation rel, ItemPointer otid, HeapTuple newtup,
 	newtup->t_self = *newtid;
 	newtup->t_data->t_ctid = *newtid;
 
+	/*
+	 * Usually the new version needs no TOAST work and fits beside the old
+	 * one: mark the old version and add the new one in one WAL record,
+	 * without a second descent (ddb_tree_insert_beside).
+	 */
+	if (!ddb_stored_tuple_needs_toast(rel, newtup, old, newkeylen))
+	{
+		UpdateMark	m = {xid, cmax, iscombo, newtid};
+
+		if (ddb_tree_insert_beside(rel, buf, off, newkey, newkeylen, newtid, newtup,
+								   mark_updated, &m))
+		{
+			UnlockReleaseBuffer(buf);
+			goto done;
+		}
+	}
+
+	set_xmax(rel, buf, off, xid, cmax, iscombo, false, newtid, false);
+	UnlockReleaseBuffer(buf);
+
+	/*
+	 * The old version is ours now (its xmax is our transaction), so toast
+	 * and insert without page locks; a concurrent writer waits for us.
+	 */
 	stored = ddb_toast_stored_tuple(rel, newtup, old, newkeylen);
 	ddb_tree_insert(rel, newkey, newkeylen, newtid, stored, DDB_UNIQUE_NONE);
+
+done:
 
 	if (have_tuple_lock)
 		UnlockTuple(rel, otid, AccessExclusiveLock);

@@ -19,8 +19,16 @@
  *	 map leaf page:			DdbMapEntry[DDB_MAP_LEAF_ENTRIES]
  *	 map directory page:	BlockNumber[DDB_MAP_DIR_ENTRIES]
  *
- * stored right after the page header, with pd_lower covering the array so
- * full-page images keep it.  The metapage holds the root and the number of
+ * stored right after the page header.  A directory's pd_lower covers its
+ * whole array; a leaf's covers its entries up to the highest slot ever
+ * written (map_leaf_cover), and the zeroes after it are the page's hole.
+ * Row ids are handed out in increasing order, so a leaf fills from its
+ * start, and Generic WAL, which copies and compares a registered page
+ * except its hole, then compares only the part in use instead of 8 kB per
+ * record: the map's record is one per writing transaction.  Full-page
+ * images drop the hole, as they would any.  Readers need no change: a slot
+ * in the hole reads as zero, "no entry" (pages written before this kept
+ * their whole array below pd_lower, and read the same).  The metapage holds the root and the number of
  * levels; the tree grows a level at the top when row ids outgrow it.  A
  * zero block number means "no entry" (block 0 is the metapage).
  *
@@ -96,7 +104,22 @@ map_init_page(Page page, bool leaf)
 	op->flags = leaf ? DDB_PAGE_MAP_LEAF : DDB_PAGE_MAP_DIR;
 	op->page_id = DDB_PAGE_ID;
 	memset(PageGetContents(page), 0, arraysz);
-	((PageHeader) page)->pd_lower = (PageGetContents(page) + arraysz) - (char *) page;
+	/* a leaf starts with all of its array in the hole: see the header */
+	((PageHeader) page)->pd_lower = (PageGetContents(page) + (leaf ? 0 : arraysz)) - (char *) page;
+}
+
+/*
+ * Make a map leaf's pd_lower cover 'slot' before the slot is written (the
+ * hole above pd_lower is zeroed by GenericXLogFinish and dropped from
+ * full-page images).  'page' is the registered copy.
+ */
+static inline void
+map_leaf_cover(Page page, int slot)
+{
+	LocationIndex end = (PageGetContents(page) + sizeof(DdbMapEntry) * (slot + 1)) - (char *) page;
+
+	if (((PageHeader) page)->pd_lower < end)
+		((PageHeader) page)->pd_lower = end;
 }
 
 static void
@@ -246,12 +269,15 @@ ddb_map_set(Relation rel, ItemPointer tid, BlockNumber block, uint32 hash)
 	int			slot;
 	Buffer		buf = map_leaf(rel, rowid, block != 0, BUFFER_LOCK_EXCLUSIVE, &slot);
 	GenericXLogState *state;
+	Page		page;
 	DdbMapEntry *e;
 
 	if (!BufferIsValid(buf))
 		return;					/* clearing an entry that was never set */
 	state = GenericXLogStart(rel);
-	e = &((DdbMapEntry *) PageGetContents(GenericXLogRegisterBuffer(state, buf, 0)))[slot];
+	page = GenericXLogRegisterBuffer(state, buf, 0);
+	map_leaf_cover(page, slot);
+	e = &((DdbMapEntry *) PageGetContents(page))[slot];
 	e->block = block;
 	e->hash = hash;
 	GenericXLogFinish(state);
@@ -303,10 +329,12 @@ flush_entries(Relation rel, PendingEntry *e, int n)
 		Buffer		buf = map_leaf(rel, e[i].rowid, true, BUFFER_LOCK_EXCLUSIVE, &slot);
 		uint64		leafstart = e[i].rowid - slot;
 		GenericXLogState *state = GenericXLogStart(rel);
-		DdbMapEntry *arr = (DdbMapEntry *) PageGetContents(GenericXLogRegisterBuffer(state, buf, 0));
+		Page		page = GenericXLogRegisterBuffer(state, buf, 0);
+		DdbMapEntry *arr = (DdbMapEntry *) PageGetContents(page);
 
 		for (; i < n && e[i].rowid < leafstart + DDB_MAP_LEAF_ENTRIES; i++)
 		{
+			map_leaf_cover(page, (int) (e[i].rowid - leafstart));
 			arr[e[i].rowid - leafstart].block = e[i].block;
 			arr[e[i].rowid - leafstart].hash = e[i].hash;
 		}
@@ -795,6 +823,7 @@ ddb_map_build(Relation rel, BlockNumber *blocks, uint32 *hashes, uint64 n,
 
 			if (r >= n)
 				break;
+			map_leaf_cover(page, j);
 			e[j].block = blocks[r];
 			e[j].hash = hashes[r];
 		}

@@ -187,6 +187,19 @@ ddb_toast_item_column(Relation rel, HeapTuple tuple)
 }
 
 /*
+ * Would ddb_toast_stored_tuple have work to do (and side effects)?  When
+ * not, it returns 'tuple' itself, and callers may skip it.
+ */
+bool
+ddb_stored_tuple_needs_toast(Relation rel, HeapTuple tuple, HeapTuple old, int keylen)
+{
+	if (!OidIsValid(rel->rd_rel->reltoastrelid))
+		return false;
+	return !(tuple->t_len <= Min(TOAST_TUPLE_THRESHOLD, ddb_stored_tuple_budget(keylen)) &&
+			 !HeapTupleHasExternal(tuple) && (old == NULL || !HeapTupleHasExternal(old)));
+}
+
+/*
  * Move large item values out of line through the table's heap TOAST table,
  * so that the leaf item fits: beyond heap's TOAST_TUPLE_THRESHOLD (leaf
  * items stay near a quarter page) or beyond what a page leaves beside the
@@ -200,10 +213,7 @@ ddb_toast_stored_tuple(Relation rel, HeapTuple tuple, HeapTuple old, int keylen)
 	Size		budget = ddb_stored_tuple_budget(keylen);
 	HeapTuple	result;
 
-	if (!OidIsValid(rel->rd_rel->reltoastrelid))
-		return tuple;
-	if (tuple->t_len <= Min(TOAST_TUPLE_THRESHOLD, budget) &&
-		!HeapTupleHasExternal(tuple) && (old == NULL || !HeapTupleHasExternal(old)))
+	if (!ddb_stored_tuple_needs_toast(rel, tuple, old, keylen))
 		return tuple;
 	result = heap_toast_insert_or_update(rel, tuple, old, 0);
 

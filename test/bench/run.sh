@@ -113,7 +113,7 @@ fi
 
 export PATH="$PGBIN:$PATH"
 work=$(mktemp -d /tmp/ddb-bench.XXXXXX)
-results="$work/results"     # op|variant|clients|round|tps|wal bytes per txn|load average
+results="$work/results"     # op|variant|clients|round|tps|wal bytes per txn|load average|wal bytes per txn without FPIs
 : >"$results"
 log() { printf '==> [%4ss] %s\n' "$SECONDS" "$*" >&2; }
 die() { echo "bench: $*" >&2; exit 1; }
@@ -242,19 +242,54 @@ EOF
 }
 
 size_of() { q -c "SELECT pg_total_relation_size('$1')"; }
+# leaf_fill TABLE: ddb_verify's mean fill of the leaves (also proves the
+# tree sound after the load or the benchmarks)
+leaf_fill() { q -c "SELECT ddb_verify('$1') ->> 'leaf_fill'" || { fail=$((fail + 1)); echo "?"; }; }
+
+# compact: the sizes after VACUUM FULL, on the loaded items: the keys the
+# write benchmarks added are deleted first (overwrites and counters changed
+# some items, alike on both sides but not equally often).  Sets size_ddb_full,
+# size_heap_full, fill_ddb_full.
+compact() {
+	log "VACUUM FULL (sizes after a rebuild)"
+	q -c "DELETE FROM bench_ddb WHERE \"SK\" LIKE 'NEW#%' OR \"SK\" LIKE 'DEL#%'" \
+	  -c "DELETE FROM bench_heap WHERE \"SK\" LIKE 'NEW#%' OR \"SK\" LIKE 'DEL#%'" \
+	  -c "VACUUM FULL bench_ddb" -c "VACUUM FULL bench_heap" >/dev/null ||
+		{ fail=$((fail + 1)); return; }
+	size_ddb_full=$(size_of bench_ddb); size_heap_full=$(size_of bench_heap)
+	fill_ddb_full=$(leaf_fill bench_ddb)
+}
 
 # --- running one benchmark ------------------------------------------------------
 
 fail=0
 run_no=0
 loadavg() { cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0; }
+# wal_records_bytes LSN0 LSN1: the bytes of the WAL records between the two
+# positions without their full-page images (pg_waldump --stats), or empty
+# when this script did not start the server (no pg_wal to read).  A run
+# right after a checkpoint logs an image of every page it touches first;
+# without them the column compares what each engine logs per write.
+wal_records_bytes() {
+	[ $started_cluster = 1 ] || return 0
+	local i
+	# pg_waldump reads flushed WAL only: wait for the WAL writer
+	for i in $(seq 1 50); do
+		[ "$(q -c "SELECT pg_current_wal_flush_lsn() >= '$2'")" = t ] && break
+		sleep 0.1
+	done
+	# "Total  <count>  <record bytes> [pct]  <FPI bytes> [pct]  <combined> [pct]"
+	pg_waldump --stats -p "$work/data/pg_wal" -s "$1" -e "$2" 2>/dev/null |
+		awk '$1 == "Total" { print $3; exit }'
+}
+
 # bench OP VARIANT TABLE SCRIPT CLIENTS ROUND [pgbench options]: one short
 # pgbench run; records tps, WAL bytes per transaction and the load average
 # before it in $results.
 bench() {
 	local op=$1 variant=$2 tbl=$3 script=$4 clients=$5 round=$6
 	shift 6
-	local sql="$work/$script.$tbl.sql" out="$work/pgbench.out" lsn0 wal tps txns failed rc len load
+	local sql="$work/$script.$tbl.sql" out="$work/pgbench.out" lsn0 lsn1 wal tps txns failed rc len load nofpi
 	run_no=$((run_no + 1))
 	sed "s/@TBL@/$tbl/g" "$bench_dir/$script.sql" >"$sql"
 	len="-T $duration"
@@ -264,7 +299,9 @@ bench() {
 	pgbench -n -M prepared $len -c "$clients" -j "$clients" -f "$sql" \
 		-D P="$P" -D n=0 -D run="$run_no" "$@" >"$out" 2>&1
 	rc=$?
-	wal=$(q -c "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$lsn0')")
+	lsn1=$(q -c 'SELECT pg_current_wal_insert_lsn()')
+	wal=$(q -c "SELECT pg_wal_lsn_diff('$lsn1', '$lsn0')")
+	nofpi=$(wal_records_bytes "$lsn0" "$lsn1")
 	tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$out")
 	txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$out")
 	failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out")
@@ -276,8 +313,9 @@ bench() {
 		tps=0
 		txns=1
 	fi
-	printf '%s|%s|%s|%s|%.0f|%.0f|%s\n' "$op" "$variant" "$clients" "$round" "$tps" \
-		"$(awk -v w="$wal" -v t="$txns" 'BEGIN { print w / t }')" "$load" >>"$results"
+	printf '%s|%s|%s|%s|%.0f|%.0f|%s|%s\n' "$op" "$variant" "$clients" "$round" "$tps" \
+		"$(awk -v w="$wal" -v t="$txns" 'BEGIN { print w / t }')" "$load" \
+		"$(awk -v w="$nofpi" -v t="$txns" 'BEGIN { if (w != "") printf "%.0f", w / t }')" >>"$results"
 	log "$(printf '%-12s %-6s %s client(s), round %s: %8.0f tps (load %s)' "$op" "$variant" "$clients" "$round" "$tps" "$load")"
 }
 
@@ -488,6 +526,7 @@ runs_of() { awk -F'|' -v o="$1" -v v="$2" -v c="$3" '$1 == o && $2 == v && $3 ==
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) printf "%.0f", (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 tps_of() { runs_of "$1" "$2" "$3" | cut -d'|' -f5 | median; }
 wal_of() { runs_of "$1" "$2" "$3" | cut -d'|' -f6 | median; }
+nofpi_of() { runs_of "$1" "$2" "$3" | cut -d'|' -f8 | grep . | median; }
 # ratio_of OP A B CLIENTS: median of the per-round ratios A/B with their
 # lowest and highest, e.g. "1.32 (1.21-1.40)", or blank.
 ratio_of() {
@@ -522,7 +561,7 @@ op_name() {
 }
 
 report() {
-	local op c a s h cl
+	local op c a s h cl na ns nh
 	echo
 	echo "### ddb vs heap + btree: $items items ($P partitions x 100, interleaved), $rounds rounds of ${duration} s runs, pgbench -M prepared"
 	echo
@@ -558,18 +597,21 @@ report() {
 	echo "items as 25 ddb_put_item / 100 ddb_get_item statements in one transaction;"
 	echo "heap = one INSERT of 25 rows / one SELECT ... WHERE (\"PK\", \"SK\") IN (100 keys)."
 	echo
-	echo "| on-disk size (table + indexes + TOAST) | bytes | ratio to heap |"
-	echo "|---|---:|---:|"
-	echo "| bench_ddb | $(mb $size_ddb) | $(ratio $size_ddb $size_heap) |"
-	echo "| bench_heap | $(mb $size_heap) | 1.00 |"
-	[ -n "$size_clust" ] && echo "| bench_heap_clustered | $(mb $size_clust) | $(ratio $size_clust $size_heap) |"
-	echo
-	echo "| WAL bytes per write (1 client, median) | ddb API | ddb SQL | heap | API / heap |"
+	echo "| on-disk size (table + indexes + TOAST) | after the interleaved COPY | ratio to heap | after VACUUM FULL | ratio to heap |"
 	echo "|---|---:|---:|---:|---:|"
+	echo "| bench_ddb | $(mb $size_ddb) | $(ratio $size_ddb $size_heap) | $(mb ${size_ddb_full:-0}) | $(ratio "${size_ddb_full:-}" "${size_heap_full:-}") |"
+	echo "| bench_heap | $(mb $size_heap) | 1.00 | $(mb ${size_heap_full:-0}) | 1.00 |"
+	[ -n "$size_clust" ] && echo "| bench_heap_clustered | $(mb $size_clust) | $(ratio $size_clust $size_heap) | | |"
+	echo
+	echo "ddb leaf fill (ddb_verify's leaf_fill): $fill_ddb after the interleaved COPY, ${fill_ddb_full:-?} after VACUUM FULL."
+	echo
+	echo "| WAL bytes per write (1 client, median) | ddb API | ddb SQL | heap | API / heap | without FPIs: ddb API | ddb SQL | heap | API / heap | SQL / heap |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for op in $write_ops; do
 		a=$(wal_of $op api 1); s=$(wal_of $op sql 1); h=$(wal_of $op heap 1)
 		[ -z "$a$h" ] && continue
-		echo "| $(op_name $op) | $a | $s | $h | $(ratio "$a" "$h") |"
+		na=$(nofpi_of $op api 1); ns=$(nofpi_of $op sql 1); nh=$(nofpi_of $op heap 1)
+		echo "| $(op_name $op) | $a | $s | $h | $(ratio "$a" "$h") | $na | $ns | $nh | $(ratio "$na" "$nh") | $(ratio "$ns" "$nh") |"
 	done
 	echo
 	echo "| shared buffers touched per query (hit + read) | ddb API | ddb SQL | heap | clustered heap |"
@@ -623,6 +665,7 @@ fi
 
 load "$items" with_clustered
 size_ddb=$(size_of bench_ddb); size_heap=$(size_of bench_heap); size_clust=$(size_of bench_heap_clustered)
+fill_ddb=$(leaf_fill bench_ddb)
 check_plans
 check_results
 check_batch_results
@@ -639,6 +682,7 @@ for c in $clients_list; do
 	done
 done
 
+compact
 report
 if [ $fail != 0 ]; then
 	echo "bench: $fail check(s) failed (see the messages above)" >&2
