@@ -65,8 +65,11 @@ for my $round (1 .. 3)
 		SELECT pg_sleep(1);
 		SELECT pg_current_wal_flush_lsn() AS flushed \\gset
 		-- leaves split: the old versions move right of their map entries
-		INSERT INTO $t SELECT 'P' || (i % 20), 'T' || lpad(i::text, 6, '0'),
-		       jsonb_build_object('pad', repeat('x', 100)) FROM generate_series(1, 3000) i;
+		-- (new keys between the old ones, so the splits are balanced ones:
+		-- keys appended to a partition would leave the old items in place)
+		INSERT INTO $t SELECT 'P' || (i % 20), 'S' || lpad(i::text, 6, '0') || '-' || j,
+		       jsonb_build_object('pad', repeat('x', 100))
+		FROM generate_series(1, 1000) i, generate_series(1, 3) j;
 		SELECT tid_cost('$t', :'ctids') AS first \\gset
 		SELECT tid_cost('$t', :'ctids') AS unflushed,
 		       pg_current_wal_flush_lsn() = :'flushed'::pg_lsn AS window_held;
