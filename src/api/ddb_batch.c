@@ -1011,52 +1011,6 @@ jb_members(Jsonb *obj, char ***keys, Jsonb ***vals)
 	return n;
 }
 
-/* Push a Jsonb (or JSON null) as a value or element. */
-static void
-push_jsonb(JsonbParseState **ps, JsonbIteratorToken seq, Jsonb *j)
-{
-	JsonbValue	v;
-
-	if (j == NULL)
-	{
-		v.type = jbvNull;
-		pushJsonbValue(ps, seq, &v);
-		return;
-	}
-	if (JB_ROOT_IS_SCALAR(j))
-	{
-		(void) JsonbExtractScalar(&j->root, &v);
-		pushJsonbValue(ps, seq, &v);
-		return;
-	}
-	v.type = jbvBinary;
-	v.val.binary.data = &j->root;
-	v.val.binary.len = VARSIZE(j) - VARHDRSZ;
-	pushJsonbValue(ps, seq, &v);
-}
-
-static void
-push_key(JsonbParseState **ps, const char *key)
-{
-	JsonbValue	v;
-
-	v.type = jbvString;
-	v.val.string.val = (char *) key;
-	v.val.string.len = strlen(key);
-	pushJsonbValue(ps, WJB_KEY, &v);
-}
-
-static void
-push_string(JsonbParseState **ps, const char *s)
-{
-	JsonbValue	v;
-
-	v.type = jbvString;
-	v.val.string.val = (char *) s;
-	v.val.string.len = strlen(s);
-	pushJsonbValue(ps, WJB_VALUE, &v);
-}
-
 static Jsonb *
 require_object_arg(FunctionCallInfo fcinfo, int argno, const char *what)
 {
@@ -1125,7 +1079,7 @@ ddb_batch_write_item(PG_FUNCTION_ARGS)
 		relation_close(tables[t].rel, NoLock);	/* held to commit */
 
 	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-	push_key(&ps, "UnprocessedItems");
+	ddb_push_key(&ps, "UnprocessedItems");
 	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
 	pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
 	PG_RETURN_JSONB_P(JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL)));
@@ -1175,20 +1129,20 @@ ddb_batch_get_item(PG_FUNCTION_ARGS)
 	ddb_batch_get_core(tables, ntables);
 
 	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-	push_key(&ps, "Responses");
+	ddb_push_key(&ps, "Responses");
 	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
 	for (int t = 0; t < ntables; t++)
 	{
 		ListCell   *lc;
 
-		push_key(&ps, tables[t].table_name);
+		ddb_push_key(&ps, tables[t].table_name);
 		pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
 		foreach(lc, tables[t].items)
-			push_jsonb(&ps, WJB_ELEM, lfirst(lc));
+			ddb_push_jsonb(&ps, WJB_ELEM, lfirst(lc));
 		pushJsonbValue(&ps, WJB_END_ARRAY, NULL);
 	}
 	pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
-	push_key(&ps, "UnprocessedKeys");
+	ddb_push_key(&ps, "UnprocessedKeys");
 	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
 	for (int t = 0; t < ntables; t++)
 	{
@@ -1197,22 +1151,22 @@ ddb_batch_get_item(PG_FUNCTION_ARGS)
 		if (tables[t].unprocessed == NIL)
 			continue;
 		/* the table's request again, with the keys not read */
-		push_key(&ps, tables[t].table_name);
+		ddb_push_key(&ps, tables[t].table_name);
 		pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-		push_key(&ps, "Keys");
+		ddb_push_key(&ps, "Keys");
 		pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
 		foreach(lc, tables[t].unprocessed)
-			push_jsonb(&ps, WJB_ELEM, lfirst(lc));
+			ddb_push_jsonb(&ps, WJB_ELEM, lfirst(lc));
 		pushJsonbValue(&ps, WJB_END_ARRAY, NULL);
 		if (tables[t].projection)
 		{
-			push_key(&ps, "ProjectionExpression");
-			push_string(&ps, tables[t].projection);
+			ddb_push_key(&ps, "ProjectionExpression");
+			ddb_push_cstring(&ps, tables[t].projection);
 		}
 		if (tables[t].names)
 		{
-			push_key(&ps, "ExpressionAttributeNames");
-			push_jsonb(&ps, WJB_VALUE, tables[t].names);
+			ddb_push_key(&ps, "ExpressionAttributeNames");
+			ddb_push_jsonb(&ps, WJB_VALUE, tables[t].names);
 		}
 		pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
 	}
@@ -1325,22 +1279,22 @@ ddb_transact_write_items(PG_FUNCTION_ARGS)
 		Jsonb	   *detail;
 
 		pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-		push_key(&ps, "CancellationReasons");
+		ddb_push_key(&ps, "CancellationReasons");
 		pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
 		for (int i = 0; i < n; i++)
 		{
 			pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-			push_key(&ps, "Code");
-			push_string(&ps, actions[i].code ? actions[i].code : "None");
+			ddb_push_key(&ps, "Code");
+			ddb_push_cstring(&ps, actions[i].code ? actions[i].code : "None");
 			if (actions[i].message)
 			{
-				push_key(&ps, "Message");
-				push_string(&ps, actions[i].message);
+				ddb_push_key(&ps, "Message");
+				ddb_push_cstring(&ps, actions[i].message);
 			}
 			if (actions[i].item)
 			{
-				push_key(&ps, "Item");
-				push_jsonb(&ps, WJB_VALUE, actions[i].item);
+				ddb_push_key(&ps, "Item");
+				ddb_push_jsonb(&ps, WJB_VALUE, actions[i].item);
 			}
 			pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
 		}
@@ -1373,15 +1327,15 @@ ddb_transact_get_items(PG_FUNCTION_ARGS)
 		relation_close(actions[i].rel, AccessShareLock);
 
 	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-	push_key(&ps, "Responses");
+	ddb_push_key(&ps, "Responses");
 	pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
 	for (int i = 0; i < n; i++)
 	{
 		pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
 		if (actions[i].item)
 		{
-			push_key(&ps, "Item");
-			push_jsonb(&ps, WJB_VALUE, actions[i].item);
+			ddb_push_key(&ps, "Item");
+			ddb_push_jsonb(&ps, WJB_VALUE, actions[i].item);
 		}
 		pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
 	}

@@ -25,6 +25,51 @@
 #include "utils/relcache.h"
 
 #include "ddb.h"
+
+/*
+ * Building jsonb results with pushJsonbValue: a key, a C string value, and
+ * a whole Jsonb (NULL as JSON null, a scalar unwrapped) as a value or an
+ * array element.  Shared by the API's result builders.
+ */
+static inline void
+ddb_push_key(JsonbParseState **ps, const char *key)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) key;
+	v.val.string.len = strlen(key);
+	pushJsonbValue(ps, WJB_KEY, &v);
+}
+
+static inline void
+ddb_push_cstring(JsonbParseState **ps, const char *s)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) s;
+	v.val.string.len = strlen(s);
+	pushJsonbValue(ps, WJB_VALUE, &v);
+}
+
+static inline void
+ddb_push_jsonb(JsonbParseState **ps, JsonbIteratorToken tok, Jsonb *j)
+{
+	JsonbValue	v;
+
+	if (j == NULL)
+		v.type = jbvNull;
+	else if (JB_ROOT_IS_SCALAR(j))
+		(void) JsonbExtractScalar(&j->root, &v);
+	else
+	{
+		v.type = jbvBinary;
+		v.val.binary.data = &j->root;
+		v.val.binary.len = VARSIZE(j) - VARHDRSZ;
+	}
+	pushJsonbValue(ps, tok, &v);
+}
 #include "model/ddb_expr.h"
 
 /* GUCs (ddb_table.c) */

@@ -779,36 +779,14 @@ reader_close(DdbReader *r)
  * ------------------------------------------------------------------------
  */
 static void
-push_key(JsonbParseState **ps, const char *key)
-{
-	JsonbValue	k;
-
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = strlen(key);
-	pushJsonbValue(ps, WJB_KEY, &k);
-}
-
-static void
 push_count(JsonbParseState **ps, const char *key, int64 n)
 {
 	JsonbValue	v;
 
-	push_key(ps, key);
+	ddb_push_key(ps, key);
 	v.type = jbvNumeric;
 	v.val.numeric = int64_to_numeric(n);
 	pushJsonbValue(ps, WJB_VALUE, &v);
-}
-
-static void
-push_jsonb(JsonbParseState **ps, JsonbIteratorToken tok, Jsonb *j)
-{
-	JsonbValue	v;
-
-	v.type = jbvBinary;
-	v.val.binary.data = &j->root;
-	v.val.binary.len = VARSIZE(j) - VARHDRSZ;
-	pushJsonbValue(ps, tok, &v);
 }
 
 /*
@@ -877,17 +855,17 @@ read_page(FunctionCallInfo fcinfo, bool is_query)
 	ddb_read_page(&a, is_query, false, &page);
 
 	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-	push_key(&ps, "Items");
+	ddb_push_key(&ps, "Items");
 	pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
 	foreach(lc, page.items)
-		push_jsonb(&ps, WJB_ELEM, (Jsonb *) lfirst(lc));
+		ddb_push_jsonb(&ps, WJB_ELEM, (Jsonb *) lfirst(lc));
 	pushJsonbValue(&ps, WJB_END_ARRAY, NULL);
 	push_count(&ps, "Count", page.count);
 	push_count(&ps, "ScannedCount", page.scanned);
 	if (page.last_key)
 	{
-		push_key(&ps, "LastEvaluatedKey");
-		push_jsonb(&ps, WJB_VALUE, page.last_key);
+		ddb_push_key(&ps, "LastEvaluatedKey");
+		ddb_push_jsonb(&ps, WJB_VALUE, page.last_key);
 	}
 	PG_RETURN_JSONB_P(JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL)));
 }
