@@ -1906,7 +1906,7 @@ ddb_build_leaf_item(const char *key, int keylen, ItemPointer tid, HeapTuple tupl
 bool
 ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff,
 					   const char *key, int keylen, ItemPointer tid, HeapTuple tuple,
-					   void (*mark) (Page page, OffsetNumber off, void *arg), void *arg)
+					   DdbMarkFn mark, void *arg)
 {
 	Page		page = BufferGetPage(buf);
 	Size		itemsize = MAXALIGN(DdbLeafTupleOffset(keylen) + tuple->t_len);
@@ -1914,7 +1914,6 @@ ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff,
 	char	   *itemkey;
 	int			itemkeylen;
 	OffsetNumber off;
-	GenericXLogState *state;
 
 	if (keylen > DDB_MAX_KEY_LEN || itemsize > DDB_MAX_ITEM_SIZE ||
 		PageGetFreeSpace(page) < itemsize)
@@ -1929,12 +1928,8 @@ ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff,
 		return false;
 	}
 
-	state = GenericXLogStart(rel);
-	page = GenericXLogRegisterBuffer(state, buf, 0);
-	mark(page, oldoff, arg);
-	ddb_add_item(page, item, itemsize, off);
+	ddb_wal_leaf_update(rel, buf, oldoff, mark, arg, off, item, itemsize);
 	DdbCheck(ddb_page_is_ordered(page, NULL, 0));
-	GenericXLogFinish(state);
 
 	/* The version first, then its map entry: see ddb_rowid.c. */
 	ddb_map_set_deferred(rel, tid, BufferGetBlockNumber(buf), ddb_key_hash(key));
@@ -2170,14 +2165,11 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 		page = BufferGetPage(leafbuf);
 		if (PageGetFreeSpace(page) >= itemsize + reserve)
 		{
-			GenericXLogState *state = GenericXLogStart(rel);
 			OffsetNumber off = ddb_leaf_search(page, itemkey, itemkeylen, false);
 			BlockNumber leaf = BufferGetBlockNumber(leafbuf);
 
-			page = GenericXLogRegisterBuffer(state, leafbuf, 0);
-			ddb_add_item(page, item, itemsize, off);
+			ddb_wal_leaf_add(rel, leafbuf, off, item, itemsize);
 			DdbCheck(ddb_page_is_ordered(page, NULL, 0));
-			GenericXLogFinish(state);
 			UnlockReleaseBuffer(leafbuf);
 			if (leafbuf != first)
 				UnlockReleaseBuffer(first);
