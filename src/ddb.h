@@ -234,6 +234,7 @@ extern Buffer ddb_new_buffer(Relation rel);
 /* engine/ddb_rowid.c: the row-id map */
 extern void ddb_map_set(Relation rel, ItemPointer tid, BlockNumber block, uint32 hash);
 extern void ddb_map_apply(Page page, int slot, BlockNumber block, uint32 hash);
+extern void ddb_map_mask(Page page);
 extern void ddb_map_set_deferred(Relation rel, ItemPointer tid, BlockNumber block,
 								 uint32 hash);
 extern void ddb_map_flush(Relation rel);

@@ -136,6 +136,23 @@ ddb_map_apply(Page page, int slot, BlockNumber block, uint32 hash)
 	e->hash = hash;
 }
 
+/*
+ * wal_consistency_checking (ddb_wal.c): an entry's block is a hint that
+ * map_repair changes without WAL, so only whether a slot is set is
+ * compared, and its hash.
+ */
+void
+ddb_map_mask(Page page)
+{
+	DdbMapEntry *e = (DdbMapEntry *) PageGetContents(page);
+	int			n = (((PageHeader) page)->pd_lower - (PageGetContents(page) - (char *) page)) /
+		sizeof(DdbMapEntry);
+
+	for (int i = 0; i < n && i < DDB_MAP_LEAF_ENTRIES; i++)
+		if (e[i].block != 0)
+			e[i].block = 1;
+}
+
 static void
 map_check_page(Relation rel, Buffer buf, uint16 flag)
 {
@@ -286,6 +303,7 @@ ddb_map_set(Relation rel, ItemPointer tid, BlockNumber block, uint32 hash)
 
 	if (!BufferIsValid(buf))
 		return;					/* clearing an entry that was never set */
+	memset(&change, 0, sizeof(change));	/* no stray padding bytes in WAL */
 	change.block = block;
 	change.hash = hash;
 	change.slot = slot;
@@ -331,7 +349,7 @@ static void
 flush_entries(Relation rel, PendingEntry *e, int n)
 {
 	int			i = 0;
-	DdbMapChange *changes = palloc(sizeof(DdbMapChange) * Min(n, DDB_MAP_LEAF_ENTRIES));
+	DdbMapChange *changes = palloc0(sizeof(DdbMapChange) * Min(n, DDB_MAP_LEAF_ENTRIES));
 
 	while (i < n)
 	{

@@ -530,9 +530,9 @@ ddb_wal_desc(StringInfo buf, XLogReaderState *record)
 
 /*
  * wal_consistency_checking = 'ddb': what may differ between a page and its
- * replay.  Hint bits (set without WAL) and, as heap_mask does for the same
- * reason, nothing else of the tuples: redo writes exactly the fields the
- * primary set.
+ * replay is what changes without WAL: the tuples' hint bits, as heap_mask
+ * masks them (redo writes exactly the other fields the primary set), and
+ * the row-id map's block hints (ddb_map_mask).
  */
 static void
 ddb_wal_mask(char *pagedata, BlockNumber blkno)
@@ -543,8 +543,11 @@ ddb_wal_mask(char *pagedata, BlockNumber blkno)
 	mask_page_hint_bits(page);
 	mask_unused_space(page);
 
-	if (!PageIsNew(page) && PageGetSpecialSize(page) == MAXALIGN(sizeof(DdbPageOpaqueData)) &&
-		DdbPageIsLeaf(page))
+	if (PageIsNew(page) || PageGetSpecialSize(page) != MAXALIGN(sizeof(DdbPageOpaqueData)))
+		return;
+	if (DdbPageGetOpaque(page)->flags & DDB_PAGE_MAP_LEAF)
+		ddb_map_mask(page);
+	else if (DdbPageIsLeaf(page))
 	{
 		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 
