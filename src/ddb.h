@@ -171,6 +171,10 @@ extern void ddb_wal_leaf_update(Relation rel, Buffer buf, OffsetNumber oldoff,
 extern void ddb_wal_map_set(Relation rel, Buffer buf, const DdbMapChange *changes, int n);
 extern bool ddb_wal_leaf_prune(Relation rel, Buffer buf, OffsetNumber *deletable,
 							   int ndeletable, TransactionId latestRemovedXid);
+extern void ddb_wal_leaf_split(Relation rel, Buffer pbuf, Page ptmp, Buffer lbuf, Page ltmp,
+							   Buffer rbuf, Page rtmp, OffsetNumber downlink, int newpp,
+							   int nleft, const char *sep, int seplen, bool hashk,
+							   const char *rdata, Size rdatalen);
 
 /* engine/ddb_shape.c */
 extern const DdbKeyInfo *ddb_get_keyinfo(Relation rel);

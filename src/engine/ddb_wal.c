@@ -5,8 +5,9 @@
  *	  resource manager when ddb is preloaded, Generic WAL otherwise.
  *
  * Every leaf insert, version mark (delete, update's old version, row lock),
- * one-record update, row-id map entry and prune goes through a function of
- * this file, which changes the page and logs the change.  Which WAL it
+ * one-record update, row-id map entry, prune and leaf split below an
+ * existing parent goes through a function of this file, which changes the
+ * page(s) and logs the change.  Which WAL it
  * writes is decided here and nowhere else (ddb_wal_custom):
  *
  *	- ddb in shared_preload_libraries: _PG_init runs while
@@ -23,8 +24,8 @@
  *	  on first use): exactly the Generic WAL records the engine always
  *	  wrote.
  *
- * Everything else (tree creation, splits, map growth, bulk build, VACUUM's
- * freezing) stays Generic WAL in both modes.  Generic records are always
+ * Everything else (tree creation, root and internal splits, map growth,
+ * bulk build, VACUUM's freezing) stays Generic WAL in both modes.  Generic records are always
  * replayable, and both kinds order by LSN on a page, so mixing them is
  * safe, and a page written in one mode reads the same in the other.
  *
@@ -76,6 +77,7 @@
 #define XLOG_DDB_UPDATE		0x20	/* MARK, then INSERT, same leaf */
 #define XLOG_DDB_MAP		0x30	/* row-id map slots of one map leaf */
 #define XLOG_DDB_PRUNE		0x40	/* remove dead versions from a leaf */
+#define XLOG_DDB_SPLIT		0x50	/* split a leaf below an existing parent */
 #define XLOG_DDB_OPMASK		0x70
 
 /* INSERT: block 0 the leaf; block data the item */
@@ -121,6 +123,28 @@ typedef struct xl_ddb_prune
 } xl_ddb_prune;
 
 #define SizeOfDdbPrune (offsetof(xl_ddb_prune, ndeleted) + sizeof(uint16))
+
+/*
+ * SPLIT: block 0 the parent, block 1 the left half (the leaf that split),
+ * block 2 the new right half (its items as block data), locked in that
+ * order, top-down and left to right as ddb_tree.c's lock order says; the
+ * separator follows the struct.  Redo rebuilds each page with the
+ * functions the primary built it with (ddb_split_leaf_left, _right,
+ * ddb_split_parent).
+ */
+typedef struct xl_ddb_split
+{
+	BlockNumber rightlink;		/* the right half's right-link */
+	OffsetNumber downlink;		/* the new downlink's offset in the parent */
+	uint16		newpp;			/* the parent's prefix length after the split */
+	uint16		nleft;			/* data items that stay on the left */
+	uint16		flags;			/* the leaf's page flags */
+	uint16		seplen;
+	bool		hashk;			/* the right half has a high key */
+	/* separator follows */
+} xl_ddb_split;
+
+#define SizeOfDdbSplit (offsetof(xl_ddb_split, hashk) + sizeof(bool))
 
 static bool ddb_wal_registered = false;
 
@@ -383,10 +407,103 @@ ddb_wal_leaf_prune(Relation rel, Buffer buf, OffsetNumber *deletable, int ndelet
 	return true;
 }
 
+/*
+ * Install a leaf split built aside by ddb_split (ddb's own WAL only): the
+ * parent, left and right pages become ptmp, ltmp and rtmp, all buffers
+ * locked exclusively by the caller, rbuf a new page.
+ */
+void
+ddb_wal_leaf_split(Relation rel, Buffer pbuf, Page ptmp, Buffer lbuf, Page ltmp,
+				   Buffer rbuf, Page rtmp, OffsetNumber downlink, int newpp, int nleft,
+				   const char *sep, int seplen, bool hashk, const char *rdata, Size rdatalen)
+{
+	Page		ppage = BufferGetPage(pbuf);
+	Page		lpage = BufferGetPage(lbuf);
+	Page		rpage = BufferGetPage(rbuf);
+
+	Assert(ddb_wal_custom());
+	START_CRIT_SECTION();
+	ddb_page_replace(ppage, ptmp);
+	ddb_page_replace(lpage, ltmp);
+	memcpy(rpage, rtmp, BLCKSZ);
+	MarkBufferDirty(pbuf);
+	MarkBufferDirty(lbuf);
+	MarkBufferDirty(rbuf);
+	if (RelationNeedsWAL(rel))
+	{
+		xl_ddb_split xlrec;
+		XLogRecPtr	recptr;
+
+		memset(&xlrec, 0, sizeof(xlrec));
+		xlrec.rightlink = DdbPageGetOpaque(rpage)->right;
+		xlrec.downlink = downlink;
+		xlrec.newpp = newpp;
+		xlrec.nleft = nleft;
+		xlrec.flags = DdbPageGetOpaque(rpage)->flags;
+		xlrec.seplen = seplen;
+		xlrec.hashk = hashk;
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, SizeOfDdbSplit);
+		XLogRegisterData((char *) sep, seplen);
+		XLogRegisterBuffer(0, pbuf, REGBUF_STANDARD);
+		XLogRegisterBuffer(1, lbuf, REGBUF_STANDARD);
+		XLogRegisterBuffer(2, rbuf, REGBUF_STANDARD | REGBUF_WILL_INIT);
+		XLogRegisterBufData(2, (char *) rdata, rdatalen);
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_SPLIT);
+		PageSetLSN(ppage, recptr);
+		PageSetLSN(lpage, recptr);
+		PageSetLSN(rpage, recptr);
+	}
+	END_CRIT_SECTION();
+}
+
 /* ------------------------------------------------------------------------
  * Redo
  * ------------------------------------------------------------------------
  */
+
+static void
+split_redo(XLogReaderState *record)
+{
+	XLogRecPtr	lsn = record->EndRecPtr;
+	xl_ddb_split *xlrec = (xl_ddb_split *) XLogRecGetData(record);
+	char	   *sep = (char *) xlrec + SizeOfDdbSplit;
+	BlockNumber rblkno;
+	Buffer		pbuf,
+				lbuf,
+				rbuf;
+	Page		page;
+
+	XLogRecGetBlockTag(record, 2, NULL, NULL, &rblkno);
+
+	/* all three locked until all are changed: readers see the split whole */
+	if (XLogReadBufferForRedo(record, 0, &pbuf) == BLK_NEEDS_REDO)
+	{
+		page = BufferGetPage(pbuf);
+		ddb_split_parent(page, xlrec->downlink, rblkno, sep, xlrec->seplen, xlrec->newpp);
+		PageSetLSN(page, lsn);
+		MarkBufferDirty(pbuf);
+	}
+	if (XLogReadBufferForRedo(record, 1, &lbuf) == BLK_NEEDS_REDO)
+	{
+		page = BufferGetPage(lbuf);
+		ddb_split_leaf_left(page, xlrec->nleft, sep, xlrec->seplen, rblkno);
+		PageSetLSN(page, lsn);
+		MarkBufferDirty(lbuf);
+	}
+	rbuf = XLogInitBufferForRedo(record, 2);
+	page = BufferGetPage(rbuf);
+	ddb_split_leaf_right(page, xlrec->flags, xlrec->rightlink, xlrec->hashk,
+						 XLogRecGetBlockData(record, 2, NULL));
+	PageSetLSN(page, lsn);
+	MarkBufferDirty(rbuf);
+
+	UnlockReleaseBuffer(rbuf);
+	if (BufferIsValid(lbuf))
+		UnlockReleaseBuffer(lbuf);
+	if (BufferIsValid(pbuf))
+		UnlockReleaseBuffer(pbuf);
+}
 
 static void
 ddb_wal_redo(XLogReaderState *record)
@@ -396,6 +513,12 @@ ddb_wal_redo(XLogReaderState *record)
 	Buffer		buf;
 	char	   *data;
 	Size		datalen;
+
+	if (info == XLOG_DDB_SPLIT)
+	{
+		split_redo(record);
+		return;
+	}
 
 	if (info == XLOG_DDB_PRUNE && InHotStandby)
 	{
@@ -479,6 +602,8 @@ ddb_wal_identify(uint8 info)
 			return "MAP";
 		case XLOG_DDB_PRUNE:
 			return "PRUNE";
+		case XLOG_DDB_SPLIT:
+			return "SPLIT";
 	}
 	return NULL;
 }
@@ -525,6 +650,15 @@ ddb_wal_desc(StringInfo buf, XLogReaderState *record)
 							 ((xl_ddb_prune *) rec)->latestRemovedXid,
 							 ((xl_ddb_prune *) rec)->ndeleted);
 			break;
+		case XLOG_DDB_SPLIT:
+			{
+				xl_ddb_split *x = (xl_ddb_split *) rec;
+
+				(void) XLogRecGetBlockData(record, 2, &datalen);
+				appendStringInfo(buf, "left keeps %u, downlink at %u, separator %u bytes, right half %zu bytes",
+								 x->nleft, x->downlink, x->seplen, datalen);
+				break;
+			}
 	}
 }
 

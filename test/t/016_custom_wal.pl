@@ -5,7 +5,8 @@
 #
 # With ddb in shared_preload_libraries the engine logs leaf inserts, version
 # marks, one-record updates, row-id map entries and prunes as records of the
-# resource manager "ddb" (id 203); without it, as Generic WAL.  This proves:
+# resource manager "ddb" (id 203), and so are leaf splits below an existing
+# parent; without it, everything is Generic WAL.  This proves:
 #   (a) the records are written when preloaded, every kind of them
 #       (pg_walinspect names them, pg_waldump --stats counts them as
 #       custom203), and none without the preload;
@@ -135,7 +136,7 @@ my $end = $primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
 
 my $kinds = kinds_since($primary, $lsn);
 note explain $kinds;
-for my $kind ('INSERT', 'MARK', 'UPDATE', 'MAP', 'PRUNE')
+for my $kind ('INSERT', 'MARK', 'UPDATE', 'MAP', 'PRUNE', 'SPLIT')
 {
 	cmp_ok($kinds->{$kind} // 0, '>', 0, "(a) ddb records of kind $kind were written");
 }
