@@ -98,9 +98,10 @@
  *	  entries, a prune, and a leaf split below an existing parent -- are
  *	  records of ddb's own resource manager (id 203), logged as nbtree logs
  *	  its own (START_CRIT_SECTION, change, MarkBufferDirty, XLogInsert,
- *	  PageSetLSN) and replayed with XLogReadBufferForRedo by the same
- *	  functions that made the change (ddb_split_leaf_left and friends for a
- *	  split), so a replayed page is the primary's.  The rest (tree
+ *	  PageSetLSN) and replayed with XLogReadBufferForRedo to the same
+ *	  bytes (a split by the very functions that built it on the primary,
+ *	  ddb_split_leaf_left and friends); wal_consistency_checking = 'ddb'
+ *	  checks that a replayed page is the primary's.  The rest (tree
  *	  creation, root and internal splits, map growth, bulk builds,
  *	  VACUUM's freezing) stays Generic WAL; both kinds order by LSN on a
  *	  page, so mixing them is safe.
