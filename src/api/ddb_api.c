@@ -303,7 +303,7 @@ ddb_get_item_core(Relation rel, Jsonb *keydoc, DdbProjection *proj)
 Jsonb *
 ddb_get_item_encoded(Relation rel, const char *key, int keylen, DdbProjection *proj)
 {
-	HeapTuple	tuple;
+	DdbStoredItem *stored;
 	Jsonb	   *item;
 
 	/*
@@ -312,10 +312,10 @@ ddb_get_item_encoded(Relation rel, const char *key, int keylen, DdbProjection *p
 	 * per call under READ COMMITTED, so one statement could see an item
 	 * change between two of its calls.
 	 */
-	tuple = ddb_lookup(rel, GetActiveSnapshot(), key, keylen);
-	if (tuple == NULL)
+	stored = ddb_lookup_stored(rel, GetActiveSnapshot(), key, keylen);
+	if (stored == NULL)
 		return NULL;
-	item = ddb_tuple_to_item(rel, tuple);
+	item = ddb_stored_to_item(rel, stored);
 	if (proj)
 		item = ddb_apply_projection(proj, item);
 	return item;

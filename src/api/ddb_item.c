@@ -84,6 +84,296 @@ key_to_jbv(DdbKeyType type, Datum d, JsonbValue *v)
 	}
 }
 
+/* ------------------------------------------------------------------------
+ * Building API items
+ *
+ * An API item is the item column's jsonb object with the key attributes
+ * added.  Rather than pushing every pair through a JsonbParseState and
+ * serializing the result again (which also expands every nested value),
+ * the item is written in jsonb's binary format directly: the item column's
+ * pairs are copied as they are stored (their bytes are position-independent
+ * once re-aligned, see jsonb.h), merged with the key attributes in jsonb's
+ * key order (shorter keys first, then bytewise).  The result is byte for
+ * byte what pushJsonbValue and JsonbValueToJsonb would make of the same
+ * pairs (convertJsonbObject's layout: keys, then values, every
+ * JB_OFFSET_STRIDE'th entry an offset, numerics and containers int-aligned),
+ * including its rule for a key named twice: the item column's pair wins,
+ * as the last pushed pair does there.
+ * ------------------------------------------------------------------------
+ */
+
+/* One pair of the item being built: a key and its value's stored bytes. */
+typedef struct ItemPair
+{
+	const char *key;
+	int			keylen;
+	uint32		type;			/* JENTRY_IS* of the value */
+	const char *data;			/* the value's bytes, without alignment padding */
+	int			len;
+} ItemPair;
+
+/* jsonb's key order (lengthCompareJsonbStringValue) */
+static int
+pair_key_cmp(const ItemPair *a, const ItemPair *b)
+{
+	if (a->keylen != b->keylen)
+		return a->keylen > b->keylen ? 1 : -1;
+	return memcmp(a->key, b->key, a->keylen);
+}
+
+/* Append zero bytes up to an int boundary (jsonb_util.c's padBufferToInt). */
+static void
+pad_to_int(StringInfo buf)
+{
+	while (buf->len != INTALIGN(buf->len))
+		appendStringInfoCharMacro(buf, '\0');
+}
+
+/* A key column value as one pair's value (document form). */
+static void
+key_pair_value(DdbKeyType type, Datum d, ItemPair *p)
+{
+	switch (type)
+	{
+		case DDB_KEY_S:
+			{
+				text	   *t = DatumGetTextPP(d);
+
+				p->type = JENTRY_ISSTRING;
+				p->data = VARDATA_ANY(t);
+				p->len = VARSIZE_ANY_EXHDR(t);
+				break;
+			}
+		case DDB_KEY_N:
+			{
+				/* a 4-byte header, as jsonb stores numerics */
+				Numeric		n = DatumGetNumeric(d);
+
+				p->type = JENTRY_ISNUMERIC;
+				p->data = (const char *) n;
+				p->len = VARSIZE(n);
+				break;
+			}
+		case DDB_KEY_B:
+			{
+				/* {"$B": "<base64>"}: a container of its own */
+				JsonbValue	v;
+				Jsonb	   *jb;
+
+				key_to_jbv(type, d, &v);
+				jb = JsonbValueToJsonb(&v);
+				p->type = JENTRY_ISCONTAINER;
+				p->data = (const char *) &jb->root;
+				p->len = VARSIZE(jb) - VARHDRSZ;
+				break;
+			}
+	}
+}
+
+#ifdef DDB_CHECKS
+/*
+ * The same item through pushJsonbValue and JsonbValueToJsonb, as it was
+ * built before build_item: checked builds compare the two byte for byte.
+ */
+static Jsonb *
+build_item_pushed(Relation rel, Datum *keyvals, bool *keynull, Jsonb *itemcol)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	JsonbParseState *ps = NULL;
+
+	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		const char *name = ddb_key_name(rel, k);
+		JsonbValue	jk,
+					jv;
+
+		if (keynull[k])
+			continue;
+		jk.type = jbvString;
+		jk.val.string.val = (char *) name;
+		jk.val.string.len = strlen(name);
+		key_to_jbv(ki->keytype[k], keyvals[k], &jv);
+		pushJsonbValue(&ps, WJB_KEY, &jk);
+		pushJsonbValue(&ps, WJB_VALUE, &jv);
+	}
+	if (itemcol != NULL && JB_ROOT_IS_OBJECT(itemcol))
+	{
+		JsonbIterator *it = JsonbIteratorInit(&itemcol->root);
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			if (tok == WJB_KEY || tok == WJB_VALUE)
+				pushJsonbValue(&ps, tok, &v);
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+}
+#endif
+
+static Jsonb *build_item_direct(Relation rel, Datum *keyvals, bool *keynull,
+								Jsonb *itemcol);
+
+/*
+ * The API item of key column values (in key order, keyvals[k] NULL when
+ * keynull[k]) and an item column (NULL: none).
+ */
+static Jsonb *
+build_item(Relation rel, Datum *keyvals, bool *keynull, Jsonb *itemcol)
+{
+	Jsonb	   *item = build_item_direct(rel, keyvals, keynull, itemcol);
+
+#ifdef DDB_CHECKS
+	{
+		Jsonb	   *pushed = build_item_pushed(rel, keyvals, keynull, itemcol);
+
+		DdbCheck(VARSIZE(pushed) == VARSIZE(item) &&
+				 memcmp(pushed, item, VARSIZE(item)) == 0);
+		pfree(pushed);
+	}
+#endif
+	return item;
+}
+
+static Jsonb *
+build_item_direct(Relation rel, Datum *keyvals, bool *keynull, Jsonb *itemcol)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	ItemPair	keys[DDB_MAX_KEY_COLUMNS];
+	ItemPair   *pairs;
+	int			nkeys = 0;
+	int			nstored = 0;
+	int			npairs = 0;
+	JsonbContainer *jc = NULL;
+	char	   *base = NULL;
+	StringInfoData buf;
+	int			jentries;
+	uint32		header;
+	uint32		totallen;
+
+	/* the key attributes, sorted; of a name given twice the later column wins */
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		ItemPair	p;
+		int			i;
+
+		if (keynull[k])
+			continue;
+		p.key = ddb_key_name(rel, k);
+		p.keylen = strlen(p.key);
+		key_pair_value(ki->keytype[k], keyvals[k], &p);
+		for (i = nkeys; i > 0 && pair_key_cmp(&keys[i - 1], &p) > 0; i--)
+			keys[i] = keys[i - 1];
+		if (i > 0 && pair_key_cmp(&keys[i - 1], &p) == 0)
+		{
+			keys[i - 1] = p;
+			memmove(&keys[i], &keys[i + 1], sizeof(ItemPair) * (nkeys - i));
+			continue;
+		}
+		keys[i] = p;
+		nkeys++;
+	}
+
+	if (itemcol != NULL && JB_ROOT_IS_OBJECT(itemcol))
+	{
+		jc = &itemcol->root;
+		nstored = JsonContainerSize(jc);
+		base = (char *) &jc->children[nstored * 2];
+	}
+	pairs = palloc(sizeof(ItemPair) * (nstored + nkeys));
+
+	/* merge the stored pairs (sorted, as jsonb keeps them) with the keys */
+	{
+		uint32		off = 0;
+		uint32	   *starts = palloc(sizeof(uint32) * (nstored * 2 + 1));
+		int			k = 0;
+
+		/* every entry's start: lengths, with an end offset every stride */
+		for (int i = 0; i < nstored * 2; i++)
+		{
+			JEntry		e = jc->children[i];
+
+			starts[i] = off;
+			off = JBE_HAS_OFF(e) ? JBE_OFFLENFLD(e) : off + JBE_OFFLENFLD(e);
+		}
+		starts[nstored * 2] = off;
+
+		for (int i = 0; i < nstored; i++)
+		{
+			JEntry		ve = jc->children[nstored + i];
+			ItemPair	p;
+			int			c;
+			uint32		start = starts[nstored + i];
+			uint32		end = starts[nstored + i + 1];
+
+			p.key = base + starts[i];
+			p.keylen = starts[i + 1] - starts[i];
+			p.type = ve & JENTRY_TYPEMASK;
+			if (JBE_ISNUMERIC(ve) || JBE_ISCONTAINER(ve))
+				start = INTALIGN(start);
+			p.data = base + start;
+			p.len = end - start;
+
+			while (k < nkeys && (c = pair_key_cmp(&keys[k], &p)) <= 0)
+			{
+				if (c < 0)
+					pairs[npairs++] = keys[k];
+				k++;			/* equal: the stored pair wins */
+			}
+			pairs[npairs++] = p;
+		}
+		while (k < nkeys)
+			pairs[npairs++] = keys[k++];
+		pfree(starts);
+	}
+
+	/* convertJsonbObject's layout, into a varlena */
+	initStringInfo(&buf);
+	enlargeStringInfo(&buf, VARHDRSZ + sizeof(uint32) + 2 * npairs * sizeof(JEntry) + 256);
+	buf.len = VARHDRSZ;
+	header = npairs | JB_FOBJECT;
+	appendBinaryStringInfo(&buf, (char *) &header, sizeof(uint32));
+	jentries = buf.len;
+	enlargeStringInfo(&buf, 2 * npairs * sizeof(JEntry));
+	buf.len += 2 * npairs * sizeof(JEntry);
+	totallen = 0;
+	for (int i = 0; i < npairs; i++)
+	{
+		JEntry		meta;
+
+		appendBinaryStringInfo(&buf, pairs[i].key, pairs[i].keylen);
+		totallen += pairs[i].keylen;
+		meta = JENTRY_ISSTRING | pairs[i].keylen;
+		if ((i % JB_OFFSET_STRIDE) == 0)
+			meta = JENTRY_ISSTRING | totallen | JENTRY_HAS_OFF;
+		memcpy(buf.data + jentries + i * sizeof(JEntry), &meta, sizeof(JEntry));
+	}
+	for (int i = 0; i < npairs; i++)
+	{
+		int			before = buf.len;
+		JEntry		meta;
+		uint32		len;
+
+		if (pairs[i].type == JENTRY_ISNUMERIC || pairs[i].type == JENTRY_ISCONTAINER)
+			pad_to_int(&buf);
+		appendBinaryStringInfo(&buf, pairs[i].data, pairs[i].len);
+		len = buf.len - before;
+		totallen += len;
+		if (totallen > JENTRY_OFFLENMASK)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("total size of jsonb object elements exceeds the maximum of %u bytes",
+							JENTRY_OFFLENMASK)));
+		meta = pairs[i].type | len;
+		if (((i + npairs) % JB_OFFSET_STRIDE) == 0)
+			meta = pairs[i].type | totallen | JENTRY_HAS_OFF;
+		memcpy(buf.data + jentries + (npairs + i) * sizeof(JEntry), &meta, sizeof(JEntry));
+	}
+	pfree(pairs);
+	SET_VARSIZE(buf.data, buf.len);
+	return (Jsonb *) buf.data;
+}
+
 /*
  * The API item of a full row tuple: the item column plus the key attributes.
  */
@@ -92,48 +382,34 @@ ddb_tuple_to_item(Relation rel, HeapTuple tuple)
 {
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 	TupleDesc	desc = RelationGetDescr(rel);
-	JsonbParseState *ps = NULL;
-	JsonbValue *res;
+	Datum		keyvals[DDB_MAX_KEY_COLUMNS];
+	bool		keynull[DDB_MAX_KEY_COLUMNS];
 	bool		isnull;
 	Datum		itemd;
 
-	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
 	for (int k = 0; k < ki->nkeys; k++)
-	{
-		Datum		d = heap_getattr(tuple, ki->keyattno[k], desc, &isnull);
-		const char *name = ddb_key_name(rel, k);
-		JsonbValue	jk,
-					jv;
-
-		if (isnull)
-			continue;
-		jk.type = jbvString;
-		jk.val.string.val = (char *) name;
-		jk.val.string.len = strlen(name);
-		key_to_jbv(ki->keytype[k], d, &jv);
-		pushJsonbValue(&ps, WJB_KEY, &jk);
-		pushJsonbValue(&ps, WJB_VALUE, &jv);
-	}
+		keyvals[k] = heap_getattr(tuple, ki->keyattno[k], desc, &keynull[k]);
 	itemd = heap_getattr(tuple, ki->itemattno, desc, &isnull);
-	if (!isnull)
-	{
-		Jsonb	   *item = DatumGetJsonbP(itemd);
-		JsonbIterator *it;
-		JsonbValue	v;
-		JsonbIteratorToken tok;
+	return build_item(rel, keyvals, keynull, isnull ? NULL : DatumGetJsonbP(itemd));
+}
 
-		if (JB_ROOT_IS_OBJECT(item))
-		{
-			it = JsonbIteratorInit(&item->root);
-			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-			{
-				if (tok == WJB_KEY || tok == WJB_VALUE)
-					pushJsonbValue(&ps, tok, &v);
-			}
-		}
-	}
-	res = pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
-	return JsonbValueToJsonb(res);
+/*
+ * The API item of a stored version (ddb_range_next_stored,
+ * ddb_lookup_stored): the key attributes decoded from its encoded key, the
+ * item column as stored.  No full tuple is formed.
+ */
+Jsonb *
+ddb_stored_to_item(Relation rel, DdbStoredItem *si)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	Datum		keyvals[DDB_MAX_KEY_COLUMNS];
+	bool		keynull[DDB_MAX_KEY_COLUMNS];
+	bool		isnull;
+	Datum		itemd;
+
+	ddb_decode_key(ki, si->key, si->keylen, keyvals, keynull);
+	itemd = heap_getattr(&si->tuple, ki->itemattno, RelationGetDescr(rel), &isnull);
+	return build_item(rel, keyvals, keynull, isnull ? NULL : DatumGetJsonbP(itemd));
 }
 
 static void
