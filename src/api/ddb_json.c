@@ -409,6 +409,17 @@ ddb_json_string(StringInfo buf, const char *s, int len)
 	for (int i = 0; i < len; i++)
 	{
 		unsigned char c = (unsigned char) s[i];
+		int			run = i;
+
+		/* a run of characters that need no escape goes in at once */
+		while (run < len && (unsigned char) s[run] >= 0x20 && s[run] != '"' && s[run] != '\\')
+			run++;
+		if (run > i)
+		{
+			appendBinaryStringInfo(buf, s + i, run - i);
+			i = run - 1;
+			continue;
+		}
 
 		switch (c)
 		{

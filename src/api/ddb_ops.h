@@ -286,12 +286,14 @@ typedef struct DdbReadRequest
 	Jsonb	   *start_key;
 	bool		consistent;		/* ConsistentRead: refused on a GSI */
 	bool		select_all;		/* Select ALL_ATTRIBUTES */
+	bool		typed;			/* items as typed JSON text (DdbReadPage.typed) */
 } DdbReadRequest;
 
 /* One page of a Query or Scan. */
 typedef struct DdbReadPage
 {
-	List	   *items;			/* document-form items (unless count_only) */
+	List	   *items;			/* document-form items (unless count_only or typed) */
+	StringInfo	typed;			/* typed: the items as typed JSON, comma-separated */
 	int64		count;			/* Count */
 	int64		scanned;		/* ScannedCount */
 	int64		bytes;			/* DynamoDB size of the items read */

@@ -59,6 +59,7 @@
 
 #include "ddb.h"
 #include "model/ddb_expr.h"
+#include "api/ddb_json.h"
 #include "api/ddb_ops.h"
 
 PG_FUNCTION_INFO_V1(ddb_query);
@@ -592,7 +593,7 @@ query_begin(DdbReadRequest *a, bool paged)
 	if (a->start_key)
 		query_resume(r, a->start_key, a->forward, &range, &prefix);
 
-	r->scan = ddb_range_begin(r->rel, GetActiveSnapshot(), &range, a->forward);
+	r->scan = ddb_range_begin_stored(r->rel, GetActiveSnapshot(), &range, a->forward);
 	return r;
 }
 
@@ -650,7 +651,7 @@ scan_begin(DdbReadRequest *a, bool paged)
 	}
 
 	/* the scan copies its bounds */
-	r->scan = ddb_range_begin(r->rel, GetActiveSnapshot(), &range, true);
+	r->scan = ddb_range_begin_stored(r->rel, GetActiveSnapshot(), &range, true);
 	return r;
 }
 
@@ -684,24 +685,26 @@ key_of_item(DdbReader *r, Jsonb *item)
 }
 
 /*
- * The next item to return (filtered, projected, allocated in the caller's
- * context), or NULL when the range is exhausted or the page is full.
+ * The next item to return (filtered, projected), or NULL when the range is
+ * exhausted or the page is full.  It lives in the reader's item context,
+ * until the next call.  When the page counts bytes and the item is
+ * returned whole, *value is the item model's form of it, which the size
+ * needed anyway (typed writers use it), else NULL.
  */
 static Jsonb *
-reader_next(DdbReader *r)
+reader_next_item(DdbReader *r, DdbValue **value)
 {
-	MemoryContext caller = CurrentMemoryContext;
-
+	*value = NULL;
 	while (!r->done)
 	{
-		HeapTuple	tuple;
+		DdbStoredItem *stored;
 		Jsonb	   *item;
 		Jsonb	   *result = NULL;
 		MemoryContext old;
 
 		CHECK_FOR_INTERRUPTS();
-		tuple = ddb_range_next(r->scan);
-		if (tuple == NULL)
+		stored = ddb_range_next_stored(r->scan);
+		if (stored == NULL)
 		{
 			r->done = true;
 			break;
@@ -709,7 +712,7 @@ reader_next(DdbReader *r)
 
 		MemoryContextReset(r->item_cxt);
 		old = MemoryContextSwitchTo(r->item_cxt);
-		item = ddb_tuple_to_item(r->rel, tuple);
+		item = ddb_stored_to_item(r->rel, stored);
 		if (r->fetch_table)
 		{
 			/* the whole item, by its table key, as the same snapshot sees it */
@@ -717,21 +720,24 @@ reader_next(DdbReader *r)
 			Datum		values[DDB_MAX_KEY_COLUMNS + 1];
 			bool		isnull[DDB_MAX_KEY_COLUMNS + 1];
 			StringInfoData key;
-			HeapTuple	full;
+			DdbStoredItem *full;
 
 			if (tki->natts > lengthof(values))
 				elog(ERROR, "too many columns in ddb table \"%s\"", RelationGetRelationName(r->table));
 			initStringInfo(&key);
 			ddb_key_from_jsonb(r->table, item, false, values, isnull, &key);
-			full = ddb_lookup(r->table, GetActiveSnapshot(), key.data, key.len);
+			full = ddb_lookup_stored(r->table, GetActiveSnapshot(), key.data, key.len);
 			if (full == NULL)
 				elog(ERROR, "local secondary index entry of table \"%s\" has no item",
 					 RelationGetRelationName(r->table));
-			item = ddb_tuple_to_item(r->table, full);
+			item = ddb_stored_to_item(r->table, full);
 		}
 		r->scanned++;
 		if (r->paged)
-			r->bytes += ddb_item_size(ddb_item_from_jsonb(item));
+		{
+			*value = ddb_item_from_jsonb(item);
+			r->bytes += ddb_item_size(*value);
+		}
 
 		/* a full page: remember where it stopped, for the next one */
 		if ((r->limit > 0 && r->scanned >= r->limit) ||
@@ -753,13 +759,28 @@ reader_next(DdbReader *r)
 
 		if (result != NULL)
 		{
-			Jsonb	   *copy = MemoryContextAlloc(caller, VARSIZE(result));
-
-			memcpy(copy, result, VARSIZE(result));
-			return copy;
+			if (result != item)
+				*value = NULL;
+			return result;
 		}
 	}
+	*value = NULL;
 	return NULL;
+}
+
+/* The same, allocated in the caller's context. */
+static Jsonb *
+reader_next(DdbReader *r)
+{
+	DdbValue   *value;
+	Jsonb	   *result = reader_next_item(r, &value);
+	Jsonb	   *copy;
+
+	if (result == NULL)
+		return NULL;
+	copy = palloc(VARSIZE(result));
+	memcpy(copy, result, VARSIZE(result));
+	return copy;
 }
 
 static void
@@ -807,8 +828,34 @@ ddb_read_page(DdbReadRequest *a, bool is_query, bool count_only, DdbReadPage *pa
 									 ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(call_cxt);
 	r = is_query ? query_begin(a, true) : scan_begin(a, true);
+	if (a->typed && !count_only)
+	{
+		/* DynamoDB's typed JSON, written as each item comes */
+		page->typed = MemoryContextAlloc(caller, sizeof(StringInfoData));
+		page->typed->data = MemoryContextAlloc(caller, 1024);
+		page->typed->maxlen = 1024;
+		resetStringInfo(page->typed);
+	}
 	for (;;)
 	{
+		DdbValue   *value;
+
+		if (page->typed)
+		{
+			j = reader_next_item(r, &value);
+			if (j == NULL)
+				break;
+			/* (the buffer grows in the caller's context, the rest is per item) */
+			MemoryContextSwitchTo(r->item_cxt);
+			if (page->typed->len > 0)
+				appendStringInfoChar(page->typed, ',');
+			if (value != NULL)
+				ddb_json_write_item(page->typed, value);
+			else
+				ddb_json_write_jsonb_item(page->typed, j);
+			MemoryContextSwitchTo(call_cxt);
+			continue;
+		}
 		MemoryContextSwitchTo(caller);
 		j = reader_next(r);
 		if (j == NULL)
