@@ -324,7 +324,10 @@ extern HeapTuple ddb_analyze_next_tuple(Relation rel, Buffer *buf, OffsetNumber 
 /* api/ddb_item.c: API items <-> rows */
 extern const char *ddb_key_name(Relation rel, int k);
 extern Jsonb *ddb_tuple_to_item(Relation rel, HeapTuple tuple);
-extern Jsonb *ddb_stored_to_item(Relation rel, DdbStoredItem *si);
+extern Jsonb *ddb_stored_to_item(Relation rel, DdbStoredItem *si,
+								 const char *const *keynames);
+extern Jsonb *ddb_jsonb_array(Jsonb **elems, int n);
+extern Jsonb *ddb_jsonb_object(const char **keys, Jsonb **vals, int n);
 extern void ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact,
 							   Datum *values, bool *isnull, StringInfo enckey);
 extern Jsonb *ddb_item_without_keys(Relation rel, Jsonb *item);

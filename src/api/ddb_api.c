@@ -315,7 +315,7 @@ ddb_get_item_encoded(Relation rel, const char *key, int keylen, DdbProjection *p
 	stored = ddb_lookup_stored(rel, GetActiveSnapshot(), key, keylen);
 	if (stored == NULL)
 		return NULL;
-	item = ddb_stored_to_item(rel, stored);
+	item = ddb_stored_to_item(rel, stored, NULL);
 	if (proj)
 		item = ddb_apply_projection(proj, item);
 	return item;

@@ -1099,6 +1099,7 @@ ddb_batch_get_item(PG_FUNCTION_ARGS)
 	int			ntables;
 	DdbBatchGetTable *tables;
 	JsonbParseState *ps = NULL;
+	Jsonb	   *responses;
 
 	if (!jb_is_object(req))
 		validation_error("RequestItems must be a JSON object of table names and key lists");
@@ -1128,21 +1129,24 @@ ddb_batch_get_item(PG_FUNCTION_ARGS)
 	}
 	ddb_batch_get_core(tables, ntables);
 
-	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-	ddb_push_key(&ps, "Responses");
-	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-	for (int t = 0; t < ntables; t++)
+	/* the items go in whole, as they were built (no unpacking) */
 	{
-		ListCell   *lc;
+		const char **tnames = palloc(sizeof(char *) * Max(ntables, 1));
+		Jsonb	  **arrays = palloc(sizeof(Jsonb *) * Max(ntables, 1));
 
-		ddb_push_key(&ps, tables[t].table_name);
-		pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
-		foreach(lc, tables[t].items)
-			ddb_push_jsonb(&ps, WJB_ELEM, lfirst(lc));
-		pushJsonbValue(&ps, WJB_END_ARRAY, NULL);
+		for (int t = 0; t < ntables; t++)
+		{
+			List	   *items = tables[t].items;
+			Jsonb	  **elems = palloc(sizeof(Jsonb *) * Max(list_length(items), 1));
+
+			for (int i = 0; i < list_length(items); i++)
+				elems[i] = list_nth(items, i);
+			tnames[t] = tables[t].table_name;
+			arrays[t] = ddb_jsonb_array(elems, list_length(items));
+		}
+		responses = ddb_jsonb_object(tnames, arrays, ntables);
 	}
-	pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
-	ddb_push_key(&ps, "UnprocessedKeys");
+
 	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
 	for (int t = 0; t < ntables; t++)
 	{
@@ -1170,8 +1174,14 @@ ddb_batch_get_item(PG_FUNCTION_ARGS)
 		}
 		pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
 	}
-	pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
-	PG_RETURN_JSONB_P(JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL)));
+	{
+		const char *keys[2] = {"Responses", "UnprocessedKeys"};
+		Jsonb	   *vals[2];
+
+		vals[0] = responses;
+		vals[1] = JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+		PG_RETURN_JSONB_P(ddb_jsonb_object(keys, vals, 2));
+	}
 }
 
 /* The actions of a TransactWriteItems or TransactGetItems request (SQL). */

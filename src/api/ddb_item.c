@@ -121,52 +121,195 @@ pair_key_cmp(const ItemPair *a, const ItemPair *b)
 	return memcmp(a->key, b->key, a->keylen);
 }
 
-/* Append zero bytes up to an int boundary (jsonb_util.c's padBufferToInt). */
-static void
-pad_to_int(StringInfo buf)
+/*
+ * A jsonb object (pairs sorted in jsonb's key order, keys unique) or array
+ * (keys unused) of the given values, in convertJsonbObject's and
+ * convertJsonbArray's layout: keys, then values, every JB_OFFSET_STRIDE'th
+ * entry an end offset, numerics and containers int-aligned.
+ */
+static Jsonb *
+write_container(ItemPair *pairs, int npairs, bool object)
 {
-	while (buf->len != INTALIGN(buf->len))
-		appendStringInfoCharMacro(buf, '\0');
+	int			nentries = object ? 2 * npairs : npairs;
+	int			first_value = object ? npairs : 0;
+	Size		size = VARHDRSZ + sizeof(uint32) + nentries * sizeof(JEntry);
+	char	   *data;
+	JEntry	   *entries;
+	Size		len;
+	uint32		header;
+	uint32		totallen = 0;
+
+	/* room for every byte and the largest padding: one allocation */
+	for (int i = 0; i < npairs; i++)
+		size += (object ? pairs[i].keylen : 0) + pairs[i].len + (sizeof(int) - 1);
+	data = palloc(size);
+	header = npairs | (object ? JB_FOBJECT : JB_FARRAY);
+	memcpy(data + VARHDRSZ, &header, sizeof(uint32));
+	entries = (JEntry *) (data + VARHDRSZ + sizeof(uint32));
+	len = VARHDRSZ + sizeof(uint32) + nentries * sizeof(JEntry);
+	for (int i = 0; object && i < npairs; i++)
+	{
+		memcpy(data + len, pairs[i].key, pairs[i].keylen);
+		len += pairs[i].keylen;
+		totallen += pairs[i].keylen;
+		entries[i] = (i % JB_OFFSET_STRIDE) == 0 ?
+			JENTRY_ISSTRING | totallen | JENTRY_HAS_OFF :
+			JENTRY_ISSTRING | pairs[i].keylen;
+	}
+	for (int i = 0; i < npairs; i++)
+	{
+		Size		before = len;
+
+		/* numerics and containers start int-aligned: zero padding */
+		if (pairs[i].type == JENTRY_ISNUMERIC || pairs[i].type == JENTRY_ISCONTAINER)
+			while (len != INTALIGN(len))
+				data[len++] = '\0';
+		memcpy(data + len, pairs[i].data, pairs[i].len);
+		len += pairs[i].len;
+		totallen += len - before;
+		if (totallen > JENTRY_OFFLENMASK)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("total size of jsonb %s elements exceeds the maximum of %u bytes",
+							object ? "object" : "array", JENTRY_OFFLENMASK)));
+		entries[first_value + i] = ((i + first_value) % JB_OFFSET_STRIDE) == 0 ?
+			pairs[i].type | totallen | JENTRY_HAS_OFF :
+			pairs[i].type | (uint32) (len - before);
+	}
+	SET_VARSIZE(data, len);
+	return (Jsonb *) data;
 }
 
-/* A key column value as one pair's value (document form). */
+/* A whole jsonb (NULL: JSON null) as one pair's value. */
+static void
+jsonb_pair_value(Jsonb *j, ItemPair *p)
+{
+	if (j == NULL)
+	{
+		p->type = JENTRY_ISNULL;
+		p->data = NULL;
+		p->len = 0;
+	}
+	else if (JB_ROOT_IS_SCALAR(j))
+	{
+		/* a raw scalar is a one-element array: its entry and its bytes */
+		JEntry		e = j->root.children[0];
+		uint32		end = JBE_OFFLENFLD(e);
+		uint32		start = JBE_ISNUMERIC(e) ? INTALIGN(0) : 0;
+
+		p->type = e & JENTRY_TYPEMASK;
+		p->data = (char *) &j->root.children[1] + start;
+		p->len = end - start;
+	}
+	else
+	{
+		p->type = JENTRY_ISCONTAINER;
+		p->data = (char *) &j->root;
+		p->len = VARSIZE(j) - VARHDRSZ;
+	}
+}
+
+static int
+pair_qsort_cmp(const void *a, const void *b)
+{
+	return pair_key_cmp((const ItemPair *) a, (const ItemPair *) b);
+}
+
+/*
+ * The jsonb array of whole jsonb values (NULL: JSON null), as pushing each
+ * one as an element would make it, without unpacking them.
+ */
+Jsonb *
+ddb_jsonb_array(Jsonb **elems, int n)
+{
+	ItemPair   *pairs = palloc(sizeof(ItemPair) * Max(n, 1));
+	Jsonb	   *result;
+
+	for (int i = 0; i < n; i++)
+		jsonb_pair_value(elems[i], &pairs[i]);
+	result = write_container(pairs, n, false);
+	pfree(pairs);
+#ifdef DDB_CHECKS
+	{
+		JsonbParseState *ps = NULL;
+		Jsonb	   *pushed;
+
+		pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
+		for (int i = 0; i < n; i++)
+			ddb_push_jsonb(&ps, WJB_ELEM, elems[i]);
+		pushed = JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_ARRAY, NULL));
+		DdbCheck(VARSIZE(pushed) == VARSIZE(result) &&
+				 memcmp(pushed, result, VARSIZE(result)) == 0);
+	}
+#endif
+	return result;
+}
+
+/*
+ * The jsonb object of distinct keys and whole jsonb values (NULL: JSON
+ * null), as pushing the pairs would make it, without unpacking the values.
+ */
+Jsonb *
+ddb_jsonb_object(const char **keys, Jsonb **vals, int n)
+{
+	ItemPair   *pairs = palloc(sizeof(ItemPair) * Max(n, 1));
+	Jsonb	   *result;
+
+	for (int i = 0; i < n; i++)
+	{
+		pairs[i].key = keys[i];
+		pairs[i].keylen = strlen(keys[i]);
+		jsonb_pair_value(vals[i], &pairs[i]);
+	}
+	qsort(pairs, n, sizeof(ItemPair), pair_qsort_cmp);
+	for (int i = 1; i < n; i++)
+		if (pair_key_cmp(&pairs[i - 1], &pairs[i]) == 0)
+			elog(ERROR, "duplicate key \"%s\" in a jsonb object", pairs[i].key);
+	result = write_container(pairs, n, true);
+	pfree(pairs);
+#ifdef DDB_CHECKS
+	{
+		JsonbParseState *ps = NULL;
+		Jsonb	   *pushed;
+
+		pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+		for (int i = 0; i < n; i++)
+		{
+			ddb_push_key(&ps, keys[i]);
+			ddb_push_jsonb(&ps, WJB_VALUE, vals[i]);
+		}
+		pushed = JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+		DdbCheck(VARSIZE(pushed) == VARSIZE(result) &&
+				 memcmp(pushed, result, VARSIZE(result)) == 0);
+	}
+#endif
+	return result;
+}
+
+/* A key column value as one pair's value (document form, key_to_jbv's). */
 static void
 key_pair_value(DdbKeyType type, Datum d, ItemPair *p)
 {
-	switch (type)
+	JsonbValue	v;
+
+	key_to_jbv(type, d, &v);
+	switch (v.type)
 	{
-		case DDB_KEY_S:
-			{
-				text	   *t = DatumGetTextPP(d);
-
-				p->type = JENTRY_ISSTRING;
-				p->data = VARDATA_ANY(t);
-				p->len = VARSIZE_ANY_EXHDR(t);
-				break;
-			}
-		case DDB_KEY_N:
-			{
-				/* a 4-byte header, as jsonb stores numerics */
-				Numeric		n = DatumGetNumeric(d);
-
-				p->type = JENTRY_ISNUMERIC;
-				p->data = (const char *) n;
-				p->len = VARSIZE(n);
-				break;
-			}
-		case DDB_KEY_B:
-			{
-				/* {"$B": "<base64>"}: a container of its own */
-				JsonbValue	v;
-				Jsonb	   *jb;
-
-				key_to_jbv(type, d, &v);
-				jb = JsonbValueToJsonb(&v);
-				p->type = JENTRY_ISCONTAINER;
-				p->data = (const char *) &jb->root;
-				p->len = VARSIZE(jb) - VARHDRSZ;
-				break;
-			}
+		case jbvString:
+			p->type = JENTRY_ISSTRING;
+			p->data = v.val.string.val;
+			p->len = v.val.string.len;
+			break;
+		case jbvNumeric:
+			/* DatumGetNumeric gave it a 4-byte header, as jsonb stores numerics */
+			p->type = JENTRY_ISNUMERIC;
+			p->data = (const char *) v.val.numeric;
+			p->len = VARSIZE(v.val.numeric);
+			break;
+		default:
+			/* B's {"$B": "<base64>"}: a container of its own */
+			jsonb_pair_value(JsonbValueToJsonb(&v), p);
+			break;
 	}
 }
 
@@ -211,17 +354,19 @@ build_item_pushed(Relation rel, Datum *keyvals, bool *keynull, Jsonb *itemcol)
 }
 #endif
 
-static Jsonb *build_item_direct(Relation rel, Datum *keyvals, bool *keynull,
-								Jsonb *itemcol);
+static Jsonb *build_item_direct(Relation rel, const char *const *keynames,
+								Datum *keyvals, bool *keynull, Jsonb *itemcol);
 
 /*
  * The API item of key column values (in key order, keyvals[k] NULL when
- * keynull[k]) and an item column (NULL: none).
+ * keynull[k]) and an item column (NULL: none).  keynames: the key
+ * attributes' names (ddb_key_name), or NULL to look them up.
  */
 static Jsonb *
-build_item(Relation rel, Datum *keyvals, bool *keynull, Jsonb *itemcol)
+build_item(Relation rel, const char *const *keynames, Datum *keyvals, bool *keynull,
+		   Jsonb *itemcol)
 {
-	Jsonb	   *item = build_item_direct(rel, keyvals, keynull, itemcol);
+	Jsonb	   *item = build_item_direct(rel, keynames, keyvals, keynull, itemcol);
 
 #ifdef DDB_CHECKS
 	{
@@ -236,20 +381,20 @@ build_item(Relation rel, Datum *keyvals, bool *keynull, Jsonb *itemcol)
 }
 
 static Jsonb *
-build_item_direct(Relation rel, Datum *keyvals, bool *keynull, Jsonb *itemcol)
+build_item_direct(Relation rel, const char *const *keynames, Datum *keyvals, bool *keynull,
+				  Jsonb *itemcol)
 {
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 	ItemPair	keys[DDB_MAX_KEY_COLUMNS];
+	ItemPair	pairs_local[40];
+	uint32		starts_local[81];
 	ItemPair   *pairs;
 	int			nkeys = 0;
 	int			nstored = 0;
 	int			npairs = 0;
 	JsonbContainer *jc = NULL;
 	char	   *base = NULL;
-	StringInfoData buf;
-	int			jentries;
-	uint32		header;
-	uint32		totallen;
+	Jsonb	   *item;
 
 	/* the key attributes, sorted; of a name given twice the later column wins */
 	for (int k = 0; k < ki->nkeys; k++)
@@ -259,7 +404,7 @@ build_item_direct(Relation rel, Datum *keyvals, bool *keynull, Jsonb *itemcol)
 
 		if (keynull[k])
 			continue;
-		p.key = ddb_key_name(rel, k);
+		p.key = keynames ? keynames[k] : ddb_key_name(rel, k);
 		p.keylen = strlen(p.key);
 		key_pair_value(ki->keytype[k], keyvals[k], &p);
 		for (i = nkeys; i > 0 && pair_key_cmp(&keys[i - 1], &p) > 0; i--)
@@ -280,12 +425,15 @@ build_item_direct(Relation rel, Datum *keyvals, bool *keynull, Jsonb *itemcol)
 		nstored = JsonContainerSize(jc);
 		base = (char *) &jc->children[nstored * 2];
 	}
-	pairs = palloc(sizeof(ItemPair) * (nstored + nkeys));
+	/* (most items fit the arrays on the stack) */
+	pairs = nstored + nkeys <= lengthof(pairs_local) ? pairs_local :
+		palloc(sizeof(ItemPair) * (nstored + nkeys));
 
 	/* merge the stored pairs (sorted, as jsonb keeps them) with the keys */
 	{
 		uint32		off = 0;
-		uint32	   *starts = palloc(sizeof(uint32) * (nstored * 2 + 1));
+		uint32	   *starts = nstored * 2 + 1 <= lengthof(starts_local) ? starts_local :
+			palloc(sizeof(uint32) * (nstored * 2 + 1));
 		int			k = 0;
 
 		/* every entry's start: lengths, with an end offset every stride */
@@ -324,54 +472,14 @@ build_item_direct(Relation rel, Datum *keyvals, bool *keynull, Jsonb *itemcol)
 		}
 		while (k < nkeys)
 			pairs[npairs++] = keys[k++];
-		pfree(starts);
+		if (starts != starts_local)
+			pfree(starts);
 	}
 
-	/* convertJsonbObject's layout, into a varlena */
-	initStringInfo(&buf);
-	enlargeStringInfo(&buf, VARHDRSZ + sizeof(uint32) + 2 * npairs * sizeof(JEntry) + 256);
-	buf.len = VARHDRSZ;
-	header = npairs | JB_FOBJECT;
-	appendBinaryStringInfo(&buf, (char *) &header, sizeof(uint32));
-	jentries = buf.len;
-	enlargeStringInfo(&buf, 2 * npairs * sizeof(JEntry));
-	buf.len += 2 * npairs * sizeof(JEntry);
-	totallen = 0;
-	for (int i = 0; i < npairs; i++)
-	{
-		JEntry		meta;
-
-		appendBinaryStringInfo(&buf, pairs[i].key, pairs[i].keylen);
-		totallen += pairs[i].keylen;
-		meta = JENTRY_ISSTRING | pairs[i].keylen;
-		if ((i % JB_OFFSET_STRIDE) == 0)
-			meta = JENTRY_ISSTRING | totallen | JENTRY_HAS_OFF;
-		memcpy(buf.data + jentries + i * sizeof(JEntry), &meta, sizeof(JEntry));
-	}
-	for (int i = 0; i < npairs; i++)
-	{
-		int			before = buf.len;
-		JEntry		meta;
-		uint32		len;
-
-		if (pairs[i].type == JENTRY_ISNUMERIC || pairs[i].type == JENTRY_ISCONTAINER)
-			pad_to_int(&buf);
-		appendBinaryStringInfo(&buf, pairs[i].data, pairs[i].len);
-		len = buf.len - before;
-		totallen += len;
-		if (totallen > JENTRY_OFFLENMASK)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("total size of jsonb object elements exceeds the maximum of %u bytes",
-							JENTRY_OFFLENMASK)));
-		meta = pairs[i].type | len;
-		if (((i + npairs) % JB_OFFSET_STRIDE) == 0)
-			meta = pairs[i].type | totallen | JENTRY_HAS_OFF;
-		memcpy(buf.data + jentries + (npairs + i) * sizeof(JEntry), &meta, sizeof(JEntry));
-	}
-	pfree(pairs);
-	SET_VARSIZE(buf.data, buf.len);
-	return (Jsonb *) buf.data;
+	item = write_container(pairs, npairs, true);
+	if (pairs != pairs_local)
+		pfree(pairs);
+	return item;
 }
 
 /*
@@ -390,16 +498,17 @@ ddb_tuple_to_item(Relation rel, HeapTuple tuple)
 	for (int k = 0; k < ki->nkeys; k++)
 		keyvals[k] = heap_getattr(tuple, ki->keyattno[k], desc, &keynull[k]);
 	itemd = heap_getattr(tuple, ki->itemattno, desc, &isnull);
-	return build_item(rel, keyvals, keynull, isnull ? NULL : DatumGetJsonbP(itemd));
+	return build_item(rel, NULL, keyvals, keynull, isnull ? NULL : DatumGetJsonbP(itemd));
 }
 
 /*
  * The API item of a stored version (ddb_range_next_stored,
  * ddb_lookup_stored): the key attributes decoded from its encoded key, the
- * item column as stored.  No full tuple is formed.
+ * item column as stored.  No full tuple is formed.  keynames: the key
+ * attributes' names (a reader of many items looks them up once), or NULL.
  */
 Jsonb *
-ddb_stored_to_item(Relation rel, DdbStoredItem *si)
+ddb_stored_to_item(Relation rel, DdbStoredItem *si, const char *const *keynames)
 {
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 	Datum		keyvals[DDB_MAX_KEY_COLUMNS];
@@ -409,7 +518,7 @@ ddb_stored_to_item(Relation rel, DdbStoredItem *si)
 
 	ddb_decode_key(ki, si->key, si->keylen, keyvals, keynull);
 	itemd = heap_getattr(&si->tuple, ki->itemattno, RelationGetDescr(rel), &isnull);
-	return build_item(rel, keyvals, keynull, isnull ? NULL : DatumGetJsonbP(itemd));
+	return build_item(rel, keynames, keyvals, keynull, isnull ? NULL : DatumGetJsonbP(itemd));
 }
 
 static void

@@ -87,6 +87,7 @@ typedef struct DdbReader
 	Relation	table;			/* the table named by the request */
 	Relation	rel;			/* what is read: the table, or an index */
 	DdbKeyInfo	ki;				/* rel's key schema (a copy: rd_amcache may go) */
+	const char *keynames[DDB_MAX_KEY_COLUMNS];	/* rel's key attribute names */
 	int			nquerykeys;		/* key attributes a key condition may name */
 	DdbRangeScan scan;
 	DdbCondition *filter;		/* NULL: every item read matches */
@@ -534,6 +535,8 @@ reader_open(DdbReadRequest *a, bool paged)
 		ddb_table_open(a->table_name, ACL_SELECT);
 	r->rel = open_read_source(r->table, a->index_name, &r->nquerykeys, &kind, &projects_all);
 	r->ki = *ddb_get_keyinfo(r->rel);
+	for (int k = 0; k < r->ki.nkeys; k++)
+		r->keynames[k] = pstrdup(ddb_key_name(r->rel, k));
 	if (kind == DDB_INDEX_GLOBAL && a->consistent)
 		validation_error("ValidationException: Consistent reads are not supported on global secondary indexes");
 	if (kind == DDB_INDEX_GLOBAL && a->select_all && !projects_all)
@@ -712,7 +715,7 @@ reader_next_item(DdbReader *r, DdbValue **value)
 
 		MemoryContextReset(r->item_cxt);
 		old = MemoryContextSwitchTo(r->item_cxt);
-		item = ddb_stored_to_item(r->rel, stored);
+		item = ddb_stored_to_item(r->rel, stored, r->keynames);
 		if (r->fetch_table)
 		{
 			/* the whole item, by its table key, as the same snapshot sees it */
@@ -730,7 +733,7 @@ reader_next_item(DdbReader *r, DdbValue **value)
 			if (full == NULL)
 				elog(ERROR, "local secondary index entry of table \"%s\" has no item",
 					 RelationGetRelationName(r->table));
-			item = ddb_stored_to_item(r->table, full);
+			item = ddb_stored_to_item(r->table, full, NULL);
 		}
 		r->scanned++;
 		if (r->paged)
@@ -799,15 +802,15 @@ reader_close(DdbReader *r)
  * SQL functions: one page
  * ------------------------------------------------------------------------
  */
-static void
-push_count(JsonbParseState **ps, const char *key, int64 n)
+/* A count as a jsonb number. */
+static Jsonb *
+count_jsonb(int64 n)
 {
 	JsonbValue	v;
 
-	ddb_push_key(ps, key);
 	v.type = jbvNumeric;
 	v.val.numeric = int64_to_numeric(n);
-	pushJsonbValue(ps, WJB_VALUE, &v);
+	return JsonbValueToJsonb(&v);
 }
 
 /*
@@ -892,7 +895,6 @@ read_page(FunctionCallInfo fcinfo, bool is_query)
 {
 	DdbReadRequest a;
 	DdbReadPage page;
-	JsonbParseState *ps = NULL;
 	ListCell   *lc;
 
 	if (is_query)
@@ -901,20 +903,20 @@ read_page(FunctionCallInfo fcinfo, bool is_query)
 		scan_args(fcinfo, &a);
 	ddb_read_page(&a, is_query, false, &page);
 
-	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-	ddb_push_key(&ps, "Items");
-	pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
-	foreach(lc, page.items)
-		ddb_push_jsonb(&ps, WJB_ELEM, (Jsonb *) lfirst(lc));
-	pushJsonbValue(&ps, WJB_END_ARRAY, NULL);
-	push_count(&ps, "Count", page.count);
-	push_count(&ps, "ScannedCount", page.scanned);
-	if (page.last_key)
+	/* the items go in whole, as they were built (no unpacking) */
 	{
-		ddb_push_key(&ps, "LastEvaluatedKey");
-		ddb_push_jsonb(&ps, WJB_VALUE, page.last_key);
+		const char *keys[4] = {"Items", "Count", "ScannedCount", "LastEvaluatedKey"};
+		Jsonb	   *vals[4];
+		Jsonb	  **elems = palloc(sizeof(Jsonb *) * Max(list_length(page.items), 1));
+
+		foreach(lc, page.items)
+			elems[foreach_current_index(lc)] = lfirst(lc);
+		vals[0] = ddb_jsonb_array(elems, list_length(page.items));
+		vals[1] = count_jsonb(page.count);
+		vals[2] = count_jsonb(page.scanned);
+		vals[3] = page.last_key;
+		PG_RETURN_JSONB_P(ddb_jsonb_object(keys, vals, page.last_key ? 4 : 3));
 	}
-	PG_RETURN_JSONB_P(JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL)));
 }
 
 Datum
