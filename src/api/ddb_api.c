@@ -296,12 +296,17 @@ ddb_get_item_core(Relation rel, Jsonb *keydoc, DdbProjection *proj)
 	StringInfoData key;
 
 	ddb_request_key(rel, keydoc, true, &key);
-	return ddb_get_item_encoded(rel, key.data, key.len, proj);
+	return ddb_get_item_encoded(rel, key.data, key.len, proj, NULL);
 }
 
-/* GetItem of a key already encoded (ddb_request_key). */
+/*
+ * GetItem of a key already encoded (ddb_request_key).  keynames: the
+ * table's key attribute names, for callers that read many items (NULL:
+ * looked up).
+ */
 Jsonb *
-ddb_get_item_encoded(Relation rel, const char *key, int keylen, DdbProjection *proj)
+ddb_get_item_encoded(Relation rel, const char *key, int keylen, DdbProjection *proj,
+					 const char *const *keynames)
 {
 	DdbStoredItem *stored;
 	Jsonb	   *item;
@@ -315,7 +320,7 @@ ddb_get_item_encoded(Relation rel, const char *key, int keylen, DdbProjection *p
 	stored = ddb_lookup_stored(rel, GetActiveSnapshot(), key, keylen);
 	if (stored == NULL)
 		return NULL;
-	item = ddb_stored_to_item(rel, stored, NULL);
+	item = ddb_stored_to_item(rel, stored, keynames);
 	if (proj)
 		item = ddb_apply_projection(proj, item);
 	return item;

@@ -362,7 +362,12 @@ ddb_batch_get_core(DdbBatchGetTable *tables, int ntables)
 	for (int t = 0, e = 0; t < ntables; t++)
 	{
 		DdbBatchGetTable *bt = &tables[t];
+		const DdbKeyInfo *ki = ddb_get_keyinfo(rels[t]);
+		const char *keynames[DDB_MAX_KEY_COLUMNS];
 
+		/* the key names once per table, not once per item */
+		for (int k = 0; k < ki->nkeys; k++)
+			keynames[k] = ddb_key_name(rels[t], k);
 		bt->items = NIL;
 		bt->unprocessed = NIL;
 		bt->read_units = 0;
@@ -376,7 +381,7 @@ ddb_batch_get_core(DdbBatchGetTable *tables, int ntables)
 				bt->unprocessed = lappend(bt->unprocessed, bt->keys[k]);
 				continue;
 			}
-			item = ddb_get_item_encoded(rels[t], enc[e].key, enc[e].len, projs[t]);
+			item = ddb_get_item_encoded(rels[t], enc[e].key, enc[e].len, projs[t], keynames);
 			if (item && !exact && (VARATT_IS_EXTERNAL(item) || VARATT_IS_COMPRESSED(item) ||
 								   bound + VARSIZE_ANY(item) > DDB_BATCH_GET_RESPONSE_MAX))
 			{

@@ -157,7 +157,7 @@ typedef struct DdbWriteResult
 extern void ddb_condition_failed(void);
 extern Jsonb *ddb_get_item_core(Relation rel, Jsonb *key, DdbProjection *proj);
 extern Jsonb *ddb_get_item_encoded(Relation rel, const char *key, int keylen,
-								   DdbProjection *proj);
+								   DdbProjection *proj, const char *const *keynames);
 extern void ddb_put_item_core(Relation rel, Jsonb *item, DdbCondition *cond,
 							  DdbWriteResult *res);
 extern void ddb_update_item_core(Relation rel, Jsonb *key, DdbUpdate *upd,
