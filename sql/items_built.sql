@@ -130,6 +130,35 @@ SELECT ddb_api_text('Query', '{"TableName": "Indexed", "IndexName": "ByAt", "Key
   "ExpressionAttributeValues": {":p": {"S": "a"}}, "Select": "ALL_ATTRIBUTES"}');
 SELECT q FROM ddb_query('Indexed', 'pk = :p', '{":p": "a"}', index_name => 'ByAt', projection => 'm, sk') q;
 
+
+-- Table names resolve through a cache that any change of a table or a
+-- schema empties: renames, drops, a new table under an old name, another
+-- ddb.schema, a renamed schema.
+CREATE SCHEMA items_names;
+SET ddb.schema = items_names;
+SELECT ddb_create_table('Named', 'k') IS NOT NULL AS created;
+SELECT ddb_put_item('Named', '{"k": "a", "v": 1}', NULL) IS NULL AS put;
+SELECT ddb_get_item('Named', '{"k": "a"}');
+ALTER TABLE items_names."Named" RENAME TO "Other";
+SELECT ddb_get_item('Named', '{"k": "a"}');
+SELECT ddb_get_item('Other', '{"k": "a"}');
+ALTER TABLE items_names."Other" RENAME TO "Named";
+SELECT ddb_get_item('Named', '{"k": "a"}');
+SELECT ddb_api('DeleteTable', '{"TableName": "Named"}') -> 'TableDescription' -> 'TableName' AS deleted;
+SELECT ddb_get_item('Named', '{"k": "a"}');
+SELECT ddb_create_table('Named', 'id', 'N') IS NOT NULL AS created;
+SELECT ddb_put_item('Named', '{"id": 7, "v": "new table"}', NULL) IS NULL AS put;
+SELECT ddb_get_item('Named', '{"k": "a"}');
+SELECT ddb_get_item('Named', '{"id": 7}');
+SET ddb.schema = items_built;
+SELECT ddb_get_item('Named', '{"id": 7}');
+SET ddb.schema = items_names;
+SELECT ddb_get_item('Named', '{"id": 7}');
+ALTER SCHEMA items_names RENAME TO items_names2;
+SELECT ddb_get_item('Named', '{"id": 7}');
+SET ddb.schema = items_names2;
+SELECT ddb_get_item('Named', '{"id": 7}');
 RESET ddb.schema;
+DROP SCHEMA items_names2 CASCADE;
 RESET search_path;
 DROP SCHEMA items_built CASCADE;

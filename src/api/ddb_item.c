@@ -286,6 +286,41 @@ ddb_jsonb_object(const char **keys, Jsonb **vals, int n)
 	return result;
 }
 
+/*
+ * The pairs of a jsonb object container, in its order (jsonb's key order),
+ * each value's bytes as stored, without their alignment padding.
+ */
+static void
+object_pairs(JsonbContainer *jc, ItemPair *pairs)
+{
+	int			n = JsonContainerSize(jc);
+	char	   *base = (char *) &jc->children[n * 2];
+	uint32		off = 0;
+
+	/*
+	 * Entries hold lengths, with an end offset every JB_OFFSET_STRIDE'th;
+	 * the keys' come first, then the values'.
+	 */
+	for (int i = 0; i < n * 2; i++)
+	{
+		JEntry		e = jc->children[i];
+		uint32		start = off;
+
+		off = JBE_HAS_OFF(e) ? JBE_OFFLENFLD(e) : off + JBE_OFFLENFLD(e);
+		if (i < n)
+		{
+			pairs[i].key = base + start;
+			pairs[i].keylen = off - start;
+			continue;
+		}
+		if (JBE_ISNUMERIC(e) || JBE_ISCONTAINER(e))
+			start = INTALIGN(start);
+		pairs[i - n].type = e & JENTRY_TYPEMASK;
+		pairs[i - n].data = base + start;
+		pairs[i - n].len = off - start;
+	}
+}
+
 /* A key column value as one pair's value (document form, key_to_jbv's). */
 static void
 key_pair_value(DdbKeyType type, Datum d, ItemPair *p)
@@ -387,13 +422,12 @@ build_item_direct(Relation rel, const char *const *keynames, Datum *keyvals, boo
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 	ItemPair	keys[DDB_MAX_KEY_COLUMNS];
 	ItemPair	pairs_local[40];
-	uint32		starts_local[81];
+	ItemPair	stored_local[40];
 	ItemPair   *pairs;
 	int			nkeys = 0;
 	int			nstored = 0;
 	int			npairs = 0;
 	JsonbContainer *jc = NULL;
-	char	   *base = NULL;
 	Jsonb	   *item;
 
 	/* the key attributes, sorted; of a name given twice the later column wins */
@@ -423,57 +457,40 @@ build_item_direct(Relation rel, const char *const *keynames, Datum *keyvals, boo
 	{
 		jc = &itemcol->root;
 		nstored = JsonContainerSize(jc);
-		base = (char *) &jc->children[nstored * 2];
 	}
 	/* (most items fit the arrays on the stack) */
 	pairs = nstored + nkeys <= lengthof(pairs_local) ? pairs_local :
 		palloc(sizeof(ItemPair) * (nstored + nkeys));
 
 	/* merge the stored pairs (sorted, as jsonb keeps them) with the keys */
+	if (nstored > 0)
 	{
-		uint32		off = 0;
-		uint32	   *starts = nstored * 2 + 1 <= lengthof(starts_local) ? starts_local :
-			palloc(sizeof(uint32) * (nstored * 2 + 1));
+		ItemPair   *stored = nstored <= lengthof(stored_local) ? stored_local :
+			palloc(sizeof(ItemPair) * nstored);
 		int			k = 0;
 
-		/* every entry's start: lengths, with an end offset every stride */
-		for (int i = 0; i < nstored * 2; i++)
-		{
-			JEntry		e = jc->children[i];
-
-			starts[i] = off;
-			off = JBE_HAS_OFF(e) ? JBE_OFFLENFLD(e) : off + JBE_OFFLENFLD(e);
-		}
-		starts[nstored * 2] = off;
-
+		object_pairs(jc, stored);
 		for (int i = 0; i < nstored; i++)
 		{
-			JEntry		ve = jc->children[nstored + i];
-			ItemPair	p;
 			int			c;
-			uint32		start = starts[nstored + i];
-			uint32		end = starts[nstored + i + 1];
 
-			p.key = base + starts[i];
-			p.keylen = starts[i + 1] - starts[i];
-			p.type = ve & JENTRY_TYPEMASK;
-			if (JBE_ISNUMERIC(ve) || JBE_ISCONTAINER(ve))
-				start = INTALIGN(start);
-			p.data = base + start;
-			p.len = end - start;
-
-			while (k < nkeys && (c = pair_key_cmp(&keys[k], &p)) <= 0)
+			while (k < nkeys && (c = pair_key_cmp(&keys[k], &stored[i])) <= 0)
 			{
 				if (c < 0)
 					pairs[npairs++] = keys[k];
 				k++;			/* equal: the stored pair wins */
 			}
-			pairs[npairs++] = p;
+			pairs[npairs++] = stored[i];
 		}
 		while (k < nkeys)
 			pairs[npairs++] = keys[k++];
-		if (starts != starts_local)
-			pfree(starts);
+		if (stored != stored_local)
+			pfree(stored);
+	}
+	else
+	{
+		memcpy(pairs, keys, sizeof(ItemPair) * nkeys);
+		npairs = nkeys;
 	}
 
 	item = write_container(pairs, npairs, true);
@@ -704,37 +721,64 @@ ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact, Datum *values,
 
 /*
  * The item column of an API item: the item without its key attributes.
+ * Its other pairs are copied as they are (see "Building API items").
  */
 Jsonb *
 ddb_item_without_keys(Relation rel, Jsonb *item)
 {
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
-	JsonbParseState *ps = NULL;
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-	bool		skip = false;
+	int			n = JsonContainerSize(&item->root);
+	ItemPair   *pairs = palloc(sizeof(ItemPair) * Max(n, 1));
+	const char *names[DDB_MAX_KEY_COLUMNS];
+	int			kept = 0;
+	Jsonb	   *result;
 
-	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-	it = JsonbIteratorInit(&item->root);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	Assert(JB_ROOT_IS_OBJECT(item));
+	for (int k = 0; k < ki->nkeys; k++)
+		names[k] = ddb_key_name(rel, k);
+	object_pairs(&item->root, pairs);
+	for (int i = 0; i < n; i++)
 	{
-		if (tok == WJB_KEY)
-		{
-			skip = false;
-			for (int k = 0; k < ki->nkeys; k++)
-			{
-				const char *name = ddb_key_name(rel, k);
+		bool		key = false;
 
-				if (v.val.string.len == strlen(name) &&
-					memcmp(v.val.string.val, name, v.val.string.len) == 0)
-					skip = true;
-			}
-			if (!skip)
-				pushJsonbValue(&ps, WJB_KEY, &v);
-		}
-		else if (tok == WJB_VALUE && !skip)
-			pushJsonbValue(&ps, WJB_VALUE, &v);
+		for (int k = 0; k < ki->nkeys && !key; k++)
+			key = pairs[i].keylen == strlen(names[k]) &&
+				memcmp(pairs[i].key, names[k], pairs[i].keylen) == 0;
+		if (!key)
+			pairs[kept++] = pairs[i];
 	}
-	return JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+	result = write_container(pairs, kept, true);
+	pfree(pairs);
+#ifdef DDB_CHECKS
+	{
+		/* the same through pushJsonbValue, as it was built before */
+		JsonbParseState *ps = NULL;
+		JsonbIterator *it = JsonbIteratorInit(&item->root);
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+		bool		skip = false;
+		Jsonb	   *pushed;
+
+		pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		{
+			if (tok == WJB_KEY)
+			{
+				skip = false;
+				for (int k = 0; k < ki->nkeys; k++)
+					if (v.val.string.len == strlen(names[k]) &&
+						memcmp(v.val.string.val, names[k], v.val.string.len) == 0)
+						skip = true;
+				if (!skip)
+					pushJsonbValue(&ps, WJB_KEY, &v);
+			}
+			else if (tok == WJB_VALUE && !skip)
+				pushJsonbValue(&ps, WJB_VALUE, &v);
+		}
+		pushed = JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+		DdbCheck(VARSIZE(pushed) == VARSIZE(result) &&
+				 memcmp(pushed, result, VARSIZE(result)) == 0);
+	}
+#endif
+	return result;
 }
