@@ -91,9 +91,11 @@ key_to_jbv(DdbKeyType type, Datum d, JsonbValue *v)
  * added.  Rather than pushing every pair through a JsonbParseState and
  * serializing the result again (which also expands every nested value),
  * the item is written in jsonb's binary format directly: the item column's
- * pairs are copied as they are stored (their bytes are position-independent
- * once re-aligned, see jsonb.h), merged with the key attributes in jsonb's
- * key order (shorter keys first, then bytewise).  The result is byte for
+ * pairs are copied as they are stored (a value's bytes move as they are to
+ * any int-aligned place: jsonb pads numerics and containers to int
+ * boundaries, and a container's inner padding follows from its own
+ * int-aligned start), merged with the key attributes in jsonb's key order
+ * (shorter keys first, then bytewise).  The result is byte for
  * byte what pushJsonbValue and JsonbValueToJsonb would make of the same
  * pairs (convertJsonbObject's layout: keys, then values, every
  * JB_OFFSET_STRIDE'th entry an offset, numerics and containers int-aligned),
