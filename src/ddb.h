@@ -271,14 +271,28 @@ extern void ddb_copy_for_cluster(Relation OldTable, Relation NewTable,
 								 double *tups_vacuumed, double *tups_recently_dead);
 
 /* engine/ddb_scan.c: ordered range scans and point lookups */
+
+/* A visible version as stored (key columns NULL), with its encoded key. */
+typedef struct DdbStoredItem
+{
+	HeapTupleData tuple;		/* first: a DdbStoredItem is a HeapTuple too */
+	const char *key;
+	int			keylen;
+} DdbStoredItem;
+
 extern DdbRangeScan ddb_range_begin(Relation rel, Snapshot snapshot,
 									const DdbRange *range, bool forward);
+extern DdbRangeScan ddb_range_begin_stored(Relation rel, Snapshot snapshot,
+										   const DdbRange *range, bool forward);
 extern HeapTuple ddb_range_next(DdbRangeScan scan);
+extern DdbStoredItem *ddb_range_next_stored(DdbRangeScan scan);
 extern void ddb_range_end(DdbRangeScan scan);
 extern void ddb_range_rescan(DdbRangeScan scan, const DdbRange *range,
 							 bool forward);
 extern HeapTuple ddb_lookup(Relation rel, Snapshot snapshot,
 							const char *key, int keylen);
+extern DdbStoredItem *ddb_lookup_stored(Relation rel, Snapshot snapshot,
+										const char *key, int keylen);
 extern bool ddb_find_current(Relation rel, const char *key, int keylen,
 							 ItemPointer tid, TransactionId *wait_xid);
 
@@ -339,6 +353,10 @@ extern HeapTuple ddb_analyze_next_tuple(Relation rel, Buffer *buf, OffsetNumber 
 /* api/ddb_item.c: API items <-> rows */
 extern const char *ddb_key_name(Relation rel, int k);
 extern Jsonb *ddb_tuple_to_item(Relation rel, HeapTuple tuple);
+extern Jsonb *ddb_stored_to_item(Relation rel, DdbStoredItem *si,
+								 const char *const *keynames);
+extern Jsonb *ddb_jsonb_array(Jsonb **elems, int n);
+extern Jsonb *ddb_jsonb_object(const char **keys, Jsonb **vals, int n);
 extern void ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact,
 							   Datum *values, bool *isnull, StringInfo enckey);
 extern Jsonb *ddb_item_without_keys(Relation rel, Jsonb *item);

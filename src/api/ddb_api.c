@@ -296,14 +296,19 @@ ddb_get_item_core(Relation rel, Jsonb *keydoc, DdbProjection *proj)
 	StringInfoData key;
 
 	ddb_request_key(rel, keydoc, true, &key);
-	return ddb_get_item_encoded(rel, key.data, key.len, proj);
+	return ddb_get_item_encoded(rel, key.data, key.len, proj, NULL);
 }
 
-/* GetItem of a key already encoded (ddb_request_key). */
+/*
+ * GetItem of a key already encoded (ddb_request_key).  keynames: the
+ * table's key attribute names, for callers that read many items (NULL:
+ * looked up).
+ */
 Jsonb *
-ddb_get_item_encoded(Relation rel, const char *key, int keylen, DdbProjection *proj)
+ddb_get_item_encoded(Relation rel, const char *key, int keylen, DdbProjection *proj,
+					 const char *const *keynames)
 {
-	HeapTuple	tuple;
+	DdbStoredItem *stored;
 	Jsonb	   *item;
 
 	/*
@@ -312,10 +317,10 @@ ddb_get_item_encoded(Relation rel, const char *key, int keylen, DdbProjection *p
 	 * per call under READ COMMITTED, so one statement could see an item
 	 * change between two of its calls.
 	 */
-	tuple = ddb_lookup(rel, GetActiveSnapshot(), key, keylen);
-	if (tuple == NULL)
+	stored = ddb_lookup_stored(rel, GetActiveSnapshot(), key, keylen);
+	if (stored == NULL)
 		return NULL;
-	item = ddb_tuple_to_item(rel, tuple);
+	item = ddb_stored_to_item(rel, stored, keynames);
 	if (proj)
 		item = ddb_apply_projection(proj, item);
 	return item;

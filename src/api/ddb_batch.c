@@ -362,7 +362,12 @@ ddb_batch_get_core(DdbBatchGetTable *tables, int ntables)
 	for (int t = 0, e = 0; t < ntables; t++)
 	{
 		DdbBatchGetTable *bt = &tables[t];
+		const DdbKeyInfo *ki = ddb_get_keyinfo(rels[t]);
+		const char *keynames[DDB_MAX_KEY_COLUMNS];
 
+		/* the key names once per table, not once per item */
+		for (int k = 0; k < ki->nkeys; k++)
+			keynames[k] = ddb_key_name(rels[t], k);
 		bt->items = NIL;
 		bt->unprocessed = NIL;
 		bt->read_units = 0;
@@ -376,7 +381,7 @@ ddb_batch_get_core(DdbBatchGetTable *tables, int ntables)
 				bt->unprocessed = lappend(bt->unprocessed, bt->keys[k]);
 				continue;
 			}
-			item = ddb_get_item_encoded(rels[t], enc[e].key, enc[e].len, projs[t]);
+			item = ddb_get_item_encoded(rels[t], enc[e].key, enc[e].len, projs[t], keynames);
 			if (item && !exact && (VARATT_IS_EXTERNAL(item) || VARATT_IS_COMPRESSED(item) ||
 								   bound + VARSIZE_ANY(item) > DDB_BATCH_GET_RESPONSE_MAX))
 			{
@@ -1099,6 +1104,7 @@ ddb_batch_get_item(PG_FUNCTION_ARGS)
 	int			ntables;
 	DdbBatchGetTable *tables;
 	JsonbParseState *ps = NULL;
+	Jsonb	   *responses;
 
 	if (!jb_is_object(req))
 		validation_error("RequestItems must be a JSON object of table names and key lists");
@@ -1128,21 +1134,24 @@ ddb_batch_get_item(PG_FUNCTION_ARGS)
 	}
 	ddb_batch_get_core(tables, ntables);
 
-	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-	ddb_push_key(&ps, "Responses");
-	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-	for (int t = 0; t < ntables; t++)
+	/* the items go in whole, as they were built (no unpacking) */
 	{
-		ListCell   *lc;
+		const char **tnames = palloc(sizeof(char *) * Max(ntables, 1));
+		Jsonb	  **arrays = palloc(sizeof(Jsonb *) * Max(ntables, 1));
 
-		ddb_push_key(&ps, tables[t].table_name);
-		pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
-		foreach(lc, tables[t].items)
-			ddb_push_jsonb(&ps, WJB_ELEM, lfirst(lc));
-		pushJsonbValue(&ps, WJB_END_ARRAY, NULL);
+		for (int t = 0; t < ntables; t++)
+		{
+			List	   *items = tables[t].items;
+			Jsonb	  **elems = palloc(sizeof(Jsonb *) * Max(list_length(items), 1));
+
+			for (int i = 0; i < list_length(items); i++)
+				elems[i] = list_nth(items, i);
+			tnames[t] = tables[t].table_name;
+			arrays[t] = ddb_jsonb_array(elems, list_length(items));
+		}
+		responses = ddb_jsonb_object(tnames, arrays, ntables);
 	}
-	pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
-	ddb_push_key(&ps, "UnprocessedKeys");
+
 	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
 	for (int t = 0; t < ntables; t++)
 	{
@@ -1170,8 +1179,14 @@ ddb_batch_get_item(PG_FUNCTION_ARGS)
 		}
 		pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
 	}
-	pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
-	PG_RETURN_JSONB_P(JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL)));
+	{
+		const char *keys[2] = {"Responses", "UnprocessedKeys"};
+		Jsonb	   *vals[2];
+
+		vals[0] = responses;
+		vals[1] = JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+		PG_RETURN_JSONB_P(ddb_jsonb_object(keys, vals, 2));
+	}
 }
 
 /* The actions of a TransactWriteItems or TransactGetItems request (SQL). */

@@ -84,6 +84,423 @@ key_to_jbv(DdbKeyType type, Datum d, JsonbValue *v)
 	}
 }
 
+/* ------------------------------------------------------------------------
+ * Building API items
+ *
+ * An API item is the item column's jsonb object with the key attributes
+ * added.  Rather than pushing every pair through a JsonbParseState and
+ * serializing the result again (which also expands every nested value),
+ * the item is written in jsonb's binary format directly: the item column's
+ * pairs are copied as they are stored (a value's bytes move as they are to
+ * any int-aligned place: jsonb pads numerics and containers to int
+ * boundaries, and a container's inner padding follows from its own
+ * int-aligned start), merged with the key attributes in jsonb's key order
+ * (shorter keys first, then bytewise).  The result is byte for
+ * byte what pushJsonbValue and JsonbValueToJsonb would make of the same
+ * pairs (convertJsonbObject's layout: keys, then values, every
+ * JB_OFFSET_STRIDE'th entry an offset, numerics and containers int-aligned),
+ * including its rule for a key named twice: the item column's pair wins,
+ * as the last pushed pair does there.
+ * ------------------------------------------------------------------------
+ */
+
+/* One pair of the item being built: a key and its value's stored bytes. */
+typedef struct ItemPair
+{
+	const char *key;
+	int			keylen;
+	uint32		type;			/* JENTRY_IS* of the value */
+	const char *data;			/* the value's bytes, without alignment padding */
+	int			len;
+} ItemPair;
+
+/* jsonb's key order (lengthCompareJsonbStringValue) */
+static int
+pair_key_cmp(const ItemPair *a, const ItemPair *b)
+{
+	if (a->keylen != b->keylen)
+		return a->keylen > b->keylen ? 1 : -1;
+	return memcmp(a->key, b->key, a->keylen);
+}
+
+/*
+ * A jsonb object (pairs sorted in jsonb's key order, keys unique) or array
+ * (keys unused) of the given values, in convertJsonbObject's and
+ * convertJsonbArray's layout: keys, then values, every JB_OFFSET_STRIDE'th
+ * entry an end offset, numerics and containers int-aligned.
+ */
+static Jsonb *
+write_container(ItemPair *pairs, int npairs, bool object)
+{
+	int			nentries = object ? 2 * npairs : npairs;
+	int			first_value = object ? npairs : 0;
+	Size		size = VARHDRSZ + sizeof(uint32) + nentries * sizeof(JEntry);
+	char	   *data;
+	JEntry	   *entries;
+	Size		len;
+	uint32		header;
+	uint32		totallen = 0;
+
+	/* room for every byte and the largest padding: one allocation */
+	for (int i = 0; i < npairs; i++)
+		size += (object ? pairs[i].keylen : 0) + pairs[i].len + (sizeof(int) - 1);
+	data = palloc(size);
+	header = npairs | (object ? JB_FOBJECT : JB_FARRAY);
+	memcpy(data + VARHDRSZ, &header, sizeof(uint32));
+	entries = (JEntry *) (data + VARHDRSZ + sizeof(uint32));
+	len = VARHDRSZ + sizeof(uint32) + nentries * sizeof(JEntry);
+	for (int i = 0; object && i < npairs; i++)
+	{
+		memcpy(data + len, pairs[i].key, pairs[i].keylen);
+		len += pairs[i].keylen;
+		totallen += pairs[i].keylen;
+		entries[i] = (i % JB_OFFSET_STRIDE) == 0 ?
+			JENTRY_ISSTRING | totallen | JENTRY_HAS_OFF :
+			JENTRY_ISSTRING | pairs[i].keylen;
+	}
+	for (int i = 0; i < npairs; i++)
+	{
+		Size		before = len;
+
+		/* numerics and containers start int-aligned: zero padding */
+		if (pairs[i].type == JENTRY_ISNUMERIC || pairs[i].type == JENTRY_ISCONTAINER)
+			while (len != INTALIGN(len))
+				data[len++] = '\0';
+		memcpy(data + len, pairs[i].data, pairs[i].len);
+		len += pairs[i].len;
+		totallen += len - before;
+		if (totallen > JENTRY_OFFLENMASK)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("total size of jsonb %s elements exceeds the maximum of %u bytes",
+							object ? "object" : "array", JENTRY_OFFLENMASK)));
+		entries[first_value + i] = ((i + first_value) % JB_OFFSET_STRIDE) == 0 ?
+			pairs[i].type | totallen | JENTRY_HAS_OFF :
+			pairs[i].type | (uint32) (len - before);
+	}
+	SET_VARSIZE(data, len);
+	return (Jsonb *) data;
+}
+
+/* A whole jsonb (NULL: JSON null) as one pair's value. */
+static void
+jsonb_pair_value(Jsonb *j, ItemPair *p)
+{
+	if (j == NULL)
+	{
+		p->type = JENTRY_ISNULL;
+		p->data = NULL;
+		p->len = 0;
+	}
+	else if (JB_ROOT_IS_SCALAR(j))
+	{
+		/* a raw scalar is a one-element array: its entry and its bytes */
+		JEntry		e = j->root.children[0];
+		uint32		end = JBE_OFFLENFLD(e);
+		uint32		start = JBE_ISNUMERIC(e) ? INTALIGN(0) : 0;
+
+		p->type = e & JENTRY_TYPEMASK;
+		p->data = (char *) &j->root.children[1] + start;
+		p->len = end - start;
+	}
+	else
+	{
+		p->type = JENTRY_ISCONTAINER;
+		p->data = (char *) &j->root;
+		p->len = VARSIZE(j) - VARHDRSZ;
+	}
+}
+
+static int
+pair_qsort_cmp(const void *a, const void *b)
+{
+	return pair_key_cmp((const ItemPair *) a, (const ItemPair *) b);
+}
+
+/*
+ * The jsonb array of whole jsonb values (NULL: JSON null), as pushing each
+ * one as an element would make it, without unpacking them.
+ */
+Jsonb *
+ddb_jsonb_array(Jsonb **elems, int n)
+{
+	ItemPair   *pairs = palloc(sizeof(ItemPair) * Max(n, 1));
+	Jsonb	   *result;
+
+	for (int i = 0; i < n; i++)
+		jsonb_pair_value(elems[i], &pairs[i]);
+	result = write_container(pairs, n, false);
+	pfree(pairs);
+#ifdef DDB_CHECKS
+	{
+		JsonbParseState *ps = NULL;
+		Jsonb	   *pushed;
+
+		pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
+		for (int i = 0; i < n; i++)
+			ddb_push_jsonb(&ps, WJB_ELEM, elems[i]);
+		pushed = JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_ARRAY, NULL));
+		DdbCheck(VARSIZE(pushed) == VARSIZE(result) &&
+				 memcmp(pushed, result, VARSIZE(result)) == 0);
+	}
+#endif
+	return result;
+}
+
+/*
+ * The jsonb object of distinct keys and whole jsonb values (NULL: JSON
+ * null), as pushing the pairs would make it, without unpacking the values.
+ */
+Jsonb *
+ddb_jsonb_object(const char **keys, Jsonb **vals, int n)
+{
+	ItemPair   *pairs = palloc(sizeof(ItemPair) * Max(n, 1));
+	Jsonb	   *result;
+
+	for (int i = 0; i < n; i++)
+	{
+		pairs[i].key = keys[i];
+		pairs[i].keylen = strlen(keys[i]);
+		jsonb_pair_value(vals[i], &pairs[i]);
+	}
+	qsort(pairs, n, sizeof(ItemPair), pair_qsort_cmp);
+	for (int i = 1; i < n; i++)
+		if (pair_key_cmp(&pairs[i - 1], &pairs[i]) == 0)
+			elog(ERROR, "duplicate key \"%s\" in a jsonb object", pairs[i].key);
+	result = write_container(pairs, n, true);
+	pfree(pairs);
+#ifdef DDB_CHECKS
+	{
+		JsonbParseState *ps = NULL;
+		Jsonb	   *pushed;
+
+		pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+		for (int i = 0; i < n; i++)
+		{
+			ddb_push_key(&ps, keys[i]);
+			ddb_push_jsonb(&ps, WJB_VALUE, vals[i]);
+		}
+		pushed = JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+		DdbCheck(VARSIZE(pushed) == VARSIZE(result) &&
+				 memcmp(pushed, result, VARSIZE(result)) == 0);
+	}
+#endif
+	return result;
+}
+
+/*
+ * The pairs of a jsonb object container, in its order (jsonb's key order),
+ * each value's bytes as stored, without their alignment padding.
+ */
+static void
+object_pairs(JsonbContainer *jc, ItemPair *pairs)
+{
+	int			n = JsonContainerSize(jc);
+	char	   *base = (char *) &jc->children[n * 2];
+	uint32		off = 0;
+
+	/*
+	 * Entries hold lengths, with an end offset every JB_OFFSET_STRIDE'th;
+	 * the keys' come first, then the values'.
+	 */
+	for (int i = 0; i < n * 2; i++)
+	{
+		JEntry		e = jc->children[i];
+		uint32		start = off;
+
+		off = JBE_HAS_OFF(e) ? JBE_OFFLENFLD(e) : off + JBE_OFFLENFLD(e);
+		if (i < n)
+		{
+			pairs[i].key = base + start;
+			pairs[i].keylen = off - start;
+			continue;
+		}
+		if (JBE_ISNUMERIC(e) || JBE_ISCONTAINER(e))
+			start = INTALIGN(start);
+		pairs[i - n].type = e & JENTRY_TYPEMASK;
+		pairs[i - n].data = base + start;
+		pairs[i - n].len = off - start;
+	}
+}
+
+/* A key column value as one pair's value (document form, key_to_jbv's). */
+static void
+key_pair_value(DdbKeyType type, Datum d, ItemPair *p)
+{
+	JsonbValue	v;
+
+	key_to_jbv(type, d, &v);
+	switch (v.type)
+	{
+		case jbvString:
+			p->type = JENTRY_ISSTRING;
+			p->data = v.val.string.val;
+			p->len = v.val.string.len;
+			break;
+		case jbvNumeric:
+			/* DatumGetNumeric gave it a 4-byte header, as jsonb stores numerics */
+			p->type = JENTRY_ISNUMERIC;
+			p->data = (const char *) v.val.numeric;
+			p->len = VARSIZE(v.val.numeric);
+			break;
+		default:
+			/* B's {"$B": "<base64>"}: a container of its own */
+			jsonb_pair_value(JsonbValueToJsonb(&v), p);
+			break;
+	}
+}
+
+#ifdef DDB_CHECKS
+/*
+ * The same item through pushJsonbValue and JsonbValueToJsonb, as it was
+ * built before build_item: checked builds compare the two byte for byte.
+ */
+static Jsonb *
+build_item_pushed(Relation rel, Datum *keyvals, bool *keynull, Jsonb *itemcol)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	JsonbParseState *ps = NULL;
+
+	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		const char *name = ddb_key_name(rel, k);
+		JsonbValue	jk,
+					jv;
+
+		if (keynull[k])
+			continue;
+		jk.type = jbvString;
+		jk.val.string.val = (char *) name;
+		jk.val.string.len = strlen(name);
+		key_to_jbv(ki->keytype[k], keyvals[k], &jv);
+		pushJsonbValue(&ps, WJB_KEY, &jk);
+		pushJsonbValue(&ps, WJB_VALUE, &jv);
+	}
+	if (itemcol != NULL && JB_ROOT_IS_OBJECT(itemcol))
+	{
+		JsonbIterator *it = JsonbIteratorInit(&itemcol->root);
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			if (tok == WJB_KEY || tok == WJB_VALUE)
+				pushJsonbValue(&ps, tok, &v);
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+}
+#endif
+
+static Jsonb *build_item_direct(Relation rel, const char *const *keynames,
+								Datum *keyvals, bool *keynull, Jsonb *itemcol);
+
+/*
+ * The API item of key column values (in key order, keyvals[k] NULL when
+ * keynull[k]) and an item column (NULL: none).  keynames: the key
+ * attributes' names (ddb_key_name), or NULL to look them up.
+ */
+static Jsonb *
+build_item(Relation rel, const char *const *keynames, Datum *keyvals, bool *keynull,
+		   Jsonb *itemcol)
+{
+	Jsonb	   *item = build_item_direct(rel, keynames, keyvals, keynull, itemcol);
+
+#ifdef DDB_CHECKS
+	{
+		Jsonb	   *pushed = build_item_pushed(rel, keyvals, keynull, itemcol);
+
+		DdbCheck(VARSIZE(pushed) == VARSIZE(item) &&
+				 memcmp(pushed, item, VARSIZE(item)) == 0);
+		pfree(pushed);
+	}
+#endif
+	return item;
+}
+
+static Jsonb *
+build_item_direct(Relation rel, const char *const *keynames, Datum *keyvals, bool *keynull,
+				  Jsonb *itemcol)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	ItemPair	keys[DDB_MAX_KEY_COLUMNS];
+	ItemPair	pairs_local[40];
+	ItemPair	stored_local[40];
+	ItemPair   *pairs;
+	int			nkeys = 0;
+	int			nstored = 0;
+	int			npairs = 0;
+	JsonbContainer *jc = NULL;
+	Jsonb	   *item;
+
+	/* the key attributes, sorted; of a name given twice the later column wins */
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		ItemPair	p;
+		int			i;
+
+		if (keynull[k])
+			continue;
+		p.key = keynames ? keynames[k] : ddb_key_name(rel, k);
+		p.keylen = strlen(p.key);
+		key_pair_value(ki->keytype[k], keyvals[k], &p);
+		for (i = nkeys; i > 0 && pair_key_cmp(&keys[i - 1], &p) > 0; i--)
+			keys[i] = keys[i - 1];
+		if (i > 0 && pair_key_cmp(&keys[i - 1], &p) == 0)
+		{
+			keys[i - 1] = p;
+			memmove(&keys[i], &keys[i + 1], sizeof(ItemPair) * (nkeys - i));
+			continue;
+		}
+		keys[i] = p;
+		nkeys++;
+	}
+
+	if (itemcol != NULL && JB_ROOT_IS_OBJECT(itemcol))
+	{
+		jc = &itemcol->root;
+		nstored = JsonContainerSize(jc);
+	}
+	/* (most items fit the arrays on the stack) */
+	pairs = nstored + nkeys <= lengthof(pairs_local) ? pairs_local :
+		palloc(sizeof(ItemPair) * (nstored + nkeys));
+
+	/* merge the stored pairs (sorted, as jsonb keeps them) with the keys */
+	if (nstored > 0)
+	{
+		ItemPair   *stored = nstored <= lengthof(stored_local) ? stored_local :
+			palloc(sizeof(ItemPair) * nstored);
+		int			k = 0;
+
+		object_pairs(jc, stored);
+		for (int i = 0; i < nstored; i++)
+		{
+			int			c;
+
+			while (k < nkeys && (c = pair_key_cmp(&keys[k], &stored[i])) <= 0)
+			{
+				if (c < 0)
+					pairs[npairs++] = keys[k];
+				k++;			/* equal: the stored pair wins */
+			}
+			pairs[npairs++] = stored[i];
+		}
+		while (k < nkeys)
+			pairs[npairs++] = keys[k++];
+		if (stored != stored_local)
+			pfree(stored);
+	}
+	else
+	{
+		memcpy(pairs, keys, sizeof(ItemPair) * nkeys);
+		npairs = nkeys;
+	}
+
+	item = write_container(pairs, npairs, true);
+	if (pairs != pairs_local)
+		pfree(pairs);
+	return item;
+}
+
 /*
  * The API item of a full row tuple: the item column plus the key attributes.
  */
@@ -92,48 +509,35 @@ ddb_tuple_to_item(Relation rel, HeapTuple tuple)
 {
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 	TupleDesc	desc = RelationGetDescr(rel);
-	JsonbParseState *ps = NULL;
-	JsonbValue *res;
+	Datum		keyvals[DDB_MAX_KEY_COLUMNS];
+	bool		keynull[DDB_MAX_KEY_COLUMNS];
 	bool		isnull;
 	Datum		itemd;
 
-	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
 	for (int k = 0; k < ki->nkeys; k++)
-	{
-		Datum		d = heap_getattr(tuple, ki->keyattno[k], desc, &isnull);
-		const char *name = ddb_key_name(rel, k);
-		JsonbValue	jk,
-					jv;
-
-		if (isnull)
-			continue;
-		jk.type = jbvString;
-		jk.val.string.val = (char *) name;
-		jk.val.string.len = strlen(name);
-		key_to_jbv(ki->keytype[k], d, &jv);
-		pushJsonbValue(&ps, WJB_KEY, &jk);
-		pushJsonbValue(&ps, WJB_VALUE, &jv);
-	}
+		keyvals[k] = heap_getattr(tuple, ki->keyattno[k], desc, &keynull[k]);
 	itemd = heap_getattr(tuple, ki->itemattno, desc, &isnull);
-	if (!isnull)
-	{
-		Jsonb	   *item = DatumGetJsonbP(itemd);
-		JsonbIterator *it;
-		JsonbValue	v;
-		JsonbIteratorToken tok;
+	return build_item(rel, NULL, keyvals, keynull, isnull ? NULL : DatumGetJsonbP(itemd));
+}
 
-		if (JB_ROOT_IS_OBJECT(item))
-		{
-			it = JsonbIteratorInit(&item->root);
-			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-			{
-				if (tok == WJB_KEY || tok == WJB_VALUE)
-					pushJsonbValue(&ps, tok, &v);
-			}
-		}
-	}
-	res = pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
-	return JsonbValueToJsonb(res);
+/*
+ * The API item of a stored version (ddb_range_next_stored,
+ * ddb_lookup_stored): the key attributes decoded from its encoded key, the
+ * item column as stored.  No full tuple is formed.  keynames: the key
+ * attributes' names (a reader of many items looks them up once), or NULL.
+ */
+Jsonb *
+ddb_stored_to_item(Relation rel, DdbStoredItem *si, const char *const *keynames)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	Datum		keyvals[DDB_MAX_KEY_COLUMNS];
+	bool		keynull[DDB_MAX_KEY_COLUMNS];
+	bool		isnull;
+	Datum		itemd;
+
+	ddb_decode_key(ki, si->key, si->keylen, keyvals, keynull);
+	itemd = heap_getattr(&si->tuple, ki->itemattno, RelationGetDescr(rel), &isnull);
+	return build_item(rel, keynames, keyvals, keynull, isnull ? NULL : DatumGetJsonbP(itemd));
 }
 
 static void
@@ -319,37 +723,64 @@ ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact, Datum *values,
 
 /*
  * The item column of an API item: the item without its key attributes.
+ * Its other pairs are copied as they are (see "Building API items").
  */
 Jsonb *
 ddb_item_without_keys(Relation rel, Jsonb *item)
 {
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
-	JsonbParseState *ps = NULL;
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-	bool		skip = false;
+	int			n = JsonContainerSize(&item->root);
+	ItemPair   *pairs = palloc(sizeof(ItemPair) * Max(n, 1));
+	const char *names[DDB_MAX_KEY_COLUMNS];
+	int			kept = 0;
+	Jsonb	   *result;
 
-	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-	it = JsonbIteratorInit(&item->root);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	Assert(JB_ROOT_IS_OBJECT(item));
+	for (int k = 0; k < ki->nkeys; k++)
+		names[k] = ddb_key_name(rel, k);
+	object_pairs(&item->root, pairs);
+	for (int i = 0; i < n; i++)
 	{
-		if (tok == WJB_KEY)
-		{
-			skip = false;
-			for (int k = 0; k < ki->nkeys; k++)
-			{
-				const char *name = ddb_key_name(rel, k);
+		bool		key = false;
 
-				if (v.val.string.len == strlen(name) &&
-					memcmp(v.val.string.val, name, v.val.string.len) == 0)
-					skip = true;
-			}
-			if (!skip)
-				pushJsonbValue(&ps, WJB_KEY, &v);
-		}
-		else if (tok == WJB_VALUE && !skip)
-			pushJsonbValue(&ps, WJB_VALUE, &v);
+		for (int k = 0; k < ki->nkeys && !key; k++)
+			key = pairs[i].keylen == strlen(names[k]) &&
+				memcmp(pairs[i].key, names[k], pairs[i].keylen) == 0;
+		if (!key)
+			pairs[kept++] = pairs[i];
 	}
-	return JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+	result = write_container(pairs, kept, true);
+	pfree(pairs);
+#ifdef DDB_CHECKS
+	{
+		/* the same through pushJsonbValue, as it was built before */
+		JsonbParseState *ps = NULL;
+		JsonbIterator *it = JsonbIteratorInit(&item->root);
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+		bool		skip = false;
+		Jsonb	   *pushed;
+
+		pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		{
+			if (tok == WJB_KEY)
+			{
+				skip = false;
+				for (int k = 0; k < ki->nkeys; k++)
+					if (v.val.string.len == strlen(names[k]) &&
+						memcmp(v.val.string.val, names[k], v.val.string.len) == 0)
+						skip = true;
+				if (!skip)
+					pushJsonbValue(&ps, WJB_KEY, &v);
+			}
+			else if (tok == WJB_VALUE && !skip)
+				pushJsonbValue(&ps, WJB_VALUE, &v);
+		}
+		pushed = JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+		DdbCheck(VARSIZE(pushed) == VARSIZE(result) &&
+				 memcmp(pushed, result, VARSIZE(result)) == 0);
+	}
+#endif
+	return result;
 }

@@ -405,10 +405,39 @@ ddb_json_string(StringInfo buf, const char *s, int len)
 {
 	static const char hex[] = "0123456789abcdef";
 
+	/* the common case: nothing to escape, one append with its quotes */
+	{
+		int			n = 0;
+
+		while (n < len && (unsigned char) s[n] >= 0x20 && s[n] != '"' && s[n] != '\\')
+			n++;
+		if (n == len)
+		{
+			enlargeStringInfo(buf, len + 2);
+			buf->data[buf->len++] = '"';
+			memcpy(buf->data + buf->len, s, len);
+			buf->len += len;
+			buf->data[buf->len++] = '"';
+			buf->data[buf->len] = '\0';
+			return;
+		}
+	}
+
 	appendStringInfoChar(buf, '"');
 	for (int i = 0; i < len; i++)
 	{
 		unsigned char c = (unsigned char) s[i];
+		int			run = i;
+
+		/* a run of characters that need no escape goes in at once */
+		while (run < len && (unsigned char) s[run] >= 0x20 && s[run] != '"' && s[run] != '\\')
+			run++;
+		if (run > i)
+		{
+			appendBinaryStringInfo(buf, s + i, run - i);
+			i = run - 1;
+			continue;
+		}
 
 		switch (c)
 		{
@@ -487,10 +516,19 @@ write_number(StringInfo buf, Numeric num)
 void
 ddb_json_write_value(StringInfo buf, DdbValue *v)
 {
+	const char *type = ddb_type_name(v->type);
+	int			typelen = strlen(type);
+
 	check_stack_depth();
-	appendStringInfoChar(buf, '{');
-	ddb_json_cstring(buf, ddb_type_name(v->type));
-	appendStringInfoChar(buf, ':');
+	/* {"<type>": in one append (type names need no escapes) */
+	enlargeStringInfo(buf, typelen + 4);
+	buf->data[buf->len++] = '{';
+	buf->data[buf->len++] = '"';
+	memcpy(buf->data + buf->len, type, typelen);
+	buf->len += typelen;
+	buf->data[buf->len++] = '"';
+	buf->data[buf->len++] = ':';
+	buf->data[buf->len] = '\0';
 	switch (v->type)
 	{
 		case DDB_TYPE_S:

@@ -157,7 +157,7 @@ typedef struct DdbWriteResult
 extern void ddb_condition_failed(void);
 extern Jsonb *ddb_get_item_core(Relation rel, Jsonb *key, DdbProjection *proj);
 extern Jsonb *ddb_get_item_encoded(Relation rel, const char *key, int keylen,
-								   DdbProjection *proj);
+								   DdbProjection *proj, const char *const *keynames);
 extern void ddb_put_item_core(Relation rel, Jsonb *item, DdbCondition *cond,
 							  DdbWriteResult *res);
 extern void ddb_update_item_core(Relation rel, Jsonb *key, DdbUpdate *upd,
@@ -286,12 +286,14 @@ typedef struct DdbReadRequest
 	Jsonb	   *start_key;
 	bool		consistent;		/* ConsistentRead: refused on a GSI */
 	bool		select_all;		/* Select ALL_ATTRIBUTES */
+	bool		typed;			/* items as typed JSON text (DdbReadPage.typed) */
 } DdbReadRequest;
 
 /* One page of a Query or Scan. */
 typedef struct DdbReadPage
 {
-	List	   *items;			/* document-form items (unless count_only) */
+	List	   *items;			/* document-form items (unless count_only or typed) */
+	StringInfo	typed;			/* typed: the items as typed JSON, comma-separated */
 	int64		count;			/* Count */
 	int64		scanned;		/* ScannedCount */
 	int64		bytes;			/* DynamoDB size of the items read */

@@ -1607,11 +1607,14 @@ op_get_item(DdbJson *req, int *len)
 
 	rel = ddb_table_open(name, ACL_SELECT);
 	parse_expressions(&x, NULL, NULL, &proj);
-	item = ddb_get_item_core(rel, key, proj);
+	/* one lookup: the whole item is billed, whatever the projection */
+	item = ddb_get_item_core(rel, key, NULL);
 	c.mode = rcc;
 	c.read = true;
-	/* billed for the whole item, whatever the projection */
-	c.table = read_units(item ? item_bytes(ddb_get_item_core(rel, key, NULL)) : 0, consistent);
+	if (capacity_wanted(rcc))
+		c.table = read_units(item_bytes(item), consistent);
+	if (item != NULL && proj != NULL)
+		item = ddb_apply_projection(proj, item);
 
 	resp_begin(&r);
 	resp_item(&r, "Item", item);
@@ -1767,7 +1770,6 @@ read_op(DdbJson *req, int *len, bool is_query)
 	double		d;
 	Response	r;
 	Capacity	c = {0};
-	ListCell   *lc;
 
 	memset(&a, 0, sizeof(a));
 	ddb_valerr_init(&e);
@@ -1837,6 +1839,7 @@ read_op(DdbJson *req, int *len, bool is_query)
 	a.index_name = index_name;
 	a.forward = member_bool(req, "ScanIndexForward", true);
 	a.start_key = request_item(req, "ExclusiveStartKey");
+	a.typed = true;				/* written as they are read, no document-form copies */
 	ddb_read_page(&a, is_query, select != NULL && strcmp(select, "COUNT") == 0, &page);
 
 	resp_begin(&r);
@@ -1844,12 +1847,7 @@ read_op(DdbJson *req, int *len, bool is_query)
 	{
 		resp_key(&r, "Items");
 		appendStringInfoChar(&r.buf, '[');
-		foreach(lc, page.items)
-		{
-			if (foreach_current_index(lc) > 0)
-				appendStringInfoChar(&r.buf, ',');
-			ddb_json_write_jsonb_item(&r.buf, lfirst(lc));
-		}
+		appendBinaryStringInfo(&r.buf, page.typed->data, page.typed->len);
 		appendStringInfoChar(&r.buf, ']');
 	}
 	resp_key(&r, "Count");

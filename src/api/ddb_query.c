@@ -59,6 +59,7 @@
 
 #include "ddb.h"
 #include "model/ddb_expr.h"
+#include "api/ddb_json.h"
 #include "api/ddb_ops.h"
 
 PG_FUNCTION_INFO_V1(ddb_query);
@@ -86,6 +87,7 @@ typedef struct DdbReader
 	Relation	table;			/* the table named by the request */
 	Relation	rel;			/* what is read: the table, or an index */
 	DdbKeyInfo	ki;				/* rel's key schema (a copy: rd_amcache may go) */
+	const char *keynames[DDB_MAX_KEY_COLUMNS];	/* rel's key attribute names */
 	int			nquerykeys;		/* key attributes a key condition may name */
 	DdbRangeScan scan;
 	DdbCondition *filter;		/* NULL: every item read matches */
@@ -533,6 +535,8 @@ reader_open(DdbReadRequest *a, bool paged)
 		ddb_table_open(a->table_name, ACL_SELECT);
 	r->rel = open_read_source(r->table, a->index_name, &r->nquerykeys, &kind, &projects_all);
 	r->ki = *ddb_get_keyinfo(r->rel);
+	for (int k = 0; k < r->ki.nkeys; k++)
+		r->keynames[k] = pstrdup(ddb_key_name(r->rel, k));
 	if (kind == DDB_INDEX_GLOBAL && a->consistent)
 		validation_error("ValidationException: Consistent reads are not supported on global secondary indexes");
 	if (kind == DDB_INDEX_GLOBAL && a->select_all && !projects_all)
@@ -592,7 +596,7 @@ query_begin(DdbReadRequest *a, bool paged)
 	if (a->start_key)
 		query_resume(r, a->start_key, a->forward, &range, &prefix);
 
-	r->scan = ddb_range_begin(r->rel, GetActiveSnapshot(), &range, a->forward);
+	r->scan = ddb_range_begin_stored(r->rel, GetActiveSnapshot(), &range, a->forward);
 	return r;
 }
 
@@ -650,7 +654,7 @@ scan_begin(DdbReadRequest *a, bool paged)
 	}
 
 	/* the scan copies its bounds */
-	r->scan = ddb_range_begin(r->rel, GetActiveSnapshot(), &range, true);
+	r->scan = ddb_range_begin_stored(r->rel, GetActiveSnapshot(), &range, true);
 	return r;
 }
 
@@ -684,24 +688,26 @@ key_of_item(DdbReader *r, Jsonb *item)
 }
 
 /*
- * The next item to return (filtered, projected, allocated in the caller's
- * context), or NULL when the range is exhausted or the page is full.
+ * The next item to return (filtered, projected), or NULL when the range is
+ * exhausted or the page is full.  It lives in the reader's item context,
+ * until the next call.  When the page counts bytes and the item is
+ * returned whole, *value is the item model's form of it, which the size
+ * needed anyway (typed writers use it), else NULL.
  */
 static Jsonb *
-reader_next(DdbReader *r)
+reader_next_item(DdbReader *r, DdbValue **value)
 {
-	MemoryContext caller = CurrentMemoryContext;
-
+	*value = NULL;
 	while (!r->done)
 	{
-		HeapTuple	tuple;
+		DdbStoredItem *stored;
 		Jsonb	   *item;
 		Jsonb	   *result = NULL;
 		MemoryContext old;
 
 		CHECK_FOR_INTERRUPTS();
-		tuple = ddb_range_next(r->scan);
-		if (tuple == NULL)
+		stored = ddb_range_next_stored(r->scan);
+		if (stored == NULL)
 		{
 			r->done = true;
 			break;
@@ -709,7 +715,7 @@ reader_next(DdbReader *r)
 
 		MemoryContextReset(r->item_cxt);
 		old = MemoryContextSwitchTo(r->item_cxt);
-		item = ddb_tuple_to_item(r->rel, tuple);
+		item = ddb_stored_to_item(r->rel, stored, r->keynames);
 		if (r->fetch_table)
 		{
 			/* the whole item, by its table key, as the same snapshot sees it */
@@ -717,21 +723,24 @@ reader_next(DdbReader *r)
 			Datum		values[DDB_MAX_KEY_COLUMNS + 1];
 			bool		isnull[DDB_MAX_KEY_COLUMNS + 1];
 			StringInfoData key;
-			HeapTuple	full;
+			DdbStoredItem *full;
 
 			if (tki->natts > lengthof(values))
 				elog(ERROR, "too many columns in ddb table \"%s\"", RelationGetRelationName(r->table));
 			initStringInfo(&key);
 			ddb_key_from_jsonb(r->table, item, false, values, isnull, &key);
-			full = ddb_lookup(r->table, GetActiveSnapshot(), key.data, key.len);
+			full = ddb_lookup_stored(r->table, GetActiveSnapshot(), key.data, key.len);
 			if (full == NULL)
 				elog(ERROR, "local secondary index entry of table \"%s\" has no item",
 					 RelationGetRelationName(r->table));
-			item = ddb_tuple_to_item(r->table, full);
+			item = ddb_stored_to_item(r->table, full, NULL);
 		}
 		r->scanned++;
 		if (r->paged)
-			r->bytes += ddb_item_size(ddb_item_from_jsonb(item));
+		{
+			*value = ddb_item_from_jsonb(item);
+			r->bytes += ddb_item_size(*value);
+		}
 
 		/* a full page: remember where it stopped, for the next one */
 		if ((r->limit > 0 && r->scanned >= r->limit) ||
@@ -753,13 +762,28 @@ reader_next(DdbReader *r)
 
 		if (result != NULL)
 		{
-			Jsonb	   *copy = MemoryContextAlloc(caller, VARSIZE(result));
-
-			memcpy(copy, result, VARSIZE(result));
-			return copy;
+			if (result != item)
+				*value = NULL;
+			return result;
 		}
 	}
+	*value = NULL;
 	return NULL;
+}
+
+/* The same, allocated in the caller's context. */
+static Jsonb *
+reader_next(DdbReader *r)
+{
+	DdbValue   *value;
+	Jsonb	   *result = reader_next_item(r, &value);
+	Jsonb	   *copy;
+
+	if (result == NULL)
+		return NULL;
+	copy = palloc(VARSIZE(result));
+	memcpy(copy, result, VARSIZE(result));
+	return copy;
 }
 
 static void
@@ -778,15 +802,15 @@ reader_close(DdbReader *r)
  * SQL functions: one page
  * ------------------------------------------------------------------------
  */
-static void
-push_count(JsonbParseState **ps, const char *key, int64 n)
+/* A count as a jsonb number. */
+static Jsonb *
+count_jsonb(int64 n)
 {
 	JsonbValue	v;
 
-	ddb_push_key(ps, key);
 	v.type = jbvNumeric;
 	v.val.numeric = int64_to_numeric(n);
-	pushJsonbValue(ps, WJB_VALUE, &v);
+	return JsonbValueToJsonb(&v);
 }
 
 /*
@@ -807,8 +831,34 @@ ddb_read_page(DdbReadRequest *a, bool is_query, bool count_only, DdbReadPage *pa
 									 ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(call_cxt);
 	r = is_query ? query_begin(a, true) : scan_begin(a, true);
+	if (a->typed && !count_only)
+	{
+		/* DynamoDB's typed JSON, written as each item comes */
+		page->typed = MemoryContextAlloc(caller, sizeof(StringInfoData));
+		page->typed->data = MemoryContextAlloc(caller, 1024);
+		page->typed->maxlen = 1024;
+		resetStringInfo(page->typed);
+	}
 	for (;;)
 	{
+		DdbValue   *value;
+
+		if (page->typed)
+		{
+			j = reader_next_item(r, &value);
+			if (j == NULL)
+				break;
+			/* (the buffer grows in the caller's context, the rest is per item) */
+			MemoryContextSwitchTo(r->item_cxt);
+			if (page->typed->len > 0)
+				appendStringInfoChar(page->typed, ',');
+			if (value != NULL)
+				ddb_json_write_item(page->typed, value);
+			else
+				ddb_json_write_jsonb_item(page->typed, j);
+			MemoryContextSwitchTo(call_cxt);
+			continue;
+		}
 		MemoryContextSwitchTo(caller);
 		j = reader_next(r);
 		if (j == NULL)
@@ -845,7 +895,6 @@ read_page(FunctionCallInfo fcinfo, bool is_query)
 {
 	DdbReadRequest a;
 	DdbReadPage page;
-	JsonbParseState *ps = NULL;
 	ListCell   *lc;
 
 	if (is_query)
@@ -854,20 +903,20 @@ read_page(FunctionCallInfo fcinfo, bool is_query)
 		scan_args(fcinfo, &a);
 	ddb_read_page(&a, is_query, false, &page);
 
-	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-	ddb_push_key(&ps, "Items");
-	pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
-	foreach(lc, page.items)
-		ddb_push_jsonb(&ps, WJB_ELEM, (Jsonb *) lfirst(lc));
-	pushJsonbValue(&ps, WJB_END_ARRAY, NULL);
-	push_count(&ps, "Count", page.count);
-	push_count(&ps, "ScannedCount", page.scanned);
-	if (page.last_key)
+	/* the items go in whole, as they were built (no unpacking) */
 	{
-		ddb_push_key(&ps, "LastEvaluatedKey");
-		ddb_push_jsonb(&ps, WJB_VALUE, page.last_key);
+		const char *keys[4] = {"Items", "Count", "ScannedCount", "LastEvaluatedKey"};
+		Jsonb	   *vals[4];
+		Jsonb	  **elems = palloc(sizeof(Jsonb *) * Max(list_length(page.items), 1));
+
+		foreach(lc, page.items)
+			elems[foreach_current_index(lc)] = lfirst(lc);
+		vals[0] = ddb_jsonb_array(elems, list_length(page.items));
+		vals[1] = count_jsonb(page.count);
+		vals[2] = count_jsonb(page.scanned);
+		vals[3] = page.last_key;
+		PG_RETURN_JSONB_P(ddb_jsonb_object(keys, vals, page.last_key ? 4 : 3));
 	}
-	PG_RETURN_JSONB_P(JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL)));
 }
 
 Datum

@@ -91,6 +91,34 @@ typedef struct TableCacheEntry
 
 static HTAB *table_cache = NULL;
 
+/*
+ * Names resolved to tables (ddb_table_lookup's answers), so that an item
+ * call does not look its table up in four catalogs.  An entry holds while
+ * no relcache invalidation (a drop, a rename, an access method or catalog
+ * row change: every change of what the lookup reads sends one) and no
+ * change of a schema has arrived since it was made, and ddb.schema names
+ * the same schema; any such event makes every entry stale.  Only found
+ * tables are kept.
+ */
+#define NAME_CACHE_KEYLEN	256		/* DynamoDB names are at most 255 bytes */
+
+typedef struct NameCacheEntry
+{
+	char		name[NAME_CACHE_KEYLEN];	/* hash key */
+	char		schema[NAMEDATALEN];	/* ddb.schema when it was resolved */
+	uint64		generation;
+	Oid			relid;
+} NameCacheEntry;
+
+static HTAB *name_cache = NULL;
+static uint64 name_cache_generation = 1;
+
+static void
+name_cache_invalidate(Datum arg, int cacheid, uint32 hashvalue)
+{
+	name_cache_generation++;
+}
+
 void
 ddb_api_init(void)
 {
@@ -160,6 +188,7 @@ table_cache_invalidate(Datum arg, Oid relid)
 	HASH_SEQ_STATUS status;
 	TableCacheEntry *e;
 
+	name_cache_generation++;
 	if (table_cache == NULL)
 		return;
 	if (OidIsValid(relid))
@@ -316,16 +345,68 @@ ddb_table_key_name(Relation rel, int k)
  * ------------------------------------------------------------------------
  */
 
+/* A cached answer of ddb_table_lookup, or InvalidOid. */
+static Oid
+name_cache_get(const char *name)
+{
+	NameCacheEntry *e;
+	const char *schema = ddb_schema ? ddb_schema : "public";
+
+	if (name_cache == NULL || strlen(name) >= NAME_CACHE_KEYLEN)
+		return InvalidOid;
+	e = hash_search(name_cache, name, HASH_FIND, NULL);
+	if (e == NULL || e->generation != name_cache_generation || strcmp(e->schema, schema) != 0)
+		return InvalidOid;
+	return e->relid;
+}
+
+/* Remember an answer found since 'generation' (stale at once if anything changed meanwhile). */
+static void
+name_cache_put(const char *name, Oid relid, uint64 generation)
+{
+	NameCacheEntry *e;
+	const char *schema = ddb_schema ? ddb_schema : "public";
+
+	if (strlen(name) >= NAME_CACHE_KEYLEN || strlen(schema) >= NAMEDATALEN)
+		return;
+	if (name_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = NAME_CACHE_KEYLEN;
+		ctl.entrysize = sizeof(NameCacheEntry);
+		ctl.hcxt = CacheMemoryContext;
+		name_cache = hash_create("ddb table names", 64, &ctl,
+								 HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+
+		/*
+		 * Relcache invalidations reach table_cache_invalidate, registered
+		 * by the ddb_table_info call every lookup makes before this.
+		 */
+		CacheRegisterSyscacheCallback(NAMESPACEOID, name_cache_invalidate, (Datum) 0);
+	}
+	e = hash_search(name_cache, name, HASH_ENTER, NULL);
+	strlcpy(e->schema, schema, NAMEDATALEN);
+	e->generation = generation;
+	e->relid = relid;
+}
+
 /* The relation of a DynamoDB table name, or InvalidOid. */
 Oid
 ddb_table_lookup(const char *name)
 {
-	Oid			nsp = ddb_schema_oid();
+	Oid			nsp;
 	Oid			relid;
 	const DdbTableInfo *info;
 	char	   *relname;
+	uint64		generation = name_cache_generation;
 
-	if (!OidIsValid(nsp) || name == NULL || name[0] == '\0')
+	if (name == NULL || name[0] == '\0')
+		return InvalidOid;
+	if (OidIsValid(relid = name_cache_get(name)))
+		return relid;
+	nsp = ddb_schema_oid();
+	if (!OidIsValid(nsp))
 		return InvalidOid;
 	relname = ddb_pg_name(name);
 	relid = get_relname_relid(relname, nsp);
@@ -347,6 +428,7 @@ ddb_table_lookup(const char *name)
 	if (info->table_name != NULL ? strcmp(info->table_name, name) != 0 :
 		strcmp(relname, name) != 0)
 		return InvalidOid;
+	name_cache_put(name, relid, generation);
 	return relid;
 }
 
@@ -365,11 +447,26 @@ table_not_found(void)
 Relation
 ddb_table_open(const char *name, AclMode mode)
 {
-	Oid			relid = ddb_table_lookup(name);
+	for (;;)
+	{
+		uint64		generation = name_cache_generation;
+		Oid			relid = ddb_table_lookup(name);
+		Relation	rel;
 
-	if (!OidIsValid(relid))
-		table_not_found();
-	return ddb_open_table(relid, mode);
+		if (!OidIsValid(relid))
+			table_not_found();
+		rel = ddb_open_table(relid, mode);
+
+		/*
+		 * Taking the lock processes the invalidations that arrived: if any
+		 * did, the name may have moved meanwhile (RangeVarGetRelidExtended
+		 * checks the same way).  Keep the table only if it still answers
+		 * to the name.
+		 */
+		if (generation == name_cache_generation || ddb_table_lookup(name) == relid)
+			return rel;
+		relation_close(rel, NoLock);
+	}
 }
 
 /*

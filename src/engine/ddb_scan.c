@@ -21,6 +21,12 @@
  * key that stops at the first visible version; under an MVCC snapshot at
  * most one version of a key is visible.
  *
+ * Two forms of what a reader gets: full tuples of the row type (the
+ * executor's, ddb_expand_tuple), or the stored versions as they are on the
+ * leaf, copied with their encoded keys (DdbStoredItem: ddb_range_begin_stored,
+ * ddb_lookup_stored).  The item API builds its jsonb items straight from
+ * the stored form (ddb_stored_to_item) and so never forms the full tuple.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -40,6 +46,7 @@ typedef struct DdbRangeScanData
 	Relation	rel;
 	Snapshot	snapshot;
 	bool		forward;
+	bool		stored;			/* hand out DdbStoredItems, not full tuples */
 	char	   *lo;				/* inclusive lower bound, NULL = -infinity */
 	int			lolen;
 	char	   *hi;				/* exclusive upper bound, NULL = +infinity */
@@ -120,6 +127,20 @@ ddb_range_begin(Relation rel, Snapshot snapshot, const DdbRange *range,
 	return scan;
 }
 
+/*
+ * A range scan whose ddb_range_next_stored hands out the stored versions
+ * with their keys (for the item API), instead of full tuples.
+ */
+DdbRangeScan
+ddb_range_begin_stored(Relation rel, Snapshot snapshot, const DdbRange *range,
+					   bool forward)
+{
+	DdbRangeScan scan = ddb_range_begin(rel, snapshot, range, forward);
+
+	scan->stored = true;
+	return scan;
+}
+
 void
 ddb_range_rescan(DdbRangeScan scan, const DdbRange *range, bool forward)
 {
@@ -137,6 +158,29 @@ ddb_range_end(DdbRangeScan scan)
 	if (scan->next_hi)
 		pfree(scan->next_hi);
 	pfree(scan);
+}
+
+/*
+ * A palloc'd copy of a visible leaf version, as it is stored (key columns
+ * NULL), with its encoded key.  The tuple data is MAXALIGNed, as on the
+ * page, so heap_getattr reads it.  The caller holds the page's lock.
+ */
+static DdbStoredItem *
+ddb_copy_stored(Relation rel, DdbLeafItem li, HeapTuple htup)
+{
+	Size		hdr = MAXALIGN(sizeof(DdbStoredItem));
+	DdbStoredItem *si = palloc(hdr + MAXALIGN(htup->t_len) + li->keylen);
+	char	   *key = (char *) si + hdr + MAXALIGN(htup->t_len);
+
+	si->tuple.t_len = htup->t_len;
+	si->tuple.t_self = li->tid;
+	si->tuple.t_tableOid = RelationGetRelid(rel);
+	si->tuple.t_data = (HeapTupleHeader) ((char *) si + hdr);
+	memcpy(si->tuple.t_data, htup->t_data, htup->t_len);
+	memcpy(key, li->key, li->keylen);
+	si->key = key;
+	si->keylen = li->keylen;
+	return si;
 }
 
 static void
@@ -181,8 +225,11 @@ ddb_scan_item(DdbRangeScan scan, Buffer buf, Page page, OffsetNumber off)
 	{
 		MemoryContext old = MemoryContextSwitchTo(scan->batch_cxt);
 
-		batch_add(scan, ddb_expand_tuple(scan->rel, li->key, li->keylen,
-										 htup.t_data, htup.t_len, &li->tid));
+		if (scan->stored)
+			batch_add(scan, &ddb_copy_stored(scan->rel, li, &htup)->tuple);
+		else
+			batch_add(scan, ddb_expand_tuple(scan->rel, li->key, li->keylen,
+											 htup.t_data, htup.t_len, &li->tid));
 		MemoryContextSwitchTo(old);
 	}
 }
@@ -344,6 +391,20 @@ ddb_range_next(DdbRangeScan scan)
 }
 
 /*
+ * Next visible version of a scan begun by ddb_range_begin_stored, or NULL
+ * at the end.  It lives until the next call.
+ */
+DdbStoredItem *
+ddb_range_next_stored(DdbRangeScan scan)
+{
+	Assert(scan->stored);
+	return (DdbStoredItem *) ddb_range_next(scan);
+}
+
+static void *ddb_lookup_internal(Relation rel, Snapshot snapshot, const char *key,
+								 int keylen, bool stored);
+
+/*
  * GetItem: the version of 'key' visible to 'snapshot', expanded into a
  * palloc'd tuple in the caller's memory context, or NULL.  One descent,
  * then the key's versions (under an MVCC snapshot at most one is visible);
@@ -351,6 +412,20 @@ ddb_range_next(DdbRangeScan scan)
  */
 HeapTuple
 ddb_lookup(Relation rel, Snapshot snapshot, const char *key, int keylen)
+{
+	return (HeapTuple) ddb_lookup_internal(rel, snapshot, key, keylen, false);
+}
+
+/* The same as its stored version with its key (the item API's GetItem). */
+DdbStoredItem *
+ddb_lookup_stored(Relation rel, Snapshot snapshot, const char *key, int keylen)
+{
+	return (DdbStoredItem *) ddb_lookup_internal(rel, snapshot, key, keylen, true);
+}
+
+static void *
+ddb_lookup_internal(Relation rel, Snapshot snapshot, const char *key, int keylen,
+					bool stored)
 {
 	Buffer		buf;
 
@@ -380,9 +455,13 @@ ddb_lookup(Relation rel, Snapshot snapshot, const char *key, int keylen)
 			HeapCheckForSerializableConflictOut(visible, rel, &htup, buf, snapshot);
 			if (visible)
 			{
-				HeapTuple	result = ddb_expand_tuple(rel, li->key, li->keylen,
-													  htup.t_data, htup.t_len, &li->tid);
+				void	   *result;
 
+				if (stored)
+					result = ddb_copy_stored(rel, li, &htup);
+				else
+					result = ddb_expand_tuple(rel, li->key, li->keylen,
+											  htup.t_data, htup.t_len, &li->tid);
 				UnlockReleaseBuffer(buf);
 				return result;
 			}

@@ -69,7 +69,7 @@ class Cluster:
         self.pgbin, self.runas, self.work, self.http_port = pgbin, runas, work, http_port
         self.data = os.path.join(work, "data")
         self.sock = os.path.join(work, "sock")
-        self.port = "55490"
+        self.port = os.environ.get("DDB_BENCH_PORT", "55490")
 
     def as_runas(self, cmd):
         if os.geteuid() == 0 and self.runas != "root":

@@ -6,6 +6,8 @@
 #   bash test/bench/endpoint.sh                 # 10,000 items, 5 rounds x 5 s per side (~10 min)
 #   bash test/bench/endpoint.sh --rounds 3 --duration 3 --ops GetItem --clients 1
 #
+# DDB_BENCH_PORT sets the throwaway cluster's port (default 55490).
+#
 # Builds and installs ddb (DDB_PGBIN picks the PostgreSQL build), installs
 # dynalite with npm into test/bench/dynalite/node_modules on first use, and
 # prints a Markdown table.  As root, the cluster runs as "postgres".
