@@ -35,6 +35,20 @@ ALTER TABLE composite DROP COLUMN item;
 ALTER TABLE composite ALTER COLUMN "SK" TYPE integer USING 0;
 SELECT ddb_check_table_shape('composite');
 
+-- Nor can it change the key schema under stored items: dropping a key
+-- column (the rest may still be a valid shape) or changing a key column's
+-- type is refused before ALTER TABLE runs, and the items stay readable.
+-- Renames and a text key's collation keep the stored encoding.
+INSERT INTO composite VALUES ('p', 's', '{"a": 1}');
+ALTER TABLE composite DROP COLUMN "SK";
+ALTER TABLE composite DROP COLUMN IF EXISTS "SK";
+ALTER TABLE composite ALTER COLUMN "SK" TYPE bytea USING convert_to("SK", 'UTF8');
+ALTER TABLE numeric_keys ALTER COLUMN m TYPE text;
+ALTER TABLE composite ALTER COLUMN "SK" TYPE text COLLATE "POSIX";
+ALTER TABLE composite RENAME COLUMN "SK" TO "SortKey";
+SELECT * FROM composite;
+SELECT ddb_check_table_shape('composite'), ddb_verify('composite')->>'live' AS live;
+
 -- Heap tables are none of ddb's business.
 CREATE TABLE plain (a int);
 ALTER TABLE plain ADD COLUMN b int;

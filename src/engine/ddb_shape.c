@@ -38,7 +38,9 @@
 #include "utils/acl.h"
 #include "utils/rls.h"
 #include "access/table.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
@@ -46,7 +48,9 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
 #include "nodes/pg_list.h"
+#include "parser/parse_type.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -58,6 +62,7 @@
 
 PG_FUNCTION_INFO_V1(ddb_check_table_shape);
 PG_FUNCTION_INFO_V1(ddb_event_trigger_check);
+PG_FUNCTION_INFO_V1(ddb_event_trigger_alter_check);
 
 static Oid	ddb_am_oid = InvalidOid;
 
@@ -396,6 +401,94 @@ ddb_event_trigger_check(PG_FUNCTION_ARGS)
 			continue;
 		ReleaseSysCache(tup);
 		ddb_check_and_fix_table(relid, list_nth_int(created, foreach_current_index(lc)) != 0);
+	}
+	PG_RETURN_NULL();
+}
+
+/*
+ * Event trigger function (ddl_command_start, ALTER TABLE): refuse the column
+ * changes that would leave a ddb table's stored keys unreadable, before
+ * ALTER TABLE runs them.  Every column of a ddb table is a key column or the
+ * item, and the tree stores each version under the encoding of its key
+ * columns: dropping a key column leaves every stored key with one column
+ * too many (and the remaining shape may still pass the shape rule), and a
+ * key column of another type would have to decode keys encoded for the old
+ * one.  DynamoDB fixes a table's key schema when the table is created, too.
+ * Renaming a key column and changing a text key's collation keep the
+ * encoding and stay allowed; the item column's changes are judged by the
+ * shape rule at ddl_command_end.  Only the catalog is read here (no lock:
+ * ALTER TABLE takes its own right after).
+ */
+Datum
+ddb_event_trigger_alter_check(PG_FUNCTION_ARGS)
+{
+	EventTriggerData *trigdata;
+	AlterTableStmt *stmt;
+	Oid			relid;
+	Oid			am;
+	HeapTuple	tup;
+	ListCell   *lc;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_E_CONTAINING_SQL_NOT_PERMITTED),
+				 errmsg("ddb_event_trigger_alter_check() must be called as an event trigger")));
+	trigdata = (EventTriggerData *) fcinfo->context;
+	if (trigdata->parsetree == NULL || !IsA(trigdata->parsetree, AlterTableStmt))
+		PG_RETURN_NULL();
+	stmt = (AlterTableStmt *) trigdata->parsetree;
+	if (stmt->objtype != OBJECT_TABLE || stmt->relation == NULL)
+		PG_RETURN_NULL();
+	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+	if (!OidIsValid(relid))
+		PG_RETURN_NULL();
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		PG_RETURN_NULL();
+	am = ((Form_pg_class) GETSTRUCT(tup))->relam;
+	ReleaseSysCache(tup);
+	if (!OidIsValid(ddb_am_oid))
+		ddb_am_oid = get_table_am_oid("ddb", false);
+	if (am != ddb_am_oid)
+		PG_RETURN_NULL();
+
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+		Form_pg_attribute att;
+		Oid			oldtype;
+		Oid			newtype;
+		int32		newtypmod;
+
+		if ((cmd->subtype != AT_DropColumn && cmd->subtype != AT_AlterColumnType) ||
+			cmd->name == NULL)
+			continue;
+		tup = SearchSysCacheAttName(relid, cmd->name);
+		if (!HeapTupleIsValid(tup))
+			continue;			/* ALTER TABLE reports it */
+		att = (Form_pg_attribute) GETSTRUCT(tup);
+		oldtype = att->atttypid;
+		ReleaseSysCache(tup);
+		if (oldtype == JSONBOID)
+			continue;			/* the item column: the shape rule decides */
+
+		if (cmd->subtype == AT_DropColumn)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot drop key column \"%s\" of ddb table \"%s\"",
+							cmd->name, stmt->relation->relname),
+					 errdetail("Items are stored under their key; a table's key schema is fixed when it is created, as in DynamoDB."),
+					 errhint("Create a table with the key schema you want and copy the items into it.")));
+
+		typenameTypeIdAndMod(NULL, castNode(ColumnDef, cmd->def)->typeName, &newtype, &newtypmod);
+		if (newtype != oldtype)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot change the type of key column \"%s\" of ddb table \"%s\" from %s to %s",
+							cmd->name, stmt->relation->relname,
+							format_type_be(oldtype), format_type_be(newtype)),
+					 errdetail("Items are stored under their key; a table's key schema is fixed when it is created, as in DynamoDB."),
+					 errhint("Create a table with the key schema you want and copy the items into it.")));
 	}
 	PG_RETURN_NULL();
 }
