@@ -153,3 +153,16 @@ SELECT ddb_delete_item('longnames', '{"pk": "a"}', 'attribute_exists(#n)',
 \set VERBOSITY default
 SELECT pk FROM longnames;
 DROP TABLE longnames;
+
+-- A key attribute in an update is refused before the item is read, so a
+-- condition that fails (or a missing item) never hides it: DynamoDB
+-- validates the request first.
+SELECT ddb_create_table('keyupd', 'pk', 'S', 'sk', 'S');
+SELECT ddb_put_item('keyupd', '{"pk": "a", "sk": "b", "v": 1}');
+SELECT ddb_update_item('keyupd', '{"pk": "a", "sk": "b"}', 'SET sk = :x', 'attribute_not_exists(pk)',
+                       vals => '{":x": "c"}');
+SELECT ddb_update_item('keyupd', '{"pk": "a", "sk": "none"}', 'REMOVE pk', 'attribute_exists(pk)');
+SELECT ddb_api('UpdateItem', '{"TableName": "keyupd", "Key": {"pk": {"S": "a"}, "sk": {"S": "b"}},
+  "AttributeUpdates": {"sk": {"Action": "DELETE"}}, "Expected": {"v": {"Value": {"N": "2"}}}}');
+SELECT * FROM keyupd;
+DROP TABLE keyupd;

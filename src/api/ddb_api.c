@@ -250,6 +250,23 @@ key_names(Relation rel, int *n)
 }
 
 /*
+ * UpdateItem's check that no action targets a key attribute: of the
+ * request alone, made before the item is read (and its condition
+ * evaluated), by UpdateItem and by TransactWriteItems' preparation.
+ */
+void
+ddb_check_update_keys(Relation rel, DdbUpdate *upd)
+{
+	const char **keys;
+	int			nkeys;
+
+	if (upd == NULL)
+		return;
+	keys = key_names(rel, &nkeys);
+	ddb_update_check_key_attributes(upd, keys, nkeys);
+}
+
+/*
  * Write 'item' (an API item, keys included) as the new version of its key,
  * whose encoding the caller already made (key attributes cannot change in
  * an update, so it is the request's key): replace the current version read
@@ -375,6 +392,8 @@ ddb_update_item_core(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbCondition *
 	memset(res, 0, sizeof(DdbWriteResult));
 	keys = key_names(rel, &nkeys);
 	ddb_request_key(rel, keydoc, true, &key);
+	if (upd)
+		ddb_update_check_key_attributes(upd, keys, nkeys);
 
 	cid = GetCurrentCommandId(true);
 	for (;;)

@@ -812,6 +812,8 @@ prepare_actions(DdbTransactAction *actions, int n, int max_actions, ActionExprs 
 			ddb_check_write_privileges(a->rel, mode, a->condition != NULL || a->return_old);
 
 		ddb_request_key(a->rel, a->doc, a->kind != DDB_TX_PUT, &key);
+		/* not the action's ValidationError: it does not depend on the item */
+		ddb_check_update_keys(a->rel, exprs[i].upd);
 		refs[i].relid = RelationGetRelid(a->rel);
 		refs[i].key = key.data;
 		refs[i].len = key.len;

@@ -162,6 +162,7 @@ extern void ddb_put_item_core(Relation rel, Jsonb *item, DdbCondition *cond,
 							  DdbWriteResult *res);
 extern void ddb_update_item_core(Relation rel, Jsonb *key, DdbUpdate *upd,
 								 DdbCondition *cond, DdbWriteResult *res);
+extern void ddb_check_update_keys(Relation rel, DdbUpdate *upd);
 extern void ddb_delete_item_core(Relation rel, Jsonb *key, DdbCondition *cond,
 								 DdbWriteResult *res);
 extern Jsonb *ddb_write_result(DdbWriteResult *res, DdbReturnValues rv);
