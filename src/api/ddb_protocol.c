@@ -1319,7 +1319,7 @@ request_expressions(DdbJson *req, ReqExpr *x, const char *const *expr,
 			x->filter = ddb_legacy_conditions(&lx, j, condop);
 		if (x->key_condition == NULL && (j = member(req, "KeyConditions")) != NULL)
 		{
-			x->key_condition = ddb_legacy_conditions(&lx, j, "AND");
+			x->key_condition = ddb_legacy_key_conditions(&lx, j);
 			if (x->key_condition == NULL)
 				validation_error("Conditions can be of length 1 or 2 only");
 		}
