@@ -159,6 +159,19 @@ SELECT jsonb_array_length(ddb_api('ListTagsOfResource', '{"ResourceArn": "arn:aw
 SELECT ddb_api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders", "Tags": []}');
 SELECT ddb_api('TagResource', '{"ResourceArn": "arn:aws:s3:::bucket/x", "Tags": []}');
 
+-- CreateTable takes Tags too (checked as TagResource checks them).
+SELECT ddb_api('CreateTable', '{"TableName": "TaggedAtBirth", "BillingMode": "PAY_PER_REQUEST",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+  "Tags": [{"Key": "team", "Value": "a"}, {"Key": "cost", "Value": ""}]}') -> 'TableDescription' ->> 'TableName';
+SELECT ddb_api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/TaggedAtBirth"}');
+SELECT ddb_api('CreateTable', '{"TableName": "TaggedBadly", "BillingMode": "PAY_PER_REQUEST",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+  "Tags": [{"Key": "", "Value": "a"}]}');
+SELECT count(*) FROM ddb_list_tables() t WHERE t = 'TaggedBadly';
+SELECT ddb_api('DeleteTable', '{"TableName": "TaggedAtBirth"}') -> 'TableDescription' ->> 'TableStatus';
+
 -- DescribeLimits and DescribeEndpoints.
 SELECT ddb_api('DescribeLimits', '{}');
 SELECT ddb_api('DescribeEndpoints', '{}');

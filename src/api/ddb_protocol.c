@@ -414,11 +414,16 @@ stream_specification(DdbJson *req, const char **view)
 	return true;
 }
 
+static Jsonb *request_tags(DdbJson *tags);
+static void add_tags(Relation rel, Jsonb *tags);
+
 static char *
 op_create_table(DdbJson *req, int *len)
 {
 	DdbJson    *gsis;
 	DdbJson    *lsis;
+	DdbJson    *tagsreq = member_list(req, "Tags");
+	Jsonb	   *tags = NULL;
 	DdbValErrors e;
 	DdbCreateTable ct;
 	DdbJson    *defs = member_list(req, "AttributeDefinitions");
@@ -593,6 +598,8 @@ op_create_table(DdbJson *req, int *len)
 	}
 
 	has_stream = stream_specification(req, &stream_view);
+	if (tagsreq != NULL && tagsreq->n > 0)
+		tags = request_tags(tagsreq);
 
 	ddb_check_create_table(&ct);
 	relid = ddb_create_table_core(&ct);
@@ -605,6 +612,8 @@ op_create_table(DdbJson *req, int *len)
 		create_index(rel, defs, gsis->elems[i], DDB_INDEX_GLOBAL);
 	if (has_stream && stream_view != NULL)
 		ddb_stream_set(rel, stream_view);
+	if (tags != NULL)
+		add_tags(rel, tags);
 	resp_begin(&r);
 	resp_key(&r, "TableDescription");
 	ddb_describe_table_json(rel, "ACTIVE", &r.buf);
@@ -1062,19 +1071,15 @@ change_tags(Relation rel, const char *sql, Datum arg, Oid argtype)
 	CommandCounterIncrement();
 }
 
-static char *
-op_tag_resource(DdbJson *req, int *len)
+/*
+ * A request's Tags ([{"Key", "Value"}, ...], as TagResource and CreateTable
+ * take them), checked, as one jsonb object.
+ */
+static Jsonb *
+request_tags(DdbJson *tags)
 {
-	Relation	rel = open_arn_table(req, "TagResource", ACL_SELECT);
-	DdbJson    *tags = member_list(req, "Tags");
 	JsonbParseState *ps = NULL;
-	Response	r;
 
-	if (tags == NULL)
-		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-						 psprintf(DDB_MSG_CONSTRAINT, "null", "tags", "Member must not be null"));
-	if (tags->n == 0)
-		validation_error("Atleast one Tag needs to be provided as Input.");
 	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
 	for (int i = 0; i < tags->n; i++)
 	{
@@ -1106,15 +1111,36 @@ op_tag_resource(DdbJson *req, int *len)
 		pushJsonbValue(&ps, WJB_KEY, &jk);
 		pushJsonbValue(&ps, WJB_VALUE, &jv);
 	}
+	return JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+}
+
+/* Add tags (request_tags) to a table's, within DynamoDB's limit of 50. */
+static void
+add_tags(Relation rel, Jsonb *tags)
+{
 	change_tags(rel, "WITH u AS (UPDATE ddb_internal.tables SET tags = tags || $2, auto = false "
 				"WHERE relid = $1 RETURNING 1) "
 				"INSERT INTO ddb_internal.tables (relid, tags) SELECT $1, $2 "
 				"WHERE NOT EXISTS (SELECT FROM u)",
-				JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL))),
-				JSONBOID);
+				JsonbPGetDatum(tags), JSONBOID);
 	if (ddb_table_tag_count(RelationGetRelid(rel)) > 50)
 		ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
 				  "The number of tags of a table may not exceed 50");
+}
+
+static char *
+op_tag_resource(DdbJson *req, int *len)
+{
+	Relation	rel = open_arn_table(req, "TagResource", ACL_SELECT);
+	DdbJson    *tags = member_list(req, "Tags");
+	Response	r;
+
+	if (tags == NULL)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, "null", "tags", "Member must not be null"));
+	if (tags->n == 0)
+		validation_error("Atleast one Tag needs to be provided as Input.");
+	add_tags(rel, request_tags(tags));
 	relation_close(rel, AccessShareLock);
 	resp_begin(&r);
 	return resp_end(&r, len);
