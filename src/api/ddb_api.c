@@ -39,6 +39,7 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "storage/predicate.h"
+#include "tcop/utility.h"
 #include "utils/json.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -349,6 +350,7 @@ ddb_put_item_core(Relation rel, Jsonb *item, DdbCondition *cond, DdbWriteResult 
 	CommandId	cid;
 
 	memset(res, 0, sizeof(DdbWriteResult));
+	PreventCommandIfReadOnly("PutItem");
 	ddb_validate_item(item);
 	ddb_request_key(rel, item, false, &key);
 
@@ -390,6 +392,7 @@ ddb_update_item_core(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbCondition *
 	int			nkeys;
 
 	memset(res, 0, sizeof(DdbWriteResult));
+	PreventCommandIfReadOnly("UpdateItem");
 	keys = key_names(rel, &nkeys);
 	ddb_request_key(rel, keydoc, true, &key);
 	if (upd)
@@ -442,6 +445,7 @@ ddb_delete_item_core(Relation rel, Jsonb *keydoc, DdbCondition *cond, DdbWriteRe
 	HeapTuple	current;
 
 	memset(res, 0, sizeof(DdbWriteResult));
+	PreventCommandIfReadOnly("DeleteItem");
 	ddb_request_key(rel, keydoc, true, &key);
 
 	cid = GetCurrentCommandId(true);

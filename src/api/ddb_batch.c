@@ -68,6 +68,7 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
+#include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/jsonb.h"
@@ -193,6 +194,7 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 	KeyRef	   *refs;
 	int			nrefs = 0;
 
+	PreventCommandIfReadOnly("BatchWriteItem");
 	/* the request's shape: DynamoDB's member constraints */
 	ddb_valerr_init(&e);
 	if (ntables == 0)
@@ -844,6 +846,8 @@ ddb_transact_write_core(DdbTransactAction *actions, int n, int max_actions,
 	bool		ok;
 
 	*replayed = false;
+	/* (a ConditionCheck alone locks its item, which a read-only one may not) */
+	PreventCommandIfReadOnly("TransactWriteItems");
 	if (token != NULL && (strlen(token) < 1 || strlen(token) > 36))
 	{
 		DdbValErrors e;
