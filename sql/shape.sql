@@ -49,6 +49,22 @@ ALTER TABLE composite RENAME COLUMN "SK" TO "SortKey";
 SELECT * FROM composite;
 SELECT ddb_check_table_shape('composite'), ddb_verify('composite')->>'live' AS live;
 
+-- ddb tables as partitions (or inheritance children): created although
+-- their key columns inherit the parent's collation (which only the parent
+-- may change; in a UTF-8 database a NOTICE says what it costs), and the
+-- parent's ALTER TABLE may not drop or retype their key columns either.
+CREATE TABLE parted (pk text NOT NULL, sk text NOT NULL, item jsonb NOT NULL) PARTITION BY HASH (pk);
+SET client_min_messages = warning;
+CREATE TABLE parted0 PARTITION OF parted FOR VALUES WITH (modulus 2, remainder 0) USING ddb;
+CREATE TABLE parted1 PARTITION OF parted FOR VALUES WITH (modulus 2, remainder 1) USING ddb;
+RESET client_min_messages;
+INSERT INTO parted SELECT 'p' || i, 's', '{}' FROM generate_series(1, 10) i;
+ALTER TABLE parted DROP COLUMN sk;
+ALTER TABLE parted ALTER COLUMN sk TYPE bytea USING convert_to(sk, 'UTF8');
+SELECT count(*) FROM parted;
+SELECT ddb_verify('parted0')->>'live' AS live0, ddb_verify('parted1')->>'live' AS live1;
+DROP TABLE parted;
+
 -- Heap tables are none of ddb's business.
 CREATE TABLE plain (a int);
 ALTER TABLE plain ADD COLUMN b int;

@@ -22,9 +22,11 @@
  * collation is therefore declared COLLATE "C" by the event trigger, as
  * ddb_create_table declares it, so a table made in a database with a
  * UTF-8 locale gets the same plans as in a "C" database.  A collation
- * named explicitly is the user's choice and is kept; for a sort key that
- * is not bytewise, CREATE TABLE says with a NOTICE what it costs and how
- * to avoid it.
+ * named explicitly is the user's choice and is kept, and so is the
+ * collation of a column inherited from a parent (a partition's: ALTER
+ * TABLE may not change it on the child); for a sort key that is not
+ * bytewise, CREATE TABLE says with a NOTICE what it costs and how to avoid
+ * it.
  *
  * Also here: opening a ddb table on behalf of a function that bypasses the
  * executor (the item API, the inspection functions), with the lock,
@@ -39,6 +41,7 @@
 #include "utils/rls.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
@@ -297,7 +300,8 @@ ddb_check_and_fix_table(Oid relid, bool created)
 			fix = lappend(fix, pstrdup(NameStr(att->attname)));
 		if (ki.keytype[k] != DDB_KEY_S)
 			continue;
-		if (att->attcollation == DEFAULT_COLLATION_OID)
+		/* (an inherited column's collation is its parent's to change) */
+		if (att->attcollation == DEFAULT_COLLATION_OID && att->attinhcount == 0)
 			fixcoll = lappend(fixcoll, pstrdup(NameStr(att->attname)));
 		else if (created && k > 0 && OidIsValid(att->attcollation) &&
 				 !lc_collate_is_c(att->attcollation))
@@ -406,6 +410,67 @@ ddb_event_trigger_check(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Is relid a ddb table?  From the catalog alone, without a lock.
+ */
+static bool
+ddb_relid_is_ddb(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			am;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	am = ((Form_pg_class) GETSTRUCT(tup))->relam;
+	ReleaseSysCache(tup);
+	if (!OidIsValid(ddb_am_oid))
+		ddb_am_oid = get_table_am_oid("ddb", false);
+	return am == ddb_am_oid;
+}
+
+/*
+ * Refuse one ALTER TABLE subcommand on ddb table relid (see below).
+ */
+static void
+ddb_check_alter_cmd(Oid relid, AlterTableCmd *cmd)
+{
+	HeapTuple	tup;
+	Form_pg_attribute att;
+	Oid			oldtype;
+	Oid			newtype;
+	int32		newtypmod;
+	char	   *relname;
+
+	if ((cmd->subtype != AT_DropColumn && cmd->subtype != AT_AlterColumnType) ||
+		cmd->name == NULL)
+		return;
+	tup = SearchSysCacheAttName(relid, cmd->name);
+	if (!HeapTupleIsValid(tup))
+		return;					/* ALTER TABLE reports it */
+	att = (Form_pg_attribute) GETSTRUCT(tup);
+	oldtype = att->atttypid;
+	ReleaseSysCache(tup);
+	if (oldtype == JSONBOID)
+		return;					/* the item column: the shape rule decides */
+	relname = get_rel_name(relid);
+
+	if (cmd->subtype == AT_DropColumn)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot drop key column \"%s\" of ddb table \"%s\"", cmd->name, relname),
+				 errdetail("Items are stored under their key; a table's key schema is fixed when it is created, as in DynamoDB."),
+				 errhint("Create a table with the key schema you want and copy the items into it.")));
+
+	typenameTypeIdAndMod(NULL, castNode(ColumnDef, cmd->def)->typeName, &newtype, &newtypmod);
+	if (newtype != oldtype)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the type of key column \"%s\" of ddb table \"%s\" from %s to %s",
+						cmd->name, relname, format_type_be(oldtype), format_type_be(newtype)),
+				 errdetail("Items are stored under their key; a table's key schema is fixed when it is created, as in DynamoDB."),
+				 errhint("Create a table with the key schema you want and copy the items into it.")));
+}
+
+/*
  * Event trigger function (ddl_command_start, ALTER TABLE): refuse the column
  * changes that would leave a ddb table's stored keys unreadable, before
  * ALTER TABLE runs them.  Every column of a ddb table is a key column or the
@@ -416,8 +481,11 @@ ddb_event_trigger_check(PG_FUNCTION_ARGS)
  * one.  DynamoDB fixes a table's key schema when the table is created, too.
  * Renaming a key column and changing a text key's collation keep the
  * encoding and stay allowed; the item column's changes are judged by the
- * shape rule at ddl_command_end.  Only the catalog is read here (no lock:
- * ALTER TABLE takes its own right after).
+ * shape rule at ddl_command_end.  The command's table is checked and, when
+ * the command recurses (no ONLY), every table inheriting from it: ALTER
+ * TABLE on a partitioned or inheritance parent changes its ddb partitions
+ * and children too.  Only the catalog is read here (no lock: ALTER TABLE
+ * takes its own right after).
  */
 Datum
 ddb_event_trigger_alter_check(PG_FUNCTION_ARGS)
@@ -425,8 +493,7 @@ ddb_event_trigger_alter_check(PG_FUNCTION_ARGS)
 	EventTriggerData *trigdata;
 	AlterTableStmt *stmt;
 	Oid			relid;
-	Oid			am;
-	HeapTuple	tup;
+	List	   *relids;
 	ListCell   *lc;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
@@ -442,53 +509,16 @@ ddb_event_trigger_alter_check(PG_FUNCTION_ARGS)
 	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
 	if (!OidIsValid(relid))
 		PG_RETURN_NULL();
-	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	if (!HeapTupleIsValid(tup))
-		PG_RETURN_NULL();
-	am = ((Form_pg_class) GETSTRUCT(tup))->relam;
-	ReleaseSysCache(tup);
-	if (!OidIsValid(ddb_am_oid))
-		ddb_am_oid = get_table_am_oid("ddb", false);
-	if (am != ddb_am_oid)
-		PG_RETURN_NULL();
+	relids = stmt->relation->inh ? find_all_inheritors(relid, NoLock, NULL) : list_make1_oid(relid);
 
-	foreach(lc, stmt->cmds)
+	foreach(lc, relids)
 	{
-		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
-		Form_pg_attribute att;
-		Oid			oldtype;
-		Oid			newtype;
-		int32		newtypmod;
+		ListCell   *c;
 
-		if ((cmd->subtype != AT_DropColumn && cmd->subtype != AT_AlterColumnType) ||
-			cmd->name == NULL)
+		if (!ddb_relid_is_ddb(lfirst_oid(lc)))
 			continue;
-		tup = SearchSysCacheAttName(relid, cmd->name);
-		if (!HeapTupleIsValid(tup))
-			continue;			/* ALTER TABLE reports it */
-		att = (Form_pg_attribute) GETSTRUCT(tup);
-		oldtype = att->atttypid;
-		ReleaseSysCache(tup);
-		if (oldtype == JSONBOID)
-			continue;			/* the item column: the shape rule decides */
-
-		if (cmd->subtype == AT_DropColumn)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("cannot drop key column \"%s\" of ddb table \"%s\"",
-							cmd->name, stmt->relation->relname),
-					 errdetail("Items are stored under their key; a table's key schema is fixed when it is created, as in DynamoDB."),
-					 errhint("Create a table with the key schema you want and copy the items into it.")));
-
-		typenameTypeIdAndMod(NULL, castNode(ColumnDef, cmd->def)->typeName, &newtype, &newtypmod);
-		if (newtype != oldtype)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("cannot change the type of key column \"%s\" of ddb table \"%s\" from %s to %s",
-							cmd->name, stmt->relation->relname,
-							format_type_be(oldtype), format_type_be(newtype)),
-					 errdetail("Items are stored under their key; a table's key schema is fixed when it is created, as in DynamoDB."),
-					 errhint("Create a table with the key schema you want and copy the items into it.")));
+		foreach(c, stmt->cmds)
+			ddb_check_alter_cmd(lfirst_oid(lc), lfirst_node(AlterTableCmd, c));
 	}
 	PG_RETURN_NULL();
 }
