@@ -22,11 +22,13 @@
  * collation is therefore declared COLLATE "C" by the event trigger, as
  * ddb_create_table declares it, so a table made in a database with a
  * UTF-8 locale gets the same plans as in a "C" database.  A collation
- * named explicitly is the user's choice and is kept, and so is the
- * collation of a column inherited from a parent (a partition's: ALTER
- * TABLE may not change it on the child); for a sort key that is not
- * bytewise, CREATE TABLE says with a NOTICE what it costs and how to avoid
- * it.
+ * named explicitly is the user's choice and is kept; for a sort key that
+ * is not bytewise, CREATE TABLE says with a NOTICE what it costs and how
+ * to avoid it.  A partition (or inheritance child) cannot change the
+ * collation of a column it inherits, so one whose text key inherits the
+ * default collation is refused with a hint to declare the parent's column
+ * COLLATE "C" (pg_dump would recreate the partition alone, with "C", and
+ * then fail to attach it).
  *
  * Also here: opening a ddb table on behalf of a function that bypasses the
  * executor (the item API, the inspection functions), with the lock,
@@ -300,8 +302,19 @@ ddb_check_and_fix_table(Oid relid, bool created)
 			fix = lappend(fix, pstrdup(NameStr(att->attname)));
 		if (ki.keytype[k] != DDB_KEY_S)
 			continue;
-		/* (an inherited column's collation is its parent's to change) */
-		if (att->attcollation == DEFAULT_COLLATION_OID && att->attinhcount == 0)
+		/*
+		 * An inherited column's collation is its parent's to change, and
+		 * leaving the default would not survive pg_dump (which creates the
+		 * partition alone, where it would get "C", then attaches it).
+		 */
+		if (att->attcollation == DEFAULT_COLLATION_OID && att->attinhcount > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+					 errmsg("text key column \"%s\" of ddb table \"%s\" inherits the default collation from its parent",
+							NameStr(att->attname), RelationGetRelationName(rel)),
+					 errdetail("ddb stores text keys in byte order, COLLATE \"C\", and a partition or child table cannot change the collation of an inherited column."),
+					 errhint("Declare the parent's column COLLATE \"C\".")));
+		if (att->attcollation == DEFAULT_COLLATION_OID)
 			fixcoll = lappend(fixcoll, pstrdup(NameStr(att->attname)));
 		else if (created && k > 0 && OidIsValid(att->attcollation) &&
 				 !lc_collate_is_c(att->attcollation))
