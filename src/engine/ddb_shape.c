@@ -47,6 +47,8 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "commands/event_trigger.h"
@@ -62,6 +64,8 @@
 #include "utils/pg_locale.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
+#include "catalog/pg_trigger.h"
+#include "commands/trigger.h"
 
 #include "ddb.h"
 
@@ -84,9 +88,82 @@ ddb_is_ddb_relation(Relation rel)
 }
 
 /*
+ * Is a trigger function one of ddb's own (index maintenance, stream
+ * capture: C functions of ddb's library), whose work the item functions do
+ * themselves?
+ */
+static bool
+ddb_own_trigger_function(Oid fnoid)
+{
+	HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fnoid));
+	bool		own = false;
+
+	if (HeapTupleIsValid(tup))
+	{
+		if (((Form_pg_proc) GETSTRUCT(tup))->prolang == ClanguageId)
+		{
+			bool		isnull;
+			Datum		bin = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_probin, &isnull);
+
+			own = !isnull && strcmp(TextDatumGetCString(bin), "$libdir/ddb") == 0;
+		}
+		ReleaseSysCache(tup);
+	}
+	return own;
+}
+
+/*
+ * The item functions write the tree directly, without the executor, so
+ * nothing would check a table's CHECK constraints and foreign keys or fire
+ * its triggers: they refuse to write such a table, as they refuse one with
+ * row-level security, rather than write rows SQL would have refused or
+ * skip an audit trigger.  ddb's own triggers are fine (the functions do
+ * their work), and so are disabled ones.
+ */
+static void
+ddb_check_api_writable(Relation rel, AclMode mode)
+{
+	TupleConstr *constr = RelationGetDescr(rel)->constr;
+	TriggerDesc *td = rel->trigdesc;
+	/* (puts and updates may replace or, in a batch, come with deletes) */
+	int16		events = mode == ACL_DELETE ? TRIGGER_TYPE_DELETE :
+		TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE;
+
+	if (mode != ACL_DELETE && constr != NULL && constr->num_check > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("ddb functions cannot write to table \"%s\" because it has CHECK constraint \"%s\"",
+						RelationGetRelationName(rel), constr->check[0].ccname),
+				 errdetail("The item functions write the table directly, without the checks and triggers of SQL writes."),
+				 errhint("Write it with SQL (INSERT, UPDATE, DELETE), or drop the constraint.")));
+	for (int i = 0; td != NULL && i < td->numtriggers; i++)
+	{
+		Trigger    *t = &td->triggers[i];
+
+		if ((t->tgtype & events) == 0 || t->tgenabled == TRIGGER_DISABLED ||
+			ddb_own_trigger_function(t->tgfoid))
+			continue;
+		if (OidIsValid(t->tgconstraint))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("ddb functions cannot write to table \"%s\" because it has constraint \"%s\"",
+							RelationGetRelationName(rel), get_constraint_name(t->tgconstraint)),
+					 errdetail("The item functions write the table directly, without the checks and triggers of SQL writes."),
+					 errhint("Write it with SQL (INSERT, UPDATE, DELETE), or drop the constraint.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("ddb functions cannot write to table \"%s\" because it has trigger \"%s\"",
+						RelationGetRelationName(rel), t->tgname),
+				 errdetail("The item functions write the table directly, without the checks and triggers of SQL writes."),
+				 errhint("Write it with SQL (INSERT, UPDATE, DELETE), or drop or disable the trigger.")));
+	}
+}
+
+/*
  * Open a ddb table for an API call: the lock an equivalent SQL statement
  * would take, the privilege it needs, and a refusal when row-level security
- * applies (the API bypasses the executor, which enforces policies).
+ * applies (the API bypasses the executor, which enforces policies), or,
+ * for a write, when constraints or triggers would need the executor.
  */
 Relation
 ddb_open_table(Oid relid, AclMode mode)
@@ -116,6 +193,8 @@ ddb_open_table(Oid relid, AclMode mode)
 				 errmsg("ddb functions cannot access table \"%s\" because row-level security applies to it",
 						RelationGetRelationName(rel)),
 				 errhint("Use SQL on the table, which applies the policies, or disable row-level security.")));
+	if (mode != ACL_SELECT)
+		ddb_check_api_writable(rel, mode);
 	return rel;
 }
 
