@@ -1389,6 +1389,7 @@ typedef struct Capacity
 	int			nindexes;
 	const char *index_names[32];
 	double		index_units[32];
+	bool		index_local[32];	/* a local secondary index */
 } Capacity;
 
 static double
@@ -1429,19 +1430,25 @@ capacity_object(StringInfo buf, Capacity *c, const char *table_name)
 		if (c->table > 0 || c->nindexes == 0)
 			appendStringInfo(buf, ",\"Table\":{\"CapacityUnits\":%.1f,\"%s\":%.1f}", c->table,
 							 c->read ? "ReadCapacityUnits" : "WriteCapacityUnits", c->table);
-		if (c->nindexes > 0)
+		/* the global ones, then the local ones, each under its member */
+		for (int local = 0; local <= 1; local++)
 		{
-			appendStringInfoString(buf, ",\"GlobalSecondaryIndexes\":{");
+			bool		first = true;
+
 			for (int i = 0; i < c->nindexes; i++)
 			{
-				if (i > 0)
-					appendStringInfoChar(buf, ',');
+				if (c->index_local[i] != (local == 1))
+					continue;
+				appendStringInfoString(buf, first ? (local ? ",\"LocalSecondaryIndexes\":{" :
+													 ",\"GlobalSecondaryIndexes\":{") : ",");
+				first = false;
 				ddb_json_cstring(buf, c->index_names[i]);
 				appendStringInfo(buf, ":{\"CapacityUnits\":%.1f,\"%s\":%.1f}", c->index_units[i],
 								 c->read ? "ReadCapacityUnits" : "WriteCapacityUnits",
 								 c->index_units[i]);
 			}
-			appendStringInfoChar(buf, '}');
+			if (!first)
+				appendStringInfoChar(buf, '}');
 		}
 	}
 	appendStringInfoChar(buf, '}');
@@ -1479,6 +1486,7 @@ capacity_add(Capacity *sum, Capacity *c)
 			if (j >= lengthof(sum->index_names))
 				continue;
 			sum->index_names[j] = c->index_names[i];
+			sum->index_local[j] = c->index_local[i];
 			sum->index_units[j] = 0;
 			sum->nindexes++;
 		}
@@ -1496,6 +1504,8 @@ write_capacity(Capacity *c, Relation rel, DdbWriteResult *res)
 	c->table = write_units(Max(item_bytes(res->old), item_bytes(res->new)));
 	c->nindexes = ddb_gsi_write_units(rel, res->old, res->new, lengthof(c->index_names),
 									  c->index_names, c->index_units);
+	for (int i = 0; i < c->nindexes; i++)
+		c->index_local[i] = ddb_index_kind(rel, c->index_names[i]) == DDB_INDEX_LOCAL;
 }
 
 /* Members every item operation shares: ReturnConsumedCapacity. */
@@ -1891,6 +1901,14 @@ read_op(DdbJson *req, int *len, bool is_query)
 		c.nindexes = 1;
 		c.index_names[0] = index_name;
 		c.index_units[0] = read_units(page.bytes, consistent);
+		if (capacity_wanted(rcc))
+		{
+			/* (the read locked the table: this open takes no new lock) */
+			Relation	rel = relation_open(ddb_table_lookup(page.table_name), AccessShareLock);
+
+			c.index_local[0] = ddb_index_kind(rel, index_name) == DDB_INDEX_LOCAL;
+			relation_close(rel, AccessShareLock);
+		}
 	}
 	else
 		c.table = read_units(page.bytes, consistent);
