@@ -487,3 +487,16 @@ $$;
 
 CREATE EVENT TRIGGER ddb_stream_on_drop ON sql_drop
   EXECUTE FUNCTION ddb_stream_on_drop();
+
+-- ALTER TABLE on a ddb table: refuse dropping a key column or changing its
+-- type before the command runs (the stored keys are encoded for the key
+-- schema the table was created with).
+CREATE FUNCTION ddb_event_trigger_alter_check()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER ddb_table_alter
+  ON ddl_command_start
+  WHEN TAG IN ('ALTER TABLE')
+  EXECUTE FUNCTION ddb_event_trigger_alter_check();

@@ -109,3 +109,16 @@ SELECT ddb_api('UpdateItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "p"}, 
 SELECT ddb_api('Scan', '{"TableName": "Legacy", "ScanFilter": {"n": {"ComparisonOperator": "EQ",
   "AttributeValueList": [{"N": "1"}]}}, "ConditionalOperator": "XOR"}');
 SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditions": {}}');
+-- A key condition whose operator cannot select a key range is DynamoDB's
+-- own error, never the translated expression's (which would name "<>",
+-- "attribute_not_exists", "NOT"... that the request never wrote).
+SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditions": {
+  "pk": {"ComparisonOperator": "NE", "AttributeValueList": [{"S": "p"}]}}}');
+SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditions": {
+  "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "p"}]},
+  "sk": {"ComparisonOperator": "NOT_NULL"}}}');
+SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditions": {
+  "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "p"}]},
+  "sk": {"ComparisonOperator": "NOT_CONTAINS", "AttributeValueList": [{"N": "1"}]}}}');
+SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditions": {
+  "pk": {"ComparisonOperator": "IN", "AttributeValueList": [{"S": "p"}]}}}');

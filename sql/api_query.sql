@@ -143,8 +143,34 @@ SELECT ddb_api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000
   "TagKeys": ["team"]}');
 SELECT ddb_api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders"}');
 SELECT ddb_api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Nope"}');
+-- At most 50 tags per table, counting those of the request itself: one
+-- request cannot pass the limit, and a request that only replaces values
+-- at the limit is fine.
+SELECT ddb_api('TagResource', jsonb_build_object('ResourceArn', 'arn:aws:dynamodb:us-east-1:000000000000:table/Orders',
+  'Tags', (SELECT jsonb_agg(jsonb_build_object('Key', 'k' || i, 'Value', 'v')) FROM generate_series(1, 50) i)));
+SELECT jsonb_array_length(ddb_api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders"}') -> 'Tags');
+SELECT ddb_api('TagResource', jsonb_build_object('ResourceArn', 'arn:aws:dynamodb:us-east-1:000000000000:table/Orders',
+  'Tags', (SELECT jsonb_agg(jsonb_build_object('Key', 'k' || i, 'Value', 'v')) FROM generate_series(1, 49) i)));
+SELECT ddb_api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders",
+  "Tags": [{"Key": "env", "Value": "prod"}, {"Key": "k1", "Value": "w"}]}');
+SELECT ddb_api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders",
+  "Tags": [{"Key": "k50", "Value": "v"}]}');
+SELECT jsonb_array_length(ddb_api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders"}') -> 'Tags');
 SELECT ddb_api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders", "Tags": []}');
 SELECT ddb_api('TagResource', '{"ResourceArn": "arn:aws:s3:::bucket/x", "Tags": []}');
+
+-- CreateTable takes Tags too (checked as TagResource checks them).
+SELECT ddb_api('CreateTable', '{"TableName": "TaggedAtBirth", "BillingMode": "PAY_PER_REQUEST",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+  "Tags": [{"Key": "team", "Value": "a"}, {"Key": "cost", "Value": ""}]}') -> 'TableDescription' ->> 'TableName';
+SELECT ddb_api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/TaggedAtBirth"}');
+SELECT ddb_api('CreateTable', '{"TableName": "TaggedBadly", "BillingMode": "PAY_PER_REQUEST",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+  "Tags": [{"Key": "", "Value": "a"}]}');
+SELECT count(*) FROM ddb_list_tables() t WHERE t = 'TaggedBadly';
+SELECT ddb_api('DeleteTable', '{"TableName": "TaggedAtBirth"}') -> 'TableDescription' ->> 'TableStatus';
 
 -- DescribeLimits and DescribeEndpoints.
 SELECT ddb_api('DescribeLimits', '{}');

@@ -153,3 +153,46 @@ SELECT ddb_delete_item('longnames', '{"pk": "a"}', 'attribute_exists(#n)',
 \set VERBOSITY default
 SELECT pk FROM longnames;
 DROP TABLE longnames;
+
+-- A key attribute in an update is refused before the item is read, so a
+-- condition that fails (or a missing item) never hides it: DynamoDB
+-- validates the request first.
+SELECT ddb_create_table('keyupd', 'pk', 'S', 'sk', 'S');
+SELECT ddb_put_item('keyupd', '{"pk": "a", "sk": "b", "v": 1}');
+SELECT ddb_update_item('keyupd', '{"pk": "a", "sk": "b"}', 'SET sk = :x', 'attribute_not_exists(pk)',
+                       vals => '{":x": "c"}');
+SELECT ddb_update_item('keyupd', '{"pk": "a", "sk": "none"}', 'REMOVE pk', 'attribute_exists(pk)');
+SELECT ddb_api('UpdateItem', '{"TableName": "keyupd", "Key": {"pk": {"S": "a"}, "sk": {"S": "b"}},
+  "AttributeUpdates": {"sk": {"Action": "DELETE"}}, "Expected": {"v": {"Value": {"N": "2"}}}}');
+SELECT * FROM keyupd;
+DROP TABLE keyupd;
+
+-- A read-only transaction writes nothing through the item API either (as
+-- INSERT/UPDATE/DELETE, and on a hot standby, where XactReadOnly is set):
+-- each write is refused with read_only_sql_transaction before it reads.
+SELECT ddb_create_table('ro_items', 'pk');
+SELECT ddb_put_item('ro_items', '{"pk": "a", "n": 1}');
+BEGIN READ ONLY;
+SELECT ddb_put_item('ro_items', '{"pk": "b"}');
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT ddb_update_item('ro_items', '{"pk": "a"}', 'ADD n :one', vals => '{":one": 1}');
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT ddb_delete_item('ro_items', '{"pk": "a"}');
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT ddb_api('PutItem', '{"TableName": "ro_items", "Item": {"pk": {"S": "c"}}}');
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT ddb_batch_write_item('{"ro_items": [{"DeleteRequest": {"Key": {"pk": "a"}}}]}');
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT ddb_transact_write_items('[{"ConditionCheck": {"TableName": "ro_items", "Key": {"pk": "a"},
+  "ConditionExpression": "attribute_exists(pk)"}}]');
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT ddb_get_item('ro_items', '{"pk": "a"}');
+COMMIT;
+SELECT * FROM ro_items;
+DROP TABLE ro_items;

@@ -202,6 +202,17 @@ SELECT ddb_put_item('threads', '{"forum": "pg", "subject": "vacuum", "lastPost":
 SELECT ddb_put_item('threads', '{"forum": "pg", "subject": "wal", "lastPost": 1}');
 SELECT ddb_query('threads', 'forum = :f', '{":f": "pg"}', index_name => 'ByLastPost', forward => false);
 
+-- ReturnConsumedCapacity INDEXES bills each index under its own member:
+-- an LSI under LocalSecondaryIndexes, a GSI under GlobalSecondaryIndexes.
+SELECT ddb_api('PutItem', '{"TableName": "threads", "Item": {"forum": {"S": "pg"}, "subject": {"S": "toast"},
+  "lastPost": {"N": "2"}}, "ReturnConsumedCapacity": "INDEXES"}') -> 'ConsumedCapacity' AS put_capacity;
+SELECT ddb_api('Query', '{"TableName": "threads", "IndexName": "ByLastPost", "KeyConditionExpression": "forum = :f",
+  "ExpressionAttributeValues": {":f": {"S": "pg"}}, "Select": "COUNT",
+  "ReturnConsumedCapacity": "INDEXES"}') -> 'ConsumedCapacity' AS lsi_query_capacity;
+SELECT ddb_api('Query', '{"TableName": "threads", "IndexName": "BySubject", "KeyConditionExpression": "subject = :s",
+  "ExpressionAttributeValues": {":s": {"S": "wal"}}, "Select": "COUNT",
+  "ReturnConsumedCapacity": "INDEXES"}') -> 'ConsumedCapacity' AS gsi_query_capacity;
+
 -- DROP TABLE drops the index tables
 DROP TABLE orders, threads;
 SELECT count(*) AS leftovers FROM ddb_internal.gsi;

@@ -35,6 +35,38 @@ ALTER TABLE composite DROP COLUMN item;
 ALTER TABLE composite ALTER COLUMN "SK" TYPE integer USING 0;
 SELECT ddb_check_table_shape('composite');
 
+-- Nor can it change the key schema under stored items: dropping a key
+-- column (the rest may still be a valid shape) or changing a key column's
+-- type is refused before ALTER TABLE runs, and the items stay readable.
+-- Renames and a text key's collation keep the stored encoding.
+INSERT INTO composite VALUES ('p', 's', '{"a": 1}');
+ALTER TABLE composite DROP COLUMN "SK";
+ALTER TABLE composite DROP COLUMN IF EXISTS "SK";
+ALTER TABLE composite ALTER COLUMN "SK" TYPE bytea USING convert_to("SK", 'UTF8');
+ALTER TABLE numeric_keys ALTER COLUMN m TYPE text;
+ALTER TABLE composite ALTER COLUMN "SK" TYPE text COLLATE "POSIX";
+ALTER TABLE composite RENAME COLUMN "SK" TO "SortKey";
+SELECT * FROM composite;
+SELECT ddb_check_table_shape('composite'), ddb_verify('composite')->>'live' AS live;
+
+-- ddb tables as partitions (or inheritance children): a text key cannot
+-- inherit the default collation (the partition cannot make it "C"), which
+-- the error says clearly; and the parent's ALTER TABLE may not drop or
+-- retype their key columns either.
+CREATE TABLE parted (pk text NOT NULL, sk text NOT NULL, item jsonb NOT NULL) PARTITION BY HASH (pk);
+CREATE TABLE parted0 PARTITION OF parted FOR VALUES WITH (modulus 2, remainder 0) USING ddb;
+DROP TABLE parted;
+CREATE TABLE parted (pk text COLLATE "C" NOT NULL, sk text COLLATE "C" NOT NULL, item jsonb NOT NULL)
+  PARTITION BY HASH (pk);
+CREATE TABLE parted0 PARTITION OF parted FOR VALUES WITH (modulus 2, remainder 0) USING ddb;
+CREATE TABLE parted1 PARTITION OF parted FOR VALUES WITH (modulus 2, remainder 1) USING ddb;
+INSERT INTO parted SELECT 'p' || i, 's', '{}' FROM generate_series(1, 10) i;
+ALTER TABLE parted DROP COLUMN sk;
+ALTER TABLE parted ALTER COLUMN sk TYPE bytea USING convert_to(sk, 'UTF8');
+SELECT count(*) FROM parted;
+SELECT ddb_verify('parted0')->>'live' AS live0, ddb_verify('parted1')->>'live' AS live1;
+DROP TABLE parted;
+
 -- Heap tables are none of ddb's business.
 CREATE TABLE plain (a int);
 ALTER TABLE plain ADD COLUMN b int;

@@ -206,6 +206,13 @@ SELECT ddb_api('TransactGetItems', '{"TransactItems": [{}]}');
 -- Privileges: each action needs its table's privileges, as the single-item
 -- operations do; ConditionCheck locks the item, so it needs UPDATE too.
 -- ------------------------------------------------------------------------
+-- An update of a key attribute is a fault of the request, not of an item:
+-- a plain ValidationException before anything runs, even beside an action
+-- whose condition fails (DynamoDB checks the request first).
+SELECT ddb_transact_write_items('[
+  {"ConditionCheck": {"TableName": "stock", "Key": {"sku": "apple"}, "ConditionExpression": "attribute_not_exists(sku)"}},
+  {"Update": {"TableName": "stock", "Key": {"sku": "pear"}, "UpdateExpression": "REMOVE sku"}}]');
+
 CREATE ROLE ddb_tx_reader;
 GRANT USAGE ON SCHEMA transact TO ddb_tx_reader;
 GRANT SELECT ON stock TO ddb_tx_reader;

@@ -106,6 +106,7 @@
 #define DDB_MSG_KEY_DUPLICATE			"KeyConditionExpressions must only contain one condition per key"
 #define DDB_MSG_KEY_CONDITION_COUNT		"Conditions can be of length 1 or 2 only"
 #define DDB_MSG_KEY_NOT_SUPPORTED		"Query key condition not supported"
+#define DDB_MSG_KEY_NOT_INDEXABLE		"Attempted conditional constraint is not an indexable operation"
 #define DDB_MSG_KEY_MISSED_ELEMENT		"Query condition missed key schema element: %s"
 
 /* ExpressionAttributeNames / ExpressionAttributeValues */

@@ -39,6 +39,7 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "storage/predicate.h"
+#include "tcop/utility.h"
 #include "utils/json.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -250,6 +251,23 @@ key_names(Relation rel, int *n)
 }
 
 /*
+ * UpdateItem's check that no action targets a key attribute: of the
+ * request alone, made before the item is read (and its condition
+ * evaluated), by UpdateItem and by TransactWriteItems' preparation.
+ */
+void
+ddb_check_update_keys(Relation rel, DdbUpdate *upd)
+{
+	const char **keys;
+	int			nkeys;
+
+	if (upd == NULL)
+		return;
+	keys = key_names(rel, &nkeys);
+	ddb_update_check_key_attributes(upd, keys, nkeys);
+}
+
+/*
  * Write 'item' (an API item, keys included) as the new version of its key,
  * whose encoding the caller already made (key attributes cannot change in
  * an update, so it is the request's key): replace the current version read
@@ -337,6 +355,7 @@ ddb_put_item_core(Relation rel, Jsonb *item, DdbCondition *cond, DdbWriteResult 
 	CommandId	cid;
 
 	memset(res, 0, sizeof(DdbWriteResult));
+	PreventCommandIfReadOnly("PutItem");
 	ddb_validate_item(item);
 	ddb_request_key(rel, item, false, &key);
 
@@ -378,8 +397,11 @@ ddb_update_item_core(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbCondition *
 	int			nkeys;
 
 	memset(res, 0, sizeof(DdbWriteResult));
+	PreventCommandIfReadOnly("UpdateItem");
 	keys = key_names(rel, &nkeys);
 	ddb_request_key(rel, keydoc, true, &key);
+	if (upd)
+		ddb_update_check_key_attributes(upd, keys, nkeys);
 
 	cid = GetCurrentCommandId(true);
 	for (;;)
@@ -428,6 +450,7 @@ ddb_delete_item_core(Relation rel, Jsonb *keydoc, DdbCondition *cond, DdbWriteRe
 	HeapTuple	current;
 
 	memset(res, 0, sizeof(DdbWriteResult));
+	PreventCommandIfReadOnly("DeleteItem");
 	ddb_request_key(rel, keydoc, true, &key);
 
 	cid = GetCurrentCommandId(true);

@@ -68,6 +68,7 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
+#include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/jsonb.h"
@@ -193,6 +194,7 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 	KeyRef	   *refs;
 	int			nrefs = 0;
 
+	PreventCommandIfReadOnly("BatchWriteItem");
 	/* the request's shape: DynamoDB's member constraints */
 	ddb_valerr_init(&e);
 	if (ntables == 0)
@@ -817,6 +819,8 @@ prepare_actions(DdbTransactAction *actions, int n, int max_actions, ActionExprs 
 			ddb_check_write_privileges(a->rel, mode, a->condition != NULL || a->return_old);
 
 		ddb_request_key(a->rel, a->doc, a->kind != DDB_TX_PUT, &key);
+		/* not the action's ValidationError: it does not depend on the item */
+		ddb_check_update_keys(a->rel, exprs[i].upd);
 		refs[i].relid = RelationGetRelid(a->rel);
 		refs[i].key = key.data;
 		refs[i].len = key.len;
@@ -847,6 +851,8 @@ ddb_transact_write_core(DdbTransactAction *actions, int n, int max_actions,
 	bool		ok;
 
 	*replayed = false;
+	/* (a ConditionCheck alone locks its item, which a read-only one may not) */
+	PreventCommandIfReadOnly("TransactWriteItems");
 	if (token != NULL && (strlen(token) < 1 || strlen(token) > 36))
 	{
 		DdbValErrors e;

@@ -373,6 +373,19 @@ ddb_index_info(Relation rel, char kind, char **index_name, Oid *index_relid,
 	return false;
 }
 
+/* The kind (DDB_INDEX_GLOBAL, DDB_INDEX_LOCAL, ...) of a table's named index; 0 if none. */
+char
+ddb_index_kind(Relation rel, const char *index_name)
+{
+	DdbGsi	   *gsi;
+	int			n = gsi_list(rel, &gsi);
+
+	for (int i = 0; i < n; i++)
+		if (strcmp(gsi[i].name, index_name) == 0)
+			return gsi[i].kind;
+	return 0;
+}
+
 /* Does this table have global secondary indexes? */
 bool
 ddb_gsi_exists(Relation rel)

@@ -289,6 +289,32 @@ ddb_legacy_conditions(DdbLegacy *lx, DdbJson *conds, const char *condop)
 	return first ? NULL : buf.data;
 }
 
+/*
+ * KeyConditions -> KeyConditionExpression.  Only EQ, LE, LT, GE, GT,
+ * BEGINS_WITH and BETWEEN select a key range; DynamoDB refuses the other
+ * operators on a key with a message of its own, which must not become the
+ * expression parser's (naming an operator the request never wrote).
+ */
+char *
+ddb_legacy_key_conditions(DdbLegacy *lx, DdbJson *conds)
+{
+	static const char *const not_indexable[] = {"NE", "NULL", "NOT_NULL", "CONTAINS", "NOT_CONTAINS", "IN"};
+	char	   *expr = ddb_legacy_conditions(lx, conds, "AND");
+
+	for (int i = 0; i < conds->n; i++)
+	{
+		DdbJson    *op;
+
+		if (conds->elems[i]->type == DDB_JSON_NULL)
+			continue;
+		op = ddb_json_get(conds->elems[i], "ComparisonOperator");
+		for (int k = 0; k < lengthof(not_indexable); k++)
+			if (strcmp(op->str, not_indexable[k]) == 0)
+				validation_error(DDB_MSG_KEY_NOT_INDEXABLE);
+	}
+	return expr;
+}
+
 /* Expected (with ConditionalOperator) -> ConditionExpression */
 char *
 ddb_legacy_expected(DdbLegacy *lx, DdbJson *expected, const char *condop)

@@ -25,6 +25,7 @@ extern Jsonb *ddb_legacy_names(DdbLegacy *lx);
 extern Jsonb *ddb_legacy_values(DdbLegacy *lx);
 extern char *ddb_legacy_projection(DdbLegacy *lx, DdbJson *attrs);
 extern char *ddb_legacy_conditions(DdbLegacy *lx, DdbJson *conds, const char *condop);
+extern char *ddb_legacy_key_conditions(DdbLegacy *lx, DdbJson *conds);
 extern char *ddb_legacy_expected(DdbLegacy *lx, DdbJson *expected, const char *condop);
 extern char *ddb_legacy_updates(DdbLegacy *lx, DdbJson *updates);
 

@@ -162,6 +162,7 @@ extern void ddb_put_item_core(Relation rel, Jsonb *item, DdbCondition *cond,
 							  DdbWriteResult *res);
 extern void ddb_update_item_core(Relation rel, Jsonb *key, DdbUpdate *upd,
 								 DdbCondition *cond, DdbWriteResult *res);
+extern void ddb_check_update_keys(Relation rel, DdbUpdate *upd);
 extern void ddb_delete_item_core(Relation rel, Jsonb *key, DdbCondition *cond,
 								 DdbWriteResult *res);
 extern Jsonb *ddb_write_result(DdbWriteResult *res, DdbReturnValues rv);
@@ -334,6 +335,7 @@ extern void ddb_index_drop(Oid relid, const char *index_name, char kind);
 extern void ddb_gsi_init(void);
 extern bool ddb_index_info(Relation rel, char kind, char **index_name, Oid *index_relid,
 						   char **pk, char **sk);
+extern char ddb_index_kind(Relation rel, const char *index_name);
 extern Oid	ddb_extension_schema(void);
 extern void ddb_gsi_attribute_definitions(Relation rel, StringInfo buf);
 extern int	ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,

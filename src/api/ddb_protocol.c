@@ -414,11 +414,16 @@ stream_specification(DdbJson *req, const char **view)
 	return true;
 }
 
+static Jsonb *request_tags(DdbJson *tags);
+static void add_tags(Relation rel, Jsonb *tags);
+
 static char *
 op_create_table(DdbJson *req, int *len)
 {
 	DdbJson    *gsis;
 	DdbJson    *lsis;
+	DdbJson    *tagsreq = member_list(req, "Tags");
+	Jsonb	   *tags = NULL;
 	DdbValErrors e;
 	DdbCreateTable ct;
 	DdbJson    *defs = member_list(req, "AttributeDefinitions");
@@ -593,6 +598,8 @@ op_create_table(DdbJson *req, int *len)
 	}
 
 	has_stream = stream_specification(req, &stream_view);
+	if (tagsreq != NULL && tagsreq->n > 0)
+		tags = request_tags(tagsreq);
 
 	ddb_check_create_table(&ct);
 	relid = ddb_create_table_core(&ct);
@@ -605,6 +612,8 @@ op_create_table(DdbJson *req, int *len)
 		create_index(rel, defs, gsis->elems[i], DDB_INDEX_GLOBAL);
 	if (has_stream && stream_view != NULL)
 		ddb_stream_set(rel, stream_view);
+	if (tags != NULL)
+		add_tags(rel, tags);
 	resp_begin(&r);
 	resp_key(&r, "TableDescription");
 	ddb_describe_table_json(rel, "ACTIVE", &r.buf);
@@ -1062,19 +1071,15 @@ change_tags(Relation rel, const char *sql, Datum arg, Oid argtype)
 	CommandCounterIncrement();
 }
 
-static char *
-op_tag_resource(DdbJson *req, int *len)
+/*
+ * A request's Tags ([{"Key", "Value"}, ...], as TagResource and CreateTable
+ * take them), checked, as one jsonb object.
+ */
+static Jsonb *
+request_tags(DdbJson *tags)
 {
-	Relation	rel = open_arn_table(req, "TagResource", ACL_SELECT);
-	DdbJson    *tags = member_list(req, "Tags");
 	JsonbParseState *ps = NULL;
-	Response	r;
 
-	if (tags == NULL)
-		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-						 psprintf(DDB_MSG_CONSTRAINT, "null", "tags", "Member must not be null"));
-	if (tags->n == 0)
-		validation_error("Atleast one Tag needs to be provided as Input.");
 	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
 	for (int i = 0; i < tags->n; i++)
 	{
@@ -1106,15 +1111,36 @@ op_tag_resource(DdbJson *req, int *len)
 		pushJsonbValue(&ps, WJB_KEY, &jk);
 		pushJsonbValue(&ps, WJB_VALUE, &jv);
 	}
+	return JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+}
+
+/* Add tags (request_tags) to a table's, within DynamoDB's limit of 50. */
+static void
+add_tags(Relation rel, Jsonb *tags)
+{
 	change_tags(rel, "WITH u AS (UPDATE ddb_internal.tables SET tags = tags || $2, auto = false "
 				"WHERE relid = $1 RETURNING 1) "
 				"INSERT INTO ddb_internal.tables (relid, tags) SELECT $1, $2 "
 				"WHERE NOT EXISTS (SELECT FROM u)",
-				JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL))),
-				JSONBOID);
+				JsonbPGetDatum(tags), JSONBOID);
 	if (ddb_table_tag_count(RelationGetRelid(rel)) > 50)
 		ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
 				  "The number of tags of a table may not exceed 50");
+}
+
+static char *
+op_tag_resource(DdbJson *req, int *len)
+{
+	Relation	rel = open_arn_table(req, "TagResource", ACL_SELECT);
+	DdbJson    *tags = member_list(req, "Tags");
+	Response	r;
+
+	if (tags == NULL)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, "null", "tags", "Member must not be null"));
+	if (tags->n == 0)
+		validation_error("Atleast one Tag needs to be provided as Input.");
+	add_tags(rel, request_tags(tags));
 	relation_close(rel, AccessShareLock);
 	resp_begin(&r);
 	return resp_end(&r, len);
@@ -1319,7 +1345,7 @@ request_expressions(DdbJson *req, ReqExpr *x, const char *const *expr,
 			x->filter = ddb_legacy_conditions(&lx, j, condop);
 		if (x->key_condition == NULL && (j = member(req, "KeyConditions")) != NULL)
 		{
-			x->key_condition = ddb_legacy_conditions(&lx, j, "AND");
+			x->key_condition = ddb_legacy_key_conditions(&lx, j);
 			if (x->key_condition == NULL)
 				validation_error("Conditions can be of length 1 or 2 only");
 		}
@@ -1363,6 +1389,7 @@ typedef struct Capacity
 	int			nindexes;
 	const char *index_names[32];
 	double		index_units[32];
+	bool		index_local[32];	/* a local secondary index */
 } Capacity;
 
 static double
@@ -1403,19 +1430,25 @@ capacity_object(StringInfo buf, Capacity *c, const char *table_name)
 		if (c->table > 0 || c->nindexes == 0)
 			appendStringInfo(buf, ",\"Table\":{\"CapacityUnits\":%.1f,\"%s\":%.1f}", c->table,
 							 c->read ? "ReadCapacityUnits" : "WriteCapacityUnits", c->table);
-		if (c->nindexes > 0)
+		/* the global ones, then the local ones, each under its member */
+		for (int local = 0; local <= 1; local++)
 		{
-			appendStringInfoString(buf, ",\"GlobalSecondaryIndexes\":{");
+			bool		first = true;
+
 			for (int i = 0; i < c->nindexes; i++)
 			{
-				if (i > 0)
-					appendStringInfoChar(buf, ',');
+				if (c->index_local[i] != (local == 1))
+					continue;
+				appendStringInfoString(buf, first ? (local ? ",\"LocalSecondaryIndexes\":{" :
+													 ",\"GlobalSecondaryIndexes\":{") : ",");
+				first = false;
 				ddb_json_cstring(buf, c->index_names[i]);
 				appendStringInfo(buf, ":{\"CapacityUnits\":%.1f,\"%s\":%.1f}", c->index_units[i],
 								 c->read ? "ReadCapacityUnits" : "WriteCapacityUnits",
 								 c->index_units[i]);
 			}
-			appendStringInfoChar(buf, '}');
+			if (!first)
+				appendStringInfoChar(buf, '}');
 		}
 	}
 	appendStringInfoChar(buf, '}');
@@ -1453,6 +1486,7 @@ capacity_add(Capacity *sum, Capacity *c)
 			if (j >= lengthof(sum->index_names))
 				continue;
 			sum->index_names[j] = c->index_names[i];
+			sum->index_local[j] = c->index_local[i];
 			sum->index_units[j] = 0;
 			sum->nindexes++;
 		}
@@ -1470,6 +1504,8 @@ write_capacity(Capacity *c, Relation rel, DdbWriteResult *res)
 	c->table = write_units(Max(item_bytes(res->old), item_bytes(res->new)));
 	c->nindexes = ddb_gsi_write_units(rel, res->old, res->new, lengthof(c->index_names),
 									  c->index_names, c->index_units);
+	for (int i = 0; i < c->nindexes; i++)
+		c->index_local[i] = ddb_index_kind(rel, c->index_names[i]) == DDB_INDEX_LOCAL;
 }
 
 /* Members every item operation shares: ReturnConsumedCapacity. */
@@ -1863,6 +1899,14 @@ read_op(DdbJson *req, int *len, bool is_query)
 		c.nindexes = 1;
 		c.index_names[0] = index_name;
 		c.index_units[0] = read_units(page.bytes, consistent);
+		if (capacity_wanted(rcc))
+		{
+			/* (the read locked the table: this open takes no new lock) */
+			Relation	rel = relation_open(ddb_table_lookup(page.table_name), AccessShareLock);
+
+			c.index_local[0] = ddb_index_kind(rel, index_name) == DDB_INDEX_LOCAL;
+			relation_close(rel, AccessShareLock);
+		}
 	}
 	else
 		c.table = read_units(page.bytes, consistent);

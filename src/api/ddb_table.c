@@ -869,7 +869,11 @@ ddb_check_create_table(const DdbCreateTable *ct)
 				  "Both the Hash Key and the Range Key element in the KeySchema have the same name");
 }
 
-/* How many tags a table has. */
+/*
+ * How many tags a table has, counting this transaction's changes (the
+ * caller checks the limit right after writing them: a read-only SPI call
+ * would read the catalog under the statement's snapshot, without them).
+ */
 int
 ddb_table_tag_count(Oid relid)
 {
@@ -881,7 +885,7 @@ ddb_table_tag_count(Oid relid)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args("SELECT count(*)::int4 FROM " TABLES_CATALOG " t, jsonb_object_keys(t.tags) "
-							  "WHERE t.relid = $1", 1, argtypes, args, NULL, true, 0) == SPI_OK_SELECT &&
+							  "WHERE t.relid = $1", 1, argtypes, args, NULL, false, 0) == SPI_OK_SELECT &&
 		SPI_processed == 1)
 		n = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();

@@ -24,7 +24,11 @@
  * UTF-8 locale gets the same plans as in a "C" database.  A collation
  * named explicitly is the user's choice and is kept; for a sort key that
  * is not bytewise, CREATE TABLE says with a NOTICE what it costs and how
- * to avoid it.
+ * to avoid it.  A partition (or inheritance child) cannot change the
+ * collation of a column it inherits, so one whose text key inherits the
+ * default collation is refused with a hint to declare the parent's column
+ * COLLATE "C" (pg_dump would recreate the partition alone, with "C", and
+ * then fail to attach it).
  *
  * Also here: opening a ddb table on behalf of a function that bypasses the
  * executor (the item API, the inspection functions), with the lock,
@@ -38,26 +42,36 @@
 #include "utils/acl.h"
 #include "utils/rls.h"
 #include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "commands/event_trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
 #include "nodes/pg_list.h"
+#include "parser/parse_type.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/pg_locale.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
+#include "catalog/pg_trigger.h"
+#include "commands/trigger.h"
 
 #include "ddb.h"
 
 PG_FUNCTION_INFO_V1(ddb_check_table_shape);
 PG_FUNCTION_INFO_V1(ddb_event_trigger_check);
+PG_FUNCTION_INFO_V1(ddb_event_trigger_alter_check);
 
 static Oid	ddb_am_oid = InvalidOid;
 
@@ -74,9 +88,82 @@ ddb_is_ddb_relation(Relation rel)
 }
 
 /*
+ * Is a trigger function one of ddb's own (index maintenance, stream
+ * capture: C functions of ddb's library), whose work the item functions do
+ * themselves?
+ */
+static bool
+ddb_own_trigger_function(Oid fnoid)
+{
+	HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fnoid));
+	bool		own = false;
+
+	if (HeapTupleIsValid(tup))
+	{
+		if (((Form_pg_proc) GETSTRUCT(tup))->prolang == ClanguageId)
+		{
+			bool		isnull;
+			Datum		bin = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_probin, &isnull);
+
+			own = !isnull && strcmp(TextDatumGetCString(bin), "$libdir/ddb") == 0;
+		}
+		ReleaseSysCache(tup);
+	}
+	return own;
+}
+
+/*
+ * The item functions write the tree directly, without the executor, so
+ * nothing would check a table's CHECK constraints and foreign keys or fire
+ * its triggers: they refuse to write such a table, as they refuse one with
+ * row-level security, rather than write rows SQL would have refused or
+ * skip an audit trigger.  ddb's own triggers are fine (the functions do
+ * their work), and so are disabled ones.
+ */
+static void
+ddb_check_api_writable(Relation rel, AclMode mode)
+{
+	TupleConstr *constr = RelationGetDescr(rel)->constr;
+	TriggerDesc *td = rel->trigdesc;
+	/* (puts and updates may replace or, in a batch, come with deletes) */
+	int16		events = mode == ACL_DELETE ? TRIGGER_TYPE_DELETE :
+		TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE;
+
+	if (mode != ACL_DELETE && constr != NULL && constr->num_check > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("ddb functions cannot write to table \"%s\" because it has CHECK constraint \"%s\"",
+						RelationGetRelationName(rel), constr->check[0].ccname),
+				 errdetail("The item functions write the table directly, without the checks and triggers of SQL writes."),
+				 errhint("Write it with SQL (INSERT, UPDATE, DELETE), or drop the constraint.")));
+	for (int i = 0; td != NULL && i < td->numtriggers; i++)
+	{
+		Trigger    *t = &td->triggers[i];
+
+		if ((t->tgtype & events) == 0 || t->tgenabled == TRIGGER_DISABLED ||
+			ddb_own_trigger_function(t->tgfoid))
+			continue;
+		if (OidIsValid(t->tgconstraint))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("ddb functions cannot write to table \"%s\" because it has constraint \"%s\"",
+							RelationGetRelationName(rel), get_constraint_name(t->tgconstraint)),
+					 errdetail("The item functions write the table directly, without the checks and triggers of SQL writes."),
+					 errhint("Write it with SQL (INSERT, UPDATE, DELETE), or drop the constraint.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("ddb functions cannot write to table \"%s\" because it has trigger \"%s\"",
+						RelationGetRelationName(rel), t->tgname),
+				 errdetail("The item functions write the table directly, without the checks and triggers of SQL writes."),
+				 errhint("Write it with SQL (INSERT, UPDATE, DELETE), or drop or disable the trigger.")));
+	}
+}
+
+/*
  * Open a ddb table for an API call: the lock an equivalent SQL statement
  * would take, the privilege it needs, and a refusal when row-level security
- * applies (the API bypasses the executor, which enforces policies).
+ * applies (the API bypasses the executor, which enforces policies), or,
+ * for a write, when constraints or triggers would need the executor.
  */
 Relation
 ddb_open_table(Oid relid, AclMode mode)
@@ -106,6 +193,8 @@ ddb_open_table(Oid relid, AclMode mode)
 				 errmsg("ddb functions cannot access table \"%s\" because row-level security applies to it",
 						RelationGetRelationName(rel)),
 				 errhint("Use SQL on the table, which applies the policies, or disable row-level security.")));
+	if (mode != ACL_SELECT)
+		ddb_check_api_writable(rel, mode);
 	return rel;
 }
 
@@ -292,6 +381,18 @@ ddb_check_and_fix_table(Oid relid, bool created)
 			fix = lappend(fix, pstrdup(NameStr(att->attname)));
 		if (ki.keytype[k] != DDB_KEY_S)
 			continue;
+		/*
+		 * An inherited column's collation is its parent's to change, and
+		 * leaving the default would not survive pg_dump (which creates the
+		 * partition alone, where it would get "C", then attaches it).
+		 */
+		if (att->attcollation == DEFAULT_COLLATION_OID && att->attinhcount > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+					 errmsg("text key column \"%s\" of ddb table \"%s\" inherits the default collation from its parent",
+							NameStr(att->attname), RelationGetRelationName(rel)),
+					 errdetail("ddb stores text keys in byte order, COLLATE \"C\", and a partition or child table cannot change the collation of an inherited column."),
+					 errhint("Declare the parent's column COLLATE \"C\".")));
 		if (att->attcollation == DEFAULT_COLLATION_OID)
 			fixcoll = lappend(fixcoll, pstrdup(NameStr(att->attname)));
 		else if (created && k > 0 && OidIsValid(att->attcollation) &&
@@ -396,6 +497,120 @@ ddb_event_trigger_check(PG_FUNCTION_ARGS)
 			continue;
 		ReleaseSysCache(tup);
 		ddb_check_and_fix_table(relid, list_nth_int(created, foreach_current_index(lc)) != 0);
+	}
+	PG_RETURN_NULL();
+}
+
+/*
+ * Is relid a ddb table?  From the catalog alone, without a lock.
+ */
+static bool
+ddb_relid_is_ddb(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			am;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	am = ((Form_pg_class) GETSTRUCT(tup))->relam;
+	ReleaseSysCache(tup);
+	if (!OidIsValid(ddb_am_oid))
+		ddb_am_oid = get_table_am_oid("ddb", false);
+	return am == ddb_am_oid;
+}
+
+/*
+ * Refuse one ALTER TABLE subcommand on ddb table relid (see below).
+ */
+static void
+ddb_check_alter_cmd(Oid relid, AlterTableCmd *cmd)
+{
+	HeapTuple	tup;
+	Form_pg_attribute att;
+	Oid			oldtype;
+	Oid			newtype;
+	int32		newtypmod;
+	char	   *relname;
+
+	if ((cmd->subtype != AT_DropColumn && cmd->subtype != AT_AlterColumnType) ||
+		cmd->name == NULL)
+		return;
+	tup = SearchSysCacheAttName(relid, cmd->name);
+	if (!HeapTupleIsValid(tup))
+		return;					/* ALTER TABLE reports it */
+	att = (Form_pg_attribute) GETSTRUCT(tup);
+	oldtype = att->atttypid;
+	ReleaseSysCache(tup);
+	if (oldtype == JSONBOID)
+		return;					/* the item column: the shape rule decides */
+	relname = get_rel_name(relid);
+
+	if (cmd->subtype == AT_DropColumn)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot drop key column \"%s\" of ddb table \"%s\"", cmd->name, relname),
+				 errdetail("Items are stored under their key; a table's key schema is fixed when it is created, as in DynamoDB."),
+				 errhint("Create a table with the key schema you want and copy the items into it.")));
+
+	typenameTypeIdAndMod(NULL, castNode(ColumnDef, cmd->def)->typeName, &newtype, &newtypmod);
+	if (newtype != oldtype)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the type of key column \"%s\" of ddb table \"%s\" from %s to %s",
+						cmd->name, relname, format_type_be(oldtype), format_type_be(newtype)),
+				 errdetail("Items are stored under their key; a table's key schema is fixed when it is created, as in DynamoDB."),
+				 errhint("Create a table with the key schema you want and copy the items into it.")));
+}
+
+/*
+ * Event trigger function (ddl_command_start, ALTER TABLE): refuse the column
+ * changes that would leave a ddb table's stored keys unreadable, before
+ * ALTER TABLE runs them.  Every column of a ddb table is a key column or the
+ * item, and the tree stores each version under the encoding of its key
+ * columns: dropping a key column leaves every stored key with one column
+ * too many (and the remaining shape may still pass the shape rule), and a
+ * key column of another type would have to decode keys encoded for the old
+ * one.  DynamoDB fixes a table's key schema when the table is created, too.
+ * Renaming a key column and changing a text key's collation keep the
+ * encoding and stay allowed; the item column's changes are judged by the
+ * shape rule at ddl_command_end.  The command's table is checked and, when
+ * the command recurses (no ONLY), every table inheriting from it: ALTER
+ * TABLE on a partitioned or inheritance parent changes its ddb partitions
+ * and children too.  Only the catalog is read here (no lock: ALTER TABLE
+ * takes its own right after).
+ */
+Datum
+ddb_event_trigger_alter_check(PG_FUNCTION_ARGS)
+{
+	EventTriggerData *trigdata;
+	AlterTableStmt *stmt;
+	Oid			relid;
+	List	   *relids;
+	ListCell   *lc;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_E_CONTAINING_SQL_NOT_PERMITTED),
+				 errmsg("ddb_event_trigger_alter_check() must be called as an event trigger")));
+	trigdata = (EventTriggerData *) fcinfo->context;
+	if (trigdata->parsetree == NULL || !IsA(trigdata->parsetree, AlterTableStmt))
+		PG_RETURN_NULL();
+	stmt = (AlterTableStmt *) trigdata->parsetree;
+	if (stmt->objtype != OBJECT_TABLE || stmt->relation == NULL)
+		PG_RETURN_NULL();
+	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+	if (!OidIsValid(relid))
+		PG_RETURN_NULL();
+	relids = stmt->relation->inh ? find_all_inheritors(relid, NoLock, NULL) : list_make1_oid(relid);
+
+	foreach(lc, relids)
+	{
+		ListCell   *c;
+
+		if (!ddb_relid_is_ddb(lfirst_oid(lc)))
+			continue;
+		foreach(c, stmt->cmds)
+			ddb_check_alter_cmd(lfirst_oid(lc), lfirst_node(AlterTableCmd, c));
 	}
 	PG_RETURN_NULL();
 }

@@ -85,6 +85,8 @@
 #include <microhttpd.h>
 
 #include "access/xact.h"
+#include "commands/dbcommands.h"
+#include "commands/extension.h"
 #include "common/jsonapi.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
@@ -551,6 +553,7 @@ error_response(HttpResponse *resp, ErrorData *edata, const char *target)
 			 errmsg("ddb HTTP request %s failed: %s", target ? target : "(none)",
 					edata->message ? edata->message : "(no message)"),
 			 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+			 edata->hint ? errhint("%s", edata->hint) : 0,
 			 edata->context ? errcontext("%s", edata->context) : 0));
 	json_error(resp, 500, DYNAMODB_ERROR_PREFIX "InternalServerError", "Internal server error");
 }
@@ -717,6 +720,19 @@ serve(struct MHD_Connection *conn, const char *url, const char *method,
 		in_xact = true;
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pgstat_report_activity(STATE_RUNNING, target);
+
+		/*
+		 * The workers start with the server, the extension's objects are
+		 * made by CREATE EXTENSION in ddb.http_database: until then every
+		 * request fails (500), and the log says what to do rather than
+		 * naming the first missing object.
+		 */
+		if (!OidIsValid(get_extension_oid("ddb", true)))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("extension \"ddb\" is not installed in database \"%s\" (ddb.http_database)",
+							get_database_name(MyDatabaseId)),
+					 errhint("Run CREATE EXTENSION ddb in that database.")));
 
 		/* who is asking */
 		if (http_auth == DDB_HTTP_AUTH_NONE)

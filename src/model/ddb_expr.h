@@ -332,6 +332,8 @@ extern Jsonb *ddb_apply_update(DdbUpdate *u, Jsonb *item,
 							   Jsonb **updated_old, Jsonb **updated_new);
 extern DdbValue *ddb_apply_update_value(DdbUpdate *u, DdbValue *item,
 										const char **key_attrs, int nkey_attrs);
+extern void ddb_update_check_key_attributes(DdbUpdate *u, const char **key_attrs,
+											int nkey_attrs);
 
 /*
  * Does UpdateItem on a missing item create it?  Only if some action writes

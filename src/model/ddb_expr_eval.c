@@ -581,6 +581,28 @@ path_cmp_desc(const void *a, const void *b)
 }
 
 /*
+ * Key attributes cannot be the target of any action.  A check of the
+ * request alone: the item operations make it before reading the item, so a
+ * condition never hides it, as in DynamoDB.
+ */
+void
+ddb_update_check_key_attributes(DdbUpdate *u, const char **key_attrs, int nkey_attrs)
+{
+	for (int i = 0; i < u->nactions; i++)
+	{
+		DdbPathElem *first = &u->actions[i].path->elems[0];
+
+		for (int k = 0; k < nkey_attrs; k++)
+			if (strcmp(first->name, key_attrs[k]) == 0)
+				ereport(ERROR,
+						(errcode(DDB_ERRCODE_VALIDATION),
+						 errmsg("ValidationException: " DDB_MSG_UPDATE_KEY_ATTRIBUTE,
+								key_attrs[k]),
+						 errhint("Delete the item and put a new one to change its key.")));
+	}
+}
+
+/*
  * Apply an update to a DdbValue item (NULL: no item); returns the new item,
  * leaving the old one untouched.
  */
@@ -599,19 +621,7 @@ ddb_apply_update_value(DdbUpdate *u, DdbValue *old, const char **key_attrs,
 	if (old == NULL)
 		old = ddb_value_new(DDB_TYPE_M);
 
-	/* key attributes cannot be the target of any action */
-	for (int i = 0; i < u->nactions; i++)
-	{
-		DdbPathElem *first = &u->actions[i].path->elems[0];
-
-		for (int k = 0; k < nkey_attrs; k++)
-			if (strcmp(first->name, key_attrs[k]) == 0)
-				ereport(ERROR,
-						(errcode(DDB_ERRCODE_VALIDATION),
-						 errmsg("ValidationException: " DDB_MSG_UPDATE_KEY_ATTRIBUTE,
-								key_attrs[k]),
-						 errhint("Delete the item and put a new one to change its key.")));
-	}
+	ddb_update_check_key_attributes(u, key_attrs, nkey_attrs);
 
 	/* every SET operand reads the item as it was before the update */
 	for (int i = 0; i < u->nactions; i++)

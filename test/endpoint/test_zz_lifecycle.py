@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import (DATA, PGBIN, PORT, RUNAS, WORK, Raw, as_runas, healthy,
+from conftest import (DATA, PGBIN, PORT, RUNAS, WORK, Raw, as_runas, error_of, healthy,
                       pg_ctl, psql, wait_for, worker_pids, client, free_port)
 
 
@@ -146,6 +146,15 @@ def stop_scratch(data):
     pg_ctl("-m", "immediate", "stop", data=data, check=False)
 
 
+def scratch_psql(d, *commands):
+    """Run SQL commands in a scratch cluster's postgres database."""
+    args = [f"{PGBIN}/psql", "-X", "-q", "-h", d, "-p", str(SCRATCH_PORT), "-U", RUNAS,
+            "-d", "postgres", "-v", "ON_ERROR_STOP=1"]
+    for c in commands:
+        args += ["-c", c]
+    return subprocess.run(args, capture_output=True, text=True)
+
+
 def test_auth_none_refuses_non_loopback():
     """ddb.http_auth = 'none' refuses to start on an address other than
     loopback: the server does not start, and says why."""
@@ -174,6 +183,36 @@ def test_port_in_use_refuses_to_start():
     assert "could not create any listening socket for ddb's HTTP endpoint" in log
 
 
+def test_requests_before_create_extension():
+    """The workers start with the server, before CREATE EXTENSION ddb in
+    ddb.http_database: requests are answered 500 and the log says what is
+    missing (not the first catalog object a request happened to need);
+    once the extension exists, the same worker serves."""
+    port = free_port()
+    data, d, r, log = scratch_cluster(
+        f"ddb.http_port = {port}\nddb.http_auth = 'none'\nddb.http_role = '{RUNAS}'\n"
+        "ddb.http_workers = 1\n")
+    try:
+        assert r.returncode == 0, log
+        assert wait_for(lambda: healthy(port), 20)
+        raw = Raw(port=port)
+        resp, body = raw.post({}, sign=False)
+        assert resp.status == 500, body
+        assert error_of(body)[0] == "InternalServerError"
+        with open(os.path.join(d, "server.log"), errors="replace") as f:
+            text = f.read()
+        assert ('ddb HTTP request DynamoDB_20120810.ListTables failed: extension "ddb" is not installed '
+                'in database "postgres" (ddb.http_database)') in text, text
+        assert "HINT:  Run CREATE EXTENSION ddb in that database." in text
+        setup = scratch_psql(d, "CREATE EXTENSION ddb")
+        assert setup.returncode == 0, setup.stderr
+        resp, body = raw.post({}, sign=False)
+        assert resp.status == 200, body
+        raw.close()
+    finally:
+        stop_scratch(data)
+
+
 def test_auth_none_runs_as_the_role():
     """With ddb.http_auth = 'none' on loopback, unsigned requests (and
     requests signed with any key) run as ddb.http_role."""
@@ -184,11 +223,8 @@ def test_auth_none_runs_as_the_role():
     try:
         assert r.returncode == 0, log
         env_sock = d
-        setup = subprocess.run([f"{PGBIN}/psql", "-X", "-q", "-h", env_sock, "-p", str(SCRATCH_PORT), "-U", RUNAS,
-                                "-d", "postgres", "-v", "ON_ERROR_STOP=1",
-                                "-c", "CREATE EXTENSION ddb", "-c", "CREATE ROLE ddb_local",
-                                "-c", "GRANT CREATE ON SCHEMA public TO ddb_local"],
-                               capture_output=True, text=True)
+        setup = scratch_psql(d, "CREATE EXTENSION ddb", "CREATE ROLE ddb_local",
+                             "GRANT CREATE ON SCHEMA public TO ddb_local")
         assert setup.returncode == 0, setup.stderr
         assert wait_for(lambda: healthy(port), 20)
         raw = Raw(port=port)
