@@ -32,25 +32,26 @@
  * array element.  Shared by the API's result builders.
  */
 static inline void
-ddb_push_key(JsonbParseState **ps, const char *key)
-{
-	JsonbValue	v;
-
-	v.type = jbvString;
-	v.val.string.val = (char *) key;
-	v.val.string.len = strlen(key);
-	pushJsonbValue(ps, WJB_KEY, &v);
-}
-
-static inline void
-ddb_push_cstring(JsonbParseState **ps, const char *s)
+ddb_push_string_token(JsonbParseState **ps, JsonbIteratorToken tok, const char *s)
 {
 	JsonbValue	v;
 
 	v.type = jbvString;
 	v.val.string.val = (char *) s;
 	v.val.string.len = strlen(s);
-	pushJsonbValue(ps, WJB_VALUE, &v);
+	pushJsonbValue(ps, tok, &v);
+}
+
+static inline void
+ddb_push_key(JsonbParseState **ps, const char *key)
+{
+	ddb_push_string_token(ps, WJB_KEY, key);
+}
+
+static inline void
+ddb_push_cstring(JsonbParseState **ps, const char *s)
+{
+	ddb_push_string_token(ps, WJB_VALUE, s);
 }
 
 static inline void

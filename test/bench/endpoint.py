@@ -225,6 +225,14 @@ def run_wrk(port, reqs_prefix, conns, duration):
     return tps, max(la, loadavg())
 
 
+def wrk_side(work, op, tag, port, per_thread, conns, duration, key_id, secret):
+    """Sign per_thread's bodies for port and replay them with wrk: (tps, load)."""
+    prefix = os.path.join(work, f"{op}_{tag}_")
+    for t in range(conns):
+        write_requests(f"{prefix}{t + 1}.lua", port, op, per_thread[t], key_id, secret)
+    return run_wrk(port, prefix, conns, duration)
+
+
 def run_pgbench(cluster, conns, duration, partitions, workdir):
     script = os.path.join(workdir, "get_api.sql")
     with open(script, "w") as f:
@@ -323,11 +331,8 @@ def main():
                     order = ["ddb", "dynalite"] if rnd % 2 == 0 else ["dynalite", "ddb"]
                     per_thread = [bodies(op, n, args.partitions, rng, f"{conns}.{rnd}.{t}") for t in range(conns)]
                     for name in order:
-                        port = sides[name][0]
-                        prefix = os.path.join(work, f"{op}_{name}_")
-                        for t in range(conns):
-                            write_requests(f"{prefix}{t + 1}.lua", port, op, per_thread[t], key_id, secret)
-                        tps[name], la = run_wrk(port, prefix, conns, args.duration)
+                        tps[name], la = wrk_side(work, op, name, sides[name][0], per_thread, conns,
+                                                 args.duration, key_id, secret)
                         loads.append(la)
                     pairs.append((tps["ddb"], tps["dynalite"]))
                     log(f"{op} c={conns} round {rnd + 1}: ddb {tps['ddb']:.0f} tps, dynalite {tps['dynalite']:.0f} tps")
@@ -361,11 +366,8 @@ def main():
                         per_thread = [bodies(op, 5000, args.partitions, rng, "") for _ in range(conns)]
                         got = {}
                         for side in (["ddb", "null"] if rnd % 2 == 0 else ["null", "ddb"]):
-                            port = http_port if side == "ddb" else nport
-                            prefix = os.path.join(work, f"{op}_{side}null_")
-                            for t in range(conns):
-                                write_requests(f"{prefix}{t + 1}.lua", port, op, per_thread[t], key_id, secret)
-                            got[side], la = run_wrk(port, prefix, conns, args.duration)
+                            got[side], la = wrk_side(work, op, f"{side}null", http_port if side == "ddb" else nport,
+                                                     per_thread, conns, args.duration, key_id, secret)
                             loads.append(la)
                         pairs.append((got["ddb"], got["null"]))
                         log(f"{op} c={conns} round {rnd + 1}: endpoint {got['ddb']:.0f} tps, "
