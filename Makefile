@@ -13,6 +13,7 @@ OBJS = \
 	src/engine/ddb_modify.o \
 	src/engine/ddb_vacuum.o \
 	src/engine/ddb_build.o \
+	src/engine/ddb_bulk.o \
 	src/engine/ddb_verify.o \
 	src/engine/ddb_inspect.o \
 	src/model/ddb_types.o \
