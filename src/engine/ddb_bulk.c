@@ -370,9 +370,19 @@ ddb_bulk_finish(Relation rel)
 	old = MemoryContextSwitchTo(sp->cxt);
 	tuplesort_performsort(sp->sort);
 	if (RelationGetNumberOfBlocks(rel) == 0)
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("ddb: COPY builds the tree of \"%s\" bottom-up from " UINT64_FORMAT " items",
+								 RelationGetRelationName(rel), sp->nitems)));
 		spool_build(rel, sp->sort);
+	}
 	else
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("ddb: \"%s\" was written to during its COPY: " UINT64_FORMAT " spooled items go in row by row",
+								 RelationGetRelationName(rel), sp->nitems)));
 		spool_insert_rows(rel, sp->sort);
+	}
 	tuplesort_end(sp->sort);
 	MemoryContextSwitchTo(old);
 	spool_drop(true);
