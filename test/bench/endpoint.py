@@ -12,7 +12,10 @@ botocore, are replayed by wrk on keep-alive connections against
             on the same machine, loaded with the same items
 
 and, for GetItem, pgbench -M prepared runs SELECT ddb_api('GetItem', ...)
-over a Unix socket: the cost of the protocol layer without HTTP.
+over a Unix socket: the cost of the protocol layer without HTTP; and the
+same GetItem requests go to null_http.c, a libmicrohttpd server that
+answers every request with a fixed item and does nothing else: the floor
+of a round trip on this machine, which bounds every server's throughput.
 
 Runs are short and alternate the sides (A B, then B A, ...); each pair gives
 a ratio, and the table reports each side's median tps and the median of
@@ -255,6 +258,7 @@ def main():
     ap.add_argument("--pgbin", required=True)
     ap.add_argument("--runas", required=True)
     ap.add_argument("--dynalite", required=True)
+    ap.add_argument("--null-server", required=True)
     args = ap.parse_args()
     clients = [int(c) for c in args.clients.split(",")]
     ops = args.ops.split(",")
@@ -264,6 +268,7 @@ def main():
     http_port, dyn_port = free_port(), free_port()
     cluster = Cluster(args.pgbin, args.runas, work, http_port)
     dyn = None
+    nulls = {}
     try:
         log(f"cluster with the endpoint on port {http_port}; dynalite on port {dyn_port}")
         cluster.start()
@@ -345,6 +350,27 @@ def main():
                         log(f"{op} c={conns} round {rnd + 1}: endpoint {got['http']:.0f} tps, "
                             f"pgbench ddb_api {got['pgbench']:.0f} tps")
                     results.append((op, conns, "pgbench ddb_api", pairs))
+                    # the floor: the same requests to a server that does no work
+                    if conns not in nulls:
+                        nport = free_port()
+                        nulls[conns] = (nport, subprocess.Popen([args.null_server, str(nport), str(conns)]))
+                        time.sleep(0.5)
+                    nport = nulls[conns][0]
+                    pairs = []
+                    for rnd in range(args.rounds):
+                        per_thread = [bodies(op, 5000, args.partitions, rng, "") for _ in range(conns)]
+                        got = {}
+                        for side in (["ddb", "null"] if rnd % 2 == 0 else ["null", "ddb"]):
+                            port = http_port if side == "ddb" else nport
+                            prefix = os.path.join(work, f"{op}_{side}null_")
+                            for t in range(conns):
+                                write_requests(f"{prefix}{t + 1}.lua", port, op, per_thread[t], key_id, secret)
+                            got[side], la = run_wrk(port, prefix, conns, args.duration)
+                            loads.append(la)
+                        pairs.append((got["ddb"], got["null"]))
+                        log(f"{op} c={conns} round {rnd + 1}: endpoint {got['ddb']:.0f} tps, "
+                            f"null server {got['null']:.0f} tps")
+                    results.append((op, conns, "null HTTP server", pairs))
 
         print()
         print(f"Endpoint benchmark: {args.partitions * PER_PARTITION} items ({args.partitions} partitions x "
@@ -364,6 +390,9 @@ def main():
         print(f"1-minute load average during the runs: min {min(loads):.2f}, median "
               f"{statistics.median(loads):.2f}, max {max(loads):.2f} (2 cores: {os.cpu_count()} CPUs seen)")
     finally:
+        for _, proc in nulls.values():
+            proc.terminate()
+            proc.wait(10)
         if dyn:
             dyn.terminate()
             dyn.wait(10)

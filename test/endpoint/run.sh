@@ -29,7 +29,7 @@ fail() { echo "$*" >&2; echo "0 passed, 1 failed"; exit 1; }
 if [ -z "${DDB_BUILT:-}" ]; then
 	ddb_install_deps || fail "could not install the dependencies"
 	log "building and installing ddb"
-	ddb_build_install || fail "build failed"
+	ddb_build_install "$here" || fail "build failed"
 fi
 export PATH="$PGBIN:$PATH"
 PY=/usr/bin/python3
