@@ -19,6 +19,10 @@
 #       a crash after commit keeps every row.
 # Each step checks that the bulk path was taken (DEBUG1 line in the log)
 # and that the table takes writes afterwards.
+#
+# DDB_TAP_WAL=custom runs it with ddb preloaded (test/t/DdbWal.pm): the tree
+# pages are full-page images either way, the row-id map, the metapage and
+# the writes after the load use ddb's own records; test/run.sh runs both.
 
 use strict;
 use warnings;
@@ -26,6 +30,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use DdbWal;
 
 # COPY tbl FROM a generator: n items over 'parts' partitions, sort keys
 # from 'first', items tagged with 'tag'.
@@ -54,7 +61,9 @@ $primary->append_conf('postgresql.conf', qq(
 log_min_messages = debug1
 max_wal_size = 1GB
 ));
+DdbWal::configure($primary);
 $primary->start;
+DdbWal::check_mode($primary);
 $primary->safe_psql('postgres', qq(
 CREATE EXTENSION ddb;
 CREATE TABLE shadow ("PK" text, "SK" text, item jsonb);
@@ -63,6 +72,7 @@ $primary->backup('base');
 my $standby = PostgreSQL::Test::Cluster->new('bulk_standby');
 $standby->init_from_backup($primary, 'base', has_streaming => 1);
 $standby->start;
+DdbWal::check_mode($standby);
 
 # (a) created and loaded in one transaction
 my $log_offset = -s $primary->logfile;
@@ -137,7 +147,9 @@ wal_level = minimal
 max_wal_senders = 0
 log_min_messages = debug1
 ));
+DdbWal::configure($minimal);
 $minimal->start;
+DdbWal::check_mode($minimal);
 $log_offset = -s $minimal->logfile;
 $minimal->safe_psql('postgres',
 	"CREATE EXTENSION ddb; CREATE TABLE shadow (\"PK\" text, \"SK\" text, item jsonb); "
