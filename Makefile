@@ -15,6 +15,7 @@ OBJS = \
 	src/engine/ddb_build.o \
 	src/engine/ddb_verify.o \
 	src/engine/ddb_inspect.o \
+	src/engine/ddb_wal.o \
 	src/model/ddb_types.o \
 	src/model/ddb_expr_parse.o \
 	src/model/ddb_expr_eval.o \

@@ -148,6 +148,34 @@ extern void _PG_init(void);
 /* engine/ddb_handler.c */
 extern void ddb_engine_init(void);
 
+/*
+ * engine/ddb_wal.c: the hot-path page changes and their WAL, ddb's own
+ * resource manager when preloaded, Generic WAL otherwise
+ */
+typedef void (*DdbMarkFn) (Page page, OffsetNumber off, void *arg);
+typedef struct DdbMapChange
+{
+	BlockNumber block;			/* 0 clears the slot */
+	uint32		hash;
+	uint16		slot;
+} DdbMapChange;
+extern void ddb_wal_init(void);
+extern bool ddb_wal_custom(void);
+extern void ddb_wal_leaf_add(Relation rel, Buffer buf, OffsetNumber off,
+							 const void *item, Size size);
+extern void ddb_wal_leaf_mark(Relation rel, Buffer buf, OffsetNumber off,
+							  DdbMarkFn mark, void *arg);
+extern void ddb_wal_leaf_update(Relation rel, Buffer buf, OffsetNumber oldoff,
+								DdbMarkFn mark, void *arg, OffsetNumber newoff,
+								const void *item, Size size);
+extern void ddb_wal_map_set(Relation rel, Buffer buf, const DdbMapChange *changes, int n);
+extern bool ddb_wal_leaf_prune(Relation rel, Buffer buf, OffsetNumber *deletable,
+							   int ndeletable, TransactionId latestRemovedXid);
+extern void ddb_wal_leaf_split(Relation rel, Buffer pbuf, Page ptmp, Buffer lbuf, Page ltmp,
+							   Buffer rbuf, Page rtmp, OffsetNumber downlink, int newpp,
+							   int nleft, const char *sep, int seplen, bool hashk,
+							   const char *rdata, Size rdatalen);
+
 /* engine/ddb_shape.c */
 extern const DdbKeyInfo *ddb_get_keyinfo(Relation rel);
 extern DdbRelCache *ddb_get_relcache(Relation rel);
@@ -200,8 +228,7 @@ extern bool ddb_tree_insert(Relation rel, const char *key, int keylen,
 extern bool ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff,
 								   const char *key, int keylen, ItemPointer tid,
 								   HeapTuple tuple,
-								   void (*mark) (Page page, OffsetNumber off, void *arg),
-								   void *arg);
+								   DdbMarkFn mark, void *arg);
 extern uint64 ddb_alloc_rowid(Relation rel);
 #ifdef DDB_CHECKS
 extern void ddb_checks_init(void);
@@ -210,6 +237,8 @@ extern Buffer ddb_new_buffer(Relation rel);
 
 /* engine/ddb_rowid.c: the row-id map */
 extern void ddb_map_set(Relation rel, ItemPointer tid, BlockNumber block, uint32 hash);
+extern void ddb_map_apply(Page page, int slot, BlockNumber block, uint32 hash);
+extern void ddb_map_mask(Page page);
 extern void ddb_map_set_deferred(Relation rel, ItemPointer tid, BlockNumber block,
 								 uint32 hash);
 extern void ddb_map_flush(Relation rel);

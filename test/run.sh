@@ -22,7 +22,9 @@
 #   regress        pg_regress, sql/ against expected/ (and sql/ = REGRESS)
 #   regress-order  every regression file alone, then all in reverse order
 #   isolation      isolation specs (and test/isolation/specs = ISOLATION)
-#   tap            TAP tests, test/t/*.pl
+#   tap            TAP tests, test/t/*.pl; those that crash, replicate or
+#                  wrap around a second time with ddb preloaded (its own
+#                  WAL records instead of Generic WAL: test/t/DdbWal.pm)
 #   fuzz           expression and item-model fuzzing with result oracles: a
 #                  fixed seed (DDB_FUZZ_SEED, default 1) and a self-test that
 #                  the oracles catch planted differences; DDB_FUZZ_RANDOM=1
@@ -203,10 +205,12 @@ part_isolation() {
 	pg_suite "$work/src" ISOLATION test/isolation/specs spec "REGRESS= TAP_TESTS=" output_iso/regression.diffs
 }
 
-part_tap() {
-	local dir="$work/src" out="$work/tap.out" rc n
-	log "TAP tests"
-	as_user "$(mk "$dir") installcheck REGRESS= ISOLATION= PROVE_FLAGS='--timer'" >"$out" 2>&1
+# tap_pass LABEL ENV TESTS: one prove run of TESTS (empty: all) with ENV
+# (VAR=value ...) in the environment, counted.
+tap_pass() {
+	local label=$1 env=$2 tests=$3 dir="$work/src" out="$work/tap.$RANDOM.out" rc n
+	log "TAP tests$label"
+	as_user "$env $(mk "$dir") installcheck REGRESS= ISOLATION= PROVE_FLAGS='--timer'${tests:+ PROVE_TESTS='$tests'}" >"$out" 2>&1
 	rc=$?
 	cat "$out"
 	p=$((p + $(grep -cE '^\[[0-9:]+\] test/t/[^ ]+ \.+ ok' "$out")))
@@ -218,6 +222,17 @@ part_tap() {
 			[ -f "$l" ] && { echo "--- $l"; tail -50 "$l"; }
 		done
 	fi
+}
+
+# Every TAP test as users run it (CREATE EXTENSION alone: Generic WAL), then
+# the ones that crash, replicate or wrap around (those that call
+# DdbWal::configure) again with ddb preloaded, so its own WAL records are
+# what recovery and the standbys replay (test/t/DdbWal.pm).
+part_tap() {
+	local wal
+	tap_pass "" "" ""
+	wal=$(cd "$work/src" && grep -l 'DdbWal::configure' test/t/*.pl | tr '\n' ' ')
+	tap_pass " with ddb's own WAL records (DDB_TAP_WAL=custom)" "DDB_TAP_WAL=custom" "$wal"
 }
 
 # run_script NAME COMMAND: one test that passes when COMMAND exits 0.

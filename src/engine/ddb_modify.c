@@ -232,32 +232,25 @@ lock_for_modify(Relation rel, ItemPointer tid, CommandId cid,
 	return result;
 }
 
-static void mark_xmax(Page page, OffsetNumber off, TransactionId xid,
-					  CommandId cid, bool iscombo, bool lock_only, ItemPointer next,
-					  bool moved_partitions);
+/* The mark of a version: an update or delete by us, or a row lock. */
+typedef struct XmaxMark
+{
+	TransactionId xid;
+	CommandId	cmax;
+	bool		iscombo;
+	bool		lock_only;		/* an exclusive row lock: next unused */
+	ItemPointer next;			/* the successor (t_ctid) of an update */
+	bool		moved_partitions;
+} XmaxMark;
 
 /*
- * Set xmax on the locked version at off: an update or delete by us (with
- * t_ctid = next), or an exclusive row lock (next = NULL, lock_only).
+ * Set xmax on the locked version at off of a page (a DdbMarkFn: called in
+ * a critical section, so it neither fails nor allocates).
  */
 static void
-set_xmax(Relation rel, Buffer buf, OffsetNumber off, TransactionId xid,
-		 CommandId cid, bool iscombo, bool lock_only, ItemPointer next,
-		 bool moved_partitions)
+mark_xmax(Page page, OffsetNumber off, void *arg)
 {
-	GenericXLogState *state = GenericXLogStart(rel);
-	Page		page = GenericXLogRegisterBuffer(state, buf, 0);
-
-	mark_xmax(page, off, xid, cid, iscombo, lock_only, next, moved_partitions);
-	GenericXLogFinish(state);
-}
-
-/* set_xmax's change, on a page registered by the caller */
-static void
-mark_xmax(Page page, OffsetNumber off, TransactionId xid,
-		  CommandId cid, bool iscombo, bool lock_only, ItemPointer next,
-		  bool moved_partitions)
-{
+	XmaxMark   *m = (XmaxMark *) arg;
 	DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off));
 	HeapTupleHeader t = DdbLeafItemGetTuple(li);
 
@@ -265,34 +258,32 @@ mark_xmax(Page page, OffsetNumber off, TransactionId xid,
 	t->t_infomask2 &= ~HEAP_KEYS_UPDATED;
 	/* every lock and modification is exclusive: see the file header */
 	t->t_infomask2 |= HEAP_KEYS_UPDATED;
-	if (lock_only)
+	if (m->lock_only)
 		t->t_infomask |= HEAP_XMAX_EXCL_LOCK | HEAP_XMAX_LOCK_ONLY;
-	HeapTupleHeaderSetXmax(t, xid);
-	if (!lock_only)
+	HeapTupleHeaderSetXmax(t, m->xid);
+	if (!m->lock_only)
 	{
-		HeapTupleHeaderSetCmax(t, cid, iscombo);
-		if (moved_partitions)
+		HeapTupleHeaderSetCmax(t, m->cmax, m->iscombo);
+		if (m->moved_partitions)
 			HeapTupleHeaderSetMovedPartitions(t);
 		else
-			t->t_ctid = *next;
+			t->t_ctid = *m->next;
 	}
 }
 
-/* The old version's mark for ddb_tree_insert_beside: an update's xmax. */
-typedef struct UpdateMark
-{
-	TransactionId xid;
-	CommandId	cmax;
-	bool		iscombo;
-	ItemPointer next;
-} UpdateMark;
-
+/*
+ * Set xmax on the locked version at off, WAL-logged: an update or delete by
+ * us (with t_ctid = next), or an exclusive row lock (next = NULL,
+ * lock_only).
+ */
 static void
-mark_updated(Page page, OffsetNumber off, void *arg)
+set_xmax(Relation rel, Buffer buf, OffsetNumber off, TransactionId xid,
+		 CommandId cid, bool iscombo, bool lock_only, ItemPointer next,
+		 bool moved_partitions)
 {
-	UpdateMark *m = (UpdateMark *) arg;
+	XmaxMark	m = {xid, cid, iscombo, lock_only, next, moved_partitions};
 
-	mark_xmax(page, off, m->xid, m->cmax, m->iscombo, false, m->next, false);
+	ddb_wal_leaf_mark(rel, buf, off, mark_xmax, &m);
 }
 
 TM_Result
@@ -404,10 +395,10 @@ ddb_update_version(Relation rel, ItemPointer otid, HeapTuple newtup,
 	 */
 	if (!ddb_stored_tuple_needs_toast(rel, newtup, old, newkeylen))
 	{
-		UpdateMark	m = {xid, cmax, iscombo, newtid};
+		XmaxMark	m = {xid, cmax, iscombo, false, newtid, false};
 
 		if (ddb_tree_insert_beside(rel, buf, off, newkey, newkeylen, newtid, newtup,
-								   mark_updated, &m))
+								   mark_xmax, &m))
 		{
 			UnlockReleaseBuffer(buf);
 			goto done;

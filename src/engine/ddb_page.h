@@ -175,6 +175,13 @@ extern Buffer ddb_descend(Relation rel, const char *key, int keylen, bool strict
 						  int access, char **lowkey, int *lowkeylen);
 extern OffsetNumber ddb_leaf_search(Page page, const char *key, int keylen,
 									bool strict);
+extern void ddb_page_replace(Page page, Page tmp);
+extern void ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen,
+								BlockNumber rblkno);
+extern void ddb_split_leaf_right(Page page, uint16 flags, BlockNumber right, bool hashk,
+								 const char *data);
+extern void ddb_split_parent(Page page, OffsetNumber off, BlockNumber rblkno,
+							 const char *sep, int seplen, int newpp);
 extern int	ddb_half_prefix(char **key, int *keylen, int lo, int hi,
 							const char *hk, int hklen, const char *pred, int predlen,
 							bool *infirst, const char **bytes);

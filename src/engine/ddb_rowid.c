@@ -122,6 +122,37 @@ map_leaf_cover(Page page, int slot)
 		((PageHeader) page)->pd_lower = end;
 }
 
+/*
+ * Set slot 'slot' of a map leaf (block 0 clears it), covering it with
+ * pd_lower first.  Shared with redo (ddb_wal.c).
+ */
+void
+ddb_map_apply(Page page, int slot, BlockNumber block, uint32 hash)
+{
+	DdbMapEntry *e = &((DdbMapEntry *) PageGetContents(page))[slot];
+
+	map_leaf_cover(page, slot);
+	e->block = block;
+	e->hash = hash;
+}
+
+/*
+ * wal_consistency_checking (ddb_wal.c): an entry's block is a hint that
+ * map_repair changes without WAL, so only whether a slot is set is
+ * compared, and its hash.
+ */
+void
+ddb_map_mask(Page page)
+{
+	DdbMapEntry *e = (DdbMapEntry *) PageGetContents(page);
+	int			n = (((PageHeader) page)->pd_lower - (PageGetContents(page) - (char *) page)) /
+		sizeof(DdbMapEntry);
+
+	for (int i = 0; i < n && i < DDB_MAP_LEAF_ENTRIES; i++)
+		if (e[i].block != 0)
+			e[i].block = 1;
+}
+
 static void
 map_check_page(Relation rel, Buffer buf, uint16 flag)
 {
@@ -268,19 +299,15 @@ ddb_map_set(Relation rel, ItemPointer tid, BlockNumber block, uint32 hash)
 	uint64		rowid = ddb_tid_to_rowid(tid);
 	int			slot;
 	Buffer		buf = map_leaf(rel, rowid, block != 0, BUFFER_LOCK_EXCLUSIVE, &slot);
-	GenericXLogState *state;
-	Page		page;
-	DdbMapEntry *e;
+	DdbMapChange change;
 
 	if (!BufferIsValid(buf))
 		return;					/* clearing an entry that was never set */
-	state = GenericXLogStart(rel);
-	page = GenericXLogRegisterBuffer(state, buf, 0);
-	map_leaf_cover(page, slot);
-	e = &((DdbMapEntry *) PageGetContents(page))[slot];
-	e->block = block;
-	e->hash = hash;
-	GenericXLogFinish(state);
+	memset(&change, 0, sizeof(change));	/* no stray padding bytes in WAL */
+	change.block = block;
+	change.hash = hash;
+	change.slot = slot;
+	ddb_wal_map_set(rel, buf, &change, 1);
 	UnlockReleaseBuffer(buf);
 }
 
@@ -322,25 +349,26 @@ static void
 flush_entries(Relation rel, PendingEntry *e, int n)
 {
 	int			i = 0;
+	DdbMapChange *changes = palloc0(sizeof(DdbMapChange) * Min(n, DDB_MAP_LEAF_ENTRIES));
 
 	while (i < n)
 	{
 		int			slot;
 		Buffer		buf = map_leaf(rel, e[i].rowid, true, BUFFER_LOCK_EXCLUSIVE, &slot);
 		uint64		leafstart = e[i].rowid - slot;
-		GenericXLogState *state = GenericXLogStart(rel);
-		Page		page = GenericXLogRegisterBuffer(state, buf, 0);
-		DdbMapEntry *arr = (DdbMapEntry *) PageGetContents(page);
+		int			nchanges = 0;
 
 		for (; i < n && e[i].rowid < leafstart + DDB_MAP_LEAF_ENTRIES; i++)
 		{
-			map_leaf_cover(page, (int) (e[i].rowid - leafstart));
-			arr[e[i].rowid - leafstart].block = e[i].block;
-			arr[e[i].rowid - leafstart].hash = e[i].hash;
+			changes[nchanges].block = e[i].block;
+			changes[nchanges].hash = e[i].hash;
+			changes[nchanges].slot = (uint16) (e[i].rowid - leafstart);
+			nchanges++;
 		}
-		GenericXLogFinish(state);
+		ddb_wal_map_set(rel, buf, changes, nchanges);
 		UnlockReleaseBuffer(buf);
 	}
+	pfree(changes);
 }
 
 /*

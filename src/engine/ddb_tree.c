@@ -86,10 +86,38 @@
  *	  while splitting a child, so a pessimistic writer holding a node never
  *	  needs to move right at the next level.
  *
- * WAL.  Every change goes through Generic WAL (GenericXLogStart ...
- * GenericXLogFinish), new pages registered as full images, so crash recovery
- * and streaming replication need nothing but CREATE EXTENSION.  Pages keep
- * the standard layout with nothing between pd_lower and pd_upper.
+ * WAL.  Every page change is WAL-logged in the critical section that makes
+ * it, in one of two ways, decided in one place (ddb_wal_custom, ddb_wal.c):
+ *
+ *	- With CREATE EXTENSION alone, everything goes through Generic WAL
+ *	  (GenericXLogStart ... GenericXLogFinish), new pages registered as full
+ *	  images, so crash recovery and streaming replication need nothing more.
+ *
+ *	- With ddb in shared_preload_libraries, the hot-path changes -- a leaf
+ *	  insert, a version's xmax mark, the one-record update, row-id map
+ *	  entries, a prune, and a leaf split below an existing parent -- are
+ *	  records of ddb's own resource manager (id 203), logged as nbtree logs
+ *	  its own (START_CRIT_SECTION, change, MarkBufferDirty, XLogInsert,
+ *	  PageSetLSN) and replayed with XLogReadBufferForRedo to the same
+ *	  bytes (a split by the very functions that built it on the primary,
+ *	  ddb_split_leaf_left and friends); wal_consistency_checking = 'ddb'
+ *	  checks that a replayed page is the primary's.  The rest (tree
+ *	  creation, root and internal splits, map growth, bulk builds,
+ *	  VACUUM's freezing) stays Generic WAL; both kinds order by LSN on a
+ *	  page, so mixing them is safe.
+ *
+ *	  That WAL can only be replayed by a server that preloads ddb.  One that
+ *	  meets a ddb record without it (crash recovery, a standby, a restore
+ *	  from backup) stops with FATAL "resource manager with ID 203 not
+ *	  registered" and does not start -- it never skips a record; preloading
+ *	  ddb and starting again replays it (test/t/016_custom_wal.pl).  So
+ *	  standbys and restores must preload ddb whenever the primary does.
+ *	  Adding or removing the preload across a clean shutdown is safe both
+ *	  ways: no WAL is left to replay and the pages are the same in both
+ *	  modes.
+ *
+ * Pages keep the standard layout with nothing between pd_lower and pd_upper
+ * (full-page images and Generic WAL drop that gap).
  *
  *-------------------------------------------------------------------------
  */
@@ -1345,7 +1373,7 @@ ddb_add_downlink(Page page, BlockNumber child, const char *key, int keylen,
 }
 
 /* Give 'page' the contents of 'tmp', keeping its LSN and checksum fields. */
-static void
+void
 ddb_page_replace(Page page, Page tmp)
 {
 	memcpy((char *) page + SizeOfPageHeaderData, tmp + SizeOfPageHeaderData,
@@ -1401,6 +1429,112 @@ ddb_reprefix(Page page, int newplen)
 	}
 	ddb_page_replace(page, tmp);
 	pfree(tmp);
+}
+
+/* ------------------------------------------------------------------------
+ * A leaf split as three page changes.  With ddb's own WAL (ddb_wal.c) a
+ * leaf split below an existing parent is built by these functions on the
+ * primary and replayed by the same functions, so a replayed page is the
+ * primary's byte for byte, and the record carries the separator and the
+ * right half's items instead of a new page's image and a rewritten left
+ * page's delta.
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * The left half: keep the first 'nleft' data items of the leaf under the
+ * new high key 'sep', right-linked to the new page rblkno.
+ */
+void
+ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen, BlockNumber rblkno)
+{
+	DdbPageOpaque op = DdbPageGetOpaque(page);
+	OffsetNumber first = DdbPageFirstData(page);
+	Page		tmp = palloc(BLCKSZ);
+	Size		sz;
+	DdbKeyItem	hk = ddb_make_key_item(InvalidBlockNumber, sep, seplen, &sz);
+
+	ddb_init_page(tmp, op->flags, op->level, rblkno);
+	ddb_add_item(tmp, hk, sz, DDB_HIKEY);
+	for (int i = 0; i < nleft; i++)
+	{
+		ItemId		iid = PageGetItemId(page, first + i);
+
+		ddb_add_item(tmp, PageGetItem(page, iid), ItemIdGetLength(iid), InvalidOffsetNumber);
+	}
+	ddb_page_replace(page, tmp);
+	pfree(tmp);
+	pfree(hk);
+}
+
+/*
+ * The right half, on a new page: 'data' is its items as ddb_split_leaf_
+ * right_data serialized them (the old high key first when hashk).
+ */
+void
+ddb_split_leaf_right(Page page, uint16 flags, BlockNumber right, bool hashk, const char *data)
+{
+	uint16		n;
+	const char *lens = data + sizeof(uint16);
+	const char *p;
+
+	memcpy(&n, data, sizeof(uint16));
+	p = lens + sizeof(uint16) * n;
+	ddb_init_page(page, flags, 0, right);
+	for (int i = 0; i < n; i++)
+	{
+		uint16		len;
+
+		memcpy(&len, lens + sizeof(uint16) * i, sizeof(uint16));
+		ddb_add_item(page, p, len, i == 0 && hashk ? DDB_HIKEY : InvalidOffsetNumber);
+		p += len;
+	}
+}
+
+/* Serialize a right half's items for ddb_split_leaf_right (palloc'd). */
+static char *
+ddb_split_leaf_right_data(DdbKeyItem hk, Size hksize, SplitItem *items, int from, int to,
+						  Size *len)
+{
+	int			n = (hk ? 1 : 0) + (to - from);
+	Size		total = sizeof(uint16) * (n + 1);
+	char	   *data;
+	char	   *lens;
+	char	   *p;
+	uint16		v = n;
+
+	total += hk ? hksize : 0;
+	for (int i = from; i < to; i++)
+		total += items[i].size;
+	data = palloc(total);
+	memcpy(data, &v, sizeof(uint16));
+	lens = data + sizeof(uint16);
+	p = lens + sizeof(uint16) * n;
+	for (int k = 0; k < n; k++)
+	{
+		int			i = hk ? from + k - 1 : from + k;
+		const void *item = i < from ? (const void *) hk : items[i].data;
+
+		v = i < from ? hksize : items[i].size;
+		memcpy(lens + sizeof(uint16) * k, &v, sizeof(uint16));
+		memcpy(p, item, v);
+		p += v;
+	}
+	*len = total;
+	return data;
+}
+
+/*
+ * The parent: the new downlink (to rblkno, separator 'sep') at 'off', the
+ * page's prefix shrunk first to 'newpp' when it is longer.
+ */
+void
+ddb_split_parent(Page page, OffsetNumber off, BlockNumber rblkno, const char *sep, int seplen,
+				 int newpp)
+{
+	if (newpp < DdbPageGetOpaque(page)->prefixlen)
+		ddb_reprefix(page, newpp);
+	ddb_add_downlink(page, rblkno, sep, seplen, newpp, off);
 }
 
 /*
@@ -1609,6 +1743,38 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 	if (!BufferIsValid(parentbuf))
 		rootbuf = ddb_new_buffer(rel);
 
+	/*
+	 * A leaf below an existing parent, with ddb's own WAL: build the three
+	 * pages aside with the functions redo uses, then install and log them
+	 * in one critical section (ddb_wal_leaf_split).
+	 */
+	if (leaf && BufferIsValid(parentbuf) && ddb_wal_custom())
+	{
+		Size		rdatalen;
+		char	   *rdata = ddb_split_leaf_right_data(oldhk, oldhksize, items, best, nitems,
+													  &rdatalen);
+		Page		ltmp = palloc(BLCKSZ);
+		Page		rtmp = palloc0(BLCKSZ);
+		Page		ptmp = palloc(BLCKSZ);
+
+		memcpy(ltmp, page, BLCKSZ);
+		ddb_split_leaf_left(ltmp, best, sep, seplen, rblkno);
+		ddb_split_leaf_right(rtmp, op->flags, op->right, oldhk != NULL, rdata);
+		memcpy(ptmp, BufferGetPage(parentbuf), BLCKSZ);
+		ddb_split_parent(ptmp, OffsetNumberNext(downlink), rblkno, sep, seplen, newpp);
+		DdbCheck(ddb_page_is_ordered(ltmp, low, lowlen));
+		DdbCheck(ddb_page_is_ordered(rtmp, sep, seplen));
+		DdbCheck(ddb_page_is_ordered(ptmp, NULL, 0));
+		ddb_wal_leaf_split(rel, parentbuf, ptmp, buf, ltmp, rbuf, rtmp,
+						   OffsetNumberNext(downlink), newpp, best, sep, seplen,
+						   oldhk != NULL, rdata, rdatalen);
+		pfree(ltmp);
+		pfree(rtmp);
+		pfree(ptmp);
+		pfree(rdata);
+		goto split_done;
+	}
+
 	state = GenericXLogStart(rel);
 	if (BufferIsValid(metabuf))
 		mpage = GenericXLogRegisterBuffer(state, metabuf, 0);
@@ -1694,6 +1860,7 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 	DdbCheck(ddb_page_is_ordered(ppage, NULL, 0));
 	GenericXLogFinish(state);
 
+split_done:
 	if (BufferIsValid(rootbuf))
 		UnlockReleaseBuffer(rootbuf);
 
@@ -1906,7 +2073,7 @@ ddb_build_leaf_item(const char *key, int keylen, ItemPointer tid, HeapTuple tupl
 bool
 ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff,
 					   const char *key, int keylen, ItemPointer tid, HeapTuple tuple,
-					   void (*mark) (Page page, OffsetNumber off, void *arg), void *arg)
+					   DdbMarkFn mark, void *arg)
 {
 	Page		page = BufferGetPage(buf);
 	Size		itemsize = MAXALIGN(DdbLeafTupleOffset(keylen) + tuple->t_len);
@@ -1914,7 +2081,6 @@ ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff,
 	char	   *itemkey;
 	int			itemkeylen;
 	OffsetNumber off;
-	GenericXLogState *state;
 
 	if (keylen > DDB_MAX_KEY_LEN || itemsize > DDB_MAX_ITEM_SIZE ||
 		PageGetFreeSpace(page) < itemsize)
@@ -1929,12 +2095,8 @@ ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff,
 		return false;
 	}
 
-	state = GenericXLogStart(rel);
-	page = GenericXLogRegisterBuffer(state, buf, 0);
-	mark(page, oldoff, arg);
-	ddb_add_item(page, item, itemsize, off);
+	ddb_wal_leaf_update(rel, buf, oldoff, mark, arg, off, item, itemsize);
 	DdbCheck(ddb_page_is_ordered(page, NULL, 0));
-	GenericXLogFinish(state);
 
 	/* The version first, then its map entry: see ddb_rowid.c. */
 	ddb_map_set_deferred(rel, tid, BufferGetBlockNumber(buf), ddb_key_hash(key));
@@ -2170,14 +2332,11 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 		page = BufferGetPage(leafbuf);
 		if (PageGetFreeSpace(page) >= itemsize + reserve)
 		{
-			GenericXLogState *state = GenericXLogStart(rel);
 			OffsetNumber off = ddb_leaf_search(page, itemkey, itemkeylen, false);
 			BlockNumber leaf = BufferGetBlockNumber(leafbuf);
 
-			page = GenericXLogRegisterBuffer(state, leafbuf, 0);
-			ddb_add_item(page, item, itemsize, off);
+			ddb_wal_leaf_add(rel, leafbuf, off, item, itemsize);
 			DdbCheck(ddb_page_is_ordered(page, NULL, 0));
-			GenericXLogFinish(state);
 			UnlockReleaseBuffer(leafbuf);
 			if (leafbuf != first)
 				UnlockReleaseBuffer(first);

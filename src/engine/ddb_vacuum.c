@@ -162,7 +162,11 @@ ddb_prune_leaf(Relation rel, Buffer buf, GlobalVisState *vistest,
 		}
 	}
 
-	if (ndeletable > 0 || nfrozen > 0)
+	/* a prune without freezing: ddb's own record, when it has one */
+	if (ndeletable > 0 && nfrozen == 0 &&
+		ddb_wal_leaf_prune(rel, buf, deletable, ndeletable, latestRemovedXid))
+		;
+	else if (ndeletable > 0 || nfrozen > 0)
 	{
 		GenericXLogState *state;
 		Page		copy;

@@ -6,6 +6,7 @@
 #   bash test/bench/run.sh --items 100000 --duration 3 --rounds 7 --clients 4
 #   bash test/bench/run.sh --locale C.UTF-8      # the database in a UTF-8 locale
 #   bash test/bench/run.sh --shared-buffers 64MB --ops "get query" # a small cache
+#   bash test/bench/run.sh --preload --ops "put_new put_over update"  # ddb preloaded: its own WAL records
 #   bash test/bench/run.sh --scaling      # GetItem and Query-100 at 10^5 and 10^6 items
 #   bash test/bench/run.sh --scaling --big   # ... and 10^7 (long: about an hour)
 #   bash test/bench/run.sh --smoke        # 2,000 items, 1 s runs (CI: the scripts run, results agree)
@@ -66,8 +67,9 @@ big=0
 db_locale=""
 shared_buffers=""
 only_ops=""
+preload=0
 orig_args=("$@")
-usage() { sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--items) items=$2; shift ;;
@@ -77,6 +79,7 @@ while [ $# -gt 0 ]; do
 	--locale) db_locale=$2; shift ;;
 	--shared-buffers) shared_buffers=$2; shift ;;
 	--ops) only_ops=$2; shift ;;
+	--preload) preload=1 ;;
 	--smoke) mode=smoke ;;
 	--scaling) mode=scaling ;;
 	--big) big=1 ;;
@@ -89,6 +92,9 @@ done
 if [ $mode = smoke ]; then
 	items=2000; duration=1; rounds=2; clients_list=1
 	[ -n "${PGHOST:-}" ] && use_running=1
+fi
+if [ $preload = 1 ] && [ $use_running = 1 ]; then
+	echo "--preload needs the script's own cluster (the running server's preload is its own)" >&2; exit 2
 fi
 case $items in ''|*[!0-9]*) echo "--items must be a number" >&2; exit 2 ;; esac
 case $duration in ''|*[!0-9]*) echo "--duration must be a number of seconds" >&2; exit 2 ;; esac
@@ -158,6 +164,11 @@ max_wal_size = 20GB
 checkpoint_timeout = 1h
 log_min_messages = warning
 EOF
+	# --preload: ddb in shared_preload_libraries, so ddb tables are logged
+	# with its own WAL records (src/engine/ddb_wal.c), not Generic WAL
+	if [ $preload = 1 ]; then
+		printf "shared_preload_libraries = 'ddb'\nddb.http_port = 0\n" >>"$work/data/postgresql.conf"
+	fi
 	pg_ctl -D "$work/data" -l "$work/server.log" -w start >/dev/null ||
 		{ cat "$work/server.log" >&2; die "the server did not start"; }
 	started_cluster=1
@@ -563,7 +574,7 @@ op_name() {
 report() {
 	local op c a s h cl na ns nh
 	echo
-	echo "### ddb vs heap + btree: $items items ($P partitions x 100, interleaved), $rounds rounds of ${duration} s runs, pgbench -M prepared"
+	echo "### ddb vs heap + btree: $items items ($P partitions x 100, interleaved), $rounds rounds of ${duration} s runs, pgbench -M prepared$([ $preload = 1 ] && echo ", ddb preloaded (its own WAL records)")"
 	echo
 	echo "PostgreSQL $server_version; $settings; load average $(load_range) (1 min, sampled before each run)."
 	echo

@@ -19,12 +19,18 @@
 #
 # DDB_TAP_AM=heap runs the same workload on a heap "t" and skips ddb_verify:
 # that checks the harness itself.
+#
+# DDB_TAP_WAL=custom runs it with ddb preloaded, so ddb tables are logged
+# with ddb's own WAL records (test/t/DdbWal.pm); test/run.sh runs both.
 
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DdbWal;
 use IPC::Run;
 
 my $am = $ENV{DDB_TAP_AM} || 'ddb';
@@ -36,7 +42,9 @@ $node->append_conf('postgresql.conf', qq(
 max_connections = 40
 log_min_messages = warning
 ));
+DdbWal::configure($node);
 $node->start;
+DdbWal::check_mode($node);
 
 $node->safe_psql('postgres', qq(
 CREATE EXTENSION ddb;

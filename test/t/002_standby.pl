@@ -13,12 +13,18 @@
 #
 # DDB_TAP_AM=heap runs the same steps on heap tables and skips ddb_verify:
 # that checks the harness itself.
+#
+# DDB_TAP_WAL=custom runs it with ddb preloaded, so ddb tables are logged
+# with ddb's own WAL records (test/t/DdbWal.pm); test/run.sh runs both.
 
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DdbWal;
 
 my $am = $ENV{DDB_TAP_AM} || 'ddb';
 note "table access method under test: $am";
@@ -26,7 +32,9 @@ note "table access method under test: $am";
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
 $primary->append_conf('postgresql.conf', "log_min_messages = warning\n");
+DdbWal::configure($primary);
 $primary->start;
+DdbWal::check_mode($primary);
 $primary->safe_psql('postgres', 'CREATE EXTENSION ddb');
 
 $primary->backup('base');

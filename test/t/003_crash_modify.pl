@@ -5,17 +5,26 @@
 # hold exactly the same rows: what committed is there, what did not is not.
 # Then ddb_verify must be clean, VACUUM must work, and rows must still be
 # reachable by TID (UPDATE after recovery).
+#
+# DDB_TAP_WAL=custom runs it with ddb preloaded, so ddb tables are logged
+# with ddb's own WAL records (test/t/DdbWal.pm); test/run.sh runs both.
+
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DdbWal;
 use IPC::Run;
 
 my $node = PostgreSQL::Test::Cluster->new('crash_modify');
 $node->init;
 $node->append_conf('postgresql.conf', "max_connections = 40\n");
+DdbWal::configure($node);
 $node->start;
+DdbWal::check_mode($node);
 
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION ddb;

@@ -5,15 +5,24 @@
 # removed versions is cancelled instead of silently missing rows.  The
 # standby query below must either still count every row or be cancelled;
 # it must never see fewer rows.
+#
+# DDB_TAP_WAL=custom runs it with ddb preloaded, so ddb tables are logged
+# with ddb's own WAL records (test/t/DdbWal.pm); test/run.sh runs both.
+
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DdbWal;
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
+DdbWal::configure($primary);
 $primary->start;
+DdbWal::check_mode($primary);
 $primary->safe_psql('postgres', q{
 	CREATE EXTENSION ddb;
 	CREATE TABLE t (pk text, sk text, item jsonb) USING ddb;

@@ -5,16 +5,25 @@
 # steps with pg_resetwal (crossing the 2^32 wrap), with VACUUM FREEZE in
 # between.  Every row must stay visible, updates must keep working, and
 # ddb_verify must be clean (it checks xids against relfrozenxid).
+#
+# DDB_TAP_WAL=custom runs it with ddb preloaded, so ddb tables are logged
+# with ddb's own WAL records (test/t/DdbWal.pm); test/run.sh runs both.
+
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DdbWal;
 
 my $node = PostgreSQL::Test::Cluster->new('wrap');
 $node->init;
 $node->append_conf('postgresql.conf', "autovacuum = off\n");
+DdbWal::configure($node);
 $node->start;
+DdbWal::check_mode($node);
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION ddb;
 	CREATE TABLE t (pk text, sk text, item jsonb) USING ddb;

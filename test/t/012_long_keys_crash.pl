@@ -8,16 +8,25 @@
 # checkpoint, crash (immediate stop), and after recovery every committed
 # item is there, nothing else, the tree verifies and stays shallow, and
 # inserts go on.
+#
+# DDB_TAP_WAL=custom runs it with ddb preloaded, so ddb tables are logged
+# with ddb's own WAL records (test/t/DdbWal.pm); test/run.sh runs both.
+
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DdbWal;
 
 my $node = PostgreSQL::Test::Cluster->new('long_keys_crash');
 $node->init;
 $node->append_conf('postgresql.conf', "checkpoint_timeout = 1h\nmax_wal_size = 4GB\n");
+DdbWal::configure($node);
 $node->start;
+DdbWal::check_mode($node);
 
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION ddb;

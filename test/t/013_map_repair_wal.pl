@@ -12,11 +12,18 @@
 # guard the first resolution repairs them and the costs would not differ.
 # A run in which the WAL got flushed during the window anyway (a segment
 # switch, a busy machine) proves nothing and is retried.
+#
+# DDB_TAP_WAL=custom runs it with ddb preloaded, so ddb tables are logged
+# with ddb's own WAL records (test/t/DdbWal.pm); test/run.sh runs both.
+
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DdbWal;
 
 plan skip_all => 'the row-id map is ddb\'s' if ($ENV{DDB_TAP_AM} || 'ddb') ne 'ddb';
 
@@ -29,7 +36,9 @@ wal_writer_flush_after = 1GB
 bgwriter_lru_maxpages = 0
 checkpoint_timeout = 1h
 });
+DdbWal::configure($node);
 $node->start;
+DdbWal::check_mode($node);
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION ddb;
 	-- shared buffers hit or read by a TID scan over the given TIDs

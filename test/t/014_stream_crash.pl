@@ -14,12 +14,18 @@
 #   (b) each item's records are in the order of its changes;
 #   (c) the standby, caught up, reads the very same stream;
 #   (d) writes after recovery are recorded, after the old records.
+#
+# DDB_TAP_WAL=custom runs it with ddb preloaded, so ddb tables are logged
+# with ddb's own WAL records (test/t/DdbWal.pm); test/run.sh runs both.
 
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DdbWal;
 use IPC::Run;
 
 my $primary = PostgreSQL::Test::Cluster->new('stream_primary');
@@ -28,7 +34,9 @@ $primary->append_conf('postgresql.conf', qq(
 max_connections = 40
 log_min_messages = warning
 ));
+DdbWal::configure($primary);
 $primary->start;
+DdbWal::check_mode($primary);
 $primary->safe_psql('postgres', q(
 CREATE EXTENSION ddb;
 SELECT ddb_create_table('stt', 'PK', 'S', 'SK', 'S');

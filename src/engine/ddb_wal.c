@@ -1,0 +1,721 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_wal.c
+ *	  How the engine's hot-path page changes are WAL-logged: ddb's own WAL
+ *	  resource manager when ddb is preloaded, Generic WAL otherwise.
+ *
+ * Every leaf insert, version mark (delete, update's old version, row lock),
+ * one-record update, row-id map entry, prune and leaf split below an
+ * existing parent goes through a function of this file, which changes the
+ * page(s) and logs the change.  Which WAL it
+ * writes is decided here and nowhere else (ddb_wal_custom):
+ *
+ *	- ddb in shared_preload_libraries: _PG_init runs while
+ *	  process_shared_preload_libraries_in_progress, registers the resource
+ *	  manager "ddb" (RegisterCustomRmgr) in the postmaster, and every backend
+ *	  inherits it.  The changes are logged as typed records that carry what
+ *	  changed -- the item bytes once, a version's new header fields, map
+ *	  slots, removed offsets -- and are replayed by ddb_wal_redo with
+ *	  XLogReadBufferForRedo and the page-LSN rule, in a critical section
+ *	  (START_CRIT_SECTION, change, MarkBufferDirty, XLogInsert, PageSetLSN),
+ *	  as nbtree's _bt_insertonpg and btree_xlog_insert do.
+ *
+ *	- Otherwise (CREATE EXTENSION alone; the library loaded into a backend
+ *	  on first use): exactly the Generic WAL records the engine always
+ *	  wrote.
+ *
+ * Everything else (tree creation, root and internal splits, map growth,
+ * bulk build, VACUUM's freezing) stays Generic WAL in both modes.  Generic records are always
+ * replayable, and both kinds order by LSN on a page, so mixing them is
+ * safe, and a page written in one mode reads the same in the other.
+ *
+ * The resource manager id is DDB_RMGR_ID (203), fixed: it is written into
+ * every record, so changing it would make WAL written before the change
+ * unreadable, and another extension registering the same id in the same
+ * server is refused at startup by RegisterCustomRmgr.  128
+ * (RM_EXPERIMENTAL_ID) is for development only; 203 was unused in
+ * PostgreSQL's list of custom resource managers
+ * (wiki.postgresql.org/wiki/CustomWALResourceManagers) when chosen, and
+ * must be reserved there before a release.
+ *
+ * Safety.  WAL with ddb records can be replayed only by a server that
+ * preloads ddb.  A server (crash recovery, a standby, a restore) that
+ * meets one without it stops: GetRmgr raises "resource manager with ID
+ * 203 not registered" in the startup process, which is fatal, and the
+ * server does not start -- it never skips a record.  Adding ddb back to
+ * shared_preload_libraries and starting again replays the WAL.  So a
+ * standby must preload ddb whenever its primary does, and restores and
+ * pg_rewind targets likewise.  Adding or removing the preload across a
+ * clean shutdown is safe in either direction: a clean shutdown ends with
+ * a checkpoint and leaves no WAL to replay, and pages are the same in
+ * both modes.  pg_waldump shows the records as "custom203" (it cannot
+ * load ddb's rm_desc) and --stats counts them under that name.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/bufmask.h"
+#include "access/generic_xlog.h"
+#include "access/htup_details.h"
+#include "access/xlog_internal.h"
+#include "access/xloginsert.h"
+#include "access/xlogutils.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/standby.h"
+#include "utils/rel.h"
+
+#include "ddb.h"
+#include "engine/ddb_page.h"
+
+#define DDB_RMGR_ID			203
+
+/* Record kinds: the high bits of xl_info */
+#define XLOG_DDB_INSERT		0x00	/* one leaf item at an offset */
+#define XLOG_DDB_MARK		0x10	/* a version's xmax fields */
+#define XLOG_DDB_UPDATE		0x20	/* MARK, then INSERT, same leaf */
+#define XLOG_DDB_MAP		0x30	/* row-id map slots of one map leaf */
+#define XLOG_DDB_PRUNE		0x40	/* remove dead versions from a leaf */
+#define XLOG_DDB_SPLIT		0x50	/* split a leaf below an existing parent */
+#define XLOG_DDB_OPMASK		0x70
+
+/* INSERT: block 0 the leaf; block data the item */
+typedef struct xl_ddb_insert
+{
+	OffsetNumber off;
+} xl_ddb_insert;
+
+#define SizeOfDdbInsert (offsetof(xl_ddb_insert, off) + sizeof(OffsetNumber))
+
+/* MARK: block 0 the leaf; the version's header fields after the mark */
+typedef struct xl_ddb_mark
+{
+	OffsetNumber off;
+	uint16		infomask;		/* only the DDB_MARK_INFOMASK bits */
+	uint16		infomask2;		/* only HEAP_KEYS_UPDATED */
+	TransactionId xmax;
+	CommandId	cid;			/* t_cid as stored (cmax or combo id) */
+	ItemPointerData ctid;
+} xl_ddb_mark;
+
+#define SizeOfDdbMark (offsetof(xl_ddb_mark, ctid) + sizeof(ItemPointerData))
+
+/* The infomask bits a mark sets or clears (mark_xmax in ddb_modify.c). */
+#define DDB_MARK_INFOMASK	(HEAP_XMAX_BITS | HEAP_MOVED | HEAP_COMBOCID)
+
+/* UPDATE: block 0 the leaf; block data the new item */
+typedef struct xl_ddb_update
+{
+	xl_ddb_mark mark;
+	OffsetNumber newoff;
+} xl_ddb_update;
+
+#define SizeOfDdbUpdate (offsetof(xl_ddb_update, newoff) + sizeof(OffsetNumber))
+
+/* MAP: block 0 the map leaf; block data DdbMapChange[] */
+
+/* PRUNE: block 0 the leaf; block data the removed offsets */
+typedef struct xl_ddb_prune
+{
+	TransactionId latestRemovedXid;
+	uint16		ndeleted;
+} xl_ddb_prune;
+
+#define SizeOfDdbPrune (offsetof(xl_ddb_prune, ndeleted) + sizeof(uint16))
+
+/*
+ * SPLIT: block 0 the parent, block 1 the left half (the leaf that split),
+ * block 2 the new right half (its items as block data), locked in that
+ * order, top-down and left to right as ddb_tree.c's lock order says; the
+ * separator follows the struct.  Redo rebuilds each page with the
+ * functions the primary built it with (ddb_split_leaf_left, _right,
+ * ddb_split_parent).
+ */
+typedef struct xl_ddb_split
+{
+	BlockNumber rightlink;		/* the right half's right-link */
+	OffsetNumber downlink;		/* the new downlink's offset in the parent */
+	uint16		newpp;			/* the parent's prefix length after the split */
+	uint16		nleft;			/* data items that stay on the left */
+	uint16		flags;			/* the leaf's page flags */
+	uint16		seplen;
+	bool		hashk;			/* the right half has a high key */
+	/* separator follows */
+} xl_ddb_split;
+
+#define SizeOfDdbSplit (offsetof(xl_ddb_split, hashk) + sizeof(bool))
+
+static bool ddb_wal_registered = false;
+
+/* ------------------------------------------------------------------------
+ * The switch
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * Does this server log ddb's records?  True exactly when the resource
+ * manager was registered at postmaster start (see the header).  The one
+ * place the choice is read.
+ */
+bool
+ddb_wal_custom(void)
+{
+	return ddb_wal_registered;
+}
+
+/* ------------------------------------------------------------------------
+ * Page changes shared by the primary and redo
+ * ------------------------------------------------------------------------
+ */
+
+static void
+leaf_add(Page page, const void *item, Size size, OffsetNumber off, int elevel)
+{
+	if (PageAddItem(page, (Item) item, size, off, false, false) == InvalidOffsetNumber)
+		elog(elevel, "failed to add item of size %zu to ddb page", size);
+}
+
+static HeapTupleHeader
+leaf_tuple(Page page, OffsetNumber off)
+{
+	DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off));
+
+	return DdbLeafItemGetTuple(li);
+}
+
+/* The record of a mark just made on the page at off. */
+static void
+mark_record(Page page, OffsetNumber off, xl_ddb_mark *rec)
+{
+	HeapTupleHeader t = leaf_tuple(page, off);
+
+	memset(rec, 0, sizeof(*rec));
+	rec->off = off;
+	rec->infomask = t->t_infomask & DDB_MARK_INFOMASK;
+	rec->infomask2 = t->t_infomask2 & HEAP_KEYS_UPDATED;
+	rec->xmax = HeapTupleHeaderGetRawXmax(t);
+	rec->cid = HeapTupleHeaderGetRawCommandId(t);
+	rec->ctid = t->t_ctid;
+}
+
+static void
+mark_apply(Page page, const xl_ddb_mark *rec)
+{
+	HeapTupleHeader t = leaf_tuple(page, rec->off);
+
+	t->t_infomask = (t->t_infomask & ~DDB_MARK_INFOMASK) | rec->infomask;
+	t->t_infomask2 = (t->t_infomask2 & ~HEAP_KEYS_UPDATED) | rec->infomask2;
+	HeapTupleHeaderSetXmax(t, rec->xmax);
+	t->t_choice.t_heap.t_field3.t_cid = rec->cid;
+	t->t_ctid = rec->ctid;
+}
+
+/* ------------------------------------------------------------------------
+ * Logged changes (the engine's entry points)
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * Add a leaf item at 'off' of the exclusively locked leaf in buf.  The
+ * caller has checked that it fits.
+ */
+void
+ddb_wal_leaf_add(Relation rel, Buffer buf, OffsetNumber off, const void *item, Size size)
+{
+	Page		page = BufferGetPage(buf);
+
+	if (!ddb_wal_custom())
+	{
+		GenericXLogState *state = GenericXLogStart(rel);
+
+		page = GenericXLogRegisterBuffer(state, buf, 0);
+		leaf_add(page, item, size, off, ERROR);
+		GenericXLogFinish(state);
+		return;
+	}
+
+	START_CRIT_SECTION();
+	leaf_add(page, item, size, off, PANIC);
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+	{
+		xl_ddb_insert xlrec;
+		XLogRecPtr	recptr;
+
+		xlrec.off = off;
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, SizeOfDdbInsert);
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		XLogRegisterBufData(0, (char *) item, size);
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_INSERT);
+		PageSetLSN(page, recptr);
+	}
+	END_CRIT_SECTION();
+}
+
+/*
+ * Mark the version at 'off' of the exclusively locked leaf in buf: 'mark'
+ * sets its xmax fields (it must not fail or allocate).
+ */
+void
+ddb_wal_leaf_mark(Relation rel, Buffer buf, OffsetNumber off, DdbMarkFn mark, void *arg)
+{
+	Page		page = BufferGetPage(buf);
+
+	if (!ddb_wal_custom())
+	{
+		GenericXLogState *state = GenericXLogStart(rel);
+
+		page = GenericXLogRegisterBuffer(state, buf, 0);
+		mark(page, off, arg);
+		GenericXLogFinish(state);
+		return;
+	}
+
+	START_CRIT_SECTION();
+	mark(page, off, arg);
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+	{
+		xl_ddb_mark xlrec;
+		XLogRecPtr	recptr;
+
+		mark_record(page, off, &xlrec);
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, SizeOfDdbMark);
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_MARK);
+		PageSetLSN(page, recptr);
+	}
+	END_CRIT_SECTION();
+}
+
+/*
+ * One update on one leaf: mark the old version at 'oldoff', then add the
+ * new item at 'newoff' (<= oldoff: newest first), in one record.
+ */
+void
+ddb_wal_leaf_update(Relation rel, Buffer buf, OffsetNumber oldoff, DdbMarkFn mark,
+					void *arg, OffsetNumber newoff, const void *item, Size size)
+{
+	Page		page = BufferGetPage(buf);
+	xl_ddb_update xlrec;
+
+	if (!ddb_wal_custom())
+	{
+		GenericXLogState *state = GenericXLogStart(rel);
+
+		page = GenericXLogRegisterBuffer(state, buf, 0);
+		mark(page, oldoff, arg);
+		leaf_add(page, item, size, newoff, ERROR);
+		GenericXLogFinish(state);
+		return;
+	}
+
+	START_CRIT_SECTION();
+	mark(page, oldoff, arg);
+	/* the mark's fields are read before the insert moves the item */
+	mark_record(page, oldoff, &xlrec.mark);
+	xlrec.newoff = newoff;
+	leaf_add(page, item, size, newoff, PANIC);
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+	{
+		XLogRecPtr	recptr;
+
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, SizeOfDdbUpdate);
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		XLogRegisterBufData(0, (char *) item, size);
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_UPDATE);
+		PageSetLSN(page, recptr);
+	}
+	END_CRIT_SECTION();
+}
+
+/* Set n slots of the exclusively locked row-id map leaf in buf. */
+void
+ddb_wal_map_set(Relation rel, Buffer buf, const DdbMapChange *changes, int n)
+{
+	Page		page = BufferGetPage(buf);
+
+	if (!ddb_wal_custom())
+	{
+		GenericXLogState *state = GenericXLogStart(rel);
+
+		page = GenericXLogRegisterBuffer(state, buf, 0);
+		for (int i = 0; i < n; i++)
+			ddb_map_apply(page, changes[i].slot, changes[i].block, changes[i].hash);
+		GenericXLogFinish(state);
+		return;
+	}
+
+	START_CRIT_SECTION();
+	for (int i = 0; i < n; i++)
+		ddb_map_apply(page, changes[i].slot, changes[i].block, changes[i].hash);
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+	{
+		XLogRecPtr	recptr;
+
+		XLogBeginInsert();
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		XLogRegisterBufData(0, (char *) changes, sizeof(DdbMapChange) * n);
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_MAP);
+		PageSetLSN(page, recptr);
+	}
+	END_CRIT_SECTION();
+}
+
+/*
+ * Remove the versions at 'deletable' (ascending) from the exclusively
+ * locked leaf in buf.  latestRemovedXid is the newest xid they make
+ * invisible: replay cancels standby queries that could still see them.
+ * Returns false, with nothing done, when the custom records are off: the
+ * caller then logs the prune with Generic WAL (and the conflict horizon
+ * with a record of its own).
+ */
+bool
+ddb_wal_leaf_prune(Relation rel, Buffer buf, OffsetNumber *deletable, int ndeletable,
+				   TransactionId latestRemovedXid)
+{
+	Page		page = BufferGetPage(buf);
+
+	if (!ddb_wal_custom())
+		return false;
+
+	START_CRIT_SECTION();
+	PageIndexMultiDelete(page, deletable, ndeletable);
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+	{
+		xl_ddb_prune xlrec;
+		XLogRecPtr	recptr;
+
+		xlrec.latestRemovedXid = XLogStandbyInfoActive() ? latestRemovedXid :
+			InvalidTransactionId;
+		xlrec.ndeleted = ndeletable;
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, SizeOfDdbPrune);
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		XLogRegisterBufData(0, (char *) deletable, sizeof(OffsetNumber) * ndeletable);
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_PRUNE);
+		PageSetLSN(page, recptr);
+	}
+	END_CRIT_SECTION();
+	return true;
+}
+
+/*
+ * Install a leaf split built aside by ddb_split (ddb's own WAL only): the
+ * parent, left and right pages become ptmp, ltmp and rtmp, all buffers
+ * locked exclusively by the caller, rbuf a new page.
+ */
+void
+ddb_wal_leaf_split(Relation rel, Buffer pbuf, Page ptmp, Buffer lbuf, Page ltmp,
+				   Buffer rbuf, Page rtmp, OffsetNumber downlink, int newpp, int nleft,
+				   const char *sep, int seplen, bool hashk, const char *rdata, Size rdatalen)
+{
+	Page		ppage = BufferGetPage(pbuf);
+	Page		lpage = BufferGetPage(lbuf);
+	Page		rpage = BufferGetPage(rbuf);
+
+	Assert(ddb_wal_custom());
+	START_CRIT_SECTION();
+	ddb_page_replace(ppage, ptmp);
+	ddb_page_replace(lpage, ltmp);
+	memcpy(rpage, rtmp, BLCKSZ);
+	MarkBufferDirty(pbuf);
+	MarkBufferDirty(lbuf);
+	MarkBufferDirty(rbuf);
+	if (RelationNeedsWAL(rel))
+	{
+		xl_ddb_split xlrec;
+		XLogRecPtr	recptr;
+
+		memset(&xlrec, 0, sizeof(xlrec));
+		xlrec.rightlink = DdbPageGetOpaque(rpage)->right;
+		xlrec.downlink = downlink;
+		xlrec.newpp = newpp;
+		xlrec.nleft = nleft;
+		xlrec.flags = DdbPageGetOpaque(rpage)->flags;
+		xlrec.seplen = seplen;
+		xlrec.hashk = hashk;
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, SizeOfDdbSplit);
+		XLogRegisterData((char *) sep, seplen);
+		XLogRegisterBuffer(0, pbuf, REGBUF_STANDARD);
+		XLogRegisterBuffer(1, lbuf, REGBUF_STANDARD);
+		XLogRegisterBuffer(2, rbuf, REGBUF_STANDARD | REGBUF_WILL_INIT);
+		XLogRegisterBufData(2, (char *) rdata, rdatalen);
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_SPLIT);
+		PageSetLSN(ppage, recptr);
+		PageSetLSN(lpage, recptr);
+		PageSetLSN(rpage, recptr);
+	}
+	END_CRIT_SECTION();
+}
+
+/* ------------------------------------------------------------------------
+ * Redo
+ * ------------------------------------------------------------------------
+ */
+
+static void
+split_redo(XLogReaderState *record)
+{
+	XLogRecPtr	lsn = record->EndRecPtr;
+	xl_ddb_split *xlrec = (xl_ddb_split *) XLogRecGetData(record);
+	char	   *sep = (char *) xlrec + SizeOfDdbSplit;
+	BlockNumber rblkno;
+	Buffer		pbuf,
+				lbuf,
+				rbuf;
+	Page		page;
+
+	XLogRecGetBlockTag(record, 2, NULL, NULL, &rblkno);
+
+	/* all three locked until all are changed: readers see the split whole */
+	if (XLogReadBufferForRedo(record, 0, &pbuf) == BLK_NEEDS_REDO)
+	{
+		page = BufferGetPage(pbuf);
+		ddb_split_parent(page, xlrec->downlink, rblkno, sep, xlrec->seplen, xlrec->newpp);
+		PageSetLSN(page, lsn);
+		MarkBufferDirty(pbuf);
+	}
+	if (XLogReadBufferForRedo(record, 1, &lbuf) == BLK_NEEDS_REDO)
+	{
+		page = BufferGetPage(lbuf);
+		ddb_split_leaf_left(page, xlrec->nleft, sep, xlrec->seplen, rblkno);
+		PageSetLSN(page, lsn);
+		MarkBufferDirty(lbuf);
+	}
+	rbuf = XLogInitBufferForRedo(record, 2);
+	page = BufferGetPage(rbuf);
+	ddb_split_leaf_right(page, xlrec->flags, xlrec->rightlink, xlrec->hashk,
+						 XLogRecGetBlockData(record, 2, NULL));
+	PageSetLSN(page, lsn);
+	MarkBufferDirty(rbuf);
+
+	UnlockReleaseBuffer(rbuf);
+	if (BufferIsValid(lbuf))
+		UnlockReleaseBuffer(lbuf);
+	if (BufferIsValid(pbuf))
+		UnlockReleaseBuffer(pbuf);
+}
+
+static void
+ddb_wal_redo(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & XLOG_DDB_OPMASK;
+	XLogRecPtr	lsn = record->EndRecPtr;
+	Buffer		buf;
+	char	   *data;
+	Size		datalen;
+
+	if (info == XLOG_DDB_SPLIT)
+	{
+		split_redo(record);
+		return;
+	}
+
+	if (info == XLOG_DDB_PRUNE && InHotStandby)
+	{
+		xl_ddb_prune *xlrec = (xl_ddb_prune *) XLogRecGetData(record);
+		RelFileNode rnode;
+
+		/* before the page changes: cancel queries that could see them */
+		XLogRecGetBlockTag(record, 0, &rnode, NULL, NULL);
+		if (TransactionIdIsValid(xlrec->latestRemovedXid))
+			ResolveRecoveryConflictWithSnapshot(xlrec->latestRemovedXid, rnode);
+	}
+
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+
+		data = XLogRecGetBlockData(record, 0, &datalen);
+		switch (info)
+		{
+			case XLOG_DDB_INSERT:
+				{
+					xl_ddb_insert *xlrec = (xl_ddb_insert *) XLogRecGetData(record);
+
+					leaf_add(page, data, datalen, xlrec->off, PANIC);
+					break;
+				}
+			case XLOG_DDB_MARK:
+				mark_apply(page, (xl_ddb_mark *) XLogRecGetData(record));
+				break;
+			case XLOG_DDB_UPDATE:
+				{
+					xl_ddb_update *xlrec = (xl_ddb_update *) XLogRecGetData(record);
+
+					mark_apply(page, &xlrec->mark);
+					leaf_add(page, data, datalen, xlrec->newoff, PANIC);
+					break;
+				}
+			case XLOG_DDB_MAP:
+				{
+					DdbMapChange *c = (DdbMapChange *) data;
+					int			n = datalen / sizeof(DdbMapChange);
+
+					for (int i = 0; i < n; i++)
+						ddb_map_apply(page, c[i].slot, c[i].block, c[i].hash);
+					break;
+				}
+			case XLOG_DDB_PRUNE:
+				{
+					xl_ddb_prune *xlrec = (xl_ddb_prune *) XLogRecGetData(record);
+
+					PageIndexMultiDelete(page, (OffsetNumber *) data, xlrec->ndeleted);
+					break;
+				}
+			default:
+				elog(PANIC, "ddb_wal_redo: unknown op code %u", info);
+		}
+		PageSetLSN(page, lsn);
+		MarkBufferDirty(buf);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
+/* ------------------------------------------------------------------------
+ * Description (server logs, pg_walinspect) and consistency-check masking
+ * ------------------------------------------------------------------------
+ */
+
+static const char *
+ddb_wal_identify(uint8 info)
+{
+	switch (info & XLOG_DDB_OPMASK)
+	{
+		case XLOG_DDB_INSERT:
+			return "INSERT";
+		case XLOG_DDB_MARK:
+			return "MARK";
+		case XLOG_DDB_UPDATE:
+			return "UPDATE";
+		case XLOG_DDB_MAP:
+			return "MAP";
+		case XLOG_DDB_PRUNE:
+			return "PRUNE";
+		case XLOG_DDB_SPLIT:
+			return "SPLIT";
+	}
+	return NULL;
+}
+
+static void
+desc_mark(StringInfo buf, const xl_ddb_mark *m)
+{
+	appendStringInfo(buf, "off %u xmax %u%s ctid (%u,%u)", m->off, m->xmax,
+					 (m->infomask & HEAP_XMAX_LOCK_ONLY) ? " lock-only" : "",
+					 ItemPointerGetBlockNumberNoCheck(&m->ctid),
+					 ItemPointerGetOffsetNumberNoCheck(&m->ctid));
+}
+
+static void
+ddb_wal_desc(StringInfo buf, XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & XLOG_DDB_OPMASK;
+	char	   *rec = XLogRecGetData(record);
+	Size		datalen = 0;
+
+	(void) XLogRecGetBlockData(record, 0, &datalen);	/* 0 under a full image */
+	switch (info)
+	{
+		case XLOG_DDB_INSERT:
+			appendStringInfo(buf, "off %u", ((xl_ddb_insert *) rec)->off);
+			if (datalen > 0)
+				appendStringInfo(buf, ", item %zu bytes", datalen);
+			break;
+		case XLOG_DDB_MARK:
+			desc_mark(buf, (xl_ddb_mark *) rec);
+			break;
+		case XLOG_DDB_UPDATE:
+			desc_mark(buf, &((xl_ddb_update *) rec)->mark);
+			appendStringInfo(buf, "; new off %u", ((xl_ddb_update *) rec)->newoff);
+			if (datalen > 0)
+				appendStringInfo(buf, ", item %zu bytes", datalen);
+			break;
+		case XLOG_DDB_MAP:
+			if (datalen > 0)
+				appendStringInfo(buf, "entries %zu", datalen / sizeof(DdbMapChange));
+			break;
+		case XLOG_DDB_PRUNE:
+			appendStringInfo(buf, "latestRemovedXid %u ndeleted %u",
+							 ((xl_ddb_prune *) rec)->latestRemovedXid,
+							 ((xl_ddb_prune *) rec)->ndeleted);
+			break;
+		case XLOG_DDB_SPLIT:
+			{
+				xl_ddb_split *x = (xl_ddb_split *) rec;
+
+				(void) XLogRecGetBlockData(record, 2, &datalen);
+				appendStringInfo(buf, "left keeps %u, downlink at %u, separator %u bytes, right half %zu bytes",
+								 x->nleft, x->downlink, x->seplen, datalen);
+				break;
+			}
+	}
+}
+
+/*
+ * wal_consistency_checking = 'ddb': what may differ between a page and its
+ * replay is what changes without WAL: the tuples' hint bits, as heap_mask
+ * masks them (redo writes exactly the other fields the primary set), and
+ * the row-id map's block hints (ddb_map_mask).
+ */
+static void
+ddb_wal_mask(char *pagedata, BlockNumber blkno)
+{
+	Page		page = (Page) pagedata;
+
+	mask_page_lsn_and_checksum(page);
+	mask_page_hint_bits(page);
+	mask_unused_space(page);
+
+	if (PageIsNew(page) || PageGetSpecialSize(page) != MAXALIGN(sizeof(DdbPageOpaqueData)))
+		return;
+	if (DdbPageGetOpaque(page)->flags & DDB_PAGE_MAP_LEAF)
+		ddb_map_mask(page);
+	else if (DdbPageIsLeaf(page))
+	{
+		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+
+		for (OffsetNumber off = DdbPageFirstData(page); off <= maxoff; off++)
+		{
+			ItemId		iid = PageGetItemId(page, off);
+			HeapTupleHeader t;
+
+			if (!ItemIdIsNormal(iid))
+				continue;
+			t = DdbLeafItemGetTuple((DdbLeafItem) PageGetItem(page, iid));
+			t->t_infomask &= ~(HEAP_XMIN_COMMITTED | HEAP_XMIN_INVALID |
+							   HEAP_XMAX_COMMITTED | HEAP_XMAX_INVALID);
+		}
+	}
+}
+
+static const RmgrData ddb_rmgr = {
+	.rm_name = "ddb",
+	.rm_redo = ddb_wal_redo,
+	.rm_desc = ddb_wal_desc,
+	.rm_identify = ddb_wal_identify,
+	.rm_mask = ddb_wal_mask,
+};
+
+/*
+ * From _PG_init: register the resource manager when the library is being
+ * preloaded; otherwise Generic WAL it is (see the header).
+ */
+void
+ddb_wal_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	RegisterCustomRmgr(DDB_RMGR_ID, (RmgrData *) &ddb_rmgr);
+	ddb_wal_registered = true;
+}

@@ -1,0 +1,216 @@
+
+# Copyright (c) ddb authors
+
+# ddb's own WAL resource manager (src/engine/ddb_wal.c) and its safety.
+#
+# With ddb in shared_preload_libraries the engine logs leaf inserts, version
+# marks, one-record updates, row-id map entries and prunes as records of the
+# resource manager "ddb" (id 203), and so are leaf splits below an existing
+# parent; without it, everything is Generic WAL.  This proves:
+#   (a) the records are written when preloaded, every kind of them
+#       (pg_walinspect names them, pg_waldump --stats counts them as
+#       custom203), and none without the preload;
+#   (b) their redo is exact: the primary runs with wal_consistency_checking
+#       = 'ddb', so the standby compares every page it replays from them with
+#       the primary's image (hint bits masked), and both answer the same
+#       queries, ddb_verify clean;
+#   (c) a standby without the preload stops at the first ddb record, saying
+#       why, and with it catches up;
+#   (d) a crash with ddb records in WAL, restarted without the preload: the
+#       server refuses to start and names the resource manager; with it,
+#       every committed row is back and ddb_verify is clean;
+#   (e) the preload removed and added again across clean shutdowns (no WAL
+#       to replay) is fine both ways, and a preloaded server replays Generic
+#       WAL written without it.
+
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+
+my $preload = qq(
+shared_preload_libraries = 'ddb'
+ddb.http_port = 0
+log_min_messages = warning
+);
+
+# Records of each kind on the ddb resource manager between two LSNs
+# (pg_walinspect runs rm_identify, so the names are ddb's own).
+sub kinds_since
+{
+	my ($node, $lsn) = @_;
+	my $out = $node->safe_psql('postgres', qq{
+		SELECT record_type || '=' || count(*) FROM pg_get_wal_records_info('$lsn', pg_current_wal_flush_lsn())
+		WHERE resource_manager = 'ddb' GROUP BY record_type ORDER BY record_type});
+	return { map { split /=/ } split /\n/, $out };
+}
+
+# pg_waldump --stats row of a resource manager between two LSNs: record count.
+sub waldump_count
+{
+	my ($node, $from, $to, $rmgr) = @_;
+	my ($stdout, $stderr);
+	IPC::Run::run [ 'pg_waldump', '--stats', '-p', $node->data_dir . '/pg_wal', '-s', $from, '-e', $to ],
+	  '>', \$stdout, '2>', \$stderr;
+	return $1 if $stdout =~ /^\Q$rmgr\E\s+(\d+)/m;
+	return 0;
+}
+
+# The workload: every kind of change, with a heap shadow written alike.
+sub workload
+{
+	my ($node, $tag) = @_;
+	$node->safe_psql('postgres', qq{
+		INSERT INTO t SELECT 'P' || (g % 40), '$tag' || g, jsonb_build_object('n', g, 'pad', repeat('x', g % 150)) FROM generate_series(1, 3000) g;
+		INSERT INTO s SELECT 'P' || (g % 40), '$tag' || g, jsonb_build_object('n', g, 'pad', repeat('x', g % 150)) FROM generate_series(1, 3000) g;
+		UPDATE t SET item = item || '{"u": 1}' WHERE "SK" LIKE '$tag%' AND (item->>'n')::int % 3 = 0;
+		UPDATE s SET item = item || '{"u": 1}' WHERE "SK" LIKE '$tag%' AND (item->>'n')::int % 3 = 0;
+		DELETE FROM t WHERE "SK" LIKE '$tag%' AND (item->>'n')::int % 7 = 0;
+		DELETE FROM s WHERE "SK" LIKE '$tag%' AND (item->>'n')::int % 7 = 0;
+		BEGIN;
+		SELECT "SK" FROM t WHERE "PK" = 'P3' AND "SK" LIKE '$tag%' FOR UPDATE;
+		COMMIT;
+	});
+	# a hot key: one transaction per overwrite, so its leaf fills with dead
+	# versions and is pruned instead of split
+	$node->safe_psql('postgres', qq{
+		DO \$\$
+		BEGIN
+			FOR i IN 1..250 LOOP
+				PERFORM ddb_put_item('t', jsonb_build_object('PK', 'hot', 'SK', '$tag', 'n', i, 'pad', repeat('h', 200)));
+				COMMIT;
+			END LOOP;
+		END \$\$;
+		INSERT INTO s VALUES ('hot', '$tag', jsonb_build_object('n', 250, 'pad', repeat('h', 200)));
+	});
+	return;
+}
+
+sub same_rows
+{
+	my ($node, $what) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	is( $node->safe_psql('postgres',
+			'SELECT count(*) FROM (SELECT * FROM t EXCEPT ALL SELECT * FROM s) a') . '/'
+		  . $node->safe_psql('postgres',
+			'SELECT count(*) FROM (SELECT * FROM s EXCEPT ALL SELECT * FROM t) b'),
+		'0/0', "$what: t holds exactly the rows of the heap shadow");
+	my ($ret, $out, $err) = $node->psql('postgres', "SELECT ddb_verify('t')");
+	ok($ret == 0 && $out =~ /^\{.*\}$/s, "$what: ddb_verify is clean: $out $err");
+	return;
+}
+
+my $schema = q{
+	CREATE EXTENSION ddb;
+	CREATE EXTENSION pg_walinspect;
+	CREATE TABLE t ("PK" text, "SK" text, item jsonb) USING ddb;
+	CREATE TABLE s ("PK" text, "SK" text, item jsonb);
+};
+
+# ---- (a), (b), (c): a preloaded primary and two standbys ----------------
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf', $preload . "wal_consistency_checking = 'ddb'\n");
+$primary->start;
+$primary->safe_psql('postgres', $schema);
+$primary->backup('base');
+
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'base', has_streaming => 1);
+$standby->start;
+
+# a standby made the same way, but without the preload
+my $bare = PostgreSQL::Test::Cluster->new('bare');
+$bare->init_from_backup($primary, 'base', has_streaming => 1);
+$bare->adjust_conf('postgresql.conf', 'shared_preload_libraries', "''");
+# (the consistency checks name ddb's resource manager: unknown without it)
+$bare->adjust_conf('postgresql.conf', 'wal_consistency_checking', "''");
+$bare->start;
+
+my $lsn = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+workload($primary, 'A');
+$primary->safe_psql('postgres', 'VACUUM t');
+my $end = $primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
+
+my $kinds = kinds_since($primary, $lsn);
+note explain $kinds;
+for my $kind ('INSERT', 'MARK', 'UPDATE', 'MAP', 'PRUNE', 'SPLIT')
+{
+	cmp_ok($kinds->{$kind} // 0, '>', 0, "(a) ddb records of kind $kind were written");
+}
+cmp_ok(waldump_count($primary, $lsn, $end, 'custom203'), '>', 0,
+	'(a) pg_waldump --stats counts them as custom203');
+
+$primary->wait_for_catchup($standby);
+same_rows($standby, '(b) standby, replayed with consistency checks');
+is($standby->safe_psql('postgres', q{SELECT item->>'n' FROM t WHERE "PK" = 'hot' AND "SK" = 'A'}),
+	'250', '(b) the hot key reads its last version on the standby');
+ok(!$standby->log_contains('inconsistent page found'),
+	'(b) no replayed page differed from the primary\'s');
+same_rows($primary, '(b) primary');
+
+# (c) the bare standby stopped at the first ddb record
+$bare->wait_for_log(qr/resource manager with ID 203 not registered/);
+ok($bare->log_contains('Include the extension module that implements this resource manager in shared_preload_libraries'),
+	'(c) a standby without the preload stops and says what to load');
+for (1 .. $PostgreSQL::Test::Utils::timeout_default)
+{
+	last unless -e $bare->data_dir . '/postmaster.pid';
+	sleep 1;
+}
+$bare->_update_pid(-1);
+ok(!defined $bare->{_pid}, '(c) ... and is not running');
+$bare->adjust_conf('postgresql.conf', 'shared_preload_libraries', "'ddb'");
+$bare->start;
+$primary->wait_for_catchup($bare);
+same_rows($bare, '(c) the standby, preloaded, caught up');
+$bare->stop;
+$standby->stop;
+$primary->stop;
+
+# ---- (d), (e): crash and restarts on one server --------------------------
+my $node = PostgreSQL::Test::Cluster->new('solo');
+$node->init;
+$node->append_conf('postgresql.conf', $preload);
+$node->start;
+$node->safe_psql('postgres', $schema);
+$node->safe_psql('postgres', 'CHECKPOINT');
+workload($node, 'D');
+$node->stop('immediate');
+
+$node->adjust_conf('postgresql.conf', 'shared_preload_libraries', "''");
+my $logstart = -s $node->logfile;
+ok(!$node->start(fail_ok => 1), '(d) without the preload the crashed server does not start');
+ok($node->log_contains(qr/FATAL:  resource manager with ID 203 not registered/, $logstart),
+	'(d) ... and the log names the resource manager');
+$node->_update_pid(-1);
+$node->adjust_conf('postgresql.conf', 'shared_preload_libraries', "'ddb'");
+$node->start;
+same_rows($node, '(d) restarted with the preload after the crash');
+
+# (e) clean shutdown, no preload: reads the same, writes Generic WAL only
+$node->stop;
+$node->adjust_conf('postgresql.conf', 'shared_preload_libraries', "''");
+$node->start;
+same_rows($node, '(e) clean restart without the preload');
+$lsn = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+workload($node, 'E');
+$end = $node->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
+is(waldump_count($node, $lsn, $end, 'custom203'), 0, '(a) without the preload no ddb record is written');
+cmp_ok(waldump_count($node, $lsn, $end, 'Generic'), '>', 0, '(a) ... but Generic ones');
+same_rows($node, '(e) writes without the preload');
+
+# a crash in Generic mode, replayed by a preloaded server
+$node->stop('immediate');
+$node->adjust_conf('postgresql.conf', 'shared_preload_libraries', "'ddb'");
+$node->start;
+same_rows($node, '(e) Generic WAL replayed with the preload');
+workload($node, 'F');
+$node->stop;
+$node->start;
+same_rows($node, '(e) clean restart with the preload');
+$node->stop;
+
+done_testing();

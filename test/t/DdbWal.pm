@@ -1,0 +1,54 @@
+
+# Copyright (c) ddb authors
+
+# Which WAL the TAP tests' servers write for ddb tables.
+#
+# DDB_TAP_WAL=custom puts ddb in shared_preload_libraries, so the engine
+# logs its hot-path changes with ddb's own resource manager
+# (src/engine/ddb_wal.c); unset or "generic" leaves it to CREATE EXTENSION
+# alone, and everything is Generic WAL.  The tests that crash, replicate or
+# wrap around call configure() on every node they create and check_mode()
+# once started; test/run.sh runs them in both modes.
+
+package DdbWal;
+
+use strict;
+use warnings;
+use Test::More;
+
+sub mode
+{
+	my $mode = $ENV{DDB_TAP_WAL} || 'generic';
+	die "DDB_TAP_WAL must be \"generic\" or \"custom\", not \"$mode\"\n"
+	  unless $mode eq 'generic' || $mode eq 'custom';
+	return $mode;
+}
+
+# Before the node's first start (a standby made from a backup inherits the
+# primary's configuration, and with it the setting).
+sub configure
+{
+	my ($node) = @_;
+	return if mode() ne 'custom';
+	$node->append_conf('postgresql.conf', qq(
+shared_preload_libraries = 'ddb'
+ddb.http_port = 0
+));
+	return;
+}
+
+# The mode asked for is the mode the server runs: ddb's resource manager is
+# registered exactly when preloaded (so a test in custom mode cannot pass
+# on Generic WAL without saying so).
+sub check_mode
+{
+	my ($node) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	my $n = $node->safe_psql('postgres',
+		q{SELECT count(*) FROM pg_get_wal_resource_managers() WHERE rm_name = 'ddb' AND NOT rm_builtin});
+	is($n, mode() eq 'custom' ? '1' : '0',
+		$node->name . ': WAL mode ' . mode() . ' (ddb resource manager registered: ' . $n . ')');
+	return;
+}
+
+1;
