@@ -230,6 +230,8 @@ extern bool ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff
 								   HeapTuple tuple,
 								   DdbMarkFn mark, void *arg);
 extern uint64 ddb_alloc_rowid(Relation rel);
+extern void ddb_check_item_limits(Relation rel, int keylen, Size itemsize);
+extern void ddb_duplicate_key_error(Relation rel) pg_attribute_noreturn();
 #ifdef DDB_CHECKS
 extern void ddb_checks_init(void);
 #endif
@@ -269,6 +271,13 @@ extern void ddb_build_end(DdbBuildState *bs);
 extern void ddb_copy_for_cluster(Relation OldTable, Relation NewTable,
 								 TransactionId OldestXmin, double *num_tuples,
 								 double *tups_vacuumed, double *tups_recently_dead);
+
+/* engine/ddb_bulk.c: COPY into a table new in this subtransaction, built bottom-up */
+extern bool ddb_bulk_load;
+extern void ddb_bulk_init(void);
+extern bool ddb_bulk_multi_insert(Relation rel, TupleTableSlot **slots, int ntuples,
+								  CommandId cid);
+extern void ddb_bulk_finish(Relation rel);
 
 /* engine/ddb_scan.c: ordered range scans and point lookups */
 extern DdbRangeScan ddb_range_begin(Relation rel, Snapshot snapshot,
@@ -310,6 +319,8 @@ extern TM_Result ddb_update_version(Relation rel, ItemPointer otid, HeapTuple ne
 extern TM_Result ddb_lock_version(Relation rel, ItemPointer tid, CommandId cid,
 								  LockWaitPolicy wait_policy, TM_FailureData *tmfd,
 								  HeapTuple *tuple);
+extern void ddb_prepare_new_version(Relation rel, HeapTuple stored, CommandId cid,
+									ItemPointer tid);
 extern bool ddb_insert_version(Relation rel, const char *key, int keylen,
 							   HeapTuple stored, CommandId cid,
 							   DdbUniqueCheck check, ItemPointer tid);

@@ -384,6 +384,9 @@ static void
 ddb_multi_insert(Relation relation, TupleTableSlot **slots, int ntuples,
 				 CommandId cid, int options, BulkInsertState bistate)
 {
+	/* into a table new in this subtransaction: spooled (ddb_bulk.c) */
+	if (ddb_bulk_multi_insert(relation, slots, ntuples, cid))
+		return;
 	for (int i = 0; i < ntuples; i++)
 		ddb_tuple_insert(relation, slots[i], cid, options, bistate);
 }
@@ -533,7 +536,8 @@ retry:
 }
 
 /*
- * End of a bulk insert.  Table rewrites (ALTER TABLE rewrites, SET ACCESS
+ * End of a bulk insert.  A COPY that spooled its rows builds the tree now
+ * (ddb_bulk.c).  Table rewrites (ALTER TABLE rewrites, SET ACCESS
  * METHOD, REFRESH MATERIALIZED VIEW) fill a transient relation, swap its
  * file into the target and drop the transient relation, all before commit:
  * the deferred row-id map entries recorded under the transient relation
@@ -544,6 +548,7 @@ retry:
 static void
 ddb_finish_bulk_insert(Relation relation, int options)
 {
+	ddb_bulk_finish(relation);
 	ddb_map_flush(relation);
 }
 
@@ -921,6 +926,7 @@ ddb_engine_init(void)
 	prev_post_parse_analyze_hook = post_parse_analyze_hook;
 	post_parse_analyze_hook = ddb_post_parse_analyze;
 	ddb_verify_init();
+	ddb_bulk_init();
 #ifdef DDB_CHECKS
 	ddb_checks_init();
 #endif

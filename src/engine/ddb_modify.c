@@ -518,6 +518,25 @@ ddb_lock_version(Relation rel, ItemPointer tid, CommandId cid,
 }
 
 /*
+ * Make 'stored' a fresh version with row id 'tid', inserted by our
+ * transaction's command 'cid', as heap_prepare_insert does (also the bulk
+ * load's, ddb_bulk.c).
+ */
+void
+ddb_prepare_new_version(Relation rel, HeapTuple stored, CommandId cid, ItemPointer tid)
+{
+	stored->t_data->t_infomask &= ~HEAP_XACT_MASK;
+	stored->t_data->t_infomask2 &= ~HEAP2_XACT_MASK;
+	stored->t_data->t_infomask |= HEAP_XMAX_INVALID;
+	HeapTupleHeaderSetXmin(stored->t_data, GetCurrentTransactionId());
+	HeapTupleHeaderSetCmin(stored->t_data, cid);
+	HeapTupleHeaderSetXmax(stored->t_data, 0);
+	stored->t_tableOid = RelationGetRelid(rel);
+	stored->t_self = *tid;
+	stored->t_data->t_ctid = *tid;
+}
+
+/*
  * Insert a new version from its stored tuple (key columns NULL) and encoded
  * key: the transaction header, a row id, TOAST, the tree.  Returns false
  * only with DDB_UNIQUE_RETURN when a live version of the key exists.
@@ -529,17 +548,7 @@ ddb_insert_version(Relation rel, const char *key, int keylen, HeapTuple stored,
 	HeapTuple	tuple;
 
 	ddb_rowid_to_tid(ddb_alloc_rowid(rel), tid);
-
-	/* As heap_prepare_insert: a fresh version, inserted by us. */
-	stored->t_data->t_infomask &= ~HEAP_XACT_MASK;
-	stored->t_data->t_infomask2 &= ~HEAP2_XACT_MASK;
-	stored->t_data->t_infomask |= HEAP_XMAX_INVALID;
-	HeapTupleHeaderSetXmin(stored->t_data, GetCurrentTransactionId());
-	HeapTupleHeaderSetCmin(stored->t_data, cid);
-	HeapTupleHeaderSetXmax(stored->t_data, 0);
-	stored->t_tableOid = RelationGetRelid(rel);
-	stored->t_self = *tid;
-	stored->t_data->t_ctid = *tid;
+	ddb_prepare_new_version(rel, stored, cid, tid);
 
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	tuple = ddb_toast_stored_tuple(rel, stored, NULL, keylen);

@@ -2106,6 +2106,41 @@ ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff,
 }
 
 /*
+ * The limits every stored item obeys: an encoded key of at most
+ * DDB_MAX_KEY_LEN bytes, a leaf item ('itemsize', MAXALIGNed) that fits a
+ * page beside the largest high key.  Shared with the bulk load
+ * (ddb_bulk.c), which checks them before it spools an item.
+ */
+void
+ddb_check_item_limits(Relation rel, int keylen, Size itemsize)
+{
+	if (keylen > DDB_MAX_KEY_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("key of %d encoded bytes is too long for ddb table \"%s\"",
+						keylen, RelationGetRelationName(rel)),
+				 errdetail("The encoded key may be at most %d bytes.", (int) DDB_MAX_KEY_LEN)));
+	if (itemsize > DDB_MAX_ITEM_SIZE)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("item of %zu bytes is too large for ddb table \"%s\"",
+						itemsize, RelationGetRelationName(rel)),
+				 errdetail("A stored item may be at most %zu bytes.", (Size) DDB_MAX_ITEM_SIZE)));
+}
+
+/* A second live item with one key: unique_violation (also ddb_bulk.c's). */
+void
+ddb_duplicate_key_error(Relation rel)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("duplicate key value violates the key of ddb table \"%s\"",
+					RelationGetRelationName(rel)),
+			 errdetail("An item with the same key already exists."),
+			 errhint("Use ddb_put_item() to replace an item.")));
+}
+
+/*
  * Check that no other version of 'key' is live.  'first' is the key's first
  * leaf, locked exclusively by the caller, who keeps it locked until its own
  * version is added (see "Tree concurrency" in the header).  The key's
@@ -2152,12 +2187,7 @@ ddb_check_unique(Relation rel, Buffer first, const char *key, int keylen,
 				else if (duplicate)
 					*duplicate = true;
 				else
-					ereport(ERROR,
-							(errcode(ERRCODE_UNIQUE_VIOLATION),
-							 errmsg("duplicate key value violates the key of ddb table \"%s\"",
-									RelationGetRelationName(rel)),
-							 errdetail("An item with the same key already exists."),
-							 errhint("Use ddb_put_item() to replace an item.")));
+					ddb_duplicate_key_error(rel);
 				goto done;
 			}
 		}
@@ -2255,19 +2285,7 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 	int			succlen = 0;
 	bool		pruned = false;
 
-	if (keylen > DDB_MAX_KEY_LEN)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("key of %d encoded bytes is too long for ddb table \"%s\"",
-						keylen, RelationGetRelationName(rel)),
-				 errdetail("The encoded key may be at most %d bytes.", (int) DDB_MAX_KEY_LEN)));
-	if (itemsize > DDB_MAX_ITEM_SIZE)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("item of %zu bytes is too large for ddb table \"%s\"",
-						itemsize, RelationGetRelationName(rel)),
-				 errdetail("A stored item may be at most %zu bytes.", (Size) DDB_MAX_ITEM_SIZE)));
-
+	ddb_check_item_limits(rel, keylen, itemsize);
 	ddb_tree_init_if_needed(rel);
 
 	item = ddb_build_leaf_item(key, keylen, tid, tuple, itemsize, &itemkey, &itemkeylen);

@@ -1,0 +1,229 @@
+-- Bulk load (ddb_bulk.c): COPY into a table created or truncated in the
+-- same subtransaction spools the rows, sorts them by key and builds the tree
+-- bottom-up with the builder VACUUM FULL uses.  This proves that it holds
+-- the same items as the row-by-row path, in the same tree shape as VACUUM
+-- FULL's, leaves at least 85 % full; that duplicates, bad rows and rollbacks
+-- leave nothing behind; and which tables keep the row path (triggers, GSIs,
+-- older files, a second COPY, ddb.bulk_load = off) and still work.  The
+-- DEBUG1 line "COPY builds the tree ... bottom-up" shows the bulk path was
+-- taken; its absence, that the row path was.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
+
+-- COPY n generated items (partition i % parts, sort keys ascending, so they
+-- arrive interleaved across partitions) into tbl, from a program: plain
+-- COPY ... FROM, in the caller's subtransaction (no EXCEPTION block here).
+-- 'first' offsets the sort keys; 'dup' repeats the first item at the end.
+CREATE FUNCTION bulk_copy(tbl regclass, n int, parts int, first int DEFAULT 0,
+                          dup bool DEFAULT false) RETURNS void
+LANGUAGE plpgsql AS $f$
+BEGIN
+  EXECUTE format('COPY %s FROM PROGRAM %L', tbl, format(
+    $awk$awk 'BEGIN { for (i = %s; i < %s; i++) printf "CUST#%%d\tORDER#%%06d\t{\"n\": %%d, \"note\": \"%%0120d\"}\n", i %% %s, i, i, i; if (%s) printf "CUST#%%d\tORDER#%%06d\t{}\n", %s %% %s, %s }'$awk$,
+    first, first + n, parts, CASE WHEN dup THEN 1 ELSE 0 END, first, parts, first));
+END
+$f$;
+
+-- The row path (the table's file is older than the COPY's transaction) and
+-- the bulk path (CREATE TABLE and COPY in one transaction) on the same rows.
+CREATE TABLE bl_rows ("PK" text, "SK" text, item jsonb) USING ddb;
+SELECT bulk_copy('bl_rows', 12000, 150);
+BEGIN;
+CREATE TABLE bl ("PK" text, "SK" text, item jsonb) USING ddb;
+SET LOCAL client_min_messages = debug1;
+SELECT bulk_copy('bl', 12000, 150);
+RESET client_min_messages;
+COMMIT;
+SELECT (SELECT count(*) FROM bl) AS bulk, (SELECT count(*) FROM bl_rows) AS rows,
+       (SELECT count(*) FROM (SELECT * FROM bl EXCEPT SELECT * FROM bl_rows) d) AS only_bulk,
+       (SELECT count(*) FROM (SELECT * FROM bl_rows EXCEPT SELECT * FROM bl) d) AS only_rows;
+-- Leaves at least 85 % full; the same tree VACUUM FULL builds from the rows.
+SELECT v ->> 'items' AS items, v ->> 'height' AS height,
+       (v ->> 'leaf_fill')::float >= 0.85 AS fill_ok, v ->> 'leaf_pages' AS leaf_pages
+FROM ddb_verify('bl') v;
+VACUUM FULL bl_rows;
+SELECT v ->> 'items' AS items, v ->> 'height' AS height, v ->> 'leaf_pages' AS leaf_pages
+FROM ddb_verify('bl_rows') v;
+
+-- Reads, writes and row ids after the build: the key scan, UPDATE and
+-- DELETE by TID (the row-id map), new items get row ids above the loaded ones.
+SELECT "SK", item ->> 'n' AS n FROM bl WHERE "PK" = 'CUST#7' AND "SK" < 'ORDER#000500';
+UPDATE bl SET item = '{"updated": true}' WHERE "PK" = 'CUST#7' AND "SK" = 'ORDER#000157';
+DELETE FROM bl WHERE "PK" = 'CUST#8';
+INSERT INTO bl VALUES ('CUST#8', 'NEW', '{}');
+SELECT count(*), count(DISTINCT ctid) FROM bl;
+SELECT ctid > '(41,1)' AS above_loaded FROM bl WHERE "PK" = 'CUST#8';
+SELECT ddb_get_item('bl', '{"PK": "CUST#7", "SK": "ORDER#000157"}');
+SELECT v ->> 'live' AS live FROM ddb_verify('bl') v;
+VACUUM bl;
+SELECT v ->> 'live' AS live, v ->> 'items' AS items FROM ddb_verify('bl') v;
+
+-- TRUNCATE and COPY in one transaction: bulk.  A second COPY in the same
+-- transaction finds the tree built and takes the row path; its duplicate
+-- of a bulk-loaded key is caught there.
+BEGIN;
+TRUNCATE bl;
+SET LOCAL client_min_messages = debug1;
+SELECT bulk_copy('bl', 3000, 50);
+SELECT bulk_copy('bl', 1000, 50, 3000);
+RESET client_min_messages;
+SELECT count(*) FROM bl;
+SAVEPOINT s;
+SELECT bulk_copy('bl', 1, 50, 10);
+ROLLBACK TO SAVEPOINT s;
+COMMIT;
+SELECT count(*), min("SK"), max("SK") FROM bl;
+SELECT v ->> 'items' AS items, v ->> 'live' AS live FROM ddb_verify('bl') v;
+
+-- A key twice in the input: the row path's unique_violation, and nothing
+-- changes (the TRUNCATE rolls back with it).
+BEGIN;
+TRUNCATE bl;
+SELECT bulk_copy('bl', 500, 20, 0, true);
+ROLLBACK;
+SELECT count(*) FROM bl;
+BEGIN;
+CREATE TABLE bl_dup ("PK" text, "SK" text, item jsonb) USING ddb;
+SELECT bulk_copy('bl_dup', 500, 20, 0, true);
+COMMIT;
+SELECT to_regclass('bl_dup');
+
+-- A bad row (an empty partition key, DynamoDB's ValidationException) fails
+-- at its line while the rows are spooled, and nothing stays.
+BEGIN;
+TRUNCATE bl;
+COPY bl FROM stdin;
+CUST#1	A	{}
+	B	{}
+\.
+ROLLBACK;
+SELECT count(*) FROM bl;
+
+-- ROLLBACK after a bulk COPY leaves the table as before.
+BEGIN;
+TRUNCATE bl;
+SELECT bulk_copy('bl', 2000, 40);
+SELECT count(*) FROM bl;
+ROLLBACK;
+SELECT count(*) FROM bl;
+SELECT v ->> 'items' AS items FROM ddb_verify('bl') v;
+
+-- Truncated in a savepoint, loaded there, rolled back to it: the table as
+-- it was.  And a table created before the savepoint takes the row path
+-- (an error in the savepoint must not leave its file half built).
+BEGIN;
+SAVEPOINT a;
+TRUNCATE bl;
+SELECT bulk_copy('bl', 700, 10);
+ROLLBACK TO SAVEPOINT a;
+SELECT count(*) FROM bl;
+CREATE TABLE bl_sp ("PK" text, "SK" text, item jsonb) USING ddb;
+SAVEPOINT b;
+SET LOCAL client_min_messages = debug1;
+SELECT bulk_copy('bl_sp', 300, 10);
+RESET client_min_messages;
+ROLLBACK TO SAVEPOINT b;
+SELECT count(*) FROM bl_sp;
+SELECT bulk_copy('bl_sp', 300, 10);
+COMMIT;
+SELECT v ->> 'items' AS items FROM ddb_verify('bl_sp') v;
+
+-- COPY of no rows builds nothing; the table works as a new one.
+BEGIN;
+CREATE TABLE bl_empty ("PK" text, "SK" text, item jsonb) USING ddb;
+SELECT bulk_copy('bl_empty', 0, 10);
+COMMIT;
+SELECT pg_relation_size('bl_empty') AS bytes;
+INSERT INTO bl_empty VALUES ('a', 'b', '{}');
+SELECT v ->> 'items' AS items FROM ddb_verify('bl_empty') v;
+
+-- ddb.bulk_load = off: the row path.
+BEGIN;
+CREATE TABLE bl_off ("PK" text, "SK" text, item jsonb) USING ddb;
+SET LOCAL ddb.bulk_load = off;
+SET LOCAL client_min_messages = debug1;
+SELECT bulk_copy('bl_off', 300, 10);
+RESET client_min_messages;
+COMMIT;
+SELECT v ->> 'items' AS items FROM ddb_verify('bl_off') v;
+
+-- Large items are toasted on the way into the spool; a simple key, a number
+-- key; temporary and unlogged tables.
+BEGIN;
+CREATE TABLE bl_big ("PK" numeric, item jsonb) USING ddb;
+COPY bl_big FROM PROGRAM 'awk ''BEGIN { for (i = 0; i < 40; i++) { s = ""; for (j = 0; j < 2000; j++) s = s sprintf("%08d", i * j); printf "%d\t{\"s\": \"%s\"}\n", 40 - i, s } }''';
+COMMIT;
+SELECT count(*), sum(length(item ->> 's')), min("PK"), max("PK") FROM bl_big;
+SELECT v ->> 'items' AS items FROM ddb_verify('bl_big') v;
+BEGIN;
+CREATE TEMP TABLE bl_temp ("PK" text, "SK" text, item jsonb) USING ddb;
+SELECT bulk_copy('bl_temp', 2000, 20);
+CREATE UNLOGGED TABLE bl_unlogged ("PK" text, "SK" text, item jsonb) USING ddb;
+SELECT bulk_copy('bl_unlogged', 2000, 20);
+COMMIT;
+SELECT (SELECT count(*) FROM bl_temp) AS temp, (SELECT count(*) FROM bl_unlogged) AS unlogged;
+SELECT v ->> 'items' AS items FROM ddb_verify('bl_temp') v;
+SELECT v ->> 'items' AS items FROM ddb_verify('bl_unlogged') v;
+DROP TABLE bl_temp;
+
+-- Insert triggers keep the row path: AFTER ROW triggers read each row by
+-- TID and AFTER STATEMENT triggers read the table, both before COPY ends.
+CREATE TABLE bl_log (what text, n bigint);
+CREATE FUNCTION bl_row_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW."SK" = 'ORDER#000042' THEN
+    INSERT INTO bl_log SELECT 'row sees itself', count(*) FROM bl_trig WHERE "PK" = NEW."PK" AND "SK" = NEW."SK";
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE FUNCTION bl_stmt_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO bl_log SELECT 'statement sees', count(*) FROM bl_trig;
+  RETURN NULL;
+END $$;
+BEGIN;
+CREATE TABLE bl_trig ("PK" text, "SK" text, item jsonb) USING ddb;
+CREATE TRIGGER r AFTER INSERT ON bl_trig FOR EACH ROW EXECUTE FUNCTION bl_row_trigger();
+CREATE TRIGGER s AFTER INSERT ON bl_trig FOR EACH STATEMENT EXECUTE FUNCTION bl_stmt_trigger();
+SET LOCAL client_min_messages = debug1;
+SELECT bulk_copy('bl_trig', 500, 10);
+RESET client_min_messages;
+COMMIT;
+SELECT * FROM bl_log ORDER BY what;
+
+-- A table with a GSI (maintained by an AFTER ROW trigger): the row path,
+-- and the index follows.
+CREATE TABLE bl_gsi ("PK" text, "SK" text, item jsonb) USING ddb;
+SELECT ddb_create_gsi('bl_gsi', 'ByN', 'n', 'N');
+BEGIN;
+TRUNCATE bl_gsi;
+SET LOCAL client_min_messages = debug1;
+SELECT bulk_copy('bl_gsi', 400, 10);
+RESET client_min_messages;
+COMMIT;
+SELECT ddb_query('bl_gsi', 'n = :n', '{":n": 123}', index_name => 'ByN') ->> 'SK' AS sk;
+SELECT count(*) FROM bl_gsi;
+
+-- Rows inserted another way while COPY spools (here by a CHECK
+-- constraint's function, which PostgreSQL leaves to the user): the tree
+-- exists by the end, and the spooled rows go in row by row after it (the
+-- side insert comes after COPY's first batch was spooled).
+CREATE FUNCTION bl_side_insert(pk text, sk text) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN
+  IF pk <> 'SIDE' AND sk = 'ORDER#001500' THEN
+    INSERT INTO bl_side VALUES ('SIDE', sk, '{}');
+  END IF;
+  RETURN true;
+END $$;
+BEGIN;
+CREATE TABLE bl_side ("PK" text, "SK" text, item jsonb, CHECK (bl_side_insert("PK", "SK"))) USING ddb;
+SET LOCAL client_min_messages = debug1;
+SELECT bulk_copy('bl_side', 2000, 10);
+RESET client_min_messages;
+COMMIT;
+SELECT count(*), count(*) FILTER (WHERE "PK" = 'SIDE') AS side FROM bl_side;
+SELECT v ->> 'items' AS items FROM ddb_verify('bl_side') v;
+
+DROP TABLE bl, bl_rows, bl_sp, bl_empty, bl_off, bl_big, bl_unlogged, bl_trig, bl_log, bl_gsi, bl_side;
+DROP FUNCTION bulk_copy(regclass, int, int, int, bool), bl_row_trigger(), bl_stmt_trigger(), bl_side_insert(text, text);

@@ -1,0 +1,389 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_bulk.c
+ *	  Bulk load: COPY into a table whose file is new in this subtransaction
+ *	  spools its rows, sorts them by key and builds the tree bottom-up.
+ *
+ * Row by row, COPY descends the tree, logs a Generic WAL record and
+ * sometimes splits a leaf for every row.  When the table's file was created
+ * in the current subtransaction (CREATE TABLE, or TRUNCATE, in the same
+ * subtransaction as the COPY -- the condition PostgreSQL's own COPY FREEZE
+ * requires) and nothing has been written to it yet, no other transaction
+ * can see the table (its catalog row is not committed, or TRUNCATE holds
+ * AccessExclusiveLock until commit), and an error anywhere in the command
+ * aborts the subtransaction that owns the file, which discards the file
+ * with whatever was written to it.  Then multi_insert (COPY's way in)
+ * forms each row's stored tuple and key, toasts it, gives it a row id in
+ * arrival order, and puts it into a tuplesort instead of the tree;
+ * finish_bulk_insert sorts the spool by key and hands the items to the
+ * bottom-up builder VACUUM FULL uses (ddb_build.c): leaves and internal
+ * levels filled left to right to its fill factor, the row-id map and the
+ * metapage, each page written once as a full-page image (not logged at
+ * all with wal_level = minimal, where Generic WAL skips WAL for a file
+ * new in the transaction and commit syncs it, as for heap).  A key that
+ * appears twice raises the unique_violation a row-by-row insert raises.
+ *
+ * What stays row by row, and why:
+ *	 - a table with insert triggers other than BEFORE STATEMENT: COPY fires
+ *	   AFTER ROW and AFTER STATEMENT triggers (GSI, LSI, TTL and stream
+ *	   maintenance are AFTER ROW triggers; so are foreign keys) at the end
+ *	   of the statement, before finish_bulk_insert, and they read the rows
+ *	   by TID or by scanning: the rows must be in the tree by then.  BEFORE
+ *	   ROW triggers make COPY insert one row at a time anyway;
+ *	 - a table whose file is older than the current subtransaction, even
+ *	   an empty one: other transactions may insert into it concurrently
+ *	   (COPY takes only RowExclusiveLock), so the tree cannot be built
+ *	   in place, and an error in a later subtransaction (ROLLBACK TO
+ *	   SAVEPOINT) would leave the file with a half-built tree;
+ *	 - a file that already has pages (rows were written earlier in the
+ *	   transaction, or by an earlier COPY: the tree exists);
+ *	 - ddb.bulk_load = off.
+ * One table spools at a time per backend: COPY into a partitioned table
+ * spools the first eligible partition it meets; the others take the row
+ * path.  Rows inserted into the table through another path while its COPY
+ * spools (a CHECK constraint's function, say) create the tree; the spool
+ * then goes in row by row at the end, with fresh row ids.
+ *
+ * The spool is a tuplesort of bytea datums, key || stored tuple || key
+ * length (2 bytes), compared bytewise: no encoded key is a proper prefix
+ * of another (ddb_key.c), so this is key order, and equal keys end up
+ * side by side.  It takes maintenance_work_mem, as CREATE INDEX does, and
+ * spills to temporary files beyond it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/pg_operator_d.h"
+#include "catalog/pg_type_d.h"
+#include "commands/trigger.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/predicate.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/tuplesort.h"
+
+#include "ddb.h"
+#include "engine/ddb_page.h"
+
+/* ddb.bulk_load: COPY into a table new in this subtransaction builds its tree */
+bool		ddb_bulk_load = true;
+
+typedef struct DdbBulkSpool
+{
+	Oid			relid;
+	RelFileNode node;			/* the file the tree is built in */
+	CommandId	cid;			/* the COPY's command */
+	SubTransactionId subid;		/* the subtransaction that owns the file */
+	MemoryContext cxt;			/* the spool's, under TopTransactionContext */
+	Tuplesortstate *sort;
+	uint64		nitems;			/* rows spooled; the next row id */
+} DdbBulkSpool;
+
+/* The spool being filled, if any: one per backend at a time. */
+static DdbBulkSpool *spool = NULL;
+static bool callbacks_registered = false;
+
+/* Forget the spool; its memory goes with it. */
+static void
+spool_drop(bool delete_memory)
+{
+	DdbBulkSpool *sp = spool;
+
+	spool = NULL;
+	if (sp != NULL && delete_memory)
+		MemoryContextDelete(sp->cxt);
+}
+
+static void
+bulk_xact_callback(XactEvent event, void *arg)
+{
+	if (spool == NULL)
+		return;
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+
+			/*
+			 * A spool is always built by the command that filled it; one
+			 * left at commit would be rows silently lost.
+			 */
+			elog(ERROR, "bulk load of ddb table %u was not finished", spool->relid);
+			break;
+		default:
+			/* abort: TopTransactionContext goes, and the spool with it */
+			spool_drop(false);
+			break;
+	}
+}
+
+/*
+ * A subtransaction that aborts while its COPY spools: the COPY failed (a
+ * COPY runs in one subtransaction; one that a function in it starts and
+ * rolls back is a different subtransaction, and the COPY goes on).
+ */
+static void
+bulk_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					  SubTransactionId parentSubid, void *arg)
+{
+	if (spool != NULL && event == SUBXACT_EVENT_ABORT_SUB && spool->subid == mySubid)
+		spool_drop(true);
+}
+
+void
+ddb_bulk_init(void)
+{
+	DefineCustomBoolVariable("ddb.bulk_load",
+							 "COPY into a ddb table created or truncated in the same subtransaction builds its tree bottom-up.",
+							 "Off: COPY inserts row by row, as into any other table.",
+							 &ddb_bulk_load, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+}
+
+/*
+ * May COPY's rows into rel be spooled (see the file header)?  The checks
+ * that cost nothing come first; the file's size is asked for last.
+ */
+static bool
+bulk_eligible(Relation rel)
+{
+	SubTransactionId mysubid = GetCurrentSubTransactionId();
+	TriggerDesc *td = rel->trigdesc;
+
+	if (!ddb_bulk_load)
+		return false;
+	if (rel->rd_createSubid != mysubid && rel->rd_newRelfilenodeSubid != mysubid)
+		return false;
+	if (td != NULL &&
+		(td->trig_insert_before_row || td->trig_insert_after_row ||
+		 td->trig_insert_instead_row || td->trig_insert_after_statement ||
+		 td->trig_insert_new_table))
+		return false;
+	return RelationGetNumberOfBlocks(rel) == 0;
+}
+
+static void
+spool_start(Relation rel, CommandId cid)
+{
+	MemoryContext cxt = AllocSetContextCreate(TopTransactionContext,
+											  "ddb bulk load",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	DdbBulkSpool *sp = palloc0(sizeof(DdbBulkSpool));
+
+	if (!callbacks_registered)
+	{
+		RegisterXactCallback(bulk_xact_callback, NULL);
+		RegisterSubXactCallback(bulk_subxact_callback, NULL);
+		callbacks_registered = true;
+	}
+	sp->relid = RelationGetRelid(rel);
+	sp->node = rel->rd_node;
+	sp->cid = cid;
+	sp->subid = GetCurrentSubTransactionId();
+	sp->cxt = cxt;
+	sp->sort = tuplesort_begin_datum(BYTEAOID, ByteaLessOperator, InvalidOid, false,
+									 maintenance_work_mem, NULL, TUPLESORT_NONE);
+	MemoryContextSwitchTo(old);
+	spool = sp;
+}
+
+/*
+ * COPY's multi_insert: spool the rows when the table qualifies (returns
+ * true, each slot's TID set to its row's row id), or return false for the
+ * row path.  Every check a row-by-row insert makes on a row is made here,
+ * in the same order, so a bad row fails at its line of the input.
+ */
+bool
+ddb_bulk_multi_insert(Relation rel, TupleTableSlot **slots, int ntuples,
+					  CommandId cid)
+{
+	StringInfoData key;
+
+	if (spool == NULL)
+	{
+		if (!bulk_eligible(rel))
+			return false;
+		spool_start(rel, cid);
+	}
+	else if (spool->relid != RelationGetRelid(rel) ||
+			 !RelFileNodeEquals(spool->node, rel->rd_node))
+		return false;			/* another table is spooling */
+	else if (spool->cid != cid)
+		elog(ERROR, "bulk load of ddb table \"%s\" was not finished",
+			 RelationGetRelationName(rel));
+
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+	initStringInfo(&key);
+	for (int i = 0; i < ntuples; i++)
+	{
+		HeapTuple	stored;
+		HeapTuple	tuple;
+		ItemPointerData tid;
+		bytea	   *blob;
+		char	   *p;
+		uint16		keylen;
+
+		resetStringInfo(&key);
+		stored = ddb_form_stored_tuple(rel, slots[i], &key);
+		ddb_rowid_to_tid(spool->nitems, &tid);
+		ddb_prepare_new_version(rel, stored, cid, &tid);
+		tuple = ddb_toast_stored_tuple(rel, stored, NULL, key.len);
+		ddb_check_item_limits(rel, key.len,
+							  MAXALIGN(DdbLeafTupleOffset(key.len) + tuple->t_len));
+
+		keylen = (uint16) key.len;
+		blob = palloc(VARHDRSZ + key.len + tuple->t_len + sizeof(uint16));
+		SET_VARSIZE(blob, VARHDRSZ + key.len + tuple->t_len + sizeof(uint16));
+		p = VARDATA(blob);
+		memcpy(p, key.data, key.len);
+		memcpy(p + key.len, tuple->t_data, tuple->t_len);
+		memcpy(p + key.len + tuple->t_len, &keylen, sizeof(uint16));
+		tuplesort_putdatum(spool->sort, PointerGetDatum(blob), false);
+		pfree(blob);
+		if (tuple != stored)
+			heap_freetuple(tuple);
+		heap_freetuple(stored);
+
+		slots[i]->tts_tableOid = RelationGetRelid(rel);
+		slots[i]->tts_tid = tid;
+		spool->nitems++;
+	}
+	pfree(key.data);
+	pgstat_count_heap_insert(rel, ntuples);
+	return true;
+}
+
+/*
+ * Split a spooled datum into key and stored tuple; the tuple's t_data
+ * points into the datum (callers only copy it).
+ */
+static void
+spool_item(Datum d, char **key, int *keylen, HeapTuple htup)
+{
+	bytea	   *blob = DatumGetByteaPP(d);
+	char	   *p = VARDATA_ANY(blob);
+	int			len = VARSIZE_ANY_EXHDR(blob);
+	uint16		kl;
+
+	memcpy(&kl, p + len - sizeof(uint16), sizeof(uint16));
+	*key = p;
+	*keylen = kl;
+	htup->t_len = len - kl - sizeof(uint16);
+	htup->t_data = (HeapTupleHeader) (p + kl);
+	ItemPointerSetInvalid(&htup->t_self);
+	htup->t_tableOid = InvalidOid;
+}
+
+/*
+ * Rows went into the tree another way while the spool filled (see the file
+ * header): insert the spooled ones row by row, in key order, with row ids
+ * from the metapage's counter (those given out while spooling were the
+ * builder's, counted from zero).
+ */
+static void
+spool_insert_rows(Relation rel, Tuplesortstate *sort)
+{
+	Datum		d;
+	bool		isnull;
+
+	while (tuplesort_getdatum(sort, true, &d, &isnull, NULL))
+	{
+		char	   *key;
+		int			keylen;
+		HeapTupleData htup;
+		HeapTuple	copy;
+		ItemPointerData tid;
+
+		CHECK_FOR_INTERRUPTS();
+		spool_item(d, &key, &keylen, &htup);
+		copy = heap_copytuple(&htup);	/* aligned */
+		ddb_rowid_to_tid(ddb_alloc_rowid(rel), &tid);
+		copy->t_self = tid;
+		copy->t_tableOid = RelationGetRelid(rel);
+		copy->t_data->t_ctid = tid;
+		ddb_tree_insert(rel, key, keylen, &tid, copy, DDB_UNIQUE_ERROR);
+		heap_freetuple(copy);
+		pfree(DatumGetPointer(d));
+	}
+}
+
+/* Sort the spool and build the tree from it, in key order. */
+static void
+spool_build(Relation rel, Tuplesortstate *sort)
+{
+	DdbBuildState *bs = ddb_build_begin(rel);
+	Datum		d;
+	bool		isnull;
+	Datum		prev = (Datum) 0;
+
+	while (tuplesort_getdatum(sort, true, &d, &isnull, NULL))
+	{
+		char	   *key;
+		int			keylen;
+		HeapTupleData htup;
+		ItemPointerData tid;
+
+		CHECK_FOR_INTERRUPTS();
+		spool_item(d, &key, &keylen, &htup);
+		if (prev != (Datum) 0)
+		{
+			char	   *pkey;
+			int			pkeylen;
+			HeapTupleData ptup;
+
+			spool_item(prev, &pkey, &pkeylen, &ptup);
+			if (pkeylen == keylen && memcmp(pkey, key, keylen) == 0)
+				ddb_duplicate_key_error(rel);
+			pfree(DatumGetPointer(prev));
+		}
+		tid = htup.t_data->t_ctid;
+		ddb_build_add(bs, key, keylen, &tid, &htup);
+		prev = d;
+	}
+	ddb_build_end(bs);
+}
+
+/*
+ * COPY's finish_bulk_insert: build the tree from the spool of rel, if it
+ * has one.  The spool is dropped here, or by the abort that an error here
+ * causes.
+ */
+void
+ddb_bulk_finish(Relation rel)
+{
+	DdbBulkSpool *sp = spool;
+	MemoryContext old;
+
+	if (sp == NULL || sp->relid != RelationGetRelid(rel) ||
+		!RelFileNodeEquals(sp->node, rel->rd_node))
+		return;
+
+	old = MemoryContextSwitchTo(sp->cxt);
+	tuplesort_performsort(sp->sort);
+	if (RelationGetNumberOfBlocks(rel) == 0)
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("ddb: COPY builds the tree of \"%s\" bottom-up from " UINT64_FORMAT " items",
+								 RelationGetRelationName(rel), sp->nitems)));
+		spool_build(rel, sp->sort);
+	}
+	else
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("ddb: \"%s\" was written to during its COPY: " UINT64_FORMAT " spooled items go in row by row",
+								 RelationGetRelationName(rel), sp->nitems)));
+		spool_insert_rows(rel, sp->sort);
+	}
+	tuplesort_end(sp->sort);
+	MemoryContextSwitchTo(old);
+	spool_drop(true);
+}
