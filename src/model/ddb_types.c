@@ -1489,6 +1489,40 @@ ddb_validate_item(Jsonb *item)
 	return v;
 }
 
+/*
+ * Validation for the item column of a row written by plain SQL (INSERT,
+ * COPY, UPDATE, MERGE): the item without its key attributes, whose names
+ * and values the caller passes (the table's key columns).  The rules are
+ * ddb_validate_item's, run by the same code, so plain SQL stores nothing
+ * the item API would refuse; one rule is added: no attribute of the item
+ * column is named like a key attribute, as the key columns are the one
+ * place a key lives (see README "Writing with plain SQL").  The size limit
+ * counts the key attributes, as DynamoDB counts them in every item.
+ */
+void
+ddb_validate_item_column(Jsonb *itemcol, int nkeys, const char *const *keynames,
+						 DdbValue *const *keyvalues)
+{
+	DdbValue   *map;
+
+	if (!JB_ROOT_IS_OBJECT(itemcol))
+		validation_error("ValidationException: " DDB_MSG_DOC_NOT_OBJECT);
+	/* a key-named attribute first: the cheapest check, and the likeliest */
+	for (int k = 0; k < nkeys; k++)
+		if (getKeyJsonValueFromContainer(&itemcol->root, keynames[k],
+										 strlen(keynames[k]), NULL) != NULL)
+			ereport(ERROR,
+					(errcode(DDB_ERRCODE_VALIDATION),
+					 errmsg("ValidationException: " DDB_MSG_ITEM_COLUMN_KEY, keynames[k]),
+					 errdetail("The key columns hold the key attributes; the item column holds the other attributes."),
+					 errhint("Leave the attribute out of the item column, e.g. item - '%s'.",
+							 keynames[k])));
+	map = ddb_item_from_jsonb(itemcol);
+	for (int k = 0; k < nkeys; k++)
+		map_append(map, (char *) keynames[k], keyvalues[k]);
+	ddb_check_item_size(map, DDB_MSG_ITEM_SIZE);
+}
+
 /* "{N:5}" / "{S:abc}" -- how DynamoDB shows values in error messages */
 char *
 ddb_value_describe(DdbValue *v)
