@@ -199,6 +199,14 @@ CREATE TABLE h (pk text NOT NULL, sk numeric NOT NULL, item jsonb);
 INSERT INTO h VALUES ('a', 1, '{"ok": 1}'), ('a', 2, '{"pk": "b"}');
 ALTER TABLE h SET ACCESS METHOD ddb;
 SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.oid = 'h'::regclass;
+-- and a duplicate key among them names the table, not the transient
+-- relation the rewrite fills
+UPDATE h SET item = '{"ok": 2}' WHERE sk = 2;
+INSERT INTO h VALUES ('a', 1.0, '{"ok": 3}');
+ALTER TABLE h SET ACCESS METHOD ddb;
+DELETE FROM h WHERE item = '{"ok": 3}';
+ALTER TABLE h SET ACCESS METHOD ddb;
+SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.oid = 'h'::regclass;
 
 SELECT v ->> 'live' AS live FROM ddb_verify('cpy') v;
 SELECT v ->> 'live' AS live FROM ddb_verify('g') v;

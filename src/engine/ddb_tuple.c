@@ -125,7 +125,7 @@ ddb_form_stored_values(Relation rel, Datum *values, bool *isnull, StringInfo key
 					(errcode(ERRCODE_NOT_NULL_VIOLATION),
 					 errmsg("null value in key column \"%s\" of ddb table \"%s\"",
 							NameStr(TupleDescAttr(desc, a)->attname),
-							RelationGetRelationName(rel)),
+							ddb_user_relation_name(rel)),
 					 errdetail("Every item needs its partition key%s.",
 							   ki->nkeys > 1 ? " and sort key" : "")));
 		ddb_check_key_value(ki->keytype[k], values[a], k == 0,
