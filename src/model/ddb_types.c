@@ -18,6 +18,10 @@
  *	  elements compare numerically, so [1, 1.0] is a duplicate)
  *	- nesting: at most 32 levels of L/M
  *
+ * Plain SQL writes check their item column with the same reader in a
+ * checking mode (ddb_validate_item_column): one walk of the jsonb that runs
+ * the same checks and adds up the item's size, without building a tree.
+ *
  * Item size follows DynamoDB's published rules (CapacityUnitCalculations):
  * name bytes + value size, where S is its UTF-8 bytes, B its raw bytes, N
  * (significant digits + 1) / 2 + 1 bytes (DynamoDB says "approximately"),
