@@ -232,6 +232,7 @@ extern bool ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff
 extern uint64 ddb_alloc_rowid(Relation rel);
 extern void ddb_check_item_limits(Relation rel, int keylen, Size itemsize);
 extern void ddb_duplicate_key_error(Relation rel) pg_attribute_noreturn();
+extern const char *ddb_user_relation_name(Relation rel);
 #ifdef DDB_CHECKS
 extern void ddb_checks_init(void);
 #endif
@@ -431,6 +432,7 @@ extern void ddb_verify_init(void);
  */
 extern void ddb_api_init(void);
 extern const char *ddb_table_key_name(Relation rel, int k);
+extern void ddb_check_catalog_version(void);
 
 /* model/ddb_types.c, model/ddb_expr_parse.c, model/ddb_expr_eval.c: see ddb_expr.h */
 

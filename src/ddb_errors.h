@@ -145,6 +145,8 @@
 #define DDB_MSG_NESTING					"Nesting Levels have exceeded supported limits"
 #define DDB_MSG_NAME_TOO_LARGE			"1 validation error detected: Attribute name is too large, must be less than 65536 bytes"
 #define DDB_MSG_EMPTY_ATTRIBUTE_NAME	"One or more parameter values were invalid: Empty attribute name"
+/* ddb's own (DynamoDB has no item column): a plain SQL write whose item repeats a key */
+#define DDB_MSG_ITEM_COLUMN_KEY			"One or more parameter values were invalid: The item column holds the key attribute %s"
 #define DDB_MSG_RETURN_VALUES_ENUM		"1 validation error detected: Value '%s' at 'returnValues' failed to satisfy constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]"
 
 /*

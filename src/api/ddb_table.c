@@ -203,6 +203,27 @@ table_cache_invalidate(Datum arg, Oid relid)
 		e->valid = false;
 }
 
+/*
+ * The catalog appeared in version 0.2 of the extension's SQL objects.  A
+ * library installed over a database whose extension is still at 0.1 (the
+ * library is per installation, the objects per database) must say to
+ * update the extension, not fail on a missing relation.  Two syscache
+ * lookups, once per catalog cache fill.
+ */
+void
+ddb_check_catalog_version(void)
+{
+	Oid			nsp = get_namespace_oid("ddb_internal", true);
+
+	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("tables", nsp)))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"ddb\" in this database is older than the ddb library"),
+				 errdetail("Its catalog %s is missing: the extension's objects were created by an earlier version.",
+						   TABLES_CATALOG),
+				 errhint("Run ALTER EXTENSION ddb UPDATE in this database.")));
+}
+
 /* Read a table's catalog row into info (allocated in cxt). */
 static void
 table_info_load(Oid relid, MemoryContext cxt, DdbTableInfo *info)
@@ -212,6 +233,7 @@ table_info_load(Oid relid, MemoryContext cxt, DdbTableInfo *info)
 
 	memset(info, 0, sizeof(DdbTableInfo));
 	info->relid = relid;
+	ddb_check_catalog_version();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	/* the catalog as it is now, not as the transaction's snapshot saw it */

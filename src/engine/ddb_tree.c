@@ -132,6 +132,7 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -2124,8 +2125,33 @@ ddb_check_item_limits(Relation rel, int keylen, Size itemsize)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("item of %zu bytes is too large for ddb table \"%s\"",
-						itemsize, RelationGetRelationName(rel)),
+						itemsize, ddb_user_relation_name(rel)),
 				 errdetail("A stored item may be at most %zu bytes.", (Size) DDB_MAX_ITEM_SIZE)));
+}
+
+/*
+ * The name to show the user for 'rel' in an error.  A table rewrite (ALTER
+ * TABLE ... SET ACCESS METHOD ddb, a column type change) writes into a
+ * transient relation that make_new_heap names "pg_temp_<oid of the table>",
+ * in the table's schema; its rows' errors name the table being rewritten.
+ */
+const char *
+ddb_user_relation_name(Relation rel)
+{
+	const char *name = RelationGetRelationName(rel);
+	unsigned int oid;
+	int			len;
+
+	if (strncmp(name, "pg_temp_", 8) == 0 &&
+		sscanf(name + 8, "%u%n", &oid, &len) == 1 && name[8 + len] == '\0' &&
+		OidIsValid(oid) && get_rel_namespace(oid) == RelationGetNamespace(rel))
+	{
+		char	   *orig = get_rel_name(oid);
+
+		if (orig != NULL)
+			return orig;
+	}
+	return name;
 }
 
 /* A second live item with one key: unique_violation (also ddb_bulk.c's). */
@@ -2135,7 +2161,7 @@ ddb_duplicate_key_error(Relation rel)
 	ereport(ERROR,
 			(errcode(ERRCODE_UNIQUE_VIOLATION),
 			 errmsg("duplicate key value violates the key of ddb table \"%s\"",
-					RelationGetRelationName(rel)),
+					ddb_user_relation_name(rel)),
 			 errdetail("An item with the same key already exists."),
 			 errhint("Use ddb_put_item() to replace an item.")));
 }

@@ -23,11 +23,13 @@
 #include "access/htup_details.h"
 #include "access/toast_internals.h"
 #include "executor/tuptable.h"
+#include "fmgr.h"
 #include "utils/jsonb.h"
 #include "utils/rel.h"
 
 #include "ddb.h"
 #include "engine/ddb_page.h"
+#include "model/ddb_expr.h"
 
 /*
  * Build the stored form of the row in 'slot': a heap tuple with key columns
@@ -70,6 +72,43 @@ ddb_form_stored_item(Relation rel, Jsonb *itemcol)
 	return tuple;
 }
 
+/*
+ * The item column of a row from plain SQL must be an item the item API
+ * would accept (ddb_validate_item_column), or the item functions could not
+ * read it back.  Its key attributes are the key columns, already checked.
+ * A NULL item column is an item of its keys alone.
+ */
+static void
+check_item_column(Relation rel, const DdbKeyInfo *ki, Datum *values)
+{
+	const char *names[DDB_MAX_KEY_COLUMNS];
+	DdbValue   *keys[DDB_MAX_KEY_COLUMNS];
+
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		Datum		d = values[ki->keyattno[k] - 1];
+		DdbValue   *v;
+
+		names[k] = ddb_key_name(rel, k);
+		if (ki->keytype[k] == DDB_KEY_N)
+		{
+			v = ddb_value_new(DDB_TYPE_N);
+			v->u.num = DatumGetNumeric(d);
+		}
+		else
+		{
+			struct varlena *b = PG_DETOAST_DATUM_PACKED(d);
+
+			v = ddb_value_new(ki->keytype[k] == DDB_KEY_S ? DDB_TYPE_S : DDB_TYPE_B);
+			v->u.str.data = VARDATA_ANY(b);
+			v->u.str.len = VARSIZE_ANY_EXHDR(b);
+		}
+		keys[k] = v;
+	}
+	ddb_validate_item_column(DatumGetJsonbP(values[ki->itemattno - 1]),
+							 ki->nkeys, names, keys);
+}
+
 /* The same from a row's values (indexed by attribute number - 1); scribbles on isnull. */
 HeapTuple
 ddb_form_stored_values(Relation rel, Datum *values, bool *isnull, StringInfo key)
@@ -86,12 +125,14 @@ ddb_form_stored_values(Relation rel, Datum *values, bool *isnull, StringInfo key
 					(errcode(ERRCODE_NOT_NULL_VIOLATION),
 					 errmsg("null value in key column \"%s\" of ddb table \"%s\"",
 							NameStr(TupleDescAttr(desc, a)->attname),
-							RelationGetRelationName(rel)),
+							ddb_user_relation_name(rel)),
 					 errdetail("Every item needs its partition key%s.",
 							   ki->nkeys > 1 ? " and sort key" : "")));
 		ddb_check_key_value(ki->keytype[k], values[a], k == 0,
 							NameStr(TupleDescAttr(desc, a)->attname));
 	}
+	if (!isnull[ki->itemattno - 1])
+		check_item_column(rel, ki, values);
 	ddb_encode_key(ki, values, isnull, key);
 
 	for (int k = 0; k < ki->nkeys; k++)

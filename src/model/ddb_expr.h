@@ -129,8 +129,13 @@ extern Jsonb *ddb_item_to_typed_jsonb(DdbValue *item);
  * Validation for the put path: every value well-typed (tags, base64, number
  * limits, set rules, nesting depth) and the item within DDB_MAX_ITEM_BYTES.
  * Returns the parsed item so callers need not parse twice.
+ * ddb_validate_item_column: the same for the item column of a plain SQL
+ * write, whose key attributes are the key columns (ddb_tuple.c).
  */
 extern DdbValue *ddb_validate_item(Jsonb *item);
+extern void ddb_validate_item_column(Jsonb *itemcol, int nkeys,
+									 const char *const *keynames,
+									 DdbValue *const *keyvalues);
 extern void ddb_check_item_size(DdbValue *item, const char *message);
 extern void ddb_check_item_depth(DdbValue *item);
 

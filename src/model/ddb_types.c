@@ -18,6 +18,10 @@
  *	  elements compare numerically, so [1, 1.0] is a duplicate)
  *	- nesting: at most 32 levels of L/M
  *
+ * Plain SQL writes check their item column with the same reader in a
+ * checking mode (ddb_validate_item_column): one walk of the jsonb that runs
+ * the same checks and adds up the item's size, without building a tree.
+ *
  * Item size follows DynamoDB's published rules (CapacityUnitCalculations):
  * name bytes + value size, where S is its UTF-8 bytes, B its raw bytes, N
  * (significant digits + 1) / 2 + 1 bytes (DynamoDB says "approximately"),
@@ -342,8 +346,12 @@ number_shape(Numeric num, int *ndigits, int *exponent)
 	pfree(s);
 }
 
-void
-ddb_check_number(Numeric num)
+/* DynamoDB's size of a number of ndigits significant digits */
+#define NUMBER_SIZE(ndigits)	((Max((ndigits), 1) + 1) / 2 + 1)
+
+/* Check a number; returns its significant digits (for its size). */
+static int
+check_number(Numeric num)
 {
 	int			ndigits;
 	int			exponent;
@@ -352,24 +360,37 @@ ddb_check_number(Numeric num)
 		validation_error("ValidationException: " DDB_MSG_NUMBER_INVALID);
 	number_shape(num, &ndigits, &exponent);
 	if (ndigits == 0)
-		return;
+		return 0;
 	if (exponent > 125)
 		validation_error("ValidationException: " DDB_MSG_NUMBER_OVERFLOW);
 	if (exponent < -130)
 		validation_error("ValidationException: " DDB_MSG_NUMBER_UNDERFLOW);
 	if (ndigits > DDB_MAX_NUMBER_DIGITS)
 		validation_error("ValidationException: " DDB_MSG_NUMBER_PRECISION);
+	return ndigits;
+}
+
+void
+ddb_check_number(Numeric num)
+{
+	(void) check_number(num);
 }
 
 /*
  * DynamoDB's limit on attribute names (items, nested maps, and the names
  * expressions use), checked in bytes.
  */
+static void
+check_name_length(int len)
+{
+	if (len > DDB_MAX_ATTRIBUTE_NAME_BYTES)
+		validation_error("ValidationException: " DDB_MSG_NAME_TOO_LARGE);
+}
+
 void
 ddb_check_attribute_name(const char *name)
 {
-	if (strlen(name) > DDB_MAX_ATTRIBUTE_NAME_BYTES)
-		validation_error("ValidationException: " DDB_MSG_NAME_TOO_LARGE);
+	check_name_length(strlen(name));
 }
 
 /*
@@ -555,7 +576,22 @@ check_set(DdbValue *set)
  * Document form jsonb -> DdbValue
  * ------------------------------------------------------------------------
  */
-static DdbValue *value_from_jbv(JsonbValue *jv, int depth);
+/*
+ * Reading document form has two modes that run the same checks in the same
+ * order: building the DdbValue tree (walk NULL), and checking only (walk
+ * set), for ddb_validate_item_column, which must not pay for a tree it
+ * would throw away.  A checking walk adds each value's DynamoDB size (see
+ * ddb_value_size) to walk->size and notes an empty attribute name, which
+ * the building mode reports after the whole item is read
+ * (check_attribute_names), so both raise the same first error.
+ */
+typedef struct DocWalk
+{
+	int64		size;
+	bool		empty_name;
+} DocWalk;
+
+static DdbValue *value_from_jbv(JsonbValue *jv, int depth, DocWalk *walk);
 
 static void
 check_depth(int depth)
@@ -612,9 +648,42 @@ map_read(JsonbContainer *jc, int depth, DdbValue *(*read) (JsonbValue *, int))
 }
 
 static DdbValue *
-map_from_container(JsonbContainer *jc, int depth)
+doc_value(JsonbValue *jv, int depth)
 {
-	return map_read(jc, depth, value_from_jbv);
+	return value_from_jbv(jv, depth, NULL);
+}
+
+/*
+ * An object's attributes: a map, or (checking) their names and values'
+ * sizes added to walk->size.  'overhead': count M's 3 bytes and 1 byte per
+ * element (false for the item itself, which DynamoDB counts as bare
+ * attributes).
+ */
+static DdbValue *
+map_from_container(JsonbContainer *jc, int depth, DocWalk *walk, bool overhead)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	if (walk == NULL)
+		return map_read(jc, depth, doc_value);
+	if (overhead)
+		walk->size += 3;
+	it = JsonbIteratorInit(jc);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+		{
+			check_name_length(v.val.string.len);
+			if (v.val.string.len == 0)
+				walk->empty_name = true;
+			walk->size += v.val.string.len + (overhead ? 1 : 0);
+		}
+		else if (tok == WJB_VALUE)
+			(void) value_from_jbv(&v, depth + 1, walk);
+	}
+	return NULL;
 }
 
 /*
@@ -720,7 +789,7 @@ set_from_jbv(JsonbValue *jv, DdbType type, int depth)
 }
 
 static DdbValue *
-value_from_jbv(JsonbValue *jv, int depth)
+value_from_jbv(JsonbValue *jv, int depth, DocWalk *walk)
 {
 	DdbValue   *v;
 
@@ -728,18 +797,41 @@ value_from_jbv(JsonbValue *jv, int depth)
 	switch (jv->type)
 	{
 		case jbvNull:
+			if (walk)
+			{
+				walk->size += 1;
+				return NULL;
+			}
 			return ddb_value_new(DDB_TYPE_NULL);
 		case jbvBool:
+			if (walk)
+			{
+				walk->size += 1;
+				return NULL;
+			}
 			v = ddb_value_new(DDB_TYPE_BOOL);
 			v->u.boolean = jv->val.boolean;
 			return v;
 		case jbvString:
+			if (walk)
+			{
+				walk->size += jv->val.string.len;
+				return NULL;
+			}
 			v = ddb_value_new(DDB_TYPE_S);
 			v->u.str.data = jv->val.string.val;
 			v->u.str.len = jv->val.string.len;
 			return v;
 		case jbvNumeric:
-			ddb_check_number(jv->val.numeric);
+			{
+				int			ndigits = check_number(jv->val.numeric);
+
+				if (walk)
+				{
+					walk->size += NUMBER_SIZE(ndigits);
+					return NULL;
+				}
+			}
 			v = ddb_value_new(DDB_TYPE_N);
 			v->u.num = jv->val.numeric;
 			return v;
@@ -756,10 +848,20 @@ value_from_jbv(JsonbValue *jv, int depth)
 		JsonbIteratorToken tok;
 
 		check_depth(depth);		/* lists and maps are nesting levels */
-		v = ddb_value_new(DDB_TYPE_L);
+		v = walk ? NULL : ddb_value_new(DDB_TYPE_L);
+		if (walk)
+			walk->size += 3;
 		while ((tok = JsonbIteratorNext(&it, &e, true)) != WJB_DONE)
 			if (tok == WJB_ELEM)
-				ddb_list_append(v, value_from_jbv(&e, depth + 1));
+			{
+				if (walk)
+				{
+					walk->size += 1;
+					(void) value_from_jbv(&e, depth + 1, walk);
+				}
+				else
+					ddb_list_append(v, value_from_jbv(&e, depth + 1, NULL));
+			}
 		return v;
 	}
 
@@ -783,25 +885,32 @@ value_from_jbv(JsonbValue *jv, int depth)
 					validation_error("ValidationException: " DDB_MSG_DOC_B_NOT_STRING);
 				v = ddb_value_new(DDB_TYPE_B);
 				b64_decode_strict(val.val.string.val, val.val.string.len, v);
-				return v;
 			}
-			if (tag[1] == 'S' && k.val.string.len == 2)
-				return nul_string(&val);
-			if (tag[1] == 'M')
+			else if (tag[1] == 'S' && k.val.string.len == 2)
+				v = nul_string(&val);
+			else if (tag[1] == 'M')
 			{
 				if (val.type != jbvBinary || !JsonContainerIsObject(val.val.binary.data))
 					validation_error("ValidationException: " DDB_MSG_DOC_M_NOT_OBJECT);
 				check_depth(depth);
-				return map_from_container(val.val.binary.data, depth);
+				return map_from_container(val.val.binary.data, depth, walk, true);
 			}
-			return set_from_jbv(&val,
-								tag[1] == 'S' ? DDB_TYPE_SS :
-								tag[1] == 'N' ? DDB_TYPE_NS : DDB_TYPE_BS,
-								depth);
+			else
+				v = set_from_jbv(&val,
+								 tag[1] == 'S' ? DDB_TYPE_SS :
+								 tag[1] == 'N' ? DDB_TYPE_NS : DDB_TYPE_BS,
+								 depth);
+			/* B, a U+0000 string, sets: leaves, read whole in both modes */
+			if (walk)
+			{
+				walk->size += ddb_value_size(v);
+				return NULL;
+			}
+			return v;
 		}
 	}
 	check_depth(depth);
-	return map_from_container(jv->val.binary.data, depth);
+	return map_from_container(jv->val.binary.data, depth, walk, true);
 }
 
 /* Attribute names are never empty, in an item or a map at any depth. */
@@ -828,7 +937,7 @@ ddb_item_from_jsonb(Jsonb *item)
 
 	if (!JB_ROOT_IS_OBJECT(item))
 		validation_error("ValidationException: " DDB_MSG_DOC_NOT_OBJECT);
-	map = map_from_container(&item->root, 0);
+	map = map_from_container(&item->root, 0, NULL, false);
 	check_attribute_names(map);
 	return map;
 }
@@ -849,13 +958,13 @@ ddb_value_from_jsonb(Jsonb *value)
 		jv.val.binary.data = &value->root;
 		jv.val.binary.len = VARSIZE(value) - VARHDRSZ;
 	}
-	return value_from_jbv(&jv, 1);
+	return value_from_jbv(&jv, 1, NULL);
 }
 
 DdbValue *
 ddb_value_from_jbv(JsonbValue *value)
 {
-	return value_from_jbv(value, 1);
+	return value_from_jbv(value, 1, NULL);
 }
 
 /* ------------------------------------------------------------------------
@@ -1402,7 +1511,7 @@ ddb_value_size(DdbValue *v)
 
 				number_shape(v->u.num, &ndigits, &exponent);
 				/* zero still takes one digit's worth */
-				return (Max(ndigits, 1) + 1) / 2 + 1;
+				return NUMBER_SIZE(ndigits);
 			}
 		case DDB_TYPE_BOOL:
 		case DDB_TYPE_NULL:
@@ -1437,18 +1546,22 @@ ddb_item_size(DdbValue *item)
 	return size;
 }
 
-/* message: DDB_MSG_ITEM_SIZE or DDB_MSG_UPDATE_ITEM_SIZE */
-void
-ddb_check_item_size(DdbValue *item, const char *message)
+static void
+check_size(int64 size, const char *message)
 {
-	int64		size = ddb_item_size(item);
-
 	if (size > DDB_MAX_ITEM_BYTES)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_VALIDATION),
 				 errmsg("ValidationException: %s", message),
 				 errdetail("The item is " INT64_FORMAT " bytes as DynamoDB counts them; the limit is %d.",
 						   size, DDB_MAX_ITEM_BYTES)));
+}
+
+/* message: DDB_MSG_ITEM_SIZE or DDB_MSG_UPDATE_ITEM_SIZE */
+void
+ddb_check_item_size(DdbValue *item, const char *message)
+{
+	check_size(ddb_item_size(item), message);
 }
 
 static int
@@ -1487,6 +1600,43 @@ ddb_validate_item(Jsonb *item)
 
 	ddb_check_item_size(v, DDB_MSG_ITEM_SIZE);
 	return v;
+}
+
+/*
+ * Validation for the item column of a row written by plain SQL (INSERT,
+ * COPY, UPDATE, MERGE): the item without its key attributes, whose names
+ * and values the caller passes (the table's key columns).  The rules are
+ * ddb_validate_item's, run by the same code, so plain SQL stores nothing
+ * the item API would refuse; one rule is added: no attribute of the item
+ * column is named like a key attribute, as the key columns are the one
+ * place a key lives (see README "Writing with plain SQL").  The size limit
+ * counts the key attributes, as DynamoDB counts them in every item.
+ */
+void
+ddb_validate_item_column(Jsonb *itemcol, int nkeys, const char *const *keynames,
+						 DdbValue *const *keyvalues)
+{
+	DocWalk		walk = {0};
+
+	if (!JB_ROOT_IS_OBJECT(itemcol))
+		validation_error("ValidationException: " DDB_MSG_DOC_NOT_OBJECT);
+	/* a key-named attribute first: the cheapest check, and the likeliest */
+	for (int k = 0; k < nkeys; k++)
+		if (getKeyJsonValueFromContainer(&itemcol->root, keynames[k],
+										 strlen(keynames[k]), NULL) != NULL)
+			ereport(ERROR,
+					(errcode(DDB_ERRCODE_VALIDATION),
+					 errmsg("ValidationException: " DDB_MSG_ITEM_COLUMN_KEY, keynames[k]),
+					 errdetail("The key columns hold the key attributes; the item column holds the other attributes."),
+					 errhint("Leave the attribute out of the item column, e.g. item - '%s'.",
+							 keynames[k])));
+	/* ddb_item_from_jsonb's checks, in its checking mode: one walk */
+	map_from_container(&itemcol->root, 0, &walk, false);
+	if (walk.empty_name)
+		validation_error("ValidationException: " DDB_MSG_EMPTY_ATTRIBUTE_NAME);
+	for (int k = 0; k < nkeys; k++)
+		walk.size += strlen(keynames[k]) + ddb_value_size(keyvalues[k]);
+	check_size(walk.size, DDB_MSG_ITEM_SIZE);
 }
 
 /* "{N:5}" / "{S:abc}" -- how DynamoDB shows values in error messages */
