@@ -6,6 +6,7 @@
 -- items (nested maps, sets, binary, numbers at DynamoDB's limits, the size
 -- limit counted with the keys) are still accepted and read back by the
 -- item functions.
+CREATE EXTENSION IF NOT EXISTS ddb;
 
 CREATE TABLE cpy (pk text, sk numeric, item jsonb) USING ddb;
 INSERT INTO cpy VALUES ('a', 1, '{"x": 1}');
