@@ -277,7 +277,7 @@ extern void ddb_copy_for_cluster(Relation OldTable, Relation NewTable,
 extern bool ddb_bulk_load;
 extern void ddb_bulk_init(void);
 extern bool ddb_bulk_multi_insert(Relation rel, TupleTableSlot **slots, int ntuples,
-								  CommandId cid);
+								  CommandId cid, int options);
 extern void ddb_bulk_finish(Relation rel);
 
 /* engine/ddb_scan.c: ordered range scans and point lookups */

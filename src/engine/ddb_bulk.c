@@ -50,6 +50,12 @@
  * side by side.  It takes maintenance_work_mem, as CREATE INDEX does, and
  * spills to temporary files beyond it.
  *
+ * COPY FREEZE (which PostgreSQL allows under the same condition) spools
+ * its rows with xmin frozen, as heap_insert does for it: they are visible
+ * to every snapshot once the transaction commits, and VACUUM has nothing
+ * to freeze.  Rows of a COPY FREEZE that takes the row path (a table
+ * with triggers, ddb.bulk_load = off) are not frozen.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -204,7 +210,7 @@ spool_start(Relation rel, CommandId cid)
  */
 bool
 ddb_bulk_multi_insert(Relation rel, TupleTableSlot **slots, int ntuples,
-					  CommandId cid)
+					  CommandId cid, int options)
 {
 	StringInfoData key;
 
@@ -236,6 +242,8 @@ ddb_bulk_multi_insert(Relation rel, TupleTableSlot **slots, int ntuples,
 		stored = ddb_form_stored_tuple(rel, slots[i], &key);
 		ddb_rowid_to_tid(spool->nitems, &tid);
 		ddb_prepare_new_version(rel, stored, cid, &tid);
+		if (options & TABLE_INSERT_FROZEN)
+			HeapTupleHeaderSetXminFrozen(stored->t_data);
 		tuple = ddb_toast_stored_tuple(rel, stored, NULL, key.len);
 		ddb_check_item_limits(rel, key.len,
 							  MAXALIGN(DdbLeafTupleOffset(key.len) + tuple->t_len));

@@ -385,7 +385,7 @@ ddb_multi_insert(Relation relation, TupleTableSlot **slots, int ntuples,
 				 CommandId cid, int options, BulkInsertState bistate)
 {
 	/* into a table new in this subtransaction: spooled (ddb_bulk.c) */
-	if (ddb_bulk_multi_insert(relation, slots, ntuples, cid))
+	if (ddb_bulk_multi_insert(relation, slots, ntuples, cid, options))
 		return;
 	for (int i = 0; i < ntuples; i++)
 		ddb_tuple_insert(relation, slots[i], cid, options, bistate);
