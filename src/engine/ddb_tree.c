@@ -86,6 +86,19 @@
  *	  while splitting a child, so a pessimistic writer holding a node never
  *	  needs to move right at the next level.
  *
+ *	- A batch of new keys (ddb_tree_insert_multi: COPY's row path,
+ *	  BatchWriteItem) is sorted by item key and placed leaf by leaf: one
+ *	  descent to the first unplaced key's leaf, exclusive, then every
+ *	  following key whose key and item key lie below that leaf's high key is
+ *	  checked there as a single writer checks it (the leaf is the key's first
+ *	  leaf, held from the check until the version is in) and added with the
+ *	  others in one critical section.  It holds one leaf at a time (plus the
+ *	  check's walk to the right), never a leaf while descending to another,
+ *	  and releases it before it waits for a transaction or falls back to the
+ *	  single-item path (a full leaf, a key to wait for); so rules 1-4 hold
+ *	  as for single inserts, and a batch and a single writer of one key are
+ *	  serialized on that key's first leaf.
+ *
  * WAL.  Every page change is WAL-logged in the critical section that makes
  * it, in one of two ways, decided in one place (ddb_wal_custom, ddb_wal.c):
  *
@@ -94,7 +107,7 @@
  *	  images, so crash recovery and streaming replication need nothing more.
  *
  *	- With ddb in shared_preload_libraries, the hot-path changes -- a leaf
- *	  insert, a version's xmax mark, the one-record update, row-id map
+ *	  insert (or a batch's items of one leaf), a version's xmax mark, the one-record update, row-id map
  *	  entries, a prune, and a leaf split below an existing parent -- are
  *	  records of ddb's own resource manager (id 203), logged as nbtree logs
  *	  its own (START_CRIT_SECTION, change, MarkBufferDirty, XLogInsert,
