@@ -168,6 +168,8 @@ extern void ddb_wal_leaf_mark(Relation rel, Buffer buf, OffsetNumber off,
 extern void ddb_wal_leaf_update(Relation rel, Buffer buf, OffsetNumber oldoff,
 								DdbMarkFn mark, void *arg, OffsetNumber newoff,
 								const void *item, Size size);
+extern void ddb_wal_leaf_add_multi(Relation rel, Buffer buf, int n, const OffsetNumber *offs,
+								   char *const *items, const Size *sizes);
 extern void ddb_wal_map_set(Relation rel, Buffer buf, const DdbMapChange *changes, int n);
 extern bool ddb_wal_leaf_prune(Relation rel, Buffer buf, OffsetNumber *deletable,
 							   int ndeletable, TransactionId latestRemovedXid);
@@ -225,6 +227,21 @@ typedef enum DdbUniqueCheck
 extern bool ddb_tree_insert(Relation rel, const char *key, int keylen,
 							ItemPointer tid, HeapTuple tuple,
 							DdbUniqueCheck check_unique);
+
+/*
+ * One new version of a batch (ddb_insert_versions, ddb_tree_insert_multi):
+ * its encoded key, its stored tuple, and what became of it.
+ */
+typedef struct DdbNewVersion
+{
+	const char *key;			/* encoded key */
+	int			keylen;
+	HeapTuple	tuple;			/* the stored tuple (key columns NULL) */
+	ItemPointerData tid;		/* its row id, set by ddb_insert_versions */
+	bool		inserted;		/* false: DDB_UNIQUE_RETURN found the key live */
+} DdbNewVersion;
+extern void ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
+								  DdbUniqueCheck check_unique);
 extern bool ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff,
 								   const char *key, int keylen, ItemPointer tid,
 								   HeapTuple tuple,
@@ -339,6 +356,8 @@ extern void ddb_prepare_new_version(Relation rel, HeapTuple stored, CommandId ci
 extern bool ddb_insert_version(Relation rel, const char *key, int keylen,
 							   HeapTuple stored, CommandId cid,
 							   DdbUniqueCheck check, ItemPointer tid);
+extern void ddb_insert_versions(Relation rel, DdbNewVersion *versions, int n,
+								CommandId cid, DdbUniqueCheck check, bool frozen);
 extern bool ddb_lock_current(Relation rel, const char *key, int keylen,
 							 CommandId cid, ItemPointer tid, HeapTuple *current);
 extern bool ddb_read_current(Relation rel, const char *key, int keylen,

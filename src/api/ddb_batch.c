@@ -186,6 +186,72 @@ batch_put_key(Relation rel, Jsonb *item, StringInfo key)
  * BatchWriteItem
  * ------------------------------------------------------------------------
  */
+
+/*
+ * The puts of one table's requests whose keys are new, inserted together
+ * (ddb_insert_versions: one descent and one WAL record per leaf instead of
+ * one each per item), then each indexed and streamed as PutItem's core
+ * does it for a new item.  keys[r] is request r's encoded key.  Sets
+ * done[r] for the requests it wrote; the others -- puts of keys that have
+ * a live item (an overwrite), puts of items that need TOAST, deletes -- are
+ * left to the single-item cores.
+ *
+ * Under REPEATABLE READ and SERIALIZABLE it writes nothing: there PutItem
+ * reads the current item first so that an item changed after the
+ * transaction's snapshot is a serialization failure, and that read is kept.
+ * Under READ COMMITTED, PutItem's read of a key that has no item finds what
+ * the insert's uniqueness check finds (it waits for an in-progress writer of
+ * the key the same way), so it is skipped: a key found live is not
+ * inserted, and PutItem's core replaces its item.
+ */
+static void
+batch_put_new_items(DdbBatchWriteTable *bt, StringInfoData *keys, bool *done)
+{
+	Relation	rel = bt->rel;
+	DdbNewVersion *versions;
+	int		   *reqs;
+	int			n = 0;
+
+	if (IsolationUsesXactSnapshot())
+		return;
+	versions = palloc(sizeof(DdbNewVersion) * bt->nrequests);
+	reqs = palloc(sizeof(int) * bt->nrequests);
+	for (int r = 0; r < bt->nrequests; r++)
+	{
+		HeapTuple	stored;
+
+		if (!bt->is_put[r])
+			continue;
+		stored = ddb_form_stored_item(rel, ddb_item_without_keys(rel, bt->docs[r]));
+		/* not inserted would leave its TOAST values behind: PutItem's way */
+		if (ddb_stored_tuple_needs_toast(rel, stored, NULL, keys[r].len))
+			continue;
+		versions[n].key = keys[r].data;
+		versions[n].keylen = keys[r].len;
+		versions[n].tuple = stored;
+		reqs[n] = r;
+		n++;
+	}
+	if (n == 0)
+		return;
+
+	ddb_insert_versions(rel, versions, n, GetCurrentCommandId(true), DDB_UNIQUE_RETURN,
+						false);
+	for (int k = 0; k < n; k++)
+	{
+		int			r = reqs[k];
+
+		if (!versions[k].inserted)
+			continue;
+		/* the engine fires no triggers: the indexes and the stream see every item */
+		ddb_gsi_maintain(rel, NULL, bt->docs[r]);
+		ddb_stream_capture(rel, NULL, bt->docs[r]);
+		bt->results[r].new = bt->docs[r];
+		done[r] = true;
+	}
+	CommandCounterIncrement();
+}
+
 void
 ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 {
@@ -193,6 +259,7 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 	int			total = 0;
 	KeyRef	   *refs;
 	int			nrefs = 0;
+	StringInfoData **keys = palloc(sizeof(StringInfoData *) * Max(ntables, 1));
 
 	PreventCommandIfReadOnly("BatchWriteItem");
 	/* the request's shape: DynamoDB's member constraints */
@@ -239,17 +306,18 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 		if (puts && deletes &&
 			pg_class_aclcheck(RelationGetRelid(bt->rel), GetUserId(), ACL_DELETE) != ACLCHECK_OK)
 			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(bt->rel));
+		keys[t] = palloc(sizeof(StringInfoData) * bt->nrequests);
 		for (int r = 0; r < bt->nrequests; r++)
 		{
-			StringInfoData key;
+			StringInfo	key = &keys[t][r];
 
 			if (bt->is_put[r])
-				batch_put_key(bt->rel, bt->docs[r], &key);
+				batch_put_key(bt->rel, bt->docs[r], key);
 			else
-				ddb_request_key(bt->rel, bt->docs[r], true, &key);
+				ddb_request_key(bt->rel, bt->docs[r], true, key);
 			refs[nrefs].relid = RelationGetRelid(bt->rel);
-			refs[nrefs].key = key.data;
-			refs[nrefs].len = key.len;
+			refs[nrefs].key = key->data;
+			refs[nrefs].len = key->len;
 			refs[nrefs].index = nrefs;
 			nrefs++;
 		}
@@ -257,14 +325,21 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 	if (sort_keys_find_duplicate(refs, nrefs))
 		validation_error(DDB_MSG_DUPLICATE_KEYS);
 
-	/* the writes, in request order: unconditional puts and deletes */
+	/*
+	 * The writes, unconditional puts and deletes: a table's puts of new keys
+	 * together, then the rest in request order.
+	 */
 	for (int t = 0; t < ntables; t++)
 	{
 		DdbBatchWriteTable *bt = &tables[t];
+		bool	   *done = palloc0(sizeof(bool) * bt->nrequests);
 
 		bt->results = palloc0(sizeof(DdbWriteResult) * bt->nrequests);
+		batch_put_new_items(bt, keys[t], done);
 		for (int r = 0; r < bt->nrequests; r++)
 		{
+			if (done[r])
+				continue;
 			if (bt->is_put[r])
 				ddb_put_item_core(bt->rel, bt->docs[r], NULL, &bt->results[r]);
 			else

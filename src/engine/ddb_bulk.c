@@ -53,8 +53,8 @@
  * COPY FREEZE (which PostgreSQL allows under the same condition) spools
  * its rows with xmin frozen, as heap_insert does for it: they are visible
  * to every snapshot once the transaction commits, and VACUUM has nothing
- * to freeze.  Rows of a COPY FREEZE that takes the row path (a table
- * with triggers, ddb.bulk_load = off) are not frozen.
+ * to freeze.  A COPY FREEZE that takes the row path (a table with
+ * triggers, ddb.bulk_load = off) freezes its rows there (ddb_multi_insert).
  *
  *-------------------------------------------------------------------------
  */

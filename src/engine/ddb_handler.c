@@ -385,10 +385,31 @@ ddb_multi_insert(Relation relation, TupleTableSlot **slots, int ntuples,
 				 CommandId cid, int options, BulkInsertState bistate)
 {
 	/* into a table new in this subtransaction: spooled (ddb_bulk.c) */
+	DdbNewVersion *versions;
+
 	if (ddb_bulk_multi_insert(relation, slots, ntuples, cid, options))
 		return;
+
+	/* otherwise: all at once, one descent and one WAL record per leaf */
+	versions = palloc(sizeof(DdbNewVersion) * ntuples);
 	for (int i = 0; i < ntuples; i++)
-		ddb_tuple_insert(relation, slots[i], cid, options, bistate);
+	{
+		StringInfoData key;
+
+		initStringInfo(&key);
+		versions[i].tuple = ddb_form_stored_tuple(relation, slots[i], &key);
+		versions[i].key = key.data;
+		versions[i].keylen = key.len;
+	}
+	ddb_insert_versions(relation, versions, ntuples, cid, DDB_UNIQUE_ERROR,
+						(options & TABLE_INSERT_FROZEN) != 0);
+	for (int i = 0; i < ntuples; i++)
+	{
+		slots[i]->tts_tableOid = RelationGetRelid(relation);
+		slots[i]->tts_tid = versions[i].tid;
+		pfree((char *) versions[i].key);
+	}
+	pfree(versions);
 }
 
 static TM_Result

@@ -559,6 +559,43 @@ ddb_insert_version(Relation rel, const char *key, int keylen, HeapTuple stored,
 }
 
 /*
+ * Insert new versions of several keys at once (COPY's rows, BatchWriteItem's
+ * puts): each as ddb_insert_version would, with DDB_UNIQUE_ERROR or
+ * DDB_UNIQUE_RETURN, but placed by ddb_tree_insert_multi, one descent and
+ * one WAL record per leaf.  Sets each version's tid and inserted.  With
+ * DDB_UNIQUE_RETURN a version whose key is live is not inserted; its stored
+ * tuple must then need no TOAST work (the caller checks it with
+ * ddb_stored_tuple_needs_toast), or its out-of-line values would be left
+ * behind.  'frozen' (COPY FREEZE, which PostgreSQL allows only into a file
+ * new in this subtransaction) inserts them with xmin frozen, as heap_insert
+ * does for it.
+ */
+void
+ddb_insert_versions(Relation rel, DdbNewVersion *versions, int n, CommandId cid,
+					DdbUniqueCheck check, bool frozen)
+{
+	int			ninserted = 0;
+
+	if (n <= 0)
+		return;
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+	for (int i = 0; i < n; i++)
+	{
+		DdbNewVersion *v = &versions[i];
+
+		ddb_rowid_to_tid(ddb_alloc_rowid(rel), &v->tid);
+		ddb_prepare_new_version(rel, v->tuple, cid, &v->tid);
+		if (frozen)
+			HeapTupleHeaderSetXminFrozen(v->tuple->t_data);
+		v->tuple = ddb_toast_stored_tuple(rel, v->tuple, NULL, v->keylen);
+	}
+	ddb_tree_insert_multi(rel, versions, n, check);
+	for (int i = 0; i < n; i++)
+		ninserted += versions[i].inserted;
+	pgstat_count_heap_insert(rel, ninserted);
+}
+
+/*
  * After an update or delete of a version read without a lock found it
  * changed (TM_Updated/TM_Deleted): start over under READ COMMITTED (true),
  * fail under REPEATABLE READ / SERIALIZABLE as heap's UPDATE would.

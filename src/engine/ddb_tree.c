@@ -86,6 +86,19 @@
  *	  while splitting a child, so a pessimistic writer holding a node never
  *	  needs to move right at the next level.
  *
+ *	- A batch of new keys (ddb_tree_insert_multi: COPY's row path,
+ *	  BatchWriteItem) is sorted by item key and placed leaf by leaf: one
+ *	  descent to the first unplaced key's leaf, exclusive, then every
+ *	  following key whose key and item key lie below that leaf's high key is
+ *	  checked there as a single writer checks it (the leaf is the key's first
+ *	  leaf, held from the check until the version is in) and added with the
+ *	  others in one critical section.  It holds one leaf at a time (plus the
+ *	  check's walk to the right), never a leaf while descending to another,
+ *	  and releases it before it waits for a transaction or falls back to the
+ *	  single-item path (a full leaf, a key to wait for); so rules 1-4 hold
+ *	  as for single inserts, and a batch and a single writer of one key are
+ *	  serialized on that key's first leaf.
+ *
  * WAL.  Every page change is WAL-logged in the critical section that makes
  * it, in one of two ways, decided in one place (ddb_wal_custom, ddb_wal.c):
  *
@@ -94,7 +107,7 @@
  *	  images, so crash recovery and streaming replication need nothing more.
  *
  *	- With ddb in shared_preload_libraries, the hot-path changes -- a leaf
- *	  insert, a version's xmax mark, the one-record update, row-id map
+ *	  insert (or a batch's items of one leaf), a version's xmax mark, the one-record update, row-id map
  *	  entries, a prune, and a leaf split below an existing parent -- are
  *	  records of ddb's own resource manager (id 203), logged as nbtree logs
  *	  its own (START_CRIT_SECTION, change, MarkBufferDirty, XLogInsert,
@@ -2430,4 +2443,218 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 	if (succ)
 		pfree(succ);
 	return true;
+}
+
+/* ------------------------------------------------------------------------
+ * Inserting a batch of new keys
+ * ------------------------------------------------------------------------
+ */
+
+/* One version of a batch, as ddb_tree_insert_multi places it. */
+typedef struct MultiItem
+{
+	DdbNewVersion *v;
+	DdbLeafItem item;
+	Size		itemsize;		/* MAXALIGN'd */
+	char	   *itemkey;
+	int			itemkeylen;
+} MultiItem;
+
+static int
+multi_item_cmp(const void *a, const void *b)
+{
+	const MultiItem *x = (const MultiItem *) a;
+	const MultiItem *y = (const MultiItem *) b;
+
+	return ddb_compare_bytes(x->itemkey, x->itemkeylen, y->itemkey, y->itemkeylen);
+}
+
+/*
+ * Insert the versions of a batch of keys (COPY's rows, BatchWriteItem's
+ * puts), each as ddb_tree_insert(..., check_unique) would, with
+ * DDB_UNIQUE_ERROR or DDB_UNIQUE_RETURN (v->inserted tells which went in),
+ * but one descent, one critical section and one WAL record per leaf
+ * instead of one each per item.  The tuples are ready to store (prepared,
+ * toasted); each v->tid is its row id.
+ *
+ * The items are sorted by item key.  From the leaf of the first item not
+ * yet placed (descending to its key, exclusive lock), a run collects the
+ * items that follow it in key order as long as they belong to that leaf
+ * (key and item key below its high key) and fit beside the leaf reserve;
+ * each key is checked free by ddb_check_unique on that leaf, which stays
+ * locked until the run's items are added, so the rule of "Tree
+ * concurrency" holds for every key of the run: the leaf is each key's
+ * first leaf, held from its check until its version is in.  The run's
+ * items are added in one record (ddb_wal_leaf_add_multi) and their map
+ * entries deferred, as ddb_tree_insert defers them.
+ *
+ * An item the run cannot take at its start -- its leaf is full, its item
+ * key lies right of its key's first leaf, or its key has an in-progress
+ * writer to wait for -- goes through ddb_tree_insert, which prunes,
+ * splits, moves right or waits (with no page lock held) as it always
+ * does; the next run starts after it.  A run that meets such an item later
+ * ends before it.  A key that appears twice in the batch (COPY of two rows
+ * with one key) is inserted once here and again through ddb_tree_insert,
+ * which then finds the first as a live version of the key, exactly as two
+ * single inserts would.
+ *
+ * Locks: one leaf at a time, exclusively, plus the at most two leaves
+ * ddb_check_unique reads to its right; so the rules in the header hold as
+ * for a single insert.
+ */
+void
+ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
+					  DdbUniqueCheck check_unique)
+{
+	MemoryContext cxt;
+	MemoryContext old;
+	MultiItem  *mi;
+	OffsetNumber *offs;
+	char	  **data;
+	Size	   *sizes;
+	int		   *run;
+	StringInfoData succ;
+	int			i;
+
+	if (check_unique == DDB_UNIQUE_NONE)
+		elog(ERROR, "ddb_tree_insert_multi needs a uniqueness check");
+	if (n <= 0)
+		return;
+
+	/* the batch's copies and sort: gone at the end, whatever the caller's context */
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb multi insert",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+
+	mi = palloc(sizeof(MultiItem) * n);
+	for (i = 0; i < n; i++)
+	{
+		DdbNewVersion *v = &versions[i];
+		Size		itemsize = MAXALIGN(DdbLeafTupleOffset(v->keylen) + v->tuple->t_len);
+
+		ddb_check_item_limits(rel, v->keylen, itemsize);
+		v->inserted = false;
+		mi[i].v = v;
+		mi[i].itemsize = itemsize;
+		mi[i].item = ddb_build_leaf_item(v->key, v->keylen, &v->tid, v->tuple, itemsize,
+										 &mi[i].itemkey, &mi[i].itemkeylen);
+	}
+	qsort(mi, n, sizeof(MultiItem), multi_item_cmp);
+	ddb_tree_init_if_needed(rel);
+
+	offs = palloc(sizeof(OffsetNumber) * n);
+	data = palloc(sizeof(char *) * n);
+	sizes = palloc(sizeof(Size) * n);
+	run = palloc(sizeof(int) * n);
+	initStringInfo(&succ);
+
+	i = 0;
+	while (i < n)
+	{
+		MultiItem  *first = &mi[i];
+		Buffer		buf;
+		Page		page;
+		Size		freespace;
+		Size		need = 0;
+		int			nrun = 0;
+		int			j;
+
+		CHECK_FOR_INTERRUPTS();
+
+		/* the second of one key: as a single insert after the first */
+		if (i > 0 && ddb_compare_bytes(first->v->key, first->v->keylen,
+									   mi[i - 1].v->key, mi[i - 1].v->keylen) == 0)
+		{
+			MemoryContextSwitchTo(old);
+			first->v->inserted = ddb_tree_insert(rel, first->v->key, first->v->keylen,
+												 &first->v->tid, first->v->tuple,
+												 check_unique);
+			MemoryContextSwitchTo(cxt);
+			i++;
+			continue;
+		}
+
+		buf = ddb_descend(rel, first->v->key, first->v->keylen, false,
+						  BUFFER_LOCK_EXCLUSIVE, NULL, NULL);
+		page = BufferGetPage(buf);
+		freespace = PageGetExactFreeSpace(page);
+
+		for (j = i; j < n; j++)
+		{
+			MultiItem  *m = &mi[j];
+			Size		reserve = ddb_leaf_reserve(m->itemsize, check_unique);
+			bool		duplicate = false;
+			TransactionId wait_xid;
+
+			if (j > i && ddb_compare_bytes(m->v->key, m->v->keylen,
+										   mi[j - 1].v->key, mi[j - 1].v->keylen) == 0)
+				break;			/* a key's second item: see above */
+			if (ddb_beyond_page(page, m->v->key, m->v->keylen, false) ||
+				ddb_beyond_page(page, m->itemkey, m->itemkeylen, false))
+				break;			/* belongs to a leaf further right */
+			if (need + m->itemsize + sizeof(ItemIdData) + reserve > freespace)
+				break;			/* full: the single path splits */
+
+			wait_xid = ddb_check_unique(rel, buf, m->v->key, m->v->keylen,
+										ddb_key_successor(m->v->key, m->v->keylen, &succ) ?
+										succ.data : NULL, succ.len,
+										check_unique == DDB_UNIQUE_RETURN ? &duplicate : NULL);
+			if (TransactionIdIsValid(wait_xid))
+				break;			/* the single path waits, with no lock held */
+			if (duplicate)
+				continue;		/* live: not inserted (DDB_UNIQUE_RETURN) */
+			run[nrun++] = j;
+			need += m->itemsize + sizeof(ItemIdData);
+		}
+
+		if (nrun > 0)
+		{
+			BlockNumber leaf = BufferGetBlockNumber(buf);
+
+			/*
+			 * The run is in key order, so the k-th item lands k places after
+			 * where it would go on the page as it is now.
+			 */
+			for (int k = 0; k < nrun; k++)
+			{
+				MultiItem  *m = &mi[run[k]];
+
+				offs[k] = ddb_leaf_search(page, m->itemkey, m->itemkeylen, false) + k;
+				data[k] = (char *) m->item;
+				sizes[k] = m->itemsize;
+			}
+			if (nrun == 1)
+				ddb_wal_leaf_add(rel, buf, offs[0], data[0], sizes[0]);
+			else
+				ddb_wal_leaf_add_multi(rel, buf, nrun, offs, data, sizes);
+			DdbCheck(ddb_page_is_ordered(page, NULL, 0));
+			UnlockReleaseBuffer(buf);
+
+			/* The versions first, then their map entries: see ddb_rowid.c. */
+			for (int k = 0; k < nrun; k++)
+			{
+				DdbNewVersion *v = mi[run[k]].v;
+
+				v->inserted = true;
+				ddb_map_set_deferred(rel, &v->tid, leaf, ddb_key_hash(v->key));
+			}
+		}
+		else
+			UnlockReleaseBuffer(buf);
+
+		if (j == i)
+		{
+			/* the run could not even start: this item takes the single path */
+			MemoryContextSwitchTo(old);
+			first->v->inserted = ddb_tree_insert(rel, first->v->key, first->v->keylen,
+												 &first->v->tid, first->v->tuple,
+												 check_unique);
+			MemoryContextSwitchTo(cxt);
+			j = i + 1;
+		}
+		i = j;
+	}
+
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
 }

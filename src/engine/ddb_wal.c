@@ -4,7 +4,8 @@
  *	  How the engine's hot-path page changes are WAL-logged: ddb's own WAL
  *	  resource manager when ddb is preloaded, Generic WAL otherwise.
  *
- * Every leaf insert, version mark (delete, update's old version, row lock),
+ * Every leaf insert (one item, or a batch's items of one leaf in one
+ * record), version mark (delete, update's old version, row lock),
  * one-record update, row-id map entry, prune and leaf split below an
  * existing parent goes through a function of this file, which changes the
  * page(s) and logs the change.  Which WAL it
@@ -78,6 +79,7 @@
 #define XLOG_DDB_MAP		0x30	/* row-id map slots of one map leaf */
 #define XLOG_DDB_PRUNE		0x40	/* remove dead versions from a leaf */
 #define XLOG_DDB_SPLIT		0x50	/* split a leaf below an existing parent */
+#define XLOG_DDB_INSERT_MULTI 0x60	/* several leaf items, one leaf */
 #define XLOG_DDB_OPMASK		0x70
 
 /* INSERT: block 0 the leaf; block data the item */
@@ -87,6 +89,19 @@ typedef struct xl_ddb_insert
 } xl_ddb_insert;
 
 #define SizeOfDdbInsert (offsetof(xl_ddb_insert, off) + sizeof(OffsetNumber))
+
+/*
+ * INSERT_MULTI: block 0 the leaf; block data the items' offsets
+ * (OffsetNumber[nitems]), their sizes (uint16[nitems]) and the items one
+ * after another.  Redo adds them in that order, each at its offset, which
+ * is where the primary added it.
+ */
+typedef struct xl_ddb_insert_multi
+{
+	uint16		nitems;
+} xl_ddb_insert_multi;
+
+#define SizeOfDdbInsertMulti (offsetof(xl_ddb_insert_multi, nitems) + sizeof(uint16))
 
 /* MARK: block 0 the leaf; the version's header fields after the mark */
 typedef struct xl_ddb_mark
@@ -252,6 +267,78 @@ ddb_wal_leaf_add(Relation rel, Buffer buf, OffsetNumber off, const void *item, S
 		PageSetLSN(page, recptr);
 	}
 	END_CRIT_SECTION();
+}
+
+/*
+ * Add n leaf items to the exclusively locked leaf in buf, the k-th at
+ * offs[k] of the page as it is after the first k were added (the caller
+ * computed the offsets and checked that all fit), in one critical section
+ * and one record: a batch's items of one leaf (ddb_tree_insert_multi).
+ */
+void
+ddb_wal_leaf_add_multi(Relation rel, Buffer buf, int n, const OffsetNumber *offs,
+					   char *const *items, const Size *sizes)
+{
+	Page		page = BufferGetPage(buf);
+	char	   *data = NULL;
+	Size		datalen = 0;
+
+	if (!ddb_wal_custom())
+	{
+		GenericXLogState *state = GenericXLogStart(rel);
+
+		page = GenericXLogRegisterBuffer(state, buf, 0);
+		for (int k = 0; k < n; k++)
+			leaf_add(page, items[k], sizes[k], offs[k], ERROR);
+		GenericXLogFinish(state);
+		return;
+	}
+
+	/* the block data, laid out before the critical section (it allocates) */
+	if (RelationNeedsWAL(rel))
+	{
+		char	   *p;
+
+		datalen = (sizeof(OffsetNumber) + sizeof(uint16)) * n;
+		for (int k = 0; k < n; k++)
+			datalen += sizes[k];
+		data = p = palloc(datalen);
+		memcpy(p, offs, sizeof(OffsetNumber) * n);
+		p += sizeof(OffsetNumber) * n;
+		for (int k = 0; k < n; k++)
+		{
+			uint16		sz = (uint16) sizes[k];
+
+			memcpy(p, &sz, sizeof(uint16));
+			p += sizeof(uint16);
+		}
+		for (int k = 0; k < n; k++)
+		{
+			memcpy(p, items[k], sizes[k]);
+			p += sizes[k];
+		}
+	}
+
+	START_CRIT_SECTION();
+	for (int k = 0; k < n; k++)
+		leaf_add(page, items[k], sizes[k], offs[k], PANIC);
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+	{
+		xl_ddb_insert_multi xlrec;
+		XLogRecPtr	recptr;
+
+		xlrec.nitems = n;
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, SizeOfDdbInsertMulti);
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		XLogRegisterBufData(0, data, datalen);
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_INSERT_MULTI);
+		PageSetLSN(page, recptr);
+	}
+	END_CRIT_SECTION();
+	if (data)
+		pfree(data);
 }
 
 /*
@@ -545,6 +632,24 @@ ddb_wal_redo(XLogReaderState *record)
 					leaf_add(page, data, datalen, xlrec->off, PANIC);
 					break;
 				}
+			case XLOG_DDB_INSERT_MULTI:
+				{
+					xl_ddb_insert_multi *xlrec = (xl_ddb_insert_multi *) XLogRecGetData(record);
+					int			n = xlrec->nitems;
+					OffsetNumber *offs = (OffsetNumber *) data;
+					char	   *sizes = data + sizeof(OffsetNumber) * n;
+					char	   *item = sizes + sizeof(uint16) * n;
+
+					for (int k = 0; k < n; k++)
+					{
+						uint16		sz;
+
+						memcpy(&sz, sizes + sizeof(uint16) * k, sizeof(uint16));
+						leaf_add(page, item, sz, offs[k], PANIC);
+						item += sz;
+					}
+					break;
+				}
 			case XLOG_DDB_MARK:
 				mark_apply(page, (xl_ddb_mark *) XLogRecGetData(record));
 				break;
@@ -604,6 +709,8 @@ ddb_wal_identify(uint8 info)
 			return "PRUNE";
 		case XLOG_DDB_SPLIT:
 			return "SPLIT";
+		case XLOG_DDB_INSERT_MULTI:
+			return "INSERT_MULTI";
 	}
 	return NULL;
 }
@@ -631,6 +738,11 @@ ddb_wal_desc(StringInfo buf, XLogReaderState *record)
 			appendStringInfo(buf, "off %u", ((xl_ddb_insert *) rec)->off);
 			if (datalen > 0)
 				appendStringInfo(buf, ", item %zu bytes", datalen);
+			break;
+		case XLOG_DDB_INSERT_MULTI:
+			appendStringInfo(buf, "items %u", ((xl_ddb_insert_multi *) rec)->nitems);
+			if (datalen > 0)
+				appendStringInfo(buf, ", %zu bytes", datalen);
 			break;
 		case XLOG_DDB_MARK:
 			desc_mark(buf, (xl_ddb_mark *) rec);

@@ -47,7 +47,8 @@ sub check
 
 check('loaded by the handler');
 
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'ddb'\n");
+$node->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'ddb'\nddb.http_port = 0\n");
 $node->restart;
 is($node->safe_psql('postgres', q{SELECT setting FROM pg_settings WHERE name = 'ddb.enable_key_scan'}),
 	'on', 'preloaded: the GUC exists from the start');

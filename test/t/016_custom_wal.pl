@@ -6,7 +6,8 @@
 # With ddb in shared_preload_libraries the engine logs leaf inserts, version
 # marks, one-record updates, row-id map entries and prunes as records of the
 # resource manager "ddb" (id 203), and so are leaf splits below an existing
-# parent; without it, everything is Generic WAL.  This proves:
+# parent and a batch's items of one leaf (COPY into an existing table:
+# INSERT_MULTI); without it, everything is Generic WAL.  This proves:
 #   (a) the records are written when preloaded, every kind of them
 #       (pg_walinspect names them, pg_waldump --stats counts them as
 #       custom203), and none without the preload;
@@ -73,6 +74,13 @@ sub workload
 		SELECT "SK" FROM t WHERE "PK" = 'P3' AND "SK" LIKE '$tag%' FOR UPDATE;
 		COMMIT;
 	});
+	# COPY into the existing table: its row path places a batch's items of
+	# one leaf in one record (ddb_tree_insert_multi), splitting on the way
+	my $copy = "seq 1 4000 | awk '{printf \"P%d\\t${tag}C%05d\\t{\\\"c\\\": %d}\\n\", \$1 % 40, \$1, \$1}'";
+	$node->safe_psql('postgres', qq{
+		COPY t FROM PROGRAM \$q\$$copy\$q\$;
+		COPY s FROM PROGRAM \$q\$$copy\$q\$;
+	});
 	# a hot key: one transaction per overwrite, so its leaf fills with dead
 	# versions and is pruned instead of split
 	$node->safe_psql('postgres', qq{
@@ -136,7 +144,7 @@ my $end = $primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
 
 my $kinds = kinds_since($primary, $lsn);
 note explain $kinds;
-for my $kind ('INSERT', 'MARK', 'UPDATE', 'MAP', 'PRUNE', 'SPLIT')
+for my $kind ('INSERT', 'INSERT_MULTI', 'MARK', 'UPDATE', 'MAP', 'PRUNE', 'SPLIT')
 {
 	cmp_ok($kinds->{$kind} // 0, '>', 0, "(a) ddb records of kind $kind were written");
 }
