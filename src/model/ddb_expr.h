@@ -133,6 +133,7 @@ extern Jsonb *ddb_item_to_typed_jsonb(DdbValue *item);
  * write, whose key attributes are the key columns (ddb_tuple.c).
  */
 extern DdbValue *ddb_validate_item(Jsonb *item);
+extern void ddb_check_item(Jsonb *item);
 extern void ddb_validate_item_column(Jsonb *itemcol, int nkeys,
 									 const char *const *keynames,
 									 DdbValue *const *keyvalues);
