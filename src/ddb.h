@@ -383,6 +383,8 @@ extern Jsonb *ddb_jsonb_object(const char **keys, Jsonb **vals, int n);
 extern void ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact,
 							   Datum *values, bool *isnull, StringInfo enckey);
 extern Jsonb *ddb_item_without_keys(Relation rel, Jsonb *item);
+extern Jsonb *ddb_jsonb_replace_pairs(Jsonb *base, const char *const *names, int nnames,
+									 Jsonb *repl);
 extern Datum ddb_jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v,
 							const char *name);
 

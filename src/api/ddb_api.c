@@ -170,6 +170,12 @@ ddb_parse_expressions(const char *condition, const char *update, const char *pro
 				old;
 	Jsonb	   *names_copy = NULL,
 			   *vals_copy = NULL;
+	static const DdbParsedExpressions none = {NULL, NULL, NULL};
+
+	/* no expressions (a plain PutItem): nothing to parse or to look up */
+	if (condition == NULL && update == NULL && projection == NULL &&
+		names == NULL && vals == NULL)
+		return &none;
 
 	initStringInfo(&sig);
 	sig_add(&sig, condition, condition ? strlen(condition) + 1 : 0);
@@ -515,6 +521,48 @@ ddb_put_item_core_ext(Relation rel, Jsonb *item, DdbCondition *cond, bool want_o
 }
 
 /*
+ * The item an update makes of an existing item: only the attributes the
+ * update names are expanded and changed (ddb_apply_update_partial), the
+ * other pairs are copied as stored.  NULL when the update cannot be applied
+ * that way (the caller applies it to the whole item).
+ */
+static Jsonb *
+update_stored(DdbUpdate *upd, Jsonb *old, const char **keys, int nkeys, bool want_updated,
+			  DdbWriteResult *res)
+{
+	const char **touched;
+	int			ntouched;
+	Jsonb	   *changed;
+	Jsonb	   *new;
+
+	changed = ddb_apply_update_partial(upd, old, keys, nkeys,
+									   want_updated ? &res->updated_old : NULL,
+									   want_updated ? &res->updated_new : NULL,
+									   &touched, &ntouched);
+	if (changed == NULL)
+		return NULL;
+	new = ddb_jsonb_replace_pairs(old, touched, ntouched, changed);
+#ifdef DDB_CHECKS
+	{
+		/* the same as the whole item's update, byte for byte */
+		Jsonb	   *uo = NULL,
+				   *un = NULL;
+		Jsonb	   *whole = ddb_apply_update(upd, old, keys, nkeys,
+											 want_updated ? &uo : NULL,
+											 want_updated ? &un : NULL);
+
+		DdbCheck(VARSIZE(whole) == VARSIZE(new) && memcmp(whole, new, VARSIZE(new)) == 0);
+		DdbCheck(!want_updated ||
+				 (VARSIZE(uo) == VARSIZE(res->updated_old) &&
+				  memcmp(uo, res->updated_old, VARSIZE(uo)) == 0 &&
+				  VARSIZE(un) == VARSIZE(res->updated_new) &&
+				  memcmp(un, res->updated_new, VARSIZE(un)) == 0));
+	}
+#endif
+	return new;
+}
+
+/*
  * UpdateItem: apply an update (NULL: none) to the current item, or to the
  * key alone when there is none, if the condition holds.  The result is
  * always written, as in DynamoDB: an update of a missing item creates it,
@@ -572,11 +620,13 @@ ddb_update_item_core_ext(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbConditi
 		else
 		{
 			res->updated_old = res->updated_new = NULL;
-			res->new = ddb_apply_update(upd, res->old ? res->old : keydoc, keys, nkeys,
-										want_updated ? &res->updated_old : NULL,
-										want_updated ? &res->updated_new : NULL);
+			res->new = res->old ? update_stored(upd, res->old, keys, nkeys, want_updated, res) : NULL;
+			if (res->new == NULL)
+				res->new = ddb_apply_update(upd, res->old ? res->old : keydoc, keys, nkeys,
+											want_updated ? &res->updated_old : NULL,
+											want_updated ? &res->updated_new : NULL);
 		}
-		ddb_check_item(res->new);
+		ddb_check_item_size_msg(res->new, upd ? DDB_MSG_UPDATE_ITEM_SIZE : DDB_MSG_ITEM_SIZE);
 		if (write_item(rel, res->new, &key, res->old, exists, &tid, leaf, cid))
 			break;
 	}

@@ -1611,6 +1611,13 @@ ddb_validate_item(Jsonb *item)
 void
 ddb_check_item(Jsonb *item)
 {
+	ddb_check_item_size_msg(item, DDB_MSG_ITEM_SIZE);
+}
+
+/* ddb_check_item with another message for the size limit (DDB_MSG_UPDATE_ITEM_SIZE) */
+void
+ddb_check_item_size_msg(Jsonb *item, const char *message)
+{
 	DocWalk		walk = {0};
 
 	if (!JB_ROOT_IS_OBJECT(item))
@@ -1621,7 +1628,7 @@ ddb_check_item(Jsonb *item)
 #ifdef DDB_CHECKS
 	DdbCheck(walk.size == ddb_item_size(ddb_item_from_jsonb(item)));
 #endif
-	check_size(walk.size, DDB_MSG_ITEM_SIZE);
+	check_size(walk.size, message);
 }
 
 /*
