@@ -29,7 +29,9 @@
  * (ddb_read_current: copied, and judged by the transaction's snapshot,
  * while its leaf is locked) and then updates or deletes it on that leaf
  * (ddb_update_version_at, ddb_delete_version_at), asking the row-id map
- * only when a split has moved the version meanwhile or after a wait.
+ * only when a split has moved the version meanwhile or after a wait.  SQL's
+ * UPDATE and DELETE, whose executor fetches the row by TID just before it
+ * changes it, start at the leaf that fetch found (last_fetched).
  *
  *-------------------------------------------------------------------------
  */
@@ -69,6 +71,33 @@ version_missing(Relation rel, ItemPointer tid)
 }
 
 /*
+ * The leaf where ddb_fetch_version last found a version.  The executor
+ * fetches the row it is about to update or delete by TID
+ * (table_tuple_fetch_row_version) right before table_tuple_update or
+ * table_tuple_delete, whose lookup of the same version then starts at that
+ * leaf (find_version_on) instead of going through the row-id map again.
+ * Only a hint: a version found there under its row id is that version, and
+ * anything else sends the lookup to the map.
+ */
+static struct
+{
+	Oid			relid;
+	RelFileNode node;
+	ItemPointerData tid;
+	BlockNumber leaf;
+} last_fetched = {InvalidOid};
+
+static BlockNumber
+last_fetched_leaf(Relation rel, ItemPointer tid)
+{
+	if (last_fetched.relid == RelationGetRelid(rel) &&
+		RelFileNodeEquals(last_fetched.node, rel->rd_node) &&
+		ItemPointerEquals(&last_fetched.tid, tid))
+		return last_fetched.leaf;
+	return InvalidBlockNumber;
+}
+
+/*
  * Fetch the version named by tid as a full tuple (with its header) and say
  * whether it is visible to snapshot.  NULL if the version does not exist.
  * For SnapshotDirty, the snapshot's xmin/xmax are set as heap_fetch would.
@@ -84,6 +113,10 @@ ddb_fetch_version(Relation rel, ItemPointer tid, Snapshot snapshot, bool *visibl
 
 	if (!ddb_find_version(rel, tid, BUFFER_LOCK_SHARE, &buf, &off))
 		return NULL;
+	last_fetched.relid = RelationGetRelid(rel);
+	last_fetched.node = rel->rd_node;
+	last_fetched.tid = *tid;
+	last_fetched.leaf = BufferGetBlockNumber(buf);
 	li = version_tuple(rel, buf, off, &htup);
 	*visible = HeapTupleSatisfiesVisibility(&htup, snapshot, buf);
 	if (snapshot->snapshot_type == SNAPSHOT_MVCC)
@@ -345,7 +378,7 @@ ddb_delete_version(Relation rel, ItemPointer tid, CommandId cid,
 				   Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
 				   bool changingPart)
 {
-	return delete_version(rel, tid, InvalidBlockNumber, cid, crosscheck, wait,
+	return delete_version(rel, tid, last_fetched_leaf(rel, tid), cid, crosscheck, wait,
 						  tmfd, changingPart);
 }
 
@@ -416,7 +449,7 @@ ddb_update_version(Relation rel, ItemPointer otid, HeapTuple newtup,
 				   Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
 				   ItemPointer newtid)
 {
-	return update_version(rel, otid, InvalidBlockNumber, newtup, newkey, newkeylen,
+	return update_version(rel, otid, last_fetched_leaf(rel, otid), newtup, newkey, newkeylen,
 						  cid, crosscheck, wait, tmfd, newtid);
 }
 
