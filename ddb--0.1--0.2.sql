@@ -500,3 +500,11 @@ CREATE EVENT TRIGGER ddb_table_alter
   ON ddl_command_start
   WHEN TAG IN ('ALTER TABLE')
   EXECUTE FUNCTION ddb_event_trigger_alter_check();
+
+-- Single-item writes (issue 19): the backend's cache of parsed expressions,
+-- for tests and for checking that a workload's expressions are reused:
+-- {"entries", "hits", "misses"} since the backend started.
+CREATE FUNCTION ddb_expression_cache_stats()
+RETURNS jsonb
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE;

@@ -322,6 +322,11 @@ extern DdbStoredItem *ddb_lookup_stored(Relation rel, Snapshot snapshot,
 										const char *key, int keylen);
 extern bool ddb_find_current(Relation rel, const char *key, int keylen,
 							 ItemPointer tid, TransactionId *wait_xid);
+typedef void (*DdbCurrentFn) (Relation rel, Buffer buf, OffsetNumber off,
+							  HeapTuple htup, void *arg);
+extern bool ddb_find_current_ext(Relation rel, const char *key, int keylen,
+								 ItemPointer tid, TransactionId *wait_xid,
+								 DdbCurrentFn found, void *arg);
 
 /* engine/ddb_tuple.c: leaf tuples <-> full heap tuples of the table's row type */
 extern HeapTuple ddb_form_stored_tuple(Relation rel, TupleTableSlot *slot,
@@ -348,6 +353,12 @@ extern TM_Result ddb_update_version(Relation rel, ItemPointer otid, HeapTuple ne
 									const char *newkey, int newkeylen, CommandId cid,
 									Snapshot crosscheck, bool wait,
 									TM_FailureData *tmfd, ItemPointer newtid);
+extern TM_Result ddb_delete_version_at(Relation rel, ItemPointer tid, BlockNumber leaf,
+									   CommandId cid, TM_FailureData *tmfd);
+extern TM_Result ddb_update_version_at(Relation rel, ItemPointer otid, BlockNumber leaf,
+									   HeapTuple newtup, const char *newkey, int newkeylen,
+									   CommandId cid, TM_FailureData *tmfd,
+									   ItemPointer newtid);
 extern TM_Result ddb_lock_version(Relation rel, ItemPointer tid, CommandId cid,
 								  LockWaitPolicy wait_policy, TM_FailureData *tmfd,
 								  HeapTuple *tuple);
@@ -361,7 +372,7 @@ extern void ddb_insert_versions(Relation rel, DdbNewVersion *versions, int n,
 extern bool ddb_lock_current(Relation rel, const char *key, int keylen,
 							 CommandId cid, ItemPointer tid, HeapTuple *current);
 extern bool ddb_read_current(Relation rel, const char *key, int keylen,
-							 ItemPointer tid, HeapTuple *current);
+							 ItemPointer tid, HeapTuple *current, BlockNumber *leaf);
 extern bool ddb_retry_after_conflict(TM_Result result);
 
 /* engine/ddb_vacuum.c: VACUUM, pruning, ANALYZE sampling */
@@ -391,6 +402,8 @@ extern Jsonb *ddb_jsonb_object(const char **keys, Jsonb **vals, int n);
 extern void ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact,
 							   Datum *values, bool *isnull, StringInfo enckey);
 extern Jsonb *ddb_item_without_keys(Relation rel, Jsonb *item);
+extern Jsonb *ddb_jsonb_replace_pairs(Jsonb *base, const char *const *names, int nnames,
+									 Jsonb *repl);
 extern Datum ddb_jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v,
 							const char *name);
 
@@ -409,6 +422,7 @@ extern Datum ddb_jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v,
 extern int	ddb_item_collection_limit_kb;
 extern int64 ddb_item_collection_size(Relation rel, Jsonb *item);
 extern bool ddb_gsi_exists(Relation rel);
+extern bool ddb_index_any(Relation rel);
 extern int	ddb_index_count(Relation rel, char kind);
 extern void ddb_gsi_maintain(Relation rel, Jsonb *olditem, Jsonb *newitem);
 extern Relation ddb_gsi_open_index(Relation table, const char *index_name,

@@ -13,6 +13,14 @@
  * Each write ends with CommandCounterIncrement, so later calls in the same
  * statement see it, as DynamoDB requests would.
  *
+ * What a write does not do (issue 19, single-item writes): parse an
+ * expression it parsed before (ddb_parse_expressions, a per-backend cache
+ * the SQL functions and ddb_api share), look the version it read up again
+ * through the row-id map (ddb_read_current says on which leaf it is), build
+ * the old item when neither a condition, ReturnValues, the response, an
+ * index nor a stream needs it, or build UPDATED_OLD/UPDATED_NEW nobody
+ * asked for.
+ *
  * The writes keep their RowExclusiveLock on the table until the
  * transaction ends, as SQL writes do, so ddb_create_gsi's
  * ShareRowExclusiveLock waits for every uncommitted write before it
@@ -33,6 +41,7 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "common/hashfn.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -87,19 +96,36 @@ ddb_parse_return_values(const char *s, bool update)
 }
 
 /*
- * Parsed expressions cached per call site (fn_extra): a loop of calls with
- * the same expressions, names and values (a prepared statement, say)
- * parses once.  Placeholders are resolved at parse time, so the cache key
- * is all of them; the trees are read-only during evaluation.
+ * Parsed expressions, cached per backend: a client that sends the same
+ * expressions with the same names and values (a prepared statement's
+ * UpdateItem of a counter, say) parses them once, not on every call.
+ * Placeholders are resolved at parse time, so the cache key is all of the
+ * request's expression inputs: the texts and ExpressionAttributeNames and
+ * ExpressionAttributeValues, byte for byte (a change of any is another
+ * entry).  Parsing depends on nothing else (no catalog, no setting), so
+ * entries need no invalidation; the trees are read-only during evaluation.
+ * Bounded: at EXPR_CACHE_SIZE entries the cache is emptied and starts
+ * over.  Each entry parses into a context of its own, from copies of the
+ * names and values, which joins the cache only when the parse succeeded
+ * (an invalid expression leaves nothing behind).  Requests whose inputs are
+ * larger than EXPR_CACHE_MAX_SIG bytes are parsed without the cache.
  */
-typedef struct ExprCache
+#define EXPR_CACHE_SIZE		64
+#define EXPR_CACHE_MAX_SIG	(64 * 1024)
+
+typedef struct ExprCacheEntry
 {
+	uint32		hash;			/* hash_bytes of sig: the hash table's key */
 	char	   *sig;			/* the request's expression inputs, serialized */
 	int			siglen;
-	DdbCondition *cond;
-	DdbUpdate  *upd;
-	DdbProjection *proj;
-} ExprCache;
+	MemoryContext cxt;			/* the entry's memory, NULL when it is unused */
+	DdbParsedExpressions parsed;
+} ExprCacheEntry;
+
+static HTAB *expr_cache = NULL;
+static MemoryContext expr_cache_cxt = NULL;
+static uint64 expr_cache_hits = 0;
+static uint64 expr_cache_misses = 0;
 
 static void
 sig_add(StringInfo sig, const void *data, int len)
@@ -109,18 +135,47 @@ sig_add(StringInfo sig, const void *data, int len)
 		appendBinaryStringInfo(sig, data, len);
 }
 
-/*
- * The parsed condition/update/projection of this call, from the cache or
- * freshly parsed into the cache's memory.
- */
-static ExprCache *
-parse_cached(FunctionCallInfo fcinfo, const char *condition, const char *update,
-			 const char *projection, Jsonb *names, Jsonb *vals)
+static void
+parse_into(DdbParsedExpressions *p, const char *condition, const char *update,
+		   const char *projection, Jsonb *names, Jsonb *vals)
 {
-	ExprCache  *c = (ExprCache *) fcinfo->flinfo->fn_extra;
+	DdbExprContext *cx = ddb_expr_begin(names, vals);
+
+	memset(p, 0, sizeof(DdbParsedExpressions));
+	if (update != NULL)
+		p->upd = ddb_parse_update(cx, update);
+	if (condition != NULL)
+		p->cond = ddb_parse_condition(cx, condition, "ConditionExpression");
+	if (projection != NULL)
+		p->proj = ddb_parse_projection(cx, projection);
+	ddb_expr_end(cx);
+}
+
+/*
+ * The parsed condition, update and projection of a request (NULL texts:
+ * none), with the placeholders of names and vals, from the cache or freshly
+ * parsed into it.  In the order DynamoDB validates them: update, condition,
+ * projection, then unused placeholders.  The result is read-only; it lives
+ * at least until the next call.
+ */
+const DdbParsedExpressions *
+ddb_parse_expressions(const char *condition, const char *update, const char *projection,
+					  Jsonb *names, Jsonb *vals)
+{
 	StringInfoData sig;
-	MemoryContext old;
-	DdbExprContext *cx;
+	uint32		hash;
+	ExprCacheEntry *e;
+	bool		found;
+	MemoryContext cxt,
+				old;
+	Jsonb	   *names_copy = NULL,
+			   *vals_copy = NULL;
+	static const DdbParsedExpressions none = {NULL, NULL, NULL};
+
+	/* no expressions (a plain PutItem): nothing to parse or to look up */
+	if (condition == NULL && update == NULL && projection == NULL &&
+		names == NULL && vals == NULL)
+		return &none;
 
 	initStringInfo(&sig);
 	sig_add(&sig, condition, condition ? strlen(condition) + 1 : 0);
@@ -128,39 +183,98 @@ parse_cached(FunctionCallInfo fcinfo, const char *condition, const char *update,
 	sig_add(&sig, projection, projection ? strlen(projection) + 1 : 0);
 	sig_add(&sig, names, names ? VARSIZE(names) : 0);
 	sig_add(&sig, vals, vals ? VARSIZE(vals) : 0);
-	if (c != NULL && c->sig != NULL && c->siglen == sig.len &&
-		memcmp(c->sig, sig.data, sig.len) == 0)
+
+	if (sig.len > EXPR_CACHE_MAX_SIG)
 	{
+		DdbParsedExpressions *p = palloc(sizeof(DdbParsedExpressions));
+
 		pfree(sig.data);
-		return c;
+		parse_into(p, condition, update, projection, names, vals);
+		return p;
 	}
 
-	if (c == NULL)
-		c = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ExprCache));
-	fcinfo->flinfo->fn_extra = c;
-	if (c->sig)
-		pfree(c->sig);
-	c->sig = NULL;				/* invalid until the parse succeeds */
-	c->cond = NULL;
-	c->upd = NULL;
-	c->proj = NULL;
+	hash = hash_bytes((const unsigned char *) sig.data, sig.len);
+	if (expr_cache != NULL)
+	{
+		e = hash_search(expr_cache, &hash, HASH_FIND, NULL);
+		if (e != NULL && e->cxt != NULL && e->siglen == sig.len &&
+			memcmp(e->sig, sig.data, sig.len) == 0)
+		{
+			pfree(sig.data);
+			expr_cache_hits++;
+			return &e->parsed;
+		}
+	}
+	expr_cache_misses++;
 
-	/* trees live as long as the call site (it keeps a few kB at most) */
-	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	cx = ddb_expr_begin(names, vals);
-	if (update != NULL)
-		c->upd = ddb_parse_update(cx, update);
-	if (condition != NULL)
-		c->cond = ddb_parse_condition(cx, condition, "ConditionExpression");
-	if (projection != NULL)
-		c->proj = ddb_parse_projection(cx, projection);
-	ddb_expr_end(cx);
-	c->sig = palloc(sig.len);
-	memcpy(c->sig, sig.data, sig.len);
-	c->siglen = sig.len;
-	MemoryContextSwitchTo(old);
-	pfree(sig.data);
-	return c;
+	/* parse first, in a context of the entry's own that the call's owns until it succeeds */
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb parsed expressions",
+								ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	if (names != NULL)
+	{
+		names_copy = palloc(VARSIZE(names));
+		memcpy(names_copy, names, VARSIZE(names));
+	}
+	if (vals != NULL)
+	{
+		vals_copy = palloc(VARSIZE(vals));
+		memcpy(vals_copy, vals, VARSIZE(vals));
+	}
+	{
+		DdbParsedExpressions parsed;
+		char	   *sigcopy;
+
+		parse_into(&parsed, condition, update, projection, names_copy, vals_copy);
+		sigcopy = palloc(sig.len);
+		memcpy(sigcopy, sig.data, sig.len);
+		MemoryContextSwitchTo(old);
+		pfree(sig.data);
+
+		if (expr_cache_cxt == NULL)
+			expr_cache_cxt = AllocSetContextCreate(CacheMemoryContext, "ddb expression cache",
+												   ALLOCSET_SMALL_SIZES);
+		if (expr_cache != NULL && hash_get_num_entries(expr_cache) >= EXPR_CACHE_SIZE)
+		{
+			/* full: start over (every entry's context is a child) */
+			MemoryContextReset(expr_cache_cxt);
+			expr_cache = NULL;
+		}
+		if (expr_cache == NULL)
+		{
+			HASHCTL		ctl;
+
+			ctl.keysize = sizeof(uint32);
+			ctl.entrysize = sizeof(ExprCacheEntry);
+			ctl.hcxt = expr_cache_cxt;
+			expr_cache = hash_create("ddb expression cache", EXPR_CACHE_SIZE, &ctl,
+									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		}
+		e = hash_search(expr_cache, &hash, HASH_ENTER, &found);
+		if (found && e->cxt != NULL)
+			MemoryContextDelete(e->cxt);	/* another request of the same hash */
+		MemoryContextSetParent(cxt, expr_cache_cxt);
+		e->cxt = cxt;
+		e->sig = sigcopy;
+		e->siglen = sig.len;
+		e->parsed = parsed;
+	}
+	return &e->parsed;
+}
+
+/*
+ * ddb_expression_cache_stats(): the backend's expression cache, for tests:
+ * {"entries", "hits", "misses"}.
+ */
+PG_FUNCTION_INFO_V1(ddb_expression_cache_stats);
+Datum
+ddb_expression_cache_stats(PG_FUNCTION_ARGS)
+{
+	char	   *s = psprintf("{\"entries\": %ld, \"hits\": " UINT64_FORMAT ", \"misses\": " UINT64_FORMAT "}",
+							 expr_cache ? hash_get_num_entries(expr_cache) : 0L,
+							 expr_cache_hits, expr_cache_misses);
+
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(s)));
 }
 
 /*
@@ -277,7 +391,7 @@ ddb_check_update_keys(Relation rel, DdbUpdate *upd)
  */
 static bool
 write_item(Relation rel, Jsonb *item, StringInfo key, Jsonb *old,
-		   bool have_current, ItemPointer current_tid, CommandId cid)
+		   bool have_current, ItemPointer current_tid, BlockNumber leaf, CommandId cid)
 {
 	HeapTuple	stored = ddb_form_stored_item(rel, ddb_item_without_keys(rel, item));
 	ItemPointerData newtid;
@@ -287,8 +401,8 @@ write_item(Relation rel, Jsonb *item, StringInfo key, Jsonb *old,
 		TM_FailureData tmfd;
 		TM_Result	result;
 
-		result = ddb_update_version(rel, current_tid, stored, key->data, key->len, cid,
-									InvalidSnapshot, true, &tmfd, &newtid);
+		result = ddb_update_version_at(rel, current_tid, leaf, stored, key->data, key->len,
+									   cid, &tmfd, &newtid);
 		if (result != TM_Ok && ddb_retry_after_conflict(result))
 			return false;		/* changed since we read it: start over */
 	}
@@ -345,39 +459,107 @@ ddb_get_item_encoded(Relation rel, const char *key, int keylen, DdbProjection *p
 }
 
 /*
+ * Does a write that needs no old item for itself (no condition, no return
+ * values) need it all the same?  Index maintenance and streams compare the
+ * old item with the new one.
+ */
+static bool
+old_item_needed(Relation rel, bool want_old, DdbCondition *cond)
+{
+	return want_old || cond != NULL || ddb_index_any(rel) || ddb_stream_capturing(rel);
+}
+
+/*
  * PutItem: replace the whole item, if the condition holds on the current
  * one.  Ends with CommandCounterIncrement, so later calls see the write.
  */
 void
 ddb_put_item_core(Relation rel, Jsonb *item, DdbCondition *cond, DdbWriteResult *res)
 {
+	ddb_put_item_core_ext(rel, item, cond, true, res);
+}
+
+/*
+ * ddb_put_item_core for a caller that says whether it needs res->old
+ * (want_old; without it res->old may stay NULL for an item that existed).
+ */
+void
+ddb_put_item_core_ext(Relation rel, Jsonb *item, DdbCondition *cond, bool want_old,
+					  DdbWriteResult *res)
+{
 	StringInfoData key;
 	CommandId	cid;
+	bool		need_old;
 
 	memset(res, 0, sizeof(DdbWriteResult));
 	PreventCommandIfReadOnly("PutItem");
-	ddb_validate_item(item);
+	ddb_check_item(item);
 	ddb_request_key(rel, item, false, &key);
+	need_old = old_item_needed(rel, want_old, cond);
 
 	cid = GetCurrentCommandId(true);
 	for (;;)
 	{
 		ItemPointerData tid;
 		HeapTuple	current;
-		bool		exists = ddb_read_current(rel, key.data, key.len, &tid, &current);
+		BlockNumber leaf;
+		bool		exists = ddb_read_current(rel, key.data, key.len, &tid,
+											  need_old ? &current : NULL, &leaf);
 
-		res->old = exists ? ddb_tuple_to_item(rel, current) : NULL;
+		res->old = exists && need_old ? ddb_tuple_to_item(rel, current) : NULL;
 		if (cond && !ddb_eval_condition(cond, res->old))
 		{
 			res->condition_failed = true;
 			return;
 		}
-		if (write_item(rel, item, &key, res->old, exists, &tid, cid))
+		if (write_item(rel, item, &key, res->old, exists, &tid, leaf, cid))
 			break;
 		/* a concurrent insert of the key won: replace it instead */
 	}
 	res->new = item;
 	CommandCounterIncrement();
+}
+
+/*
+ * The item an update makes of an existing item: only the attributes the
+ * update names are expanded and changed (ddb_apply_update_partial), the
+ * other pairs are copied as stored.  NULL when the update cannot be applied
+ * that way (the caller applies it to the whole item).
+ */
+static Jsonb *
+update_stored(DdbUpdate *upd, Jsonb *old, const char **keys, int nkeys, bool want_updated,
+			  DdbWriteResult *res)
+{
+	const char **touched;
+	int			ntouched;
+	Jsonb	   *changed;
+	Jsonb	   *new;
+
+	changed = ddb_apply_update_partial(upd, old, keys, nkeys,
+									   want_updated ? &res->updated_old : NULL,
+									   want_updated ? &res->updated_new : NULL,
+									   &touched, &ntouched);
+	if (changed == NULL)
+		return NULL;
+	new = ddb_jsonb_replace_pairs(old, touched, ntouched, changed);
+#ifdef DDB_CHECKS
+	{
+		/* the same as the whole item's update, byte for byte */
+		Jsonb	   *uo = NULL,
+				   *un = NULL;
+		Jsonb	   *whole = ddb_apply_update(upd, old, keys, nkeys,
+											 want_updated ? &uo : NULL,
+											 want_updated ? &un : NULL);
+
+		DdbCheck(VARSIZE(whole) == VARSIZE(new) && memcmp(whole, new, VARSIZE(new)) == 0);
+		DdbCheck(!want_updated ||
+				 (VARSIZE(uo) == VARSIZE(res->updated_old) &&
+				  memcmp(uo, res->updated_old, VARSIZE(uo)) == 0 &&
+				  VARSIZE(un) == VARSIZE(res->updated_new) &&
+				  memcmp(un, res->updated_new, VARSIZE(un)) == 0));
+	}
+#endif
+	return new;
 }
 
 /*
@@ -390,6 +572,18 @@ ddb_put_item_core(Relation rel, Jsonb *item, DdbCondition *cond, DdbWriteResult 
 void
 ddb_update_item_core(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbCondition *cond,
 					 DdbWriteResult *res)
+{
+	ddb_update_item_core_ext(rel, keydoc, upd, cond, true, res);
+}
+
+/*
+ * ddb_update_item_core for a caller that says whether it needs
+ * res->updated_old and res->updated_new (want_updated: ReturnValues
+ * UPDATED_OLD or UPDATED_NEW); without it they stay NULL.
+ */
+void
+ddb_update_item_core_ext(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbCondition *cond,
+						 bool want_updated, DdbWriteResult *res)
 {
 	StringInfoData key;
 	CommandId	cid;
@@ -408,7 +602,8 @@ ddb_update_item_core(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbCondition *
 	{
 		ItemPointerData tid;
 		HeapTuple	current;
-		bool		exists = ddb_read_current(rel, key.data, key.len, &tid, &current);
+		BlockNumber leaf;
+		bool		exists = ddb_read_current(rel, key.data, key.len, &tid, &current, &leaf);
 
 		res->old = exists ? ddb_tuple_to_item(rel, current) : NULL;
 		if (cond && !ddb_eval_condition(cond, res->old))
@@ -425,11 +620,14 @@ ddb_update_item_core(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbCondition *
 		else
 		{
 			res->updated_old = res->updated_new = NULL;
-			res->new = ddb_apply_update(upd, res->old ? res->old : keydoc, keys, nkeys,
-										&res->updated_old, &res->updated_new);
+			res->new = res->old ? update_stored(upd, res->old, keys, nkeys, want_updated, res) : NULL;
+			if (res->new == NULL)
+				res->new = ddb_apply_update(upd, res->old ? res->old : keydoc, keys, nkeys,
+											want_updated ? &res->updated_old : NULL,
+											want_updated ? &res->updated_new : NULL);
 		}
-		ddb_validate_item(res->new);
-		if (write_item(rel, res->new, &key, res->old, exists, &tid, cid))
+		ddb_check_item_size_msg(res->new, upd ? DDB_MSG_UPDATE_ITEM_SIZE : DDB_MSG_ITEM_SIZE);
+		if (write_item(rel, res->new, &key, res->old, exists, &tid, leaf, cid))
 			break;
 	}
 	/* nothing to show is no Attributes, not an empty map */
@@ -444,34 +642,48 @@ ddb_update_item_core(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbCondition *
 void
 ddb_delete_item_core(Relation rel, Jsonb *keydoc, DdbCondition *cond, DdbWriteResult *res)
 {
+	ddb_delete_item_core_ext(rel, keydoc, cond, true, res);
+}
+
+/* ddb_delete_item_core for a caller that says whether it needs res->old. */
+void
+ddb_delete_item_core_ext(Relation rel, Jsonb *keydoc, DdbCondition *cond, bool want_old,
+						 DdbWriteResult *res)
+{
 	StringInfoData key;
 	CommandId	cid;
 	ItemPointerData tid;
 	HeapTuple	current;
+	BlockNumber leaf;
+	bool		need_old;
 
 	memset(res, 0, sizeof(DdbWriteResult));
 	PreventCommandIfReadOnly("DeleteItem");
 	ddb_request_key(rel, keydoc, true, &key);
+	need_old = old_item_needed(rel, want_old, cond);
 
 	cid = GetCurrentCommandId(true);
 	for (;;)
 	{
-		if (ddb_read_current(rel, key.data, key.len, &tid, &current))
+		if (ddb_read_current(rel, key.data, key.len, &tid, need_old ? &current : NULL, &leaf))
 		{
 			TM_FailureData tmfd;
 			TM_Result	result;
 
-			res->old = ddb_tuple_to_item(rel, current);
+			res->old = need_old ? ddb_tuple_to_item(rel, current) : NULL;
 			if (cond && !ddb_eval_condition(cond, res->old))
 			{
 				res->condition_failed = true;
 				return;
 			}
-			result = ddb_delete_version(rel, &tid, cid, InvalidSnapshot, true, &tmfd, false);
+			result = ddb_delete_version_at(rel, &tid, leaf, cid, &tmfd);
 			if (result != TM_Ok && ddb_retry_after_conflict(result))
 				continue;		/* changed since we read it: start over */
-			ddb_gsi_maintain(rel, res->old, NULL);
-			ddb_stream_capture(rel, res->old, NULL);
+			if (need_old)
+			{
+				ddb_gsi_maintain(rel, res->old, NULL);
+				ddb_stream_capture(rel, res->old, NULL);
+			}
 		}
 		else
 		{
@@ -544,7 +756,7 @@ ddb_get_item(PG_FUNCTION_ARGS)
 	require_doc(keydoc, "Key");
 	ddb_check_expression_use(projection != NULL, false, "", names != NULL, false);
 	if (projection != NULL)
-		proj = parse_cached(fcinfo, NULL, NULL, projection, names, NULL)->proj;
+		proj = ddb_parse_expressions(NULL, NULL, projection, names, NULL)->proj;
 	item = ddb_get_item_core(rel, keydoc, proj);
 	relation_close(rel, AccessShareLock);
 	if (item == NULL)
@@ -568,8 +780,8 @@ ddb_put_item(PG_FUNCTION_ARGS)
 	require_doc(item, "Item");
 	ddb_check_expression_use(condition != NULL, condition != NULL, "ConditionExpression",
 							 !PG_ARGISNULL(3), !PG_ARGISNULL(4));
-	cond = parse_cached(fcinfo, condition, NULL, NULL, ARG_JSONB(3), ARG_JSONB(4))->cond;
-	ddb_put_item_core(rel, item, cond, &res);
+	cond = ddb_parse_expressions(condition, NULL, NULL, ARG_JSONB(3), ARG_JSONB(4))->cond;
+	ddb_put_item_core_ext(rel, item, cond, rv != DDB_RV_NONE, &res);
 	return write_return(fcinfo, rel, &res, rv);
 }
 
@@ -582,7 +794,7 @@ ddb_update_item(PG_FUNCTION_ARGS)
 	char	   *condition = ARG_CSTRING(3);
 	DdbReturnValues rv = ddb_parse_return_values(ARG_CSTRING(6), true);
 	Relation	rel;
-	ExprCache  *c;
+	const DdbParsedExpressions *c;
 	DdbWriteResult res;
 
 	rel = ddb_table_open_arg(fcinfo, 0, ACL_UPDATE);
@@ -591,8 +803,9 @@ ddb_update_item(PG_FUNCTION_ARGS)
 	ddb_check_expression_use(update || condition, update || condition,
 							 "UpdateExpression and ConditionExpression",
 							 !PG_ARGISNULL(4), !PG_ARGISNULL(5));
-	c = parse_cached(fcinfo, condition, update, NULL, ARG_JSONB(4), ARG_JSONB(5));
-	ddb_update_item_core(rel, keydoc, c->upd, c->cond, &res);
+	c = ddb_parse_expressions(condition, update, NULL, ARG_JSONB(4), ARG_JSONB(5));
+	ddb_update_item_core_ext(rel, keydoc, c->upd, c->cond,
+							 rv == DDB_RV_UPDATED_OLD || rv == DDB_RV_UPDATED_NEW, &res);
 	return write_return(fcinfo, rel, &res, rv);
 }
 
@@ -612,8 +825,8 @@ ddb_delete_item(PG_FUNCTION_ARGS)
 	require_doc(keydoc, "Key");
 	ddb_check_expression_use(condition != NULL, condition != NULL, "ConditionExpression",
 							 !PG_ARGISNULL(3), !PG_ARGISNULL(4));
-	cond = parse_cached(fcinfo, condition, NULL, NULL, ARG_JSONB(3), ARG_JSONB(4))->cond;
-	ddb_delete_item_core(rel, keydoc, cond, &res);
+	cond = ddb_parse_expressions(condition, NULL, NULL, ARG_JSONB(3), ARG_JSONB(4))->cond;
+	ddb_delete_item_core_ext(rel, keydoc, cond, rv != DDB_RV_NONE, &res);
 	return write_return(fcinfo, rel, &res, rv);
 }
 

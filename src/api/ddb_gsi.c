@@ -386,6 +386,18 @@ ddb_index_kind(Relation rel, const char *index_name)
 	return 0;
 }
 
+/*
+ * Does ddb_gsi_maintain have anything to do on this table (an index of any
+ * kind)?  A write that needs no old item for itself builds it only then.
+ */
+bool
+ddb_index_any(Relation rel)
+{
+	DdbGsi	   *gsi;
+
+	return gsi_list(rel, &gsi) > 0;
+}
+
 /* Does this table have global secondary indexes? */
 bool
 ddb_gsi_exists(Relation rel)

@@ -722,6 +722,49 @@ ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact, Datum *values,
 }
 
 /*
+ * 'base' (a jsonb object) with the pairs named in names[] replaced by those
+ * of 'repl' (an object whose keys are among names[]; a name missing from it
+ * is removed): what UpdateItem makes of the item it read, the other pairs
+ * copied as they are stored (see "Building API items").
+ */
+Jsonb *
+ddb_jsonb_replace_pairs(Jsonb *base, const char *const *names, int nnames, Jsonb *repl)
+{
+	int			nbase = JsonContainerSize(&base->root);
+	int			nrepl = JsonContainerSize(&repl->root);
+	ItemPair   *bpairs = palloc(sizeof(ItemPair) * Max(nbase, 1));
+	ItemPair   *rpairs = palloc(sizeof(ItemPair) * Max(nrepl, 1));
+	ItemPair   *pairs = palloc(sizeof(ItemPair) * Max(nbase + nrepl, 1));
+	int			npairs = 0;
+	int			r = 0;
+	Jsonb	   *result;
+
+	Assert(JB_ROOT_IS_OBJECT(base) && JB_ROOT_IS_OBJECT(repl));
+	object_pairs(&base->root, bpairs);
+	object_pairs(&repl->root, rpairs);
+	for (int i = 0; i < nbase; i++)
+	{
+		bool		named = false;
+
+		for (int k = 0; k < nnames && !named; k++)
+			named = bpairs[i].keylen == strlen(names[k]) &&
+				memcmp(bpairs[i].key, names[k], bpairs[i].keylen) == 0;
+		if (named)
+			continue;
+		while (r < nrepl && pair_key_cmp(&rpairs[r], &bpairs[i]) < 0)
+			pairs[npairs++] = rpairs[r++];
+		pairs[npairs++] = bpairs[i];
+	}
+	while (r < nrepl)
+		pairs[npairs++] = rpairs[r++];
+	result = write_container(pairs, npairs, true);
+	pfree(bpairs);
+	pfree(rpairs);
+	pfree(pairs);
+	return result;
+}
+
+/*
  * The item column of an API item: the item without its key attributes.
  * Its other pairs are copied as they are (see "Building API items").
  */

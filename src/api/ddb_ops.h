@@ -155,17 +155,36 @@ typedef struct DdbWriteResult
 	Jsonb	   *updated_new;	/* UpdateItem: UPDATED_NEW, NULL if nothing */
 } DdbWriteResult;
 
+/* A request's parsed expressions (ddb_parse_expressions: cached per backend). */
+typedef struct DdbParsedExpressions
+{
+	DdbCondition *cond;
+	DdbUpdate  *upd;
+	DdbProjection *proj;
+} DdbParsedExpressions;
+
+extern const DdbParsedExpressions *ddb_parse_expressions(const char *condition,
+														 const char *update,
+														 const char *projection,
+														 Jsonb *names, Jsonb *vals);
 extern void ddb_condition_failed(void);
 extern Jsonb *ddb_get_item_core(Relation rel, Jsonb *key, DdbProjection *proj);
 extern Jsonb *ddb_get_item_encoded(Relation rel, const char *key, int keylen,
 								   DdbProjection *proj, const char *const *keynames);
 extern void ddb_put_item_core(Relation rel, Jsonb *item, DdbCondition *cond,
 							  DdbWriteResult *res);
+extern void ddb_put_item_core_ext(Relation rel, Jsonb *item, DdbCondition *cond,
+								  bool want_old, DdbWriteResult *res);
 extern void ddb_update_item_core(Relation rel, Jsonb *key, DdbUpdate *upd,
 								 DdbCondition *cond, DdbWriteResult *res);
+extern void ddb_update_item_core_ext(Relation rel, Jsonb *key, DdbUpdate *upd,
+									 DdbCondition *cond, bool want_updated,
+									 DdbWriteResult *res);
 extern void ddb_check_update_keys(Relation rel, DdbUpdate *upd);
 extern void ddb_delete_item_core(Relation rel, Jsonb *key, DdbCondition *cond,
 								 DdbWriteResult *res);
+extern void ddb_delete_item_core_ext(Relation rel, Jsonb *key, DdbCondition *cond,
+									 bool want_old, DdbWriteResult *res);
 extern Jsonb *ddb_write_result(DdbWriteResult *res, DdbReturnValues rv);
 extern void ddb_check_write_privileges(Relation rel, int op, bool reads);
 extern void ddb_check_expression_use(bool has_expr, bool has_value_expr,
@@ -359,6 +378,7 @@ extern void ddb_ttl_worker_init(void);
 struct DdbJson;
 extern void ddb_stream_init(void);
 extern void ddb_stream_capture(Relation rel, Jsonb *olditem, Jsonb *newitem);
+extern bool ddb_stream_capturing(Relation rel);
 extern int64 ddb_stream_sweep_all(void);
 extern void ddb_stream_service_begin(void);
 extern void ddb_stream_service_end(void);

@@ -1359,19 +1359,20 @@ request_expressions(DdbJson *req, ReqExpr *x, const char *const *expr,
 	}
 }
 
-/* Parse a request's condition, update and projection. */
+/* Parse a request's condition, update and projection (cached: ddb_api.c). */
 static void
 parse_expressions(ReqExpr *x, DdbCondition **cond, DdbUpdate **upd, DdbProjection **proj)
 {
-	DdbExprContext *cx = ddb_expr_begin(x->names, x->vals);
+	const DdbParsedExpressions *p;
 
+	p = ddb_parse_expressions(cond ? x->condition : NULL, upd ? x->update : NULL,
+							  proj ? x->projection : NULL, x->names, x->vals);
 	if (upd && x->update)
-		*upd = ddb_parse_update(cx, x->update);
+		*upd = p->upd;
 	if (cond && x->condition)
-		*cond = ddb_parse_condition(cx, x->condition, "ConditionExpression");
+		*cond = p->cond;
 	if (proj && x->projection)
-		*proj = ddb_parse_projection(cx, x->projection);
-	ddb_expr_end(cx);
+		*proj = p->proj;
 }
 
 /* ------------------------------------------------------------------------
@@ -1597,6 +1598,17 @@ resp_item_collection(Response *r, Relation rel, DdbWriteResult *res)
 	appendStringInfo(&r->buf, ",\"SizeEstimateRangeGB\":[%.1f,%.1f]}", gb, gb + 1);
 }
 
+/*
+ * Does the answer of a write need the old item (ReturnValues, the capacity
+ * of the larger of old and new item, ItemCollectionMetrics)?  A condition
+ * needs it too, which the write itself knows.
+ */
+static bool
+write_needs_old(DdbReturnValues rv, const char *rcc, const char *icm)
+{
+	return rv != DDB_RV_NONE || capacity_wanted(rcc) || (icm && strcmp(icm, "SIZE") == 0);
+}
+
 /* The answer of a write: Attributes, ConsumedCapacity, ItemCollectionMetrics. */
 static char *
 write_response(Relation rel, DdbWriteResult *res, DdbReturnValues rv, const char *rcc,
@@ -1693,7 +1705,7 @@ op_put_item(DdbJson *req, int *len)
 	rel = ddb_table_open(name, ACL_INSERT);
 	ddb_check_write_privileges(rel, ACL_INSERT, x.condition != NULL || rv != DDB_RV_NONE);
 	parse_expressions(&x, &cond, NULL, NULL);
-	ddb_put_item_core(rel, item, cond, &res);
+	ddb_put_item_core_ext(rel, item, cond, write_needs_old(rv, rcc, icm), &res);
 	relation_close(rel, NoLock);
 	if (res.condition_failed)
 		write_condition_failed(&res, on_failure);
@@ -1735,7 +1747,8 @@ op_update_item(DdbJson *req, int *len)
 	rel = ddb_table_open(name, ACL_UPDATE);
 	ddb_check_write_privileges(rel, ACL_UPDATE, true);
 	parse_expressions(&x, &cond, &upd, NULL);
-	ddb_update_item_core(rel, key, upd, cond, &res);
+	ddb_update_item_core_ext(rel, key, upd, cond,
+							 rv == DDB_RV_UPDATED_OLD || rv == DDB_RV_UPDATED_NEW, &res);
 	relation_close(rel, NoLock);
 	if (res.condition_failed)
 		write_condition_failed(&res, on_failure);
@@ -1776,7 +1789,7 @@ op_delete_item(DdbJson *req, int *len)
 	rel = ddb_table_open(name, ACL_DELETE);
 	ddb_check_write_privileges(rel, ACL_DELETE, x.condition != NULL || rv != DDB_RV_NONE);
 	parse_expressions(&x, &cond, NULL, NULL);
-	ddb_delete_item_core(rel, key, cond, &res);
+	ddb_delete_item_core_ext(rel, key, cond, write_needs_old(rv, rcc, icm), &res);
 	relation_close(rel, NoLock);
 	if (res.condition_failed)
 		write_condition_failed(&res, on_failure);

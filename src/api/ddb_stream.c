@@ -569,6 +569,18 @@ ddb_stream_service_end(void)
 	service_depth--;
 }
 
+/*
+ * Does ddb_stream_capture record writes of this table (a stream that is
+ * enabled)?  A write that needs no old item for itself builds it only then.
+ */
+bool
+ddb_stream_capturing(Relation rel)
+{
+	const DdbStream *cached = table_stream(RelationGetRelid(rel));
+
+	return cached != NULL && cached->enabled;
+}
+
 void
 ddb_stream_capture(Relation rel, Jsonb *olditem, Jsonb *newitem)
 {

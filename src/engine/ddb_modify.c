@@ -25,6 +25,14 @@
  * takes the heavyweight tuple lock to queue fairly, releases the page, waits
  * on the transaction, and starts over.
  *
+ * The item API reads the current version of a key in one descent
+ * (ddb_read_current: copied, and judged by the transaction's snapshot,
+ * while its leaf is locked) and then updates or deletes it on that leaf
+ * (ddb_update_version_at, ddb_delete_version_at), asking the row-id map
+ * only when a split has moved the version meanwhile or after a wait.  SQL's
+ * UPDATE and DELETE, whose executor fetches the row by TID just before it
+ * changes it, start at the leaf that fetch found (last_fetched).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -63,6 +71,33 @@ version_missing(Relation rel, ItemPointer tid)
 }
 
 /*
+ * The leaf where ddb_fetch_version last found a version.  The executor
+ * fetches the row it is about to update or delete by TID
+ * (table_tuple_fetch_row_version) right before table_tuple_update or
+ * table_tuple_delete, whose lookup of the same version then starts at that
+ * leaf (find_version_on) instead of going through the row-id map again.
+ * Only a hint: a version found there under its row id is that version, and
+ * anything else sends the lookup to the map.
+ */
+static struct
+{
+	Oid			relid;
+	RelFileNode node;
+	ItemPointerData tid;
+	BlockNumber leaf;
+} last_fetched = {InvalidOid};
+
+static BlockNumber
+last_fetched_leaf(Relation rel, ItemPointer tid)
+{
+	if (last_fetched.relid == RelationGetRelid(rel) &&
+		RelFileNodeEquals(last_fetched.node, rel->rd_node) &&
+		ItemPointerEquals(&last_fetched.tid, tid))
+		return last_fetched.leaf;
+	return InvalidBlockNumber;
+}
+
+/*
  * Fetch the version named by tid as a full tuple (with its header) and say
  * whether it is visible to snapshot.  NULL if the version does not exist.
  * For SnapshotDirty, the snapshot's xmin/xmax are set as heap_fetch would.
@@ -78,6 +113,10 @@ ddb_fetch_version(Relation rel, ItemPointer tid, Snapshot snapshot, bool *visibl
 
 	if (!ddb_find_version(rel, tid, BUFFER_LOCK_SHARE, &buf, &off))
 		return NULL;
+	last_fetched.relid = RelationGetRelid(rel);
+	last_fetched.node = rel->rd_node;
+	last_fetched.tid = *tid;
+	last_fetched.leaf = BufferGetBlockNumber(buf);
 	li = version_tuple(rel, buf, off, &htup);
 	*visible = HeapTupleSatisfiesVisibility(&htup, snapshot, buf);
 	if (snapshot->snapshot_type == SNAPSHOT_MVCC)
@@ -179,12 +218,53 @@ fill_tmfd(HeapTuple htup, TM_Result result, TM_FailureData *tmfd)
 }
 
 /*
- * Lock the version named by tid for modification: find it, and loop until
+ * Find the version named by tid on the leaf where its reader just saw it
+ * (ddb_read_current), locked exclusively, without asking the row-id map.
+ * False, with nothing locked, when there is no such leaf hint or the
+ * version is no longer there (a split moved it right): the caller then
+ * asks the map.  A row id names one version, so a match is that version.
+ */
+static bool
+find_version_on(Relation rel, ItemPointer tid, BlockNumber leaf, Buffer *buf,
+				OffsetNumber *off)
+{
+	Buffer		b;
+	Page		page;
+
+	if (!BlockNumberIsValid(leaf))
+		return false;
+	b = ReadBuffer(rel, leaf);
+	LockBuffer(b, BUFFER_LOCK_EXCLUSIVE);
+	page = BufferGetPage(b);
+	if (!PageIsNew(page) && DdbPageGetOpaque(page)->page_id == DDB_PAGE_ID &&
+		(DdbPageGetOpaque(page)->flags & DDB_PAGE_LEAF))
+	{
+		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+
+		for (OffsetNumber o = DdbPageFirstData(page); o <= maxoff; o++)
+		{
+			DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, o));
+
+			if (ItemPointerEquals(&li->tid, tid))
+			{
+				*buf = b;
+				*off = o;
+				return true;
+			}
+		}
+	}
+	UnlockReleaseBuffer(b);
+	return false;
+}
+
+/*
+ * Lock the version named by tid for modification: find it (first on the
+ * leaf 'leaf', when valid, see find_version_on), and loop until
  * HeapTupleSatisfiesUpdate allows us to modify it or says why not.  On
  * TM_Ok, *buf is locked exclusively with the version at *off.
  */
 static TM_Result
-lock_for_modify(Relation rel, ItemPointer tid, CommandId cid,
+lock_for_modify(Relation rel, ItemPointer tid, BlockNumber leaf, CommandId cid,
 				Snapshot crosscheck, bool wait, XLTW_Oper oper,
 				TM_FailureData *tmfd, Buffer *buf, OffsetNumber *off,
 				HeapTuple htup, bool *have_tuple_lock)
@@ -193,8 +273,11 @@ lock_for_modify(Relation rel, ItemPointer tid, CommandId cid,
 
 	for (;;)
 	{
-		if (!ddb_find_version(rel, tid, BUFFER_LOCK_EXCLUSIVE, buf, off))
+		/* after a wait the version may have moved: the map knows where */
+		if (!find_version_on(rel, tid, leaf, buf, off) &&
+			!ddb_find_version(rel, tid, BUFFER_LOCK_EXCLUSIVE, buf, off))
 			version_missing(rel, tid);
+		leaf = InvalidBlockNumber;
 		version_tuple(rel, *buf, *off, htup);
 
 		result = HeapTupleSatisfiesUpdate(htup, cid, *buf);
@@ -286,10 +369,34 @@ set_xmax(Relation rel, Buffer buf, OffsetNumber off, TransactionId xid,
 	ddb_wal_leaf_mark(rel, buf, off, mark_xmax, &m);
 }
 
+static TM_Result delete_version(Relation rel, ItemPointer tid, BlockNumber leaf,
+								CommandId cid, Snapshot crosscheck, bool wait,
+								TM_FailureData *tmfd, bool changingPart);
+
 TM_Result
 ddb_delete_version(Relation rel, ItemPointer tid, CommandId cid,
 				   Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
 				   bool changingPart)
+{
+	return delete_version(rel, tid, last_fetched_leaf(rel, tid), cid, crosscheck, wait,
+						  tmfd, changingPart);
+}
+
+/*
+ * The item API's delete of the version it read with ddb_read_current, which
+ * also said on which leaf: looked for there first, not through the map.
+ */
+TM_Result
+ddb_delete_version_at(Relation rel, ItemPointer tid, BlockNumber leaf, CommandId cid,
+					  TM_FailureData *tmfd)
+{
+	return delete_version(rel, tid, leaf, cid, InvalidSnapshot, true, tmfd, false);
+}
+
+static TM_Result
+delete_version(Relation rel, ItemPointer tid, BlockNumber leaf, CommandId cid,
+			   Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
+			   bool changingPart)
 {
 	TransactionId xid = GetCurrentTransactionId();
 	Buffer		buf;
@@ -305,7 +412,7 @@ ddb_delete_version(Relation rel, ItemPointer tid, CommandId cid,
 				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
 				 errmsg("cannot delete tuples during a parallel operation")));
 
-	result = lock_for_modify(rel, tid, cid, crosscheck, wait, XLTW_Delete,
+	result = lock_for_modify(rel, tid, leaf, cid, crosscheck, wait, XLTW_Delete,
 							 tmfd, &buf, &off, &htup, &have_tuple_lock);
 	if (result != TM_Ok)
 		return result;
@@ -331,11 +438,36 @@ ddb_delete_version(Relation rel, ItemPointer tid, CommandId cid,
  * 'newkey' its encoded key, which must equal the old version's key.
  * On TM_Ok, *newtid is the new version's TID.
  */
+static TM_Result update_version(Relation rel, ItemPointer otid, BlockNumber leaf,
+								HeapTuple newtup, const char *newkey, int newkeylen,
+								CommandId cid, Snapshot crosscheck, bool wait,
+								TM_FailureData *tmfd, ItemPointer newtid);
+
 TM_Result
 ddb_update_version(Relation rel, ItemPointer otid, HeapTuple newtup,
 				   const char *newkey, int newkeylen, CommandId cid,
 				   Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
 				   ItemPointer newtid)
+{
+	return update_version(rel, otid, last_fetched_leaf(rel, otid), newtup, newkey, newkeylen,
+						  cid, crosscheck, wait, tmfd, newtid);
+}
+
+/* The item API's update of the version ddb_read_current found on 'leaf'. */
+TM_Result
+ddb_update_version_at(Relation rel, ItemPointer otid, BlockNumber leaf,
+					  HeapTuple newtup, const char *newkey, int newkeylen,
+					  CommandId cid, TM_FailureData *tmfd, ItemPointer newtid)
+{
+	return update_version(rel, otid, leaf, newtup, newkey, newkeylen, cid,
+						  InvalidSnapshot, true, tmfd, newtid);
+}
+
+static TM_Result
+update_version(Relation rel, ItemPointer otid, BlockNumber leaf, HeapTuple newtup,
+			   const char *newkey, int newkeylen, CommandId cid,
+			   Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
+			   ItemPointer newtid)
 {
 	TransactionId xid = GetCurrentTransactionId();
 	Buffer		buf;
@@ -357,7 +489,7 @@ ddb_update_version(Relation rel, ItemPointer otid, HeapTuple newtup,
 	/* Allocate first, so the old version can point at the new one. */
 	ddb_rowid_to_tid(ddb_alloc_rowid(rel), newtid);
 
-	result = lock_for_modify(rel, otid, cid, crosscheck, wait, XLTW_Update,
+	result = lock_for_modify(rel, otid, leaf, cid, crosscheck, wait, XLTW_Update,
 							 tmfd, &buf, &off, &htup, &have_tuple_lock);
 	if (result != TM_Ok)
 		return result;
@@ -616,6 +748,38 @@ ddb_retry_after_conflict(TM_Result result)
 	return false;
 }
 
+/* What ddb_read_current keeps of the current version while its leaf is locked. */
+typedef struct CurrentCopy
+{
+	bool		copy;			/* the caller wants the version as a tuple */
+	Snapshot	xact_snapshot;	/* REPEATABLE READ and up: the transaction's */
+	bool		visible;		/* ... and whether it sees the version */
+	HeapTuple	tuple;
+	BlockNumber leaf;
+} CurrentCopy;
+
+/* A DdbCurrentFn: as ddb_fetch_version would see the version, without the map. */
+static void
+copy_current(Relation rel, Buffer buf, OffsetNumber off, HeapTuple htup, void *arg)
+{
+	CurrentCopy *c = (CurrentCopy *) arg;
+
+	c->leaf = BufferGetBlockNumber(buf);
+	if (c->xact_snapshot != InvalidSnapshot)
+	{
+		c->visible = HeapTupleSatisfiesVisibility(htup, c->xact_snapshot, buf);
+		HeapCheckForSerializableConflictOut(c->visible, rel, htup, buf, c->xact_snapshot);
+	}
+	if (c->copy)
+	{
+		DdbLeafItem li = (DdbLeafItem) PageGetItem(BufferGetPage(buf),
+												   PageGetItemId(BufferGetPage(buf), off));
+
+		c->tuple = ddb_expand_tuple(rel, li->key, li->keylen, htup->t_data,
+									htup->t_len, &li->tid);
+	}
+}
+
 /*
  * For the item API's writes (PutItem, UpdateItem, DeleteItem): the current
  * version of key, without locking it.  The caller evaluates its condition
@@ -624,19 +788,29 @@ ddb_retry_after_conflict(TM_Result result)
  * starts over (ddb_retry_after_conflict).  That saves the separate,
  * WAL-logged row lock that ddb_lock_current takes.  Returns false when the
  * item does not exist (waiting for an in-progress insert of it first).
+ *
+ * One descent: the version is copied (when 'current' is not NULL: a caller
+ * that needs no old item passes NULL) and judged by the transaction's
+ * snapshot while its leaf is locked, and *leaf tells the write where to
+ * find it again (ddb_update_version_at, ddb_delete_version_at) without the
+ * row-id map.
  */
 bool
 ddb_read_current(Relation rel, const char *key, int keylen,
-				 ItemPointer tid, HeapTuple *current)
+				 ItemPointer tid, HeapTuple *current, BlockNumber *leaf)
 {
 	for (;;)
 	{
 		TransactionId wait_xid = InvalidTransactionId;
-		bool		visible = false;
-		HeapTuple	tuple;
+		CurrentCopy c;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!ddb_find_current(rel, key, keylen, tid, &wait_xid))
+		c.copy = current != NULL;
+		c.xact_snapshot = IsolationUsesXactSnapshot() ? GetTransactionSnapshot() : InvalidSnapshot;
+		c.visible = false;
+		c.tuple = NULL;
+		c.leaf = InvalidBlockNumber;
+		if (!ddb_find_current_ext(rel, key, keylen, tid, &wait_xid, copy_current, &c))
 		{
 			if (TransactionIdIsValid(wait_xid))
 			{
@@ -649,18 +823,18 @@ ddb_read_current(Relation rel, const char *key, int keylen,
 				ereport(ERROR,
 						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 						 errmsg("could not serialize access due to concurrent delete")));
-			*current = NULL;
+			if (current)
+				*current = NULL;
+			*leaf = InvalidBlockNumber;
 			return false;
 		}
-		tuple = ddb_fetch_version(rel, tid, IsolationUsesXactSnapshot() ?
-								  GetTransactionSnapshot() : SnapshotAny, &visible);
-		if (tuple == NULL)
-			continue;			/* pruned meanwhile: look again */
-		if (IsolationUsesXactSnapshot() && !visible)
+		if (IsolationUsesXactSnapshot() && !c.visible)
 			ereport(ERROR,
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 					 errmsg("could not serialize access due to concurrent update")));
-		*current = tuple;
+		if (current)
+			*current = c.tuple;
+		*leaf = c.leaf;
 		return true;
 	}
 }

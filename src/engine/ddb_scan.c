@@ -499,6 +499,19 @@ bool
 ddb_find_current(Relation rel, const char *key, int keylen, ItemPointer tid,
 				 TransactionId *wait_xid)
 {
+	return ddb_find_current_ext(rel, key, keylen, tid, wait_xid, NULL, NULL);
+}
+
+/*
+ * ddb_find_current that also calls 'found' on the current version while its
+ * leaf is still share-locked (buf, off, and the version's header in htup),
+ * so a caller can copy it, or judge it by another snapshot, without a
+ * second lookup through the row-id map.
+ */
+bool
+ddb_find_current_ext(Relation rel, const char *key, int keylen, ItemPointer tid,
+					 TransactionId *wait_xid, DdbCurrentFn found, void *arg)
+{
 	SnapshotData dirty;
 	Buffer		buf;
 	StringInfoData succ;
@@ -544,6 +557,8 @@ ddb_find_current(Relation rel, const char *key, int keylen, ItemPointer tid,
 					return false;
 				}
 				*tid = li->tid;
+				if (found)
+					found(rel, buf, off, &htup, arg);
 				UnlockReleaseBuffer(buf);
 				return true;
 			}

@@ -133,6 +133,8 @@ extern Jsonb *ddb_item_to_typed_jsonb(DdbValue *item);
  * write, whose key attributes are the key columns (ddb_tuple.c).
  */
 extern DdbValue *ddb_validate_item(Jsonb *item);
+extern void ddb_check_item(Jsonb *item);
+extern void ddb_check_item_size_msg(Jsonb *item, const char *message);
 extern void ddb_validate_item_column(Jsonb *itemcol, int nkeys,
 									 const char *const *keynames,
 									 DdbValue *const *keyvalues);
@@ -335,6 +337,10 @@ extern bool ddb_eval_condition_value(DdbCondition *cond, DdbValue *item);
 extern Jsonb *ddb_apply_update(DdbUpdate *u, Jsonb *item,
 							   const char **key_attrs, int nkey_attrs,
 							   Jsonb **updated_old, Jsonb **updated_new);
+extern Jsonb *ddb_apply_update_partial(DdbUpdate *u, Jsonb *item,
+									   const char **key_attrs, int nkey_attrs,
+									   Jsonb **updated_old, Jsonb **updated_new,
+									   const char ***touched, int *ntouched);
 extern DdbValue *ddb_apply_update_value(DdbUpdate *u, DdbValue *item,
 										const char **key_attrs, int nkey_attrs);
 extern void ddb_update_check_key_attributes(DdbUpdate *u, const char **key_attrs,

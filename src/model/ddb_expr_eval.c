@@ -714,6 +714,72 @@ ddb_apply_update(DdbUpdate *u, Jsonb *item, const char **key_attrs, int nkey_att
 	return ddb_item_to_jsonb(new);
 }
 
+/*
+ * UpdateItem on a stored item without expanding all of it: only the
+ * top-level attributes the actions write or read are expanded (as
+ * ddb_eval_condition expands only what a condition names), the update is
+ * applied to them, and the result is the object of the attributes it
+ * writes that exist afterwards, *touched (*ntouched) their names, removed
+ * ones included.  The caller replaces those pairs of 'item' and checks the
+ * whole result's size (ddb_check_item_size_msg with
+ * DDB_MSG_UPDATE_ITEM_SIZE), which this cannot see.  Paths never overlap
+ * and every path starts with an attribute name, so attributes the update
+ * does not name come out as they went in: the result equals
+ * ddb_apply_update's (checked builds compare them).  NULL when some path
+ * does not start with a name: the caller then uses ddb_apply_update.
+ */
+Jsonb *
+ddb_apply_update_partial(DdbUpdate *u, Jsonb *item, const char **key_attrs, int nkey_attrs,
+						 Jsonb **updated_old, Jsonb **updated_new,
+						 const char ***touched, int *ntouched)
+{
+	DdbValue   *partial;
+	DdbValue   *new;
+	DdbValue   *changed;
+	const char **names;
+	int			n = 0;
+
+	check_item_object(item);
+	for (int i = 0; i < u->nactions; i++)
+		if (u->actions[i].path->nelems < 1 ||
+			u->actions[i].path->elems[0].kind != DDB_PATH_NAME)
+			return NULL;
+
+	partial = ddb_value_new(DDB_TYPE_M);
+	names = palloc(sizeof(char *) * Max(u->nactions, 1));
+	for (int i = 0; i < u->nactions; i++)
+	{
+		const char *name = u->actions[i].path->elems[0].name;
+		bool		seen = false;
+
+		add_attribute(partial, item, name);
+		if (u->actions[i].kind == DDB_UPDATE_SET)
+			add_operand_attributes(partial, item, u->actions[i].value);
+		for (int j = 0; j < n && !seen; j++)
+			seen = strcmp(names[j], name) == 0;
+		if (!seen)
+			names[n++] = name;
+	}
+
+	new = ddb_apply_update_value(u, partial, key_attrs, nkey_attrs);
+	if (updated_old)
+		*updated_old = ddb_item_to_jsonb(ddb_project_value(update_paths(u), u->nactions, partial));
+	if (updated_new)
+		*updated_new = ddb_item_to_jsonb(ddb_project_value(update_paths(u), u->nactions, new));
+
+	changed = ddb_value_new(DDB_TYPE_M);
+	for (int j = 0; j < n; j++)
+	{
+		DdbValue   *v = ddb_map_get(new, names[j]);
+
+		if (v != NULL)
+			ddb_map_put(changed, names[j], v);
+	}
+	*touched = names;
+	*ntouched = n;
+	return ddb_item_to_jsonb(changed);
+}
+
 /* ------------------------------------------------------------------------
  * Projections
  * ------------------------------------------------------------------------

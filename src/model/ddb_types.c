@@ -1603,6 +1603,35 @@ ddb_validate_item(Jsonb *item)
 }
 
 /*
+ * ddb_validate_item without building the item: the same checks, in the same
+ * order, by ddb_item_from_jsonb's checking mode (one walk that adds up the
+ * size as DynamoDB counts it), for writers that keep the jsonb (PutItem,
+ * UpdateItem's result).
+ */
+void
+ddb_check_item(Jsonb *item)
+{
+	ddb_check_item_size_msg(item, DDB_MSG_ITEM_SIZE);
+}
+
+/* ddb_check_item with another message for the size limit (DDB_MSG_UPDATE_ITEM_SIZE) */
+void
+ddb_check_item_size_msg(Jsonb *item, const char *message)
+{
+	DocWalk		walk = {0};
+
+	if (!JB_ROOT_IS_OBJECT(item))
+		validation_error("ValidationException: " DDB_MSG_DOC_NOT_OBJECT);
+	map_from_container(&item->root, 0, &walk, false);
+	if (walk.empty_name)
+		validation_error("ValidationException: " DDB_MSG_EMPTY_ATTRIBUTE_NAME);
+#ifdef DDB_CHECKS
+	DdbCheck(walk.size == ddb_item_size(ddb_item_from_jsonb(item)));
+#endif
+	check_size(walk.size, message);
+}
+
+/*
  * Validation for the item column of a row written by plain SQL (INSERT,
  * COPY, UPDATE, MERGE): the item without its key attributes, whose names
  * and values the caller passes (the table's key columns).  The rules are

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+#
+# test/bench/instructions.sh: instructions per statement, ddb against heap +
+# btree, counted by callgrind: a measure that does not depend on the load
+# of a shared machine.
+#
+#   bash test/bench/instructions.sh                    # the write benchmarks, plain and preloaded
+#   bash test/bench/instructions.sh --ops "get query" --preload no
+#   bash test/bench/instructions.sh --items 100000 --runs "20 220"
+#   bash test/bench/instructions.sh --smoke            # a few statements: the tool runs
+#
+# Loads the bench's layout (test/bench/setup.sql: 100 items per partition,
+# interleaved, ~150-byte items; --items, default 20,000) into bench_ddb and
+# bench_heap (PRIMARY KEY ("PK", "SK")) as test/bench/run.sh does (TRUNCATE
+# and COPY in one transaction), VACUUM ANALYZEs them and stops the server.
+# Then, for each benchmark script test/bench/OP_{api,sql}.sql and each side
+# (ddb API: the *_api script on bench_ddb; ddb SQL: the *_sql script on
+# bench_ddb; heap: the *_sql script on bench_heap), it runs a single-user
+# backend (postgres --single) under valgrind --tool=callgrind on a fresh
+# copy of the loaded cluster, twice: the script PREPAREd and EXECUTEd N
+# times, then M times (--runs "N M", default "50 250"), each EXECUTE its
+# own transaction, as pgbench -M prepared sends it (the \set variables
+# become the statement's parameters, drawn from a fixed seed; client_id 0,
+# run 1).  (Ir(M) - Ir(N)) / (M - N) is the instructions per statement:
+# start-up, the first executions' custom plans and catalog caching cancel
+# out.  Keys a delete script deletes are inserted at load time.
+#
+# --preload yes|no|both (default both): with ddb in shared_preload_libraries
+# (its own WAL records, src/engine/ddb_wal.c) or not (Generic WAL).
+# full_page_writes is off: every copy starts right after a checkpoint, and
+# the first touch of each page would log an image of it.
+#
+# Prints a Markdown table: instructions per statement for each side and the
+# ratios heap / ddb (> 1: ddb does less work).  The single-user backend
+# prints each result, which both sides pay for.
+#
+# Knobs: DDB_PGBIN (default /usr/lib/postgresql/15/bin, whose PostgreSQL
+# must have ddb installed), DDB_BENCH_PORT (the loading server's port,
+# default 55480), DDB_KEEP=1 (keep the work directory and callgrind files:
+# callgrind_annotate --inclusive=yes FILE shows where the instructions go).
+set -u
+set -o pipefail
+
+bench_dir=$(cd "$(dirname "$0")" && pwd)
+PGBIN=${DDB_PGBIN:-/usr/lib/postgresql/15/bin}
+items=20000
+runs="50 250"
+ops="put_new put_over update delete"
+preload=both
+orig_args=("$@")
+usage() { sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case $1 in
+	--items) items=$2; shift ;;
+	--runs) runs=$2; shift ;;
+	--ops) ops=$2; shift ;;
+	--preload) preload=$2; shift ;;
+	--smoke) items=2000; runs="2 6"; ops="put_new update" ; preload=no ;;
+	-h|--help) usage ;;
+	*) echo "unknown option: $1" >&2; usage ;;
+	esac
+	shift
+done
+read -r n_lo n_hi extra <<<"$runs"
+case "$n_lo/$n_hi/${extra:-}" in
+*[!0-9/]*|/*|*//*) echo "--runs must be two numbers N M, N < M" >&2; exit 2 ;;
+esac
+[ "$n_lo" -lt "$n_hi" ] || { echo "--runs must be two numbers N M, N < M" >&2; exit 2; }
+case $preload in yes) preloads=1 ;; no) preloads=0 ;; both) preloads="0 1" ;;
+	*) echo "--preload must be yes, no or both" >&2; exit 2 ;; esac
+if [ $((items % 100)) != 0 ] || [ "$items" -lt 100 ]; then
+	echo "--items must be a multiple of 100 (100 items per partition)" >&2; exit 2
+fi
+for o in $ops; do
+	[ -f "$bench_dir/${o}_api.sql" ] || [ -f "$bench_dir/${o}_sql.sql" ] ||
+		{ echo "no benchmark script for $o in $bench_dir" >&2; exit 2; }
+done
+command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 2; }
+
+# initdb refuses root: run the whole measurement as "postgres" instead.
+if [ "$(id -u)" = 0 ]; then
+	id postgres >/dev/null 2>&1 || useradd -r -m postgres
+	envs="DDB_PGBIN=$(printf %q "$PGBIN") DDB_BENCH_PORT=${DDB_BENCH_PORT:-55480} DDB_KEEP=${DDB_KEEP:-}"
+	args=""
+	[ ${#orig_args[@]} -gt 0 ] && args=$(printf ' %q' "${orig_args[@]}")
+	cd /tmp && exec su postgres -s /bin/bash -c "$envs bash $(printf %q "$bench_dir/$(basename "$0")")$args"
+fi
+
+export PATH="$PGBIN:$PATH"
+work=$(mktemp -d /tmp/ddb-instructions.XXXXXX)
+log() { printf '==> [%4ss] %s\n' "$SECONDS" "$*" >&2; }
+die() { echo "instructions: $*" >&2; exit 1; }
+started=0
+cleanup() {
+	[ $started = 1 ] && pg_ctl -D "$work/data" -m fast stop >/dev/null 2>&1
+	if [ -z "${DDB_KEEP:-}" ]; then rm -rf "$work"; else echo "kept $work" >&2; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- the loaded cluster -------------------------------------------------------
+export PGHOST="$work/sock" PGPORT=${DDB_BENCH_PORT:-55480} PGUSER=$(id -un) PGDATABASE=ddb_bench
+mkdir -p "$work/sock"
+initdb -D "$work/data" -A trust -U "$PGUSER" --locale=C --encoding=UTF8 --no-sync \
+	>"$work/initdb.log" 2>&1 || { cat "$work/initdb.log" >&2; die "initdb failed"; }
+cat >>"$work/data/postgresql.conf" <<EOF
+listen_addresses = ''
+unix_socket_directories = '$work/sock'
+port = $PGPORT
+fsync = off
+full_page_writes = off
+max_wal_size = 1GB
+log_min_messages = warning
+EOF
+pg_ctl -D "$work/data" -l "$work/server.log" -w start >/dev/null ||
+	{ cat "$work/server.log" >&2; die "the server did not start"; }
+started=1
+q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+q -d postgres -c "CREATE DATABASE ddb_bench TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'" ||
+	die "cannot create the database"
+q -f "$bench_dir/setup.sql" >/dev/null || die "setup failed"
+P=$((items / 100))
+log "loading $items items ($P partitions x 100, interleaved) into bench_ddb and bench_heap"
+q -c "\\copy (SELECT bench_pk((i % $P)::int), bench_sk((i / $P)::int), bench_item(i) FROM generate_series(0, $items - 1) i ORDER BY i) TO '$work/items.csv' CSV" ||
+	die "generating the items failed"
+q <<EOF >/dev/null || die "loading failed"
+CREATE TABLE bench_ddb ("PK" text, "SK" text, item jsonb) USING ddb;
+CREATE TABLE bench_heap ("PK" text, "SK" text, item jsonb, PRIMARY KEY ("PK", "SK"));
+BEGIN;
+TRUNCATE bench_ddb;
+\\copy bench_ddb FROM '$work/items.csv' CSV
+COMMIT;
+BEGIN;
+TRUNCATE bench_heap;
+\\copy bench_heap FROM '$work/items.csv' CSV
+COMMIT;
+-- the keys delete_*.sql deletes (client 0, run 1, n = 1..M)
+INSERT INTO bench_ddb SELECT bench_pk((n * 1 + 0 * 7919) % $P), 'DEL#1#0#' || n, bench_item(n) FROM generate_series(1, $n_hi) n;
+INSERT INTO bench_heap SELECT bench_pk((n * 1 + 0 * 7919) % $P), 'DEL#1#0#' || n, bench_item(n) FROM generate_series(1, $n_hi) n;
+VACUUM ANALYZE bench_ddb, bench_heap;
+CHECKPOINT;
+EOF
+rm -f "$work/items.csv"
+pg_ctl -D "$work/data" -m fast stop >/dev/null || die "stopping the server failed"
+started=0
+
+# --- a script as PREPARE and EXECUTEs ------------------------------------------
+# to_single SCRIPT TABLE COUNT: the pgbench script as a single-user backend's
+# input: one PREPARE, COUNT EXECUTEs with the \set variables drawn as
+# pgbench draws them (fixed seed), one line each.
+to_single() {
+	perl -e '
+		use strict; use warnings; use integer;
+		my ($file, $tbl, $count, $P) = @ARGV;
+		srand(19);
+		sub random { my ($lo, $hi) = @_; no integer; return $lo + int(rand($hi - $lo + 1)); }
+		open(my $fh, "<", $file) or die "$file: $!";
+		my (@sets, @sql);
+		while (<$fh>) {
+			chomp;
+			next if /^\s*--/ || /^\s*$/;
+			if (/^\\set\s+(\w+)\s+(.*)$/) { push @sets, [$1, $2]; next; }
+			push @sql, $_;
+		}
+		my %var = (P => $P, n => 0, run => 1, client_id => 0);
+		my $sql = join(" ", @sql);
+		$sql =~ s/\@TBL\@/$tbl/g;
+		$sql =~ s/;\s*$//;
+		# each :var occurrence is a parameter, as pgbench -M prepared makes it
+		my @params;
+		$sql =~ s/(?<!:):([A-Za-z_]\w*)/exists $var{$1} || grep({ $_->[0] eq $1 } @sets) ? do { push @params, $1; "\$" . scalar(@params) } : ":$1"/ge;
+		print "PREPARE s AS $sql\n";
+		for my $i (1 .. $count) {
+			for my $s (@sets) {
+				my $e = $s->[1];
+				$e =~ s/:(\w+)/defined $var{$1} ? $var{$1} : die "unknown variable $1"/ge;
+				my $v = eval $e;
+				die "cannot evaluate $s->[1]: $@" if $@;
+				$var{$s->[0]} = $v;
+			}
+			print "EXECUTE s(", join(", ", map { "\x27$var{$_}\x27" } @params), ")\n";
+		}
+	' "$1" "$2" "$3" "$P"
+}
+
+# instructions SCRIPT TABLE COUNT PRELOAD TAG: Ir of a single-user backend
+# running the script COUNT times on a fresh copy of the loaded cluster
+instructions() {
+	local script=$1 tbl=$2 count=$3 pre=$4 tag=$5 out opts
+	out="$work/callgrind.$tag.$count"
+	rm -rf "$work/copy"
+	cp -a "$work/data" "$work/copy"
+	to_single "$script" "$tbl" "$count" >"$work/input.$tag.$count" || die "translating $script failed"
+	opts=(-c fsync=off -c full_page_writes=off -c max_wal_size=1GB)
+	[ "$pre" = 1 ] && opts+=(-c shared_preload_libraries=ddb -c ddb.http_port=0)
+	valgrind --tool=callgrind --callgrind-out-file="$out" \
+		postgres --single -D "$work/copy" "${opts[@]}" ddb_bench \
+		<"$work/input.$tag.$count" >"$work/output.$tag.$count" 2>"$work/valgrind.$tag.$count" ||
+		{ tail -20 "$work/valgrind.$tag.$count" >&2; die "$tag: the backend failed"; }
+	if grep -q 'ERROR:' "$work/output.$tag.$count" "$work/valgrind.$tag.$count"; then
+		grep -m3 'ERROR:' "$work/output.$tag.$count" "$work/valgrind.$tag.$count" >&2
+		die "$tag: a statement failed"
+	fi
+	awk '/^(summary|totals):/ { print $2; exit }' "$out"
+}
+
+per_statement() {   # SCRIPT TABLE PRELOAD TAG
+	local lo hi
+	lo=$(instructions "$1" "$2" "$n_lo" "$3" "$4") || exit 1
+	hi=$(instructions "$1" "$2" "$n_hi" "$3" "$4") || exit 1
+	awk -v a="$lo" -v b="$hi" -v n="$((n_hi - n_lo))" 'BEGIN { printf "%.0f", (b - a) / n }'
+}
+
+label() {
+	case $1 in
+	put_new) echo "PutItem, new key" ;; put_over) echo "PutItem, overwrite" ;;
+	update) echo "UpdateItem, counter +1" ;; delete) echo "DeleteItem" ;;
+	get) echo "GetItem" ;; query) echo "Query 100 items, forward" ;;
+	query_back) echo "Query 100 items, backward" ;; prefix) echo "Query begins_with" ;;
+	last) echo "Query limit 1, newest first" ;; *) echo "$1" ;;
+	esac
+}
+ratio() { awk -v h="$1" -v d="$2" 'BEGIN { if (h != "" && d != "" && d > 0) printf "%.2f", h / d }'; }
+fmt() { awk -v n="$1" 'BEGIN { s = ""; while (length(n) > 3) { s = "," substr(n, length(n) - 2) s; n = substr(n, 1, length(n) - 3) } printf "%s%s", n, s }'; }
+
+table="$work/table.md"
+{
+	echo "| statement | ddb preloaded | ddb API | ddb SQL | heap | heap / API | heap / SQL |"
+	echo "|---|---|---:|---:|---:|---:|---:|"
+} >"$table"
+for pre in $preloads; do
+	for o in $ops; do
+		api="" sql="" heap=""
+		heap_script="$bench_dir/${o}_sql.sql"
+		[ -f "$bench_dir/${o}_api.sql" ] && {
+			log "$o: ddb API (preload $pre)"
+			api=$(per_statement "$bench_dir/${o}_api.sql" bench_ddb $pre "$o.api.$pre") || exit 1
+		}
+		# put_over_sql is an upsert: ON CONFLICT needs an arbiter index, which ddb has not
+		if [ -f "$heap_script" ] && [ "$o" != put_over ]; then
+			log "$o: ddb SQL (preload $pre)"
+			sql=$(per_statement "$heap_script" bench_ddb $pre "$o.sql.$pre") || exit 1
+		fi
+		if [ -f "$heap_script" ]; then
+			log "$o: heap (preload $pre)"
+			heap=$(per_statement "$heap_script" bench_heap $pre "$o.heap.$pre") || exit 1
+		fi
+		printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$(label "$o")" \
+			"$([ $pre = 1 ] && echo yes || echo no)" "$(fmt "$api")" "$(fmt "$sql")" \
+			"$(fmt "$heap")" "$(ratio "$heap" "$api")" "$(ratio "$heap" "$sql")" >>"$table"
+	done
+done
+echo
+echo "Instructions per statement ($items items, EXECUTEs $n_hi minus $n_lo, $(postgres --version))"
+echo
+cat "$table"
