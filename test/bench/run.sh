@@ -263,6 +263,9 @@ CLUSTER bench_heap_clustered USING bench_heap_clustered_pkey;
 EOF
 	fi
 	rm -f "$work/items.csv"
+	# BatchGetItem's key sets (setup.sql), sent by the batch_get scripts as
+	# parameters
+	q -c "SELECT bench_batch_sets($P)" >/dev/null || die "creating bench_batch_keys failed"
 	log "VACUUM ANALYZE"
 	q -c "VACUUM ANALYZE bench_ddb, bench_heap$([ "${2:-}" = with_clustered ] && echo ', bench_heap_clustered')" -c CHECKPOINT ||
 		die "VACUUM ANALYZE failed"
@@ -534,15 +537,19 @@ check_results() {
 }
 
 # BatchGetItem returns the items the heap's IN query returns: all 100, for
-# a sample of key sets (smoke: 5).
+# a sample of the key sets (smoke: 5).  The two statements are the scripts'
+# with their parameters (the request, the key arrays) read from
+# bench_batch_keys in place.
 check_batch_results() {
-	local i p s n=20 bad sqlf="$work/batch_results.sql" api heap
+	local i n=20 bad sqlf="$work/batch_results.sql" api heap
 	local with_keys='SELECT item || jsonb_build_object('"'PK'"', "PK", '"'SK'"', "SK") AS item FROM'
 	[ $mode = smoke ] && n=5
 	for i in $(seq 0 $((n - 1))); do
-		p=$(( (i * 7907 + 13) % P )); s=$(( (i * 31) % 100 ))
-		api=$(sed -n '/^SELECT/,$p' "$bench_dir/batch_get_api.sql" | sed "s/@TBL@/bench_ddb/g; s/:P/$P/g; s/:p/$p/g; s/:s/$s/g")
-		heap=$(sed -n '/^SELECT/,$p' "$bench_dir/batch_get_sql.sql" | sed "s/@TBL@/bench_heap/g; s/:P/$P/g; s/:p/$p/g; s/:s/$s/g")
+		i=$(( (i * 97) % 1000 ))
+		api=$(sed -n '/^SELECT ddb_batch_get_item/,$p' "$bench_dir/batch_get_api.sql" |
+			sed "s/:request/(SELECT jsonb_build_object('bench_ddb', jsonb_build_object('Keys', keys)) FROM bench_batch_keys WHERE id = $i)/")
+		heap=$(sed -n '/^SELECT item/,$p' "$bench_dir/batch_get_sql.sql" |
+			sed "s/@TBL@/bench_heap/g; s/:pks/(SELECT pks FROM bench_batch_keys WHERE id = $i)/; s/:sks/(SELECT sks FROM bench_batch_keys WHERE id = $i)/")
 		heap=${heap/SELECT item FROM/$with_keys}
 		printf "SELECT CASE WHEN a = h AND jsonb_array_length(a) = 100 THEN 'same' ELSE 'DIFFERENT' END\n"
 		printf "  FROM (SELECT (SELECT jsonb_agg(x ORDER BY x) FROM jsonb_array_elements((%s) -> 'Responses' -> 'bench_ddb') x) a,\n" "${api%;}"

@@ -53,3 +53,22 @@ BEGIN
   RETURN out;
 END
 $$;
+
+-- BatchGetItem's key sets, as a client holds them before it sends a batch:
+-- set j (0..999) is the 100 keys k = 0..99 at partition (p + 7919 k) mod P
+-- and position (s + 37 k) mod 100, with p = 7907 j mod P and s = 31 j mod
+-- 100 (37 k mod 100 takes every value once, so the keys are distinct),
+-- both as the Keys array of a request and as two text arrays.
+CREATE FUNCTION bench_batch_sets(P int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  DROP TABLE IF EXISTS bench_batch_keys;
+  CREATE TABLE bench_batch_keys (id int PRIMARY KEY, keys jsonb, pks text[], sks text[]);
+  INSERT INTO bench_batch_keys
+  SELECT j, jsonb_agg(jsonb_build_object('PK', pk, 'SK', sk) ORDER BY k), array_agg(pk ORDER BY k), array_agg(sk ORDER BY k)
+  FROM (SELECT j, k, bench_pk(((j * 7907) % P + k * 7919) % P) pk, bench_sk(((j * 31) % 100 + k * 37) % 100) sk
+        FROM generate_series(0, 999) j, generate_series(0, 99) k) s
+  GROUP BY j;
+  ANALYZE bench_batch_keys;
+END
+$$;
