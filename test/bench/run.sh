@@ -263,8 +263,8 @@ CLUSTER bench_heap_clustered USING bench_heap_clustered_pkey;
 EOF
 	fi
 	rm -f "$work/items.csv"
-	# BatchGetItem's key sets (setup.sql), sent by the batch_get scripts as
-	# parameters
+	# BatchGetItem's key sets (setup.sql), which the batch_get scripts send
+	# as parameters
 	q -c "SELECT bench_batch_sets($P)" >/dev/null || die "creating bench_batch_keys failed"
 	log "VACUUM ANALYZE"
 	q -c "VACUUM ANALYZE bench_ddb, bench_heap$([ "${2:-}" = with_clustered ] && echo ', bench_heap_clustered')" -c CHECKPOINT ||
@@ -368,6 +368,9 @@ write_ops="put_new put_over update delete"
 # Batches: api = ddb_batch_write_item / ddb_batch_get_item, sql = the same
 # items as single ddb_put_item / ddb_get_item calls in one transaction
 # (*_singles.sql), heap = one INSERT of 25 rows / one SELECT ... IN (100 keys).
+# BatchGetItem's request and the heap's 100 keys are parameters, one of the
+# key sets of bench_batch_requests / bench_batch_keys (setup.sql), as a
+# client sends them.
 batch_ops="batch_put batch_get"
 # --ops: only these benchmarks (the results check still covers every read)
 if [ -n "$only_ops" ]; then
@@ -547,7 +550,7 @@ check_batch_results() {
 	for i in $(seq 0 $((n - 1))); do
 		i=$(( (i * 97) % 1000 ))
 		api=$(sed -n '/^SELECT ddb_batch_get_item/,$p' "$bench_dir/batch_get_api.sql" |
-			sed "s/:request/(SELECT jsonb_build_object('bench_ddb', jsonb_build_object('Keys', keys)) FROM bench_batch_keys WHERE id = $i)/")
+			sed "s/:request/(SELECT request::jsonb FROM bench_batch_requests WHERE id = $i)/")
 		heap=$(sed -n '/^SELECT item/,$p' "$bench_dir/batch_get_sql.sql" |
 			sed "s/@TBL@/bench_heap/g; s/:pks/(SELECT pks FROM bench_batch_keys WHERE id = $i)/; s/:sks/(SELECT sks FROM bench_batch_keys WHERE id = $i)/")
 		heap=${heap/SELECT item FROM/$with_keys}
