@@ -542,7 +542,7 @@ check_results() {
 # BatchGetItem returns the items the heap's IN query returns: all 100, for
 # a sample of the key sets (smoke: 5).  The two statements are the scripts'
 # with their parameters (the request, the key arrays) read from
-# bench_batch_keys in place.
+# bench_batch_requests and bench_batch_keys in place.
 check_batch_results() {
 	local i n=20 bad sqlf="$work/batch_results.sql" api heap
 	local with_keys='SELECT item || jsonb_build_object('"'PK'"', "PK", '"'SK'"', "SK") AS item FROM'
