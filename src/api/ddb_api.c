@@ -453,6 +453,8 @@ ddb_get_item_encoded(Relation rel, const char *key, int keylen, DdbProjection *p
 	if (stored == NULL)
 		return NULL;
 	item = ddb_stored_to_item(rel, stored, keynames);
+	/* (the item is a copy: a batch of many keys keeps only the items) */
+	pfree(stored);
 	if (proj)
 		item = ddb_apply_projection(proj, item);
 	return item;

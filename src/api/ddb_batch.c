@@ -416,7 +416,16 @@ ddb_batch_get_core(DdbBatchGetTable *tables, int ntables)
 
 			ddb_request_key(rels[t], bt->keys[k], true, &key);
 			refs[nrefs].relid = RelationGetRelid(rels[t]);
-			refs[nrefs].key = key.data;
+
+			/*
+			 * Keep the key at its size, and give the StringInfo's 1 kB back
+			 * for the next key: 100 of them made the call's memory pass
+			 * 128 kB, which malloc hands back to the kernel at the end of
+			 * every statement and faults in again at the next.
+			 */
+			refs[nrefs].key = palloc(Max(key.len, 1));
+			memcpy(refs[nrefs].key, key.data, key.len);
+			pfree(key.data);
 			refs[nrefs].len = key.len;
 			refs[nrefs].index = nrefs;
 			enc[nrefs] = refs[nrefs];	/* in request order, for the reads */

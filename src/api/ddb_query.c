@@ -981,7 +981,19 @@ read_stream(FunctionCallInfo fcinfo, bool is_query)
 
 	funcctx = SRF_PERCALL_SETUP();
 	r = funcctx->user_fctx;
-	j = reader_next(r);
+
+	/*
+	 * The item as built in the reader's item context, not copied: a
+	 * value-per-call result is used before the next call (the function
+	 * scan copies it into its tuplestore, ProjectSet resets its per-call
+	 * memory each call), and the next call is what resets the item
+	 * context.
+	 */
+	{
+		DdbValue   *value;
+
+		j = reader_next_item(r, &value);
+	}
 	if (j != NULL)
 		SRF_RETURN_NEXT(funcctx, JsonbPGetDatum(j));
 

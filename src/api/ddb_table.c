@@ -90,6 +90,7 @@ typedef struct TableCacheEntry
 } TableCacheEntry;
 
 static HTAB *table_cache = NULL;
+static TableCacheEntry *last_entry = NULL;	/* the last one returned */
 
 /*
  * Names resolved to tables (ddb_table_lookup's answers), so that an item
@@ -303,6 +304,13 @@ ddb_table_info(Oid relid)
 								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 		CacheRegisterRelcacheCallback(table_cache_invalidate, (Datum) 0);
 	}
+	/*
+	 * The last table asked for, without hashing: an item API call asks for
+	 * its table's key names once per key and per item.  Entries are never
+	 * removed, only marked invalid, so the pointer stays good.
+	 */
+	if (last_entry != NULL && last_entry->relid == relid && last_entry->valid)
+		return &last_entry->info;
 	e = hash_search(table_cache, &relid, HASH_ENTER, &found);
 	if (!found)
 	{
@@ -333,6 +341,7 @@ ddb_table_info(Oid relid)
 		e->info = info;
 		e->valid = true;
 	}
+	last_entry = e;
 	return &e->info;
 }
 

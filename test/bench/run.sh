@@ -263,6 +263,9 @@ CLUSTER bench_heap_clustered USING bench_heap_clustered_pkey;
 EOF
 	fi
 	rm -f "$work/items.csv"
+	# BatchGetItem's key sets (setup.sql), which the batch_get scripts send
+	# as parameters
+	q -c "SELECT bench_batch_sets($P)" >/dev/null || die "creating bench_batch_keys failed"
 	log "VACUUM ANALYZE"
 	q -c "VACUUM ANALYZE bench_ddb, bench_heap$([ "${2:-}" = with_clustered ] && echo ', bench_heap_clustered')" -c CHECKPOINT ||
 		die "VACUUM ANALYZE failed"
@@ -365,6 +368,9 @@ write_ops="put_new put_over update delete"
 # Batches: api = ddb_batch_write_item / ddb_batch_get_item, sql = the same
 # items as single ddb_put_item / ddb_get_item calls in one transaction
 # (*_singles.sql), heap = one INSERT of 25 rows / one SELECT ... IN (100 keys).
+# BatchGetItem's request and the heap's 100 keys are parameters, one of the
+# key sets of bench_batch_requests / bench_batch_keys (setup.sql), as a
+# client sends them.
 batch_ops="batch_put batch_get"
 # --ops: only these benchmarks (the results check still covers every read)
 if [ -n "$only_ops" ]; then
@@ -534,15 +540,19 @@ check_results() {
 }
 
 # BatchGetItem returns the items the heap's IN query returns: all 100, for
-# a sample of key sets (smoke: 5).
+# a sample of the key sets (smoke: 5).  The two statements are the scripts'
+# with their parameters (the request, the key arrays) read from
+# bench_batch_requests and bench_batch_keys in place.
 check_batch_results() {
-	local i p s n=20 bad sqlf="$work/batch_results.sql" api heap
+	local i n=20 bad sqlf="$work/batch_results.sql" api heap
 	local with_keys='SELECT item || jsonb_build_object('"'PK'"', "PK", '"'SK'"', "SK") AS item FROM'
 	[ $mode = smoke ] && n=5
 	for i in $(seq 0 $((n - 1))); do
-		p=$(( (i * 7907 + 13) % P )); s=$(( (i * 31) % 100 ))
-		api=$(sed -n '/^SELECT/,$p' "$bench_dir/batch_get_api.sql" | sed "s/@TBL@/bench_ddb/g; s/:P/$P/g; s/:p/$p/g; s/:s/$s/g")
-		heap=$(sed -n '/^SELECT/,$p' "$bench_dir/batch_get_sql.sql" | sed "s/@TBL@/bench_heap/g; s/:P/$P/g; s/:p/$p/g; s/:s/$s/g")
+		i=$(( (i * 97) % 1000 ))
+		api=$(sed -n '/^SELECT ddb_batch_get_item/,$p' "$bench_dir/batch_get_api.sql" |
+			sed "s/:request/(SELECT request::jsonb FROM bench_batch_requests WHERE id = $i)/")
+		heap=$(sed -n '/^SELECT item/,$p' "$bench_dir/batch_get_sql.sql" |
+			sed "s/@TBL@/bench_heap/g; s/:pks/(SELECT pks FROM bench_batch_keys WHERE id = $i)/; s/:sks/(SELECT sks FROM bench_batch_keys WHERE id = $i)/")
 		heap=${heap/SELECT item FROM/$with_keys}
 		printf "SELECT CASE WHEN a = h AND jsonb_array_length(a) = 100 THEN 'same' ELSE 'DIFFERENT' END\n"
 		printf "  FROM (SELECT (SELECT jsonb_agg(x ORDER BY x) FROM jsonb_array_elements((%s) -> 'Responses' -> 'bench_ddb') x) a,\n" "${api%;}"

@@ -53,3 +53,33 @@ BEGIN
   RETURN out;
 END
 $$;
+
+-- BatchGetItem's key sets, as a client holds them before it sends a batch:
+-- set j (0..999) is the 100 keys k = 0..99 at partition (p + 7919 k) mod P
+-- and position (s + 37 k) mod 100, with p = 7907 j mod P and s = 31 j mod
+-- 100 (37 k mod 100 takes every value once, so the keys are distinct).
+-- Each set is kept as the text a client sends: ddb's request document
+-- (for the table bench_ddb; bench_batch_requests) and the heap's two text
+-- arrays (bench_batch_keys, with keys, the Keys array, for the results
+-- check).  Both are kept inline and uncompressed (a request fills most of
+-- a page, hence two tables), so that fetching a set costs both sides alike
+-- and little.
+CREATE FUNCTION bench_batch_sets(P int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  DROP TABLE IF EXISTS bench_batch_keys, bench_batch_requests;
+  CREATE TABLE bench_batch_keys (id int PRIMARY KEY, keys jsonb, pks text, sks text);
+  CREATE TABLE bench_batch_requests (id int PRIMARY KEY, request text);
+  ALTER TABLE bench_batch_keys ALTER pks SET STORAGE PLAIN, ALTER sks SET STORAGE PLAIN;
+  ALTER TABLE bench_batch_requests ALTER request SET STORAGE PLAIN;
+  INSERT INTO bench_batch_keys
+  SELECT j, jsonb_agg(jsonb_build_object('PK', pk, 'SK', sk) ORDER BY k),
+         array_agg(pk ORDER BY k)::text, array_agg(sk ORDER BY k)::text
+  FROM (SELECT j, k, bench_pk(((j * 7907) % P + k * 7919) % P) pk, bench_sk(((j * 31) % 100 + k * 37) % 100) sk
+        FROM generate_series(0, 999) j, generate_series(0, 99) k) s
+  GROUP BY j;
+  INSERT INTO bench_batch_requests
+  SELECT id, jsonb_build_object('bench_ddb', jsonb_build_object('Keys', keys))::text FROM bench_batch_keys;
+  ANALYZE bench_batch_keys, bench_batch_requests;
+END
+$$;
