@@ -6,7 +6,9 @@
 -- items (nested maps, sets, binary, numbers at DynamoDB's limits, the size
 -- limit counted with the keys) are still accepted and read back by the
 -- item functions.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
 
 CREATE TABLE cpy (pk text, sk numeric, item jsonb) USING ddb;
 INSERT INTO cpy VALUES ('a', 1, '{"x": 1}');
