@@ -237,9 +237,9 @@ internal_fill(LevelBuilder *lb, int j, const char *hk, int hklen, BlockNumber ri
 
 /*
  * Add a downlink to internal level lb (key NULL for the level's first,
- * minus infinity).  A page that grows past DDB_BUILD_INTERNAL_FILL ends before its
- * last downlink, whose separator becomes its high key and goes up, or
- * before an earlier one if that high key would not fit.
+ * minus infinity).  A page that grows past DDB_BUILD_INTERNAL_FILL ends
+ * before its last downlink, whose separator becomes its high key and goes
+ * up, or before an earlier one if that high key would not fit.
  */
 static void
 internal_add(DdbBuildState *bs, LevelBuilder *lb, BlockNumber child,
