@@ -61,8 +61,8 @@ FROM ddb_verify('fill_rand') v;
 
 -- A round of updates after the interleaved load, each in its own
 -- transaction (as an application's): a new version goes beside the one it
--- replaces, pruning or splitting the leaf (ddb_tree.c, DDB_LEAF_RESERVE is
--- 0 for now: new keys leave no room for versions); every item stays.
+-- replaces, in the room the table's fillfactor keeps (sql/fillfactor.sql),
+-- pruning or splitting the leaf when there is none; every item stays.
 CREATE PROCEDURE fill_update_round() LANGUAGE plpgsql AS $$
 BEGIN
   FOR i IN 0..1999 LOOP

@@ -102,6 +102,7 @@ typedef struct DdbRelCache
 	uint64		rowid_end;		/* end (exclusive) of the batch */
 	BlockNumber nblocks_seen;	/* a size the fork has reached (it shrinks
 								 * only when truncated, which resets this) */
+	int			fillfactor;		/* ddb_fillfactor, 0 = not read yet */
 } DdbRelCache;
 
 /*
@@ -254,6 +255,10 @@ extern const char *ddb_user_relation_name(Relation rel);
 extern void ddb_checks_init(void);
 #endif
 extern Buffer ddb_new_buffer(Relation rel);
+/* the leaf reserve: WITH (fillfactor = N), default DDB_DEFAULT_FILLFACTOR */
+#define DDB_DEFAULT_FILLFACTOR	95
+extern int	ddb_fillfactor(Relation rel);
+extern Size ddb_leaf_reserve_bytes(Relation rel);
 
 /* engine/ddb_rowid.c: the row-id map */
 extern void ddb_map_set(Relation rel, ItemPointer tid, BlockNumber block, uint32 hash);

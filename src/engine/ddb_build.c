@@ -5,7 +5,10 @@
  *	  CLUSTER.
  *
  * Items arrive in item-key order.  Each level of the tree is filled page by
- * page to DDB_BUILD_FILL of capacity, left to right; when a page is full its
+ * page, left to right: a leaf up to the table's fillfactor, keeping the
+ * leaf reserve (ddb_leaf_reserve_bytes) free for new versions as inserts
+ * of new keys do, an internal page to DDB_BUILD_INTERNAL_FILL of its
+ * capacity, the room its children's splits take; when a page is full its
  * right sibling is allocated, the page gets its high key (the truncated
  * separator) and right-link and is written, and a downlink to the sibling
  * goes to the level above (created on demand, starting with a minus
@@ -61,7 +64,12 @@
 #include "ddb.h"
 #include "engine/ddb_page.h"
 
-#define DDB_BUILD_FILL	0.90
+/*
+ * Internal pages are filled to this share of their capacity: a child's
+ * split adds a downlink.  (nbtree builds its internal pages 70 % full, but
+ * ddb's leaves split rarely after a build: they keep the leaf reserve.)
+ */
+#define DDB_BUILD_INTERNAL_FILL	0.90
 
 typedef struct LevelBuilder
 {
@@ -86,6 +94,7 @@ struct DdbBuildState
 {
 	Relation	rel;
 	bool		use_wal;		/* log tree pages (RelationNeedsWAL) */
+	Size		leaf_reserve;	/* room each leaf keeps (the fillfactor's) */
 	XLogRecPtr	start_redo;		/* the redo pointer when the build began */
 	BlockNumber next_block;		/* next block number to hand out */
 	BlockNumber nwritten;		/* blocks the file has (written or zeroes) */
@@ -228,9 +237,9 @@ internal_fill(LevelBuilder *lb, int j, const char *hk, int hklen, BlockNumber ri
 
 /*
  * Add a downlink to internal level lb (key NULL for the level's first,
- * minus infinity).  A page that grows past the fill factor ends before its
- * last downlink, whose separator becomes its high key and goes up, or
- * before an earlier one if that high key would not fit.
+ * minus infinity).  A page that grows past DDB_BUILD_INTERNAL_FILL ends
+ * before its last downlink, whose separator becomes its high key and goes
+ * up, or before an earlier one if that high key would not fit.
  */
 static void
 internal_add(DdbBuildState *bs, LevelBuilder *lb, BlockNumber child,
@@ -266,7 +275,7 @@ internal_add(DdbBuildState *bs, LevelBuilder *lb, BlockNumber child,
 	}
 	lb->n++;
 	if (lb->n <= 2 ||
-		internal_size(lb, lb->n) <= (Size) (DDB_PAGE_CAPACITY * DDB_BUILD_FILL))
+		internal_size(lb, lb->n) <= (Size) (DDB_PAGE_CAPACITY * DDB_BUILD_INTERNAL_FILL))
 		return;
 
 	/* end the page before downlink j, whose separator is its high key */
@@ -313,8 +322,6 @@ static void
 leaf_add(DdbBuildState *bs, LevelBuilder *lb, const void *item, Size size,
 		 const char *key, int keylen)
 {
-	Size		limit = (Size) (DDB_PAGE_CAPACITY * (1.0 - DDB_BUILD_FILL));
-
 	if (lb->blkno == InvalidBlockNumber)
 	{
 		/* first page of the level */
@@ -326,15 +333,17 @@ leaf_add(DdbBuildState *bs, LevelBuilder *lb, const void *item, Size size,
 	else
 	{
 		/*
-		 * Room for the item and for the high key it would imply (the
-		 * separator is a prefix of the next item's key, so this key bounds
-		 * it), with the fill factor's slack unless the page is still nearly
-		 * empty.
+		 * Room for the item, for the high key the page would get if the
+		 * next item did not fit (the separator between this item and that
+		 * one: at most this key and one byte), and the leaf reserve after
+		 * both, unless the page is still nearly empty.  The page takes
+		 * items up to the fillfactor, never beyond it (as nbtree's and
+		 * heap's do), so a leaf ends on average half an item below it.
 		 */
-		Size		hk = ddb_key_item_size(keylen);
+		Size		hk = ddb_key_item_size(Min(keylen + 1, DDB_MAX_SEP_LEN));
 		Size		free = PageGetFreeSpace(lb->page);
 		bool		fits = free >= size + hk &&
-			(free - size - hk >= limit || PageGetMaxOffsetNumber(lb->page) < 2);
+			(free - size - hk >= bs->leaf_reserve || PageGetMaxOffsetNumber(lb->page) < 2);
 
 		if (!fits)
 		{
@@ -375,6 +384,7 @@ ddb_build_begin(Relation rel)
 		elog(ERROR, "ddb bulk build needs an empty relation");
 	bs->rel = rel;
 	bs->use_wal = RelationNeedsWAL(rel);
+	bs->leaf_reserve = ddb_leaf_reserve_bytes(rel);
 	bs->start_redo = GetRedoRecPtr();
 	bs->zeropage = palloc0(BLCKSZ);
 	/* block 0, the metapage, is written last, through shared buffers */

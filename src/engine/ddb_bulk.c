@@ -17,11 +17,12 @@
  * arrival order, and puts it into a tuplesort instead of the tree;
  * finish_bulk_insert sorts the spool by key and hands the items to the
  * bottom-up builder VACUUM FULL uses (ddb_build.c): leaves and internal
- * levels filled left to right to its fill factor, the row-id map and the
- * metapage, each page written once as a full-page image (not logged at
- * all with wal_level = minimal, where Generic WAL skips WAL for a file
- * new in the transaction and commit syncs it, as for heap).  A key that
- * appears twice raises the unique_violation a row-by-row insert raises.
+ * levels filled left to right (leaves to the table's fillfactor), the
+ * row-id map and the metapage, each page written once as a full-page image
+ * (not logged at all with wal_level = minimal, where Generic WAL skips WAL
+ * for a file new in the transaction and commit syncs it, as for heap).  A
+ * key that appears twice raises the unique_violation a row-by-row insert
+ * raises.
  *
  * What stays row by row, and why:
  *	 - a table with insert triggers other than BEFORE STATEMENT: COPY fires

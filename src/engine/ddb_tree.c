@@ -139,6 +139,7 @@
 #include "access/generic_xlog.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
+#include "access/reloptions.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
@@ -149,6 +150,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "ddb.h"
 #include "engine/ddb_page.h"
@@ -2273,33 +2275,101 @@ ddb_move_to_target(Relation rel, Buffer first, const char *itemkey, int itemkeyl
 	return buf;
 }
 
-/*
- * Room a leaf keeps for new versions of its keys: an insert of a new key
- * (a uniqueness check) does not take it.  A version goes beside the one it
- * replaces, on the same leaf, so a leaf that new keys filled up would split
- * on the first update of any of its items (and, leaves being filled by the
- * appending split policy, ddb_leaf_split_after_new, a table loaded by
- * appends would end up half full after a round of updates).  With the
- * reserve an update finds room, and the next one finds the versions it
- * made dead to prune (ddb_prune_before_split).  It plays the part of
- * heap's fillfactor room for HOT updates and nbtree's leaf fillfactor.
- * Never so much that an item could not fit alone on a page.
- *
- * It is 0 for now: measured, a tenth of a page left the load at fill 0.72
- * (0.96 without) and, because a leaf then prunes every few updates and
- * Generic WAL logs a prune as a rewritten page, a second round of updates
- * wrote 1,599 WAL bytes per update against 515 without it.  Splitting a
- * leaf on its first update costs less than that until prunes are logged
- * compactly (issue 19, direction 2: ddb's own WAL records).
- */
-#define DDB_LEAF_RESERVE	0
+/* Does pg_class.reloptions of rel name fillfactor? */
+static bool
+ddb_fillfactor_is_set(Relation rel)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(RelationGetRelid(rel)));
+	bool		isnull;
+	Datum		d;
+	bool		set = false;
+	ListCell   *lc;
 
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", RelationGetRelid(rel));
+	d = SysCacheGetAttr(RELOID, tup, Anum_pg_class_reloptions, &isnull);
+	if (!isnull)
+		foreach(lc, untransformRelOptions(d))
+			if (strcmp(((DefElem *) lfirst(lc))->defname, "fillfactor") == 0)
+				set = true;
+	ReleaseSysCache(tup);
+	return set;
+}
+
+/*
+ * The table's fillfactor (WITH (fillfactor = N), 10..100), or
+ * DDB_DEFAULT_FILLFACTOR when the table does not set it.  PostgreSQL 15
+ * parses a table's storage parameters with heap's reloptions whatever its
+ * access method, so rd_options is heap's StdRdOptions, range checks
+ * included (CREATE and ALTER TABLE reject a value outside 10..100 with
+ * PostgreSQL's own error).  StdRdOptions cannot tell a fillfactor set to
+ * 100 from one not set when other parameters are (both read 100, heap's
+ * default), so in that one case pg_class.reloptions says which.  Read once
+ * per relcache entry (an ALTER TABLE ... SET invalidates it) and never with
+ * a buffer locked: it may read the catalog.
+ */
+int
+ddb_fillfactor(Relation rel)
+{
+	int			ff = ddb_get_relcache(rel)->fillfactor;
+
+	if (ff == 0)
+	{
+		ff = DDB_DEFAULT_FILLFACTOR;
+		if (rel->rd_options != NULL)
+		{
+			ff = ((StdRdOptions *) rel->rd_options)->fillfactor;
+			if (ff == HEAP_DEFAULT_FILLFACTOR && !ddb_fillfactor_is_set(rel))
+				ff = DDB_DEFAULT_FILLFACTOR;
+		}
+
+		/*
+		 * Fetch the cache again: the catalog lookup may have processed an
+		 * invalidation of this relation, which frees rd_amcache.
+		 */
+		ddb_get_relcache(rel)->fillfactor = ff;
+	}
+	return ff;
+}
+
+/*
+ * The room, in bytes, that a leaf keeps free for new versions of its keys:
+ * what the fillfactor leaves of a page's capacity.  Inserts of new keys
+ * fill a leaf up to its fillfactor and bulk builds (VACUUM FULL, CLUSTER,
+ * a bulk COPY: ddb_build.c) leave their leaves that full; a new version,
+ * which goes beside the one it replaces on the same leaf, may use the
+ * room.  Without it, a leaf that new keys filled would split on the first
+ * update of any of its items, and a table loaded by appends (whose leaves
+ * the appending split, ddb_leaf_split_after_new, leaves full) would end up
+ * half full after one round of updates; with it, an update finds room and
+ * a later one finds the versions it made dead to prune
+ * (ddb_prune_before_split).  The part heap's fillfactor plays for HOT
+ * updates and nbtree's for its leaves.  The default and its measurements:
+ * README, Performance.
+ */
+Size
+ddb_leaf_reserve_bytes(Relation rel)
+{
+	return (Size) DDB_PAGE_CAPACITY * (100 - ddb_fillfactor(rel)) / 100;
+}
+
+/*
+ * The reserve an insert of an item of 'itemsize' bytes must leave: none for
+ * a new version (DDB_UNIQUE_NONE), and never so much that the item could
+ * not fit alone on a page.
+ */
 static Size
-ddb_leaf_reserve(Size itemsize, DdbUniqueCheck check_unique)
+ddb_item_reserve(Size table_reserve, Size itemsize, DdbUniqueCheck check_unique)
 {
 	if (check_unique == DDB_UNIQUE_NONE || itemsize >= DDB_MAX_ITEM_SIZE)
 		return 0;
-	return Min(DDB_LEAF_RESERVE, DDB_MAX_ITEM_SIZE - itemsize);
+	return Min(table_reserve, DDB_MAX_ITEM_SIZE - itemsize);
+}
+
+static Size
+ddb_leaf_reserve(Relation rel, Size itemsize, DdbUniqueCheck check_unique)
+{
+	return ddb_item_reserve(ddb_leaf_reserve_bytes(rel), itemsize, check_unique);
 }
 
 /*
@@ -2307,8 +2377,8 @@ ddb_leaf_reserve(Size itemsize, DdbUniqueCheck check_unique)
  * With DDB_UNIQUE_ERROR, raise unique_violation if another live version of
  * the key exists, waiting for in-progress transactions first (as nbtree
  * does); with DDB_UNIQUE_RETURN, return false instead (nothing inserted).
- * A new key leaves DDB_LEAF_RESERVE free on its leaf; a new version of a
- * key (DDB_UNIQUE_NONE) may use it.
+ * A new key leaves the table's leaf reserve (ddb_leaf_reserve) free on its
+ * leaf; a new version of a key (DDB_UNIQUE_NONE) may use it.
  */
 bool
 ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
@@ -2316,7 +2386,7 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 {
 	Size		itemlen = DdbLeafTupleOffset(keylen) + tuple->t_len;
 	Size		itemsize = MAXALIGN(itemlen);
-	Size		reserve = ddb_leaf_reserve(itemsize, check_unique);
+	Size		reserve = ddb_leaf_reserve(rel, itemsize, check_unique);
 	DdbLeafItem item;
 	char	   *itemkey;
 	int			itemkeylen;
@@ -2512,6 +2582,7 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 	OffsetNumber *offs;
 	char	  **data;
 	Size	   *sizes;
+	Size		table_reserve;
 	int		   *run;
 	StringInfoData succ;
 	int			i;
@@ -2541,6 +2612,8 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 	}
 	qsort(mi, n, sizeof(MultiItem), multi_item_cmp);
 	ddb_tree_init_if_needed(rel);
+	/* read before any leaf is locked: the first read may look at pg_class */
+	table_reserve = ddb_leaf_reserve_bytes(rel);
 
 	offs = palloc(sizeof(OffsetNumber) * n);
 	data = palloc(sizeof(char *) * n);
@@ -2582,7 +2655,8 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 		for (j = i; j < n; j++)
 		{
 			MultiItem  *m = &mi[j];
-			Size		reserve = ddb_leaf_reserve(m->itemsize, check_unique);
+			Size		reserve = ddb_item_reserve(table_reserve, m->itemsize,
+												   check_unique);
 			bool		duplicate = false;
 			TransactionId wait_xid;
 

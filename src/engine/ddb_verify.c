@@ -30,7 +30,10 @@
  *	- run length: the versions of one key span at most
  *	  ddb.verify_max_key_leaves leaves (default 1000; 0 = no limit)
  *
- * The summary also reports max_key_leaves, the most leaves the versions of
+ * The summary also reports leaf_fill, the share of the leaves' capacity
+ * that leaf items and their line pointers take (alignment padding and high
+ * keys not counted), the table's fillfactor (ddb_fillfactor: the leaf
+ * reserve), and max_key_leaves, the most leaves the versions of
  * one key span.  Writers stay within bounded page locks however long the
  * run (ddb_tree.c's lock order rule 4), and an old snapshot legitimately
  * keeps versions alive, so a long run is not broken, only costly: every
@@ -519,6 +522,7 @@ ddb_verify(PG_FUNCTION_ARGS)
 	int			ncur;
 	int			height = 0;
 	BlockNumber unused = 0;
+	int			fillfactor;
 	StringInfoData out;
 
 	/*
@@ -542,9 +546,11 @@ ddb_verify(PG_FUNCTION_ARGS)
 	/* no blocks, or only all-zero ones a crash left before the tree was made */
 	if (vs.nblocks == 0 || !ddb_tree_exists(vs.rel))
 	{
+		fillfactor = ddb_fillfactor(vs.rel);
 		relation_close(vs.rel, lockmode);
 		PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in,
-											CStringGetDatum("{\"pages\": 0, \"height\": 0, \"items\": 0}")));
+											CStringGetDatum(psprintf("{\"pages\": 0, \"height\": 0, \"items\": 0, \"fillfactor\": %d}",
+																	 fillfactor))));
 	}
 	vs.seen = palloc0(sizeof(bool) * vs.nblocks);
 	vs.relfrozenxid = vs.rel->rd_rel->relfrozenxid;
@@ -683,19 +689,22 @@ ddb_verify(PG_FUNCTION_ARGS)
 		}
 	}
 
+	fillfactor = ddb_fillfactor(vs.rel);
 	relation_close(vs.rel, lockmode);
 
 	initStringInfo(&out);
 	appendStringInfo(&out,
 					 "{\"pages\": %llu, \"height\": %d, \"leaf_pages\": %llu, "
 					 "\"items\": %llu, \"live\": %llu, \"map_pages\": %llu, "
-					 "\"unused_pages\": %u, \"max_key_leaves\": %u, \"leaf_fill\": %.3f}",
+					 "\"unused_pages\": %u, \"max_key_leaves\": %u, \"leaf_fill\": %.3f, "
+					 "\"fillfactor\": %d}",
 					 (unsigned long long) vs.pages, height,
 					 (unsigned long long) vs.leaf_pages,
 					 (unsigned long long) vs.items, (unsigned long long) vs.live,
 					 (unsigned long long) vs.map_pages, unused, vs.max_key_leaves,
 					 vs.leaf_pages ? (double) vs.leaf_bytes /
 					 (vs.leaf_pages * (double) (BLCKSZ - SizeOfPageHeaderData -
-												MAXALIGN(sizeof(DdbPageOpaqueData)))) : 0.0);
+												MAXALIGN(sizeof(DdbPageOpaqueData)))) : 0.0,
+					 fillfactor);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(out.data)));
 }
