@@ -1,9 +1,12 @@
--- BatchWriteItem of 25 new items (in a random existing partition) through
--- ddb_batch_write_item.  n counts this client's batches; run tags the run.
-\set p random(0, :P - 1)
+-- BatchWriteItem of 25 new items (in one partition) through
+-- ddb_batch_write_item, the request sent as one parameter, as a DynamoDB
+-- client sends it: the client holds the request's text (batch :j of
+-- bench_batch_put_requests, see setup.sql; it names the table bench_ddb)
+-- with its sort keys tagged by run, client and batch so that every key is
+-- new, and the server parses it.  The heap form (batch_put_sql.sql) fetches
+-- and tags its rows of the same batch the same way.  n counts this
+-- client's batches; run tags the run.
+\set j random(0, 999)
 \set n :n + 1
-SELECT ddb_batch_write_item(jsonb_build_object('@TBL@', (
-  SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item',
-           jsonb_build_object('PK', bench_pk(:p), 'SK', 'BATCH#' || :run || '#' || :client_id || '#' || :n || '#' || i)
-           || bench_item(:n * 25 + i))))
-  FROM generate_series(1, 25) i)));
+SELECT request FROM bench_batch_put_requests WHERE id = :j \gset
+SELECT ddb_batch_write_item(replace(:request, '@T@', :run || '#' || :client_id || '#' || :n)::jsonb);

@@ -1,6 +1,8 @@
--- The heap form of a 25-item batch: one INSERT of 25 rows.
-\set p random(0, :P - 1)
+-- The heap form of a 25-item batch: one INSERT of 25 rows, sent as three
+-- arrays (keys, tagged sort keys, items) fetched and tagged as
+-- batch_put_api.sql fetches and tags its request.
+\set j random(0, 999)
 \set n :n + 1
+SELECT pks, sks, items FROM bench_batch_put_rows WHERE id = :j \gset
 INSERT INTO @TBL@
-SELECT bench_pk(:p), 'BATCH#' || :run || '#' || :client_id || '#' || :n || '#' || i, bench_item(:n * 25 + i)
-FROM generate_series(1, 25) i;
+SELECT * FROM unnest(:pks::text[], replace(:sks, '@T@', :run || '#' || :client_id || '#' || :n)::text[], :items::jsonb[]);

@@ -81,5 +81,26 @@ BEGIN
   INSERT INTO bench_batch_requests
   SELECT id, jsonb_build_object('bench_ddb', jsonb_build_object('Keys', keys))::text FROM bench_batch_keys;
   ANALYZE bench_batch_keys, bench_batch_requests;
+  -- BatchWriteItem's 1,000 batches of 25 new items, each in one partition,
+  -- with '@T@' in their sort keys for the caller's unique tag: ddb's
+  -- request text and the heap's three arrays of the same rows.
+  DROP TABLE IF EXISTS bench_batch_put_requests, bench_batch_put_rows;
+  CREATE TABLE bench_batch_put_requests (id int PRIMARY KEY, request text);
+  CREATE TABLE bench_batch_put_rows (id int PRIMARY KEY, pks text, sks text, items text);
+  ALTER TABLE bench_batch_put_requests ALTER request SET STORAGE PLAIN;
+  ALTER TABLE bench_batch_put_rows ALTER pks SET STORAGE PLAIN, ALTER sks SET STORAGE PLAIN,
+    ALTER items SET STORAGE PLAIN;
+  INSERT INTO bench_batch_put_rows
+  SELECT j, array_agg(pk ORDER BY i)::text, array_agg(sk ORDER BY i)::text, array_agg(item ORDER BY i)::text
+  FROM (SELECT j, i, bench_pk((j * 7907) % P) pk, 'BATCH#@T@#' || i sk, bench_item(j * 25 + i) item
+        FROM generate_series(0, 999) j, generate_series(1, 25) i) s
+  GROUP BY j;
+  INSERT INTO bench_batch_put_requests
+  SELECT j, jsonb_build_object('bench_ddb', jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item',
+           jsonb_build_object('PK', pk, 'SK', sk) || item)) ORDER BY i))::text
+  FROM (SELECT j, i, bench_pk((j * 7907) % P) pk, 'BATCH#@T@#' || i sk, bench_item(j * 25 + i) item
+        FROM generate_series(0, 999) j, generate_series(1, 25) i) s
+  GROUP BY j;
+  ANALYZE bench_batch_put_requests, bench_batch_put_rows;
 END
 $$;
