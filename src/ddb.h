@@ -76,7 +76,8 @@ typedef enum DdbKeyType
 /*
  * The key schema of a ddb table, derived from its columns: attribute 1 is the
  * partition key, attributes 2..nkeys are sort keys, and the last attribute is
- * the jsonb item.  Cached in rd_amcache (see ddb_shape.c).
+ * the jsonb item.  ddb_get_keyinfo's copy stays valid across relcache
+ * invalidations (see ddb_shape.c).
  */
 typedef struct DdbKeyInfo
 {
@@ -90,11 +91,12 @@ typedef struct DdbKeyInfo
 /*
  * Per-relation backend-local cache, hung off rd_amcache.  Freed (and so
  * rebuilt) on every relcache invalidation, which TRUNCATE, CLUSTER and
- * ALTER TABLE all cause.
+ * ALTER TABLE all cause, and so do a concurrent VACUUM or ANALYZE: a
+ * pointer to it must not be held across anything that may take a lock.
  */
 typedef struct DdbRelCache
 {
-	DdbKeyInfo	keyinfo;
+	const DdbKeyInfo *keyinfo;	/* outside rd_amcache: see ddb_shape.c */
 	bool		initialized;	/* metapage known to exist */
 	BlockNumber root;			/* cached root, 0 (the metapage) = unknown */
 	int			rootlevel;		/* level of the cached root */

@@ -282,9 +282,35 @@ table_info_load(Oid relid, MemoryContext cxt, DdbTableInfo *info)
 	SPI_finish();
 }
 
+static bool
+same_string(const char *a, const char *b)
+{
+	return a == NULL ? b == NULL : (b != NULL && strcmp(a, b) == 0);
+}
+
+/* Do two loads of a table's catalog row say the same? */
+static bool
+table_info_equal(const DdbTableInfo *a, const DdbTableInfo *b)
+{
+	if (a->registered != b->registered || a->nkeynames != b->nkeynames ||
+		a->read_capacity != b->read_capacity || a->write_capacity != b->write_capacity ||
+		!same_string(a->table_name, b->table_name) || !same_string(a->table_id, b->table_id) ||
+		!same_string(a->created, b->created) || !same_string(a->billing_mode, b->billing_mode) ||
+		!same_string(a->billing_changed, b->billing_changed))
+		return false;
+	for (int i = 0; i < a->nkeynames; i++)
+		if (!same_string(a->key_names[i], b->key_names[i]))
+			return false;
+	return true;
+}
+
 /*
  * A table's catalog information (valid until the next relcache
- * invalidation).  A table without a row (created by hand while the event
+ * invalidation).  Any invalidation of the table (a VACUUM or ANALYZE of
+ * it, a GRANT) makes the next call read the row again; when it reads what
+ * it read before, the strings handed out before stay, so that a caller
+ * holding a key name across a lock (which takes in invalidations) does not
+ * find it freed.  A table without a row (created by hand while the event
  * trigger was off) gets defaults: its names are its relation's.
  */
 const DdbTableInfo *
@@ -335,10 +361,15 @@ ddb_table_info(Oid relid)
 		PG_END_TRY();
 		/* the entry may have moved meanwhile: look it up again */
 		e = hash_search(table_cache, &relid, HASH_ENTER, &found);
-		if (found && e->cxt)
-			MemoryContextDelete(e->cxt);
-		e->cxt = cxt;
-		e->info = info;
+		if (found && e->cxt && table_info_equal(&e->info, &info))
+			MemoryContextDelete(cxt);	/* unchanged: keep the strings given out */
+		else
+		{
+			if (found && e->cxt)
+				MemoryContextDelete(e->cxt);
+			e->cxt = cxt;
+			e->info = info;
+		}
 		e->valid = true;
 	}
 	last_entry = e;

@@ -59,6 +59,7 @@
 #include "nodes/pg_list.h"
 #include "parser/parse_type.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/pg_locale.h"
@@ -301,7 +302,58 @@ ddb_build_keyinfo(TupleDesc desc, const char *relname, DdbKeyInfo *ki)
 }
 
 /*
- * The backend-local cache of a ddb relation, built on first use.
+ * Key schemas by relation OID, kept outside the relcache entry.  Any
+ * invalidation of a relation frees its rd_amcache (RelationClearRelation),
+ * and a backend accepts invalidations whenever it takes a lock it did not
+ * hold: a catalog lookup that misses the syscache, the table catalog's
+ * query (ddb_table_info), opening a TOAST table to detoast a value.  A
+ * DdbKeyInfo pointer into rd_amcache held across such a call (as
+ * check_item_column holds one across ddb_key_name) would then read freed
+ * memory, which another allocation may already have reused; a concurrent
+ * VACUUM or ANALYZE of the table, an anti-wraparound autovacuum included,
+ * sends such invalidations at any time.  So ddb_get_keyinfo hands out a
+ * pointer into this table instead, which stays valid for the life of the
+ * backend: entries are never removed, and dynahash never moves one.  An
+ * entry is rewritten only when its relation's key schema differs from the
+ * one stored (an ALTER TABLE of a key column, or the OID reused by a new
+ * table), which takes a lock that no statement reading the old schema
+ * holds beside.  One small entry per ddb table the backend has used.
+ */
+typedef struct DdbKeyInfoEntry
+{
+	Oid			relid;			/* hash key */
+	DdbKeyInfo	ki;
+} DdbKeyInfoEntry;
+
+static HTAB *keyinfo_table = NULL;
+
+/* The stable copy of relid's key schema, set to *ki.  Takes no locks. */
+static const DdbKeyInfo *
+ddb_stable_keyinfo(Oid relid, const DdbKeyInfo *ki)
+{
+	DdbKeyInfoEntry *e;
+	bool		found;
+
+	if (keyinfo_table == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(DdbKeyInfoEntry);
+		ctl.hcxt = CacheMemoryContext;
+		keyinfo_table = hash_create("ddb key schemas", 64, &ctl,
+									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	e = hash_search(keyinfo_table, &relid, HASH_ENTER, &found);
+	if (!found || memcmp(&e->ki, ki, sizeof(DdbKeyInfo)) != 0)
+		e->ki = *ki;
+	return &e->ki;
+}
+
+/*
+ * The backend-local cache of a ddb relation, built on first use.  It lives
+ * in rd_amcache and is freed by any invalidation of the relation: fetch it
+ * again after anything that may take a lock (see ddb_fillfactor).
  */
 DdbRelCache *
 ddb_get_relcache(Relation rel)
@@ -311,11 +363,13 @@ ddb_get_relcache(Relation rel)
 	if (cache == NULL)
 	{
 		DdbKeyInfo	ki;
+		const DdbKeyInfo *stable;
 
 		/* Build first, so an error leaves no half-made cache behind. */
 		ddb_build_keyinfo(RelationGetDescr(rel), RelationGetRelationName(rel), &ki);
+		stable = ddb_stable_keyinfo(RelationGetRelid(rel), &ki);
 		cache = MemoryContextAllocZero(CacheMemoryContext, sizeof(DdbRelCache));
-		cache->keyinfo = ki;
+		cache->keyinfo = stable;
 		rel->rd_amcache = cache;
 	}
 	return cache;
@@ -347,7 +401,7 @@ ddb_reset_relcache(Relation rel, bool truncated_in_place)
 const DdbKeyInfo *
 ddb_get_keyinfo(Relation rel)
 {
-	return &ddb_get_relcache(rel)->keyinfo;
+	return ddb_get_relcache(rel)->keyinfo;
 }
 
 /*

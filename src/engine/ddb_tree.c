@@ -2166,7 +2166,8 @@ ddb_user_relation_name(Relation rel)
 		if (orig != NULL)
 			return orig;
 	}
-	return name;
+	/* again: the lookups may have rebuilt the entry, freeing the old name */
+	return RelationGetRelationName(rel);
 }
 
 /* A second live item with one key: unique_violation (also ddb_bulk.c's). */

@@ -83,13 +83,13 @@ check_item_column(Relation rel, const DdbKeyInfo *ki, Datum *values)
 {
 	const char *names[DDB_MAX_KEY_COLUMNS];
 	DdbValue   *keys[DDB_MAX_KEY_COLUMNS];
+	Jsonb	   *item;
 
 	for (int k = 0; k < ki->nkeys; k++)
 	{
 		Datum		d = values[ki->keyattno[k] - 1];
 		DdbValue   *v;
 
-		names[k] = ddb_key_name(rel, k);
 		if (ki->keytype[k] == DDB_KEY_N)
 		{
 			v = ddb_value_new(DDB_TYPE_N);
@@ -105,7 +105,17 @@ check_item_column(Relation rel, const DdbKeyInfo *ki, Datum *values)
 		}
 		keys[k] = v;
 	}
-	ddb_validate_item_column(DatumGetJsonbP(values[ki->itemattno - 1]),
+
+	item = DatumGetJsonbP(values[ki->itemattno - 1]);
+
+	/*
+	 * The names after the values: detoasting a value may open a TOAST
+	 * table and so accept an invalidation, which frees the catalog strings
+	 * ddb_key_name returns (ddb_table_info).
+	 */
+	for (int k = 0; k < ki->nkeys; k++)
+		names[k] = ddb_key_name(rel, k);
+	ddb_validate_item_column(item,
 							 ki->nkeys, names, keys);
 }
 
