@@ -266,6 +266,7 @@ extern Size ddb_leaf_reserve_bytes(Relation rel);
 extern void ddb_map_set(Relation rel, ItemPointer tid, BlockNumber block, uint32 hash);
 extern void ddb_map_apply(Page page, int slot, BlockNumber block, uint32 hash);
 extern void ddb_map_mask(Page page);
+extern void ddb_map_make_room(void);
 extern void ddb_map_set_deferred(Relation rel, ItemPointer tid, BlockNumber block,
 								 uint32 hash);
 extern void ddb_map_flush(Relation rel);

@@ -488,6 +488,7 @@ update_version(Relation rel, ItemPointer otid, BlockNumber leaf, HeapTuple newtu
 
 	/* Allocate first, so the old version can point at the new one. */
 	ddb_rowid_to_tid(ddb_alloc_rowid(rel), newtid);
+	ddb_map_make_room();		/* ddb_tree_insert_beside defers under the lock */
 
 	result = lock_for_modify(rel, otid, leaf, cid, crosscheck, wait, XLTW_Update,
 							 tmfd, &buf, &off, &htup, &have_tuple_lock);

@@ -41,6 +41,11 @@
  * commit.  Only committed versions must be reachable through the map, and
  * a crash before commit loses only entries of versions that died with their
  * transaction.  This turns a WAL record per insert into one per thousand.
+ * A batch is never written under a leaf lock (writing opens relations and
+ * locks map pages): entries are recorded after the leaf is released, or,
+ * by the one caller that records one under the lock (an update beside its
+ * old version), after ddb_map_make_room made room before the leaf was
+ * locked.
  *
  * Resolving a TID: read the entry, read that leaf, look for the row id, and
  * follow right-links while the leaves can still hold keys of the entry's
@@ -451,6 +456,32 @@ ddb_xact_callback(XactEvent event, void *arg)
 	}
 }
 
+/* The pending list is full: write it out, or grow it if it stays full. */
+static void
+make_room(void)
+{
+	flush_pending(InvalidOid, false);
+	/* what is left belongs to files a savepoint rollback may restore */
+	if (npending > maxpending / 2)
+	{
+		maxpending *= 2;
+		pending = repalloc_huge(pending, sizeof(PendingEntry) * maxpending);
+	}
+}
+
+/*
+ * Before locking a leaf on which ddb_map_set_deferred will be called with
+ * the lock held (ddb_tree_insert_beside): make room for that entry now, so
+ * that it never flushes, which opens relations and locks map pages, under
+ * a leaf lock.
+ */
+void
+ddb_map_make_room(void)
+{
+	if (pending != NULL && npending == maxpending)
+		make_room();
+}
+
 /* Record the map entry of a new version, deferred (see the file header). */
 void
 ddb_map_set_deferred(Relation rel, ItemPointer tid, BlockNumber block, uint32 hash)
@@ -468,15 +499,7 @@ ddb_map_set_deferred(Relation rel, ItemPointer tid, BlockNumber block, uint32 ha
 		xact_callback_registered = true;
 	}
 	if (npending == maxpending)
-	{
-		flush_pending(InvalidOid, false);
-		/* what is left belongs to files a savepoint rollback may restore */
-		if (npending > maxpending / 2)
-		{
-			maxpending *= 2;
-			pending = repalloc_huge(pending, sizeof(PendingEntry) * maxpending);
-		}
-	}
+		make_room();
 	e = &pending[npending++];
 	e->relid = RelationGetRelid(rel);
 	e->node = rel->rd_node;
