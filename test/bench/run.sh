@@ -294,8 +294,8 @@ leaf_fill() { q -c "SELECT ddb_verify('$1') ->> 'leaf_fill'" || { fail=$((fail +
 # size_heap_full, fill_ddb_full.
 compact() {
 	log "VACUUM FULL (sizes after a rebuild)"
-	q -c "DELETE FROM bench_ddb WHERE \"SK\" LIKE 'NEW#%' OR \"SK\" LIKE 'DEL#%'" \
-	  -c "DELETE FROM bench_heap WHERE \"SK\" LIKE 'NEW#%' OR \"SK\" LIKE 'DEL#%'" \
+	q -c "DELETE FROM bench_ddb WHERE \"SK\" LIKE 'NEW#%' OR \"SK\" LIKE 'DEL#%' OR \"SK\" LIKE 'BATCH#%'" \
+	  -c "DELETE FROM bench_heap WHERE \"SK\" LIKE 'NEW#%' OR \"SK\" LIKE 'DEL#%' OR \"SK\" LIKE 'BATCH#%'" \
 	  -c "VACUUM FULL bench_ddb" -c "VACUUM FULL bench_heap" >/dev/null ||
 		{ fail=$((fail + 1)); return; }
 	size_ddb_full=$(size_of bench_ddb); size_heap_full=$(size_of bench_heap)
