@@ -637,13 +637,20 @@ map_walk_right(Relation rel, Buffer b, ItemPointer tid, int mode,
 	for (;;)
 	{
 		Page		page = BufferGetPage(b);
+		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 		DdbKeyItem	hk;
 		BlockNumber right;
 
-		if (OffsetNumberIsValid(*off = ddb_leaf_find_rowid(page, tid)))
+		for (OffsetNumber o = DdbPageFirstData(page); o <= maxoff; o++)
 		{
-			*buf = b;
-			return true;
+			DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, o));
+
+			if (ItemPointerEquals(&li->tid, tid))
+			{
+				*buf = b;
+				*off = o;
+				return true;
+			}
 		}
 		if (DdbPageIsRightmost(page))
 			break;
@@ -714,7 +721,8 @@ ddb_find_version_ext(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 		b = ReadBuffer(rel, hint);
 		LockBuffer(b, mode);
 		page = BufferGetPage(b);
-		if (ddb_page_is_tree_leaf(page))
+		if (!PageIsNew(page) && DdbPageGetOpaque(page)->page_id == DDB_PAGE_ID &&
+			(DdbPageGetOpaque(page)->flags & DDB_PAGE_LEAF))
 		{
 			if (map_walk_right(rel, b, tid, mode, bound, unbounded, buf, off))
 			{
