@@ -236,22 +236,11 @@ find_version_on(Relation rel, ItemPointer tid, BlockNumber leaf, Buffer *buf,
 	b = ReadBuffer(rel, leaf);
 	LockBuffer(b, BUFFER_LOCK_EXCLUSIVE);
 	page = BufferGetPage(b);
-	if (!PageIsNew(page) && DdbPageGetOpaque(page)->page_id == DDB_PAGE_ID &&
-		(DdbPageGetOpaque(page)->flags & DDB_PAGE_LEAF))
+	if (ddb_page_is_tree_leaf(page) &&
+		OffsetNumberIsValid(*off = ddb_leaf_find_rowid(page, tid)))
 	{
-		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
-
-		for (OffsetNumber o = DdbPageFirstData(page); o <= maxoff; o++)
-		{
-			DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, o));
-
-			if (ItemPointerEquals(&li->tid, tid))
-			{
-				*buf = b;
-				*off = o;
-				return true;
-			}
-		}
+		*buf = b;
+		return true;
 	}
 	UnlockReleaseBuffer(b);
 	return false;

@@ -122,6 +122,30 @@ typedef DdbLeafItemData *DdbLeafItem;
 #define DdbLeafTupleOffset(keylen) MAXALIGN(offsetof(DdbLeafItemData, key) + (keylen))
 #define DdbLeafItemGetTuple(li)	((HeapTupleHeader) ((char *) (li) + DdbLeafTupleOffset((li)->keylen)))
 
+/* A page read by a block number that may be stale: is it one of our leaves? */
+static inline bool
+ddb_page_is_tree_leaf(Page page)
+{
+	return !PageIsNew(page) && DdbPageGetOpaque(page)->page_id == DDB_PAGE_ID &&
+		DdbPageIsLeaf(page);
+}
+
+/* The offset of the version with row id 'tid' on a leaf, or 0 (none). */
+static inline OffsetNumber
+ddb_leaf_find_rowid(Page page, ItemPointer tid)
+{
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+
+	for (OffsetNumber o = DdbPageFirstData(page); o <= maxoff; o++)
+	{
+		DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, o));
+
+		if (ItemPointerEquals(&li->tid, tid))
+			return o;
+	}
+	return InvalidOffsetNumber;
+}
+
 /*
  * Point htup at leaf item 'off' of a locked page: the heap-format tuple as
  * the visibility routines want it.  Returns the leaf item.

@@ -637,20 +637,13 @@ map_walk_right(Relation rel, Buffer b, ItemPointer tid, int mode,
 	for (;;)
 	{
 		Page		page = BufferGetPage(b);
-		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 		DdbKeyItem	hk;
 		BlockNumber right;
 
-		for (OffsetNumber o = DdbPageFirstData(page); o <= maxoff; o++)
+		if (OffsetNumberIsValid(*off = ddb_leaf_find_rowid(page, tid)))
 		{
-			DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, o));
-
-			if (ItemPointerEquals(&li->tid, tid))
-			{
-				*buf = b;
-				*off = o;
-				return true;
-			}
+			*buf = b;
+			return true;
 		}
 		if (DdbPageIsRightmost(page))
 			break;
@@ -721,8 +714,7 @@ ddb_find_version_ext(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 		b = ReadBuffer(rel, hint);
 		LockBuffer(b, mode);
 		page = BufferGetPage(b);
-		if (!PageIsNew(page) && DdbPageGetOpaque(page)->page_id == DDB_PAGE_ID &&
-			(DdbPageGetOpaque(page)->flags & DDB_PAGE_LEAF))
+		if (ddb_page_is_tree_leaf(page))
 		{
 			if (map_walk_right(rel, b, tid, mode, bound, unbounded, buf, off))
 			{
