@@ -237,7 +237,7 @@ find_version_on(Relation rel, ItemPointer tid, BlockNumber leaf, Buffer *buf,
 	LockBuffer(b, BUFFER_LOCK_EXCLUSIVE);
 	page = BufferGetPage(b);
 	if (ddb_page_is_tree_leaf(page) &&
-		OffsetNumberIsValid(*off = ddb_leaf_find_rowid(page, tid)))
+		(*off = ddb_leaf_find_rowid(page, tid)) != InvalidOffsetNumber)
 	{
 		*buf = b;
 		return true;

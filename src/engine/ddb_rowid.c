@@ -640,7 +640,8 @@ map_walk_right(Relation rel, Buffer b, ItemPointer tid, int mode,
 		DdbKeyItem	hk;
 		BlockNumber right;
 
-		if (OffsetNumberIsValid(*off = ddb_leaf_find_rowid(page, tid)))
+		*off = ddb_leaf_find_rowid(page, tid);
+		if (*off != InvalidOffsetNumber)
 		{
 			*buf = b;
 			return true;
