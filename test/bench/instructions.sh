@@ -23,7 +23,10 @@
 # become the statement's parameters, drawn from a fixed seed; client_id 0,
 # run 1).  (Ir(M) - Ir(N)) / (M - N) is the instructions per statement:
 # start-up, the first executions' custom plans and catalog caching cancel
-# out.  Keys a delete script deletes are inserted at load time.
+# out.  Keys a delete script deletes are inserted at load time.  A script's
+# \gset query (the batch scripts fetch the request a client holds) is run
+# on the loaded server while the script is translated, not measured; the
+# columns of its row become the statement's parameters, as in pgbench.
 #
 # --preload yes|no|both (default both): with ddb in shared_preload_libraries
 # (its own WAL records, src/engine/ddb_wal.c) or not (Generic WAL).
@@ -141,8 +144,7 @@ VACUUM ANALYZE bench_ddb, bench_heap;
 CHECKPOINT;
 EOF
 rm -f "$work/items.csv"
-pg_ctl -D "$work/data" -m fast stop >/dev/null || die "stopping the server failed"
-started=0
+q -c "SELECT bench_batch_sets($P)" >/dev/null || die "creating the batch benches' requests failed"
 
 # --- a script as PREPARE and EXECUTEs ------------------------------------------
 # to_single SCRIPT TABLE COUNT: the pgbench script as a single-user backend's
@@ -155,21 +157,37 @@ to_single() {
 		srand(19);
 		sub random { my ($lo, $hi) = @_; no integer; return $lo + int(rand($hi - $lo + 1)); }
 		open(my $fh, "<", $file) or die "$file: $!";
-		my (@sets, @sql);
+		my (@sets, @sql, @gsets);
 		while (<$fh>) {
 			chomp;
 			next if /^\s*--/ || /^\s*$/;
 			if (/^\\set\s+(\w+)\s+(.*)$/) { push @sets, [$1, $2]; next; }
+			# a query whose row sets variables (\gset) is run here, on the
+			# loaded server, not measured: its columns become parameters
+			if (/^(.*\S)\s*\\gset\s*$/) { push @gsets, $1; next; }
 			push @sql, $_;
 		}
 		my %var = (P => $P, n => 0, run => 1, client_id => 0);
-		my $sql = join(" ", @sql);
-		$sql =~ s/\@TBL\@/$tbl/g;
-		$sql =~ s/;\s*$//;
-		# each :var occurrence is a parameter, as pgbench -M prepared makes it
-		my @params;
-		$sql =~ s/(?<!:):([A-Za-z_]\w*)/exists $var{$1} || grep({ $_->[0] eq $1 } @sets) ? do { push @params, $1; "\$" . scalar(@params) } : ":$1"/ge;
-		print "PREPARE s AS $sql\n";
+		my %fetched;
+		sub gset {
+			my ($query) = @_;
+			$query =~ s/\@TBL\@/$tbl/g;
+			$query =~ s/(?<!:):(\w+)/defined $var{$1} ? $var{$1} : die "unknown variable $1"/ge;
+			$fetched{$query} //= do {
+				open(my $ph, "-|", "psql", "-X", "-q", "-A", "-F", "\x1f", "-P", "footer=off",
+					 "-v", "ON_ERROR_STOP=1", "-c", $query) or die "psql: $!";
+				my @lines = <$ph>;
+				close($ph) or die "the \\gset query failed: $query\n";
+				chomp(@lines);
+				die "the \\gset query returned no row: $query\n" if @lines < 2;
+				my @names = split(/\x1f/, $lines[0], -1);
+				my @values = split(/\x1f/, $lines[1], -1);
+				+{ map { ($names[$_] => $values[$_]) } 0 .. $#names };
+			};
+			%var = (%var, %{ $fetched{$query} });
+		}
+		# every execution drawn first: the \gset rows name the parameters
+		my @draws;
 		for my $i (1 .. $count) {
 			for my $s (@sets) {
 				my $e = $s->[1];
@@ -178,7 +196,18 @@ to_single() {
 				die "cannot evaluate $s->[1]: $@" if $@;
 				$var{$s->[0]} = $v;
 			}
-			print "EXECUTE s(", join(", ", map { "\x27$var{$_}\x27" } @params), ")\n";
+			gset($_) for @gsets;
+			push @draws, { %var };
+		}
+		my $sql = join(" ", @sql);
+		$sql =~ s/\@TBL\@/$tbl/g;
+		$sql =~ s/;\s*$//;
+		# each :var occurrence is a parameter, as pgbench -M prepared makes it
+		my @params;
+		$sql =~ s/(?<!:):([A-Za-z_]\w*)/exists $draws[0]{$1} ? do { push @params, $1; "\$" . scalar(@params) } : ":$1"/ge;
+		print "PREPARE s AS $sql\n";
+		for my $d (@draws) {
+			print "EXECUTE s(", join(", ", map { (my $v = $d->{$_}) =~ s/\x27/\x27\x27/g; "\x27$v\x27" } @params), ")\n";
 		}
 	' "$1" "$2" "$3" "$P"
 }
@@ -190,7 +219,8 @@ instructions() {
 	out="$work/callgrind.$tag.$count"
 	rm -rf "$work/copy"
 	cp -a "$work/data" "$work/copy"
-	to_single "$script" "$tbl" "$count" >"$work/input.$tag.$count" || die "translating $script failed"
+	cp "$work/input.$(basename "$script" .sql).$tbl.$count" "$work/input.$tag.$count" ||
+		die "no input for $script"
 	opts=(-c fsync=off -c full_page_writes=off -c max_wal_size=1GB)
 	[ "$pre" = 1 ] && opts+=(-c shared_preload_libraries=ddb -c ddb.http_port=0)
 	valgrind --tool=callgrind --callgrind-out-file="$out" \
@@ -203,6 +233,21 @@ instructions() {
 	fi
 	awk '/^(summary|totals):/ { print $2; exit }' "$out"
 }
+
+# Every script's input is translated now, while the loaded server runs (a
+# \gset query is run on it), and the server stopped before the copies.
+for o in $ops; do
+	for st in "${o}_api.sql bench_ddb" "${o}_sql.sql bench_ddb" "${o}_sql.sql bench_heap"; do
+		read -r script tbl <<<"$st"
+		[ -f "$bench_dir/$script" ] || continue
+		for count in "$n_lo" "$n_hi"; do
+			to_single "$bench_dir/$script" "$tbl" "$count" \
+				>"$work/input.${script%.sql}.$tbl.$count" || die "translating $script failed"
+		done
+	done
+done
+pg_ctl -D "$work/data" -m fast stop >/dev/null || die "stopping the server failed"
+started=0
 
 per_statement() {   # SCRIPT TABLE PRELOAD TAG
 	local lo hi
@@ -217,7 +262,9 @@ label() {
 	update) echo "UpdateItem, counter +1" ;; delete) echo "DeleteItem" ;;
 	get) echo "GetItem" ;; query) echo "Query 100 items, forward" ;;
 	query_back) echo "Query 100 items, backward" ;; prefix) echo "Query begins_with" ;;
-	last) echo "Query limit 1, newest first" ;; *) echo "$1" ;;
+	last) echo "Query limit 1, newest first" ;;
+	batch_put) echo "BatchWriteItem, 25 new items" ;; batch_get) echo "BatchGetItem, 100 keys" ;;
+	*) echo "$1" ;;
 	esac
 }
 ratio() { awk -v h="$1" -v d="$2" 'BEGIN { if (h != "" && d != "" && d > 0) printf "%.2f", h / d }'; }
