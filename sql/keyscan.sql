@@ -160,6 +160,24 @@ EXPLAIN (COSTS OFF)
 SELECT c.name, o."SK" FROM ks_customers c,
   LATERAL (SELECT "SK" FROM ks_orders WHERE "PK" = c.id ORDER BY "SK" DESC LIMIT 2) o;
 SELECT ks_check($$SELECT c.name, o."SK" FROM ks_customers c, LATERAL (SELECT "SK" FROM ks_orders WHERE "PK" = c.id ORDER BY "SK" DESC LIMIT 2) o$$);
+-- A join on the whole key probes each outer row's item alone: the sort
+-- key is pinned from the join too ("Sort Key" in the plan), not filtered
+-- out of the partition.  Also keys given as pairs (a batch of keys).
+CREATE TABLE ks_wanted (pk text, sk text COLLATE "C");
+INSERT INTO ks_wanted VALUES ('CUST#1', 'ORDER#0007'), ('CUST#2', 'PROFILE'),
+  ('CUST#2', 'ORDER#9999'), ('CUST#404', 'PROFILE');
+ANALYZE ks_wanted;
+EXPLAIN (COSTS OFF)
+SELECT w.pk, o.item FROM ks_wanted w JOIN ks_orders o ON o."PK" = w.pk AND o."SK" = w.sk;
+SELECT ks_check($$SELECT w.pk, o.item FROM ks_wanted w JOIN ks_orders o ON o."PK" = w.pk AND o."SK" = w.sk$$);
+EXPLAIN (COSTS OFF)
+SELECT item FROM ks_orders
+WHERE ("PK", "SK") IN (SELECT * FROM unnest('{CUST#3,CUST#4}'::text[], '{ORDER#0001,PROFILE}'::text[]));
+SELECT ks_check($$SELECT item FROM ks_orders WHERE ("PK", "SK") IN (SELECT * FROM unnest('{CUST#3,CUST#4}'::text[], '{ORDER#0001,PROFILE}'::text[])) ORDER BY item::text$$);
+-- A sort key joined to a different relation than the partition key's is
+-- not pinned by the partition key's probe (it needs both outer rows).
+SELECT ks_check($$SELECT c.name, o."SK" FROM ks_customers c, ks_wanted w, ks_orders o WHERE o."PK" = c.id AND o."SK" = w.sk AND w.pk = 'CUST#404'$$);
+DROP TABLE ks_wanted;
 -- A subquery's value as the key (an InitPlan Param).
 EXPLAIN (COSTS OFF)
 SELECT * FROM ks_orders WHERE "PK" = (SELECT id FROM ks_customers WHERE name = 'two') AND "SK" = 'PROFILE';

@@ -11,7 +11,9 @@
  * of the tree:
  *
  *	- further sort keys pinned with "=" narrow the range (all keys pinned: a
- *	  point lookup);
+ *	  point lookup); a parameterized path also takes "=" join clauses on
+ *	  sort keys over the same outer relations, so a join on the whole key
+ *	  (or WHERE (pk, sk) IN (SELECT ...)) probes one item per outer row;
  *	- the first sort key that is not pinned may be bounded with < <= > >=
  *	  (BETWEEN arrives as two of those), LIKE 'prefix%' or starts_with();
  *	- the path declares pathkeys on the remaining sort keys, ascending for a
@@ -340,12 +342,14 @@ match_key_clause(DdbPlanKeys *pk, RestrictInfo *rinfo, int *col, int *kind,
 
 /*
  * Sort restriction clauses into pinned columns and bounds.  'pk_join' (or
- * NULL) pins the partition key from a join clause.  False when the
- * partition key is not pinned.
+ * NULL) pins the partition key from a join clause, and 'sk_joins' are join
+ * clauses over the same outer relations that may pin sort keys "=" (a
+ * probe by the whole key: WHERE (pk, sk) IN (SELECT ...), a join on both
+ * key columns).  False when the partition key is not pinned.
  */
 static bool
 analyze_key_clauses(DdbPlanKeys *pk, List *restrictinfo, RestrictInfo *pk_join,
-					Expr *pk_join_value, DdbKeyClauses *kc)
+					Expr *pk_join_value, List *sk_joins, DdbKeyClauses *kc)
 {
 	Expr	   *eq[DDB_MAX_KEY_COLUMNS] = {0};
 	RestrictInfo *eq_rinfo[DDB_MAX_KEY_COLUMNS] = {0};
@@ -382,6 +386,23 @@ analyze_key_clauses(DdbPlanKeys *pk, List *restrictinfo, RestrictInfo *pk_join,
 		{
 			any_value = value;
 			any_rinfo = rinfo;
+		}
+	}
+
+	/* sort keys pinned by join clauses over the path's outer relations */
+	foreach(lc, sk_joins)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		int			col,
+					kind;
+		Expr	   *value;
+		Relids		value_relids;
+
+		if (match_key_clause(pk, rinfo, &col, &kind, &value, &value_relids) &&
+			col > 0 && kind == BTEqualStrategyNumber && eq[col] == NULL)
+		{
+			eq[col] = value;
+			eq_rinfo[col] = rinfo;
 		}
 	}
 
@@ -585,19 +606,34 @@ add_keyscan_paths(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk,
 		add_keyscan_path(root, rel, pk, kc, required_outer, true);
 }
 
-/* generate_implied_equalities_for_column callback: is em the partition key? */
-static bool
-ec_matches_partition_key(PlannerInfo *root, RelOptInfo *rel,
-						 EquivalenceClass *ec, EquivalenceMember *em, void *arg)
+typedef struct EcKeyColumn
 {
-	DdbPlanKeys *pk = (DdbPlanKeys *) arg;
+	DdbPlanKeys *pk;
+	int			col;
+} EcKeyColumn;
 
-	if (!list_member_oid(ec->ec_opfamilies, pk->opfamily[0]))
+/* generate_implied_equalities_for_column callback: is em key column col? */
+static bool
+ec_matches_key_column(PlannerInfo *root, RelOptInfo *rel,
+					  EquivalenceClass *ec, EquivalenceMember *em, void *arg)
+{
+	DdbPlanKeys *pk = ((EcKeyColumn *) arg)->pk;
+	int			col = ((EcKeyColumn *) arg)->col;
+
+	if (!list_member_oid(ec->ec_opfamilies, pk->opfamily[col]))
 		return false;
-	if (pk->typid[0] == TEXTOID &&
+	if (pk->typid[col] == TEXTOID &&
 		(!OidIsValid(ec->ec_collation) || !get_collation_isdeterministic(ec->ec_collation)))
 		return false;
-	return key_column_of(pk, (Node *) em->em_expr) == 0;
+	return key_column_of(pk, (Node *) em->em_expr) == col;
+}
+
+/* The outer relations a join clause on rel needs. */
+static Relids
+join_clause_outer(RelOptInfo *rel, RestrictInfo *rinfo)
+{
+	return bms_union(bms_difference(rinfo->clause_relids, rel->relids),
+					 rel->lateral_relids);
 }
 
 /*
@@ -618,11 +654,16 @@ add_parameterized_paths(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk)
 		if (join_clause_is_movable_to(rinfo, rel))
 			candidates = lappend(candidates, rinfo);
 	}
-	candidates = list_concat(candidates,
-							 generate_implied_equalities_for_column(root, rel,
-																	ec_matches_partition_key,
-																	pk,
-																	rel->lateral_referencers));
+	for (int k = 0; k < pk->ki.nkeys; k++)
+	{
+		EcKeyColumn arg = {pk, k};
+
+		candidates = list_concat(candidates,
+								 generate_implied_equalities_for_column(root, rel,
+																		ec_matches_key_column,
+																		&arg,
+																		rel->lateral_referencers));
+	}
 
 	foreach(lc, candidates)
 	{
@@ -633,6 +674,7 @@ add_parameterized_paths(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk)
 		Relids		value_relids;
 		Relids		required_outer;
 		DdbKeyClauses kc;
+		List	   *sk_joins = NIL;
 		ListCell   *lc2;
 		bool		seen = false;
 
@@ -641,8 +683,7 @@ add_parameterized_paths(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk)
 		if (col != 0 || kind != BTEqualStrategyNumber || bms_is_empty(value_relids))
 			continue;
 
-		required_outer = bms_union(bms_difference(rinfo->clause_relids, rel->relids),
-								   rel->lateral_relids);
+		required_outer = join_clause_outer(rel, rinfo);
 		if (bms_is_empty(required_outer) || bms_overlap(required_outer, rel->relids))
 			continue;
 		foreach(lc2, done)
@@ -652,7 +693,14 @@ add_parameterized_paths(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk)
 			continue;
 		done = lappend(done, required_outer);
 
-		if (analyze_key_clauses(pk, rel->baserestrictinfo, rinfo, value, &kc))
+		foreach(lc2, candidates)
+		{
+			RestrictInfo *other = lfirst_node(RestrictInfo, lc2);
+
+			if (other != rinfo && bms_is_subset(join_clause_outer(rel, other), required_outer))
+				sk_joins = lappend(sk_joins, other);
+		}
+		if (analyze_key_clauses(pk, rel->baserestrictinfo, rinfo, value, sk_joins, &kc))
 			add_keyscan_paths(root, rel, pk, &kc, required_outer);
 	}
 }
@@ -717,7 +765,7 @@ ddb_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	if (!load_plan_keys(rte, rti, &pk))
 		return;
 
-	if (analyze_key_clauses(&pk, rel->baserestrictinfo, NULL, NULL, &kc))
+	if (analyze_key_clauses(&pk, rel->baserestrictinfo, NULL, NULL, NIL, &kc))
 		add_keyscan_paths(root, rel, &pk, &kc, rel->lateral_relids);
 	else
 		add_parameterized_paths(root, rel, &pk);
