@@ -144,7 +144,7 @@ VACUUM ANALYZE bench_ddb, bench_heap;
 CHECKPOINT;
 EOF
 rm -f "$work/items.csv"
-q -c "SELECT bench_batch_sets($P)" >/dev/null || die "creating the batch benches' requests failed"
+q -c "SET client_min_messages = warning; SELECT bench_batch_sets($P)" >/dev/null || die "creating the batch benches' requests failed"
 
 # --- a script as PREPARE and EXECUTEs ------------------------------------------
 # to_single SCRIPT TABLE COUNT: the pgbench script as a single-user backend's
