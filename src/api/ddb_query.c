@@ -908,14 +908,22 @@ read_page(FunctionCallInfo fcinfo, bool is_query)
 		const char *keys[4] = {"Items", "Count", "ScannedCount", "LastEvaluatedKey"};
 		Jsonb	   *vals[4];
 		Jsonb	  **elems = palloc(sizeof(Jsonb *) * Max(list_length(page.items), 1));
+		Jsonb	   *result;
 
 		foreach(lc, page.items)
 			elems[foreach_current_index(lc)] = lfirst(lc);
 		vals[0] = ddb_jsonb_array(elems, list_length(page.items));
+		/* free each level once copied into the next (as BatchGetItem) */
+		foreach(lc, page.items)
+			pfree(lfirst(lc));
+		list_free(page.items);
+		pfree(elems);
 		vals[1] = count_jsonb(page.count);
 		vals[2] = count_jsonb(page.scanned);
 		vals[3] = page.last_key;
-		PG_RETURN_JSONB_P(ddb_jsonb_object(keys, vals, page.last_key ? 4 : 3));
+		result = ddb_jsonb_object(keys, vals, page.last_key ? 4 : 3);
+		pfree(vals[0]);
+		PG_RETURN_JSONB_P(result);
 	}
 }
 
