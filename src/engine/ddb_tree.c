@@ -94,10 +94,14 @@
  *	  leaf, held from the check until the version is in) and added with the
  *	  others in one critical section.  It holds one leaf at a time (plus the
  *	  check's walk to the right), never a leaf while descending to another,
- *	  and releases it before it waits for a transaction or falls back to the
- *	  single-item path (a full leaf, a key to wait for); so rules 1-4 hold
- *	  as for single inserts, and a batch and a single writer of one key are
- *	  serialized on that key's first leaf.
+ *	  and releases it before it waits for a transaction, makes room or
+ *	  falls back to the single-item path (a key to wait for); so rules 1-4
+ *	  hold as for single inserts, and a batch and a single writer of one
+ *	  key are serialized on that key's first leaf.  A full leaf is split
+ *	  once for all of the batch's keys that belong on it: the pessimistic
+ *	  pass above, with no lock held on entry, whose leaf split is chosen
+ *	  over the leaf's items merged with those keys' items
+ *	  (ddb_split_point_for_run); then the placement goes on.
  *
  * WAL.  Every page change is WAL-logged in the critical section that makes
  * it, in one of two ways, decided in one place (ddb_wal_custom, ddb_wal.c):
@@ -2821,12 +2825,18 @@ multi_item_cmp(const void *a, const void *b)
  * items are added in one record (ddb_wal_leaf_add_multi) and their map
  * entries deferred, as ddb_tree_insert defers them.
  *
- * An item the run cannot take at its start -- its leaf is full, its item
- * key lies right of its key's first leaf, or its key has an in-progress
- * writer to wait for -- goes through ddb_tree_insert, which prunes,
- * splits, moves right or waits (with no page lock held) as it always
- * does; the next run starts after it.  A run that meets such an item later
- * ends before it.  A key that appears twice in the batch (COPY of two rows
+ * When the leaf is full, the items from there on that belong to it (up to
+ * a page of them) are one pending run: the leaf is pruned once, and if
+ * that frees nothing, released and split by one pessimistic descent
+ * (ddb_make_room) at a point that leaves room for the whole run
+ * (ddb_split_point_for_run); the placement then goes on from the first
+ * pending item.  An item the run cannot take at its start for another
+ * reason -- its item key lies right of its key's first leaf, its key has
+ * an in-progress writer to wait for, or a split just made room for it and
+ * a concurrent writer took the room -- goes through ddb_tree_insert, which
+ * prunes, splits, moves right or waits (with no page lock held) as it
+ * always does; the next run starts after it.  A run that meets such an
+ * item later ends before it.  A key that appears twice in the batch (COPY of two rows
  * with one key) is inserted once here and again through ddb_tree_insert,
  * which then finds the first as a live version of the key, exactly as two
  * single inserts would.
