@@ -154,6 +154,33 @@ FROM generate_series(0, 3) b;
 SELECT count(*) AS n, min(x ->> 'SK') AS first, max(x ->> 'SK') AS last FROM ddb_scan('mi_split') x;
 SELECT (v ->> 'leaf_pages')::int >= 10 AS split, v ->> 'live' AS live FROM ddb_verify('mi_split') v;
 
+-- One split makes room for a batch's whole run of new keys
+-- (ddb_split_point_for_run): a full leaf that a run of 25 new items
+-- overflows splits once, where splitting for each item that does not fit
+-- split it two or three times.  leaf_pages counts the splits.
+CREATE TABLE mi_run ("PK" text, "SK" text, item jsonb) USING ddb;
+INSERT INTO mi_run SELECT 'Q' || (i % 4), lpad(i::text, 3, '0'), jsonb_build_object('pad', repeat('y', 250))
+FROM generate_series(1, 24) i;
+SELECT v ->> 'leaf_pages' AS leaves, v ->> 'live' AS live FROM ddb_verify('mi_run') v;
+-- appended to partition Q1's end
+SELECT ddb_batch_write_item(jsonb_build_object('mi_run', (
+  SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item',
+           jsonb_build_object('PK', 'Q1', 'SK', 'N' || lpad(i::text, 2, '0'), 'pad', repeat('z', 200)))))
+  FROM generate_series(1, 25) i)));
+SELECT v ->> 'leaf_pages' AS leaves, v ->> 'live' AS live FROM ddb_verify('mi_run') v;
+-- at partition Q2's start, then between Q3's items (existing keys inside the run)
+SELECT ddb_batch_write_item(jsonb_build_object('mi_run', (
+  SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item',
+           jsonb_build_object('PK', 'Q2', 'SK', '!' || lpad(i::text, 2, '0'), 'pad', repeat('z', 200)))))
+  FROM generate_series(1, 25) i)));
+SELECT v ->> 'leaf_pages' AS leaves, v ->> 'live' AS live FROM ddb_verify('mi_run') v;
+SELECT ddb_batch_write_item(jsonb_build_object('mi_run', (
+  SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item',
+           jsonb_build_object('PK', 'Q3', 'SK', lpad(i::text, 3, '0') || 'x', 'pad', repeat('z', 200)))))
+  FROM generate_series(1, 25) i)));
+SELECT v ->> 'leaf_pages' AS leaves, v ->> 'live' AS live FROM ddb_verify('mi_run') v;
+SELECT x ->> 'PK' AS pk, count(*) FROM ddb_scan('mi_run') x GROUP BY 1 ORDER BY 1;
+
 SET client_min_messages = warning;
 DROP SCHEMA multi CASCADE;
 RESET client_min_messages;

@@ -280,11 +280,15 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 	if (total > DDB_BATCH_WRITE_MAX)
 		validation_error(DDB_MSG_BATCH_WRITE_TOO_MANY);
 
-	/* the items themselves, before any table is looked at */
+	/*
+	 * The items themselves, before any table is looked at: ddb_check_item's
+	 * one walk, the checks of ddb_validate_item without building the item
+	 * model it would throw away.
+	 */
 	for (int t = 0; t < ntables; t++)
 		for (int r = 0; r < tables[t].nrequests; r++)
 			if (tables[t].is_put[r])
-				ddb_validate_item(tables[t].docs[r]);
+				ddb_check_item(tables[t].docs[r]);
 
 	/* the tables, then their keys: one request per item */
 	refs = palloc(sizeof(KeyRef) * Max(total, 1));

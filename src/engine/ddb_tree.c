@@ -94,10 +94,14 @@
  *	  leaf, held from the check until the version is in) and added with the
  *	  others in one critical section.  It holds one leaf at a time (plus the
  *	  check's walk to the right), never a leaf while descending to another,
- *	  and releases it before it waits for a transaction or falls back to the
- *	  single-item path (a full leaf, a key to wait for); so rules 1-4 hold
- *	  as for single inserts, and a batch and a single writer of one key are
- *	  serialized on that key's first leaf.
+ *	  and releases it before it waits for a transaction, makes room or
+ *	  falls back to the single-item path (a key to wait for); so rules 1-4
+ *	  hold as for single inserts, and a batch and a single writer of one
+ *	  key are serialized on that key's first leaf.  A full leaf is split
+ *	  once for all of the batch's keys that belong on it: the pessimistic
+ *	  pass above, with no lock held on entry, whose leaf split is chosen
+ *	  over the leaf's items merged with those keys' items
+ *	  (ddb_split_point_for_run); then the placement goes on.
  *
  * WAL.  Every page change is WAL-logged in the critical section that makes
  * it, in one of two ways, decided in one place (ddb_wal_custom, ddb_wal.c):
@@ -1184,6 +1188,179 @@ ddb_leaf_split_after_new(DdbKeyType pktype, int nv, char **vkey, int *vkeylen,
 }
 
 /*
+ * A batch's run of new items that a leaf split must leave room for
+ * (ddb_tree_insert_multi): their item keys in key order, their on-page
+ * sizes (MAXALIGN'd, line pointer not counted), and the leaf reserve that
+ * a half receiving any of them must keep free beside them.
+ */
+typedef struct DdbSplitRun
+{
+	int			n;
+	char	  **itemkey;
+	int		   *itemkeylen;
+	Size	   *size;
+	Size		reserve;
+} DdbSplitRun;
+
+/*
+ * Where to split a leaf so that a whole run of new items fits: over the
+ * sequence of the leaf's items merged with the run's (isnew[v] marks the
+ * run's), the split v (1..nv-1) whose halves both fit with the run's items
+ * and, in a half that gets any, the leaf reserve.  One split then makes
+ * room for the run, where splitting for its first item (the left half kept
+ * full by ddb_leaf_split_after_new, or half of the room given to the
+ * neighbours) would leave the next items to split again.
+ *
+ * Candidates, best first:
+ *	 - when the run extends its partition (its first item follows at least
+ *	   DDB_SPLIT_RUN items of the partition, its last is the partition's
+ *	   last on the page), as ddb_leaf_split_after_new splits for one new
+ *	   item: right after the run (the left half full, its partitions left
+ *	   to grow into it), before the partition's run (the partition goes on
+ *	   growing on the right), right before the run;
+ *	 - otherwise at the run's ends (the run stays on one leaf, so it is
+ *	   placed with one record), the more even of the two first;
+ *	 - then the most even split over the whole sequence.
+ * Returns v, or -1 when no split leaves room for the whole run (the caller
+ * then sizes for fewer of its items).
+ */
+static int
+ddb_leaf_split_run(DdbKeyType pktype, int nv, char **vkey, int *vkeylen, Size *vsize,
+				   bool *isnew, Size reserve, Size oldhkspace, DdbKeyItem oldhk)
+{
+	Size		total = 0;
+	int			firstnew = -1;
+	int			lastnew = -1;
+	int			cand[3];
+	int			ncand = 0;
+	int			nnew_total = 0;
+	int			best = -1;
+	Size		bestdiff = 0;
+	Size		left;
+	int			nnewleft;
+
+	for (int v = 0; v < nv; v++)
+	{
+		total += vsize[v];
+		if (isnew[v])
+		{
+			if (firstnew < 0)
+				firstnew = v;
+			lastnew = v;
+			nnew_total++;
+		}
+	}
+	Assert(firstnew >= 0);
+
+	/* the partition-append candidates */
+	{
+		int			plen = ddb_key_partition_len(pktype, vkey[firstnew], vkeylen[firstnew]);
+		bool		extends = plen >= 0 && firstnew >= DDB_SPLIT_RUN;
+
+		for (int i = 1; extends && i <= DDB_SPLIT_RUN; i++)
+			if (!ddb_in_partition(vkey[firstnew - i], vkeylen[firstnew - i], vkey[firstnew], plen))
+				extends = false;
+		if (extends && !ddb_in_partition(vkey[lastnew], vkeylen[lastnew], vkey[firstnew], plen))
+			extends = false;
+		if (extends && lastnew + 1 < nv &&
+			ddb_in_partition(vkey[lastnew + 1], vkeylen[lastnew + 1], vkey[firstnew], plen))
+			extends = false;
+		if (extends && lastnew + 1 == nv && oldhk != NULL &&
+			ddb_in_partition(oldhk->key, oldhk->keylen, vkey[firstnew], plen))
+			extends = false;
+		if (extends)
+		{
+			int			rs = firstnew - DDB_SPLIT_RUN;
+
+			while (rs > 0 && ddb_in_partition(vkey[rs - 1], vkeylen[rs - 1], vkey[firstnew], plen))
+				rs--;
+			if (lastnew + 1 < nv)
+				cand[ncand++] = lastnew + 1;
+			if (rs > 0)
+				cand[ncand++] = rs;
+			cand[ncand++] = firstnew;
+		}
+	}
+
+	/*
+	 * Try the candidates in order, then every split for the most even; a
+	 * candidate must keep DDB_SPLIT_MIN_LEFT on the left, as the single
+	 * item's appending split does.
+	 */
+	for (int pass = 0; pass < 3; pass++)
+	{
+		int			nc;
+		int		   *cs;
+		int			all_v;
+
+		if (pass == 0)
+		{
+			nc = ncand;
+			cs = cand;
+		}
+		else if (pass == 1)
+		{
+			/* the run's ends, when it did not extend its partition */
+			if (ncand > 0)
+				continue;
+			ncand = 0;
+			if (firstnew > 0)
+				cand[ncand++] = firstnew;
+			if (lastnew + 1 < nv)
+				cand[ncand++] = lastnew + 1;
+			nc = ncand;
+			cs = cand;
+		}
+		else
+		{
+			nc = nv - 1;
+			cs = NULL;
+		}
+
+		best = -1;
+		for (int c = 0; c < nc; c++)
+		{
+			int			v = cs ? cs[c] : c + 1;
+			Size		l,
+						r;
+			int			seplen;
+
+			left = 0;
+			nnewleft = 0;
+			for (int i = 0; i < v; i++)
+			{
+				left += vsize[i];
+				nnewleft += isnew[i] ? 1 : 0;
+			}
+			seplen = ddb_truncated_separator(vkey[v - 1], vkeylen[v - 1], vkey[v], vkeylen[v]);
+			l = left + ddb_key_item_size(seplen) + (nnewleft > 0 ? reserve : 0);
+			r = total - left + oldhkspace + (nnewleft < nnew_total ? reserve : 0);
+			if (l > DDB_PAGE_CAPACITY || r > DDB_PAGE_CAPACITY)
+				continue;
+			if (pass == 0)
+			{
+				if (left < DDB_SPLIT_MIN_LEFT)
+					continue;
+				return v;		/* in order of preference */
+			}
+			all_v = v;
+			{
+				Size		diff = l > r ? l - r : r - l;
+
+				if (best < 0 || diff < bestdiff)
+				{
+					best = all_v;
+					bestdiff = diff;
+				}
+			}
+		}
+		if (best >= 0)
+			return best;
+	}
+	return -1;
+}
+
+/*
  * The prefix of one half of an internal split (ddb_page.h, "Prefix"): its
  * separators key[lo, hi) -- and 'pred', the one expected to come up into
  * it next, when not NULL -- share their first L bytes (sorted keys share
@@ -1554,6 +1731,87 @@ ddb_split_parent(Page page, OffsetNumber off, BlockNumber rblkno, const char *se
 }
 
 /*
+ * The split of leaf 'page' (its items copied out in 'items') that leaves
+ * room for as much of 'run' as belongs on the page: the run's items below
+ * the page's high key, all of them if a split fits them, else the longest
+ * prefix of them that fits (ddb_leaf_split_run).  Returns the number of
+ * existing items that go left and sets the separator (palloc'd), or -1
+ * when not even the first two fit: the caller splits for the first item
+ * alone.
+ */
+static int
+ddb_split_point_for_run(Page page, DdbKeyType pktype, SplitItem *items, int nitems,
+						const DdbSplitRun *run, DdbKeyItem oldhk, Size oldhkspace,
+						char **sep, int *seplen)
+{
+	int			k = 0;
+	int			nv;
+	char	  **vkey;
+	int		   *vkeylen;
+	Size	   *vsize;
+	bool	   *isnew;
+	char	  **ekey = palloc(sizeof(char *) * nitems);
+	int		   *ekeylen = palloc(sizeof(int) * nitems);
+
+	while (k < run->n && !ddb_beyond_page(page, run->itemkey[k], run->itemkeylen[k], false))
+		k++;
+	for (int i = 0; i < nitems; i++)
+	{
+		DdbLeafItem li = (DdbLeafItem) items[i].data;
+
+		ekey[i] = palloc(li->keylen + DDB_SUFFIX_LEN);
+		ddb_leaf_item_key(li, ekey[i], &ekeylen[i]);
+	}
+	vkey = palloc(sizeof(char *) * (nitems + k));
+	vkeylen = palloc(sizeof(int) * (nitems + k));
+	vsize = palloc(sizeof(Size) * (nitems + k));
+	isnew = palloc(sizeof(bool) * (nitems + k));
+
+	for (; k > 1; k--)
+	{
+		int			e = 0,
+					r = 0,
+					b,
+					nleft = 0;
+
+		/* merge the page's items and the run's first k */
+		nv = 0;
+		while (e < nitems || r < k)
+		{
+			if (r < k && (e >= nitems ||
+						  ddb_compare_bytes(run->itemkey[r], run->itemkeylen[r],
+											ekey[e], ekeylen[e]) < 0))
+			{
+				vkey[nv] = run->itemkey[r];
+				vkeylen[nv] = run->itemkeylen[r];
+				vsize[nv] = run->size[r] + sizeof(ItemIdData);
+				isnew[nv++] = true;
+				r++;
+			}
+			else
+			{
+				vkey[nv] = ekey[e];
+				vkeylen[nv] = ekeylen[e];
+				vsize[nv] = items[e].size + sizeof(ItemIdData);
+				isnew[nv++] = false;
+				e++;
+			}
+		}
+		b = ddb_leaf_split_run(pktype, nv, vkey, vkeylen, vsize, isnew, run->reserve,
+							   oldhkspace, oldhk);
+		if (b < 0)
+			continue;
+		*seplen = ddb_truncated_separator(vkey[b - 1], vkeylen[b - 1], vkey[b], vkeylen[b]);
+		*sep = palloc(*seplen);
+		memcpy(*sep, vkey[b], *seplen);
+		for (int v = 0; v < b; v++)
+			nleft += isnew[v] ? 0 : 1;
+		return nleft;
+	}
+	return -1;
+}
+
+/*
  * Split 'buf' (locked exclusively, child of 'parentbuf' at downlink offset
  * 'downlink', or the root when parentbuf is InvalidBuffer and metabuf is
  * valid).  'low' is the node's low bound (NULL: minus infinity), which the
@@ -1580,7 +1838,8 @@ static Buffer
 ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 		  OffsetNumber downlink, Buffer buf, const char *low, int lowlen,
 		  const char *newkey, int newkeylen, const char *predkey, int predkeylen,
-		  Size newsize, bool *parent_full, char **sep_out, int *sep_outlen)
+		  Size newsize, const DdbSplitRun *run, bool *parent_full, char **sep_out,
+		  int *sep_outlen)
 {
 	Page		page = BufferGetPage(buf);
 	DdbPageOpaque op = DdbPageGetOpaque(page);
@@ -1637,7 +1896,13 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 		oldhk = ddb_make_key_item(InvalidBlockNumber, hk->key, hk->keylen, &oldhksize);
 	}
 
-	if (leaf)
+	if (leaf && run != NULL && run->n > 1)
+		best = ddb_split_point_for_run(page, pktype, items, nitems, run, oldhk,
+									   oldhk ? oldhksize + sizeof(ItemIdData) : 0,
+									   &sep, &seplen);
+	if (best >= 0)
+		;						/* the run's split (leaf) */
+	else if (leaf)
 	{
 		int			nv = nitems + 1;
 		char	  **vkey = palloc(sizeof(char *) * nv);
@@ -1919,7 +2184,8 @@ ddb_node_full(Page page, Size need)
  * choose the halves' prefixes.
  */
 static void
-ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize)
+ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize,
+			  const DdbSplitRun *run)
 {
 	int			reservelen = Min(Max(itemkeylen, 64) * 2, DDB_MAX_SEP_LEN);
 	char	   *hint = NULL;	/* the separator a parent could not take */
@@ -1995,7 +2261,7 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize)
 								 parent, downlink, buf, low, lowlen,
 								 itemkey, itemkeylen, predkey, predkeylen,
 								 leaf ? newsize + sizeof(ItemIdData) : newsize,
-								 &parent_full, &sep, &seplen);
+								 leaf ? run : NULL, &parent_full, &sep, &seplen);
 				if (!BufferIsValid(half))
 				{
 					/* parent cannot take the separator: retry, reserving for it */
@@ -2503,7 +2769,7 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 														   ALLOCSET_DEFAULT_SIZES);
 			MemoryContext old = MemoryContextSwitchTo(splitcxt);
 
-			ddb_make_room(rel, itemkey, itemkeylen, itemsize + reserve);
+			ddb_make_room(rel, itemkey, itemkeylen, itemsize + reserve, NULL);
 			MemoryContextSwitchTo(old);
 			MemoryContextDelete(splitcxt);
 		}
@@ -2559,12 +2825,18 @@ multi_item_cmp(const void *a, const void *b)
  * items are added in one record (ddb_wal_leaf_add_multi) and their map
  * entries deferred, as ddb_tree_insert defers them.
  *
- * An item the run cannot take at its start -- its leaf is full, its item
- * key lies right of its key's first leaf, or its key has an in-progress
- * writer to wait for -- goes through ddb_tree_insert, which prunes,
- * splits, moves right or waits (with no page lock held) as it always
- * does; the next run starts after it.  A run that meets such an item later
- * ends before it.  A key that appears twice in the batch (COPY of two rows
+ * When the leaf is full, the items from there on that belong to it (up to
+ * a page of them) are one pending run: the leaf is pruned once, and if
+ * that frees nothing, released and split by one pessimistic descent
+ * (ddb_make_room) at a point that leaves room for the whole run
+ * (ddb_split_point_for_run); the placement then goes on from the first
+ * pending item.  An item the run cannot take at its start for another
+ * reason -- its item key lies right of its key's first leaf, its key has
+ * an in-progress writer to wait for, or a split just made room for it and
+ * a concurrent writer took the room -- goes through ddb_tree_insert, which
+ * prunes, splits, moves right or waits (with no page lock held) as it
+ * always does; the next run starts after it.  A run that meets such an
+ * item later ends before it.  A key that appears twice in the batch (COPY of two rows
  * with one key) is inserted once here and again through ddb_tree_insert,
  * which then finds the first as a live version of the key, exactly as two
  * single inserts would.
@@ -2587,6 +2859,8 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 	int		   *run;
 	StringInfoData succ;
 	int			i;
+	int			made_room_at = -1;	/* the item a split last made room for */
+	BlockNumber pruned = InvalidBlockNumber;	/* the leaf last pruned */
 
 	if (check_unique == DDB_UNIQUE_NONE)
 		elog(ERROR, "ddb_tree_insert_multi needs a uniqueness check");
@@ -2632,6 +2906,10 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 		Size		need = 0;
 		int			nrun = 0;
 		int			j;
+		bool		full = false;
+		int			npend = 0;
+		Size		pendsize = 0;
+		bool		split = false;
 
 		CHECK_FOR_INTERRUPTS();
 
@@ -2668,7 +2946,10 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 				ddb_beyond_page(page, m->itemkey, m->itemkeylen, false))
 				break;			/* belongs to a leaf further right */
 			if (need + m->itemsize + sizeof(ItemIdData) + reserve > freespace)
-				break;			/* full: the single path splits */
+			{
+				full = true;	/* split for the rest, below */
+				break;
+			}
 
 			wait_xid = ddb_check_unique(rel, buf, m->v->key, m->v->keylen,
 										ddb_key_successor(m->v->key, m->v->keylen, &succ) ?
@@ -2680,6 +2961,50 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 				continue;		/* live: not inserted (DDB_UNIQUE_RETURN) */
 			run[nrun++] = j;
 			need += m->itemsize + sizeof(ItemIdData);
+		}
+
+		/*
+		 * The leaf is full: the items from j on that belong to it (up to a
+		 * page of them) are the run one split must make room for.
+		 */
+		if (full)
+		{
+			for (int k = j; k < n; k++)
+			{
+				MultiItem  *m = &mi[k];
+
+				if ((k > j && ddb_compare_bytes(m->v->key, m->v->keylen,
+												mi[k - 1].v->key, mi[k - 1].v->keylen) == 0) ||
+					ddb_beyond_page(page, m->v->key, m->v->keylen, false) ||
+					ddb_beyond_page(page, m->itemkey, m->itemkeylen, false) ||
+					pendsize + m->itemsize + sizeof(ItemIdData) > DDB_PAGE_CAPACITY)
+					break;
+				pendsize += m->itemsize + sizeof(ItemIdData);
+				npend++;
+			}
+			split = npend > 0 && !(j == i && made_room_at == i);
+		}
+
+		/*
+		 * Before a split, prune versions no snapshot can see, once per leaf,
+		 * as a single insert does; if that frees anything, start this leaf
+		 * again (the run's checks are repeated, nothing was added).
+		 */
+		if (split && BufferGetBlockNumber(buf) != pruned)
+		{
+			ItemPointerData *removed = palloc(sizeof(ItemPointerData) * MaxOffsetNumber);
+			int			nremoved;
+
+			pruned = BufferGetBlockNumber(buf);
+			ddb_prune_before_split(rel, buf, removed, &nremoved);
+			if (nremoved > 0)
+			{
+				UnlockReleaseBuffer(buf);
+				ddb_forget_versions(rel, removed, nremoved);
+				pfree(removed);
+				continue;
+			}
+			pfree(removed);
 		}
 
 		if (nrun > 0)
@@ -2713,9 +3038,52 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 				v->inserted = true;
 				ddb_map_set_deferred(rel, &v->tid, leaf, ddb_key_hash(v->key));
 			}
+			buf = InvalidBuffer;
 		}
-		else
+
+		if (BufferIsValid(buf))
 			UnlockReleaseBuffer(buf);
+
+		/*
+		 * A full leaf that pruning did not help: one pessimistic descent
+		 * splits it so that the whole pending run fits (ddb_make_room,
+		 * ddb_split_point_for_run), and the placement goes on from j.  Only
+		 * when a split just made room for this same item and it still did
+		 * not fit (a concurrent writer took the room) does the item take
+		 * the single path, which loops until it fits.
+		 */
+		if (split)
+		{
+			{
+				MemoryContext splitcxt = AllocSetContextCreate(CurrentMemoryContext,
+															   "ddb split",
+															   ALLOCSET_DEFAULT_SIZES);
+				MemoryContext prev = MemoryContextSwitchTo(splitcxt);
+				Size		reserve = ddb_item_reserve(table_reserve, mi[j].itemsize,
+													   check_unique);
+				DdbSplitRun sr;
+
+				sr.n = npend;
+				sr.itemkey = palloc(sizeof(char *) * npend);
+				sr.itemkeylen = palloc(sizeof(int) * npend);
+				sr.size = palloc(sizeof(Size) * npend);
+				sr.reserve = reserve;
+				for (int k = 0; k < npend; k++)
+				{
+					sr.itemkey[k] = mi[j + k].itemkey;
+					sr.itemkeylen[k] = mi[j + k].itemkeylen;
+					sr.size[k] = mi[j + k].itemsize;
+				}
+				ddb_make_room(rel, mi[j].itemkey, mi[j].itemkeylen,
+							  pendsize - sizeof(ItemIdData) + reserve,
+							  npend > 1 ? &sr : NULL);
+				MemoryContextSwitchTo(prev);
+				MemoryContextDelete(splitcxt);
+				made_room_at = j;
+			}
+			i = j;
+			continue;
+		}
 
 		if (j == i)
 		{
