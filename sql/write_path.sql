@@ -112,6 +112,33 @@ SELECT count(*) AS items, count(*) FILTER (WHERE item ? 'n') AS counted,
   FROM counters WHERE "PK" LIKE 'k%';
 SELECT (v ->> 'live')::int AS live FROM ddb_verify('counters') v;
 
+-- PutItem of a new key inserts at the key's first leaf, which its read of
+-- the current version found (one descent; checked builds start every other
+-- such insert at the leftmost leaf, so the move right is tested too).  New
+-- keys into leaves that split under them, in every partition, with
+-- UpdateItem creating missing items the same way:
+SELECT count(coalesce(ddb_put_item('counters', jsonb_build_object('PK', 'n' || (i % 5), 'SK', lpad((i * 7919 % 1000)::text, 4, '0'), 'pad', repeat('z', 200 + i % 400))), '{}'))
+  FROM generate_series(1, 400) i;
+SELECT count(coalesce(ddb_update_item('counters', jsonb_build_object('PK', 'n' || (i % 5), 'SK', 'u' || i), 'ADD n :one', vals => '{":one": 1}'), '{}'))
+  FROM generate_series(1, 100) i;
+SELECT count(*) AS items, count(DISTINCT "SK") AS keys FROM counters WHERE "PK" LIKE 'n%';
+SELECT (v ->> 'live')::int AS live FROM ddb_verify('counters') v;
+-- a key whose dead versions fill more than a leaf: the insert of the key
+-- again checks them all, from the key's first leaf, and finds none live
+BEGIN;
+SELECT count(coalesce(ddb_put_item('counters', jsonb_build_object('PK', 'h', 'SK', '1', 'pad', repeat('v', 2000), 'i', i)), '{}'))
+  FROM generate_series(1, 30) i;
+SELECT ddb_delete_item('counters', '{"PK": "h", "SK": "1"}', return_values => 'ALL_OLD')->>'i' AS deleted;
+SELECT ddb_put_item('counters', '{"PK": "h", "SK": "1", "again": true}', return_values => 'ALL_OLD') AS old;
+SELECT ddb_put_item('counters', '{"PK": "h", "SK": "1", "again": false}', return_values => 'ALL_OLD') AS old;
+COMMIT;
+SELECT ddb_get_item('counters', '{"PK": "h", "SK": "1"}') AS item;
+-- a duplicate still fails with unique_violation in SQL, and a conditional
+-- create of an existing key fails its condition
+INSERT INTO counters VALUES ('h', '1', '{}');
+SELECT ddb_put_item('counters', '{"PK": "h", "SK": "1"}', 'attribute_not_exists(PK)');
+SELECT (v ->> 'live')::int AS live FROM ddb_verify('counters') v;
+
 -- The same under REPEATABLE READ: the version read is judged by the
 -- transaction's snapshot.
 BEGIN ISOLATION LEVEL REPEATABLE READ;

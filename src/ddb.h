@@ -230,6 +230,9 @@ typedef enum DdbUniqueCheck
 extern bool ddb_tree_insert(Relation rel, const char *key, int keylen,
 							ItemPointer tid, HeapTuple tuple,
 							DdbUniqueCheck check_unique);
+extern bool ddb_tree_insert_at(Relation rel, BlockNumber first_leaf,
+							   const char *key, int keylen, ItemPointer tid,
+							   HeapTuple tuple, DdbUniqueCheck check_unique);
 
 /*
  * One new version of a batch (ddb_insert_versions, ddb_tree_insert_multi):
@@ -334,7 +337,8 @@ typedef void (*DdbCurrentFn) (Relation rel, Buffer buf, OffsetNumber off,
 							  HeapTuple htup, void *arg);
 extern bool ddb_find_current_ext(Relation rel, const char *key, int keylen,
 								 ItemPointer tid, TransactionId *wait_xid,
-								 DdbCurrentFn found, void *arg);
+								 DdbCurrentFn found, void *arg,
+								 BlockNumber *first_leaf);
 
 /* engine/ddb_tuple.c: leaf tuples <-> full heap tuples of the table's row type */
 extern HeapTuple ddb_form_stored_tuple(Relation rel, TupleTableSlot *slot,
@@ -375,6 +379,9 @@ extern void ddb_prepare_new_version(Relation rel, HeapTuple stored, CommandId ci
 extern bool ddb_insert_version(Relation rel, const char *key, int keylen,
 							   HeapTuple stored, CommandId cid,
 							   DdbUniqueCheck check, ItemPointer tid);
+extern bool ddb_insert_version_at(Relation rel, BlockNumber first_leaf,
+								  const char *key, int keylen, HeapTuple stored,
+								  CommandId cid, DdbUniqueCheck check, ItemPointer tid);
 extern void ddb_insert_versions(Relation rel, DdbNewVersion *versions, int n,
 								CommandId cid, DdbUniqueCheck check, bool frozen);
 extern bool ddb_lock_current(Relation rel, const char *key, int keylen,

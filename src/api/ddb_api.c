@@ -16,7 +16,9 @@
  * What a write does not do (issue 19, single-item writes): parse an
  * expression it parsed before (ddb_parse_expressions, a per-backend cache
  * the SQL functions and ddb_api share), look the version it read up again
- * through the row-id map (ddb_read_current says on which leaf it is), build
+ * through the row-id map (ddb_read_current says on which leaf it is),
+ * descend again to insert a key the read found missing (the insert starts
+ * at the key's first leaf the read found: ddb_insert_version_at), build
  * the old item when neither a condition, ReturnValues, the response, an
  * index nor a stream needs it, or build UPDATED_OLD/UPDATED_NEW nobody
  * asked for.
@@ -385,7 +387,9 @@ ddb_check_update_keys(Relation rel, DdbUpdate *upd)
  * Write 'item' (an API item, keys included) as the new version of its key,
  * whose encoding the caller already made (key attributes cannot change in
  * an update, so it is the request's key): replace the current version read
- * by the caller (have_current) or insert.  Returns false when that version
+ * by the caller (have_current), found on 'leaf', or insert, starting at the
+ * key's first leaf 'leaf' that the read found (one descent for a new key:
+ * ddb_tree_insert_at).  Returns false when that version
  * changed meanwhile or an insert lost a race with a concurrent insert of the
  * key (the caller starts over).
  */
@@ -406,8 +410,8 @@ write_item(Relation rel, Jsonb *item, StringInfo key, Jsonb *old,
 		if (result != TM_Ok && ddb_retry_after_conflict(result))
 			return false;		/* changed since we read it: start over */
 	}
-	else if (!ddb_insert_version(rel, key->data, key->len, stored, cid,
-								 DDB_UNIQUE_RETURN, &newtid))
+	else if (!ddb_insert_version_at(rel, leaf, key->data, key->len, stored, cid,
+									DDB_UNIQUE_RETURN, &newtid))
 		return false;
 
 	/* the engine fires no triggers: keep the indexes and the stream here */

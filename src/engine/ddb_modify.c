@@ -667,6 +667,20 @@ bool
 ddb_insert_version(Relation rel, const char *key, int keylen, HeapTuple stored,
 				   CommandId cid, DdbUniqueCheck check, ItemPointer tid)
 {
+	return ddb_insert_version_at(rel, InvalidBlockNumber, key, keylen, stored, cid,
+								 check, tid);
+}
+
+/*
+ * ddb_insert_version of a key whose first leaf the caller has just read
+ * (ddb_read_current of a missing item): the tree insert starts there
+ * (ddb_tree_insert_at).
+ */
+bool
+ddb_insert_version_at(Relation rel, BlockNumber first_leaf, const char *key, int keylen,
+					  HeapTuple stored, CommandId cid, DdbUniqueCheck check,
+					  ItemPointer tid)
+{
 	HeapTuple	tuple;
 
 	ddb_rowid_to_tid(ddb_alloc_rowid(rel), tid);
@@ -674,7 +688,7 @@ ddb_insert_version(Relation rel, const char *key, int keylen, HeapTuple stored,
 
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	tuple = ddb_toast_stored_tuple(rel, stored, NULL, keylen);
-	if (!ddb_tree_insert(rel, key, keylen, tid, tuple, check))
+	if (!ddb_tree_insert_at(rel, first_leaf, key, keylen, tid, tuple, check))
 		return false;
 	pgstat_count_heap_insert(rel, 1);
 	return true;
@@ -783,7 +797,9 @@ copy_current(Relation rel, Buffer buf, OffsetNumber off, HeapTuple htup, void *a
  * that needs no old item passes NULL) and judged by the transaction's
  * snapshot while its leaf is locked, and *leaf tells the write where to
  * find it again (ddb_update_version_at, ddb_delete_version_at) without the
- * row-id map.
+ * row-id map.  When the item does not exist, *leaf is the key's first
+ * leaf, where an insert of the key can start (ddb_insert_version_at), or
+ * InvalidBlockNumber for a table without a tree yet.
  */
 bool
 ddb_read_current(Relation rel, const char *key, int keylen,
@@ -793,6 +809,7 @@ ddb_read_current(Relation rel, const char *key, int keylen,
 	{
 		TransactionId wait_xid = InvalidTransactionId;
 		CurrentCopy c;
+		BlockNumber first_leaf;
 
 		CHECK_FOR_INTERRUPTS();
 		c.copy = current != NULL;
@@ -800,7 +817,8 @@ ddb_read_current(Relation rel, const char *key, int keylen,
 		c.visible = false;
 		c.tuple = NULL;
 		c.leaf = InvalidBlockNumber;
-		if (!ddb_find_current_ext(rel, key, keylen, tid, &wait_xid, copy_current, &c))
+		if (!ddb_find_current_ext(rel, key, keylen, tid, &wait_xid, copy_current, &c,
+								  &first_leaf))
 		{
 			if (TransactionIdIsValid(wait_xid))
 			{
@@ -815,7 +833,7 @@ ddb_read_current(Relation rel, const char *key, int keylen,
 						 errmsg("could not serialize access due to concurrent delete")));
 			if (current)
 				*current = NULL;
-			*leaf = InvalidBlockNumber;
+			*leaf = first_leaf;
 			return false;
 		}
 		if (IsolationUsesXactSnapshot() && !c.visible)

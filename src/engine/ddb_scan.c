@@ -499,18 +499,22 @@ bool
 ddb_find_current(Relation rel, const char *key, int keylen, ItemPointer tid,
 				 TransactionId *wait_xid)
 {
-	return ddb_find_current_ext(rel, key, keylen, tid, wait_xid, NULL, NULL);
+	return ddb_find_current_ext(rel, key, keylen, tid, wait_xid, NULL, NULL, NULL);
 }
 
 /*
  * ddb_find_current that also calls 'found' on the current version while its
  * leaf is still share-locked (buf, off, and the version's header in htup),
  * so a caller can copy it, or judge it by another snapshot, without a
- * second lookup through the row-id map.
+ * second lookup through the row-id map.  When first_leaf is not NULL, it is
+ * set to the key's first leaf as the descent found it (InvalidBlockNumber
+ * for a table without a tree), where an insert of the key can start
+ * (ddb_tree_insert_at).
  */
 bool
 ddb_find_current_ext(Relation rel, const char *key, int keylen, ItemPointer tid,
-					 TransactionId *wait_xid, DdbCurrentFn found, void *arg)
+					 TransactionId *wait_xid, DdbCurrentFn found, void *arg,
+					 BlockNumber *first_leaf)
 {
 	SnapshotData dirty;
 	Buffer		buf;
@@ -518,12 +522,16 @@ ddb_find_current_ext(Relation rel, const char *key, int keylen, ItemPointer tid,
 	bool		has_succ;
 
 	*wait_xid = InvalidTransactionId;
+	if (first_leaf)
+		*first_leaf = InvalidBlockNumber;
 	if (!ddb_tree_exists(rel))
 		return false;
 	initStringInfo(&succ);
 	has_succ = ddb_key_successor(key, keylen, &succ);
 	InitDirtySnapshot(dirty);
 	buf = ddb_descend(rel, key, keylen, false, BUFFER_LOCK_SHARE, NULL, NULL);
+	if (first_leaf)
+		*first_leaf = BufferGetBlockNumber(buf);
 	for (;;)
 	{
 		Page		page = BufferGetPage(buf);

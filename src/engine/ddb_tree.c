@@ -2640,6 +2640,73 @@ ddb_leaf_reserve(Relation rel, Size itemsize, DdbUniqueCheck check_unique)
 }
 
 /*
+ * The key's first leaf, reached from 'hint', a leaf that was the key's
+ * first leaf when this backend last descended to it (ddb_find_current_ext),
+ * locked exclusively; InvalidBuffer, with nothing locked, when the hint is
+ * not a leaf of this tree (the caller then descends from the root).
+ *
+ * A leaf's low bound never changes: a split keeps the lower half in place
+ * and moves the upper half to a new right sibling, pages are never merged,
+ * deleted or reused, and the tree's file is replaced only under an
+ * AccessExclusiveLock that the writer's own lock on the table excludes.
+ * So a leaf that once held the key's place still starts at or below the
+ * key, and the key's first leaf is that leaf or one right of it: moving
+ * right while the key is at or beyond the high key finds it, as a descent
+ * does at its leaf level (Lehman & Yao).  Only leaves are locked, one at a
+ * time, left to right (rule 1 of the header).
+ */
+static Buffer
+ddb_first_leaf_from_hint(Relation rel, BlockNumber hint, const char *key, int keylen)
+{
+	Buffer		buf;
+	Page		page;
+
+	/* (the file never shrinks under our lock: the hint is inside it) */
+	if (!BlockNumberIsValid(hint) || hint == DDB_METAPAGE_BLKNO)
+		return InvalidBuffer;
+#ifdef DDB_CHECKS
+	{
+		/*
+		 * Checked builds start every other hinted insert at the leftmost
+		 * leaf instead, whose low bound is minus infinity forever: the
+		 * move right below must then cross many leaves and still stop at
+		 * the key's first leaf, or the uniqueness check and ddb_verify
+		 * fail.  That is the argument above, tested on every such insert
+		 * of the regression and isolation suites.
+		 */
+		static uint32 ncalls = 0;
+
+		if (++ncalls % 2 == 0)
+		{
+			buf = ddb_descend(rel, NULL, 0, false, BUFFER_LOCK_SHARE, NULL, NULL);
+			hint = BufferGetBlockNumber(buf);
+			UnlockReleaseBuffer(buf);
+		}
+	}
+#endif
+	buf = ReadBuffer(rel, hint);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	page = BufferGetPage(buf);
+	if (PageIsNew(page) || DdbPageGetOpaque(page)->page_id != DDB_PAGE_ID ||
+		!DdbPageIsLeaf(page) || DdbPageGetOpaque(page)->level != 0)
+	{
+		UnlockReleaseBuffer(buf);
+		return InvalidBuffer;
+	}
+	while (ddb_beyond_page(page, key, keylen, false))
+	{
+		BlockNumber right = DdbPageGetOpaque(page)->right;
+
+		UnlockReleaseBuffer(buf);
+		buf = ReadBuffer(rel, right);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		ddb_check_leaf(rel, buf);
+		page = BufferGetPage(buf);
+	}
+	return buf;
+}
+
+/*
  * Insert a version of 'key' with row id 'tid' whose stored tuple is 'tuple'.
  * With DDB_UNIQUE_ERROR, raise unique_violation if another live version of
  * the key exists, waiting for in-progress transactions first (as nbtree
@@ -2650,6 +2717,22 @@ ddb_leaf_reserve(Relation rel, Size itemsize, DdbUniqueCheck check_unique)
 bool
 ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 				HeapTuple tuple, DdbUniqueCheck check_unique)
+{
+	return ddb_tree_insert_at(rel, InvalidBlockNumber, key, keylen, tid, tuple,
+							  check_unique);
+}
+
+/*
+ * ddb_tree_insert of a new key (DDB_UNIQUE_ERROR or DDB_UNIQUE_RETURN) whose
+ * first leaf the caller has just read (first_leaf, from
+ * ddb_find_current_ext: PutItem looks for the current version first).  The
+ * insert starts at that leaf instead of descending from the root again
+ * (ddb_first_leaf_from_hint); after a wait, a prune or a split, and for an
+ * invalid first_leaf, it descends as ddb_tree_insert does.
+ */
+bool
+ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int keylen,
+				   ItemPointer tid, HeapTuple tuple, DdbUniqueCheck check_unique)
 {
 	Size		itemlen = DdbLeafTupleOffset(keylen) + tuple->t_len;
 	Size		itemsize = MAXALIGN(itemlen);
@@ -2699,8 +2782,11 @@ ddb_tree_insert(Relation rel, const char *key, int keylen, ItemPointer tid,
 		{
 			bool		duplicate = false;
 
-			first = ddb_descend(rel, key, keylen, false,
-								BUFFER_LOCK_EXCLUSIVE, NULL, NULL);
+			first = ddb_first_leaf_from_hint(rel, first_leaf, key, keylen);
+			first_leaf = InvalidBlockNumber;	/* once: later rounds descend */
+			if (!BufferIsValid(first))
+				first = ddb_descend(rel, key, keylen, false,
+									BUFFER_LOCK_EXCLUSIVE, NULL, NULL);
 			wait_xid = ddb_check_unique(rel, first, key, keylen, succ, succlen,
 										check_unique == DDB_UNIQUE_RETURN ? &duplicate : NULL);
 			if (duplicate)

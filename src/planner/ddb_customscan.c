@@ -34,6 +34,7 @@
 #include "commands/explain.h"
 #include "mb/pg_wchar.h"
 #include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
 #include "miscadmin.h"
 #include "storage/predicate.h"
 #include "utils/array.h"
@@ -59,7 +60,8 @@ typedef struct DdbKeyScanState
 	bool		backward;		/* plan reads the range backward */
 	bool		pk_array;
 	List	   *bound_kinds;
-	List	   *exprstates;		/* ExprState per custom_exprs entry */
+	int			nkeyexprs;		/* custom_exprs: this many key values, then the qual */
+	List	   *exprstates;		/* ExprState per key value */
 	bool		track_pos;		/* a SCROLL cursor may change direction */
 
 	/* the ranges, recomputed after each rescan */
@@ -109,6 +111,7 @@ ddb_keyscan_create_state(CustomScan *cscan)
 	st->backward = intVal(lsecond(cscan->custom_private)) != 0;
 	st->pk_array = intVal(lthird(cscan->custom_private)) != 0;
 	st->bound_kinds = (List *) lfourth(cscan->custom_private);
+	st->nkeyexprs = intVal(list_nth(cscan->custom_private, 4));
 	return (Node *) st;
 }
 
@@ -125,15 +128,21 @@ ddb_keyscan_begin(CustomScanState *node, EState *estate, int eflags)
 	 * PostgreSQL 15 gives a custom scan a virtual scan slot.  The engine
 	 * hands out heap tuples, and system columns (ctid for UPDATE/DELETE,
 	 * xmin, ...) need a heap-tuple slot: replace the slot, then rebuild the
-	 * projection and qual, which were compiled for the slot's type.  The
-	 * rebuild registers the qual's SubPlans again, so forget the first ones.
+	 * projection, which was compiled for the slot's type.  The rebuild
+	 * registers the projection's SubPlans again, so forget the first ones.
+	 * The qual is compiled here only, for this slot: the planner keeps it
+	 * out of plan.qual, in custom_exprs after the key values (see
+	 * ddb_planner.c).
 	 */
 	ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(rel),
 						  table_slot_callbacks(rel));
 	node->ss.ps.subPlan = NIL;
 	ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
-	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
-	st->exprstates = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
+	node->ss.ps.qual = ExecInitQual(list_copy_tail(cscan->custom_exprs, st->nkeyexprs),
+									&node->ss.ps);
+	st->exprstates = ExecInitExprList(list_truncate(list_copy(cscan->custom_exprs),
+													st->nkeyexprs),
+									  &node->ss.ps);
 	st->track_pos = (eflags & EXEC_FLAG_BACKWARD) != 0;
 	st->keycxt = AllocSetContextCreate(estate->es_query_cxt, "ddb key scan keys",
 									   ALLOCSET_SMALL_SIZES);
@@ -705,12 +714,40 @@ ddb_keyscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ListCell   *lc;
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 
+	List	   *qual = list_copy_tail(cscan->custom_exprs, st->nkeyexprs);
+
 	context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
 	initStringInfo(&buf);
 
+	/*
+	 * The qual, where EXPLAIN shows a scan's plan.qual (the planner keeps it
+	 * in custom_exprs instead: see ddb_planner.c), with explain.c's
+	 * show_scan_qual and show_instrumentation_count's rules.
+	 */
+	if (qual != NIL)
+	{
+		ExplainPropertyText("Filter",
+							deparse_expression((Node *) make_ands_explicit(qual),
+											   context, es->verbose, false),
+							es);
+		if (es->analyze && node->ss.ps.instrument)
+		{
+			double		nfiltered = node->ss.ps.instrument->nfiltered1;
+			double		nloops = node->ss.ps.instrument->nloops;
+
+			if (nfiltered > 0 || es->format != EXPLAIN_FORMAT_TEXT)
+				ExplainPropertyFloat("Rows Removed by Filter", NULL,
+									 nloops > 0 ? nfiltered / nloops : 0.0, 0, es);
+		}
+	}
+
 	foreach(lc, cscan->custom_exprs)
 	{
-		char	   *val = deparse_expression(lfirst(lc), context, es->verbose, false);
+		char	   *val;
+
+		if (i >= st->nkeyexprs)
+			break;
+		val = deparse_expression(lfirst(lc), context, es->verbose, false);
 
 		if (i == 0)
 		{
