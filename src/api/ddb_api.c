@@ -521,6 +521,7 @@ ddb_put_item_core_ext(Relation rel, Jsonb *item, DdbCondition *cond, bool want_o
 		if (write_item(rel, item, &key, res->old, exists, &tid, leaf, cid))
 			break;
 		/* a concurrent insert of the key won: replace it instead */
+		CHECK_FOR_INTERRUPTS();
 	}
 	res->new = item;
 	CommandCounterIncrement();
@@ -635,6 +636,7 @@ ddb_update_item_core_ext(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbConditi
 		ddb_check_item_size_msg(res->new, upd ? DDB_MSG_UPDATE_ITEM_SIZE : DDB_MSG_ITEM_SIZE);
 		if (write_item(rel, res->new, &key, res->old, exists, &tid, leaf, cid))
 			break;
+		CHECK_FOR_INTERRUPTS();
 	}
 	/* nothing to show is no Attributes, not an empty map */
 	if (res->updated_old && JB_ROOT_COUNT(res->updated_old) == 0)
@@ -671,6 +673,7 @@ ddb_delete_item_core_ext(Relation rel, Jsonb *keydoc, DdbCondition *cond, bool w
 	cid = GetCurrentCommandId(true);
 	for (;;)
 	{
+		CHECK_FOR_INTERRUPTS();
 		if (ddb_read_current(rel, key.data, key.len, &tid, need_old ? &current : NULL, &leaf))
 		{
 			TM_FailureData tmfd;
