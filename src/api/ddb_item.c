@@ -685,6 +685,7 @@ ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact, Datum *values,
 				   bool *isnull, StringInfo enckey)
 {
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	const char *names[DDB_MAX_KEY_COLUMNS];
 
 	if (!JB_ROOT_IS_OBJECT(doc) || JB_ROOT_IS_SCALAR(doc))
 		ereport(ERROR,
@@ -696,9 +697,10 @@ ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact, Datum *values,
 		values[a] = (Datum) 0;
 		isnull[a] = true;
 	}
+	ddb_table_key_names(rel, names);
 	for (int k = 0; k < ki->nkeys; k++)
 	{
-		const char *name = ddb_key_name(rel, k);
+		const char *name = names[k];
 		JsonbValue *v = getKeyJsonValueFromContainer(&doc->root, name, strlen(name), NULL);
 
 		if (v == NULL && exact)

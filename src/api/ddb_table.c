@@ -402,6 +402,23 @@ ddb_table_key_name(Relation rel, int k)
 	return NameStr(TupleDescAttr(RelationGetDescr(rel), ki->keyattno[k] - 1)->attname);
 }
 
+/*
+ * The DynamoDB names of all of a table's key columns into names[] (as
+ * ddb_table_key_name gives them one by one): one look-up of the key schema
+ * and of the catalog information for a caller that needs them all.  Valid
+ * as ddb_table_info's strings are (see there).
+ */
+void
+ddb_table_key_names(Relation rel, const char **names)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	const DdbTableInfo *info = ddb_table_info(RelationGetRelid(rel));
+
+	for (int k = 0; k < ki->nkeys; k++)
+		names[k] = k < info->nkeynames && info->key_names[k] != NULL ? info->key_names[k] :
+			NameStr(TupleDescAttr(RelationGetDescr(rel), ki->keyattno[k] - 1)->attname);
+}
+
 /* ------------------------------------------------------------------------
  * Resolving and opening tables
  * ------------------------------------------------------------------------
