@@ -114,6 +114,13 @@ typedef struct NameCacheEntry
 static HTAB *name_cache = NULL;
 static uint64 name_cache_generation = 1;
 
+/*
+ * The entry of the last name found, checked before hashing: an item API
+ * call names the table its predecessor named, as often as not.  Entries
+ * are never removed, so the pointer stays good.
+ */
+static NameCacheEntry *name_cache_last = NULL;
+
 static void
 name_cache_invalidate(Datum arg, int cacheid, uint32 hashvalue)
 {
@@ -431,11 +438,17 @@ name_cache_get(const char *name)
 	NameCacheEntry *e;
 	const char *schema = ddb_schema ? ddb_schema : "public";
 
-	if (name_cache == NULL || strlen(name) >= NAME_CACHE_KEYLEN)
-		return InvalidOid;
-	e = hash_search(name_cache, name, HASH_FIND, NULL);
+	if (name_cache_last != NULL && strcmp(name_cache_last->name, name) == 0)
+		e = name_cache_last;
+	else
+	{
+		if (name_cache == NULL || strlen(name) >= NAME_CACHE_KEYLEN)
+			return InvalidOid;
+		e = hash_search(name_cache, name, HASH_FIND, NULL);
+	}
 	if (e == NULL || e->generation != name_cache_generation || strcmp(e->schema, schema) != 0)
 		return InvalidOid;
+	name_cache_last = e;
 	return e->relid;
 }
 
