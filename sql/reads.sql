@@ -7,6 +7,9 @@
 --  * The table information cache remembers the last table asked for: calls
 --    that alternate between tables with different key names, and a change
 --    of a table's catalog row between calls, read the right names.
+--  * The table-name cache remembers the last name it resolved: a table
+--    dropped and created again under that name, and another ddb.schema,
+--    are seen by the next call.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
 RESET client_min_messages;
@@ -62,8 +65,30 @@ SELECT ddb_api('UpdateTable', '{"TableName": "rd2", "BillingMode": "PROVISIONED"
 SELECT ddb_api('DescribeTable', '{"TableName": "rd2"}') -> 'Table' -> 'BillingModeSummary' ->> 'BillingMode' AS after,
        ddb_api('DescribeTable', '{"TableName": "rd2"}') -> 'Table' -> 'ProvisionedThroughput' ->> 'ReadCapacityUnits' AS rcu;
 
+-- the last name resolved: the same call again, then the table behind the
+-- name dropped and created again with another key, then another schema
+-- holding a table of the same name
+SELECT ddb_create_table('rd3', 'PK', 'S') IS NOT NULL AS created;
+SELECT ddb_put_item('rd3', '{"PK": "a", "v": 1}');
+SELECT ddb_get_item('rd3', '{"PK": "a"}') AS first, ddb_get_item('rd3', '{"PK": "a"}') AS again;
+SELECT ddb_api('DeleteTable', '{"TableName": "rd3"}') -> 'TableDescription' ->> 'TableName' AS deleted;
+SELECT ddb_get_item('rd3', '{"PK": "a"}');
+SELECT ddb_create_table('rd3', 'id', 'N') IS NOT NULL AS created;
+SELECT ddb_put_item('rd3', '{"id": 7, "v": 2}');
+SELECT ddb_get_item('rd3', '{"id": 7}') AS recreated;
+SELECT ddb_get_item('rd3', '{"PK": "a"}');
+CREATE SCHEMA reads_other;
+SET ddb.schema = reads_other;
+SELECT ddb_get_item('rd3', '{"id": 7}');
+SELECT ddb_create_table('rd3', 'id', 'N') IS NOT NULL AS created;
+SELECT ddb_put_item('rd3', '{"id": 7, "v": "other"}');
+SELECT ddb_get_item('rd3', '{"id": 7}') AS other_schema;
+SET ddb.schema = reads;
+SELECT ddb_get_item('rd3', '{"id": 7}') AS back;
+
 RESET ddb.schema;
 RESET search_path;
 SET client_min_messages = warning;
+DROP SCHEMA reads_other CASCADE;
 DROP SCHEMA reads CASCADE;
 RESET client_min_messages;

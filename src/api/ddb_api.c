@@ -296,18 +296,29 @@ ddb_check_expression_use(bool has_expr, bool has_value_expr, const char *value_e
 				  psprintf("%s %s null", value_exprs, strchr(value_exprs, ' ') ? "are" : "is"));
 }
 
-/* The encoded key of a request's key document (exact) or item. */
+/*
+ * The encoded key of a request's key document (exact) or item.  The
+ * columns' values go to arrays on the stack when the table has few columns
+ * (every table the API creates has a key column or two and the item).
+ */
 void
 ddb_request_key(Relation rel, Jsonb *doc, bool exact, StringInfo key)
 {
 	int			natts = RelationGetNumberOfAttributes(rel);
-	Datum	   *values = palloc(sizeof(Datum) * natts);
-	bool	   *isnull = palloc(sizeof(bool) * natts);
+	Datum		values_local[16];
+	bool		isnull_local[16];
+	Datum	   *values = natts <= lengthof(values_local) ? values_local :
+		palloc(sizeof(Datum) * natts);
+	bool	   *isnull = natts <= lengthof(isnull_local) ? isnull_local :
+		palloc(sizeof(bool) * natts);
 
 	initStringInfo(key);
 	ddb_key_from_jsonb(rel, doc, exact, values, isnull, key);
-	pfree(values);
-	pfree(isnull);
+	if (values != values_local)
+	{
+		pfree(values);
+		pfree(isnull);
+	}
 }
 
 static void
@@ -430,9 +441,12 @@ Jsonb *
 ddb_get_item_core(Relation rel, Jsonb *keydoc, DdbProjection *proj)
 {
 	StringInfoData key;
+	const char *keynames[DDB_MAX_KEY_COLUMNS];
 
 	ddb_request_key(rel, keydoc, true, &key);
-	return ddb_get_item_encoded(rel, key.data, key.len, proj, NULL);
+	/* (looked up once for the item: no lock is taken in between) */
+	ddb_table_key_names(rel, keynames);
+	return ddb_get_item_encoded(rel, key.data, key.len, proj, keynames);
 }
 
 /*

@@ -685,6 +685,7 @@ ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact, Datum *values,
 				   bool *isnull, StringInfo enckey)
 {
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	const char *names[DDB_MAX_KEY_COLUMNS];
 
 	if (!JB_ROOT_IS_OBJECT(doc) || JB_ROOT_IS_SCALAR(doc))
 		ereport(ERROR,
@@ -696,9 +697,10 @@ ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact, Datum *values,
 		values[a] = (Datum) 0;
 		isnull[a] = true;
 	}
+	ddb_table_key_names(rel, names);
 	for (int k = 0; k < ki->nkeys; k++)
 	{
-		const char *name = ddb_key_name(rel, k);
+		const char *name = names[k];
 		JsonbValue *v = getKeyJsonValueFromContainer(&doc->root, name, strlen(name), NULL);
 
 		if (v == NULL && exact)
@@ -773,27 +775,33 @@ ddb_item_without_keys(Relation rel, Jsonb *item)
 {
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 	int			n = JsonContainerSize(&item->root);
-	ItemPair   *pairs = palloc(sizeof(ItemPair) * Max(n, 1));
+	ItemPair	pairs_local[40];
+	ItemPair   *pairs = n <= lengthof(pairs_local) ? pairs_local :
+		palloc(sizeof(ItemPair) * n);
 	const char *names[DDB_MAX_KEY_COLUMNS];
+	int			namelens[DDB_MAX_KEY_COLUMNS];
 	int			kept = 0;
 	Jsonb	   *result;
 
 	Assert(JB_ROOT_IS_OBJECT(item));
+	/* (the names and their lengths once, not once per attribute) */
+	ddb_table_key_names(rel, names);
 	for (int k = 0; k < ki->nkeys; k++)
-		names[k] = ddb_key_name(rel, k);
+		namelens[k] = strlen(names[k]);
 	object_pairs(&item->root, pairs);
 	for (int i = 0; i < n; i++)
 	{
 		bool		key = false;
 
 		for (int k = 0; k < ki->nkeys && !key; k++)
-			key = pairs[i].keylen == strlen(names[k]) &&
+			key = pairs[i].keylen == namelens[k] &&
 				memcmp(pairs[i].key, names[k], pairs[i].keylen) == 0;
 		if (!key)
 			pairs[kept++] = pairs[i];
 	}
 	result = write_container(pairs, kept, true);
-	pfree(pairs);
+	if (pairs != pairs_local)
+		pfree(pairs);
 #ifdef DDB_CHECKS
 	{
 		/* the same through pushJsonbValue, as it was built before */

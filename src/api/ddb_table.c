@@ -114,6 +114,13 @@ typedef struct NameCacheEntry
 static HTAB *name_cache = NULL;
 static uint64 name_cache_generation = 1;
 
+/*
+ * The entry of the last name found, checked before hashing: an item API
+ * call names the table its predecessor named, as often as not.  Entries
+ * are never removed, so the pointer stays good.
+ */
+static NameCacheEntry *name_cache_last = NULL;
+
 static void
 name_cache_invalidate(Datum arg, int cacheid, uint32 hashvalue)
 {
@@ -402,6 +409,23 @@ ddb_table_key_name(Relation rel, int k)
 	return NameStr(TupleDescAttr(RelationGetDescr(rel), ki->keyattno[k] - 1)->attname);
 }
 
+/*
+ * The DynamoDB names of all of a table's key columns into names[] (as
+ * ddb_table_key_name gives them one by one): one look-up of the key schema
+ * and of the catalog information for a caller that needs them all.  Valid
+ * as ddb_table_info's strings are (see there).
+ */
+void
+ddb_table_key_names(Relation rel, const char **names)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	const DdbTableInfo *info = ddb_table_info(RelationGetRelid(rel));
+
+	for (int k = 0; k < ki->nkeys; k++)
+		names[k] = k < info->nkeynames && info->key_names[k] != NULL ? info->key_names[k] :
+			NameStr(TupleDescAttr(RelationGetDescr(rel), ki->keyattno[k] - 1)->attname);
+}
+
 /* ------------------------------------------------------------------------
  * Resolving and opening tables
  * ------------------------------------------------------------------------
@@ -414,11 +438,17 @@ name_cache_get(const char *name)
 	NameCacheEntry *e;
 	const char *schema = ddb_schema ? ddb_schema : "public";
 
-	if (name_cache == NULL || strlen(name) >= NAME_CACHE_KEYLEN)
-		return InvalidOid;
-	e = hash_search(name_cache, name, HASH_FIND, NULL);
+	if (name_cache_last != NULL && strcmp(name_cache_last->name, name) == 0)
+		e = name_cache_last;
+	else
+	{
+		if (name_cache == NULL || strlen(name) >= NAME_CACHE_KEYLEN)
+			return InvalidOid;
+		e = hash_search(name_cache, name, HASH_FIND, NULL);
+	}
 	if (e == NULL || e->generation != name_cache_generation || strcmp(e->schema, schema) != 0)
 		return InvalidOid;
+	name_cache_last = e;
 	return e->relid;
 }
 

@@ -188,7 +188,13 @@ ddb_open_table(Oid relid, AclMode mode)
 	aclresult = pg_class_aclcheck(relid, GetUserId(), mode);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(rel));
-	if (check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
+	/*
+	 * (check_enable_rls answers RLS_NONE for a table without row security
+	 * after a catalog look-up; the relcache entry, read under our lock,
+	 * says so without one)
+	 */
+	if (rel->rd_rel->relrowsecurity &&
+		check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("ddb functions cannot access table \"%s\" because row-level security applies to it",
