@@ -416,6 +416,9 @@ extern Jsonb *ddb_jsonb_array(Jsonb **elems, int n);
 extern Jsonb *ddb_jsonb_object(const char **keys, Jsonb **vals, int n);
 extern void ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact,
 							   Datum *values, bool *isnull, StringInfo enckey);
+extern void ddb_key_from_jsonb_named(Relation rel, const char **names, Jsonb *doc,
+									 bool exact, Datum *values, bool *isnull,
+									 StringInfo enckey);
 extern Jsonb *ddb_item_without_keys(Relation rel, Jsonb *item);
 extern Jsonb *ddb_jsonb_replace_pairs(Jsonb *base, const char *const *names, int nnames,
 									 Jsonb *repl);

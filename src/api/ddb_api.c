@@ -297,12 +297,13 @@ ddb_check_expression_use(bool has_expr, bool has_value_expr, const char *value_e
 }
 
 /*
- * The encoded key of a request's key document (exact) or item.  The
- * columns' values go to arrays on the stack when the table has few columns
- * (every table the API creates has a key column or two and the item).
+ * The encoded key of a request's key document (exact) or item, by the key
+ * names 'names' (ddb_table_key_names).  The columns' values go to arrays on
+ * the stack when the table has few columns (every table the API creates has
+ * a key column or two and the item).
  */
-void
-ddb_request_key(Relation rel, Jsonb *doc, bool exact, StringInfo key)
+static void
+request_key_named(Relation rel, const char **names, Jsonb *doc, bool exact, StringInfo key)
 {
 	int			natts = RelationGetNumberOfAttributes(rel);
 	Datum		values_local[16];
@@ -313,12 +314,22 @@ ddb_request_key(Relation rel, Jsonb *doc, bool exact, StringInfo key)
 		palloc(sizeof(bool) * natts);
 
 	initStringInfo(key);
-	ddb_key_from_jsonb(rel, doc, exact, values, isnull, key);
+	ddb_key_from_jsonb_named(rel, names, doc, exact, values, isnull, key);
 	if (values != values_local)
 	{
 		pfree(values);
 		pfree(isnull);
 	}
+}
+
+/* The encoded key of a request's key document (exact) or item. */
+void
+ddb_request_key(Relation rel, Jsonb *doc, bool exact, StringInfo key)
+{
+	const char *names[DDB_MAX_KEY_COLUMNS];
+
+	ddb_table_key_names(rel, names);
+	request_key_named(rel, names, doc, exact, key);
 }
 
 static void
@@ -443,9 +454,9 @@ ddb_get_item_core(Relation rel, Jsonb *keydoc, DdbProjection *proj)
 	StringInfoData key;
 	const char *keynames[DDB_MAX_KEY_COLUMNS];
 
-	ddb_request_key(rel, keydoc, true, &key);
-	/* (looked up once for the item: no lock is taken in between) */
+	/* the key names once, for the key and the item */
 	ddb_table_key_names(rel, keynames);
+	request_key_named(rel, keynames, keydoc, true, &key);
 	return ddb_get_item_encoded(rel, key.data, key.len, proj, keynames);
 }
 

@@ -684,8 +684,21 @@ void
 ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact, Datum *values,
 				   bool *isnull, StringInfo enckey)
 {
-	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 	const char *names[DDB_MAX_KEY_COLUMNS];
+
+	ddb_table_key_names(rel, names);
+	ddb_key_from_jsonb_named(rel, names, doc, exact, values, isnull, enckey);
+}
+
+/*
+ * ddb_key_from_jsonb for a caller that has looked the key columns' names up
+ * already (ddb_table_key_names) and needs them again.
+ */
+void
+ddb_key_from_jsonb_named(Relation rel, const char **names, Jsonb *doc, bool exact,
+						 Datum *values, bool *isnull, StringInfo enckey)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 
 	if (!JB_ROOT_IS_OBJECT(doc) || JB_ROOT_IS_SCALAR(doc))
 		ereport(ERROR,
@@ -697,7 +710,6 @@ ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact, Datum *values,
 		values[a] = (Datum) 0;
 		isnull[a] = true;
 	}
-	ddb_table_key_names(rel, names);
 	for (int k = 0; k < ki->nkeys; k++)
 	{
 		const char *name = names[k];

@@ -401,12 +401,10 @@ ddb_table_name(Relation rel)
 const char *
 ddb_table_key_name(Relation rel, int k)
 {
-	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
-	const DdbTableInfo *info = ddb_table_info(RelationGetRelid(rel));
+	const char *names[DDB_MAX_KEY_COLUMNS];
 
-	if (k < info->nkeynames && info->key_names[k] != NULL)
-		return info->key_names[k];
-	return NameStr(TupleDescAttr(RelationGetDescr(rel), ki->keyattno[k] - 1)->attname);
+	ddb_table_key_names(rel, names);
+	return names[k];
 }
 
 /*

@@ -1291,7 +1291,6 @@ ddb_leaf_split_run(DdbKeyType pktype, int nv, char **vkey, int *vkeylen, Size *v
 	{
 		int			nc;
 		int		   *cs;
-		int			all_v;
 
 		if (pass == 0)
 		{
@@ -1343,13 +1342,12 @@ ddb_leaf_split_run(DdbKeyType pktype, int nv, char **vkey, int *vkeylen, Size *v
 					continue;
 				return v;		/* in order of preference */
 			}
-			all_v = v;
 			{
 				Size		diff = l > r ? l - r : r - l;
 
 				if (best < 0 || diff < bestdiff)
 				{
-					best = all_v;
+					best = v;
 					bestdiff = diff;
 				}
 			}
@@ -2687,8 +2685,7 @@ ddb_first_leaf_from_hint(Relation rel, BlockNumber hint, const char *key, int ke
 	buf = ReadBuffer(rel, hint);
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	page = BufferGetPage(buf);
-	if (PageIsNew(page) || DdbPageGetOpaque(page)->page_id != DDB_PAGE_ID ||
-		!DdbPageIsLeaf(page) || DdbPageGetOpaque(page)->level != 0)
+	if (!ddb_page_is_tree_leaf(page) || DdbPageGetOpaque(page)->level != 0)
 	{
 		UnlockReleaseBuffer(buf);
 		return InvalidBuffer;
