@@ -209,6 +209,9 @@ extern int	ddb_encode_key_prefix(const DdbKeyInfo *ki, Datum *values, int nvalue
 								  StringInfo buf);
 extern void ddb_decode_key(const DdbKeyInfo *ki, const char *key, int keylen,
 						   Datum *values, bool *isnull);
+extern void ddb_decode_key_raw(const DdbKeyInfo *ki, const char *key, int keylen,
+							   Datum *values, bool *isnull,
+							   const char **raw, int *rawlen);
 extern const char *ddb_decode_key_column(DdbKeyType type, const char *p,
 										 const char *end, Datum *value);
 extern uint32 ddb_hash32(const char *data, int len);
@@ -412,6 +415,9 @@ extern const char *ddb_key_name(Relation rel, int k);
 extern Jsonb *ddb_tuple_to_item(Relation rel, HeapTuple tuple);
 extern Jsonb *ddb_stored_to_item(Relation rel, DdbStoredItem *si,
 								 const char *const *keynames);
+extern Jsonb *ddb_stored_to_item_in(Relation rel, DdbStoredItem *si,
+									const char *const *keynames,
+									StringInfo out, int offset);
 extern Jsonb *ddb_jsonb_array(Jsonb **elems, int n);
 extern Jsonb *ddb_jsonb_object(const char **keys, Jsonb **vals, int n);
 extern void ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact,

@@ -101,6 +101,14 @@ key_to_jbv(DdbKeyType type, Datum d, JsonbValue *v)
  * JB_OFFSET_STRIDE'th entry an offset, numerics and containers int-aligned),
  * including its rule for a key named twice: the item column's pair wins,
  * as the last pushed pair does there.
+ *
+ * An item is read straight from the stored item column's entries
+ * (write_item_at: no unpacking into pairs first, each run of stored keys
+ * copied in one piece), and a string key's value straight from the encoded
+ * key where its bytes are the value (ddb_decode_key_raw: no text is made).
+ * A reader may have the item written where it wants it
+ * (ddb_stored_to_item_in): Query and Scan in FROM write each item where its
+ * tuple's data go.
  * ------------------------------------------------------------------------
  */
 
@@ -123,28 +131,36 @@ pair_key_cmp(const ItemPair *a, const ItemPair *b)
 	return memcmp(a->key, b->key, a->keylen);
 }
 
+/* Room write_container_at may need for these pairs: every byte, the largest padding. */
+static Size
+container_size_bound(const ItemPair *pairs, int npairs, bool object)
+{
+	Size		size = VARHDRSZ + sizeof(uint32) +
+		(object ? 2 * npairs : npairs) * sizeof(JEntry);
+
+	for (int i = 0; i < npairs; i++)
+		size += (object ? pairs[i].keylen : 0) + pairs[i].len + (sizeof(int) - 1);
+	return size;
+}
+
 /*
- * A jsonb object (pairs sorted in jsonb's key order, keys unique) or array
- * (keys unused) of the given values, in convertJsonbObject's and
+ * Write a jsonb object (pairs sorted in jsonb's key order, keys unique) or
+ * array (keys unused) of the given values at data (int-aligned, with room
+ * for container_size_bound), in convertJsonbObject's and
  * convertJsonbArray's layout: keys, then values, every JB_OFFSET_STRIDE'th
- * entry an end offset, numerics and containers int-aligned.
+ * entry an end offset, numerics and containers int-aligned.  Returns its
+ * size (its varlena header is set).
  */
-static Jsonb *
-write_container(ItemPair *pairs, int npairs, bool object)
+static Size
+write_container_at(char *data, const ItemPair *pairs, int npairs, bool object)
 {
 	int			nentries = object ? 2 * npairs : npairs;
 	int			first_value = object ? npairs : 0;
-	Size		size = VARHDRSZ + sizeof(uint32) + nentries * sizeof(JEntry);
-	char	   *data;
 	JEntry	   *entries;
 	Size		len;
 	uint32		header;
 	uint32		totallen = 0;
 
-	/* room for every byte and the largest padding: one allocation */
-	for (int i = 0; i < npairs; i++)
-		size += (object ? pairs[i].keylen : 0) + pairs[i].len + (sizeof(int) - 1);
-	data = palloc(size);
 	header = npairs | (object ? JB_FOBJECT : JB_FARRAY);
 	memcpy(data + VARHDRSZ, &header, sizeof(uint32));
 	entries = (JEntry *) (data + VARHDRSZ + sizeof(uint32));
@@ -179,6 +195,16 @@ write_container(ItemPair *pairs, int npairs, bool object)
 			pairs[i].type | (uint32) (len - before);
 	}
 	SET_VARSIZE(data, len);
+	return len;
+}
+
+/* write_container_at into a palloc'd jsonb of its own: one allocation */
+static Jsonb *
+write_container(ItemPair *pairs, int npairs, bool object)
+{
+	char	   *data = palloc(container_size_bound(pairs, npairs, object));
+
+	write_container_at(data, pairs, npairs, object);
 	return (Jsonb *) data;
 }
 
@@ -391,24 +417,205 @@ build_item_pushed(Relation rel, Datum *keyvals, bool *keynull, Jsonb *itemcol)
 }
 #endif
 
-static Jsonb *build_item_direct(Relation rel, const char *const *keynames,
-								Datum *keyvals, bool *keynull, Jsonb *itemcol);
+/*
+ * Where an item is built: a jsonb of its own (out NULL), or at out->data +
+ * offset (int-aligned), out->len then its end.  raw: key columns given as
+ * their text's bytes instead of a Datum (ddb_decode_key_raw), or NULL.
+ */
+typedef struct ItemKeys
+{
+	const char *const *names;	/* key attribute names, or NULL to look up */
+	Datum	   *values;
+	bool	   *isnull;
+	const char **raw;			/* raw[k] != NULL: the S value's bytes */
+	int		   *rawlen;
+} ItemKeys;
+
+static Jsonb *build_item_direct(Relation rel, const ItemKeys *keys, Jsonb *itemcol,
+								StringInfo out, int offset);
+
+/* Room write_item_at may need: every byte, the largest padding. */
+static Size
+item_size_bound(const ItemPair *kp, int nk, Jsonb *itemcol)
+{
+	Size		size = container_size_bound(kp, nk, true);
+
+	/* the stored entries, keys and values (all of the item column), padded */
+	if (itemcol != NULL)
+		size += VARSIZE(itemcol) + JsonContainerSize(&itemcol->root) * (sizeof(int) - 1);
+	return size;
+}
 
 /*
- * The API item of key column values (in key order, keyvals[k] NULL when
- * keynull[k]) and an item column (NULL: none).  keynames: the key
- * attributes' names (ddb_key_name), or NULL to look them up.
+ * Write the API item of the key pairs kp[0..nk) (sorted in jsonb's key
+ * order, names distinct) and the stored item column's object container jc
+ * (NULL: none) at data (int-aligned, with room for item_size_bound): the
+ * layout write_container_at gives the merged pairs, a stored pair winning
+ * over a key pair of the same name.  The stored pairs are read straight
+ * from jc's entries rather than unpacked first, and each run of stored keys
+ * that the merge leaves together is copied in one piece.  Returns the
+ * item's size (its varlena header is set).
+ */
+static Size
+write_item_at(char *data, const ItemPair *kp, int nk, JsonbContainer *jc)
+{
+	int			ns = jc ? JsonContainerSize(jc) : 0;
+	const JEntry *se = jc ? jc->children : NULL;
+	const char *sbase = jc ? (const char *) &jc->children[2 * ns] : NULL;
+	int			src_local[64];
+	uint32		kend_local[64];
+	int		   *src;			/* merged order: stored pair i, or -(k + 1) */
+	uint32	   *kend;			/* end of stored key i in sbase */
+	int			n = 0;
+	int			k = 0;
+	uint32		off = 0;
+	uint32		header;
+	uint32		totallen = 0;
+	JEntry	   *entries;
+	Size		len;
+
+	src = ns + nk <= lengthof(src_local) ? src_local : palloc(sizeof(int) * (ns + nk));
+	kend = ns <= lengthof(kend_local) ? kend_local : palloc(sizeof(uint32) * Max(ns, 1));
+
+	/* the merge, by key: entries hold lengths, an end offset every stride'th */
+	for (int i = 0; i < ns; i++)
+	{
+		uint32		start = off;
+
+		off = JBE_HAS_OFF(se[i]) ? JBE_OFFLENFLD(se[i]) : off + JBE_OFFLENFLD(se[i]);
+		kend[i] = off;
+		for (; k < nk; k++)
+		{
+			int			c = kp[k].keylen != (int) (off - start) ?
+				(kp[k].keylen > (int) (off - start) ? 1 : -1) :
+				memcmp(kp[k].key, sbase + start, off - start);
+
+			if (c > 0)
+				break;
+			if (c < 0)
+				src[n++] = -(k + 1);
+			/* equal: the stored pair wins */
+		}
+		src[n++] = i;
+	}
+	for (; k < nk; k++)
+		src[n++] = -(k + 1);
+
+	header = n | JB_FOBJECT;
+	memcpy(data + VARHDRSZ, &header, sizeof(uint32));
+	entries = (JEntry *) (data + VARHDRSZ + sizeof(uint32));
+	len = VARHDRSZ + sizeof(uint32) + 2 * n * sizeof(JEntry);
+
+	/* the keys: a key pair's name, or a run of consecutive stored keys */
+	for (int j = 0; j < n;)
+	{
+		if (src[j] < 0)
+		{
+			const ItemPair *p = &kp[-src[j] - 1];
+
+			memcpy(data + len, p->key, p->keylen);
+			len += p->keylen;
+			totallen += p->keylen;
+			entries[j] = (j % JB_OFFSET_STRIDE) == 0 ?
+				JENTRY_ISSTRING | totallen | JENTRY_HAS_OFF :
+				JENTRY_ISSTRING | p->keylen;
+			j++;
+			continue;
+		}
+		else
+		{
+			int			first = src[j];
+			uint32		from = first == 0 ? 0 : kend[first - 1];
+			int			last = first;
+
+			for (; j < n && src[j] == last; j++, last++)
+			{
+				uint32		klen = kend[last] - (last == 0 ? 0 : kend[last - 1]);
+
+				totallen += klen;
+				entries[j] = (j % JB_OFFSET_STRIDE) == 0 ?
+					JENTRY_ISSTRING | totallen | JENTRY_HAS_OFF :
+					JENTRY_ISSTRING | klen;
+			}
+			memcpy(data + len, sbase + from, kend[last - 1] - from);
+			len += kend[last - 1] - from;
+		}
+	}
+
+	/* the values, in the same order; numerics and containers int-aligned */
+	off = ns > 0 ? kend[ns - 1] : 0;
+	for (int j = 0; j < n; j++)
+	{
+		Size		before = len;
+		uint32		type;
+		const char *bytes;
+		uint32		blen;
+
+		if (src[j] < 0)
+		{
+			const ItemPair *p = &kp[-src[j] - 1];
+
+			type = p->type;
+			bytes = p->data;
+			blen = p->len;
+		}
+		else
+		{
+			JEntry		e = se[ns + src[j]];
+			uint32		start = off;
+
+			off = JBE_HAS_OFF(e) ? JBE_OFFLENFLD(e) : off + JBE_OFFLENFLD(e);
+			type = e & JENTRY_TYPEMASK;
+			if (type == JENTRY_ISNUMERIC || type == JENTRY_ISCONTAINER)
+				start = INTALIGN(start);
+			bytes = sbase + start;
+			blen = off - start;
+		}
+		if (type == JENTRY_ISNUMERIC || type == JENTRY_ISCONTAINER)
+			while (len != INTALIGN(len))
+				data[len++] = '\0';
+		memcpy(data + len, bytes, blen);
+		len += blen;
+		totallen += len - before;
+		entries[n + j] = ((n + j) % JB_OFFSET_STRIDE) == 0 ?
+			type | totallen | JENTRY_HAS_OFF :
+			type | (uint32) (len - before);
+	}
+	if (totallen > JENTRY_OFFLENMASK)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("total size of jsonb object elements exceeds the maximum of %u bytes",
+						JENTRY_OFFLENMASK)));
+	SET_VARSIZE(data, len);
+	if (src != src_local)
+		pfree(src);
+	if (kend != kend_local)
+		pfree(kend);
+	return len;
+}
+
+
+/*
+ * The API item of key column values (in key order, values[k] unset when
+ * isnull[k] or raw[k]) and an item column (NULL: none), built by
+ * build_item_direct.
  */
 static Jsonb *
-build_item(Relation rel, const char *const *keynames, Datum *keyvals, bool *keynull,
-		   Jsonb *itemcol)
+build_item(Relation rel, const ItemKeys *keys, Jsonb *itemcol, StringInfo out, int offset)
 {
-	Jsonb	   *item = build_item_direct(rel, keynames, keyvals, keynull, itemcol);
+	Jsonb	   *item = build_item_direct(rel, keys, itemcol, out, offset);
 
 #ifdef DDB_CHECKS
 	{
-		Jsonb	   *pushed = build_item_pushed(rel, keyvals, keynull, itemcol);
+		const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+		Datum		values[DDB_MAX_KEY_COLUMNS];
+		Jsonb	   *pushed;
 
+		for (int k = 0; k < ki->nkeys; k++)
+			values[k] = keys->raw && keys->raw[k] ?
+				PointerGetDatum(cstring_to_text_with_len(keys->raw[k], keys->rawlen[k])) :
+				keys->values[k];
+		pushed = build_item_pushed(rel, values, keys->isnull, itemcol);
 		DdbCheck(VARSIZE(pushed) == VARSIZE(item) &&
 				 memcmp(pushed, item, VARSIZE(item)) == 0);
 		pfree(pushed);
@@ -418,19 +625,16 @@ build_item(Relation rel, const char *const *keynames, Datum *keyvals, bool *keyn
 }
 
 static Jsonb *
-build_item_direct(Relation rel, const char *const *keynames, Datum *keyvals, bool *keynull,
-				  Jsonb *itemcol)
+build_item_direct(Relation rel, const ItemKeys *keys, Jsonb *itemcol,
+				  StringInfo out, int offset)
 {
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
-	ItemPair	keys[DDB_MAX_KEY_COLUMNS];
-	ItemPair	pairs_local[40];
-	ItemPair	stored_local[40];
-	ItemPair   *pairs;
+	ItemPair	keypairs[DDB_MAX_KEY_COLUMNS];
 	int			nkeys = 0;
-	int			nstored = 0;
-	int			npairs = 0;
 	JsonbContainer *jc = NULL;
 	Jsonb	   *item;
+	Size		bound;
+	Size		len;
 
 	/* the key attributes, sorted; of a name given twice the later column wins */
 	for (int k = 0; k < ki->nkeys; k++)
@@ -438,66 +642,46 @@ build_item_direct(Relation rel, const char *const *keynames, Datum *keyvals, boo
 		ItemPair	p;
 		int			i;
 
-		if (keynull[k])
+		if (keys->isnull[k])
 			continue;
-		p.key = keynames ? keynames[k] : ddb_key_name(rel, k);
+		p.key = keys->names ? keys->names[k] : ddb_key_name(rel, k);
 		p.keylen = strlen(p.key);
-		key_pair_value(ki->keytype[k], keyvals[k], &p);
-		for (i = nkeys; i > 0 && pair_key_cmp(&keys[i - 1], &p) > 0; i--)
-			keys[i] = keys[i - 1];
-		if (i > 0 && pair_key_cmp(&keys[i - 1], &p) == 0)
+		if (keys->raw && keys->raw[k])
 		{
-			keys[i - 1] = p;
-			memmove(&keys[i], &keys[i + 1], sizeof(ItemPair) * (nkeys - i));
+			/* a string as its bytes: key_to_jbv's jbvString without the text */
+			p.type = JENTRY_ISSTRING;
+			p.data = keys->raw[k];
+			p.len = keys->rawlen[k];
+		}
+		else
+			key_pair_value(ki->keytype[k], keys->values[k], &p);
+		for (i = nkeys; i > 0 && pair_key_cmp(&keypairs[i - 1], &p) > 0; i--)
+			keypairs[i] = keypairs[i - 1];
+		if (i > 0 && pair_key_cmp(&keypairs[i - 1], &p) == 0)
+		{
+			keypairs[i - 1] = p;
+			memmove(&keypairs[i], &keypairs[i + 1], sizeof(ItemPair) * (nkeys - i));
 			continue;
 		}
-		keys[i] = p;
+		keypairs[i] = p;
 		nkeys++;
 	}
 
 	if (itemcol != NULL && JB_ROOT_IS_OBJECT(itemcol))
-	{
 		jc = &itemcol->root;
-		nstored = JsonContainerSize(jc);
-	}
-	/* (most items fit the arrays on the stack) */
-	pairs = nstored + nkeys <= lengthof(pairs_local) ? pairs_local :
-		palloc(sizeof(ItemPair) * (nstored + nkeys));
-
-	/* merge the stored pairs (sorted, as jsonb keeps them) with the keys */
-	if (nstored > 0)
-	{
-		ItemPair   *stored = nstored <= lengthof(stored_local) ? stored_local :
-			palloc(sizeof(ItemPair) * nstored);
-		int			k = 0;
-
-		object_pairs(jc, stored);
-		for (int i = 0; i < nstored; i++)
-		{
-			int			c;
-
-			while (k < nkeys && (c = pair_key_cmp(&keys[k], &stored[i])) <= 0)
-			{
-				if (c < 0)
-					pairs[npairs++] = keys[k];
-				k++;			/* equal: the stored pair wins */
-			}
-			pairs[npairs++] = stored[i];
-		}
-		while (k < nkeys)
-			pairs[npairs++] = keys[k++];
-		if (stored != stored_local)
-			pfree(stored);
-	}
+	bound = item_size_bound(keypairs, nkeys, jc ? itemcol : NULL);
+	if (out == NULL)
+		item = palloc(bound);
 	else
 	{
-		memcpy(pairs, keys, sizeof(ItemPair) * nkeys);
-		npairs = nkeys;
+		Assert(offset == INTALIGN(offset) && offset <= out->maxlen);
+		out->len = offset;
+		enlargeStringInfo(out, bound);
+		item = (Jsonb *) (out->data + offset);
 	}
-
-	item = write_container(pairs, npairs, true);
-	if (pairs != pairs_local)
-		pfree(pairs);
+	len = write_item_at((char *) item, keypairs, nkeys, jc);
+	if (out != NULL)
+		out->len = offset + len;
 	return item;
 }
 
@@ -511,33 +695,50 @@ ddb_tuple_to_item(Relation rel, HeapTuple tuple)
 	TupleDesc	desc = RelationGetDescr(rel);
 	Datum		keyvals[DDB_MAX_KEY_COLUMNS];
 	bool		keynull[DDB_MAX_KEY_COLUMNS];
+	ItemKeys	keys = {NULL, keyvals, keynull, NULL, NULL};
 	bool		isnull;
 	Datum		itemd;
 
 	for (int k = 0; k < ki->nkeys; k++)
 		keyvals[k] = heap_getattr(tuple, ki->keyattno[k], desc, &keynull[k]);
 	itemd = heap_getattr(tuple, ki->itemattno, desc, &isnull);
-	return build_item(rel, NULL, keyvals, keynull, isnull ? NULL : DatumGetJsonbP(itemd));
+	return build_item(rel, &keys, isnull ? NULL : DatumGetJsonbP(itemd), NULL, 0);
 }
 
 /*
  * The API item of a stored version (ddb_range_next_stored,
- * ddb_lookup_stored): the key attributes decoded from its encoded key, the
- * item column as stored.  No full tuple is formed.  keynames: the key
- * attributes' names (a reader of many items looks them up once), or NULL.
+ * ddb_lookup_stored): the key attributes taken from its encoded key (string
+ * keys copied as they are stored, the others decoded), the item column as
+ * stored.  No full tuple is formed.  keynames: the key attributes' names (a
+ * reader of many items looks them up once), or NULL.
  */
 Jsonb *
 ddb_stored_to_item(Relation rel, DdbStoredItem *si, const char *const *keynames)
 {
+	return ddb_stored_to_item_in(rel, si, keynames, NULL, 0);
+}
+
+/*
+ * The same, written at out->data + offset (offset int-aligned) instead of
+ * a jsonb of its own: out->len becomes the item's end.  A reader that
+ * hands its items on as tuples writes each one where its tuple's data go.
+ */
+Jsonb *
+ddb_stored_to_item_in(Relation rel, DdbStoredItem *si, const char *const *keynames,
+					  StringInfo out, int offset)
+{
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 	Datum		keyvals[DDB_MAX_KEY_COLUMNS];
 	bool		keynull[DDB_MAX_KEY_COLUMNS];
+	const char *raw[DDB_MAX_KEY_COLUMNS];
+	int			rawlen[DDB_MAX_KEY_COLUMNS];
+	ItemKeys	keys = {keynames, keyvals, keynull, raw, rawlen};
 	bool		isnull;
 	Datum		itemd;
 
-	ddb_decode_key(ki, si->key, si->keylen, keyvals, keynull);
+	ddb_decode_key_raw(ki, si->key, si->keylen, keyvals, keynull, raw, rawlen);
 	itemd = heap_getattr(&si->tuple, ki->itemattno, RelationGetDescr(rel), &isnull);
-	return build_item(rel, keynames, keyvals, keynull, isnull ? NULL : DatumGetJsonbP(itemd));
+	return build_item(rel, &keys, isnull ? NULL : DatumGetJsonbP(itemd), out, offset);
 }
 
 static void

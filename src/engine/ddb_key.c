@@ -608,6 +608,41 @@ void
 ddb_decode_key(const DdbKeyInfo *ki, const char *key, int keylen,
 			   Datum *values, bool *isnull)
 {
+	ddb_decode_key_raw(ki, key, keylen, values, isnull, NULL, NULL);
+}
+
+/*
+ * An S column whose encoding is its value as it is: no 0x00 in the value
+ * (so no escape before the terminator) and text kept as UTF-8 (so no
+ * conversion).  Sets *raw and *rawlen to the value's bytes inside the key
+ * and returns the position after the column, or NULL when the column must
+ * be decoded.
+ */
+static const char *
+ddb_key_string_as_is(const char *p, const char *end, const char **raw, int *rawlen)
+{
+	const char *z = memchr(p, DDB_ENC_ESCAPE, end - p);
+
+	if (z == NULL || z + 1 >= end || (unsigned char) z[1] != DDB_ENC_END ||
+		ddb_text_needs_conversion())
+		return NULL;
+	*raw = p;
+	*rawlen = z - p;
+	return z + 2;
+}
+
+/*
+ * ddb_decode_key for a reader that copies string keys out as they are
+ * (the item API): an S column whose bytes in the key are its value (see
+ * ddb_key_string_as_is) is not decoded into a text; raw[k] and rawlen[k]
+ * point at those bytes inside key instead and values[k] is left unset.
+ * Every other column is decoded as ddb_decode_key does, with raw[k] NULL.
+ * raw NULL: decode every column.  The hash is verified all the same.
+ */
+void
+ddb_decode_key_raw(const DdbKeyInfo *ki, const char *key, int keylen,
+				   Datum *values, bool *isnull, const char **raw, int *rawlen)
+{
 	const char *end = key + keylen;
 	const char *p;
 	const unsigned char *h = (const unsigned char *) key;
@@ -619,7 +654,15 @@ ddb_decode_key(const DdbKeyInfo *ki, const char *key, int keylen,
 
 	for (int k = 0; k < ki->nkeys; k++)
 	{
-		p = ddb_decode_key_column(ki->keytype[k], p, end, &values[k]);
+		const char *next = NULL;
+
+		if (raw != NULL)
+		{
+			raw[k] = NULL;
+			if (ki->keytype[k] == DDB_KEY_S)
+				next = ddb_key_string_as_is(p, end, &raw[k], &rawlen[k]);
+		}
+		p = next != NULL ? next : ddb_decode_key_column(ki->keytype[k], p, end, &values[k]);
 		isnull[k] = false;
 
 		if (k == 0)
