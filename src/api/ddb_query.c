@@ -23,9 +23,15 @@
  * (ddb_item_size of the whole item, key attributes included), so pages
  * break where DynamoDB's would for the same items.  The item that reaches
  * 1 MB is part of the page.  The SETOF functions (ddb_query, ddb_scan)
- * stream every page without the 1 MB cut, one item per call, so they never
- * hold more than one item; their "limit" caps the items read over the
- * whole stream.
+ * stream every page without the 1 MB cut; their "limit" caps the items read
+ * over the whole stream.  In a select list they return one item per call,
+ * so they never hold more than one item and stop when their caller does.
+ * In FROM, where the function scan keeps every row in a tuplestore
+ * whichever way they come (it asks for SFRM_Materialize_Preferred), they
+ * fill the tuplestore themselves in one call: each item is written where
+ * its tuple's data go (ddb_stored_to_item_in) and the tuple copied into the
+ * store once, instead of a jsonb per item that the executor then forms
+ * into a tuple of its own.
  *
  * Indexes: a request names what it reads with index_name.  The reader only
  * needs a ddb relation and its key schema, so a global secondary index
@@ -46,6 +52,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/relation.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
@@ -56,6 +63,7 @@
 #include "utils/numeric.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/tuplestore.h"
 
 #include "ddb.h"
 #include "model/ddb_expr.h"
@@ -103,6 +111,9 @@ typedef struct DdbReader
 	bool		stopped;		/* stopped early: limit or 1 MB */
 	bool		done;			/* nothing more to return */
 	Jsonb	   *last_key;		/* LastEvaluatedKey when stopped */
+
+	StringInfo	out;			/* not NULL: build items at out->data + out_offset */
+	int			out_offset;
 
 	MemoryContext state_cxt;	/* the request's context */
 	MemoryContext item_cxt;		/* reset for every item read */
@@ -715,7 +726,7 @@ reader_next_item(DdbReader *r, DdbValue **value)
 
 		MemoryContextReset(r->item_cxt);
 		old = MemoryContextSwitchTo(r->item_cxt);
-		item = ddb_stored_to_item(r->rel, stored, r->keynames);
+		item = ddb_stored_to_item_in(r->rel, stored, r->keynames, r->out, r->out_offset);
 		if (r->fetch_table)
 		{
 			/* the whole item, by its table key, as the same snapshot sees it */
@@ -957,12 +968,110 @@ reader_shutdown(Datum arg)
 		reader_close(r);
 }
 
+/*
+ * Every item into a tuplestore, for a caller that prefers a materialized
+ * result (a function in FROM: the function scan keeps every row in a
+ * tuplestore of its own however they come).  Each item is written once,
+ * where its tuple's data go, and the tuple copied into the store: no
+ * jsonb of its own, no heap_form_minimal_tuple, no call per item.  Returns
+ * false, having done nothing, when the caller's row type is not the one
+ * jsonb column.
+ */
+static bool
+read_materialize(FunctionCallInfo fcinfo, bool is_query)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	/* a minimal tuple of one jsonb without nulls: its data start here */
+	const int	hoff = MAXALIGN(SizeofHeapTupleHeader);
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext call_cxt;
+	Tuplestorestate *store;
+	TupleDesc	desc;
+	DdbReadRequest a;
+	DdbReader  *r;
+	StringInfoData tup;
+
+	if (rsinfo->expectedDesc == NULL || rsinfo->expectedDesc->natts != 1 ||
+		TupleDescAttr(rsinfo->expectedDesc, 0)->atttypid != JSONBOID)
+		return false;
+
+	/* the store and its row type live as long as the query */
+	MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	store = tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0,
+								  false, work_mem);
+	desc = CreateTupleDescCopy(rsinfo->expectedDesc);
+
+	/* the request, its reader and the tuple being written: for this call */
+	call_cxt = AllocSetContextCreate(caller, "ddb query materialize",
+									 ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(call_cxt);
+	if (is_query)
+		query_args(fcinfo, &a);
+	else
+		scan_args(fcinfo, &a);
+	r = is_query ? query_begin(&a, false) : scan_begin(&a, false);
+	initStringInfo(&tup);
+	r->out = &tup;
+	r->out_offset = hoff;
+	for (;;)
+	{
+		DdbValue   *value;
+		Jsonb	   *j = reader_next_item(r, &value);
+		HeapTupleHeader td;
+		HeapTupleData htup;
+
+		if (j == NULL)
+			break;
+		if ((char *) j != tup.data + hoff)
+		{
+			/* a projection: built elsewhere, copied to where the data go */
+			tup.len = hoff;
+			appendBinaryStringInfo(&tup, (char *) j, VARSIZE(j));
+		}
+		/* heap_form_tuple's header for (j): one att, no nulls, no toast */
+		td = (HeapTupleHeader) tup.data;
+		memset(td, 0, hoff);
+		HeapTupleHeaderSetNatts(td, 1);
+		td->t_infomask = HEAP_HASVARWIDTH;
+		td->t_hoff = hoff;
+		htup.t_len = tup.len;
+		htup.t_data = td;
+		ItemPointerSetInvalid(&htup.t_self);
+		htup.t_tableOid = InvalidOid;
+		tuplestore_puttuple(store, &htup);
+	}
+	reader_close(r);
+	MemoryContextSwitchTo(caller);
+	MemoryContextDelete(call_cxt);
+
+	rsinfo->returnMode = SFRM_Materialize;
+	rsinfo->setResult = store;
+	rsinfo->setDesc = desc;
+	return true;
+}
+
 static Datum
 read_stream(FunctionCallInfo fcinfo, bool is_query)
 {
 	FuncCallContext *funcctx;
 	DdbReader  *r;
 	Jsonb	   *j;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+		/*
+		 * A caller that keeps every row anyway gets them all at once; one
+		 * that may stop early (a set-returning function in a select list
+		 * under LIMIT) gets them one per call.
+		 */
+		if (rsinfo && IsA(rsinfo, ReturnSetInfo) &&
+			(rsinfo->allowedModes & SFRM_Materialize) &&
+			(rsinfo->allowedModes & SFRM_Materialize_Preferred) &&
+			read_materialize(fcinfo, is_query))
+			PG_RETURN_NULL();
+	}
 
 	if (SRF_IS_FIRSTCALL())
 	{
