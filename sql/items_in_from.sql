@@ -31,6 +31,11 @@ FROM (VALUES
   ('e empty string value', '{"s": "", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa": "a name longer than the keys"}')
 ) AS v(k, v);
 INSERT INTO "Strs" VALUES ('part "1" \ é☃', 'f from SQL', '{"x": [1, 2, 3]}');
+-- 100 attributes: more pairs than the writer keeps on its stack, and
+-- several of jsonb's offset strides
+SELECT ddb_put_item('Strs', (SELECT jsonb_object_agg('a' || i, CASE WHEN i % 3 = 0 THEN to_jsonb(i)
+    WHEN i % 3 = 1 THEN to_jsonb('v' || i) ELSE jsonb_build_object('n', i) END)
+  || '{"P": "part \"1\" \\ é☃", "SortKeyName": "g wide"}' FROM generate_series(1, 100) i), NULL) IS NULL AS put;
 
 CREATE FUNCTION oracle_strs(forward boolean) RETURNS text[]
 LANGUAGE sql STABLE RETURN (
