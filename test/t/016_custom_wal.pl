@@ -120,7 +120,11 @@ my $schema = q{
 # ---- (a), (b), (c): a preloaded primary and two standbys ----------------
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', $preload . "wal_consistency_checking = 'ddb'\n");
+# (wal_keep_size: the bare standby below stops at the first ddb record and
+# starts again later; the WAL it still needs must not be recycled meanwhile,
+# which on a loaded machine a checkpoint in between would do)
+$primary->append_conf('postgresql.conf',
+	$preload . "wal_consistency_checking = 'ddb'\nwal_keep_size = '512MB'\n");
 $primary->start;
 $primary->safe_psql('postgres', $schema);
 $primary->backup('base');
