@@ -177,6 +177,18 @@ SELECT ks_check($$SELECT item FROM ks_orders WHERE ("PK", "SK") IN (SELECT * FRO
 -- A sort key joined to a different relation than the partition key's is
 -- not pinned by the partition key's probe (it needs both outer rows).
 SELECT ks_check($$SELECT c.name, o."SK" FROM ks_customers c, ks_wanted w, ks_orders o WHERE o."PK" = c.id AND o."SK" = w.sk AND w.pk = 'CUST#404'$$);
+-- A constant partition key and a sort key joined to another table: one
+-- probe per outer row, the sort key pinned by it (not a filter over the
+-- partition).  (A partition of 101 items is cheaper to merge with four
+-- outer rows, so the other joins are switched off to show the path.)
+SET enable_mergejoin = off;
+SET enable_hashjoin = off;
+EXPLAIN (COSTS OFF)
+SELECT w.sk, o.item FROM ks_wanted w JOIN ks_orders o ON o."SK" = w.sk WHERE o."PK" = 'CUST#2';
+RESET enable_mergejoin;
+RESET enable_hashjoin;
+SELECT ks_check($$SELECT w.sk, o.item FROM ks_wanted w JOIN ks_orders o ON o."SK" = w.sk WHERE o."PK" = 'CUST#2' ORDER BY 1$$);
+SELECT ks_check($$SELECT w.sk, o."PK" FROM ks_wanted w JOIN ks_orders o ON o."SK" = w.sk WHERE o."PK" IN ('CUST#1', 'CUST#2') ORDER BY 1, 2$$);
 DROP TABLE ks_wanted;
 -- A subquery's value as the key (an InitPlan Param).
 EXPLAIN (COSTS OFF)
@@ -321,6 +333,9 @@ EXPLAIN (COSTS OFF) SELECT * FROM ks_multi WHERE a = 'A1' AND b >= 'B2' AND c < 
 SELECT ks_check($$SELECT * FROM ks_multi WHERE a = 'A1' AND b >= 'B2' AND c < 100 ORDER BY b, c LIMIT 5$$);
 SELECT ks_check($$SELECT * FROM ks_multi WHERE a = 'A1' AND b > 'B2' ORDER BY b DESC, c DESC LIMIT 5$$);
 SELECT ks_check($$SELECT * FROM ks_multi WHERE a = 'A1' AND c = 301$$);
+-- The partition constant and the first sort key joined: one range per
+-- outer row, the second sort key's bound inside it.
+SELECT ks_check($$SELECT v.b, m.c FROM (VALUES ('B1' COLLATE "C"), ('B3'), ('B9')) v(b) JOIN ks_multi m ON m.b = v.b WHERE m.a = 'A1' AND m.c < 50 ORDER BY 1, 2$$);
 -- A long array: 1000 values (an InitPlan Param), 150 partitions of which
 -- 50 are absent, each partition read once.
 SELECT ks_check($$SELECT "PK" FROM ks_orders WHERE "PK" = ANY ((SELECT array_agg('CUST#' || (i % 150)) FROM generate_series(1, 1000) i)::text[]) AND "SK" = 'PROFILE'$$);

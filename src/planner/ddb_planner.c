@@ -14,6 +14,8 @@
  *	  point lookup); a parameterized path also takes "=" join clauses on
  *	  sort keys over the same outer relations, so a join on the whole key
  *	  (or WHERE (pk, sk) IN (SELECT ...)) probes one item per outer row;
+ *	  with the partition key pinned by a constant, a sort key joined "="
+ *	  to other relations makes a parameterized path of its own;
  *	- the first sort key that is not pinned may be bounded with < <= > >=
  *	  (BETWEEN arrives as two of those), LIKE 'prefix%' or starts_with();
  *	- the path declares pathkeys on the remaining sort keys, ascending for a
@@ -656,11 +658,17 @@ join_clause_outer(RelOptInfo *rel, RestrictInfo *rinfo)
 }
 
 /*
- * Parameterized paths: the partition key equals an expression over other
- * relations, so a nested loop can probe the tree once per outer row.
+ * Parameterized paths: a key column equals an expression over other
+ * relations, so a nested loop can probe the tree once per outer row.  When
+ * the restriction clauses leave the partition key unpinned ('base' NULL),
+ * the partition key's join clauses drive the probes; when they pin it (a
+ * constant partition, 'base' what they pin), a join clause on a sort key
+ * they leave unpinned does: WHERE "PK" = 'x' AND "SK" = other.sk probes one
+ * item per outer row instead of filtering the partition.
  */
 static void
-add_parameterized_paths(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk)
+add_parameterized_paths(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk,
+						const DdbKeyClauses *base)
 {
 	List	   *candidates = NIL;
 	List	   *done = NIL;
@@ -699,7 +707,9 @@ add_parameterized_paths(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk)
 
 		if (!match_key_clause(pk, rinfo, &col, &kind, &value, &value_relids))
 			continue;
-		if (col != 0 || kind != BTEqualStrategyNumber || bms_is_empty(value_relids))
+		if (kind != BTEqualStrategyNumber || bms_is_empty(value_relids))
+			continue;
+		if (base == NULL ? col != 0 : col < base->npinned)
 			continue;
 
 		required_outer = join_clause_outer(rel, rinfo);
@@ -716,10 +726,14 @@ add_parameterized_paths(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk)
 		{
 			RestrictInfo *other = lfirst_node(RestrictInfo, lc2);
 
-			if (other != rinfo && bms_is_subset(join_clause_outer(rel, other), required_outer))
+			if ((other != rinfo || base != NULL) &&
+				bms_is_subset(join_clause_outer(rel, other), required_outer))
 				sk_joins = lappend(sk_joins, other);
 		}
-		if (analyze_key_clauses(pk, rel->baserestrictinfo, rinfo, value, sk_joins, &kc))
+		if (base == NULL ?
+			analyze_key_clauses(pk, rel->baserestrictinfo, rinfo, value, sk_joins, &kc) :
+			(analyze_key_clauses(pk, rel->baserestrictinfo, NULL, NULL, sk_joins, &kc) &&
+			 kc.npinned > base->npinned))
 			add_keyscan_paths(root, rel, pk, &kc, required_outer);
 	}
 }
@@ -785,9 +799,13 @@ ddb_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		return;
 
 	if (analyze_key_clauses(&pk, rel->baserestrictinfo, NULL, NULL, NIL, &kc))
+	{
 		add_keyscan_paths(root, rel, &pk, &kc, rel->lateral_relids);
+		if (kc.npinned < pk.ki.nkeys)
+			add_parameterized_paths(root, rel, &pk, &kc);
+	}
 	else
-		add_parameterized_paths(root, rel, &pk);
+		add_parameterized_paths(root, rel, &pk, NULL);
 }
 
 /* ------------------------------------------------------------------------
