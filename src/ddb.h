@@ -105,6 +105,9 @@ typedef struct DdbRelCache
 	BlockNumber nblocks_seen;	/* a size the fork has reached (it shrinks
 								 * only when truncated, which resets this) */
 	int			fillfactor;		/* ddb_fillfactor, 0 = not read yet */
+	BlockNumber map_leaf;		/* the row-id map leaf this backend last
+								 * wrote, 0 = none (ddb_rowid.c) */
+	uint64		map_leaf_first; /* the first row id map_leaf covers */
 } DdbRelCache;
 
 /*
