@@ -50,7 +50,7 @@ REGRESS = extension shape keys tree modify rewrite items items_security types ex
 	expr_projection expr_key_condition expr_errors model_messages query scan query_cost keyscan gsi \
 	gsi_verify big_items split_fill fillfactor write_records bulk_load api_tables api_items api_query api_legacy names write_path \
 	api_indexes http_keys ttl ttl_cost lsi batch transact streams items_built item_column old_extension \
-	multi_insert reads rowid_map
+	multi_insert reads rowid_map put_item_key
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}

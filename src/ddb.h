@@ -423,6 +423,8 @@ extern void ddb_key_from_jsonb_named(Relation rel, const char **names, Jsonb *do
 									 bool exact, Datum *values, bool *isnull,
 									 StringInfo enckey);
 extern Jsonb *ddb_item_without_keys(Relation rel, Jsonb *item);
+extern Jsonb *ddb_item_split_key(Relation rel, Jsonb *item, Datum *values, bool *isnull,
+								 StringInfo enckey);
 extern Jsonb *ddb_jsonb_replace_pairs(Jsonb *base, const char *const *names, int nnames,
 									 Jsonb *repl);
 extern Datum ddb_jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v,
