@@ -41,6 +41,9 @@
  * commit.  Only committed versions must be reachable through the map, and
  * a crash before commit loses only entries of versions that died with their
  * transaction.  This turns a WAL record per insert into one per thousand.
+ * A backend remembers the map leaf it wrote last (map_leaf_for_write), so
+ * a small batch, the usual one of a single-row transaction, reads only
+ * that page.
  * A batch is never written under a leaf lock (writing opens relations and
  * locks map pages): entries are recorded after the leaf is released, or,
  * by the one caller that records one under the lock (an update beside its
