@@ -347,6 +347,13 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 	Page		page;
 	OffsetNumber maxoff;
 	TransactionId oldest = GetOldestNonRemovableTransactionId(vs->rel);
+	struct
+	{
+		OffsetNumber off;
+		ItemPointerData tid;
+		uint32		hash;
+	}		   *mapped = NULL;
+	int			nmapped = 0;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
@@ -410,34 +417,84 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 		if (HeapTupleHeaderXminFrozen(t) ||
 			TransactionIdDidCommit(HeapTupleHeaderGetRawXmin(t)))
 		{
+			if (nmapped == 0)
+				mapped = palloc(sizeof(*mapped) * maxoff);
+			mapped[nmapped].off = off;
+			mapped[nmapped].tid = li->tid;
+			mapped[nmapped].hash = ddb_key_hash(li->key);
+			nmapped++;
+		}
+	}
+
+	/*
+	 * Resolve those versions through the map.  That reads this leaf again
+	 * (and others), so the lock is released first; the page may then change
+	 * under a concurrent writer, VACUUM, or on a standby the replay of one
+	 * (items pruned or moved right by a split).  A resolution that fails is
+	 * corruption only if the leaf is still as it was when its items were
+	 * checked: otherwise the version may have moved or gone meanwhile, and
+	 * this leaf's remaining map checks are skipped.  (Reading items after
+	 * re-locking, as this once did, read whatever the page then held.)
+	 */
+	if (nmapped > 0)
+	{
+		char	   *snap = palloc(BLCKSZ);
+
+		memcpy(snap, page, BLCKSZ);
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		for (int i = 0; i < nmapped; i++)
+		{
+			OffsetNumber off = mapped[i].off;
 			BlockNumber hint;
 			Buffer		fbuf;
 			OffsetNumber foff;
 			DdbHintResult hres;
 			bool		found;
+			char		msg[256];
 
-			if (!ddb_map_check(vs->rel, &li->tid, ddb_key_hash(li->key), &hint))
-				corrupt(vs, blk, "item %u has no row-id map entry with its hash", off);
-			if (hint >= vs->nblocks)
-				corrupt(vs, blk, "item %u's row-id map entry points to block %u beyond the end of the relation",
-						off, hint);
-			/* resolving must find it here (we hold a share lock: take one too) */
-			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-			found = ddb_find_version_ext(vs->rel, &li->tid, BUFFER_LOCK_SHARE, &fbuf, &foff,
-										 &hres);
-			if (found && hres != DDB_HINT_OK)
-				UnlockReleaseBuffer(fbuf);
-			if (hres == DDB_HINT_NOT_LEAF)
-				corrupt(vs, blk, "item %u's row id map entry points to block %u, which is not a leaf",
-						off, hint);
-			if (!found || hres != DDB_HINT_OK)
-				corrupt(vs, blk, "item %u cannot be found through the row-id map", off);
-			if (BufferGetBlockNumber(fbuf) != blk || foff != off)
-				corrupt(vs, blk, "item %u resolves to block %u offset %u", off,
-						BufferGetBlockNumber(fbuf), foff);
-			UnlockReleaseBuffer(fbuf);
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			msg[0] = '\0';
+			if (!ddb_map_check(vs->rel, &mapped[i].tid, mapped[i].hash, &hint))
+				snprintf(msg, sizeof(msg), "item %u has no row-id map entry with its hash", off);
+			else if (hint >= vs->nblocks)
+				snprintf(msg, sizeof(msg),
+						 "item %u's row-id map entry points to block %u beyond the end of the relation",
+						 off, hint);
+			else
+			{
+				found = ddb_find_version_ext(vs->rel, &mapped[i].tid, BUFFER_LOCK_SHARE,
+											 &fbuf, &foff, &hres);
+				if (found && hres != DDB_HINT_OK)
+					UnlockReleaseBuffer(fbuf);
+				if (hres == DDB_HINT_NOT_LEAF)
+					snprintf(msg, sizeof(msg),
+							 "item %u's row id map entry points to block %u, which is not a leaf",
+							 off, hint);
+				else if (!found || hres != DDB_HINT_OK)
+					snprintf(msg, sizeof(msg), "item %u cannot be found through the row-id map", off);
+				else
+				{
+					if (BufferGetBlockNumber(fbuf) != blk || foff != off)
+						snprintf(msg, sizeof(msg), "item %u resolves to block %u offset %u", off,
+								 BufferGetBlockNumber(fbuf), foff);
+					UnlockReleaseBuffer(fbuf);
+				}
+			}
+			if (msg[0] != '\0')
+			{
+				bool		unchanged;
+
+				LockBuffer(buf, BUFFER_LOCK_SHARE);
+				unchanged = memcmp(snap, BufferGetPage(buf), BLCKSZ) == 0;
+				LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+				if (unchanged)
+					corrupt(vs, blk, "%s", msg);
+				break;			/* the leaf changed: its items moved on */
+			}
 		}
+		pfree(snap);
+		pfree(mapped);
+		ReleaseBuffer(buf);
+		return;
 	}
 	UnlockReleaseBuffer(buf);
 }
