@@ -89,6 +89,19 @@ typedef struct DdbKeyInfo
 } DdbKeyInfo;
 
 /*
+ * Where an internal page of the tree was last found in shared buffers: a
+ * hint for ReadRecentBuffer, which checks it (see ddb_read_internal).
+ */
+#define DDB_BUFFER_HINTS	64
+
+typedef struct DdbBufferHint
+{
+	BlockNumber blkno;
+	Buffer		buffer;			/* InvalidBuffer: no hint */
+	uint32		uses;			/* reads through the hint, for its refresh */
+} DdbBufferHint;
+
+/*
  * Per-relation backend-local cache, hung off rd_amcache.  Freed (and so
  * rebuilt) on every relcache invalidation, which TRUNCATE, CLUSTER and
  * ALTER TABLE all cause, and so do a concurrent VACUUM or ANALYZE: a
@@ -105,6 +118,8 @@ typedef struct DdbRelCache
 	BlockNumber nblocks_seen;	/* a size the fork has reached (it shrinks
 								 * only when truncated, which resets this) */
 	int			fillfactor;		/* ddb_fillfactor, 0 = not read yet */
+	DdbBufferHint hints[DDB_BUFFER_HINTS];	/* internal pages, by block
+											 * number modulo their number */
 } DdbRelCache;
 
 /*
