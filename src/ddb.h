@@ -202,6 +202,8 @@ extern DdbRelCache *ddb_get_relcache(Relation rel);
 extern void ddb_reset_relcache(Relation rel, bool truncated_in_place);
 extern bool ddb_is_ddb_relation(Relation rel);
 extern Relation ddb_open_table(Oid relid, AclMode mode);
+extern Relation ddb_open_locked_table(Oid relid, AclMode mode);
+extern LOCKMODE ddb_api_lockmode(AclMode mode);
 
 /*
  * engine/ddb_key.c: the order-preserving key encoding and the routing hash.
