@@ -220,17 +220,12 @@ extern LOCKMODE ddb_api_lockmode(AclMode mode);
  * tie) orders them by (hash, pk, sk...), each column by DynamoDB's rules.
  */
 extern void ddb_encode_key_column(StringInfo buf, DdbKeyType type, Datum value);
-extern void ddb_encode_key_string(StringInfo buf, const char *data, int len,
-								  bool partition, const char *colname);
 extern void ddb_encode_key(const DdbKeyInfo *ki, Datum *values, bool *isnull,
 						   StringInfo buf);
 extern int	ddb_encode_key_prefix(const DdbKeyInfo *ki, Datum *values, int nvalues,
 								  StringInfo buf);
 extern void ddb_decode_key(const DdbKeyInfo *ki, const char *key, int keylen,
 						   Datum *values, bool *isnull);
-extern void ddb_decode_key_ref(const DdbKeyInfo *ki, const char *key, int keylen,
-							   Datum *values, bool *isnull, const char **strs,
-							   int *lens);
 extern const char *ddb_decode_key_column(DdbKeyType type, const char *p,
 										 const char *end, Datum *value);
 extern uint32 ddb_hash32(const char *data, int len);
@@ -441,8 +436,6 @@ extern void ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact,
 extern void ddb_key_from_jsonb_named(Relation rel, const char **names, Jsonb *doc,
 									 bool exact, Datum *values, bool *isnull,
 									 StringInfo enckey);
-extern void ddb_key_encode_jsonb(Relation rel, const char **names, Jsonb *doc,
-								 bool exact, StringInfo enckey);
 extern Jsonb *ddb_item_without_keys(Relation rel, Jsonb *item);
 extern Jsonb *ddb_jsonb_replace_pairs(Jsonb *base, const char *const *names, int nnames,
 									 Jsonb *repl);

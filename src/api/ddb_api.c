@@ -298,13 +298,28 @@ ddb_check_expression_use(bool has_expr, bool has_value_expr, const char *value_e
 
 /*
  * The encoded key of a request's key document (exact) or item, by the key
- * names 'names' (ddb_table_key_names).
+ * names 'names' (ddb_table_key_names).  The columns' values go to arrays on
+ * the stack when the table has few columns (every table the API creates has
+ * a key column or two and the item).
  */
 static void
 request_key_named(Relation rel, const char **names, Jsonb *doc, bool exact, StringInfo key)
 {
+	int			natts = RelationGetNumberOfAttributes(rel);
+	Datum		values_local[16];
+	bool		isnull_local[16];
+	Datum	   *values = natts <= lengthof(values_local) ? values_local :
+		palloc(sizeof(Datum) * natts);
+	bool	   *isnull = natts <= lengthof(isnull_local) ? isnull_local :
+		palloc(sizeof(bool) * natts);
+
 	initStringInfo(key);
-	ddb_key_encode_jsonb(rel, names, doc, exact, key);
+	ddb_key_from_jsonb_named(rel, names, doc, exact, values, isnull, key);
+	if (values != values_local)
+	{
+		pfree(values);
+		pfree(isnull);
+	}
 }
 
 /* The encoded key of a request's key document (exact) or item. */

@@ -8,9 +8,7 @@
  * with the key attributes added under the key columns' names, in document
  * form (S: string, N: number, B: {"$B": "<base64>"}).  Going in, the key
  * attributes are taken out of the item, checked against the table's key
- * schema, and encoded; the rest is the item column.  A request's string
- * key goes from the document's bytes straight into its encoding
- * (ddb_key_encode_jsonb), without a text value in between.
+ * schema, and encoded; the rest is the item column.
  *
  *-------------------------------------------------------------------------
  */
@@ -102,10 +100,7 @@ key_to_jbv(DdbKeyType type, Datum d, JsonbValue *v)
  * pairs (convertJsonbObject's layout: keys, then values, every
  * JB_OFFSET_STRIDE'th entry an offset, numerics and containers int-aligned),
  * including its rule for a key named twice: the item column's pair wins,
- * as the last pushed pair does there.  A stored version's string keys are
- * copied from its encoded key, where they are their text's bytes as they
- * are in a UTF-8 or SQL_ASCII database (ddb_decode_key_ref), without
- * decoding them into text values first.
+ * as the last pushed pair does there.
  * ------------------------------------------------------------------------
  */
 
@@ -397,32 +392,23 @@ build_item_pushed(Relation rel, Datum *keyvals, bool *keynull, Jsonb *itemcol)
 #endif
 
 static Jsonb *build_item_direct(Relation rel, const char *const *keynames,
-								Datum *keyvals, bool *keynull, const char **strs,
-								int *lens, Jsonb *itemcol);
+								Datum *keyvals, bool *keynull, Jsonb *itemcol);
 
 /*
  * The API item of key column values (in key order, keyvals[k] NULL when
  * keynull[k]) and an item column (NULL: none).  keynames: the key
- * attributes' names (ddb_key_name), or NULL to look them up.  strs: NULL,
- * or string key values given as bytes (ddb_decode_key_ref: strs[k] and
- * lens[k] instead of keyvals[k] where strs[k] is not NULL).
+ * attributes' names (ddb_key_name), or NULL to look them up.
  */
 static Jsonb *
 build_item(Relation rel, const char *const *keynames, Datum *keyvals, bool *keynull,
-		   const char **strs, int *lens, Jsonb *itemcol)
+		   Jsonb *itemcol)
 {
-	Jsonb	   *item = build_item_direct(rel, keynames, keyvals, keynull, strs, lens, itemcol);
+	Jsonb	   *item = build_item_direct(rel, keynames, keyvals, keynull, itemcol);
 
 #ifdef DDB_CHECKS
 	{
-		const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
-		Datum		vals[DDB_MAX_KEY_COLUMNS];
-		Jsonb	   *pushed;
+		Jsonb	   *pushed = build_item_pushed(rel, keyvals, keynull, itemcol);
 
-		for (int k = 0; k < ki->nkeys; k++)
-			vals[k] = strs != NULL && strs[k] != NULL ?
-				PointerGetDatum(cstring_to_text_with_len(strs[k], lens[k])) : keyvals[k];
-		pushed = build_item_pushed(rel, vals, keynull, itemcol);
 		DdbCheck(VARSIZE(pushed) == VARSIZE(item) &&
 				 memcmp(pushed, item, VARSIZE(item)) == 0);
 		pfree(pushed);
@@ -433,7 +419,7 @@ build_item(Relation rel, const char *const *keynames, Datum *keyvals, bool *keyn
 
 static Jsonb *
 build_item_direct(Relation rel, const char *const *keynames, Datum *keyvals, bool *keynull,
-				  const char **strs, int *lens, Jsonb *itemcol)
+				  Jsonb *itemcol)
 {
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 	ItemPair	keys[DDB_MAX_KEY_COLUMNS];
@@ -456,14 +442,7 @@ build_item_direct(Relation rel, const char *const *keynames, Datum *keyvals, boo
 			continue;
 		p.key = keynames ? keynames[k] : ddb_key_name(rel, k);
 		p.keylen = strlen(p.key);
-		if (strs != NULL && strs[k] != NULL)
-		{
-			p.type = JENTRY_ISSTRING;
-			p.data = strs[k];
-			p.len = lens[k];
-		}
-		else
-			key_pair_value(ki->keytype[k], keyvals[k], &p);
+		key_pair_value(ki->keytype[k], keyvals[k], &p);
 		for (i = nkeys; i > 0 && pair_key_cmp(&keys[i - 1], &p) > 0; i--)
 			keys[i] = keys[i - 1];
 		if (i > 0 && pair_key_cmp(&keys[i - 1], &p) == 0)
@@ -538,8 +517,7 @@ ddb_tuple_to_item(Relation rel, HeapTuple tuple)
 	for (int k = 0; k < ki->nkeys; k++)
 		keyvals[k] = heap_getattr(tuple, ki->keyattno[k], desc, &keynull[k]);
 	itemd = heap_getattr(tuple, ki->itemattno, desc, &isnull);
-	return build_item(rel, NULL, keyvals, keynull, NULL, NULL,
-					  isnull ? NULL : DatumGetJsonbP(itemd));
+	return build_item(rel, NULL, keyvals, keynull, isnull ? NULL : DatumGetJsonbP(itemd));
 }
 
 /*
@@ -554,16 +532,12 @@ ddb_stored_to_item(Relation rel, DdbStoredItem *si, const char *const *keynames)
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 	Datum		keyvals[DDB_MAX_KEY_COLUMNS];
 	bool		keynull[DDB_MAX_KEY_COLUMNS];
-	const char *strs[DDB_MAX_KEY_COLUMNS];
-	int			lens[DDB_MAX_KEY_COLUMNS];
 	bool		isnull;
 	Datum		itemd;
 
-	/* string keys straight from the stored key: the item copies them */
-	ddb_decode_key_ref(ki, si->key, si->keylen, keyvals, keynull, strs, lens);
+	ddb_decode_key(ki, si->key, si->keylen, keyvals, keynull);
 	itemd = heap_getattr(&si->tuple, ki->itemattno, RelationGetDescr(rel), &isnull);
-	return build_item(rel, keynames, keyvals, keynull, strs, lens,
-					  isnull ? NULL : DatumGetJsonbP(itemd));
+	return build_item(rel, keynames, keyvals, keynull, isnull ? NULL : DatumGetJsonbP(itemd));
 }
 
 static void
@@ -673,10 +647,6 @@ ddb_jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v, const char *name)
 	return jbv_to_key(rel, type, v, name);
 }
 
-static void api_check_key_len(DdbKeyType type, int len, bool partition, const char *name);
-static void key_from_jsonb(Relation rel, const char *const *names, Jsonb *doc, bool exact,
-						   Datum *values, bool *isnull, StringInfo enckey);
-
 /*
  * DynamoDB's key value rules as ValidationExceptions (ddb_check_key_value
  * raises PostgreSQL's own SQLSTATEs, which suit SQL on the table).
@@ -684,18 +654,15 @@ static void key_from_jsonb(Relation rel, const char *const *names, Jsonb *doc, b
 static void
 api_check_key(DdbKeyType type, Datum d, bool partition, const char *name)
 {
-	if (type == DDB_KEY_N)
-		ddb_check_number(DatumGetNumeric(d));
-	else
-		api_check_key_len(type, VARSIZE_ANY_EXHDR(DatumGetPointer(d)), partition, name);
-}
-
-/* api_check_key of an S or B value of len bytes */
-static void
-api_check_key_len(DdbKeyType type, int len, bool partition, const char *name)
-{
 	int			limit = partition ? DDB_MAX_PARTITION_KEY_BYTES : DDB_MAX_SORT_KEY_BYTES;
+	int			len;
 
+	if (type == DDB_KEY_N)
+	{
+		ddb_check_number(DatumGetNumeric(d));
+		return;
+	}
+	len = VARSIZE_ANY_EXHDR(DatumGetPointer(d));
 	if (len == 0)
 		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_KEY_EMPTY_VALUE,
 				  type == DDB_KEY_S ? "string" : "binary", name);
@@ -731,32 +698,6 @@ void
 ddb_key_from_jsonb_named(Relation rel, const char **names, Jsonb *doc, bool exact,
 						 Datum *values, bool *isnull, StringInfo enckey)
 {
-	key_from_jsonb(rel, names, doc, exact, values, isnull, enckey);
-}
-
-/*
- * The encoded key alone of a request's key document (exact) or item, by
- * the key names 'names' (ddb_table_key_names), with the same checks and
- * errors: what GetItem and the writes need of a request's key.
- */
-void
-ddb_key_encode_jsonb(Relation rel, const char **names, Jsonb *doc, bool exact,
-					 StringInfo enckey)
-{
-	key_from_jsonb(rel, names, doc, exact, NULL, NULL, enckey);
-}
-
-/*
- * ddb_key_from_jsonb_named, or with values NULL the encoded key alone: then
- * a string key column goes from the document's bytes straight into the
- * encoding (ddb_encode_key_string), without the text Datum the values
- * need, and every column is encoded as soon as it is checked (in key
- * order, as ddb_encode_key encodes them).
- */
-static void
-key_from_jsonb(Relation rel, const char *const *names, Jsonb *doc, bool exact,
-			   Datum *values, bool *isnull, StringInfo enckey)
-{
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 
 	if (!JB_ROOT_IS_OBJECT(doc) || JB_ROOT_IS_SCALAR(doc))
@@ -764,20 +705,15 @@ key_from_jsonb(Relation rel, const char *const *names, Jsonb *doc, bool exact,
 				(errcode(DDB_ERRCODE_VALIDATION),
 				 errmsg("ValidationException: %s must be a JSON object of attributes",
 						exact ? "the key" : "the item")));
-	if (values != NULL)
+	for (int a = 0; a < ki->natts; a++)
 	{
-		for (int a = 0; a < ki->natts; a++)
-		{
-			values[a] = (Datum) 0;
-			isnull[a] = true;
-		}
+		values[a] = (Datum) 0;
+		isnull[a] = true;
 	}
 	for (int k = 0; k < ki->nkeys; k++)
 	{
 		const char *name = names[k];
-		JsonbValue	vbuf;
-		JsonbValue *v = getKeyJsonValueFromContainer(&doc->root, name, strlen(name), &vbuf);
-		Datum		d;
+		JsonbValue *v = getKeyJsonValueFromContainer(&doc->root, name, strlen(name), NULL);
 
 		if (v == NULL && exact)
 			key_schema_error(rel, "Key attribute \"%s\" of table \"%s\" is missing.", name);
@@ -785,25 +721,10 @@ key_from_jsonb(Relation rel, const char *const *names, Jsonb *doc, bool exact,
 			ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_KEY_MISSING, name);
 		if (!exact)
 			check_item_key_type(ki->keytype[k], v, name);
-		if (values == NULL && ki->keytype[k] == DDB_KEY_S && v->type == jbvString)
-		{
-			/* jbv_to_key's checks pass for a string; then api_check_key's */
-			api_check_key_len(DDB_KEY_S, v->val.string.len, k == 0, name);
-			ddb_encode_key_string(enckey, v->val.string.val, v->val.string.len, k == 0, name);
-			continue;
-		}
-		d = jbv_to_key(rel, ki->keytype[k], v, name);
-		api_check_key(ki->keytype[k], d, k == 0, name);
-		ddb_check_key_value(ki->keytype[k], d, k == 0, name);
-		if (values != NULL)
-		{
-			values[ki->keyattno[k] - 1] = d;
-			isnull[ki->keyattno[k] - 1] = false;
-		}
-		else if (k == 0)
-			(void) ddb_encode_key_prefix(ki, &d, 1, enckey);
-		else
-			ddb_encode_key_column(enckey, ki->keytype[k], d);
+		values[ki->keyattno[k] - 1] = jbv_to_key(rel, ki->keytype[k], v, name);
+		isnull[ki->keyattno[k] - 1] = false;
+		api_check_key(ki->keytype[k], values[ki->keyattno[k] - 1], k == 0, name);
+		ddb_check_key_value(ki->keytype[k], values[ki->keyattno[k] - 1], k == 0, name);
 	}
 	if (exact && JsonContainerSize(&doc->root) != ki->nkeys)
 		ereport(ERROR,
@@ -811,8 +732,7 @@ key_from_jsonb(Relation rel, const char *const *names, Jsonb *doc, bool exact,
 				 errmsg("ValidationException: " DDB_MSG_KEY_SCHEMA_MISMATCH),
 				 errdetail("A key of table \"%s\" has exactly the key attributes and no others.",
 						   RelationGetRelationName(rel))));
-	if (values != NULL)
-		ddb_encode_key(ki, values, isnull, enckey);
+	ddb_encode_key(ki, values, isnull, enckey);
 }
 
 /*

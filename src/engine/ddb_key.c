@@ -119,13 +119,6 @@ typedef struct DdbDecimal
 } DdbDecimal;
 
 static void ddb_report_corrupt_key(const char *what) pg_attribute_noreturn();
-static const char *ddb_text_utf8(const char *data, int *len, void **tofree);
-static void ddb_check_key_bytes(DdbKeyType type, int len, bool partition,
-								const char *colname);
-static void ddb_fill_hash(StringInfo buf, int hashpos);
-static pg_attribute_always_inline void decode_key(const DdbKeyInfo *ki, const char *key,
-												  int keylen, Datum *values, bool *isnull,
-												  const char **strs, int *lens);
 static void ddb_report_not_finite(const char *colname) pg_attribute_noreturn();
 
 
@@ -168,23 +161,9 @@ ddb_key_raw_bytes(DdbKeyType type, Datum value, int *len, void **tofree)
 
 	*tofree = (v != (struct varlena *) DatumGetPointer(value)) ? v : NULL;
 
-	if (type == DDB_KEY_S)
-		data = ddb_text_utf8(data, &n, tofree);
-	*len = n;
-	return data;
-}
-
-/*
- * The UTF-8 bytes of the *len bytes of text at data, in the database
- * encoding: data itself, or a palloc'd conversion, with *len set to its
- * length and *tofree replaced by it (freeing what it held).
- */
-static const char *
-ddb_text_utf8(const char *data, int *len, void **tofree)
-{
-	if (*len > 0 && ddb_text_needs_conversion())
+	if (type == DDB_KEY_S && n > 0 && ddb_text_needs_conversion())
 	{
-		const char *utf8 = pg_server_to_any(data, *len, PG_UTF8);
+		const char *utf8 = pg_server_to_any(data, n, PG_UTF8);
 
 		if (utf8 != data)
 		{
@@ -192,10 +171,12 @@ ddb_text_utf8(const char *data, int *len, void **tofree)
 			if (*tofree)
 				pfree(*tofree);
 			*tofree = unconstify(char *, utf8);
-			*len = strlen(utf8);
-			return utf8;
+			data = utf8;
+			n = strlen(utf8);
 		}
 	}
+
+	*len = n;
 	return data;
 }
 
@@ -386,18 +367,11 @@ static void
 ddb_encode_partition(StringInfo buf, DdbKeyType type, Datum value)
 {
 	int			hashpos = buf->len;
+	uint32		h;
+	unsigned char *p;
 
 	appendBinaryStringInfo(buf, "\0\0\0\0", DDB_HASH_BYTES);
 	ddb_encode_key_column(buf, type, value);
-	ddb_fill_hash(buf, hashpos);
-}
-
-/* Fill in the hash reserved at hashpos over the enc(pk) that follows it. */
-static void
-ddb_fill_hash(StringInfo buf, int hashpos)
-{
-	uint32		h;
-	unsigned char *p;
 
 	h = ddb_hash32(buf->data + hashpos + DDB_HASH_BYTES,
 				   buf->len - hashpos - DDB_HASH_BYTES);
@@ -406,32 +380,6 @@ ddb_fill_hash(StringInfo buf, int hashpos)
 	p[1] = (unsigned char) (h >> 16);
 	p[2] = (unsigned char) (h >> 8);
 	p[3] = (unsigned char) h;
-}
-
-/*
- * Check and append enc() of a string key column whose value is given as
- * its len bytes at data, in the database encoding (a request's JSON
- * string): what ddb_check_key_value and then ddb_encode_key_column (or, for
- * the partition key, with its hash in front) do with the same text as a
- * Datum, without making one.  ddb_encode_key's callers encode the key
- * columns in order, partition key first; so do this function's.
- */
-void
-ddb_encode_key_string(StringInfo buf, const char *data, int len, bool partition,
-					  const char *colname)
-{
-	void	   *tofree = NULL;
-	const char *utf8 = ddb_text_utf8(data, &len, &tofree);
-	int			hashpos = buf->len;
-
-	ddb_check_key_bytes(DDB_KEY_S, len, partition, colname);
-	if (partition)
-		appendBinaryStringInfo(buf, "\0\0\0\0", DDB_HASH_BYTES);
-	ddb_encode_bytes(buf, utf8, len);
-	if (partition)
-		ddb_fill_hash(buf, hashpos);
-	if (tofree)
-		pfree(tofree);
 }
 
 /*
@@ -660,52 +608,6 @@ void
 ddb_decode_key(const DdbKeyInfo *ki, const char *key, int keylen,
 			   Datum *values, bool *isnull)
 {
-	decode_key(ki, key, keylen, values, isnull, NULL, NULL);
-}
-
-/*
- * The text of a string key column encoded at p (before end) as the bytes of
- * the encoding itself, when they are that text: no conversion to the
- * database encoding is needed and the value has no escaped 0x00 (text never
- * has one).  Returns the position after the column, setting *len; or NULL,
- * and the column must be decoded (which reports a malformed one).
- */
-static const char *
-ddb_string_in_place(const char *p, const char *end, int *len)
-{
-	const unsigned char *z;
-
-	if (ddb_text_needs_conversion())
-		return NULL;
-	z = memchr(p, DDB_ENC_ESCAPE, end - p);
-	if (z == NULL || (const char *) z + 1 >= end || z[1] != DDB_ENC_END)
-		return NULL;
-	*len = (const char *) z - p;
-	return (const char *) z + 2;
-}
-
-/*
- * ddb_decode_key, or with strs not NULL for a reader that wants string
- * columns as bytes and reads them only while 'key' lives: a string column
- * whose encoding holds its text as it is (ddb_string_in_place) is set as
- * strs[k] and lens[k], pointing into key, without a copy, and values[k] is
- * left 0; every other column is decoded into values[k], strs[k] NULL.
- */
-void
-ddb_decode_key_ref(const DdbKeyInfo *ki, const char *key, int keylen,
-				   Datum *values, bool *isnull, const char **strs, int *lens)
-{
-	decode_key(ki, key, keylen, values, isnull, strs, lens);
-}
-
-/*
- * Both of the above, inlined into each (the scans' ddb_decode_key, run for
- * every row, pays nothing for strs).
- */
-static pg_attribute_always_inline void
-decode_key(const DdbKeyInfo *ki, const char *key, int keylen,
-		   Datum *values, bool *isnull, const char **strs, int *lens)
-{
 	const char *end = key + keylen;
 	const char *p;
 	const unsigned char *h = (const unsigned char *) key;
@@ -717,19 +619,7 @@ decode_key(const DdbKeyInfo *ki, const char *key, int keylen,
 
 	for (int k = 0; k < ki->nkeys; k++)
 	{
-		const char *next = NULL;
-
-		if (strs != NULL)
-		{
-			strs[k] = NULL;
-			if (ki->keytype[k] == DDB_KEY_S &&
-				(next = ddb_string_in_place(p, end, &lens[k])) != NULL)
-			{
-				strs[k] = p;
-				values[k] = (Datum) 0;
-			}
-		}
-		p = next != NULL ? next : ddb_decode_key_column(ki->keytype[k], p, end, &values[k]);
+		p = ddb_decode_key_column(ki->keytype[k], p, end, &values[k]);
 		isnull[k] = false;
 
 		if (k == 0)
@@ -884,26 +774,6 @@ ddb_key_successor(const char *key, int keylen, StringInfo out)
  * ----------------------------------------------------------------
  */
 
-/* ddb_check_key_value of an S or B value of len bytes (UTF-8 for S). */
-static void
-ddb_check_key_bytes(DdbKeyType type, int len, bool partition, const char *colname)
-{
-	int			limit = partition ? DDB_MAX_PARTITION_KEY_BYTES : DDB_MAX_SORT_KEY_BYTES;
-
-	if (len == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("key attribute \"%s\" must not be empty", colname),
-				 errdetail("DynamoDB does not allow empty %s values in keys.",
-						   type == DDB_KEY_S ? "string" : "binary")));
-	if (len > limit)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("key attribute \"%s\" is too long", colname),
-				 errdetail("The %s key is %d bytes; the limit is %d bytes.",
-						   partition ? "partition" : "sort", len, limit)));
-}
-
 /*
  * Reject a key value DynamoDB would reject: empty strings and binaries,
  * partition keys over 2048 bytes and sort keys over 1024 (of UTF-8 for
@@ -921,11 +791,25 @@ ddb_check_key_value(DdbKeyType type, Datum value, bool partition,
 			{
 				void	   *tofree;
 				int			len;
+				int			limit = partition ? DDB_MAX_PARTITION_KEY_BYTES :
+					DDB_MAX_SORT_KEY_BYTES;
 
 				(void) ddb_key_raw_bytes(type, value, &len, &tofree);
 				if (tofree)
 					pfree(tofree);
-				ddb_check_key_bytes(type, len, partition, colname);
+
+				if (len == 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("key attribute \"%s\" must not be empty", colname),
+							 errdetail("DynamoDB does not allow empty %s values in keys.",
+									   type == DDB_KEY_S ? "string" : "binary")));
+				if (len > limit)
+					ereport(ERROR,
+							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+							 errmsg("key attribute \"%s\" is too long", colname),
+							 errdetail("The %s key is %d bytes; the limit is %d bytes.",
+									   partition ? "partition" : "sort", len, limit)));
 				break;
 			}
 		case DDB_KEY_N:
