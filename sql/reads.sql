@@ -10,6 +10,14 @@
 --  * The table-name cache remembers the last name it resolved: a table
 --    dropped and created again under that name, and another ddb.schema,
 --    are seen by the next call.
+--  * Descents read internal pages through the buffer each was last found
+--    in (ddb_read_internal): a tree of three levels read, then its storage
+--    replaced (TRUNCATE, VACUUM FULL, a TRUNCATE rolled back, the table
+--    dropped and created again) reads that storage's items; the reads are
+--    counted in the table's statistics as ReadBuffer counts them.
+--  * GetItem encodes a string key straight from the request and builds the
+--    item's string keys straight from the stored key: keys with non-ASCII
+--    text, escapes and the longest allowed key read back as written.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
 RESET client_min_messages;
@@ -85,6 +93,70 @@ SELECT ddb_put_item('rd3', '{"id": 7, "v": "other"}');
 SELECT ddb_get_item('rd3', '{"id": 7}') AS other_schema;
 SET ddb.schema = reads;
 SELECT ddb_get_item('rd3', '{"id": 7}') AS back;
+
+-- buffer hints: a tree three levels deep (item of ~900 bytes: 8 to a leaf)
+SELECT ddb_create_table('rd4', 'PK', 'S', 'SK', 'N') IS NOT NULL AS created;
+INSERT INTO rd4 SELECT 'p' || (i % 20), i, jsonb_build_object('gen', 1, 'pad', repeat('x', 900))
+  FROM generate_series(1, 3000) i;
+SELECT (v ->> 'height')::int AS height FROM ddb_verify('rd4') v;
+CREATE FUNCTION reads.rd4_gens(step int) RETURNS text LANGUAGE sql AS $$
+  SELECT string_agg(coalesce(ddb_get_item('rd4', jsonb_build_object('PK', 'p' || (i % 20), 'SK', i)) ->> 'gen', '-'), '' ORDER BY i)
+    FROM generate_series(1, 3000, step) i $$;
+SELECT rd4_gens(97) AS gens, rd4_gens(97) AS again;
+-- every GetItem reads three pages (root, internal, leaf), all counted as
+-- buffer hits, whether through a hint or not (a relcache invalidation
+-- meanwhile, by autovacuum say, adds a read of the metapage)
+BEGIN;
+SELECT pg_stat_get_xact_blocks_fetched('rd4'::regclass) AS f0,
+       pg_stat_get_xact_blocks_hit('rd4'::regclass) AS h0 \gset
+SELECT count(*) FROM (SELECT rd4_gens(30)) s;
+SELECT fetched BETWEEN 300 AND 303 AS three_per_get, hit = fetched AS all_hits
+  FROM (SELECT pg_stat_get_xact_blocks_fetched('rd4'::regclass) - :f0 AS fetched,
+               pg_stat_get_xact_blocks_hit('rd4'::regclass) - :h0 AS hit) s;
+COMMIT;
+-- the storage replaced: TRUNCATE and a new load (every other key)
+TRUNCATE rd4;
+INSERT INTO rd4 SELECT 'p' || (i % 20), i, jsonb_build_object('gen', 2, 'pad', repeat('y', 900))
+  FROM generate_series(2, 3000, 2) i;
+SELECT rd4_gens(97) AS truncated,
+       (SELECT count(*) FROM ddb_query('rd4', 'PK = :p', '{":p": "p4"}')) AS p4_items;
+VACUUM FULL rd4;
+SELECT rd4_gens(97) AS vacuumed_full;
+-- a TRUNCATE rolled back: the file read before it again
+BEGIN;
+TRUNCATE rd4;
+INSERT INTO rd4 SELECT 'p' || (i % 20), i, jsonb_build_object('gen', 3, 'pad', repeat('z', 900))
+  FROM generate_series(1, 3000, 3) i;
+SELECT rd4_gens(97) AS in_transaction;
+ROLLBACK;
+SELECT rd4_gens(97) AS rolled_back;
+-- dropped and created again under the name
+SELECT ddb_api('DeleteTable', '{"TableName": "rd4"}') -> 'TableDescription' ->> 'TableName' AS deleted;
+SELECT ddb_create_table('rd4', 'PK', 'S', 'SK', 'N') IS NOT NULL AS created;
+INSERT INTO rd4 SELECT 'p' || (i % 20), i, jsonb_build_object('gen', 4, 'pad', repeat('w', 900))
+  FROM generate_series(1, 3000, 4) i;
+SELECT rd4_gens(97) AS recreated;
+SELECT (v ->> 'live')::int AS live FROM ddb_verify('rd4') v;
+
+-- string keys straight from the request and from the stored key
+SELECT ddb_create_table('rd5', 'PK', 'S', 'SK', 'S') IS NOT NULL AS created;
+SELECT count(ddb_put_item('rd5', jsonb_build_object('PK', pk, 'SK', sk, 'v', n)) IS NULL)
+  FROM (VALUES ('ä', 'ß', 1), ('a"b\c', E'tab\there', 2), ('日本', '語', 3),
+               (repeat('p', 2048), repeat('s', 1024), 4)) v(pk, sk, n);
+SELECT length(x ->> 'PK') AS pk_len, length(x ->> 'SK') AS sk_len, x ->> 'v' AS v, x
+  FROM (SELECT ddb_get_item('rd5', jsonb_build_object('PK', pk, 'SK', sk)) x
+          FROM (VALUES ('ä', 'ß'), ('a"b\c', E'tab\there'), ('日本', '語')) v(pk, sk)) s;
+SELECT length(x ->> 'PK') AS pk_len, length(x ->> 'SK') AS sk_len, x ->> 'v' AS v
+  FROM ddb_get_item('rd5', jsonb_build_object('PK', repeat('p', 2048), 'SK', repeat('s', 1024))) x;
+-- the key checks are the same as before: a key too long, empty, of the
+-- wrong type, missing, or with another attribute
+SELECT ddb_get_item('rd5', jsonb_build_object('PK', repeat('p', 2049), 'SK', 's'));
+SELECT ddb_get_item('rd5', jsonb_build_object('PK', 'p', 'SK', repeat('s', 1025)));
+SELECT ddb_get_item('rd5', '{"PK": "", "SK": "s"}');
+SELECT ddb_get_item('rd5', '{"PK": "p", "SK": 1}');
+SELECT ddb_get_item('rd5', '{"PK": "p"}');
+SELECT ddb_get_item('rd5', '{"PK": "p", "SK": "s", "x": 1}');
+SELECT ddb_get_item('rd5', '{"PK": "ä", "SK": "zz"}') IS NULL AS absent;
 
 RESET ddb.schema;
 RESET search_path;

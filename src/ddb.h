@@ -89,6 +89,19 @@ typedef struct DdbKeyInfo
 } DdbKeyInfo;
 
 /*
+ * Where an internal page of the tree was last found in shared buffers: a
+ * hint for ReadRecentBuffer, which checks it (see ddb_read_internal).
+ */
+#define DDB_BUFFER_HINTS	64
+
+typedef struct DdbBufferHint
+{
+	BlockNumber blkno;
+	Buffer		buffer;			/* InvalidBuffer: no hint */
+	uint32		uses;			/* reads through the hint, for its refresh */
+} DdbBufferHint;
+
+/*
  * Per-relation backend-local cache, hung off rd_amcache.  Freed (and so
  * rebuilt) on every relcache invalidation, which TRUNCATE, CLUSTER and
  * ALTER TABLE all cause, and so do a concurrent VACUUM or ANALYZE: a
@@ -108,6 +121,8 @@ typedef struct DdbRelCache
 	BlockNumber map_leaf;		/* the row-id map leaf this backend last
 								 * wrote, 0 = none (ddb_rowid.c) */
 	uint64		map_leaf_first; /* the first row id map_leaf covers */
+	DdbBufferHint hints[DDB_BUFFER_HINTS];	/* internal pages, by block
+											 * number modulo their number */
 } DdbRelCache;
 
 /*
@@ -190,6 +205,8 @@ extern DdbRelCache *ddb_get_relcache(Relation rel);
 extern void ddb_reset_relcache(Relation rel, bool truncated_in_place);
 extern bool ddb_is_ddb_relation(Relation rel);
 extern Relation ddb_open_table(Oid relid, AclMode mode);
+extern Relation ddb_open_locked_table(Oid relid, AclMode mode);
+extern LOCKMODE ddb_api_lockmode(AclMode mode);
 
 /*
  * engine/ddb_key.c: the order-preserving key encoding and the routing hash.

@@ -20,7 +20,9 @@
  * relcache invalidation, which every change of a row sends (DROP TABLE
  * removes the row and the relation together).  Resolving a name is then a
  * syscache lookup of the relation plus a cache probe: no SPI on the item
- * paths.
+ * paths.  Names resolved are cached too (ddb_table_lookup), and a table
+ * whose name still holds once its lock is taken is known to exist, so it
+ * is opened without probing the catalog for it again (ddb_table_open).
  *
  * A table that does not exist is ResourceNotFoundException (DB003) from
  * every function, whether it is named as text or as regclass.
@@ -51,6 +53,7 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "commands/defrem.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -537,25 +540,32 @@ table_not_found(void)
 Relation
 ddb_table_open(const char *name, AclMode mode)
 {
+	LOCKMODE	lockmode = ddb_api_lockmode(mode);
+
 	for (;;)
 	{
 		uint64		generation = name_cache_generation;
 		Oid			relid = ddb_table_lookup(name);
-		Relation	rel;
 
 		if (!OidIsValid(relid))
 			table_not_found();
-		rel = ddb_open_table(relid, mode);
+		LockRelationOid(relid, lockmode);
 
 		/*
 		 * Taking the lock processes the invalidations that arrived: if any
-		 * did, the name may have moved meanwhile (RangeVarGetRelidExtended
-		 * checks the same way).  Keep the table only if it still answers
-		 * to the name.
+		 * did, the name may have moved meanwhile, or its table gone
+		 * (RangeVarGetRelidExtended checks the same way).  Keep the table
+		 * only if it still answers to the name.  Then it exists: every
+		 * relcache invalidation, a drop's included, moves the generation,
+		 * and none arrived since the name was found, or the name was found
+		 * again after them, under the lock.  (Had we held the lock before,
+		 * nobody could have dropped the table since; our own transaction's
+		 * drop is taken in at its command's end.)  So the table is opened
+		 * without probing the catalog for it once more.
 		 */
 		if (generation == name_cache_generation || ddb_table_lookup(name) == relid)
-			return rel;
-		relation_close(rel, NoLock);
+			return ddb_open_locked_table(relid, mode);
+		UnlockRelationOid(relid, lockmode);
 	}
 }
 

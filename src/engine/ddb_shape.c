@@ -160,6 +160,8 @@ ddb_check_api_writable(Relation rel, AclMode mode)
 	}
 }
 
+static Relation open_checks(Relation rel, AclMode mode);
+
 /*
  * Open a ddb table for an API call: the lock an equivalent SQL statement
  * would take, the privilege it needs, and a refusal when row-level security
@@ -169,16 +171,42 @@ ddb_check_api_writable(Relation rel, AclMode mode)
 Relation
 ddb_open_table(Oid relid, AclMode mode)
 {
-	LOCKMODE	lockmode = (mode == ACL_SELECT) ? AccessShareLock : RowExclusiveLock;
-	Relation	rel;
-	AclResult	aclresult;
+	Relation	rel = try_relation_open(relid, ddb_api_lockmode(mode));
 
-	rel = try_relation_open(relid, lockmode);
 	if (rel == NULL)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
 				 errmsg("ResourceNotFoundException: " DDB_MSG_RESOURCE_NOT_FOUND),
 				 errdetail("Table with OID %u does not exist.", relid)));
+	return open_checks(rel, mode);
+}
+
+/*
+ * ddb_open_table of a relation that the caller has locked already (in
+ * ddb_api_lockmode(mode)) and knows to exist: it found the relation after
+ * the lock had taken in every invalidation sent before it (ddb_table_open).
+ * So it is opened without try_relation_open's catalog probe for it.
+ */
+Relation
+ddb_open_locked_table(Oid relid, AclMode mode)
+{
+	return open_checks(relation_open(relid, NoLock), mode);
+}
+
+/* The lock an API call needing privilege 'mode' takes: its SQL statement's. */
+LOCKMODE
+ddb_api_lockmode(AclMode mode)
+{
+	return (mode == ACL_SELECT) ? AccessShareLock : RowExclusiveLock;
+}
+
+/* ddb_open_table's checks of the opened relation. */
+static Relation
+open_checks(Relation rel, AclMode mode)
+{
+	Oid			relid = RelationGetRelid(rel);
+	AclResult	aclresult;
+
 	if (!ddb_is_ddb_relation(rel))
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
@@ -400,6 +428,7 @@ ddb_reset_relcache(Relation rel, bool truncated_in_place)
 		cache->root = 0;
 		cache->nblocks_seen = 0;
 		cache->map_leaf = 0;
+		memset(cache->hints, 0, sizeof(cache->hints));
 	}
 	if (truncated_in_place)
 		ddb_map_forget(rel);
