@@ -273,6 +273,11 @@ CLOSE ks_f;
 COMMIT;
 SELECT "SK", item FROM ks_orders WHERE "PK" = 'CUST#5' AND "SK" >= 'ORDER#0097';
 
+-- The "=" key clauses are the range itself, not re-checked row by row (the
+-- Filter has only the rest); pk = ANY stays in the Filter.
+EXPLAIN (COSTS OFF) SELECT * FROM ks_orders WHERE "PK" = 'CUST#7' AND "SK" = 'PROFILE' AND item ? 'name';
+EXPLAIN (COSTS OFF) SELECT * FROM ks_orders WHERE "PK" IN ('CUST#7', 'CUST#8') AND "SK" = 'PROFILE';
+
 -- Numeric keys: "=" compares values, not spellings (1.0 = 1); NaN and
 -- infinities are never stored keys, so they pin nothing and bound everything.
 CREATE TABLE ks_num (n numeric, m numeric, doc jsonb) USING ddb;

@@ -12,9 +12,11 @@
  * values (pk = ANY) give several ranges, sorted and deduplicated by their
  * encoded keys and read one after the other.
  *
- * Every restriction clause is in the plan's qual and ExecScan checks it, so
- * the range only has to contain all matching rows, and an EvalPlanQual
- * recheck is the qual alone.
+ * The range holds exactly the rows that satisfy the "=" clauses pinning
+ * key columns (ddb_planner.c), so ExecScan checks only the other clauses
+ * (the filter) row by row; an EvalPlanQual recheck, whose row may come with
+ * new outer-row parameters, evaluates the pinning clauses too, compiled on
+ * its first use (most executions never recheck).
  *
  * Direction: a backward plan (ORDER BY sk DESC) reads the range backward;
  * the estate's direction (FETCH BACKWARD on a SCROLL cursor) flips it.
@@ -60,7 +62,10 @@ typedef struct DdbKeyScanState
 	bool		backward;		/* plan reads the range backward */
 	bool		pk_array;
 	List	   *bound_kinds;
-	int			nkeyexprs;		/* custom_exprs: this many key values, then the qual */
+	int			nkeyexprs;		/* custom_exprs: this many key values, */
+	int			nfilter;		/* then this many filter clauses, then */
+	List	   *recheck_clauses;	/* the clauses the range enforces */
+	ExprState  *recheck;		/* compiled on first use */
 	List	   *exprstates;		/* ExprState per key value */
 	bool		track_pos;		/* a SCROLL cursor may change direction */
 
@@ -112,7 +117,16 @@ ddb_keyscan_create_state(CustomScan *cscan)
 	st->pk_array = intVal(lthird(cscan->custom_private)) != 0;
 	st->bound_kinds = (List *) lfourth(cscan->custom_private);
 	st->nkeyexprs = intVal(list_nth(cscan->custom_private, 4));
+	st->nfilter = intVal(list_nth(cscan->custom_private, 5));
 	return (Node *) st;
+}
+
+/* The filter clauses of the plan: custom_exprs after the key values. */
+static List *
+filter_clauses(DdbKeyScanState *st, CustomScan *cscan)
+{
+	return list_truncate(list_copy_tail(cscan->custom_exprs, st->nkeyexprs),
+						 st->nfilter);
 }
 
 static void
@@ -121,6 +135,7 @@ ddb_keyscan_begin(CustomScanState *node, EState *estate, int eflags)
 	DdbKeyScanState *st = (DdbKeyScanState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	Relation	rel = node->ss.ss_currentRelation;
+	List	   *filter = filter_clauses(st, cscan);
 
 	st->ki = *ddb_get_keyinfo(rel);
 
@@ -130,7 +145,7 @@ ddb_keyscan_begin(CustomScanState *node, EState *estate, int eflags)
 	 * xmin, ...) need a heap-tuple slot: replace the slot, then rebuild the
 	 * projection, which was compiled for the slot's type.  The rebuild
 	 * registers the projection's SubPlans again, so forget the first ones.
-	 * The qual is compiled here only, for this slot: the planner keeps it
+	 * The filter is compiled here only, for this slot: the planner keeps it
 	 * out of plan.qual, in custom_exprs after the key values (see
 	 * ddb_planner.c).
 	 */
@@ -138,8 +153,10 @@ ddb_keyscan_begin(CustomScanState *node, EState *estate, int eflags)
 						  table_slot_callbacks(rel));
 	node->ss.ps.subPlan = NIL;
 	ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
-	node->ss.ps.qual = ExecInitQual(list_copy_tail(cscan->custom_exprs, st->nkeyexprs),
-									&node->ss.ps);
+	if (st->nfilter > 0)
+		node->ss.ps.qual = ExecInitQual(filter, &node->ss.ps);
+	st->recheck_clauses = list_copy_tail(cscan->custom_exprs,
+										 st->nkeyexprs + st->nfilter);
 	st->exprstates = ExecInitExprList(list_truncate(list_copy(cscan->custom_exprs),
 													st->nkeyexprs),
 									  &node->ss.ps);
@@ -649,11 +666,30 @@ ddb_keyscan_next(ScanState *ss)
 	}
 }
 
-/* Every clause is in the qual, which ExecScan checks: nothing more here. */
+/*
+ * EvalPlanQual's recheck of a row the scan did not read: the clauses the
+ * range enforces (ExecScan then checks the filter), as IndexRecheck checks
+ * an index scan's index quals.  Compiled on first use, in the query's
+ * context: the clauses hold no SubPlans (ddb_planner.c's usable_operand).
+ */
 static bool
 ddb_keyscan_recheck(ScanState *ss, TupleTableSlot *slot)
 {
-	return true;
+	DdbKeyScanState *st = (DdbKeyScanState *) ss;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+
+	if (st->recheck_clauses == NIL)
+		return true;
+	if (st->recheck == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(ss->ps.state->es_query_cxt);
+
+		st->recheck = ExecInitQual(st->recheck_clauses, &ss->ps);
+		MemoryContextSwitchTo(old);
+	}
+	ResetExprContext(econtext);
+	econtext->ecxt_scantuple = slot;
+	return ExecQual(st->recheck, econtext);
 }
 
 static TupleTableSlot *
@@ -714,7 +750,7 @@ ddb_keyscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ListCell   *lc;
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 
-	List	   *qual = list_copy_tail(cscan->custom_exprs, st->nkeyexprs);
+	List	   *qual = filter_clauses(st, cscan);
 
 	context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
 	initStringInfo(&buf);
