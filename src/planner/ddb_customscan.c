@@ -18,6 +18,10 @@
  * new outer-row parameters, evaluates the pinning clauses too, compiled on
  * its first use (most executions never recheck).
  *
+ * A scan of the table an UPDATE or DELETE modifies tells the engine on
+ * which leaf it read each row (ddb_version_seen_on), so the modification
+ * finds the version there without asking the row-id map.
+ *
  * Direction: a backward plan (ORDER BY sk DESC) reads the range backward;
  * the estate's direction (FETCH BACKWARD on a SCROLL cursor) flips it.
  * When the direction changes mid-scan, the range is restarted from the key
@@ -68,6 +72,7 @@ typedef struct DdbKeyScanState
 	ExprState  *recheck;		/* compiled on first use */
 	List	   *exprstates;		/* ExprState per key value */
 	bool		track_pos;		/* a SCROLL cursor may change direction */
+	bool		is_target;		/* UPDATE or DELETE modifies what we read */
 
 	/* the ranges, recomputed after each rescan */
 	bool		keys_ready;
@@ -161,6 +166,7 @@ ddb_keyscan_begin(CustomScanState *node, EState *estate, int eflags)
 													st->nkeyexprs),
 									  &node->ss.ps);
 	st->track_pos = (eflags & EXEC_FLAG_BACKWARD) != 0;
+	st->is_target = ExecRelationIsTargetRelation(estate, cscan->scan.scanrelid);
 	st->keycxt = AllocSetContextCreate(estate->es_query_cxt, "ddb key scan keys",
 									   ALLOCSET_SMALL_SIZES);
 	initStringInfo(&st->poskey);
@@ -650,6 +656,10 @@ ddb_keyscan_next(ScanState *ss)
 			ExecStoreHeapTuple(tuple, slot, false);
 			slot->tts_tid = tuple->t_self;
 			slot->tts_tableOid = RelationGetRelid(ss->ss_currentRelation);
+			/* the update or delete of this row looks for it there first */
+			if (st->is_target)
+				ddb_version_seen_on(ss->ss_currentRelation, &tuple->t_self,
+									ddb_range_leaf(st->scan));
 			if (st->track_pos)
 				save_position(st, tuple);
 			return slot;
