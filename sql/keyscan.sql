@@ -273,6 +273,13 @@ CLOSE ks_f;
 COMMIT;
 SELECT "SK", item FROM ks_orders WHERE "PK" = 'CUST#5' AND "SK" >= 'ORDER#0097';
 
+-- System columns through a key scan: ctid and tableoid are fields of the
+-- scan's slot; xmin, cmin and xmax only the version's heap tuple has, so a
+-- scan that reads them (in its output or its filter) keeps that tuple.
+SELECT ks_check($$SELECT "SK", ctid, tableoid::regclass, xmin, cmin, xmax FROM ks_orders WHERE "PK" = 'CUST#7' AND "SK" >= 'ORDER#0098'$$);
+SELECT ks_check($$SELECT "SK" FROM ks_orders WHERE "PK" = 'CUST#7' AND xmax = '0' AND cmin::text = '0' AND "SK" > 'ORDER#0097'$$);
+SELECT ks_check($$SELECT "SK", ks_orders FROM ks_orders WHERE "PK" = 'CUST#7' AND tableoid = 'ks_orders'::regclass AND "SK" > 'ORDER#0097'$$);
+
 -- The "=" key clauses are the range itself, not re-checked row by row (the
 -- Filter has only the rest); pk = ANY stays in the Filter.
 EXPLAIN (COSTS OFF) SELECT * FROM ks_orders WHERE "PK" = 'CUST#7' AND "SK" = 'PROFILE' AND item ? 'name';

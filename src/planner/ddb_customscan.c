@@ -18,9 +18,12 @@
  * new outer-row parameters, evaluates the pinning clauses too, compiled on
  * its first use (most executions never recheck).
  *
- * A scan of the table an UPDATE or DELETE modifies tells the engine on
- * which leaf it read each row (ddb_version_seen_on), so the modification
- * finds the version there without asking the row-id map.
+ * Rows come out in PostgreSQL 15's virtual scan slot (deformed from the
+ * engine's heap tuples), or in a heap-tuple slot when the plan reads system
+ * columns other than ctid and tableoid or runs an EvalPlanQual recheck (see
+ * ddb_keyscan_begin).  A scan of the table an UPDATE or DELETE modifies
+ * tells the engine on which leaf it read each row (ddb_version_seen_on), so
+ * the modification finds the version there without asking the row-id map.
  *
  * Direction: a backward plan (ORDER BY sk DESC) reads the range backward;
  * the estate's direction (FETCH BACKWARD on a SCROLL cursor) flips it.
@@ -41,6 +44,7 @@
 #include "mb/pg_wchar.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "miscadmin.h"
 #include "storage/predicate.h"
 #include "utils/array.h"
@@ -73,6 +77,7 @@ typedef struct DdbKeyScanState
 	List	   *exprstates;		/* ExprState per key value */
 	bool		track_pos;		/* a SCROLL cursor may change direction */
 	bool		is_target;		/* UPDATE or DELETE modifies what we read */
+	bool		heap_slot;		/* the scan slot is a heap-tuple slot */
 
 	/* the ranges, recomputed after each rescan */
 	bool		keys_ready;
@@ -126,6 +131,26 @@ ddb_keyscan_create_state(CustomScan *cscan)
 	return (Node *) st;
 }
 
+/*
+ * Does the expression read a system column of the scanned row that only its
+ * heap tuple has?  Every Var of a scan node's expressions is of its
+ * relation; ctid and tableoid are fields of any slot.
+ */
+static bool
+reads_tuple_sysattrs(Node *node)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		AttrNumber	attno = ((Var *) node)->varattno;
+
+		return attno < 0 && attno != SelfItemPointerAttributeNumber &&
+			attno != TableOidAttributeNumber;
+	}
+	return expression_tree_walker(node, reads_tuple_sysattrs, NULL);
+}
+
 /* The filter clauses of the plan: custom_exprs after the key values. */
 static List *
 filter_clauses(DdbKeyScanState *st, CustomScan *cscan)
@@ -145,19 +170,30 @@ ddb_keyscan_begin(CustomScanState *node, EState *estate, int eflags)
 	st->ki = *ddb_get_keyinfo(rel);
 
 	/*
-	 * PostgreSQL 15 gives a custom scan a virtual scan slot.  The engine
-	 * hands out heap tuples, and system columns (ctid for UPDATE/DELETE,
-	 * xmin, ...) need a heap-tuple slot: replace the slot, then rebuild the
-	 * projection, which was compiled for the slot's type.  The rebuild
-	 * registers the projection's SubPlans again, so forget the first ones.
-	 * The filter is compiled here only, for this slot: the planner keeps it
-	 * out of plan.qual, in custom_exprs after the key values (see
-	 * ddb_planner.c).
+	 * PostgreSQL 15 gives a custom scan a virtual scan slot, and has
+	 * compiled the projection for it.  The engine hands out heap tuples,
+	 * which a virtual slot takes deformed (ExecForceStoreHeapTuple); its
+	 * ctid and tableoid are the slot's own fields, which is all UPDATE,
+	 * DELETE, row marks and WHERE CURRENT OF read.  Two cases need the
+	 * table's heap-tuple slot instead: other system columns (xmin, ...),
+	 * which only a heap tuple has, and an EvalPlanQual recheck, whose test
+	 * tuple arrives in a slot of the table's type and is evaluated by this
+	 * node's expressions.  Then replace the slot and rebuild the projection
+	 * for it; the rebuild registers the projection's SubPlans again, so
+	 * forget the first ones.  The filter is compiled here only, for the
+	 * slot in use: the planner keeps it out of plan.qual, in custom_exprs
+	 * after the key values (see ddb_planner.c).
 	 */
-	ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(rel),
-						  table_slot_callbacks(rel));
-	node->ss.ps.subPlan = NIL;
-	ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
+	st->heap_slot = estate->es_epq_active != NULL ||
+		reads_tuple_sysattrs((Node *) cscan->scan.plan.targetlist) ||
+		reads_tuple_sysattrs((Node *) filter);
+	if (st->heap_slot)
+	{
+		ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(rel),
+							  table_slot_callbacks(rel));
+		node->ss.ps.subPlan = NIL;
+		ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
+	}
 	if (st->nfilter > 0)
 		node->ss.ps.qual = ExecInitQual(filter, &node->ss.ps);
 	st->recheck_clauses = list_copy_tail(cscan->custom_exprs,
@@ -653,7 +689,10 @@ ddb_keyscan_next(ScanState *ss)
 		if (tuple != NULL)
 		{
 			/* valid until the next ddb_range_next: the slot does not own it */
-			ExecStoreHeapTuple(tuple, slot, false);
+			if (st->heap_slot)
+				ExecStoreHeapTuple(tuple, slot, false);
+			else
+				ExecForceStoreHeapTuple(tuple, slot, false);
 			slot->tts_tid = tuple->t_self;
 			slot->tts_tableOid = RelationGetRelid(ss->ss_currentRelation);
 			/* the update or delete of this row looks for it there first */
