@@ -50,14 +50,14 @@ REGRESS = extension shape keys tree modify rewrite items items_security types ex
 	expr_projection expr_key_condition expr_errors model_messages query scan query_cost keyscan gsi \
 	gsi_verify big_items split_fill fillfactor write_records bulk_load api_tables api_items api_query api_legacy names write_path \
 	api_indexes http_keys ttl ttl_cost lsi batch transact streams items_built item_column old_extension \
-	multi_insert reads
+	multi_insert reads rowid_map put_item_key
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
 ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew item-api \
 	gsi-concurrent keyscan-epq hot-key-versions hot-key-long-run api-protocol statement-snapshot \
 	ttl-sweep lsi-collection transact-conflict transact-get-snapshot stream-order bulk-load \
-	multi-insert-race relcache-inval put-new-key
+	multi-insert-race relcache-inval put-new-key rowid-map-cache
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
 # TAP tests: test/t/*.pl (they start clusters of their own with initdb, so

@@ -177,6 +177,18 @@ SELECT ks_check($$SELECT item FROM ks_orders WHERE ("PK", "SK") IN (SELECT * FRO
 -- A sort key joined to a different relation than the partition key's is
 -- not pinned by the partition key's probe (it needs both outer rows).
 SELECT ks_check($$SELECT c.name, o."SK" FROM ks_customers c, ks_wanted w, ks_orders o WHERE o."PK" = c.id AND o."SK" = w.sk AND w.pk = 'CUST#404'$$);
+-- A constant partition key and a sort key joined to another table: one
+-- probe per outer row, the sort key pinned by it (not a filter over the
+-- partition).  (A partition of 101 items is cheaper to merge with four
+-- outer rows, so the other joins are switched off to show the path.)
+SET enable_mergejoin = off;
+SET enable_hashjoin = off;
+EXPLAIN (COSTS OFF)
+SELECT w.sk, o.item FROM ks_wanted w JOIN ks_orders o ON o."SK" = w.sk WHERE o."PK" = 'CUST#2';
+RESET enable_mergejoin;
+RESET enable_hashjoin;
+SELECT ks_check($$SELECT w.sk, o.item FROM ks_wanted w JOIN ks_orders o ON o."SK" = w.sk WHERE o."PK" = 'CUST#2' ORDER BY 1$$);
+SELECT ks_check($$SELECT w.sk, o."PK" FROM ks_wanted w JOIN ks_orders o ON o."SK" = w.sk WHERE o."PK" IN ('CUST#1', 'CUST#2') ORDER BY 1, 2$$);
 DROP TABLE ks_wanted;
 -- A subquery's value as the key (an InitPlan Param).
 EXPLAIN (COSTS OFF)
@@ -333,9 +345,61 @@ EXPLAIN (COSTS OFF) SELECT * FROM ks_multi WHERE a = 'A1' AND b >= 'B2' AND c < 
 SELECT ks_check($$SELECT * FROM ks_multi WHERE a = 'A1' AND b >= 'B2' AND c < 100 ORDER BY b, c LIMIT 5$$);
 SELECT ks_check($$SELECT * FROM ks_multi WHERE a = 'A1' AND b > 'B2' ORDER BY b DESC, c DESC LIMIT 5$$);
 SELECT ks_check($$SELECT * FROM ks_multi WHERE a = 'A1' AND c = 301$$);
+-- The partition constant and the first sort key joined: one range per
+-- outer row, the second sort key's bound inside it.
+SELECT ks_check($$SELECT v.b, m.c FROM (VALUES ('B1' COLLATE "C"), ('B3'), ('B9')) v(b) JOIN ks_multi m ON m.b = v.b WHERE m.a = 'A1' AND m.c < 50 ORDER BY 1, 2$$);
 -- A long array: 1000 values (an InitPlan Param), 150 partitions of which
 -- 50 are absent, each partition read once.
 SELECT ks_check($$SELECT "PK" FROM ks_orders WHERE "PK" = ANY ((SELECT array_agg('CUST#' || (i % 150)) FROM generate_series(1, 1000) i)::text[]) AND "SK" = 'PROFILE'$$);
+
+-- Sort key = ANY inside one partition: one point range per distinct element,
+-- in key order (NULL elements and missing keys match nothing).
+EXPLAIN (COSTS OFF)
+SELECT * FROM ks_orders WHERE "PK" = 'CUST#5' AND "SK" IN ('ORDER#0098', 'PROFILE', 'ORDER#0003', 'PROFILE');
+SELECT "SK", item FROM ks_orders WHERE "PK" = 'CUST#5' AND "SK" IN ('ORDER#0098', 'PROFILE', 'ORDER#0003', 'PROFILE');
+SELECT ks_check($$SELECT * FROM ks_orders WHERE "PK" = 'CUST#5' AND "SK" IN ('ORDER#0098', 'PROFILE', 'ORDER#0003', 'NOPE', NULL)$$);
+SELECT ks_check($$SELECT * FROM ks_orders WHERE "PK" = 'CUST#5' AND "SK" = ANY ('{}'::text[])$$);
+SELECT ks_check($$SELECT * FROM ks_orders WHERE "PK" = 'NOPE' AND "SK" = ANY (ARRAY['PROFILE'])$$);
+SELECT ks_check($$SELECT * FROM ks_orders WHERE "PK" = 'CUST#5' AND "SK" = ANY (NULL::text[])$$);
+-- Other conditions on the sort key stay in the filter.
+SELECT ks_check($$SELECT * FROM ks_orders WHERE "PK" = 'CUST#5' AND "SK" = ANY (ARRAY['ORDER#0001', 'ORDER#0002', 'PROFILE']) AND "SK" > 'ORDER#0001'$$);
+-- One array per scan: with pk = ANY as well, the partitions are the ranges
+-- and sk = ANY is a filter.
+EXPLAIN (COSTS OFF)
+SELECT * FROM ks_orders WHERE "PK" IN ('CUST#1', 'CUST#2') AND "SK" IN ('PROFILE', 'ORDER#0001');
+SELECT ks_check($$SELECT * FROM ks_orders WHERE "PK" IN ('CUST#1', 'CUST#2') AND "SK" IN ('PROFILE', 'ORDER#0001')$$);
+-- Numbers: 1.5 and 1.50 are one key; NaN, infinities and NULL match nothing.
+EXPLAIN (COSTS OFF) SELECT * FROM ks_num WHERE n = 3 AND m = ANY (ARRAY[1.5, 1.50, -20]);
+SELECT ks_check($$SELECT * FROM ks_num WHERE n = 3 AND m = ANY (ARRAY[1.5, 1.50, 'NaN', 'Infinity', '-Infinity', NULL, -20, 1e40000])$$);
+-- Two sort keys: an array on the first, a range on the second, per element.
+EXPLAIN (COSTS OFF) SELECT * FROM ks_multi WHERE a = 'A1' AND b = ANY (ARRAY['B2', 'B0']) AND c >= 500;
+SELECT ks_check($$SELECT * FROM ks_multi WHERE a = 'A1' AND b = ANY (ARRAY['B2', 'B0', 'B9']) AND c >= 500$$);
+-- A generic plan with the array as a parameter, and a join whose outer rows
+-- give the partition key (the parameterized path takes the array too).
+PREPARE ks_skany(text, text[]) AS SELECT "SK" FROM ks_orders WHERE "PK" = $1 AND "SK" = ANY ($2);
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE ks_skany('CUST#9', '{PROFILE,ORDER#0042}');
+EXECUTE ks_skany('CUST#9', '{PROFILE,ORDER#0042,ORDER#0042,NULL}');
+EXECUTE ks_skany('CUST#9', NULL);
+RESET plan_cache_mode;
+DEALLOCATE ks_skany;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF)
+SELECT c.id, o."SK" FROM ks_customers c JOIN ks_orders o
+  ON o."PK" = c.id AND o."SK" = ANY (ARRAY['PROFILE', 'ORDER#0010']);
+SELECT ks_check($$SELECT c.id, o."SK" FROM ks_customers c JOIN ks_orders o ON o."PK" = c.id AND o."SK" = ANY (ARRAY['PROFILE', 'ORDER#0010']) ORDER BY 1, 2$$);
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+-- A SCROLL cursor moves both ways over the ranges.
+BEGIN;
+DECLARE ks_g SCROLL CURSOR FOR
+  SELECT "SK" FROM ks_orders WHERE "PK" = 'CUST#3' AND "SK" = ANY (ARRAY['ORDER#0007', 'ORDER#0005', 'PROFILE']);
+FETCH 2 FROM ks_g;
+FETCH BACKWARD 2 FROM ks_g;
+FETCH ALL FROM ks_g;
+FETCH BACKWARD ALL FROM ks_g;
+COMMIT;
 
 -- Text key columns that take the database's default collation are declared
 -- COLLATE "C" when the table is created, whatever the database's locale,

@@ -105,6 +105,9 @@ typedef struct DdbRelCache
 	BlockNumber nblocks_seen;	/* a size the fork has reached (it shrinks
 								 * only when truncated, which resets this) */
 	int			fillfactor;		/* ddb_fillfactor, 0 = not read yet */
+	BlockNumber map_leaf;		/* the row-id map leaf this backend last
+								 * wrote, 0 = none (ddb_rowid.c) */
+	uint64		map_leaf_first; /* the first row id map_leaf covers */
 } DdbRelCache;
 
 /*
@@ -422,6 +425,8 @@ extern void ddb_key_from_jsonb_named(Relation rel, const char **names, Jsonb *do
 									 bool exact, Datum *values, bool *isnull,
 									 StringInfo enckey);
 extern Jsonb *ddb_item_without_keys(Relation rel, Jsonb *item);
+extern Jsonb *ddb_item_split_key(Relation rel, Jsonb *item, Datum *values, bool *isnull,
+								 StringInfo enckey);
 extern Jsonb *ddb_jsonb_replace_pairs(Jsonb *base, const char *const *names, int nnames,
 									 Jsonb *repl);
 extern Datum ddb_jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v,

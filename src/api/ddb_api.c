@@ -20,8 +20,9 @@
  * descend again to insert a key the read found missing (the insert starts
  * at the key's first leaf the read found: ddb_insert_version_at), build
  * the old item when neither a condition, ReturnValues, the response, an
- * index nor a stream needs it, or build UPDATED_OLD/UPDATED_NEW nobody
- * asked for.
+ * index nor a stream needs it, build UPDATED_OLD/UPDATED_NEW nobody
+ * asked for, or walk a PutItem's item once for its key and again for its
+ * item column (ddb_item_split_key does both in one pass).
  *
  * The writes keep their RowExclusiveLock on the table until the
  * transaction ends, as SQL writes do, so ddb_create_gsi's
@@ -302,8 +303,9 @@ ddb_check_expression_use(bool has_expr, bool has_value_expr, const char *value_e
  * the stack when the table has few columns (every table the API creates has
  * a key column or two and the item).
  */
-static void
-request_key_named(Relation rel, const char **names, Jsonb *doc, bool exact, StringInfo key)
+static Jsonb *
+request_key_ext(Relation rel, const char **names, Jsonb *doc, bool exact, bool split,
+				StringInfo key)
 {
 	int			natts = RelationGetNumberOfAttributes(rel);
 	Datum		values_local[16];
@@ -312,14 +314,25 @@ request_key_named(Relation rel, const char **names, Jsonb *doc, bool exact, Stri
 		palloc(sizeof(Datum) * natts);
 	bool	   *isnull = natts <= lengthof(isnull_local) ? isnull_local :
 		palloc(sizeof(bool) * natts);
+	Jsonb	   *itemcol = NULL;
 
 	initStringInfo(key);
-	ddb_key_from_jsonb_named(rel, names, doc, exact, values, isnull, key);
+	if (split)
+		itemcol = ddb_item_split_key(rel, doc, values, isnull, key);
+	else
+		ddb_key_from_jsonb_named(rel, names, doc, exact, values, isnull, key);
 	if (values != values_local)
 	{
 		pfree(values);
 		pfree(isnull);
 	}
+	return itemcol;
+}
+
+static void
+request_key_named(Relation rel, const char **names, Jsonb *doc, bool exact, StringInfo key)
+{
+	(void) request_key_ext(rel, names, doc, exact, false, key);
 }
 
 /* The encoded key of a request's key document (exact) or item. */
@@ -408,7 +421,8 @@ ddb_check_update_keys(Relation rel, DdbUpdate *upd)
 /*
  * Write 'item' (an API item, keys included) as the new version of its key,
  * whose encoding the caller already made (key attributes cannot change in
- * an update, so it is the request's key): replace the current version read
+ * an update, so it is the request's key), with 'itemcol' its item column
+ * if the caller made that too (NULL: made here): replace the current version read
  * by the caller (have_current), found on 'leaf', or insert, starting at the
  * key's first leaf 'leaf' that the read found (one descent for a new key:
  * ddb_tree_insert_at).  Returns false when that version
@@ -416,10 +430,11 @@ ddb_check_update_keys(Relation rel, DdbUpdate *upd)
  * key (the caller starts over).
  */
 static bool
-write_item(Relation rel, Jsonb *item, StringInfo key, Jsonb *old,
+write_item(Relation rel, Jsonb *item, Jsonb *itemcol, StringInfo key, Jsonb *old,
 		   bool have_current, ItemPointer current_tid, BlockNumber leaf, CommandId cid)
 {
-	HeapTuple	stored = ddb_form_stored_item(rel, ddb_item_without_keys(rel, item));
+	HeapTuple	stored = ddb_form_stored_item(rel, itemcol ? itemcol :
+											  ddb_item_without_keys(rel, item));
 	ItemPointerData newtid;
 
 	if (have_current)
@@ -521,11 +536,13 @@ ddb_put_item_core_ext(Relation rel, Jsonb *item, DdbCondition *cond, bool want_o
 	StringInfoData key;
 	CommandId	cid;
 	bool		need_old;
+	Jsonb	   *itemcol;
 
 	memset(res, 0, sizeof(DdbWriteResult));
 	PreventCommandIfReadOnly("PutItem");
 	ddb_check_item(item);
-	ddb_request_key(rel, item, false, &key);
+	/* the key and the item column in one pass over the item */
+	itemcol = request_key_ext(rel, NULL, item, false, true, &key);
 	need_old = old_item_needed(rel, want_old, cond);
 
 	cid = GetCurrentCommandId(true);
@@ -543,7 +560,7 @@ ddb_put_item_core_ext(Relation rel, Jsonb *item, DdbCondition *cond, bool want_o
 			res->condition_failed = true;
 			return;
 		}
-		if (write_item(rel, item, &key, res->old, exists, &tid, leaf, cid))
+		if (write_item(rel, item, itemcol, &key, res->old, exists, &tid, leaf, cid))
 			break;
 		/* a concurrent insert of the key won: replace it instead */
 		CHECK_FOR_INTERRUPTS();
@@ -659,7 +676,7 @@ ddb_update_item_core_ext(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbConditi
 											want_updated ? &res->updated_new : NULL);
 		}
 		ddb_check_item_size_msg(res->new, upd ? DDB_MSG_UPDATE_ITEM_SIZE : DDB_MSG_ITEM_SIZE);
-		if (write_item(rel, res->new, &key, res->old, exists, &tid, leaf, cid))
+		if (write_item(rel, res->new, NULL, &key, res->old, exists, &tid, leaf, cid))
 			break;
 		CHECK_FOR_INTERRUPTS();
 	}

@@ -157,6 +157,15 @@ typedef struct GsiCacheEntry
 
 static HTAB *gsi_cache = NULL;
 
+/*
+ * The entry of the last call: a write asks for its table's indexes three
+ * times or more (ddb_index_any, ddb_gsi_maintain, ...), and a run of writes
+ * to one table more.  Entries are never removed and dynahash never moves
+ * one, so the pointer stays good; invalidation clears e->valid through the
+ * hash table, on the same entry.
+ */
+static GsiCacheEntry *gsi_last = NULL;
+
 /* One index entry of an item. */
 typedef struct GsiEntry
 {
@@ -294,12 +303,17 @@ gsi_list(Relation rel, DdbGsi **out)
 								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 		CacheRegisterRelcacheCallback(gsi_cache_invalidate, (Datum) 0);
 	}
-	e = hash_search(gsi_cache, &relid, HASH_ENTER, &found);
-	if (!found)
+	if (gsi_last != NULL && gsi_last->relid == relid)
+		e = gsi_last;
+	else
 	{
-		e->valid = false;
-		e->cxt = NULL;
-		e->ngsi = 0;
+		e = hash_search(gsi_cache, &relid, HASH_ENTER, &found);
+		if (!found)
+		{
+			e->valid = false;
+			e->cxt = NULL;
+			e->ngsi = 0;
+		}
 	}
 	if (!e->valid)
 	{
@@ -327,6 +341,7 @@ gsi_list(Relation rel, DdbGsi **out)
 		e->ngsi = n;
 		e->valid = true;
 	}
+	gsi_last = e;
 	*out = e->gsi;
 	return e->ngsi;
 }

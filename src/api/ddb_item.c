@@ -675,6 +675,26 @@ api_check_key(DdbKeyType type, Datum d, bool partition, const char *name)
 }
 
 /*
+ * Key attribute k's value v (NULL: missing) of a key document or, with
+ * item, of an item, checked and stored in values/isnull.
+ */
+static void
+key_value(Relation rel, const DdbKeyInfo *ki, int k, const char *name, JsonbValue *v,
+		  bool item, Datum *values, bool *isnull)
+{
+	int			a = ki->keyattno[k] - 1;
+
+	if (v == NULL)
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_KEY_MISSING, name);
+	if (item)
+		check_item_key_type(ki->keytype[k], v, name);
+	values[a] = jbv_to_key(rel, ki->keytype[k], v, name);
+	isnull[a] = false;
+	api_check_key(ki->keytype[k], values[a], k == 0, name);
+	ddb_check_key_value(ki->keytype[k], values[a], k == 0, name);
+}
+
+/*
  * Extract the key of an item or of a key document.  values/isnull are
  * indexed by attribute number - 1 (natts entries); the encoded key goes to
  * enckey.  With exact, the document must hold the key attributes and nothing
@@ -717,14 +737,7 @@ ddb_key_from_jsonb_named(Relation rel, const char **names, Jsonb *doc, bool exac
 
 		if (v == NULL && exact)
 			key_schema_error(rel, "Key attribute \"%s\" of table \"%s\" is missing.", name);
-		if (v == NULL)
-			ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_KEY_MISSING, name);
-		if (!exact)
-			check_item_key_type(ki->keytype[k], v, name);
-		values[ki->keyattno[k] - 1] = jbv_to_key(rel, ki->keytype[k], v, name);
-		isnull[ki->keyattno[k] - 1] = false;
-		api_check_key(ki->keytype[k], values[ki->keyattno[k] - 1], k == 0, name);
-		ddb_check_key_value(ki->keytype[k], values[ki->keyattno[k] - 1], k == 0, name);
+		key_value(rel, ki, k, name, v, !exact, values, isnull);
 	}
 	if (exact && JsonContainerSize(&doc->root) != ki->nkeys)
 		ereport(ERROR,
@@ -779,44 +792,160 @@ ddb_jsonb_replace_pairs(Jsonb *base, const char *const *names, int nnames, Jsonb
 }
 
 /*
- * The item column of an API item: the item without its key attributes.
- * Its other pairs are copied as they are (see "Building API items").
+ * The item column of an API item (an object): the item without its key
+ * attributes, its other pairs copied as they are (see "Building API
+ * items").  Key attribute k's pair goes to keypairs[k], found[k] saying
+ * whether the item has one.  names: ddb_table_key_names.
  */
-Jsonb *
-ddb_item_without_keys(Relation rel, Jsonb *item)
+static Jsonb *
+item_column_of(Relation rel, Jsonb *item, const char **names, ItemPair *keypairs,
+			   bool *found)
 {
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 	int			n = JsonContainerSize(&item->root);
 	ItemPair	pairs_local[40];
 	ItemPair   *pairs = n <= lengthof(pairs_local) ? pairs_local :
 		palloc(sizeof(ItemPair) * n);
-	const char *names[DDB_MAX_KEY_COLUMNS];
 	int			namelens[DDB_MAX_KEY_COLUMNS];
 	int			kept = 0;
 	Jsonb	   *result;
 
-	Assert(JB_ROOT_IS_OBJECT(item));
-	/* (the names and their lengths once, not once per attribute) */
-	ddb_table_key_names(rel, names);
+	/* (the names' lengths once, not once per attribute) */
 	for (int k = 0; k < ki->nkeys; k++)
+	{
 		namelens[k] = strlen(names[k]);
+		found[k] = false;
+	}
 	object_pairs(&item->root, pairs);
 	for (int i = 0; i < n; i++)
 	{
 		bool		key = false;
 
 		for (int k = 0; k < ki->nkeys && !key; k++)
-			key = pairs[i].keylen == namelens[k] &&
-				memcmp(pairs[i].key, names[k], pairs[i].keylen) == 0;
+			if (pairs[i].keylen == namelens[k] &&
+				memcmp(pairs[i].key, names[k], namelens[k]) == 0)
+			{
+				keypairs[k] = pairs[i];
+				found[k] = key = true;
+			}
 		if (!key)
 			pairs[kept++] = pairs[i];
 	}
 	result = write_container(pairs, kept, true);
 	if (pairs != pairs_local)
 		pfree(pairs);
+	return result;
+}
+
+/* A pair's value as the JsonbValue an iterator would give (scalars, binary). */
+static void
+pair_jbv(const ItemPair *p, JsonbValue *v)
+{
+	switch (p->type)
+	{
+		case JENTRY_ISSTRING:
+			v->type = jbvString;
+			v->val.string.val = (char *) p->data;
+			v->val.string.len = p->len;
+			break;
+		case JENTRY_ISNUMERIC:
+			v->type = jbvNumeric;
+			v->val.numeric = (Numeric) p->data;
+			break;
+		case JENTRY_ISBOOL_FALSE:
+		case JENTRY_ISBOOL_TRUE:
+			v->type = jbvBool;
+			v->val.boolean = p->type == JENTRY_ISBOOL_TRUE;
+			break;
+		case JENTRY_ISNULL:
+			v->type = jbvNull;
+			break;
+		default:
+			v->type = jbvBinary;
+			v->val.binary.data = (JsonbContainer *) p->data;
+			v->val.binary.len = p->len;
+			break;
+	}
+}
+
+/*
+ * PutItem's split of an API item (checked by ddb_check_item): its encoded
+ * key, as ddb_key_from_jsonb_named(..., exact = false, ...) makes it (the
+ * same checks, errors and order), and its item column, as
+ * ddb_item_without_keys makes it, from one pass over the item's pairs: the
+ * key attributes are picked out of them instead of searched for by name,
+ * and the key names are looked up once for both.
+ */
+Jsonb *
+ddb_item_split_key(Relation rel, Jsonb *item, Datum *values, bool *isnull,
+				   StringInfo enckey)
+{
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	const char *names[DDB_MAX_KEY_COLUMNS];
+	ItemPair	keypairs[DDB_MAX_KEY_COLUMNS];
+	bool		found[DDB_MAX_KEY_COLUMNS];
+	Jsonb	   *result;
+
+	if (!JB_ROOT_IS_OBJECT(item) || JB_ROOT_IS_SCALAR(item))
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: the item must be a JSON object of attributes")));
+	ddb_table_key_names(rel, names);
+	for (int a = 0; a < ki->natts; a++)
+	{
+		values[a] = (Datum) 0;
+		isnull[a] = true;
+	}
+	/* (building the item column raises nothing: the key's errors stay first) */
+	result = item_column_of(rel, item, names, keypairs, found);
+
+	/* the key attributes, checked in key order as ddb_key_from_jsonb_named does */
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		JsonbValue	v;
+
+		if (found[k])
+			pair_jbv(&keypairs[k], &v);
+		key_value(rel, ki, k, names[k], found[k] ? &v : NULL, true, values, isnull);
+	}
+	ddb_encode_key(ki, values, isnull, enckey);
+#ifdef DDB_CHECKS
+	{
+		/* the same key and item column as the two walks it replaces */
+		Datum	   *v2 = palloc(sizeof(Datum) * ki->natts);
+		bool	   *n2 = palloc(sizeof(bool) * ki->natts);
+		StringInfoData k2;
+		Jsonb	   *col2 = ddb_item_without_keys(rel, item);
+
+		initStringInfo(&k2);
+		ddb_key_from_jsonb_named(rel, names, item, false, v2, n2, &k2);
+		DdbCheck(k2.len == enckey->len && memcmp(k2.data, enckey->data, k2.len) == 0);
+		DdbCheck(VARSIZE(col2) == VARSIZE(result) &&
+				 memcmp(col2, result, VARSIZE(result)) == 0);
+	}
+#endif
+	return result;
+}
+
+/*
+ * The item column of an API item: the item without its key attributes.
+ * Its other pairs are copied as they are (see "Building API items").
+ */
+Jsonb *
+ddb_item_without_keys(Relation rel, Jsonb *item)
+{
+	const char *names[DDB_MAX_KEY_COLUMNS];
+	ItemPair	keypairs[DDB_MAX_KEY_COLUMNS];
+	bool		found[DDB_MAX_KEY_COLUMNS];
+	Jsonb	   *result;
+
+	Assert(JB_ROOT_IS_OBJECT(item));
+	ddb_table_key_names(rel, names);
+	result = item_column_of(rel, item, names, keypairs, found);
 #ifdef DDB_CHECKS
 	{
 		/* the same through pushJsonbValue, as it was built before */
+		const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 		JsonbParseState *ps = NULL;
 		JsonbIterator *it = JsonbIteratorInit(&item->root);
 		JsonbValue	v;

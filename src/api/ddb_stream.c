@@ -207,6 +207,9 @@ typedef struct StreamCacheEntry
 
 static HTAB *stream_cache = NULL;
 
+/* The entry of the last call, as gsi_last in ddb_gsi.c (and as safe). */
+static StreamCacheEntry *stream_last = NULL;
+
 /* One record as read back. */
 typedef struct StreamRecord
 {
@@ -357,11 +360,16 @@ table_stream(Oid relid)
 								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 		CacheRegisterRelcacheCallback(stream_cache_invalidate, (Datum) 0);
 	}
-	e = hash_search(stream_cache, &relid, HASH_ENTER, &found);
-	if (!found)
+	if (stream_last != NULL && stream_last->relid == relid)
+		e = stream_last;
+	else
 	{
-		e->valid = false;
-		e->cxt = NULL;
+		e = hash_search(stream_cache, &relid, HASH_ENTER, &found);
+		if (!found)
+		{
+			e->valid = false;
+			e->cxt = NULL;
+		}
 	}
 	if (!e->valid)
 	{
@@ -402,6 +410,7 @@ table_stream(Oid relid)
 		e->has_stream = has;
 		e->valid = true;
 	}
+	stream_last = e;
 	return e->has_stream ? &e->stream : NULL;
 }
 

@@ -41,6 +41,9 @@
  * commit.  Only committed versions must be reachable through the map, and
  * a crash before commit loses only entries of versions that died with their
  * transaction.  This turns a WAL record per insert into one per thousand.
+ * A backend remembers the map leaf it wrote last (map_leaf_for_write), so
+ * a small batch, the usual one of a single-row transaction, reads only
+ * that page.
  * A batch is never written under a leaf lock (writing opens relations and
  * locks map pages): entries are recorded after the leaf is released, or,
  * by the one caller that records one under the lock (an update beside its
@@ -61,7 +64,6 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
-#include "access/relation.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
@@ -349,22 +351,62 @@ pending_cmp(const void *a, const void *b)
 	return 0;
 }
 
+/*
+ * The map leaf holding rowid, created if missing, locked exclusively, for
+ * writing entries.  A map leaf never moves and is never freed while its
+ * file lives (the map only grows: a new root above the old one, new
+ * leaves for new row ids), so the leaf this backend wrote last is kept in
+ * the relcache entry (DdbRelCache.map_leaf) and a batch whose row ids it
+ * covers -- in a steady stream of single-row transactions, nearly every
+ * batch -- goes straight to it instead of reading the metapage and the
+ * directory.  The cache goes with anything that replaces or truncates the
+ * file: a relcache invalidation frees it (TRUNCATE, a rewrite, or their
+ * rollback, another backend's included), and ddb_reset_relcache clears it
+ * (a new relfilenode or an in-place truncation in this backend).
+ */
+static Buffer
+map_leaf_for_write(Relation rel, uint64 rowid, int *slot)
+{
+	DdbRelCache *cache = ddb_get_relcache(rel);
+	Buffer		buf;
+
+	if (cache->map_leaf != 0 && rowid >= cache->map_leaf_first &&
+		rowid - cache->map_leaf_first < DDB_MAP_LEAF_ENTRIES)
+	{
+		*slot = (int) (rowid - cache->map_leaf_first);
+		buf = ReadBuffer(rel, cache->map_leaf);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		map_check_page(rel, buf, DDB_PAGE_MAP_LEAF);
+		return buf;
+	}
+	buf = map_leaf(rel, rowid, true, BUFFER_LOCK_EXCLUSIVE, slot);
+	/* re-fetch: the descent may have accepted an invalidation */
+	cache = ddb_get_relcache(rel);
+	cache->map_leaf = BufferGetBlockNumber(buf);
+	cache->map_leaf_first = rowid - *slot;
+	return buf;
+}
+
 /* Write entries [from, to) of one relation, one WAL record per map leaf. */
 static void
 flush_entries(Relation rel, PendingEntry *e, int n)
 {
 	int			i = 0;
-	DdbMapChange *changes = palloc0(sizeof(DdbMapChange) * Min(n, DDB_MAP_LEAF_ENTRIES));
+	DdbMapChange one;
+	DdbMapChange *changes = n == 1 ? &one :
+		palloc(sizeof(DdbMapChange) * Min(n, DDB_MAP_LEAF_ENTRIES));
 
 	while (i < n)
 	{
 		int			slot;
-		Buffer		buf = map_leaf(rel, e[i].rowid, true, BUFFER_LOCK_EXCLUSIVE, &slot);
+		Buffer		buf = map_leaf_for_write(rel, e[i].rowid, &slot);
 		uint64		leafstart = e[i].rowid - slot;
 		int			nchanges = 0;
 
 		for (; i < n && e[i].rowid < leafstart + DDB_MAP_LEAF_ENTRIES; i++)
 		{
+			/* no stray padding bytes in WAL */
+			memset(&changes[nchanges], 0, sizeof(DdbMapChange));
 			changes[nchanges].block = e[i].block;
 			changes[nchanges].hash = e[i].hash;
 			changes[nchanges].slot = (uint16) (e[i].rowid - leafstart);
@@ -373,7 +415,8 @@ flush_entries(Relation rel, PendingEntry *e, int n)
 		ddb_wal_map_set(rel, buf, changes, nchanges);
 		UnlockReleaseBuffer(buf);
 	}
-	pfree(changes);
+	if (changes != &one)
+		pfree(changes);
 }
 
 /*
@@ -406,8 +449,14 @@ flush_pending(Oid only, bool at_commit)
 		}
 		else
 		{
-			/* we hold a lock on it since we inserted; it may have been dropped */
-			Relation	rel = try_relation_open(relid, NoLock);
+			/*
+			 * We hold a lock on it since we inserted; it may have been
+			 * dropped since, by this transaction, and then there is no
+			 * relcache entry to find and none to build (NULL).  Only the
+			 * relcache entry is needed (no lock, no statistics entry), so
+			 * not relation_open's catalog probe either.
+			 */
+			Relation	rel = RelationIdGetRelation(relid);
 
 			if (rel != NULL)
 			{
@@ -428,7 +477,7 @@ flush_pending(Oid only, bool at_commit)
 					}
 					k = m;
 				}
-				relation_close(rel, NoLock);
+				RelationClose(rel);
 			}
 		}
 		i = j;

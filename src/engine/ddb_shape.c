@@ -399,6 +399,7 @@ ddb_reset_relcache(Relation rel, bool truncated_in_place)
 		cache->rowid_end = 0;
 		cache->root = 0;
 		cache->nblocks_seen = 0;
+		cache->map_leaf = 0;
 	}
 	if (truncated_in_place)
 		ddb_map_forget(rel);

@@ -8,9 +8,10 @@
  * the first fetch after the start or a rescan, encoded with the table's key
  * types into one [lo, hi) range per partition value, and read with
  * ddb_range_begin/next.  A NULL key value, a NaN or an infinity compared
- * with "=", or bounds that cross, give an empty range.  Several partition
- * values (pk = ANY) give several ranges, sorted and deduplicated by their
- * encoded keys and read one after the other.
+ * with "=", or bounds that cross, give an empty range.  An array of values
+ * for one key column (pk = ANY, or sk = ANY in one partition) gives a range
+ * per element, sorted and deduplicated by their encoded keys and read one
+ * after the other; NULL, NaN and infinite elements match nothing.
  *
  * The range holds exactly the rows that satisfy the "=" clauses pinning
  * key columns (ddb_planner.c), so ExecScan checks only the other clauses
@@ -68,7 +69,7 @@ typedef struct DdbKeyScanState
 	DdbKeyInfo	ki;
 	int			npinned;
 	bool		backward;		/* plan reads the range backward */
-	bool		pk_array;
+	int			array_col;		/* the key column pinned "= ANY", or -1 */
 	List	   *bound_kinds;
 	int			nkeyexprs;		/* custom_exprs: this many key values, */
 	int			nfilter;		/* then this many filter clauses, then */
@@ -124,7 +125,7 @@ ddb_keyscan_create_state(CustomScan *cscan)
 	st->css.methods = &ddb_keyscan_exec_methods;
 	st->npinned = intVal(linitial(cscan->custom_private));
 	st->backward = intVal(lsecond(cscan->custom_private)) != 0;
-	st->pk_array = intVal(lthird(cscan->custom_private)) != 0;
+	st->array_col = intVal(lthird(cscan->custom_private));
 	st->bound_kinds = (List *) lfourth(cscan->custom_private);
 	st->nkeyexprs = intVal(list_nth(cscan->custom_private, 4));
 	st->nfilter = intVal(list_nth(cscan->custom_private, 5));
@@ -324,9 +325,10 @@ compute_ranges(DdbKeyScanState *st)
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
 	MemoryContext old;
 	Datum		values[DDB_MAX_KEY_COLUMNS];
-	Datum	   *pkvals = NULL;
-	bool	   *pknulls = NULL;
-	int			npk = 0;
+	int			ac = Max(st->array_col, 0);	/* the column that varies by range */
+	Datum	   *acvals = NULL;
+	bool	   *acnulls = NULL;
+	int			nac = 0;
 	int			nbounds = list_length(st->bound_kinds);
 	EncodedBound *bounds;
 	ListCell   *lc;
@@ -352,7 +354,7 @@ compute_ranges(DdbKeyScanState *st)
 		MemoryContextSwitchTo(st->keycxt);
 		if (isnull)
 			empty = true;
-		else if (i == 0 && st->pk_array)
+		else if (i == st->array_col)
 		{
 			ArrayType  *arr = DatumGetArrayTypePCopy(v);
 			int16		typlen;
@@ -361,7 +363,7 @@ compute_ranges(DdbKeyScanState *st)
 
 			get_typlenbyvalalign(ARR_ELEMTYPE(arr), &typlen, &typbyval, &typalign);
 			deconstruct_array(arr, ARR_ELEMTYPE(arr), typlen, typbyval, typalign,
-							  &pkvals, &pknulls, &npk);
+							  &acvals, &acnulls, &nac);
 		}
 		else
 		{
@@ -377,10 +379,10 @@ compute_ranges(DdbKeyScanState *st)
 		}
 		i++;
 	}
-	if (!st->pk_array)
+	if (st->array_col < 0)
 	{
-		pkvals = &values[0];
-		npk = 1;
+		acvals = &values[0];
+		nac = 1;
 	}
 
 	/* bounds on column npinned */
@@ -445,22 +447,22 @@ compute_ranges(DdbKeyScanState *st)
 
 		initStringInfo(&prefix);
 		initStringInfo(&t);
-		st->ranges = palloc(sizeof(DdbRange) * Max(npk, 1));
-		for (int p = 0; p < npk; p++)
+		st->ranges = palloc(sizeof(DdbRange) * Max(nac, 1));
+		for (int p = 0; p < nac; p++)
 		{
 			char	   *lo;
 			int			lolen;
 			char	   *hi = NULL;
 			int			hilen = 0;
 
-			if (pknulls && pknulls[p])
+			if (acnulls && acnulls[p])
 				continue;
-			values[0] = pkvals[p];
-			if (st->ki.keytype[0] == DDB_KEY_N)
+			values[ac] = acvals[p];
+			if (st->ki.keytype[ac] == DDB_KEY_N)
 			{
 				bool		nan;
 
-				if (numeric_special(values[0], &nan) != 0 || nan)
+				if (numeric_special(values[ac], &nan) != 0 || nan)
 					continue;
 			}
 			resetStringInfo(&prefix);
@@ -532,7 +534,7 @@ compute_ranges(DdbKeyScanState *st)
 			st->nranges++;
 		}
 
-		/* several partitions: key order, each once */
+		/* several ranges (= ANY): key order, each once */
 		if (st->nranges > 1)
 		{
 			int			n = 1;
@@ -836,7 +838,7 @@ ddb_keyscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 
 		if (i == 0)
 		{
-			appendStringInfo(&buf, st->pk_array ? "%s = ANY (%s)" : "%s = %s",
+			appendStringInfo(&buf, st->array_col == 0 ? "%s = ANY (%s)" : "%s = %s",
 							 key_colname(desc, ki, 0), val);
 			ExplainPropertyText("Partition Key", buf.data, es);
 			resetStringInfo(&buf);
@@ -845,7 +847,8 @@ ddb_keyscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		{
 			if (buf.len > 0)
 				appendStringInfoString(&buf, " AND ");
-			appendStringInfo(&buf, "%s = %s", key_colname(desc, ki, i), val);
+			appendStringInfo(&buf, st->array_col == i ? "%s = ANY (%s)" : "%s = %s",
+							 key_colname(desc, ki, i), val);
 			if (i == st->npinned - 1)
 			{
 				ExplainPropertyText("Sort Key", buf.data, es);

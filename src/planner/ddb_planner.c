@@ -14,6 +14,8 @@
  *	  point lookup); a parameterized path also takes "=" join clauses on
  *	  sort keys over the same outer relations, so a join on the whole key
  *	  (or WHERE (pk, sk) IN (SELECT ...)) probes one item per outer row;
+ *	  with the partition key pinned by a constant, a sort key joined "="
+ *	  to other relations makes a parameterized path of its own;
  *	- the first sort key that is not pinned may be bounded with < <= > >=
  *	  (BETWEEN arrives as two of those), LIKE 'prefix%' or starts_with();
  *	- the path declares pathkeys on the remaining sort keys, ascending for a
@@ -21,16 +23,20 @@
  *	  LIMIT n needs no Sort;
  *	- "pk = ANY(array)" / "pk IN (...)" becomes a multi-range scan, one range
  *	  per distinct element, read in key order; it has no pathkeys because
- *	  the partitions come out in hash order.
+ *	  the partitions come out in hash order.  Likewise "sk = ANY(array)"
+ *	  with the partition key pinned "=": one point (or, with more sort keys
+ *	  pinned after it, narrower) range per distinct element, read in key
+ *	  order.  One key column per scan is an array: the first that could be
+ *	  (a pk = ANY wins over an sk = ANY, which then stays a filter).
  *
  * The key clauses choose the range.  The "=" clauses that pin key columns
- * (not pk = ANY) hold for exactly the rows in it -- numerically equal
+ * (not = ANY) hold for exactly the rows in it -- numerically equal
  * values encode identically, text compares bytewise under a deterministic
  * collation, and a value no stored key can have gives an empty range -- so,
  * like an index scan's index quals, they are not checked row by row: they
  * are the scan's recheck, which EvalPlanQual runs on the version it
  * rechecks (whose key cannot have changed, but whose outer-row parameters
- * can).  Every other restriction clause (bounds, LIKE, pk = ANY, the rest)
+ * can).  Every other restriction clause (bounds, LIKE, = ANY, the rest)
  * is the scan's filter, so results are exactly those of a sequential scan.
  * Filter and recheck travel in the plan's custom_exprs after the key
  * values, not in plan.qual: PostgreSQL 15 would compile plan.qual for a
@@ -100,7 +106,7 @@ typedef struct DdbKeyClauses
 	int			npinned;		/* key columns 0..npinned-1 pinned by "=" */
 	Expr	   *pin[DDB_MAX_KEY_COLUMNS];	/* the value each is pinned to */
 	RestrictInfo *pin_rinfo[DDB_MAX_KEY_COLUMNS];
-	bool		pk_array;		/* pin[0] is an array (pk = ANY) */
+	int			array_col;		/* pin[array_col] is an array (= ANY), or -1 */
 	List	   *bound_kinds;	/* DdbBoundKind of each bound on column npinned */
 	List	   *bound_exprs;
 	List	   *bound_rinfos;
@@ -208,7 +214,7 @@ collation_is_bytewise(DdbPlanKeys *pk, Oid collid)
 
 /*
  * Match one clause against the key columns.  On success set *col, *kind
- * (BTEqualStrategyNumber, a DdbBoundKind, or DDB_BOUND_ANY for pk = ANY)
+ * (BTEqualStrategyNumber, a DdbBoundKind, or DDB_BOUND_ANY for key = ANY)
  * and *value (the expression the column is compared with).  Join clauses
  * are matched too; the caller decides which relids the value may use.
  */
@@ -318,7 +324,7 @@ match_key_clause(DdbPlanKeys *pk, RestrictInfo *rinfo, int *col, int *kind,
 		return true;
 	}
 
-	/* pk = ANY (array): one range per element */
+	/* key = ANY (array): one range per element */
 	if (IsA(clause, ScalarArrayOpExpr))
 	{
 		ScalarArrayOpExpr *sa = (ScalarArrayOpExpr *) clause;
@@ -326,24 +332,25 @@ match_key_clause(DdbPlanKeys *pk, RestrictInfo *rinfo, int *col, int *kind,
 		Relids		other_relids;
 		Oid			lefttype,
 					righttype;
+		int			k;
 
 		if (!sa->useOr || list_length(sa->args) != 2 ||
-			key_column_of(pk, linitial(sa->args)) != 0)
+			(k = key_column_of(pk, linitial(sa->args))) < 0)
 			return false;
 		other = lsecond(sa->args);
 		op_input_types(sa->opno, &lefttype, &righttype);
-		if (lefttype != pk->typid[0] || righttype != pk->typid[0] ||
-			get_op_opfamily_strategy(sa->opno, pk->opfamily[0]) != BTEqualStrategyNumber)
+		if (lefttype != pk->typid[k] || righttype != pk->typid[k] ||
+			get_op_opfamily_strategy(sa->opno, pk->opfamily[k]) != BTEqualStrategyNumber)
 			return false;
-		if (pk->typid[0] == TEXTOID &&
+		if (pk->typid[k] == TEXTOID &&
 			(!OidIsValid(sa->inputcollid) || !get_collation_isdeterministic(sa->inputcollid)))
 			return false;
-		if (exprType(other) != get_array_type(pk->typid[0]))
+		if (exprType(other) != get_array_type(pk->typid[k]))
 			return false;
 		other_relids = pull_varnos(NULL, other);
 		if (!usable_operand(other, other_relids, pk->relid))
 			return false;
-		*col = 0;
+		*col = k;
 		*kind = DDB_BOUND_ANY;
 		*value = (Expr *) other;
 		*value_relids = other_relids;
@@ -366,11 +373,12 @@ analyze_key_clauses(DdbPlanKeys *pk, List *restrictinfo, RestrictInfo *pk_join,
 {
 	Expr	   *eq[DDB_MAX_KEY_COLUMNS] = {0};
 	RestrictInfo *eq_rinfo[DDB_MAX_KEY_COLUMNS] = {0};
-	Expr	   *any_value = NULL;
-	RestrictInfo *any_rinfo = NULL;
+	Expr	   *any_value[DDB_MAX_KEY_COLUMNS] = {0};
+	RestrictInfo *any_rinfo[DDB_MAX_KEY_COLUMNS] = {0};
 	ListCell   *lc;
 
 	memset(kc, 0, sizeof(*kc));
+	kc->array_col = -1;
 
 	if (pk_join)
 	{
@@ -395,10 +403,10 @@ analyze_key_clauses(DdbPlanKeys *pk, List *restrictinfo, RestrictInfo *pk_join,
 			eq[col] = value;
 			eq_rinfo[col] = rinfo;
 		}
-		else if (kind == DDB_BOUND_ANY && any_value == NULL)
+		else if (kind == DDB_BOUND_ANY && any_value[col] == NULL)
 		{
-			any_value = value;
-			any_rinfo = rinfo;
+			any_value[col] = value;
+			any_rinfo[col] = rinfo;
 		}
 	}
 
@@ -419,19 +427,27 @@ analyze_key_clauses(DdbPlanKeys *pk, List *restrictinfo, RestrictInfo *pk_join,
 		}
 	}
 
-	if (eq[0] == NULL && any_value == NULL)
+	if (eq[0] == NULL && any_value[0] == NULL)
 		return false;
-	if (eq[0] == NULL)
-	{
-		eq[0] = any_value;
-		eq_rinfo[0] = any_rinfo;
-		kc->pk_array = true;
-	}
 
-	while (kc->npinned < pk->ki.nkeys && eq[kc->npinned] != NULL)
+	/* columns pinned by "=", or by "= ANY" for the first that can be */
+	while (kc->npinned < pk->ki.nkeys)
 	{
-		kc->pin[kc->npinned] = eq[kc->npinned];
-		kc->pin_rinfo[kc->npinned] = eq_rinfo[kc->npinned];
+		int			k = kc->npinned;
+
+		if (eq[k] != NULL)
+		{
+			kc->pin[k] = eq[k];
+			kc->pin_rinfo[k] = eq_rinfo[k];
+		}
+		else if (any_value[k] != NULL && kc->array_col < 0)
+		{
+			kc->pin[k] = any_value[k];
+			kc->pin_rinfo[k] = any_rinfo[k];
+			kc->array_col = k;
+		}
+		else
+			break;
 		kc->npinned++;
 	}
 
@@ -582,9 +598,9 @@ add_keyscan_path(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk,
 	keyrinfos = list_concat(keyrinfos, kc->bound_rinfos);
 	exprs = list_concat(exprs, kc->bound_exprs);
 
-	if (kc->pk_array)
+	if (kc->array_col >= 0)
 	{
-		Node	   *arr = (Node *) kc->pin[0];
+		Node	   *arr = (Node *) kc->pin[kc->array_col];
 
 		nranges = IsA(arr, Const) && !((Const *) arr)->constisnull ?
 			ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(((Const *) arr)->constvalue)),
@@ -601,18 +617,20 @@ add_keyscan_path(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk,
 	 * The "=" clauses that pin key columns hold for exactly the rows of the
 	 * range (equal values encode identically, and a value no key can have
 	 * gives an empty range), so the scan need not check them on each row:
-	 * they become the recheck (see the header).  pk = ANY stays a filter.
+	 * they become the recheck (see the header).  A column pinned = ANY
+	 * stays a filter.
 	 */
-	for (int k = kc->pk_array ? 1 : 0; k < kc->npinned; k++)
-		exact = lappend(exact, kc->pin_rinfo[k]);
+	for (int k = 0; k < kc->npinned; k++)
+		if (k != kc->array_col)
+			exact = lappend(exact, kc->pin_rinfo[k]);
 
 	/*
-	 * custom_private: npinned, backward, pk_array, bound kinds, exprs, then
+	 * custom_private: npinned, backward, array_col, bound kinds, exprs, then
 	 * the exact clauses
 	 */
 	cp->custom_private = list_make5(makeInteger(kc->npinned),
 									makeInteger(backward ? 1 : 0),
-									makeInteger(kc->pk_array ? 1 : 0),
+									makeInteger(kc->array_col),
 									list_copy(kc->bound_kinds),
 									exprs);
 	cp->custom_private = lappend(cp->custom_private, exact);
@@ -628,7 +646,7 @@ add_keyscan_paths(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk,
 				  DdbKeyClauses *kc, Relids required_outer)
 {
 	add_keyscan_path(root, rel, pk, kc, required_outer, false);
-	if (!kc->pk_array && kc->npinned < pk->ki.nkeys &&
+	if (kc->array_col < 0 && kc->npinned < pk->ki.nkeys &&
 		keyscan_pathkeys(root, rel, pk, kc->npinned, true) != NIL)
 		add_keyscan_path(root, rel, pk, kc, required_outer, true);
 }
@@ -664,11 +682,17 @@ join_clause_outer(RelOptInfo *rel, RestrictInfo *rinfo)
 }
 
 /*
- * Parameterized paths: the partition key equals an expression over other
- * relations, so a nested loop can probe the tree once per outer row.
+ * Parameterized paths: a key column equals an expression over other
+ * relations, so a nested loop can probe the tree once per outer row.  When
+ * the restriction clauses leave the partition key unpinned ('base' NULL),
+ * the partition key's join clauses drive the probes; when they pin it (a
+ * constant partition, 'base' what they pin), a join clause on a sort key
+ * they leave unpinned does: WHERE "PK" = 'x' AND "SK" = other.sk probes one
+ * item per outer row instead of filtering the partition.
  */
 static void
-add_parameterized_paths(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk)
+add_parameterized_paths(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk,
+						const DdbKeyClauses *base)
 {
 	List	   *candidates = NIL;
 	List	   *done = NIL;
@@ -707,7 +731,9 @@ add_parameterized_paths(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk)
 
 		if (!match_key_clause(pk, rinfo, &col, &kind, &value, &value_relids))
 			continue;
-		if (col != 0 || kind != BTEqualStrategyNumber || bms_is_empty(value_relids))
+		if (kind != BTEqualStrategyNumber || bms_is_empty(value_relids))
+			continue;
+		if (base == NULL ? col != 0 : col < base->npinned)
 			continue;
 
 		required_outer = join_clause_outer(rel, rinfo);
@@ -724,10 +750,14 @@ add_parameterized_paths(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk)
 		{
 			RestrictInfo *other = lfirst_node(RestrictInfo, lc2);
 
-			if (other != rinfo && bms_is_subset(join_clause_outer(rel, other), required_outer))
+			if ((other != rinfo || base != NULL) &&
+				bms_is_subset(join_clause_outer(rel, other), required_outer))
 				sk_joins = lappend(sk_joins, other);
 		}
-		if (analyze_key_clauses(pk, rel->baserestrictinfo, rinfo, value, sk_joins, &kc))
+		if (base == NULL ?
+			analyze_key_clauses(pk, rel->baserestrictinfo, rinfo, value, sk_joins, &kc) :
+			(analyze_key_clauses(pk, rel->baserestrictinfo, NULL, NULL, sk_joins, &kc) &&
+			 kc.npinned > base->npinned))
 			add_keyscan_paths(root, rel, pk, &kc, required_outer);
 	}
 }
@@ -793,9 +823,13 @@ ddb_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		return;
 
 	if (analyze_key_clauses(&pk, rel->baserestrictinfo, NULL, NULL, NIL, &kc))
+	{
 		add_keyscan_paths(root, rel, &pk, &kc, rel->lateral_relids);
+		if (kc.npinned < pk.ki.nkeys)
+			add_parameterized_paths(root, rel, &pk, &kc);
+	}
 	else
-		add_parameterized_paths(root, rel, &pk);
+		add_parameterized_paths(root, rel, &pk, NULL);
 }
 
 /* ------------------------------------------------------------------------

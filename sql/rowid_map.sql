@@ -1,0 +1,91 @@
+-- The row-id map leaf a backend wrote last is cached in the relation's
+-- relcache entry (ddb_rowid.c, map_leaf_for_write): a transaction's
+-- entries go straight to it.  The cache must never outlive the file it
+-- names.  Each case below caches a leaf of one file (a TID resolution or a
+-- commit writes the deferred entries), makes another file the table's or
+-- brings an old one back, and writes entries again: with a stale leaf they
+-- would go to a block of the wrong file (past its end, a tree page, or
+-- another range's map leaf), and the UPDATE of every row, which resolves
+-- each TID through the map, or ddb_verify would fail.  Row ids restart
+-- at 0 in a new file, and a map leaf covers about a thousand, so each
+-- case's row ids fall in the range of the leaf cached before.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
+
+-- A table created in this transaction is truncated in place (the same
+-- relfilenode, its row ids starting over at 0).
+BEGIN;
+CREATE TABLE rm_inplace (pk text, sk text, item jsonb) USING ddb;
+INSERT INTO rm_inplace SELECT 'p' || (i % 7), 's' || i, jsonb_build_object('pad', repeat('x', 200))
+  FROM generate_series(1, 300) i;
+UPDATE rm_inplace SET item = '{"u": 1}' WHERE pk = 'p1' AND sk = 's1';
+TRUNCATE rm_inplace;
+INSERT INTO rm_inplace SELECT 'q', 's' || i, jsonb_build_object('pad', repeat('y', 200))
+  FROM generate_series(1, 50) i;
+UPDATE rm_inplace SET item = '{"u": 2}' WHERE pk = 'q' AND sk = 's2';
+COMMIT;
+UPDATE rm_inplace SET item = '{"u": 3}';
+SELECT count(*) FILTER (WHERE item = '{"u": 3}') AS updated, ddb_verify('rm_inplace') ->> 'items' AS items
+  FROM rm_inplace;
+
+-- A TRUNCATE (a new relfilenode) rolled back: the entries written into the
+-- new file were cached, and the old file is back.
+CREATE TABLE rm_rollback (pk text, sk text, item jsonb) USING ddb;
+INSERT INTO rm_rollback SELECT 'p' || (i % 7), 's' || i, jsonb_build_object('pad', repeat('x', 200))
+  FROM generate_series(1, 300) i;
+BEGIN;
+TRUNCATE rm_rollback;
+INSERT INTO rm_rollback SELECT 'q', 's' || i, '{}' FROM generate_series(1, 10) i;
+UPDATE rm_rollback SET item = '{"u": 1}' WHERE pk = 'q' AND sk = 's1';
+ROLLBACK;
+INSERT INTO rm_rollback SELECT 'r', 's' || i, '{}' FROM generate_series(1, 10) i;
+UPDATE rm_rollback SET item = '{"u": 2}';
+SELECT count(*) FILTER (WHERE item = '{"u": 2}') AS updated, ddb_verify('rm_rollback') ->> 'items' AS items
+  FROM rm_rollback;
+
+-- The same with a savepoint: the TRUNCATE's file is cached, then rolled
+-- back to the savepoint, and the transaction goes on with the old file.
+BEGIN;
+INSERT INTO rm_rollback SELECT 's', 's' || i, '{}' FROM generate_series(1, 10) i;
+SAVEPOINT a;
+TRUNCATE rm_rollback;
+INSERT INTO rm_rollback SELECT 'q', 's' || i, '{}' FROM generate_series(1, 10) i;
+UPDATE rm_rollback SET item = '{"u": 3}' WHERE pk = 'q' AND sk = 's1';
+ROLLBACK TO a;
+INSERT INTO rm_rollback SELECT 't', 's' || i, '{}' FROM generate_series(1, 10) i;
+UPDATE rm_rollback SET item = '{"u": 4}' WHERE pk IN ('s', 't');
+COMMIT;
+UPDATE rm_rollback SET item = '{"u": 5}';
+SELECT count(*) FILTER (WHERE item = '{"u": 5}') AS updated, ddb_verify('rm_rollback') ->> 'items' AS items
+  FROM rm_rollback;
+
+-- A committed TRUNCATE and a rewrite (VACUUM FULL builds the map anew in
+-- a new file) after entries of the old file were cached.
+INSERT INTO rm_rollback VALUES ('v', 'x', '{}');
+TRUNCATE rm_rollback;
+INSERT INTO rm_rollback SELECT 'p' || (i % 7), 's' || i, jsonb_build_object('pad', repeat('x', 200))
+  FROM generate_series(1, 300) i;
+DELETE FROM rm_rollback WHERE pk = 'p3';
+VACUUM FULL rm_rollback;
+INSERT INTO rm_rollback SELECT 'w', 's' || i, '{}' FROM generate_series(1, 10) i;
+UPDATE rm_rollback SET item = '{"u": 6}';
+SELECT count(*) FILTER (WHERE item = '{"u": 6}') AS updated, ddb_verify('rm_rollback') ->> 'items' AS items
+  FROM rm_rollback;
+
+-- Row ids past the cached leaf's range (about a thousand per map leaf, in
+-- batches of 64 per backend): the next leaf is found, or made, through the
+-- directory.
+CREATE TABLE rm_many (pk text, sk text, item jsonb) USING ddb;
+DO $$
+BEGIN
+  FOR i IN 1..40 LOOP
+    INSERT INTO rm_many SELECT 'p' || (j % 5), i || '-' || j, '{}' FROM generate_series(1, 60) j;
+    COMMIT;
+  END LOOP;
+END $$;
+UPDATE rm_many SET item = '{"u": 1}';
+SELECT count(*) FILTER (WHERE item = '{"u": 1}') AS updated, ddb_verify('rm_many') ->> 'items' AS items
+  FROM rm_many;
+
+DROP TABLE rm_inplace, rm_rollback, rm_many;
