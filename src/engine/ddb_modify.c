@@ -30,8 +30,10 @@
  * while its leaf is locked) and then updates or deletes it on that leaf
  * (ddb_update_version_at, ddb_delete_version_at), asking the row-id map
  * only when a split has moved the version meanwhile or after a wait.  SQL's
- * UPDATE and DELETE, whose executor fetches the row by TID just before it
- * changes it, start at the leaf that fetch found (last_fetched).
+ * UPDATE and DELETE start at the leaf where the version was last seen
+ * (last_fetched): the key scan that found the row says where it read it
+ * (ddb_version_seen_on), and UPDATE's fetch of the row by TID looks there
+ * first and records where it found it.
  *
  *-------------------------------------------------------------------------
  */
@@ -71,13 +73,15 @@ version_missing(Relation rel, ItemPointer tid)
 }
 
 /*
- * The leaf where ddb_fetch_version last found a version.  The executor
- * fetches the row it is about to update or delete by TID
- * (table_tuple_fetch_row_version) right before table_tuple_update or
- * table_tuple_delete, whose lookup of the same version then starts at that
- * leaf (find_version_on) instead of going through the row-id map again.
- * Only a hint: a version found there under its row id is that version, and
- * anything else sends the lookup to the map.
+ * The leaf where this backend last saw a version: read by a key scan of a
+ * table being modified (ddb_version_seen_on), or found by
+ * ddb_fetch_version.  The executor fetches the row it is about to update by
+ * TID (table_tuple_fetch_row_version) right after its scan returned it, and
+ * calls table_tuple_update or table_tuple_delete right after that; each
+ * lookup of the same version then starts at that leaf (find_version_on)
+ * instead of going through the row-id map.  Only a hint: a version found
+ * there under its row id is that version, and anything else sends the
+ * lookup to the map.
  */
 static struct
 {
@@ -86,6 +90,19 @@ static struct
 	ItemPointerData tid;
 	BlockNumber leaf;
 } last_fetched = {InvalidOid};
+
+/* Remember that the version named by tid was just seen on leaf 'leaf'. */
+void
+ddb_version_seen_on(Relation rel, ItemPointer tid, BlockNumber leaf)
+{
+	last_fetched.relid = RelationGetRelid(rel);
+	last_fetched.node = rel->rd_node;
+	last_fetched.tid = *tid;
+	last_fetched.leaf = leaf;
+}
+
+static bool find_version_on(Relation rel, ItemPointer tid, BlockNumber leaf,
+							int mode, Buffer *buf, OffsetNumber *off);
 
 static BlockNumber
 last_fetched_leaf(Relation rel, ItemPointer tid)
@@ -111,12 +128,11 @@ ddb_fetch_version(Relation rel, ItemPointer tid, Snapshot snapshot, bool *visibl
 	DdbLeafItem li;
 	HeapTuple	result;
 
-	if (!ddb_find_version(rel, tid, BUFFER_LOCK_SHARE, &buf, &off))
+	if (!find_version_on(rel, tid, last_fetched_leaf(rel, tid), BUFFER_LOCK_SHARE,
+						 &buf, &off) &&
+		!ddb_find_version(rel, tid, BUFFER_LOCK_SHARE, &buf, &off))
 		return NULL;
-	last_fetched.relid = RelationGetRelid(rel);
-	last_fetched.node = rel->rd_node;
-	last_fetched.tid = *tid;
-	last_fetched.leaf = BufferGetBlockNumber(buf);
+	ddb_version_seen_on(rel, tid, BufferGetBlockNumber(buf));
 	li = version_tuple(rel, buf, off, &htup);
 	*visible = HeapTupleSatisfiesVisibility(&htup, snapshot, buf);
 	if (snapshot->snapshot_type == SNAPSHOT_MVCC)
@@ -219,14 +235,15 @@ fill_tmfd(HeapTuple htup, TM_Result result, TM_FailureData *tmfd)
 
 /*
  * Find the version named by tid on the leaf where its reader just saw it
- * (ddb_read_current), locked exclusively, without asking the row-id map.
- * False, with nothing locked, when there is no such leaf hint or the
- * version is no longer there (a split moved it right): the caller then
- * asks the map.  A row id names one version, so a match is that version.
+ * (ddb_read_current, a key scan, a fetch by TID), locked in 'mode',
+ * without asking the row-id map.  False, with nothing locked, when there is
+ * no such leaf hint or the version is no longer there (a split moved it
+ * right): the caller then asks the map.  A row id names one version, so a
+ * match is that version.
  */
 static bool
-find_version_on(Relation rel, ItemPointer tid, BlockNumber leaf, Buffer *buf,
-				OffsetNumber *off)
+find_version_on(Relation rel, ItemPointer tid, BlockNumber leaf, int mode,
+				Buffer *buf, OffsetNumber *off)
 {
 	Buffer		b;
 	Page		page;
@@ -234,7 +251,7 @@ find_version_on(Relation rel, ItemPointer tid, BlockNumber leaf, Buffer *buf,
 	if (!BlockNumberIsValid(leaf))
 		return false;
 	b = ReadBuffer(rel, leaf);
-	LockBuffer(b, BUFFER_LOCK_EXCLUSIVE);
+	LockBuffer(b, mode);
 	page = BufferGetPage(b);
 	if (ddb_page_is_tree_leaf(page) &&
 		(*off = ddb_leaf_find_rowid(page, tid)) != InvalidOffsetNumber)
@@ -263,7 +280,7 @@ lock_for_modify(Relation rel, ItemPointer tid, BlockNumber leaf, CommandId cid,
 	for (;;)
 	{
 		/* after a wait the version may have moved: the map knows where */
-		if (!find_version_on(rel, tid, leaf, buf, off) &&
+		if (!find_version_on(rel, tid, leaf, BUFFER_LOCK_EXCLUSIVE, buf, off) &&
 			!ddb_find_version(rel, tid, BUFFER_LOCK_EXCLUSIVE, buf, off))
 			version_missing(rel, tid);
 		leaf = InvalidBlockNumber;

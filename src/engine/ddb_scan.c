@@ -65,6 +65,7 @@ typedef struct DdbRangeScanData
 	int			nbatch;
 	int			ibatch;
 	int			maxbatch;
+	BlockNumber batch_leaf;		/* the leaf the current batch was read from */
 	uint64		pages_read;		/* statistics for callers (ScannedCount etc.) */
 } DdbRangeScanData;
 
@@ -262,6 +263,7 @@ ddb_scan_forward_batch(DdbRangeScan scan)
 		off = DdbPageFirstData(page);
 	}
 	scan->pages_read++;
+	scan->batch_leaf = BufferGetBlockNumber(buf);
 
 	maxoff = PageGetMaxOffsetNumber(page);
 	for (; off <= maxoff; off++)
@@ -327,6 +329,7 @@ ddb_scan_backward_batch(DdbRangeScan scan)
 	}
 	page = BufferGetPage(buf);
 	scan->pages_read++;
+	scan->batch_leaf = BufferGetBlockNumber(buf);
 
 	/* start at the last item < bound */
 	off = bound == NULL ? PageGetMaxOffsetNumber(page) + 1 :
@@ -388,6 +391,16 @@ ddb_range_next(DdbRangeScan scan)
 			return NULL;
 		}
 	}
+}
+
+/*
+ * The leaf the tuple ddb_range_next returned last was read from (where it
+ * was then: a split may have moved it since).
+ */
+BlockNumber
+ddb_range_leaf(DdbRangeScan scan)
+{
+	return scan->batch_leaf;
 }
 
 /*

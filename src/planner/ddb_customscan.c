@@ -13,9 +13,18 @@
  * per element, sorted and deduplicated by their encoded keys and read one
  * after the other; NULL, NaN and infinite elements match nothing.
  *
- * Every restriction clause is in the plan's qual and ExecScan checks it, so
- * the range only has to contain all matching rows, and an EvalPlanQual
- * recheck is the qual alone.
+ * The range holds exactly the rows that satisfy the "=" clauses pinning
+ * key columns (ddb_planner.c), so ExecScan checks only the other clauses
+ * (the filter) row by row; an EvalPlanQual recheck, whose row may come with
+ * new outer-row parameters, evaluates the pinning clauses too, compiled on
+ * its first use (most executions never recheck).
+ *
+ * Rows come out in PostgreSQL 15's virtual scan slot (deformed from the
+ * engine's heap tuples), or in a heap-tuple slot when the plan reads system
+ * columns other than ctid and tableoid or runs an EvalPlanQual recheck (see
+ * ddb_keyscan_begin).  A scan of the table an UPDATE or DELETE modifies
+ * tells the engine on which leaf it read each row (ddb_version_seen_on), so
+ * the modification finds the version there without asking the row-id map.
  *
  * Direction: a backward plan (ORDER BY sk DESC) reads the range backward;
  * the estate's direction (FETCH BACKWARD on a SCROLL cursor) flips it.
@@ -36,6 +45,7 @@
 #include "mb/pg_wchar.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "miscadmin.h"
 #include "storage/predicate.h"
 #include "utils/array.h"
@@ -61,9 +71,14 @@ typedef struct DdbKeyScanState
 	bool		backward;		/* plan reads the range backward */
 	int			array_col;		/* the key column pinned "= ANY", or -1 */
 	List	   *bound_kinds;
-	int			nkeyexprs;		/* custom_exprs: this many key values, then the qual */
+	int			nkeyexprs;		/* custom_exprs: this many key values, */
+	int			nfilter;		/* then this many filter clauses, then */
+	List	   *recheck_clauses;	/* the clauses the range enforces */
+	ExprState  *recheck;		/* compiled on first use */
 	List	   *exprstates;		/* ExprState per key value */
 	bool		track_pos;		/* a SCROLL cursor may change direction */
+	bool		is_target;		/* UPDATE or DELETE modifies what we read */
+	bool		heap_slot;		/* the scan slot is a heap-tuple slot */
 
 	/* the ranges, recomputed after each rescan */
 	bool		keys_ready;
@@ -113,7 +128,36 @@ ddb_keyscan_create_state(CustomScan *cscan)
 	st->array_col = intVal(lthird(cscan->custom_private));
 	st->bound_kinds = (List *) lfourth(cscan->custom_private);
 	st->nkeyexprs = intVal(list_nth(cscan->custom_private, 4));
+	st->nfilter = intVal(list_nth(cscan->custom_private, 5));
 	return (Node *) st;
+}
+
+/*
+ * Does the expression read a system column of the scanned row that only its
+ * heap tuple has?  Every Var of a scan node's expressions is of its
+ * relation; ctid and tableoid are fields of any slot.
+ */
+static bool
+reads_tuple_sysattrs(Node *node)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		AttrNumber	attno = ((Var *) node)->varattno;
+
+		return attno < 0 && attno != SelfItemPointerAttributeNumber &&
+			attno != TableOidAttributeNumber;
+	}
+	return expression_tree_walker(node, reads_tuple_sysattrs, NULL);
+}
+
+/* The filter clauses of the plan: custom_exprs after the key values. */
+static List *
+filter_clauses(DdbKeyScanState *st, CustomScan *cscan)
+{
+	return list_truncate(list_copy_tail(cscan->custom_exprs, st->nkeyexprs),
+						 st->nfilter);
 }
 
 static void
@@ -122,29 +166,44 @@ ddb_keyscan_begin(CustomScanState *node, EState *estate, int eflags)
 	DdbKeyScanState *st = (DdbKeyScanState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	Relation	rel = node->ss.ss_currentRelation;
+	List	   *filter = filter_clauses(st, cscan);
 
 	st->ki = *ddb_get_keyinfo(rel);
 
 	/*
-	 * PostgreSQL 15 gives a custom scan a virtual scan slot.  The engine
-	 * hands out heap tuples, and system columns (ctid for UPDATE/DELETE,
-	 * xmin, ...) need a heap-tuple slot: replace the slot, then rebuild the
-	 * projection, which was compiled for the slot's type.  The rebuild
-	 * registers the projection's SubPlans again, so forget the first ones.
-	 * The qual is compiled here only, for this slot: the planner keeps it
-	 * out of plan.qual, in custom_exprs after the key values (see
-	 * ddb_planner.c).
+	 * PostgreSQL 15 gives a custom scan a virtual scan slot, and has
+	 * compiled the projection for it.  The engine hands out heap tuples,
+	 * which a virtual slot takes deformed (ExecForceStoreHeapTuple); its
+	 * ctid and tableoid are the slot's own fields, which is all UPDATE,
+	 * DELETE, row marks and WHERE CURRENT OF read.  Two cases need the
+	 * table's heap-tuple slot instead: other system columns (xmin, ...),
+	 * which only a heap tuple has, and an EvalPlanQual recheck, whose test
+	 * tuple arrives in a slot of the table's type and is evaluated by this
+	 * node's expressions.  Then replace the slot and rebuild the projection
+	 * for it; the rebuild registers the projection's SubPlans again, so
+	 * forget the first ones.  The filter is compiled here only, for the
+	 * slot in use: the planner keeps it out of plan.qual, in custom_exprs
+	 * after the key values (see ddb_planner.c).
 	 */
-	ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(rel),
-						  table_slot_callbacks(rel));
-	node->ss.ps.subPlan = NIL;
-	ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
-	node->ss.ps.qual = ExecInitQual(list_copy_tail(cscan->custom_exprs, st->nkeyexprs),
-									&node->ss.ps);
+	st->heap_slot = estate->es_epq_active != NULL ||
+		reads_tuple_sysattrs((Node *) cscan->scan.plan.targetlist) ||
+		reads_tuple_sysattrs((Node *) filter);
+	if (st->heap_slot)
+	{
+		ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(rel),
+							  table_slot_callbacks(rel));
+		node->ss.ps.subPlan = NIL;
+		ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
+	}
+	if (st->nfilter > 0)
+		node->ss.ps.qual = ExecInitQual(filter, &node->ss.ps);
+	st->recheck_clauses = list_copy_tail(cscan->custom_exprs,
+										 st->nkeyexprs + st->nfilter);
 	st->exprstates = ExecInitExprList(list_truncate(list_copy(cscan->custom_exprs),
 													st->nkeyexprs),
 									  &node->ss.ps);
 	st->track_pos = (eflags & EXEC_FLAG_BACKWARD) != 0;
+	st->is_target = ExecRelationIsTargetRelation(estate, cscan->scan.scanrelid);
 	st->keycxt = AllocSetContextCreate(estate->es_query_cxt, "ddb key scan keys",
 									   ALLOCSET_SMALL_SIZES);
 	initStringInfo(&st->poskey);
@@ -632,9 +691,16 @@ ddb_keyscan_next(ScanState *ss)
 		if (tuple != NULL)
 		{
 			/* valid until the next ddb_range_next: the slot does not own it */
-			ExecStoreHeapTuple(tuple, slot, false);
+			if (st->heap_slot)
+				ExecStoreHeapTuple(tuple, slot, false);
+			else
+				ExecForceStoreHeapTuple(tuple, slot, false);
 			slot->tts_tid = tuple->t_self;
 			slot->tts_tableOid = RelationGetRelid(ss->ss_currentRelation);
+			/* the update or delete of this row looks for it there first */
+			if (st->is_target)
+				ddb_version_seen_on(ss->ss_currentRelation, &tuple->t_self,
+									ddb_range_leaf(st->scan));
 			if (st->track_pos)
 				save_position(st, tuple);
 			return slot;
@@ -651,11 +717,30 @@ ddb_keyscan_next(ScanState *ss)
 	}
 }
 
-/* Every clause is in the qual, which ExecScan checks: nothing more here. */
+/*
+ * EvalPlanQual's recheck of a row the scan did not read: the clauses the
+ * range enforces (ExecScan then checks the filter), as IndexRecheck checks
+ * an index scan's index quals.  Compiled on first use, in the query's
+ * context: the clauses hold no SubPlans (ddb_planner.c's usable_operand).
+ */
 static bool
 ddb_keyscan_recheck(ScanState *ss, TupleTableSlot *slot)
 {
-	return true;
+	DdbKeyScanState *st = (DdbKeyScanState *) ss;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+
+	if (st->recheck_clauses == NIL)
+		return true;
+	if (st->recheck == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(ss->ps.state->es_query_cxt);
+
+		st->recheck = ExecInitQual(st->recheck_clauses, &ss->ps);
+		MemoryContextSwitchTo(old);
+	}
+	ResetExprContext(econtext);
+	econtext->ecxt_scantuple = slot;
+	return ExecQual(st->recheck, econtext);
 }
 
 static TupleTableSlot *
@@ -716,7 +801,7 @@ ddb_keyscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ListCell   *lc;
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 
-	List	   *qual = list_copy_tail(cscan->custom_exprs, st->nkeyexprs);
+	List	   *qual = filter_clauses(st, cscan);
 
 	context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
 	initStringInfo(&buf);

@@ -29,14 +29,22 @@
  *	  order.  One key column per scan is an array: the first that could be
  *	  (a pk = ANY wins over an sk = ANY, which then stays a filter).
  *
- * The key clauses only choose the range: every restriction clause stays in
- * the scan's qual, so results are exactly those of a sequential scan, and
- * EvalPlanQual rechecks are just the qual.  The qual travels in the plan's
- * custom_exprs after the key values, not in plan.qual: PostgreSQL 15 would
- * compile plan.qual for a virtual scan slot before BeginCustomScan, which
- * replaces that slot (ddb_customscan.c) and must compile the qual again --
- * a second compile of every clause on every execution, a seventh of a
- * plain UPDATE's instructions.  EXPLAIN shows it as the Filter it is.
+ * The key clauses choose the range.  The "=" clauses that pin key columns
+ * (not = ANY) hold for exactly the rows in it -- numerically equal
+ * values encode identically, text compares bytewise under a deterministic
+ * collation, and a value no stored key can have gives an empty range -- so,
+ * like an index scan's index quals, they are not checked row by row: they
+ * are the scan's recheck, which EvalPlanQual runs on the version it
+ * rechecks (whose key cannot have changed, but whose outer-row parameters
+ * can).  Every other restriction clause (bounds, LIKE, = ANY, the rest)
+ * is the scan's filter, so results are exactly those of a sequential scan.
+ * Filter and recheck travel in the plan's custom_exprs after the key
+ * values, not in plan.qual: PostgreSQL 15 would compile plan.qual for a
+ * virtual scan slot before BeginCustomScan, which may replace that slot
+ * (ddb_customscan.c) and must then compile the qual again -- a second
+ * compile of every clause on every execution, a seventh of a plain
+ * UPDATE's instructions.  EXPLAIN shows the filter as the Filter it is and the
+ * exact clauses as the Partition Key and Sort Key they are.
  *
  * Byte order is ddb's order.  Text comparisons use the clause's collation,
  * so < <= > >= on text bound the range only under a "C" collation (and a
@@ -568,6 +576,7 @@ add_keyscan_path(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk,
 	CustomPath *cp = makeNode(CustomPath);
 	List	   *keyrinfos = NIL;
 	List	   *exprs = NIL;
+	List	   *exact = NIL;
 	double		nranges = 1;
 
 	cp->path.pathtype = T_CustomScan;
@@ -604,12 +613,27 @@ add_keyscan_path(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk,
 
 	cost_keyscan(root, rel, &cp->path, keyrinfos, nranges);
 
-	/* custom_private: npinned, backward, array_col, bound kinds; then exprs */
+	/*
+	 * The "=" clauses that pin key columns hold for exactly the rows of the
+	 * range (equal values encode identically, and a value no key can have
+	 * gives an empty range), so the scan need not check them on each row:
+	 * they become the recheck (see the header).  A column pinned = ANY
+	 * stays a filter.
+	 */
+	for (int k = 0; k < kc->npinned; k++)
+		if (k != kc->array_col)
+			exact = lappend(exact, kc->pin_rinfo[k]);
+
+	/*
+	 * custom_private: npinned, backward, array_col, bound kinds, exprs, then
+	 * the exact clauses
+	 */
 	cp->custom_private = list_make5(makeInteger(kc->npinned),
 									makeInteger(backward ? 1 : 0),
 									makeInteger(kc->array_col),
 									list_copy(kc->bound_kinds),
 									exprs);
+	cp->custom_private = lappend(cp->custom_private, exact);
 	add_path(rel, &cp->path);
 }
 
@@ -813,21 +837,70 @@ ddb_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
  * ------------------------------------------------------------------------
  */
 
+/* Are a and b the same condition: equal, or the same binary operator commuted? */
+static bool
+same_condition(Expr *a, Expr *b)
+{
+	OpExpr	   *oa,
+			   *ob;
+
+	if (equal(a, b))
+		return true;
+	if (!IsA(a, OpExpr) || !IsA(b, OpExpr))
+		return false;
+	oa = (OpExpr *) a;
+	ob = (OpExpr *) b;
+	return list_length(oa->args) == 2 && list_length(ob->args) == 2 &&
+		oa->inputcollid == ob->inputcollid &&
+		oa->opno == get_commutator(ob->opno) &&
+		equal(linitial(oa->args), lsecond(ob->args)) &&
+		equal(lsecond(oa->args), linitial(ob->args));
+}
+
 static Plan *
 ddb_plan_keyscan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 					  List *tlist, List *clauses, List *custom_plans)
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	List	   *keyexprs = copyObject((List *) list_nth(best_path->custom_private, 4));
+	List	   *exact = (List *) list_nth(best_path->custom_private, 5);
+	List	   *filter = NIL;
+	List	   *recheck = NIL;
+	ListCell   *lc;
 
 	cscan->scan.scanrelid = rel->relid;
 	cscan->scan.plan.targetlist = tlist;
 
 	/*
-	 * Every clause stays a filter (the range only narrows what is read),
-	 * compiled once by the executor's BeginCustomScan: custom_exprs holds
-	 * the key values, then the qual; custom_private says how many key values
-	 * there are (see the header).
+	 * The range enforces the exact key clauses; every other clause is a
+	 * filter.  A join clause may arrive as another RestrictInfo of the same
+	 * condition (an equivalence class derives "outer = key" for the
+	 * parameterization where the path matched "key = outer"): any clause
+	 * that is not the same condition simply stays a filter.
+	 */
+	foreach(lc, clauses)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		ListCell   *lc2;
+		bool		is_exact = false;
+
+		if (rinfo->pseudoconstant)
+			continue;			/* a gating Result checks it */
+		foreach(lc2, exact)
+			if (same_condition(rinfo->clause, ((RestrictInfo *) lfirst(lc2))->clause))
+				is_exact = true;
+		if (is_exact)
+			recheck = lappend(recheck, rinfo->clause);
+		else
+			filter = lappend(filter, rinfo->clause);
+	}
+
+	/*
+	 * Both are compiled by the executor's BeginCustomScan (the recheck only
+	 * when an EvalPlanQual recheck needs it): custom_exprs holds the key
+	 * values, then the filter, then the recheck clauses; custom_private
+	 * says how many key values and filter clauses there are (see the
+	 * header).
 	 */
 	cscan->scan.plan.qual = NIL;
 	cscan->flags = best_path->flags;
@@ -837,7 +910,9 @@ ddb_plan_keyscan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 									   copyObject(lthird(best_path->custom_private)),
 									   copyObject(lfourth(best_path->custom_private)),
 									   makeInteger(list_length(keyexprs)));
-	cscan->custom_exprs = list_concat(keyexprs, extract_actual_clauses(clauses, false));
+	cscan->custom_private = lappend(cscan->custom_private,
+									makeInteger(list_length(filter)));
+	cscan->custom_exprs = list_concat(list_concat(keyexprs, filter), recheck);
 	return &cscan->scan.plan;
 }
 
