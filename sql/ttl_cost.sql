@@ -51,9 +51,13 @@ SELECT (SELECT count(*) FROM ttl_small WHERE "SK" LIKE 'X%') AS small_expired_le
 SELECT large_buffers <= 2 * small_buffers + 50 AS proportional_to_expired,
        large_buffers < 10000 AS far_below_table_size
 FROM cost;
--- An empty sweep reads a few pages of the TTL index, at either size.
-SELECT buffers_of('SELECT ddb_ttl_sweep(''ttl_small'')') < 20 AS small_empty_sweep_cheap,
-       buffers_of('SELECT ddb_ttl_sweep(''ttl_large'')') < 20 AS large_empty_sweep_cheap;
+-- An empty sweep reads a few pages of the TTL index, at either size.  The
+-- count includes catalog reads, and autovacuum's ANALYZE of a table
+-- invalidates its relcache entry (rebuilding it costs about a dozen), so
+-- each side takes the least of three sweeps: an empty sweep changes nothing.
+SELECT min(buffers_of('SELECT ddb_ttl_sweep(''ttl_small'')')) < 20 AS small_empty_sweep_cheap,
+       min(buffers_of('SELECT ddb_ttl_sweep(''ttl_large'')')) < 20 AS large_empty_sweep_cheap
+FROM generate_series(1, 3);
 \o /dev/null
 SELECT * FROM cost;
 \o
