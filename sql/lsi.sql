@@ -133,6 +133,33 @@ BEGIN;
 UPDATE ddb_internal."orders__$collections" SET item = '{"size": 5}' WHERE customer = 'big';
 SELECT sqlstate_of($$SELECT ddb_verify_gsi('orders')$$);
 ROLLBACK;
+-- One command that writes several items of one partition (a multi-row
+-- INSERT, INSERT ... SELECT, COPY, BatchWriteItem, UPDATE or DELETE of many
+-- rows) changes their collection's row once per item, each change its own
+-- command: a second change at the same command id could not lock the
+-- first's version (it looped forever before).
+SET statement_timeout = '60s';
+INSERT INTO orders VALUES ('multi', 'm1', '{"amount": 1}'), ('multi', 'm2', '{"amount": 2}'), ('multi', 'm3', '{"amount": 3}');
+INSERT INTO orders SELECT 'multi', 'n' || i, jsonb_build_object('amount', i) FROM generate_series(1, 5) i;
+COPY orders (customer, "orderDate", item) FROM stdin;
+multi	c1	{"amount": 1}
+multi	c2	{"amount": 2}
+\.
+SELECT ddb_batch_write_item(jsonb_build_object('orders', (SELECT jsonb_agg(jsonb_build_object('PutRequest',
+  jsonb_build_object('Item', jsonb_build_object('customer', 'multi', 'orderDate', 'b' || i, 'amount', i))))
+  FROM generate_series(1, 4) i)));
+SELECT item FROM ddb_internal."orders__$collections" WHERE customer = 'multi';
+UPDATE orders SET item = item || '{"pad": "xxxxxxxxxx"}' WHERE customer = 'multi';
+SELECT item FROM ddb_internal."orders__$collections" WHERE customer = 'multi';
+DELETE FROM orders WHERE customer = 'multi' AND "orderDate" LIKE 'n%';
+SELECT ddb_batch_write_item('{"orders": [{"DeleteRequest": {"Key": {"customer": "multi", "orderDate": "b1"}}},
+                                         {"DeleteRequest": {"Key": {"customer": "multi", "orderDate": "b2"}}}]}');
+SELECT count(*) AS items, (SELECT item FROM ddb_internal."orders__$collections" WHERE customer = 'multi') AS collection
+FROM orders WHERE customer = 'multi';
+SELECT ddb_verify_gsi('orders');
+DELETE FROM orders WHERE customer = 'multi';
+SELECT count(*) FROM ddb_internal."orders__$collections" WHERE customer = 'multi' AND item <> '{"size": 0}';
+RESET statement_timeout;
 -- a table without LSIs has no item collections: no metrics
 SELECT ddb_create_table('nolsi', 'id');
 SELECT ddb_api('PutItem', '{"TableName": "nolsi", "Item": {"id": {"S": "a"}}, "ReturnItemCollectionMetrics": "SIZE"}');

@@ -811,13 +811,23 @@ collection_row(Relation cidx, int64 size)
  * collection past ddb.item_collection_size_limit fails with
  * ItemCollectionSizeLimitExceededException (and, being in the writing
  * transaction, writes nothing).
+ *
+ * Unlike an index entry, a collection row is shared by all the items of a
+ * partition, and one command may write several of them: a multi-row
+ * INSERT, COPY, a BatchWriteItem.  A version made at the current command
+ * id cannot be locked by a write at that id (ddb_lock_current), so each
+ * change of the row is its own command: the counter is advanced first and
+ * the row is read and written at the new id.  The earlier changes are then
+ * visible to it, and the statement's own snapshot, which keeps its command
+ * id, sees none of them, as with a volatile function's writes.
  */
 static void
-collection_apply(DdbGsi *c, DdbGsi *gsi, int n, Jsonb *olditem, Jsonb *newitem, CommandId cid)
+collection_apply(DdbGsi *c, DdbGsi *gsi, int n, Jsonb *olditem, Jsonb *newitem)
 {
 	int64		delta = collection_bytes(gsi, n, newitem) - collection_bytes(gsi, n, olditem);
 	Relation	cidx;
 	StringInfoData key;
+	CommandId	cid;
 
 	if (delta == 0)
 		return;
@@ -825,6 +835,8 @@ collection_apply(DdbGsi *c, DdbGsi *gsi, int n, Jsonb *olditem, Jsonb *newitem, 
 	if (cidx == NULL)
 		return;
 	collection_key(cidx, newitem ? newitem : olditem, &key);
+	CommandCounterIncrement();
+	cid = GetCurrentCommandId(true);
 	for (;;)
 	{
 		ItemPointerData tid;
@@ -936,7 +948,7 @@ ddb_gsi_maintain(Relation rel, Jsonb *olditem, Jsonb *newitem)
 	}
 	for (int i = 0; i < n; i++)
 		if (gsi[i].kind == DDB_INDEX_COLLECTION)
-			collection_apply(&gsi[i], gsi, n, olditem, newitem, cid);
+			collection_apply(&gsi[i], gsi, n, olditem, newitem);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 }

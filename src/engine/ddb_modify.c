@@ -941,8 +941,21 @@ ddb_lock_current(Relation rel, const char *key, int keylen, CommandId cid,
 				break;
 			case TM_SelfModified:
 			case TM_Invisible:
-				/* changed by this very command, or not yet visible: look again */
-				CommandCounterIncrement();
+
+				/*
+				 * This transaction made or changed the current version with
+				 * cid or a later command id, which a write at cid can
+				 * neither see nor lock.  Looking again finds the same
+				 * version forever, whatever the command counter does: cid
+				 * is the caller's.  Heap's INSERT ... ON CONFLICT DO UPDATE
+				 * refuses the same way.  A caller that writes one key twice
+				 * must give the second write a later command id
+				 * (collection_apply in ddb_gsi.c does).
+				 */
+				ereport(ERROR,
+						(errcode(ERRCODE_CARDINALITY_VIOLATION),
+						 errmsg("ddb item of \"%s\" cannot be changed a second time by one command",
+								RelationGetRelationName(rel))));
 				break;
 			default:
 				elog(ERROR, "unexpected result %d locking a ddb item", result);
