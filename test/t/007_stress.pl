@@ -8,7 +8,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
+use FindBin;
+use lib $FindBin::RealBin;
+use DdbPgbench;
 
 my $node = PostgreSQL::Test::Cluster->new('stress');
 $node->init;
@@ -92,21 +94,9 @@ END;
 SELECT ddb_get_item('ddbt', jsonb_build_object('PK', 'P' || :p, 'SK', 'S' || :s));
 },
 );
-my @files;
-for my $name (sort keys %scripts)
-{
-	my $f = $node->basedir . "/$name.sql";
-	open my $fh, '>', $f or die;
-	print $fh $scripts{$name};
-	close $fh;
-	push @files, '-f', "$f\@" . ($name eq 'get' ? 3 : $name eq 'delete' ? 1 : 2);
-}
-
-my ($stdout, $stderr);
-my $ok = IPC::Run::run(
-	[ 'pgbench', '-n', '-c', '6', '-j', '2', '-t', '400', @files,
-	  '-h', $node->host, '-p', $node->port, 'postgres' ],
-	'>', \$stdout, '2>', \$stderr);
+my ($ok, $stdout, $stderr) = DdbPgbench::run($node, \%scripts,
+	{ get => 3, delete => 1, put => 2, add => 2, sqlupdate => 2, batch => 2 },
+	clients => 6, transactions => 400);
 ok($ok, 'pgbench ran without client errors');
 like($stdout, qr/number of failed transactions: 0/, 'no transaction failed') if $stdout =~ /failed transactions/;
 diag($stderr) unless $ok;
