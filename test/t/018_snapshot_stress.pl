@@ -8,11 +8,14 @@
 # sort-key range through SQL's key scan, the partition through the local
 # index and one value of the global index.  Writers split and prune leaves
 # under the readers all the time, so this checks that every read path sees
-# exactly its snapshot.  Afterwards the tables must be equal, and
-# ddb_verify and ddb_verify_gsi clean.
+# exactly its snapshot.  Afterwards the tables must be equal, ddb_verify
+# and ddb_verify_gsi clean, and the stream must tell each key's history:
+# every record's old image is the key's previous record's new image, its
+# event name agrees with the images, and the last new image of each key is
+# the heap's row (no record: no row).
 #
-# The reader's comparison is an oracle; it is first fed a real difference
-# (a row the heap has and ddb does not) and must report it for each view.
+# The comparisons are oracles; each is first fed a real difference (a row
+# the heap has and ddb does not) and must report it.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -93,6 +96,46 @@ $node->safe_psql('postgres', q{
 	    END IF;
 	  END IF;
 	END $$;
+
+	-- The stream against the heap: the number of keys whose history is
+	-- wrong (a broken chain of images, an event name that disagrees with
+	-- them, a last image that is not the heap's row).  lose: leave out
+	-- the lose-th MODIFY record read (the oracle's own test).
+	CREATE FUNCTION adv_stream_check(lose int DEFAULT NULL) RETURNS bigint
+	LANGUAGE plpgsql AS $$
+	DECLARE
+	  last text;
+	  n int;
+	  bad bigint;
+	BEGIN
+	  CREATE TEMP TABLE recs (seq text, pk text, sk text, ev text, old jsonb, new jsonb) ON COMMIT DROP;
+	  LOOP
+	    INSERT INTO recs
+	      SELECT r -> 'dynamodb' ->> 'SequenceNumber', r -> 'dynamodb' -> 'Keys' ->> 'PK',
+	             r -> 'dynamodb' -> 'Keys' ->> 'SK', r ->> 'eventName',
+	             r -> 'dynamodb' -> 'OldImage', r -> 'dynamodb' -> 'NewImage'
+	        FROM ddb_stream_records('adv', after_sequence_number => last) r;
+	    GET DIAGNOSTICS n = ROW_COUNT;
+	    EXIT WHEN n = 0;
+	    SELECT max(seq) INTO last FROM recs;
+	  END LOOP;
+	  IF lose IS NOT NULL THEN
+	    DELETE FROM recs WHERE seq = (SELECT seq FROM recs WHERE ev = 'MODIFY' ORDER BY seq OFFSET lose LIMIT 1);
+	  END IF;
+	  SELECT count(*) INTO bad FROM (
+	    SELECT pk, sk FROM (
+	      SELECT pk, sk, ev, old, new, lag(new) OVER w AS prev,
+	             row_number() OVER w = count(*) OVER (PARTITION BY pk, sk) AS is_last
+	        FROM recs WINDOW w AS (PARTITION BY pk, sk ORDER BY seq)) x
+	      LEFT JOIN h ON h."PK" = x.pk AND h."SK" = x.sk
+	     WHERE prev IS DISTINCT FROM old
+	        OR ev <> CASE WHEN old IS NULL THEN 'INSERT' WHEN new IS NULL THEN 'REMOVE' ELSE 'MODIFY' END
+	        OR (is_last AND new IS DISTINCT FROM h.item || jsonb_build_object('PK', h."PK", 'SK', h."SK"))
+	    UNION
+	    SELECT "PK", "SK" FROM h WHERE NOT EXISTS (SELECT FROM recs WHERE pk = "PK" AND sk = "SK")) k;
+	  DROP TABLE recs;
+	  RETURN bad;
+	END $$;
 });
 
 # The oracle: a row only the heap has is reported by each view.
@@ -104,6 +147,8 @@ for my $what (qw(query range lsi gsi))
 		"BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT adv_check(1, 1, '$what'); COMMIT;");
 	like($err, qr/differs/, "the $what comparison reports a real difference");
 }
+is($node->safe_psql('postgres', q{SELECT adv_stream_check()}), '1',
+	'the stream comparison reports a key the heap has and the stream never wrote');
 $node->safe_psql('postgres', q{DELETE FROM h});
 is($node->psql('postgres', q{SELECT adv_check(1, 1)}), 0, 'equal tables compare equal');
 
@@ -230,6 +275,14 @@ is($node->safe_psql('postgres', $diff), '0', 'ddb table equals the heap table');
 cmp_ok($node->safe_psql('postgres', 'SELECT count(*) FROM adv'), '>', 100, 'a good share of keys exist');
 is($node->psql('postgres', 'SELECT adv_check(p, g) FROM generate_series(1, 10) p, generate_series(1, 8) g'), 0,
 	'every view equals the heap at the end');
+is($node->safe_psql('postgres', q{SELECT adv_stream_check()}), '0',
+	'the stream tells every key\'s history, in order, ending at its row');
+# and it reports a record missing from the middle of a key's history (the
+# check is told to drop one from what it reads)
+is($node->safe_psql('postgres', q{SELECT adv_stream_check(lose => 100) > 0}), 't',
+	'the stream comparison reports a lost record');
+cmp_ok($node->safe_psql('postgres', q{SELECT count(*) FROM ddb_stream_records('adv', "limit" => 1000)}),
+	'==', 1000, 'the stream holds more than one page of records');
 is($node->safe_psql('postgres', q{SELECT ddb_verify('adv') IS NOT NULL}), 't', 'ddb_verify is clean');
 is($node->safe_psql('postgres', q{SELECT ddb_verify_gsi('adv') IS NOT NULL}), 't', 'ddb_verify_gsi is clean');
 $node->safe_psql('postgres', 'VACUUM adv');
