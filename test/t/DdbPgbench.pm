@@ -7,6 +7,8 @@
 #
 #   my ($ok, $stdout, $stderr) = DdbPgbench::run($node, \%scripts, \%weights,
 #       clients => 6, transactions => 300);
+#   my $h = DdbPgbench::start($node, \%scripts, \%weights, seconds => 60,
+#       out => \$out, err => \$err);   # in the background; $h->finish
 #
 # Each script is written to the node's base directory as NAME.sql and run
 # with weight $weights{NAME} (default 1).  pgbench replaces :name anywhere
@@ -20,7 +22,7 @@ use strict;
 use warnings;
 use IPC::Run;
 
-sub run
+sub command
 {
 	my ($node, $scripts, $weights, %opt) = @_;
 	my @files;
@@ -33,18 +35,30 @@ sub run
 		close $fh;
 		push @files, '-f', "$f\@" . ($weights->{$name} // 1);
 	}
+	return [
+		'pgbench', '-n', '--random-seed=' . ($opt{seed} // 1),
+		'-c', $opt{clients} // 6, '-j', '2',
+		(defined $opt{seconds} ? ('-T', $opt{seconds}) : ('-t', $opt{transactions})),
+		@files, '-h', $node->host, '-p', $node->port, 'postgres'
+	];
+}
+
+sub run
+{
 	my ($stdout, $stderr);
 	# a statement that never ends (a loop in the engine) fails the run
 	# instead of hanging it
 	local $ENV{PGOPTIONS} = '-c statement_timeout=300s';
-	my $ok = IPC::Run::run(
-		[
-			'pgbench', '-n', '--random-seed=' . ($opt{seed} // 1),
-			'-c', $opt{clients} // 6, '-j', '2', '-t', $opt{transactions},
-			@files, '-h', $node->host, '-p', $node->port, 'postgres'
-		],
-		'>', \$stdout, '2>', \$stderr);
+	my $ok = IPC::Run::run(command(@_), '>', \$stdout, '2>', \$stderr);
 	return ($ok, $stdout, $stderr);
+}
+
+sub start
+{
+	my ($node, $scripts, $weights, %opt) = @_;
+	local $ENV{PGOPTIONS} = '-c statement_timeout=300s';
+	return IPC::Run::start(command($node, $scripts, $weights, %opt),
+		'>', $opt{out}, '2>', $opt{err});
 }
 
 1;
