@@ -149,13 +149,36 @@ SELECT ddb_api('CreateTable', '{"TableName": "WithIndex2",
   "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
   "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST",
   "GlobalSecondaryIndexes": [
-    {"IndexName": "I1", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}},
-    {"IndexName": "I1", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}]}');
+    {"IndexName": "ById", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}},
+    {"IndexName": "ById", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}]}');
 SELECT ddb_api('CreateTable', '{"TableName": "WithIndex2",
   "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
   "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST",
-  "GlobalSecondaryIndexes": [{"IndexName": "I1", "KeySchema": [{"AttributeName": "other", "KeyType": "HASH"}],
+  "GlobalSecondaryIndexes": [{"IndexName": "ById", "KeySchema": [{"AttributeName": "other", "KeyType": "HASH"}],
     "Projection": {"ProjectionType": "ALL"}}]}');
+-- The request's constraints on an index definition come with the others,
+-- before its meaning and before the table is looked up, each under the
+-- definition's own member path; a global index's errors before a local one's.
+SELECT ddb_api('CreateTable', '{"TableName": "WithIndex2",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}, {"AttributeName": "s", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}, {"AttributeName": "s", "KeyType": "RANGE"}],
+  "BillingMode": "PAY_PER_REQUEST",
+  "LocalSecondaryIndexes": [{"IndexName": "L1", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}, {"AttributeName": "u", "KeyType": "RANGE"}],
+    "Projection": {"ProjectionType": "SOME"}}],
+  "GlobalSecondaryIndexes": [{"IndexName": "I1", "KeySchema": [{"AttributeName": "other", "KeyType": "HASH"}],
+    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": []}}]}');
+SELECT ddb_api('CreateTable', format('{"TableName": "WithIndex2",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST",
+  "GlobalSecondaryIndexes": [{"IndexName": "ById", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": %s}}]}',
+  (SELECT jsonb_agg('a' || i) FROM generate_series(1, 21) i))::jsonb);
+SELECT ddb_api('UpdateTable', '{"TableName": "NoSuchTable",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": "I2", "KeySchema": [],
+    "Projection": {"ProjectionType": "ALL"}}}]}');
+SELECT ddb_api('UpdateTable', '{"TableName": "NoSuchTable",
+  "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "a b"}}]}');
 SELECT to_regclass('"WithIndex2"') IS NULL AS nothing_created;
 SELECT ddb_api('DeleteTable', '{"TableName": "WithIndex"}') #>> '{TableDescription,TableStatus}';
 SELECT count(*) AS index_tables_left FROM ddb_internal.gsi WHERE index_name = 'ByEmail';
