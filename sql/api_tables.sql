@@ -131,6 +131,15 @@ SELECT stable_desc(ddb_api('DescribeTable', '{"TableName": "by_hand"}') -> 'Tabl
        #> '{KeySchema}' AS by_hand_keys,
        (SELECT count(*) FROM ddb_internal.tables WHERE relid = 'by_hand'::regclass) AS registered;
 DROP TABLE by_hand;
+-- One whose name DynamoDB cannot spell (shorter than 3 characters, or with
+-- a character outside [a-zA-Z0-9_.-]) works with the item functions, but
+-- every request that names it fails, so ListTables leaves it out.
+CREATE TABLE t2 (pk text, item jsonb) USING ddb;
+CREATE TABLE "by hand" (pk text, item jsonb) USING ddb;
+SELECT ddb_put_item('t2', '{"pk": "a"}') IS NULL AS put_by_function;
+SELECT ddb_api('DescribeTable', '{"TableName": "t2"}');
+SELECT ddb_api('ListTables', '{}');
+DROP TABLE t2, "by hand";
 
 -- CreateTable with global secondary indexes: each created as UpdateTable
 -- would, and queried through the index.

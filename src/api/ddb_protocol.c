@@ -820,6 +820,13 @@ op_list_tables(DdbJson *req, int *len)
 	{
 		const char *name = lfirst(lc);
 
+		/*
+		 * A table made in SQL under a name DynamoDB cannot spell (too short,
+		 * or with other characters) fails every request that names it: a
+		 * client that lists the tables and describes each would stop at it.
+		 */
+		if (strlen(name) < 3 || !ddb_valid_name_chars(name))
+			continue;
 		if (start != NULL && strcmp(name, start) <= 0)
 			continue;
 		if (n >= limit)
