@@ -131,6 +131,15 @@ SELECT stable_desc(ddb_api('DescribeTable', '{"TableName": "by_hand"}') -> 'Tabl
        #> '{KeySchema}' AS by_hand_keys,
        (SELECT count(*) FROM ddb_internal.tables WHERE relid = 'by_hand'::regclass) AS registered;
 DROP TABLE by_hand;
+-- One whose name DynamoDB cannot spell (shorter than 3 characters, or with
+-- a character outside [a-zA-Z0-9_.-]) works with the item functions, but
+-- every request that names it fails, so ListTables leaves it out.
+CREATE TABLE t2 (pk text, item jsonb) USING ddb;
+CREATE TABLE "by hand" (pk text, item jsonb) USING ddb;
+SELECT ddb_put_item('t2', '{"pk": "a"}') IS NULL AS put_by_function;
+SELECT ddb_api('DescribeTable', '{"TableName": "t2"}');
+SELECT ddb_api('ListTables', '{}');
+DROP TABLE t2, "by hand";
 
 -- CreateTable with global secondary indexes: each created as UpdateTable
 -- would, and queried through the index.
@@ -149,13 +158,36 @@ SELECT ddb_api('CreateTable', '{"TableName": "WithIndex2",
   "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
   "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST",
   "GlobalSecondaryIndexes": [
-    {"IndexName": "I1", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}},
-    {"IndexName": "I1", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}]}');
+    {"IndexName": "ById", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}},
+    {"IndexName": "ById", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}]}');
 SELECT ddb_api('CreateTable', '{"TableName": "WithIndex2",
   "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
   "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST",
-  "GlobalSecondaryIndexes": [{"IndexName": "I1", "KeySchema": [{"AttributeName": "other", "KeyType": "HASH"}],
+  "GlobalSecondaryIndexes": [{"IndexName": "ById", "KeySchema": [{"AttributeName": "other", "KeyType": "HASH"}],
     "Projection": {"ProjectionType": "ALL"}}]}');
+-- The request's constraints on an index definition come with the others,
+-- before its meaning and before the table is looked up, each under the
+-- definition's own member path; a global index's errors before a local one's.
+SELECT ddb_api('CreateTable', '{"TableName": "WithIndex2",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}, {"AttributeName": "s", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}, {"AttributeName": "s", "KeyType": "RANGE"}],
+  "BillingMode": "PAY_PER_REQUEST",
+  "LocalSecondaryIndexes": [{"IndexName": "L1", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}, {"AttributeName": "u", "KeyType": "RANGE"}],
+    "Projection": {"ProjectionType": "SOME"}}],
+  "GlobalSecondaryIndexes": [{"IndexName": "I1", "KeySchema": [{"AttributeName": "other", "KeyType": "HASH"}],
+    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": []}}]}');
+SELECT ddb_api('CreateTable', format('{"TableName": "WithIndex2",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST",
+  "GlobalSecondaryIndexes": [{"IndexName": "ById", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": %s}}]}',
+  (SELECT jsonb_agg('a' || i) FROM generate_series(1, 21) i))::jsonb);
+SELECT ddb_api('UpdateTable', '{"TableName": "NoSuchTable",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": "I2", "KeySchema": [],
+    "Projection": {"ProjectionType": "ALL"}}}]}');
+SELECT ddb_api('UpdateTable', '{"TableName": "NoSuchTable",
+  "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "a b"}}]}');
 SELECT to_regclass('"WithIndex2"') IS NULL AS nothing_created;
 SELECT ddb_api('DeleteTable', '{"TableName": "WithIndex"}') #>> '{TableDescription,TableStatus}';
 SELECT count(*) AS index_tables_left FROM ddb_internal.gsi WHERE index_name = 'ByEmail';

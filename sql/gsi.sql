@@ -246,6 +246,9 @@ SELECT sqlstate_of($$SELECT ddb_create_gsi('orders', 'Idx1', 'status', 'X')$$);
 SELECT sqlstate_of($$SELECT ddb_create_gsi('orders', 'Idx1', 'status', projection => 'SOME')$$);
 SELECT sqlstate_of($$SELECT ddb_create_gsi('orders', 'Idx1', 'status', projection => 'INCLUDE')$$);
 SELECT sqlstate_of($$SELECT ddb_create_gsi('orders', 'Idx1', 'status', non_key_attributes => ARRAY['a'])$$);
+SELECT sqlstate_of($$SELECT ddb_create_gsi('orders', 'Idx1', 'status', projection => 'KEYS_ONLY', non_key_attributes => ARRAY['a'])$$);
+SELECT sqlstate_of($$SELECT ddb_create_gsi('orders', 'Idx1', 'status', projection => 'INCLUDE',
+                                           non_key_attributes => (SELECT array_agg('a' || i) FROM generate_series(1, 21) i))$$);
 SELECT sqlstate_of($$SELECT ddb_create_gsi('orders', 'Idx1', 'orderId', 'N')$$);
 SELECT sqlstate_of($$SELECT ddb_create_gsi('orders', 'Idx1', 'a', sort_key => 'a')$$);
 -- status is a key of type S in StatusIndex: another index cannot make it N

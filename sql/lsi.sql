@@ -169,11 +169,11 @@ DROP TABLE nolsi;
 -- Errors of the definition: DynamoDB's messages, nothing created.
 -- ------------------------------------------------------------------------
 -- a table without a sort key
-SELECT sqlstate_of($$SELECT ddb_create_table('bad', 'a', local_secondary_indexes => '[{"IndexName": "x",
+SELECT sqlstate_of($$SELECT ddb_create_table('bad', 'a', local_secondary_indexes => '[{"IndexName": "xyz",
   "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}, {"AttributeName": "b", "KeyType": "RANGE"}],
   "Projection": {"ProjectionType": "ALL"}}]')$$);
 -- another partition key
-SELECT sqlstate_of($$SELECT ddb_create_table('bad', 'a', 'S', 's', 'S', '[{"IndexName": "x",
+SELECT sqlstate_of($$SELECT ddb_create_table('bad', 'a', 'S', 's', 'S', '[{"IndexName": "xyz",
   "KeySchema": [{"AttributeName": "b", "KeyType": "HASH"}, {"AttributeName": "c", "KeyType": "RANGE"}],
   "Projection": {"ProjectionType": "ALL"}}]')$$);
 -- no sort key

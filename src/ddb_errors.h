@@ -199,6 +199,9 @@
 #define DDB_MSG_MULTI_TYPE_ATTRIBUTE_VALUE "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes"
 #define DDB_MSG_NULL_MUST_BE_TRUE		DDB_MSG_NULL_NOT_TRUE
 #define DDB_MSG_KEY_EMPTY_VALUE			"One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s"
+/* DynamoDB's texts as it words them: "of2048" without a space, "all range keys" for the one */
+#define DDB_MSG_HASH_KEY_SIZE			"One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of%d bytes"
+#define DDB_MSG_RANGE_KEY_SIZE			"One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of %d bytes"
 #define DDB_MSG_KEY_TYPE_MISMATCH		"One or more parameter values were invalid: Type mismatch for key %s expected: %s actual: %s"
 #define DDB_MSG_KEY_MISSING				"One or more parameter values were invalid: Missing the key %s in the item"
 #define DDB_MSG_INDEX_NOT_FOUND			"The table does not have the specified index: %s"

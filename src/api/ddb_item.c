@@ -870,8 +870,8 @@ api_check_key(DdbKeyType type, Datum d, bool partition, const char *name)
 	if (len > limit)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: One or more parameter values were invalid: Size of %s has exceeded the maximum size limit of %d bytes",
-						partition ? "hashkey" : "rangekey", limit),
+				 errmsg("ValidationException: %s",
+						psprintf(partition ? DDB_MSG_HASH_KEY_SIZE : DDB_MSG_RANGE_KEY_SIZE, limit)),
 				 errdetail("Key attribute \"%s\" is %d bytes.", name, len)));
 }
 

@@ -352,6 +352,62 @@ check_throughput(DdbValErrors *e, DdbJson *pt, const char *path, int64 *rcu, int
 static void create_index(Relation rel, DdbJson *defs, DdbJson *c, char kind);
 
 /*
+ * The members of one index definition (an element of CreateTable's
+ * GlobalSecondaryIndexes or LocalSecondaryIndexes, or UpdateTable's
+ * Create) that DynamoDB's request model constrains, collected into e under
+ * the definition's path (e.g. "globalSecondaryIndexes.1.member"): DynamoDB
+ * reports them with the request's other constraint errors, before it looks
+ * at the table or at the index's meaning.
+ */
+static void
+index_member_errors(DdbValErrors *e, DdbJson *c, const char *path)
+{
+	static const char *const projection_set[] = {"ALL", "INCLUDE", "KEYS_ONLY", NULL};
+	const char *iname = member_string(c, "IndexName");
+	DdbJson    *ks = member_list(c, "KeySchema");
+	DdbJson    *pj = member_struct(c, "Projection", "Projection");
+
+	if (iname == NULL)
+		ddb_valerr_add(e, NULL, psprintf("%s.indexName", path), "Member must not be null");
+	else
+		ddb_valerr_name(e, iname, psprintf("%s.indexName", path));
+	if (ks == NULL)
+		ddb_valerr_add(e, NULL, psprintf("%s.keySchema", path), "Member must not be null");
+	else if (ks->n < 1 || ks->n > 2)
+		ddb_valerr_add(e, ks->n < 1 ? "[]" : psprintf("%d elements", ks->n),
+					   psprintf("%s.keySchema", path),
+					   ks->n < 1 ? "Member must have length greater than or equal to 1" :
+					   "Member must have length less than or equal to 2");
+	if (pj == NULL)
+		ddb_valerr_add(e, NULL, psprintf("%s.projection", path), "Member must not be null");
+	else
+	{
+		DdbJson    *nonkey = member_list(pj, "NonKeyAttributes");
+
+		check_enum(e, member_string(pj, "ProjectionType"),
+				   psprintf("%s.projection.projectionType", path), projection_set,
+				   "ALL, INCLUDE, KEYS_ONLY");
+		if (nonkey != NULL && (nonkey->n < 1 || nonkey->n > 20))
+		{
+			StringInfoData v;
+
+			/* the list as DynamoDB prints it: [a, b, c] */
+			initStringInfo(&v);
+			appendStringInfoChar(&v, '[');
+			for (int i = 0; i < nonkey->n; i++)
+			{
+				ddb_json_check_string(nonkey->elems[i]);
+				appendStringInfo(&v, "%s%s", i ? ", " : "", nonkey->elems[i]->str);
+			}
+			appendStringInfoChar(&v, ']');
+			ddb_valerr_add(e, v.data, psprintf("%s.projection.nonKeyAttributes", path),
+						   nonkey->n < 1 ? "Member must have length greater than or equal to 1" :
+						   "Member must have length less than or equal to 20");
+		}
+	}
+}
+
+/*
  * The IndexName of element i of CreateTable's GlobalSecondaryIndexes or
  * LocalSecondaryIndexes (list): present, and used by no earlier element
  * nor by any index of others (the other list, or NULL).
@@ -516,6 +572,19 @@ op_create_table(DdbJson *req, int *len)
 		}
 		ct.nkeys = Min(ks->n, 2);
 	}
+	/* the indexes' members: DynamoDB lists the global ones' errors first */
+	gsis = member_list(req, "GlobalSecondaryIndexes");
+	lsis = member_list(req, "LocalSecondaryIndexes");
+	for (int i = 0; gsis && i < gsis->n; i++)
+	{
+		ddb_json_check_struct(gsis->elems[i], "GlobalSecondaryIndex");
+		index_member_errors(&e, gsis->elems[i], psprintf("globalSecondaryIndexes.%d.member", i + 1));
+	}
+	for (int i = 0; lsis && i < lsis->n; i++)
+	{
+		ddb_json_check_struct(lsis->elems[i], "LocalSecondaryIndex");
+		index_member_errors(&e, lsis->elems[i], psprintf("localSecondaryIndexes.%d.member", i + 1));
+	}
 	ddb_valerr_raise(&e);
 
 	/* the billing mode and its throughput */
@@ -565,7 +634,6 @@ op_create_table(DdbJson *req, int *len)
 	if (member(req, "GlobalSecondaryIndexes") == NULL &&
 		member(req, "LocalSecondaryIndexes") == NULL && ct.nkeys != ndefs)
 		validation_error("One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions");
-	lsis = member_list(req, "LocalSecondaryIndexes");
 	if (lsis != NULL)
 	{
 		if (ct.nkeys < 2)
@@ -578,7 +646,6 @@ op_create_table(DdbJson *req, int *len)
 		for (int i = 0; i < lsis->n; i++)
 			(void) index_list_name(lsis, i, "LocalSecondaryIndex", "localSecondaryIndexes", NULL);
 	}
-	gsis = member_list(req, "GlobalSecondaryIndexes");
 	if (gsis != NULL)
 	{
 		if (gsis->n == 0)
@@ -753,6 +820,13 @@ op_list_tables(DdbJson *req, int *len)
 	{
 		const char *name = lfirst(lc);
 
+		/*
+		 * A table made in SQL under a name DynamoDB cannot spell (too short,
+		 * or with other characters) fails every request that names it: a
+		 * client that lists the tables and describes each would stop at it.
+		 */
+		if (strlen(name) < 3 || !ddb_valid_name_chars(name))
+			continue;
 		if (start != NULL && strcmp(name, start) <= 0)
 			continue;
 		if (n >= limit)
@@ -808,19 +882,9 @@ create_index(Relation rel, DdbJson *defs, DdbJson *c, char kind)
 	DdbJson    *nonkey = pj ? member_list(pj, "NonKeyAttributes") : NULL;
 	ArrayType  *arr = NULL;
 
-	if (index_name == NULL || ks == NULL || pj == NULL)
-		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-						 psprintf(DDB_MSG_CONSTRAINT, "null",
-								  index_name == NULL ? "globalSecondaryIndexUpdates.1.member.create.indexName" :
-								  ks == NULL ? "globalSecondaryIndexUpdates.1.member.create.keySchema" :
-								  "globalSecondaryIndexUpdates.1.member.create.projection",
-								  "Member must not be null"));
-	if (ks->n < 1 || ks->n > 2)
-		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-						 psprintf(DDB_MSG_CONSTRAINT, psprintf("'%d elements'", ks->n),
-								  "globalSecondaryIndexUpdates.1.member.create.keySchema",
-								  ks->n < 1 ? "Member must have length greater than or equal to 1" :
-								  "Member must have length less than or equal to 2"));
+	/* the callers checked these members with index_member_errors */
+	if (index_name == NULL || ks == NULL || pj == NULL || ks->n < 1 || ks->n > 2)
+		elog(ERROR, "index definition was not checked");
 	for (int i = 0; i < ks->n; i++)
 	{
 		const char *kt;
@@ -906,6 +970,28 @@ op_update_table(DdbJson *req, int *len)
 						 "PROVISIONED, PAY_PER_REQUEST");
 	if (pt)
 		check_throughput(&e, pt, "provisionedThroughput", &rcu, &wcu);
+	for (int i = 0; updates && i < updates->n; i++)
+	{
+		DdbJson    *u = updates->elems[i];
+		char	   *path = psprintf("globalSecondaryIndexUpdates.%d.member", i + 1);
+		DdbJson    *c,
+				   *d;
+
+		ddb_json_check_struct(u, "GlobalSecondaryIndexUpdate");
+		c = member_struct(u, "Create", "CreateGlobalSecondaryIndexAction");
+		d = member_struct(u, "Delete", "DeleteGlobalSecondaryIndexAction");
+		if (c)
+			index_member_errors(&e, c, psprintf("%s.create", path));
+		if (d)
+		{
+			const char *iname = member_string(d, "IndexName");
+
+			if (iname == NULL)
+				ddb_valerr_add(&e, NULL, psprintf("%s.delete.indexName", path), "Member must not be null");
+			else
+				ddb_valerr_name(&e, iname, psprintf("%s.delete.indexName", path));
+		}
+	}
 	ddb_valerr_raise(&e);
 	if (pt == NULL && billing == NULL && (updates == NULL || updates->n == 0) &&
 		member(req, "StreamSpecification") == NULL && member(req, "SSESpecification") == NULL)
@@ -971,14 +1057,8 @@ op_update_table(DdbJson *req, int *len)
 			create_index(rel, defs, c, DDB_INDEX_GLOBAL);
 		else if (d)
 		{
-			const char *iname = member_string(d, "IndexName");
-
-			if (iname == NULL)
-				validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-								 psprintf(DDB_MSG_CONSTRAINT, "null",
-										  "globalSecondaryIndexUpdates.1.member.delete.indexName",
-										  "Member must not be null"));
-			ddb_drop_gsi_core(relid, iname);
+			/* its IndexName was checked with the request's members */
+			ddb_drop_gsi_core(relid, member_string(d, "IndexName"));
 		}
 		/* Update: an index's throughput; on-demand indexes have none to keep */
 	}
