@@ -42,6 +42,7 @@ use constant {
 	ROWIDS_PER_BLOCK => 291,     # MaxHeapTuplesPerPage: row id <-> TID
 	XMAX_COMMITTED  => 0x0400,
 	XMAX_INVALID    => 0x0800,
+	XMAX_IS_MULTI   => 0x1000,
 };
 
 sub maxalign { my ($n) = @_; return ($n + 7) & ~7; }
@@ -88,7 +89,7 @@ sub set_special
 	my ($buf, $field, $value) = @_;
 	my $special = page_info($$buf)->{special};
 	my %at = (right => [ 0, 'L' ], level => [ 4, 'S' ], flags => [ 6, 'S' ],
-		prefixlen => [ 8, 'S' ]);
+		prefixlen => [ 8, 'S' ], page_id => [ 10, 'S' ]);
 	my ($off, $fmt) = @{ $at{$field} };
 	substr($$buf, $special + $off, $fmt eq 'L' ? 4 : 2) = pack($fmt, $value);
 }
@@ -422,6 +423,87 @@ corruption('c_item_outside', 'a line pointer outside the item area',
 	set_lp_raw(\$page, $info->{first},
 		pack('L', (($info->{upper} - 8) & 0x7fff) | ($flags << 15) | ($len << 17)));
 	write_block($f, $blk, $page);
+});
+
+# Edits of the first item of the second leaf (never updated, live).
+sub edit_first_item
+{
+	my ($f, $t, $change) = @_;
+	my $blk = $t->{leaves}[1];
+	my $page = read_block($f, $blk);
+	$change->(\$page, leaf_item($page, page_info($page)->{first}), page_info($page));
+	write_block($f, $blk, $page);
+}
+
+corruption('c_page_id', 'a page whose special space carries another page id',
+	qr/page id 1234/, sub {
+	my ($f, $t) = @_;
+	edit_first_item($f, $t, sub { set_special($_[0], 'page_id', 0x1234) });
+});
+
+corruption('c_leaf_prefix', 'a leaf with a separator prefix',
+	qr/leaf page has a separator prefix/, sub {
+	my ($f, $t) = @_;
+	edit_first_item($f, $t, sub { set_special($_[0], 'prefixlen', 4) });
+});
+
+corruption('c_not_normal', 'a dead line pointer among the items',
+	qr/item \d+ is not a normal item/, sub {
+	my ($f, $t) = @_;
+	edit_first_item($f, $t, sub {
+		my ($page, $item, $info) = @_;
+		my ($at, $flags, $len) = lp($$page, $info->{first});
+		set_lp_raw($page, $info->{first}, pack('L', ($at & 0x7fff) | (3 << 15) | ($len << 17)));    # LP_DEAD
+	});
+});
+
+corruption('c_keylen', 'a leaf item with a key too short to hold a hash',
+	qr/leaf item \d+ has a key of 3 bytes/, sub {
+	my ($f, $t) = @_;
+	edit_first_item($f, $t, sub { substr(${ $_[0] }, $_[1]{at} + 6, 2) = pack('S', 3) });
+});
+
+corruption('c_rowid_off', 'a leaf item whose row id has offset 0',
+	qr/leaf item \d+ has row id offset 0/, sub {
+	my ($f, $t) = @_;
+	edit_first_item($f, $t, sub { substr(${ $_[0] }, $_[1]{at} + 4, 2) = pack('S', 0) });
+});
+
+corruption('c_hoff', 'a leaf item whose tuple header is shorter than a heap tuple\'s',
+	qr/leaf item \d+ has a bad tuple header/, sub {
+	my ($f, $t) = @_;
+	edit_first_item($f, $t, sub { substr(${ $_[0] }, $_[1]{tup} + 22, 1) = chr(8) });
+});
+
+corruption('c_low_bound', 'a leaf\'s first item below the parent\'s separator',
+	qr/item \d+ is below the page's low bound/, sub {
+	my ($f, $t) = @_;
+	edit_first_item($f, $t, sub {
+		my ($page, $item) = @_;
+		substr($$page, $item->{at} + 8, length($item->{key})) = "\0" x length($item->{key});
+	});
+});
+
+corruption('c_multixact', 'a version whose xmax is a multixact',
+	qr/item \d+ has a multixact xmax/, sub {
+	my ($f, $t) = @_;
+	edit_first_item($f, $t, sub {
+		my ($page, $item) = @_;
+		# a plausible xid as the raw xmax, so that only the multixact bit is wrong
+		substr($$page, $item->{tup} + 4, 4) = pack('L', $item->{xmin});
+		substr($$page, $item->{tup} + 20, 2) =
+		  pack('S', ($item->{infomask} & ~(XMAX_INVALID | XMAX_COMMITTED)) | XMAX_IS_MULTI);
+	});
+});
+
+corruption('c_ctid', 'a never-updated live version whose t_ctid points elsewhere',
+	qr/item \d+ was never updated but its t_ctid does not point to itself/, sub {
+	my ($f, $t) = @_;
+	edit_first_item($f, $t, sub {
+		my ($page, $item) = @_;
+		my $pos = unpack('x' . ($item->{tup} + 16) . ' S', $$page);
+		substr($$page, $item->{tup} + 16, 2) = pack('S', $pos + 1);
+	});
 });
 
 sub write_block_append
