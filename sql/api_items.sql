@@ -89,6 +89,14 @@ SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk
 SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}},
   "ExpressionAttributeNames": {"#v": "x"}}');
 SELECT ddb_api('PutItem', '{"TableName": "Nope", "Item": {"pk": {"S": "a"}}}');
+-- an item over 400 KB is refused before the table is looked for, as
+-- DynamoDB does; one just under the limit meets the missing table
+SELECT ddb_api('PutItem', format('{"TableName": "Nope", "Item": {"pk": {"S": "a"}, "b": {"S": "%s"}}}', repeat('x', 409600))::jsonb);
+SELECT ddb_api('PutItem', format('{"TableName": "Nope", "Item": {"pk": {"S": "a"}, "b": {"S": "%s"}}}', repeat('x', 409600 - 4))::jsonb);
+SELECT ddb_api('PutItem', format('{"TableName": "Items", "Item": {"pk": {"S": "big"}, "sk": {"N": "1"}, "b": {"S": "%s"}}}', repeat('x', 409600 - 10))::jsonb)
+  AS at_the_limit;
+SELECT length(ddb_get_item('Items', '{"pk": "big", "sk": 1}') ->> 'b');
+SELECT ddb_delete_item('Items', '{"pk": "big", "sk": 1}', return_values => 'ALL_OLD') ->> 'pk' AS deleted;
 SELECT ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "a"}}}');
 SELECT ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {"S": "y"}}}');
 SELECT ddb_api('GetItem', '{"TableName": "Items", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},

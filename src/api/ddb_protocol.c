@@ -1782,6 +1782,15 @@ op_put_item(DdbJson *req, int *len)
 	item = request_item(req, "Item");
 	rv = ddb_parse_return_values(rvs, false);
 
+	/*
+	 * DynamoDB refuses an item over 400 KB before it looks for the table.
+	 * An item's jsonb is never smaller than its size as DynamoDB counts it
+	 * (each name and value costs at least as many bytes in the jsonb), so
+	 * only a jsonb over the limit can hold one: only such an item is
+	 * checked here, and the others once, by the core.
+	 */
+	if (VARSIZE(item) > DDB_MAX_ITEM_BYTES)
+		ddb_check_item(item);
 	rel = ddb_table_open(name, ACL_INSERT);
 	ddb_check_write_privileges(rel, ACL_INSERT, x.condition != NULL || rv != DDB_RV_NONE);
 	parse_expressions(&x, &cond, NULL, NULL);
