@@ -373,6 +373,8 @@ extern HeapTuple ddb_form_stored_item(Relation rel, Jsonb *itemcol);
 extern HeapTuple ddb_expand_tuple(Relation rel, const char *key, int keylen,
 								  HeapTupleHeader stored, uint32 storedlen,
 								  ItemPointer tid);
+extern Datum ddb_stored_item_column(const DdbKeyInfo *ki, TupleDesc desc,
+									HeapTuple stored, bool *isnull);
 
 extern bool ddb_stored_tuple_needs_toast(Relation rel, HeapTuple tuple, HeapTuple old,
 										 int keylen);
