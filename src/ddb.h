@@ -232,6 +232,8 @@ extern void ddb_decode_key(const DdbKeyInfo *ki, const char *key, int keylen,
 extern void ddb_decode_key_raw(const DdbKeyInfo *ki, const char *key, int keylen,
 							   Datum *values, bool *isnull,
 							   const char **raw, int *rawlen);
+extern void ddb_decode_key_some(const DdbKeyInfo *ki, const char *key, int keylen,
+								const bool *want, Datum *values, bool *isnull);
 extern const char *ddb_decode_key_column(DdbKeyType type, const char *p,
 										 const char *end, Datum *value);
 extern uint32 ddb_hash32(const char *data, int len);
