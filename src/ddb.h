@@ -232,6 +232,8 @@ extern void ddb_decode_key(const DdbKeyInfo *ki, const char *key, int keylen,
 extern void ddb_decode_key_raw(const DdbKeyInfo *ki, const char *key, int keylen,
 							   Datum *values, bool *isnull,
 							   const char **raw, int *rawlen);
+extern void ddb_decode_key_some(const DdbKeyInfo *ki, const char *key, int keylen,
+								const bool *want, Datum *values, bool *isnull);
 extern const char *ddb_decode_key_column(DdbKeyType type, const char *p,
 										 const char *end, Datum *value);
 extern uint32 ddb_hash32(const char *data, int len);
@@ -373,6 +375,8 @@ extern HeapTuple ddb_form_stored_item(Relation rel, Jsonb *itemcol);
 extern HeapTuple ddb_expand_tuple(Relation rel, const char *key, int keylen,
 								  HeapTupleHeader stored, uint32 storedlen,
 								  ItemPointer tid);
+extern Datum ddb_stored_item_column(const DdbKeyInfo *ki, TupleDesc desc,
+									HeapTuple stored, bool *isnull);
 
 extern bool ddb_stored_tuple_needs_toast(Relation rel, HeapTuple tuple, HeapTuple old,
 										 int keylen);

@@ -737,7 +737,7 @@ ddb_stored_to_item_in(Relation rel, DdbStoredItem *si, const char *const *keynam
 	Datum		itemd;
 
 	ddb_decode_key_raw(ki, si->key, si->keylen, keyvals, keynull, raw, rawlen);
-	itemd = heap_getattr(&si->tuple, ki->itemattno, RelationGetDescr(rel), &isnull);
+	itemd = ddb_stored_item_column(ki, RelationGetDescr(rel), &si->tuple, &isnull);
 	return build_item(rel, &keys, isnull ? NULL : DatumGetJsonbP(itemd), out, offset);
 }
 

@@ -632,16 +632,50 @@ ddb_key_string_as_is(const char *p, const char *end, const char **raw, int *rawl
 }
 
 /*
- * ddb_decode_key for a reader that copies string keys out as they are
- * (the item API): an S column whose bytes in the key are its value (see
- * ddb_key_string_as_is) is not decoded into a text; raw[k] and rawlen[k]
- * point at those bytes inside key instead and values[k] is left unset.
- * Every other column is decoded as ddb_decode_key does, with raw[k] NULL.
- * raw NULL: decode every column.  The hash is verified all the same.
+ * Where the key column of type 'type' starting at s ends (the byte after
+ * it), walking its bytes without decoding them, or NULL when the key ends
+ * first.
  */
-void
-ddb_decode_key_raw(const DdbKeyInfo *ki, const char *key, int keylen,
-				   Datum *values, bool *isnull, const char **raw, int *rawlen)
+static const unsigned char *
+ddb_key_column_end(DdbKeyType type, const unsigned char *s, const unsigned char *e)
+{
+	if (s >= e)
+		return NULL;
+	if (type == DDB_KEY_N)
+	{
+		unsigned char stop;
+
+		if (*s == DDB_NUM_ZERO)
+			return s + 1;
+		stop = *s == DDB_NUM_NEG ? DDB_NUM_NEG_END : DDB_NUM_POS_END;
+		/* marker and 2 exponent bytes, then digit pairs up to the stop byte */
+		for (s += 3; s < e; s++)
+			if (*s == stop)
+				return s + 1;
+		return NULL;
+	}
+	/* S and B: up to the terminator 0x00 0x01 (0x00 0xFF is an escaped 0x00) */
+	for (; s + 1 < e; s++)
+	{
+		if (*s != DDB_ENC_ESCAPE)
+			continue;
+		if (s[1] == DDB_ENC_END)
+			return s + 2;
+		s++;					/* skip the escaped byte */
+	}
+	return NULL;
+}
+
+/*
+ * ddb_decode_key's loop, for its variants: want NULL decodes every column,
+ * else only those with want[k] (isnull[k] true and values[k] unset for the
+ * others, whose bytes are only walked); raw not NULL copies S columns out
+ * as they are (ddb_decode_key_raw).  The hash is verified all the same.
+ */
+static void
+ddb_decode_key_internal(const DdbKeyInfo *ki, const char *key, int keylen,
+						const bool *want, Datum *values, bool *isnull,
+						const char **raw, int *rawlen)
 {
 	const char *end = key + keylen;
 	const char *p;
@@ -662,8 +696,18 @@ ddb_decode_key_raw(const DdbKeyInfo *ki, const char *key, int keylen,
 			if (ki->keytype[k] == DDB_KEY_S)
 				next = ddb_key_string_as_is(p, end, &raw[k], &rawlen[k]);
 		}
+		if (want != NULL && !want[k])
+		{
+			next = (const char *)
+				ddb_key_column_end(ki->keytype[k], (const unsigned char *) p,
+								   (const unsigned char *) end);
+			if (next == NULL)
+				ddb_report_corrupt_key("unterminated key column");
+			isnull[k] = true;
+		}
+		else
+			isnull[k] = false;
 		p = next != NULL ? next : ddb_decode_key_column(ki->keytype[k], p, end, &values[k]);
-		isnull[k] = false;
 
 		if (k == 0)
 		{
@@ -678,6 +722,33 @@ ddb_decode_key_raw(const DdbKeyInfo *ki, const char *key, int keylen,
 		ddb_report_corrupt_key("trailing bytes after the last key column");
 }
 
+/*
+ * ddb_decode_key for a reader that copies string keys out as they are
+ * (the item API): an S column whose bytes in the key are its value (see
+ * ddb_key_string_as_is) is not decoded into a text; raw[k] and rawlen[k]
+ * point at those bytes inside key instead and values[k] is left unset.
+ * Every other column is decoded as ddb_decode_key does, with raw[k] NULL.
+ * raw NULL: decode every column.  The hash is verified all the same.
+ */
+void
+ddb_decode_key_raw(const DdbKeyInfo *ki, const char *key, int keylen,
+				   Datum *values, bool *isnull, const char **raw, int *rawlen)
+{
+	ddb_decode_key_internal(ki, key, keylen, NULL, values, isnull, raw, rawlen);
+}
+
+/*
+ * ddb_decode_key for a reader that needs some key columns only (a key
+ * scan whose plan reads only the columns its expressions name): the
+ * columns with want[k] false are walked over, not decoded, and come back
+ * with isnull[k] true.  The hash is verified all the same.
+ */
+void
+ddb_decode_key_some(const DdbKeyInfo *ki, const char *key, int keylen,
+					const bool *want, Datum *values, bool *isnull)
+{
+	ddb_decode_key_internal(ki, key, keylen, want, values, isnull, NULL, NULL);
+}
 
 /*
  * The length of the partition part -- hash32 and enc(pk) -- at the start of
@@ -689,34 +760,13 @@ ddb_decode_key_raw(const DdbKeyInfo *ki, const char *key, int keylen,
 int
 ddb_key_partition_len(DdbKeyType type, const char *key, int keylen)
 {
-	const unsigned char *s = (const unsigned char *) key + DDB_HASH_BYTES;
-	const unsigned char *e = (const unsigned char *) key + keylen;
+	const unsigned char *e;
 
 	if (keylen <= DDB_HASH_BYTES)
 		return -1;
-	if (type == DDB_KEY_N)
-	{
-		unsigned char stop;
-
-		if (*s == DDB_NUM_ZERO)
-			return DDB_HASH_BYTES + 1;
-		stop = *s == DDB_NUM_NEG ? DDB_NUM_NEG_END : DDB_NUM_POS_END;
-		/* marker and 2 exponent bytes, then digit pairs up to the stop byte */
-		for (s += 3; s < e; s++)
-			if (*s == stop)
-				return (const char *) s + 1 - key;
-		return -1;
-	}
-	/* S and B: up to the terminator 0x00 0x01 (0x00 0xFF is an escaped 0x00) */
-	for (; s + 1 < e; s++)
-	{
-		if (*s != DDB_ENC_ESCAPE)
-			continue;
-		if (s[1] == DDB_ENC_END)
-			return (const char *) s + 2 - key;
-		s++;					/* skip the escaped byte */
-	}
-	return -1;
+	e = ddb_key_column_end(type, (const unsigned char *) key + DDB_HASH_BYTES,
+						   (const unsigned char *) key + keylen);
+	return e == NULL ? -1 : (const char *) e - key;
 }
 
 

@@ -25,7 +25,8 @@
  * executor's, ddb_expand_tuple), or the stored versions as they are on the
  * leaf, copied with their encoded keys (DdbStoredItem: ddb_range_begin_stored,
  * ddb_lookup_stored).  The item API builds its jsonb items straight from
- * the stored form (ddb_stored_to_item) and so never forms the full tuple.
+ * the stored form (ddb_stored_to_item), and the planner's key scan fills
+ * its virtual slot from it, so neither forms the full tuple.
  *
  *-------------------------------------------------------------------------
  */

@@ -203,6 +203,39 @@ ddb_expand_tuple(Relation rel, const char *key, int keylen,
 }
 
 /*
+ * The item column of a stored tuple, as heap_getattr reads it.  A stored
+ * tuple's key columns are NULL and come first, so the item column is its
+ * first non-null attribute and starts right at the tuple's data (offset 0
+ * is aligned for any type): no walk over the null bitmap and the
+ * attributes' offsets, which heap_getattr takes for any tuple with nulls.
+ * A tuple of another form (one formed before a column was dropped, or
+ * without the item column) is read by heap_getattr.
+ */
+Datum
+ddb_stored_item_column(const DdbKeyInfo *ki, TupleDesc desc, HeapTuple stored,
+					   bool *isnull)
+{
+	HeapTupleHeader td = stored->t_data;
+	int			a = ki->itemattno - 1;
+
+	if (HeapTupleHasNulls(stored) && a < HeapTupleHeaderGetNatts(td) &&
+		!att_isnull(a, td->t_bits))
+	{
+		int			i;
+
+		for (i = 0; i < a; i++)
+			if (!att_isnull(i, td->t_bits))
+				break;
+		if (i == a)
+		{
+			*isnull = false;
+			return fetchatt(TupleDescAttr(desc, a), (char *) td + td->t_hoff);
+		}
+	}
+	return heap_getattr(stored, ki->itemattno, desc, isnull);
+}
+
+/*
  * The longest stored tuple a leaf item with an encoded key of 'keylen'
  * bytes can hold: the item must fit on a page beside the largest high key
  * (DDB_MAX_ITEM_SIZE), and the key takes its share of that.

@@ -19,10 +19,12 @@
  * new outer-row parameters, evaluates the pinning clauses too, compiled on
  * its first use (most executions never recheck).
  *
- * Rows come out in PostgreSQL 15's virtual scan slot (deformed from the
- * engine's heap tuples), or in a heap-tuple slot when the plan reads system
- * columns other than ctid and tableoid or runs an EvalPlanQual recheck (see
- * ddb_keyscan_begin).  A scan of the table an UPDATE or DELETE modifies
+ * Rows come out in PostgreSQL 15's virtual scan slot, filled from the
+ * engine's stored versions (store_stored: the item column as stored, and
+ * of the key columns only those the plan reads, decoded from the key), or
+ * in a heap-tuple slot of the engine's full tuples when the plan reads
+ * system columns other than ctid and tableoid or runs an EvalPlanQual
+ * recheck (see ddb_keyscan_begin).  A scan of the table an UPDATE or DELETE modifies
  * tells the engine on which leaf it read each row (ddb_version_seen_on), so
  * the modification finds the version there without asking the row-id map.
  *
@@ -46,6 +48,7 @@
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "miscadmin.h"
 #include "storage/predicate.h"
 #include "utils/array.h"
@@ -79,6 +82,8 @@ typedef struct DdbKeyScanState
 	bool		track_pos;		/* a SCROLL cursor may change direction */
 	bool		is_target;		/* UPDATE or DELETE modifies what we read */
 	bool		heap_slot;		/* the scan slot is a heap-tuple slot */
+	bool		want_key[DDB_MAX_KEY_COLUMNS];	/* virtual slot: key columns
+												 * the plan reads */
 
 	/* the ranges, recomputed after each rescan */
 	bool		keys_ready;
@@ -160,6 +165,33 @@ filter_clauses(DdbKeyScanState *st, CustomScan *cscan)
 						 st->nfilter);
 }
 
+/*
+ * The key columns a virtual scan slot must carry: those the projection and
+ * the filter read (the slot is deformed from the stored version, and a key
+ * column's value is decoded from its key, so one nobody reads is left
+ * NULL).  A scan without a projection hands its slot itself to its parent,
+ * and a whole-row reference reads every column: then all of them.  The
+ * recheck's clauses are evaluated in a heap-tuple slot only (an
+ * EvalPlanQual plan's, see ddb_keyscan_begin).
+ */
+static void
+set_wanted_keys(DdbKeyScanState *st, CustomScan *cscan, List *filter)
+{
+	Index		scanrelid = cscan->scan.scanrelid;
+	Bitmapset  *attrs = NULL;
+	bool		all;
+
+	pull_varattnos((Node *) cscan->scan.plan.targetlist, scanrelid, &attrs);
+	pull_varattnos((Node *) cscan->scan.plan.qual, scanrelid, &attrs);
+	pull_varattnos((Node *) filter, scanrelid, &attrs);
+	all = st->css.ss.ps.ps_ProjInfo == NULL ||
+		bms_is_member(InvalidAttrNumber - FirstLowInvalidHeapAttributeNumber, attrs);
+	for (int k = 0; k < st->ki.nkeys; k++)
+		st->want_key[k] = all ||
+			bms_is_member(st->ki.keyattno[k] - FirstLowInvalidHeapAttributeNumber, attrs);
+	bms_free(attrs);
+}
+
 static void
 ddb_keyscan_begin(CustomScanState *node, EState *estate, int eflags)
 {
@@ -197,6 +229,8 @@ ddb_keyscan_begin(CustomScanState *node, EState *estate, int eflags)
 	}
 	if (st->nfilter > 0)
 		node->ss.ps.qual = ExecInitQual(filter, &node->ss.ps);
+	if (!st->heap_slot)
+		set_wanted_keys(st, cscan, filter);
 	st->recheck_clauses = list_copy_tail(cscan->custom_exprs,
 										 st->nkeyexprs + st->nfilter);
 	st->exprstates = ExecInitExprList(list_truncate(list_copy(cscan->custom_exprs),
@@ -566,7 +600,11 @@ start_range(DdbKeyScanState *st, const DdbRange *r, bool forward)
 		EState	   *estate = st->css.ss.ps.state;
 		MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
 
-		st->scan = ddb_range_begin(st->css.ss.ss_currentRelation,
+		/* a virtual slot is filled from the stored versions */
+		st->scan = st->heap_slot ?
+			ddb_range_begin(st->css.ss.ss_currentRelation,
+							estate->es_snapshot, r, forward) :
+			ddb_range_begin_stored(st->css.ss.ss_currentRelation,
 								   estate->es_snapshot, r, forward);
 		MemoryContextSwitchTo(old);
 	}
@@ -574,20 +612,65 @@ start_range(DdbKeyScanState *st, const DdbRange *r, bool forward)
 		ddb_range_rescan(st->scan, r, forward);
 }
 
-/* Remember the key of the row just read: a cursor's position. */
+/*
+ * Remember the key of the row just read: a cursor's position.  A stored
+ * version carries its encoded key; a full tuple's key is encoded again.
+ */
 static void
 save_position(DdbKeyScanState *st, HeapTuple tuple)
 {
-	TupleDesc	desc = RelationGetDescr(st->css.ss.ss_currentRelation);
-	Datum		values[DDB_MAX_KEY_COLUMNS];
-	bool		isnull[DDB_MAX_KEY_COLUMNS];
-
-	for (int k = 0; k < st->ki.nkeys; k++)
-		values[k] = heap_getattr(tuple, st->ki.keyattno[k], desc, &isnull[k]);
 	resetStringInfo(&st->poskey);
-	ddb_encode_key(&st->ki, values, isnull, &st->poskey);
+	if (st->heap_slot)
+	{
+		TupleDesc	desc = RelationGetDescr(st->css.ss.ss_currentRelation);
+		Datum		values[DDB_MAX_KEY_COLUMNS];
+		bool		isnull[DDB_MAX_KEY_COLUMNS];
+
+		for (int k = 0; k < st->ki.nkeys; k++)
+			values[k] = heap_getattr(tuple, st->ki.keyattno[k], desc, &isnull[k]);
+		ddb_encode_key(&st->ki, values, isnull, &st->poskey);
+	}
+	else
+	{
+		DdbStoredItem *si = (DdbStoredItem *) tuple;
+
+		appendBinaryStringInfo(&st->poskey, si->key, si->keylen);
+	}
 	st->have_pos = true;
 	st->posrange = st->cur;
+}
+
+/*
+ * Put a stored version into the virtual scan slot: the item column as it
+ * is stored (the slot points into the scan's copy of the version, valid
+ * until the next ddb_range_next, as a heap scan's slot points into its
+ * buffer), the key columns the plan reads decoded from the key, in the
+ * per-tuple memory that ExecScan resets before the next row.  No full
+ * tuple is formed and nothing else is copied.
+ */
+static void
+store_stored(DdbKeyScanState *st, DdbStoredItem *si, TupleTableSlot *slot)
+{
+	Relation	rel = st->css.ss.ss_currentRelation;
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	Datum		keyvals[DDB_MAX_KEY_COLUMNS];
+	bool		keynull[DDB_MAX_KEY_COLUMNS];
+	int			a = st->ki.itemattno - 1;
+	MemoryContext old;
+
+	ExecClearTuple(slot);
+	memset(slot->tts_isnull, true, sizeof(bool) * desc->natts);
+	slot->tts_values[a] = ddb_stored_item_column(&st->ki, RelationGetDescr(rel),
+												 &si->tuple, &slot->tts_isnull[a]);
+	old = MemoryContextSwitchTo(st->css.ss.ps.ps_ExprContext->ecxt_per_tuple_memory);
+	ddb_decode_key_some(&st->ki, si->key, si->keylen, st->want_key, keyvals, keynull);
+	MemoryContextSwitchTo(old);
+	for (int k = 0; k < st->ki.nkeys; k++)
+	{
+		slot->tts_values[st->ki.keyattno[k] - 1] = keyvals[k];
+		slot->tts_isnull[st->ki.keyattno[k] - 1] = keynull[k];
+	}
+	ExecStoreVirtualTuple(slot);
 }
 
 /*
@@ -694,7 +777,7 @@ ddb_keyscan_next(ScanState *ss)
 			if (st->heap_slot)
 				ExecStoreHeapTuple(tuple, slot, false);
 			else
-				ExecForceStoreHeapTuple(tuple, slot, false);
+				store_stored(st, (DdbStoredItem *) tuple, slot);
 			slot->tts_tid = tuple->t_self;
 			slot->tts_tableOid = RelationGetRelid(ss->ss_currentRelation);
 			/* the update or delete of this row looks for it there first */
