@@ -291,7 +291,7 @@ extern int	ddb_fillfactor(Relation rel);
 extern Size ddb_leaf_reserve_bytes(Relation rel);
 
 /* engine/ddb_rowid.c: the row-id map */
-extern void ddb_map_set(Relation rel, ItemPointer tid, BlockNumber block, uint32 hash);
+extern void ddb_map_clear(Relation rel, ItemPointerData *tids, int n);
 extern void ddb_map_apply(Page page, int slot, BlockNumber block, uint32 hash);
 extern void ddb_map_mask(Page page);
 extern void ddb_map_make_room(void);
@@ -428,7 +428,6 @@ extern int	ddb_prune_leaf(Relation rel, Buffer buf, struct GlobalVisState *viste
 						   void *freeze_state, ItemPointerData *removed, void *stats_out);
 extern bool ddb_prune_before_split(Relation rel, Buffer buf, ItemPointerData *removed,
 								   int *nremoved);
-extern void ddb_forget_versions(Relation rel, ItemPointerData *removed, int nremoved);
 extern bool ddb_analyze_next_block(Relation rel, BlockNumber blockno,
 								   BufferAccessStrategy bstrategy, Buffer *buf,
 								   OffsetNumber *off);

@@ -299,23 +299,52 @@ map_leaf(Relation rel, uint64 rowid, bool create, int mode, int *slot)
 	}
 }
 
-/* Record (or, with block 0, clear) the map entry of a version. */
-void
-ddb_map_set(Relation rel, ItemPointer tid, BlockNumber block, uint32 hash)
+static int
+rowid_cmp(const void *a, const void *b)
 {
-	uint64		rowid = ddb_tid_to_rowid(tid);
-	int			slot;
-	Buffer		buf = map_leaf(rel, rowid, block != 0, BUFFER_LOCK_EXCLUSIVE, &slot);
-	DdbMapChange change;
+	uint64		ra = ddb_tid_to_rowid((ItemPointer) a);
+	uint64		rb = ddb_tid_to_rowid((ItemPointer) b);
 
-	if (!BufferIsValid(buf))
-		return;					/* clearing an entry that was never set */
-	memset(&change, 0, sizeof(change));	/* no stray padding bytes in WAL */
-	change.block = block;
-	change.hash = hash;
-	change.slot = slot;
-	ddb_wal_map_set(rel, buf, &change, 1);
-	UnlockReleaseBuffer(buf);
+	return ra < rb ? -1 : ra > rb ? 1 : 0;
+}
+
+/*
+ * Clear the map entries of n removed versions (a prune's or VACUUM's; tids
+ * is sorted here), one WAL record per map leaf rather than one per version:
+ * the versions a prune removes from one leaf were written close together,
+ * so their row ids usually share a map leaf.
+ */
+void
+ddb_map_clear(Relation rel, ItemPointerData *tids, int n)
+{
+	DdbMapChange *changes;
+	int			i = 0;
+
+	if (n == 0)
+		return;
+	qsort(tids, n, sizeof(ItemPointerData), rowid_cmp);
+	changes = palloc0(sizeof(DdbMapChange) * n);	/* no stray padding in WAL */
+	while (i < n)
+	{
+		uint64		rowid = ddb_tid_to_rowid(&tids[i]);
+		uint64		leafstart = rowid - rowid % DDB_MAP_LEAF_ENTRIES;
+		int			slot;
+		Buffer		buf = map_leaf(rel, rowid, false, BUFFER_LOCK_EXCLUSIVE, &slot);
+		int			nchanges = 0;
+
+		for (; i < n && ddb_tid_to_rowid(&tids[i]) < leafstart + DDB_MAP_LEAF_ENTRIES; i++)
+		{
+			changes[nchanges].block = 0;
+			changes[nchanges].hash = 0;
+			changes[nchanges].slot = (uint16) (ddb_tid_to_rowid(&tids[i]) - leafstart);
+			nchanges++;
+		}
+		if (!BufferIsValid(buf))
+			continue;			/* entries that were never set */
+		ddb_wal_map_set(rel, buf, changes, nchanges);
+		UnlockReleaseBuffer(buf);
+	}
+	pfree(changes);
 }
 
 /* ------------------------------------------------------------------------

@@ -2899,7 +2899,7 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 			pruned = true;
 			ddb_prune_before_split(rel, leafbuf, removed, &nremoved);
 			UnlockReleaseBuffer(leafbuf);
-			ddb_forget_versions(rel, removed, nremoved);
+			ddb_map_clear(rel, removed, nremoved);
 			pfree(removed);
 			if (nremoved > 0)
 				continue;
@@ -3144,7 +3144,7 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 			if (nremoved > 0)
 			{
 				UnlockReleaseBuffer(buf);
-				ddb_forget_versions(rel, removed, nremoved);
+				ddb_map_clear(rel, removed, nremoved);
 				pfree(removed);
 				continue;
 			}

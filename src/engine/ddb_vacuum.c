@@ -202,14 +202,6 @@ ddb_prune_leaf(Relation rel, Buffer buf, GlobalVisState *vistest,
 	return ndeletable;
 }
 
-/* Clear the map entries of removed versions (after the leaf is unlocked). */
-void
-ddb_forget_versions(Relation rel, ItemPointerData *removed, int nremoved)
-{
-	for (int i = 0; i < nremoved; i++)
-		ddb_map_set(rel, &removed[i], 0, 0);
-}
-
 /*
  * VACUUM: prune and freeze every leaf, left to right, then update
  * pg_class and the statistics.
@@ -253,7 +245,7 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 			nremoved = ddb_prune_leaf(rel, buf, vistest, &fs, removed, &stats);
 			blkno = DdbPageGetOpaque(BufferGetPage(buf))->right;
 			UnlockReleaseBuffer(buf);
-			ddb_forget_versions(rel, removed, nremoved);
+			ddb_map_clear(rel, removed, nremoved);
 			if (blkno == InvalidBlockNumber)
 				break;
 			buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, bstrategy);

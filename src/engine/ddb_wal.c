@@ -15,9 +15,10 @@
  *	  process_shared_preload_libraries_in_progress, registers the resource
  *	  manager "ddb" (RegisterCustomRmgr) in the postmaster, and every backend
  *	  inherits it.  The changes are logged as typed records that carry what
- *	  changed -- the item bytes once, a version's new header fields, map
- *	  slots, removed offsets -- and are replayed by ddb_wal_redo with
- *	  XLogReadBufferForRedo and the page-LSN rule, in a critical section
+ *	  changed -- the item bytes once, an update's new item as what differs
+ *	  from its old version (xl_ddb_update_delta), a version's new header
+ *	  fields, map slots, removed offsets -- and are replayed by ddb_wal_redo
+ *	  with XLogReadBufferForRedo and the page-LSN rule, in a critical section
  *	  (START_CRIT_SECTION, change, MarkBufferDirty, XLogInsert, PageSetLSN),
  *	  as nbtree's _bt_insertonpg and btree_xlog_insert do.
  *
@@ -81,6 +82,7 @@
 #define XLOG_DDB_SPLIT		0x50	/* split a leaf below an existing parent */
 #define XLOG_DDB_INSERT_MULTI 0x60	/* several leaf items, one leaf */
 #define XLOG_DDB_OPMASK		0x70
+#define XLOG_DDB_DELTA		0x80	/* UPDATE: the new item as a delta */
 
 /* INSERT: block 0 the leaf; block data the item */
 typedef struct xl_ddb_insert
@@ -119,7 +121,10 @@ typedef struct xl_ddb_mark
 /* The infomask bits a mark sets or clears (mark_xmax in ddb_modify.c). */
 #define DDB_MARK_INFOMASK	(HEAP_XMAX_BITS | HEAP_MOVED | HEAP_COMBOCID)
 
-/* UPDATE: block 0 the leaf; block data the new item */
+/*
+ * UPDATE: block 0 the leaf; block data the new item, or with XLOG_DDB_DELTA
+ * what of it differs from the old version (below).
+ */
 typedef struct xl_ddb_update
 {
 	xl_ddb_mark mark;
@@ -127,6 +132,54 @@ typedef struct xl_ddb_update
 } xl_ddb_update;
 
 #define SizeOfDdbUpdate (offsetof(xl_ddb_update, newoff) + sizeof(OffsetNumber))
+
+/*
+ * UPDATE with XLOG_DDB_DELTA: the new item is rebuilt at redo from the old
+ * version it replaces, as heap's log_heap_update and heap_xlog_update do
+ * with XLH_UPDATE_PREFIX_FROM_OLD and _SUFFIX_FROM_OLD.  A leaf item is the
+ * row id, the key (length, bytes, padding), a tuple header and the tuple's
+ * data.  An update keeps the key; its new row id is the old version's
+ * t_ctid after the mark (the old version points at its successor), and the
+ * new version's t_xmin is the old one's t_xmax (the updater).  So the block
+ * data is this struct followed by
+ *
+ *	- the new header without t_xmin: t_xmax, the bytes from t_cid through
+ *	  t_infomask2 unless DDB_DELTA_MID_OLD (they equal the old version's
+ *	  after the mark: the same command id, and t_ctid the new row id),
+ *	  t_infomask, and t_hoff with the null bitmap up to t_hoff;
+ *	- the new data without its first prefixlen and last suffixlen bytes,
+ *	  which equal the old data's first and last bytes.
+ *
+ * An update whose new item does not fit that (a different key, row id or
+ * xmin: none the engine writes) logs the whole item, without the flag.
+ *
+ * Whatever is taken from the old version is read at redo after the mark is
+ * applied and before the new item is added, as the primary built it: the
+ * old item is on the page at mark.off, because the primary changed the
+ * page under one exclusive lock and one record (a prune or split that
+ * moved it is an earlier record, already replayed when this one needs
+ * redo), and its bytes there are the primary's except the hint bits of
+ * t_infomask, which are never taken from it.  Under a full-page image the
+ * block data is left out and redo restores the image instead.
+ */
+typedef struct xl_ddb_update_delta
+{
+	uint16		prefixlen;
+	uint16		suffixlen;
+	uint8		flags;
+} xl_ddb_update_delta;
+
+#define SizeOfDdbUpdateDelta (offsetof(xl_ddb_update_delta, flags) + sizeof(uint8))
+
+#define DDB_DELTA_MID_OLD	0x01
+
+/*
+ * The header bytes DDB_DELTA_MID_OLD covers: t_cid, t_ctid, t_infomask2.
+ * t_infomask follows them: it is always logged (its hint bits may differ
+ * on the page at redo).
+ */
+#define DELTA_MID_START		offsetof(HeapTupleHeaderData, t_choice.t_heap.t_field3)
+#define DELTA_MID_END		offsetof(HeapTupleHeaderData, t_infomask)
 
 /* MAP: block 0 the map leaf; block data DdbMapChange[] */
 
@@ -379,8 +432,135 @@ ddb_wal_leaf_mark(Relation rel, Buffer buf, OffsetNumber off, DdbMarkFn mark, vo
 }
 
 /*
+ * The delta of the new leaf item 'item' (size bytes) against the old
+ * version 'old' (oldsize bytes) as it is after its mark, laid out in 'out'
+ * (room for size bytes), as xl_ddb_update_delta says.  Returns its length,
+ * or 0 when the new item cannot be logged that way (then it is logged
+ * whole).
+ */
+static Size
+update_delta(const char *old, Size oldsize, const char *item, Size size, char *out)
+{
+	const DdbLeafItemData *oli = (const DdbLeafItemData *) old;
+	DdbLeafItemData *nli = (DdbLeafItemData *) item;
+	Size		tupoff = DdbLeafTupleOffset(nli->keylen);
+	HeapTupleHeader oh;
+	HeapTupleHeader nh;
+	const char *odata;
+	const char *ndata;
+	Size		olen;
+	Size		nlen;
+	Size		prefix = 0;
+	Size		suffix = 0;
+	xl_ddb_update_delta d;
+	char	   *p = out + SizeOfDdbUpdateDelta;
+
+	if (oli->keylen != nli->keylen ||
+		memcmp(old + sizeof(ItemPointerData), item + sizeof(ItemPointerData),
+			   tupoff - sizeof(ItemPointerData)) != 0)
+		return 0;
+	oh = (HeapTupleHeader) (old + tupoff);
+	nh = (HeapTupleHeader) (item + tupoff);
+	if (!ItemPointerEquals(&nli->tid, &oh->t_ctid) ||
+		HeapTupleHeaderGetRawXmin(nh) != HeapTupleHeaderGetRawXmax(oh))
+		return 0;
+	odata = (const char *) oh + oh->t_hoff;
+	ndata = (const char *) nh + nh->t_hoff;
+	olen = old + oldsize - odata;
+	nlen = item + size - ndata;
+
+	d.flags = 0;
+	memcpy(p, &nh->t_choice.t_heap.t_xmax, sizeof(TransactionId));
+	p += sizeof(TransactionId);
+	if (memcmp((char *) oh + DELTA_MID_START, (char *) nh + DELTA_MID_START,
+			   DELTA_MID_END - DELTA_MID_START) == 0)
+		d.flags |= DDB_DELTA_MID_OLD;
+	else
+	{
+		memcpy(p, (char *) nh + DELTA_MID_START, DELTA_MID_END - DELTA_MID_START);
+		p += DELTA_MID_END - DELTA_MID_START;
+	}
+	/* t_infomask, t_hoff and the null bitmap */
+	memcpy(p, &nh->t_infomask, nh->t_hoff - DELTA_MID_END);
+	p += nh->t_hoff - DELTA_MID_END;
+
+	/* the data: what it shares with the old data at either end is not logged */
+	while (prefix < olen && prefix < nlen && odata[prefix] == ndata[prefix])
+		prefix++;
+	while (suffix < olen - prefix && suffix < nlen - prefix &&
+		   odata[olen - suffix - 1] == ndata[nlen - suffix - 1])
+		suffix++;
+	memcpy(p, ndata + prefix, nlen - prefix - suffix);
+	p += nlen - prefix - suffix;
+
+	d.prefixlen = prefix;
+	d.suffixlen = suffix;
+	memcpy(out, &d, SizeOfDdbUpdateDelta);
+	return p - out;
+}
+
+/*
+ * Redo's side of update_delta: the new item from the old version 'old'
+ * (oldsize bytes, after its mark) and the delta, into 'out' (BLCKSZ
+ * bytes).  Returns its size.
+ */
+static Size
+update_from_delta(const char *old, Size oldsize, const char *delta, Size deltalen,
+				  char *out)
+{
+	const DdbLeafItemData *oli = (const DdbLeafItemData *) old;
+	Size		tupoff = DdbLeafTupleOffset(oli->keylen);
+	HeapTupleHeader oh = (HeapTupleHeader) (old + tupoff);
+	HeapTupleHeader nh = (HeapTupleHeader) (out + tupoff);
+	const char *odata = (const char *) oh + oh->t_hoff;
+	Size		olen = old + oldsize - odata;
+	const char *p = delta + SizeOfDdbUpdateDelta;
+	const char *end = delta + deltalen;
+	xl_ddb_update_delta d;
+	Size		rest;
+	char	   *ndata;
+
+	memcpy(&d, delta, SizeOfDdbUpdateDelta);
+	/* the row id, then the key's length, bytes and padding */
+	memcpy(out, &oh->t_ctid, sizeof(ItemPointerData));
+	memcpy(out + sizeof(ItemPointerData), old + sizeof(ItemPointerData),
+		   tupoff - sizeof(ItemPointerData));
+	memcpy(&nh->t_choice.t_heap.t_xmin, &oh->t_choice.t_heap.t_xmax, sizeof(TransactionId));
+	memcpy(&nh->t_choice.t_heap.t_xmax, p, sizeof(TransactionId));
+	p += sizeof(TransactionId);
+	if (d.flags & DDB_DELTA_MID_OLD)
+		memcpy((char *) nh + DELTA_MID_START, (char *) oh + DELTA_MID_START,
+			   DELTA_MID_END - DELTA_MID_START);
+	else
+	{
+		memcpy((char *) nh + DELTA_MID_START, p, DELTA_MID_END - DELTA_MID_START);
+		p += DELTA_MID_END - DELTA_MID_START;
+	}
+	/* t_infomask and t_hoff first: t_hoff says where the bitmap ends */
+	if (p + SizeofHeapTupleHeader - DELTA_MID_END > end)
+		elog(PANIC, "ddb_wal_redo: invalid update delta");
+	memcpy(&nh->t_infomask, p, SizeofHeapTupleHeader - DELTA_MID_END);
+	if (nh->t_hoff < SizeofHeapTupleHeader || p + nh->t_hoff - DELTA_MID_END > end)
+		elog(PANIC, "ddb_wal_redo: invalid update delta");
+	memcpy(&nh->t_infomask, p, nh->t_hoff - DELTA_MID_END);
+	p += nh->t_hoff - DELTA_MID_END;
+
+	ndata = (char *) nh + nh->t_hoff;
+	rest = end - p;
+	if (d.prefixlen + d.suffixlen > olen ||
+		ndata - out + d.prefixlen + rest + d.suffixlen > BLCKSZ)
+		elog(PANIC, "ddb_wal_redo: invalid update delta");
+	memcpy(ndata, odata, d.prefixlen);
+	memcpy(ndata + d.prefixlen, p, rest);
+	memcpy(ndata + d.prefixlen + rest, odata + olen - d.suffixlen, d.suffixlen);
+	return ndata - out + d.prefixlen + rest + d.suffixlen;
+}
+
+/*
  * One update on one leaf: mark the old version at 'oldoff', then add the
- * new item at 'newoff' (<= oldoff: newest first), in one record.
+ * new item at 'newoff' (<= oldoff: newest first), in one record.  With
+ * ddb's records the new item is logged as a delta against the old version
+ * (xl_ddb_update_delta).
  */
 void
 ddb_wal_leaf_update(Relation rel, Buffer buf, OffsetNumber oldoff, DdbMarkFn mark,
@@ -388,6 +568,8 @@ ddb_wal_leaf_update(Relation rel, Buffer buf, OffsetNumber oldoff, DdbMarkFn mar
 {
 	Page		page = BufferGetPage(buf);
 	xl_ddb_update xlrec;
+	char	   *delta = NULL;
+	Size		deltalen = 0;
 
 	if (!ddb_wal_custom())
 	{
@@ -400,11 +582,25 @@ ddb_wal_leaf_update(Relation rel, Buffer buf, OffsetNumber oldoff, DdbMarkFn mar
 		return;
 	}
 
+	/*
+	 * Room for the delta before the critical section: it is shorter than
+	 * the item, whose row id, key and t_xmin it leaves out.
+	 */
+	if (RelationNeedsWAL(rel))
+		delta = palloc(size);
+
 	START_CRIT_SECTION();
 	mark(page, oldoff, arg);
-	/* the mark's fields are read before the insert moves the item */
+	/* the mark's fields and the delta are read before the insert moves the item */
 	mark_record(page, oldoff, &xlrec.mark);
 	xlrec.newoff = newoff;
+	if (delta)
+	{
+		ItemId		oiid = PageGetItemId(page, oldoff);
+
+		deltalen = update_delta(PageGetItem(page, oiid), ItemIdGetLength(oiid),
+								item, size, delta);
+	}
 	leaf_add(page, item, size, newoff, PANIC);
 	MarkBufferDirty(buf);
 	if (RelationNeedsWAL(rel))
@@ -414,11 +610,17 @@ ddb_wal_leaf_update(Relation rel, Buffer buf, OffsetNumber oldoff, DdbMarkFn mar
 		XLogBeginInsert();
 		XLogRegisterData((char *) &xlrec, SizeOfDdbUpdate);
 		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
-		XLogRegisterBufData(0, (char *) item, size);
-		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_UPDATE);
+		if (deltalen > 0)
+			XLogRegisterBufData(0, delta, deltalen);
+		else
+			XLogRegisterBufData(0, (char *) item, size);
+		recptr = XLogInsert(DDB_RMGR_ID,
+							XLOG_DDB_UPDATE | (deltalen > 0 ? XLOG_DDB_DELTA : 0));
 		PageSetLSN(page, recptr);
 	}
 	END_CRIT_SECTION();
+	if (delta)
+		pfree(delta);
 }
 
 /* Set n slots of the exclusively locked row-id map leaf in buf. */
@@ -658,7 +860,19 @@ ddb_wal_redo(XLogReaderState *record)
 					xl_ddb_update *xlrec = (xl_ddb_update *) XLogRecGetData(record);
 
 					mark_apply(page, &xlrec->mark);
-					leaf_add(page, data, datalen, xlrec->newoff, PANIC);
+					if (XLogRecGetInfo(record) & XLOG_DDB_DELTA)
+					{
+						PGAlignedBlock item;
+						ItemId		oiid = PageGetItemId(page, xlrec->mark.off);
+						Size		size;
+
+						size = update_from_delta(PageGetItem(page, oiid),
+												 ItemIdGetLength(oiid), data, datalen,
+												 item.data);
+						leaf_add(page, item.data, size, xlrec->newoff, PANIC);
+					}
+					else
+						leaf_add(page, data, datalen, xlrec->newoff, PANIC);
 					break;
 				}
 			case XLOG_DDB_MAP:
@@ -702,7 +916,7 @@ ddb_wal_identify(uint8 info)
 		case XLOG_DDB_MARK:
 			return "MARK";
 		case XLOG_DDB_UPDATE:
-			return "UPDATE";
+			return (info & XLOG_DDB_DELTA) ? "UPDATE_DELTA" : "UPDATE";
 		case XLOG_DDB_MAP:
 			return "MAP";
 		case XLOG_DDB_PRUNE:
@@ -750,7 +964,15 @@ ddb_wal_desc(StringInfo buf, XLogReaderState *record)
 		case XLOG_DDB_UPDATE:
 			desc_mark(buf, &((xl_ddb_update *) rec)->mark);
 			appendStringInfo(buf, "; new off %u", ((xl_ddb_update *) rec)->newoff);
-			if (datalen > 0)
+			if (datalen > 0 && (XLogRecGetInfo(record) & XLOG_DDB_DELTA))
+			{
+				xl_ddb_update_delta d;
+
+				memcpy(&d, XLogRecGetBlockData(record, 0, NULL), SizeOfDdbUpdateDelta);
+				appendStringInfo(buf, ", delta %zu bytes (data prefix %u, suffix %u from old)",
+								 datalen, d.prefixlen, d.suffixlen);
+			}
+			else if (datalen > 0)
 				appendStringInfo(buf, ", item %zu bytes", datalen);
 			break;
 		case XLOG_DDB_MAP:

@@ -8,6 +8,7 @@
 #   bash test/bench/instructions.sh --ops "get query" --preload no
 #   bash test/bench/instructions.sh --items 100000 --runs "20 220"
 #   bash test/bench/instructions.sh --smoke            # a few statements: the tool runs
+#   bash test/bench/instructions.sh --wal --ops "update put_over"   # WAL bytes instead
 #
 # Loads the bench's layout (test/bench/setup.sql: 100 items per partition,
 # interleaved, ~150-byte items; --items, default 20,000) into bench_ddb and
@@ -37,6 +38,16 @@
 # ratios heap / ddb (> 1: ddb does less work).  The single-user backend
 # prints each result, which both sides pay for.
 #
+# --wal: WAL bytes per statement instead, by the same method without
+# valgrind: the position of WAL's end after N and after M executions
+# (pg_current_wal_insert_lsn, same copy, same statements, so the first N
+# log the same bytes in both runs), and pg_waldump --stats over the last
+# M - N executions' WAL: the records' bytes (the page images Generic WAL
+# writes, full_page_writes being off, in parentheses when there are any).
+# Nothing else writes WAL in a single-user backend (no autovacuum, no
+# background writer), so the figures are exact and repeat run after run.
+# The ratios are then ddb / heap (<= 1: ddb logs no more than the heap).
+#
 # Knobs: DDB_PGBIN (default /usr/lib/postgresql/15/bin, whose PostgreSQL
 # must have ddb installed), DDB_BENCH_PORT (the loading server's port,
 # default 55480), DDB_KEEP=1 (keep the work directory and callgrind files:
@@ -50,6 +61,7 @@ items=20000
 runs="50 250"
 ops="put_new put_over update delete"
 preload=both
+measure=instructions
 orig_args=("$@")
 usage() { sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -58,6 +70,7 @@ while [ $# -gt 0 ]; do
 	--runs) runs=$2; shift ;;
 	--ops) ops=$2; shift ;;
 	--preload) preload=$2; shift ;;
+	--wal) measure=wal ;;
 	--smoke) items=2000; runs="2 6"; ops="put_new update" ; preload=no ;;
 	-h|--help) usage ;;
 	*) echo "unknown option: $1" >&2; usage ;;
@@ -78,7 +91,8 @@ for o in $ops; do
 	[ -f "$bench_dir/${o}_api.sql" ] || [ -f "$bench_dir/${o}_sql.sql" ] ||
 		{ echo "no benchmark script for $o in $bench_dir" >&2; exit 2; }
 done
-command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 2; }
+[ $measure = wal ] || command -v valgrind >/dev/null ||
+	{ echo "valgrind is not installed" >&2; exit 2; }
 
 # initdb refuses root: run the whole measurement as "postgres" instead.
 if [ "$(id -u)" = 0 ]; then
@@ -223,6 +237,10 @@ instructions() {
 		die "no input for $script"
 	opts=(-c fsync=off -c full_page_writes=off -c max_wal_size=1GB)
 	[ "$pre" = 1 ] && opts+=(-c shared_preload_libraries=ddb -c ddb.http_port=0)
+	if [ $measure = wal ]; then
+		wal_position "$tag" "$count" "${opts[@]}"
+		return
+	fi
 	valgrind --tool=callgrind --callgrind-out-file="$out" \
 		postgres --single -D "$work/copy" "${opts[@]}" ddb_bench \
 		<"$work/input.$tag.$count" >"$work/output.$tag.$count" 2>"$work/valgrind.$tag.$count" ||
@@ -232,6 +250,31 @@ instructions() {
 		die "$tag: a statement failed"
 	fi
 	awk '/^(summary|totals):/ { print $2; exit }' "$out"
+}
+
+# wal_position TAG COUNT OPTIONS...: in the fresh copy, run the input and
+# print where WAL ends after it ("lsn"), and with $wal_from set the bytes
+# of the records (and of their images) from $wal_from to there
+# ("lsn records images").
+wal_position() {
+	local tag=$1 count=$2 in="$work/input.$1.$2" lsn
+	shift 2
+	echo "SELECT pg_current_wal_insert_lsn()" >>"$in"
+	postgres --single -D "$work/copy" "$@" ddb_bench <"$in" \
+		>"$work/output.$tag.$count" 2>&1 ||
+		{ tail -20 "$work/output.$tag.$count" >&2; die "$tag: the backend failed"; }
+	if grep -q 'ERROR:' "$work/output.$tag.$count"; then
+		grep -m3 'ERROR:' "$work/output.$tag.$count" >&2
+		die "$tag: a statement failed"
+	fi
+	lsn=$(grep -o 'pg_current_wal_insert_lsn = "[0-9A-F]*/[0-9A-F]*"' "$work/output.$tag.$count" |
+		tail -1 | sed 's/.*"\(.*\)"/\1/')
+	[ -n "$lsn" ] || die "$tag: no WAL position in the output"
+	[ -z "${wal_from:-}" ] && { echo "$lsn"; return; }
+	# "Total  <count>  <record bytes> [pct]  <FPI bytes> [pct]  <combined> [pct]"
+	pg_waldump --stats=record -p "$work/copy/pg_wal" -s "$wal_from" -e "$lsn" \
+		>"$work/waldump.$tag" 2>&1 || { cat "$work/waldump.$tag" >&2; die "$tag: pg_waldump failed"; }
+	awk -v lsn="$lsn" '$1 == "Total" { print lsn, $3, $5; exit }' "$work/waldump.$tag"
 }
 
 # Every script's input is translated now, while the loaded server runs (a
@@ -251,6 +294,14 @@ started=0
 
 per_statement() {   # SCRIPT TABLE PRELOAD TAG
 	local lo hi
+	if [ $measure = wal ]; then
+		lo=$(wal_from="" instructions "$1" "$2" "$n_lo" "$3" "$4") || exit 1
+		hi=$(wal_from=$lo instructions "$1" "$2" "$n_hi" "$3" "$4") || exit 1
+		read -r _ rec fpi <<<"$hi"
+		awk -v r="$rec" -v f="$fpi" -v n="$((n_hi - n_lo))" \
+			'BEGIN { printf "%.0f", r / n; if (f > 0) printf " (%.0f)", f / n }'
+		return
+	fi
 	lo=$(instructions "$1" "$2" "$n_lo" "$3" "$4") || exit 1
 	hi=$(instructions "$1" "$2" "$n_hi" "$3" "$4") || exit 1
 	awk -v a="$lo" -v b="$hi" -v n="$((n_hi - n_lo))" 'BEGIN { printf "%.0f", (b - a) / n }'
@@ -267,12 +318,23 @@ label() {
 	*) echo "$1" ;;
 	esac
 }
-ratio() { awk -v h="$1" -v d="$2" 'BEGIN { if (h != "" && d != "" && d > 0) printf "%.2f", h / d }'; }
-fmt() { awk -v n="$1" 'BEGIN { s = ""; while (length(n) > 3) { s = "," substr(n, length(n) - 2) s; n = substr(n, 1, length(n) - 3) } printf "%s%s", n, s }'; }
+ratio() {
+	local h=${1%% *} d=${2%% *}
+	[ $measure = wal ] && { h=${2%% *}; d=${1%% *}; }	# ddb / heap
+	awk -v h="$h" -v d="$d" 'BEGIN { if (h != "" && d != "" && d > 0) printf "%.2f", h / d }'
+}
+fmt() {
+	[ $measure = wal ] && { printf '%s' "$1"; return; }
+	awk -v n="$1" 'BEGIN { s = ""; while (length(n) > 3) { s = "," substr(n, length(n) - 2) s; n = substr(n, 1, length(n) - 3) } printf "%s%s", n, s }'
+}
 
 table="$work/table.md"
 {
-	echo "| statement | ddb preloaded | ddb API | ddb SQL | heap | heap / API | heap / SQL |"
+	if [ $measure = wal ]; then
+		echo "| statement | ddb preloaded | ddb API | ddb SQL | heap | API / heap | SQL / heap |"
+	else
+		echo "| statement | ddb preloaded | ddb API | ddb SQL | heap | heap / API | heap / SQL |"
+	fi
 	echo "|---|---|---:|---:|---:|---:|---:|"
 } >"$table"
 for pre in $preloads; do
@@ -298,6 +360,10 @@ for pre in $preloads; do
 	done
 done
 echo
-echo "Instructions per statement ($items items, EXECUTEs $n_hi minus $n_lo, $(postgres --version))"
+if [ $measure = wal ]; then
+	echo "WAL bytes per statement, records (images) ($items items, EXECUTEs $n_hi minus $n_lo, $(postgres --version))"
+else
+	echo "Instructions per statement ($items items, EXECUTEs $n_hi minus $n_lo, $(postgres --version))"
+fi
 echo
 cat "$table"

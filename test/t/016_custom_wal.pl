@@ -14,7 +14,11 @@
 #   (b) their redo is exact: the primary runs with wal_consistency_checking
 #       = 'ddb', so the standby compares every page it replays from them with
 #       the primary's image (hint bits masked), and both answer the same
-#       queries, ddb_verify clean;
+#       queries, ddb_verify clean -- among them updates logged as a delta
+#       against the old version (UPDATE_DELTA) of every shape: identical
+#       items, a change in the middle, at the end, at both ends, longer and
+#       shorter items, a second update in one transaction (a combo command
+#       id, so the header's middle is logged);
 #   (c) a standby without the preload stops at the first ddb record, saying
 #       why, and with it catches up;
 #   (d) a crash with ddb records in WAL, restarted without the preload: the
@@ -70,6 +74,28 @@ sub workload
 		UPDATE s SET item = item || '{"u": 1}' WHERE "SK" LIKE '$tag%' AND (item->>'n')::int % 3 = 0;
 		DELETE FROM t WHERE "SK" LIKE '$tag%' AND (item->>'n')::int % 7 = 0;
 		DELETE FROM s WHERE "SK" LIKE '$tag%' AND (item->>'n')::int % 7 = 0;
+	});
+	# updates of every shape for the delta against the old version: the
+	# item's data (a jsonb whose values are n, then pad) unchanged, changed
+	# in the middle (n, same length), at its end (pad's last character), at
+	# both ends, longer, shorter, and twice in one transaction
+	for my $tbl ('t', 's')
+	{
+		my $w = qq{"SK" LIKE '$tag%' AND length(item->>'pad') > 1 AND (item->>'n')::int};
+		$node->safe_psql('postgres', qq{
+			UPDATE $tbl SET item = item WHERE $w % 11 = 1;
+			UPDATE $tbl SET item = item || jsonb_build_object('n', (item->>'n')::int + 1) WHERE $w % 11 = 2 AND (item->>'n')::int % 10 < 9;
+			UPDATE $tbl SET item = item || jsonb_build_object('pad', left(item->>'pad', -1) || 'z') WHERE $w % 11 = 3;
+			UPDATE $tbl SET item = item || jsonb_build_object('n', -(item->>'n')::int, 'pad', left(item->>'pad', -1) || 'y') WHERE $w % 11 = 4;
+			UPDATE $tbl SET item = item || jsonb_build_object('pad', (item->>'pad') || 'www') WHERE $w % 11 = 5;
+			UPDATE $tbl SET item = item || jsonb_build_object('pad', substr(item->>'pad', 3)) WHERE $w % 11 = 6;
+			BEGIN;
+			UPDATE $tbl SET item = item || '{"v": 1}' WHERE $w % 11 = 7;
+			UPDATE $tbl SET item = item || '{"v": 2}' WHERE $w % 11 = 7;
+			COMMIT;
+		});
+	}
+	$node->safe_psql('postgres', qq{
 		BEGIN;
 		SELECT "SK" FROM t WHERE "PK" = 'P3' AND "SK" LIKE '$tag%' FOR UPDATE;
 		COMMIT;
@@ -148,7 +174,7 @@ my $end = $primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
 
 my $kinds = kinds_since($primary, $lsn);
 note explain $kinds;
-for my $kind ('INSERT', 'INSERT_MULTI', 'MARK', 'UPDATE', 'MAP', 'PRUNE', 'SPLIT')
+for my $kind ('INSERT', 'INSERT_MULTI', 'MARK', 'UPDATE_DELTA', 'MAP', 'PRUNE', 'SPLIT')
 {
 	cmp_ok($kinds->{$kind} // 0, '>', 0, "(a) ddb records of kind $kind were written");
 }
