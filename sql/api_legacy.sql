@@ -39,6 +39,16 @@ SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditions": {
 SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditions": {
      "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "p"}]}},
      "FilterExpression": "n > :v", "ExpressionAttributeValues": {":v": {"N": "40"}}}') ->> 'Count' AS key_conditions_with_filter_expression;
+-- and with a ProjectionExpression (dynalite's rule, recorded against
+-- DynamoDB: KeyConditions count as legacy only beside a
+-- KeyConditionExpression)
+SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditions": {
+     "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "p"}]},
+     "sk": {"ComparisonOperator": "LE", "AttributeValueList": [{"N": "2"}]}},
+     "ProjectionExpression": "sk"}') -> 'Items' AS key_conditions_with_projection_expression;
+SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditions": {
+     "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "p"}]}},
+     "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "p"}}}');
 
 -- ScanFilter with OR, IN, NOT_NULL, NULL, BEGINS_WITH, NE.
 SELECT same(
