@@ -51,24 +51,100 @@ ddb_form_stored_tuple(Relation rel, TupleTableSlot *slot, StringInfo key)
 	return ddb_form_stored_values(rel, values, isnull, key);
 }
 
-/*
- * The stored tuple of an item whose key was already checked and encoded
- * (the item API): key columns NULL, the item column set.
- */
-HeapTuple
-ddb_form_stored_item(Relation rel, Jsonb *itemcol)
+/* ddb_form_stored_item by heap_form_tuple: any form of the item column */
+static HeapTuple
+form_stored_item_generic(TupleDesc desc, int itemattno, Jsonb *itemcol)
 {
-	TupleDesc	desc = RelationGetDescr(rel);
 	Datum	   *values = palloc0(sizeof(Datum) * desc->natts);
 	bool	   *isnull = palloc(sizeof(bool) * desc->natts);
 	HeapTuple	tuple;
 
 	memset(isnull, true, sizeof(bool) * desc->natts);
-	values[ddb_get_keyinfo(rel)->itemattno - 1] = JsonbPGetDatum(itemcol);
-	isnull[ddb_get_keyinfo(rel)->itemattno - 1] = false;
+	values[itemattno - 1] = JsonbPGetDatum(itemcol);
+	isnull[itemattno - 1] = false;
 	tuple = heap_form_tuple(desc, values, isnull);
 	pfree(values);
 	pfree(isnull);
+	return tuple;
+}
+
+/*
+ * The stored tuple of an item whose key was already checked and encoded
+ * (the item API, and ddb_form_stored_values for rows from SQL): key
+ * columns NULL, the item column set.
+ *
+ * An item column held inline with a 4-byte header (what the item functions
+ * build) is formed here without heap_form_tuple's general per-attribute
+ * passes: the item is the tuple's one value, so it starts at t_hoff with no
+ * alignment padding, in the 1-byte-header form when it is short enough and
+ * the column's storage allows (heaptuple.c's packing rule).  Other forms
+ * (compressed, external, short already) go through heap_form_tuple.
+ *
+ * Only what a leaf keeps is formed: the attribute count, null bitmap,
+ * t_hoff, the HEAP_HASNULL and HEAP_HASVARWIDTH bits and the data.  The
+ * transaction fields (t_choice, t_ctid, the HEAP_XACT_MASK bits) stay zero:
+ * every caller sets them before the tuple is used (ddb_prepare_new_version,
+ * or the update's own header in ddb_modify.c), overwriting what
+ * heap_form_tuple writes there as a composite datum's header (its length,
+ * row type and, on servers that version row types, the version).  Checked
+ * builds compare the rest with heap_form_tuple's tuple byte for byte.
+ */
+HeapTuple
+ddb_form_stored_item(Relation rel, Jsonb *itemcol)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			itemattno = ddb_get_keyinfo(rel)->itemattno;
+	Form_pg_attribute att = TupleDescAttr(desc, itemattno - 1);
+	Pointer		val = (Pointer) itemcol;
+	bool		pack;
+	Size		hoff;
+	Size		datalen;
+	HeapTuple	tuple;
+	HeapTupleHeader td;
+	char	   *data;
+
+	if (VARATT_IS_EXTENDED(val) || desc->natts < 2)
+		return form_stored_item_generic(desc, itemattno, itemcol);
+
+	/* the key columns are NULL: the tuple always has a null bitmap */
+	hoff = MAXALIGN(offsetof(HeapTupleHeaderData, t_bits) + BITMAPLEN(desc->natts));
+	pack = att->attstorage != TYPSTORAGE_PLAIN && VARATT_CAN_MAKE_SHORT(val);
+	datalen = pack ? VARATT_CONVERTED_SHORT_SIZE(val) : VARSIZE(val);
+
+	tuple = (HeapTuple) palloc0(HEAPTUPLESIZE + hoff + datalen);
+	td = (HeapTupleHeader) ((char *) tuple + HEAPTUPLESIZE);
+	tuple->t_data = td;
+	tuple->t_len = hoff + datalen;
+	ItemPointerSetInvalid(&tuple->t_self);
+	tuple->t_tableOid = InvalidOid;
+	HeapTupleHeaderSetNatts(td, desc->natts);
+	td->t_hoff = hoff;
+	td->t_infomask = HEAP_HASNULL | HEAP_HASVARWIDTH;
+	td->t_bits[(itemattno - 1) / 8] = 1 << ((itemattno - 1) % 8);
+
+	data = (char *) td + hoff;
+	if (pack)
+	{
+		SET_VARSIZE_SHORT(data, datalen);
+		memcpy(data + 1, VARDATA(val), datalen - 1);
+	}
+	else
+		memcpy(data, val, datalen);
+
+#ifdef DDB_CHECKS
+	{
+		HeapTuple	generic = form_stored_item_generic(desc, itemattno, itemcol);
+		HeapTupleHeader gd = generic->t_data;
+		Size		from = offsetof(HeapTupleHeaderData, t_bits);
+
+		DdbCheck(generic->t_len == tuple->t_len &&
+				 gd->t_infomask2 == td->t_infomask2 &&
+				 (gd->t_infomask & ~HEAP_XACT_MASK) == td->t_infomask &&
+				 gd->t_hoff == td->t_hoff &&
+				 memcmp((char *) gd + from, (char *) td + from, tuple->t_len - from) == 0);
+		heap_freetuple(generic);
+	}
+#endif
 	return tuple;
 }
 
@@ -148,6 +224,12 @@ ddb_form_stored_values(Relation rel, Datum *values, bool *isnull, StringInfo key
 	for (int k = 0; k < ki->nkeys; k++)
 		isnull[ki->keyattno[k] - 1] = true;
 
+	/* the item column alone (other columns are keys or dropped): formed directly */
+	for (int a = 0; a < desc->natts; a++)
+		if (!isnull[a] && a != ki->itemattno - 1)
+			return heap_form_tuple(desc, values, isnull);
+	if (!isnull[ki->itemattno - 1])
+		return ddb_form_stored_item(rel, (Jsonb *) DatumGetPointer(values[ki->itemattno - 1]));
 	return heap_form_tuple(desc, values, isnull);
 }
 

@@ -1,4 +1,7 @@
--- INSERT of a new key (into a random existing partition).
-\set p random(0, :P - 1)
+-- INSERT of a new key (into an existing partition), the row sent as three
+-- parameters (key, sort key, item column), fetched and tagged as
+-- put_new_api.sql fetches and tags its item.
+\set j random(0, 999)
 \set n :n + 1
-INSERT INTO @TBL@ VALUES (bench_pk(:p), 'NEW#' || :run || '#' || :client_id || '#' || :n, bench_item(:n));
+SELECT pk, sk, item FROM bench_put_rows WHERE id = :j \gset
+INSERT INTO @TBL@ VALUES (:pk, replace(:sk, '@T@', :run || '#' || :client_id || '#' || :n), :item::jsonb);

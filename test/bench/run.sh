@@ -370,7 +370,8 @@ write_ops="put_new put_over update delete"
 # (*_singles.sql), heap = one INSERT of 25 rows / one SELECT ... IN (100 keys).
 # BatchGetItem's request and the heap's 100 keys are parameters, one of the
 # key sets of bench_batch_requests / bench_batch_keys (setup.sql), as a
-# client sends them.
+# client sends them; so are PutItem's new item and the heap's new row
+# (bench_put_items / bench_put_rows).
 batch_ops="batch_put batch_get"
 # --ops: only these benchmarks (the results check still covers every read)
 if [ -n "$only_ops" ]; then

@@ -102,5 +102,18 @@ BEGIN
         FROM generate_series(0, 999) j, generate_series(1, 25) i) s
   GROUP BY j;
   ANALYZE bench_batch_put_requests, bench_batch_put_rows;
+  -- PutItem's 1,000 new items, item j in partition 7907 j mod P, with '@T@'
+  -- in its sort key for the caller's unique tag: ddb's item text (keys
+  -- included, as a DynamoDB client sends it) and the heap's row as three
+  -- texts (key, sort key, item column).
+  DROP TABLE IF EXISTS bench_put_items, bench_put_rows;
+  CREATE TABLE bench_put_items (id int PRIMARY KEY, item text);
+  CREATE TABLE bench_put_rows (id int PRIMARY KEY, pk text, sk text, item text);
+  INSERT INTO bench_put_rows
+  SELECT j, bench_pk((j * 7907) % P), 'NEW#@T@', bench_item(j)::text
+  FROM generate_series(0, 999) j;
+  INSERT INTO bench_put_items
+  SELECT id, (jsonb_build_object('PK', pk, 'SK', sk) || item::jsonb)::text FROM bench_put_rows;
+  ANALYZE bench_put_items, bench_put_rows;
 END
 $$;
