@@ -83,6 +83,7 @@
 #define XLOG_DDB_INSERT_MULTI 0x60	/* several leaf items, one leaf */
 #define XLOG_DDB_OPMASK		0x70
 #define XLOG_DDB_DELTA		0x80	/* UPDATE: the new item as a delta */
+#define XLOG_DDB_MARK_SHORT	0x80	/* MARK: the short form (below) */
 
 /* INSERT: block 0 the leaf; block data the item */
 typedef struct xl_ddb_insert
@@ -120,6 +121,22 @@ typedef struct xl_ddb_mark
 
 /* The infomask bits a mark sets or clears (mark_xmax in ddb_modify.c). */
 #define DDB_MARK_INFOMASK	(HEAP_XMAX_BITS | HEAP_MOVED | HEAP_COMBOCID)
+
+/*
+ * MARK with XLOG_DDB_MARK_SHORT, what ddb writes now (a MARK without it,
+ * the form above, is still replayed): the offset, the infomask bits, xmax
+ * and a flags byte, then t_ctid only when it does not point to the version
+ * itself -- 9 bytes for a delete or a row lock instead of 20, as heap's
+ * xl_heap_delete.  The command id is not logged: as heap_xlog_delete does,
+ * redo sets it to FirstCommandId and clears HEAP_COMBOCID.  A command id
+ * means something only to the transaction that wrote it, and no
+ * transaction of the primary runs on a standby or survives a crash; the
+ * consistency check masks it (ddb_wal_mask).
+ */
+#define DDB_MARK_KEYS_UPDATED	0x01	/* HEAP_KEYS_UPDATED is set */
+#define DDB_MARK_CTID			0x02	/* t_ctid follows */
+#define SizeOfDdbMarkShort \
+	(sizeof(OffsetNumber) + sizeof(uint16) + sizeof(TransactionId) + sizeof(uint8))
 
 /*
  * UPDATE: block 0 the leaf; block data the new item, or with XLOG_DDB_DELTA
@@ -265,6 +282,65 @@ mark_record(Page page, OffsetNumber off, xl_ddb_mark *rec)
 	rec->xmax = HeapTupleHeaderGetRawXmax(t);
 	rec->cid = HeapTupleHeaderGetRawCommandId(t);
 	rec->ctid = t->t_ctid;
+}
+
+/*
+ * The short record of a mark just made on the page at off, in out (room
+ * for SizeOfDdbMarkShort + sizeof(ItemPointerData)); returns its length.
+ */
+static int
+mark_record_short(Page page, OffsetNumber off, char *out)
+{
+	DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off));
+	HeapTupleHeader t = DdbLeafItemGetTuple(li);
+	uint16		infomask = t->t_infomask & DDB_MARK_INFOMASK & ~HEAP_COMBOCID;
+	TransactionId xmax = HeapTupleHeaderGetRawXmax(t);
+	uint8		flags = 0;
+	int			len = 0;
+
+	if (t->t_infomask2 & HEAP_KEYS_UPDATED)
+		flags |= DDB_MARK_KEYS_UPDATED;
+	if (!ItemPointerEquals(&t->t_ctid, &li->tid))
+		flags |= DDB_MARK_CTID;
+	memcpy(out + len, &off, sizeof(off));
+	len += sizeof(off);
+	memcpy(out + len, &infomask, sizeof(infomask));
+	len += sizeof(infomask);
+	memcpy(out + len, &xmax, sizeof(xmax));
+	len += sizeof(xmax);
+	memcpy(out + len, &flags, sizeof(flags));
+	len += sizeof(flags);
+	if (flags & DDB_MARK_CTID)
+	{
+		memcpy(out + len, &t->t_ctid, sizeof(ItemPointerData));
+		len += sizeof(ItemPointerData);
+	}
+	return len;
+}
+
+/* A short mark record read back into the long form's fields (at redo). */
+static void
+mark_from_short(Page page, const char *in, xl_ddb_mark *rec)
+{
+	uint8		flags;
+	DdbLeafItem li;
+
+	memset(rec, 0, sizeof(*rec));
+	memcpy(&rec->off, in, sizeof(rec->off));
+	in += sizeof(rec->off);
+	memcpy(&rec->infomask, in, sizeof(rec->infomask));
+	in += sizeof(rec->infomask);
+	memcpy(&rec->xmax, in, sizeof(rec->xmax));
+	in += sizeof(rec->xmax);
+	memcpy(&flags, in, sizeof(flags));
+	in += sizeof(flags);
+	rec->infomask2 = (flags & DDB_MARK_KEYS_UPDATED) ? HEAP_KEYS_UPDATED : 0;
+	rec->cid = FirstCommandId;
+	li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, rec->off));
+	if (flags & DDB_MARK_CTID)
+		memcpy(&rec->ctid, in, sizeof(ItemPointerData));
+	else
+		rec->ctid = li->tid;
 }
 
 static void
@@ -418,14 +494,13 @@ ddb_wal_leaf_mark(Relation rel, Buffer buf, OffsetNumber off, DdbMarkFn mark, vo
 	MarkBufferDirty(buf);
 	if (RelationNeedsWAL(rel))
 	{
-		xl_ddb_mark xlrec;
+		char		xlrec[SizeOfDdbMarkShort + sizeof(ItemPointerData)];
 		XLogRecPtr	recptr;
 
-		mark_record(page, off, &xlrec);
 		XLogBeginInsert();
-		XLogRegisterData((char *) &xlrec, SizeOfDdbMark);
+		XLogRegisterData(xlrec, mark_record_short(page, off, xlrec));
 		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
-		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_MARK);
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_MARK | XLOG_DDB_MARK_SHORT);
 		PageSetLSN(page, recptr);
 	}
 	END_CRIT_SECTION();
@@ -853,7 +928,15 @@ ddb_wal_redo(XLogReaderState *record)
 					break;
 				}
 			case XLOG_DDB_MARK:
-				mark_apply(page, (xl_ddb_mark *) XLogRecGetData(record));
+				if (XLogRecGetInfo(record) & XLOG_DDB_MARK_SHORT)
+				{
+					xl_ddb_mark m;
+
+					mark_from_short(page, XLogRecGetData(record), &m);
+					mark_apply(page, &m);
+				}
+				else
+					mark_apply(page, (xl_ddb_mark *) XLogRecGetData(record));
 				break;
 			case XLOG_DDB_UPDATE:
 				{
@@ -959,7 +1042,23 @@ ddb_wal_desc(StringInfo buf, XLogReaderState *record)
 				appendStringInfo(buf, ", %zu bytes", datalen);
 			break;
 		case XLOG_DDB_MARK:
-			desc_mark(buf, (xl_ddb_mark *) rec);
+			if (XLogRecGetInfo(record) & XLOG_DDB_MARK_SHORT)
+			{
+				uint16		infomask;
+				TransactionId xmax;
+				uint8		flags;
+				OffsetNumber off;
+
+				memcpy(&off, rec, sizeof(off));
+				memcpy(&infomask, rec + sizeof(off), sizeof(infomask));
+				memcpy(&xmax, rec + sizeof(off) + sizeof(infomask), sizeof(xmax));
+				memcpy(&flags, rec + sizeof(off) + sizeof(infomask) + sizeof(xmax), sizeof(flags));
+				appendStringInfo(buf, "off %u xmax %u%s%s", off, xmax,
+								 (infomask & HEAP_XMAX_LOCK_ONLY) ? " lock-only" : "",
+								 (flags & DDB_MARK_CTID) ? " ctid logged" : "");
+			}
+			else
+				desc_mark(buf, (xl_ddb_mark *) rec);
 			break;
 		case XLOG_DDB_UPDATE:
 			desc_mark(buf, &((xl_ddb_update *) rec)->mark);
@@ -999,8 +1098,9 @@ ddb_wal_desc(StringInfo buf, XLogReaderState *record)
 /*
  * wal_consistency_checking = 'ddb': what may differ between a page and its
  * replay is what changes without WAL: the tuples' hint bits, as heap_mask
- * masks them (redo writes exactly the other fields the primary set), and
- * the row-id map's block hints (ddb_map_mask).
+ * masks them, the command ids a short MARK does not log (heap_mask masks
+ * t_cid too), and the row-id map's block hints (ddb_map_mask); redo
+ * writes exactly the other fields the primary set.
  */
 static void
 ddb_wal_mask(char *pagedata, BlockNumber blkno)
@@ -1029,6 +1129,9 @@ ddb_wal_mask(char *pagedata, BlockNumber blkno)
 			t = DdbLeafItemGetTuple((DdbLeafItem) PageGetItem(page, iid));
 			t->t_infomask &= ~(HEAP_XMIN_COMMITTED | HEAP_XMIN_INVALID |
 							   HEAP_XMAX_COMMITTED | HEAP_XMAX_INVALID);
+			/* a short MARK's redo sets the command id to FirstCommandId */
+			t->t_infomask &= ~HEAP_COMBOCID;
+			t->t_choice.t_heap.t_field3.t_cid = MASK_MARKER;
 		}
 	}
 }

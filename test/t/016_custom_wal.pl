@@ -100,6 +100,20 @@ sub workload
 		SELECT "SK" FROM t WHERE "PK" = 'P3' AND "SK" LIKE '$tag%' FOR UPDATE;
 		COMMIT;
 	});
+	# marks of versions inserted earlier in the same transaction (a combo
+	# command id, which a short MARK record does not log) and a lock, then a
+	# delete, of one version
+	for my $tbl ('t', 's')
+	{
+		$node->safe_psql('postgres', qq{
+			BEGIN;
+			INSERT INTO $tbl VALUES ('P5', '${tag}X', '{"x": 1}'), ('P6', '${tag}Y', '{"y": 1}');
+			UPDATE $tbl SET item = '{"x": 2}' WHERE "PK" = 'P5' AND "SK" = '${tag}X';
+			SELECT * FROM $tbl WHERE "PK" = 'P6' AND "SK" = '${tag}Y' FOR UPDATE;
+			DELETE FROM $tbl WHERE "PK" = 'P6' AND "SK" = '${tag}Y';
+			COMMIT;
+		});
+	}
 	# COPY into the existing table: its row path places a batch's items of
 	# one leaf in one record (ddb_tree_insert_multi), splitting on the way
 	my $copy = "seq 1 4000 | awk '{printf \"P%d\\t${tag}C%05d\\t{\\\"c\\\": %d}\\n\", \$1 % 40, \$1, \$1}'";
