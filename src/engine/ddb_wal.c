@@ -878,6 +878,15 @@ ddb_wal_redo(XLogReaderState *record)
 	char	   *data;
 	Size		datalen;
 
+	/*
+	 * A form this version does not know (written by a later ddb, whose
+	 * standbys must be upgraded first) must not be misread as another.
+	 */
+	if (info > XLOG_DDB_INSERT_MULTI ||
+		((XLogRecGetInfo(record) & 0x80) && info != XLOG_DDB_UPDATE && info != XLOG_DDB_MARK))
+		elog(PANIC, "ddb WAL record with unknown info 0x%02X: this server's ddb is older than the one that wrote it",
+			 XLogRecGetInfo(record) & ~XLR_INFO_MASK);
+
 	if (info == XLOG_DDB_SPLIT)
 	{
 		split_redo(record);
