@@ -215,7 +215,7 @@ END;
 \set s random(1, 40)
 \set v random(1, 1000000)
 BEGIN;
-SELECT pg_advisory_xact_lock(:p * 100 + :s);
+SELECT pg_advisory_xact_lock(:p * 100 + k) FROM generate_series(:s, least(:s + 1, 40)) k;
 UPDATE adv SET item = item || jsonb_build_object('v', :v, 'sql', true) WHERE "PK" = 'P' || :p AND "SK" = 'S' || :s;
 UPDATE h SET item = item || jsonb_build_object('v', :v, 'sql', true) WHERE "PK" = 'P' || :p AND "SK" = 'S' || :s;
 DELETE FROM adv WHERE "PK" = 'P' || :p AND "SK" = 'S' || (:s % 40 + 1) AND :v % 5 = 0 AND :s < 40;
