@@ -3081,6 +3081,7 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 			Size		reserve = ddb_item_reserve(table_reserve, m->itemsize,
 												   check_unique);
 			bool		duplicate = false;
+			bool		has_succ;
 			TransactionId wait_xid;
 
 			if (j > i && ddb_compare_bytes(m->v->key, m->v->keylen,
@@ -3095,9 +3096,17 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 				break;
 			}
 
+			/*
+			 * The successor first, in a statement of its own: as arguments
+			 * of one call, succ.data and succ.len could be read before
+			 * ddb_key_successor sets them (C leaves the order open), and a
+			 * length left from the previous key -- 0 for the batch's first
+			 * -- ended the check at the first leaf's high key, missing a
+			 * live version further right.
+			 */
+			has_succ = ddb_key_successor(m->v->key, m->v->keylen, &succ);
 			wait_xid = ddb_check_unique(rel, buf, m->v->key, m->v->keylen,
-										ddb_key_successor(m->v->key, m->v->keylen, &succ) ?
-										succ.data : NULL, succ.len,
+										has_succ ? succ.data : NULL, succ.len,
 										check_unique == DDB_UNIQUE_RETURN ? &duplicate : NULL);
 			if (TransactionIdIsValid(wait_xid))
 				break;			/* the single path waits, with no lock held */
