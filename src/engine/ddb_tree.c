@@ -572,6 +572,14 @@ ddb_new_buffer(Relation rel)
  */
 static int	check_delay_tree_create = 0;
 
+/*
+ * ddb.check_fault_skip_unique makes every uniqueness check find its key
+ * free, so that TAP 010 can show the guard after a checked insert
+ * (ddb_check_key_has_one_version) catching the second live version that
+ * follows.
+ */
+static bool check_fault_skip_unique = false;
+
 void
 ddb_checks_init(void)
 {
@@ -580,6 +588,11 @@ ddb_checks_init(void)
 							NULL, &check_delay_tree_create, 0, 0, 60000,
 							PGC_USERSET, GUC_NOT_IN_SAMPLE | GUC_UNIT_MS,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("ddb.check_fault_skip_unique",
+							 "Test only: an insert's uniqueness check finds every key free.",
+							 NULL, &check_fault_skip_unique, false,
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
 }
 #define CHECK_DELAY(ms) \
 	do { if ((ms) > 0) pg_usleep((long) (ms) * 1000L); } while (0)
@@ -2513,15 +2526,20 @@ ddb_duplicate_key_error(Relation rel)
  * version is added (see "Tree concurrency" in the header).  The key's
  * versions may run on over leaves to the right; they are read hand over
  * hand, so at most two leaves besides 'first' are locked at any time.
+ * 'succ' is the key's successor (ddb_key_successor), or NULL if it has none.
  *
  * Returns InvalidTransactionId when the key is free, or the xid to wait for
  * when a concurrent transaction inserted, deleted or locked a version.  A
  * live version raises unique_violation, or sets *duplicate when duplicate
  * is not NULL.  Returns with only 'first' locked.
+ *
+ * With 'nvisible' (checked builds), it stops at no version: it counts the
+ * versions a dirty snapshot sees, which right after a checked insert must
+ * be exactly the one just added (ddb_check_key_has_one_version).
  */
 static TransactionId
-ddb_check_unique(Relation rel, Buffer first, const char *key, int keylen,
-				 const char *succ, int succlen, bool *duplicate)
+ddb_check_unique_walk(Relation rel, Buffer first, const char *key, int keylen,
+					  const char *succ, int succlen, bool *duplicate, int *nvisible)
 {
 	SnapshotData dirty;
 	Buffer		buf = first;
@@ -2547,6 +2565,11 @@ ddb_check_unique(Relation rel, Buffer first, const char *key, int keylen,
 			(void) ddb_leaf_htup(rel, page, off, &htup);
 			if (HeapTupleSatisfiesVisibility(&htup, &dirty, buf))
 			{
+				if (nvisible)
+				{
+					(*nvisible)++;
+					continue;
+				}
 				if (TransactionIdIsValid(dirty.xmin))
 					result = dirty.xmin;
 				else if (TransactionIdIsValid(dirty.xmax))
@@ -2577,6 +2600,37 @@ done:
 		UnlockReleaseBuffer(buf);
 	return result;
 }
+
+static inline TransactionId
+ddb_check_unique(Relation rel, Buffer first, const char *key, int keylen,
+				 const char *succ, int succlen, bool *duplicate)
+{
+#ifdef DDB_CHECKS
+	if (check_fault_skip_unique)
+		return InvalidTransactionId;
+#endif
+	return ddb_check_unique_walk(rel, first, key, keylen, succ, succlen, duplicate, NULL);
+}
+
+#ifdef DDB_CHECKS
+/*
+ * Checked builds, right after a version of 'key' was added under a
+ * uniqueness check, with the key's first leaf still locked (so no other
+ * writer of the key can have come in) and no leaf to its right: the key
+ * has exactly one version a dirty snapshot sees, the new one.  A second
+ * would be a live version the check missed, which ddb_verify would only
+ * find much later.
+ */
+static bool
+ddb_check_key_has_one_version(Relation rel, Buffer first, const char *key, int keylen,
+							  const char *succ, int succlen)
+{
+	int			nvisible = 0;
+
+	(void) ddb_check_unique_walk(rel, first, key, keylen, succ, succlen, NULL, &nvisible);
+	return nvisible == 1;
+}
+#endif
 
 /*
  * From 'first' (locked exclusively), move right to the leaf whose key space
@@ -2875,9 +2929,11 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 
 			ddb_wal_leaf_add(rel, leafbuf, off, item, itemsize);
 			DdbCheck(ddb_page_is_ordered(page, NULL, 0));
-			UnlockReleaseBuffer(leafbuf);
 			if (leafbuf != first)
-				UnlockReleaseBuffer(first);
+				UnlockReleaseBuffer(leafbuf);
+			DdbCheck(check_unique == DDB_UNIQUE_NONE ||
+					 ddb_check_key_has_one_version(rel, first, key, keylen, succ, succlen));
+			UnlockReleaseBuffer(first);
 
 			/* The version first, then its map entry: see ddb_rowid.c. */
 			ddb_map_set_deferred(rel, tid, leaf, ddb_key_hash(key));
@@ -3181,6 +3237,16 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 			else
 				ddb_wal_leaf_add_multi(rel, buf, nrun, offs, data, sizes);
 			DdbCheck(ddb_page_is_ordered(page, NULL, 0));
+#ifdef DDB_CHECKS
+			for (int k = 0; k < nrun; k++)
+			{
+				MultiItem  *m = &mi[run[k]];
+				bool		has_succ = ddb_key_successor(m->v->key, m->v->keylen, &succ);
+
+				DdbCheck(ddb_check_key_has_one_version(rel, buf, m->v->key, m->v->keylen,
+													   has_succ ? succ.data : NULL, succ.len));
+			}
+#endif
 			UnlockReleaseBuffer(buf);
 
 			/* The versions first, then their map entries: see ddb_rowid.c. */

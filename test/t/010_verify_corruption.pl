@@ -625,5 +625,30 @@ for my $c (@cases)
 is($node->safe_psql('postgres', q{SELECT (ddb_verify('c_clean') ->> 'live')::int}), '800',
 	'the untouched table still verifies clean');
 
+# Checked builds (CI's) do not wait for ddb_verify to find a second live
+# version of a key: right after an insert under a uniqueness check, with
+# the key's first leaf still locked, ddb_tree.c counts the key's versions a
+# dirty snapshot sees (ddb_check_key_has_one_version).  The test-only fault
+# ddb.check_fault_skip_unique makes the check find every key free; each
+# insert path must then fail at that guard and leave the table as it was.
+$node->safe_psql('postgres', q{
+	SELECT ddb_create_table('c_guard', 'PK', 'S', 'SK', 'S');
+	SELECT ddb_put_item('c_guard', '{"PK": "k", "SK": "0", "v": 1}');
+});
+for my $w (
+	[ 'a single insert (SQL INSERT)', q{INSERT INTO c_guard VALUES ('k', '0', '{"v": 2}')} ],
+	[ 'a batch (BatchWriteItem)',
+	  q{SELECT ddb_batch_write_item('{"c_guard": [{"PutRequest": {"Item": {"PK": "k", "SK": "0", "v": 3}}}]}')} ],
+	[ 'a batch (COPY)', q{COPY c_guard FROM PROGRAM 'printf "k\t0\t{\"v\": 4}\n"'} ])
+{
+	my ($rc, $out, $err) = $node->psql('postgres',
+		"SET ddb.check_fault_skip_unique = on;\n$w->[1]");
+	like($err, qr/ddb invariant violated: .*ddb_check_key_has_one_version/,
+		"the checked build's guard catches a second live version from $w->[0]");
+}
+is($node->safe_psql('postgres', q{
+	SELECT string_agg(item::text, ','), (SELECT (ddb_verify('c_guard') ->> 'live')::int) FROM c_guard}),
+	'{"v": 1}|1', 'the failed inserts left the table as it was');
+
 $node->stop;
 done_testing();
