@@ -486,6 +486,9 @@ update_version(Relation rel, ItemPointer otid, BlockNumber leaf, HeapTuple newtu
 	bool		iscombo;
 	CommandId	cmax = cid;
 	TM_Result	result;
+	Buffer		mapbuf = InvalidBuffer;
+	ItemPointerData *removed = NULL;
+	int			nremoved = 0;
 
 	if (IsInParallelMode())
 		ereport(ERROR,
@@ -494,17 +497,33 @@ update_version(Relation rel, ItemPointer otid, BlockNumber leaf, HeapTuple newtu
 
 	/* Allocate first, so the old version can point at the new one. */
 	ddb_rowid_to_tid(ddb_alloc_rowid(rel), newtid);
-	ddb_map_make_room();		/* ddb_tree_insert_beside defers under the lock */
+
+	/*
+	 * ddb_tree_insert_beside sets the new version's map entry under the
+	 * leaf lock: in its own record (ddb's WAL), whose map leaf is found
+	 * now, before any tree page is locked, or deferred (Generic WAL), the
+	 * room for it made now.
+	 */
+	if (ddb_wal_custom())
+		mapbuf = ddb_map_pin_leaf(rel, newtid);
+	else
+		ddb_map_make_room();
 
 	result = lock_for_modify(rel, otid, leaf, cid, crosscheck, wait, XLTW_Update,
 							 tmfd, &buf, &off, &htup, &have_tuple_lock);
 	if (result != TM_Ok)
+	{
+		if (BufferIsValid(mapbuf))
+			ReleaseBuffer(mapbuf);
 		return result;
+	}
 
 	li = (DdbLeafItem) PageGetItem(BufferGetPage(buf), PageGetItemId(BufferGetPage(buf), off));
 	if (li->keylen != newkeylen || memcmp(li->key, newkey, newkeylen) != 0)
 	{
 		UnlockReleaseBuffer(buf);
+		if (BufferIsValid(mapbuf))
+			ReleaseBuffer(mapbuf);
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot change the key of an item in ddb table \"%s\"",
@@ -535,17 +554,26 @@ update_version(Relation rel, ItemPointer otid, BlockNumber leaf, HeapTuple newtu
 	if (!ddb_stored_tuple_needs_toast(rel, newtup, old, newkeylen))
 	{
 		XmaxMark	m = {xid, cmax, iscombo, false, newtid, false};
+		bool		beside;
 
-		if (ddb_tree_insert_beside(rel, buf, off, newkey, newkeylen, newtid, newtup,
-								   mark_xmax, &m))
+		/* (it may prune the leaf: off follows the old version) */
+		beside = ddb_tree_insert_beside(rel, buf, &off, newkey, newkeylen, newtid, newtup,
+									  mark_xmax, &m, mapbuf, &removed, &nremoved);
+		if (BufferIsValid(mapbuf))
+			ReleaseBuffer(mapbuf);
+		if (beside)
 		{
 			UnlockReleaseBuffer(buf);
+			ddb_map_clear(rel, removed, nremoved);
 			goto done;
 		}
 	}
+	else if (BufferIsValid(mapbuf))
+		ReleaseBuffer(mapbuf);
 
 	set_xmax(rel, buf, off, xid, cmax, iscombo, false, newtid, false);
 	UnlockReleaseBuffer(buf);
+	ddb_map_clear(rel, removed, nremoved);
 
 	/*
 	 * The old version is ours now (its xmax is our transaction), so toast
@@ -556,6 +584,8 @@ update_version(Relation rel, ItemPointer otid, BlockNumber leaf, HeapTuple newtu
 
 done:
 
+	if (removed)
+		pfree(removed);
 	if (have_tuple_lock)
 		UnlockTuple(rel, otid, AccessExclusiveLock);
 	pgstat_count_heap_update(rel, false);
