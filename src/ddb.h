@@ -288,8 +288,8 @@ extern void ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 extern bool ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber *oldoff,
 								   const char *key, int keylen, ItemPointer tid,
 								   HeapTuple tuple, DdbMarkFn mark, void *arg,
-								   Buffer mapbuf, ItemPointerData **removed,
-								   int *nremoved);
+								   Buffer mapbuf, bool key_first_leaf,
+								   ItemPointerData **removed, int *nremoved);
 extern uint64 ddb_alloc_rowid(Relation rel);
 extern void ddb_check_item_limits(Relation rel, int keylen, Size itemsize);
 extern void ddb_duplicate_key_error(Relation rel) pg_attribute_noreturn();

@@ -2424,8 +2424,10 @@ ddb_build_leaf_item(const char *key, int keylen, ItemPointer tid, HeapTuple tupl
  * any tree page, locked here after the leaf: rule 1 of the header); with
  * Generic WAL the entry is deferred, as ddb_tree_insert then defers it.
  * The new version sorts right before the old one (newest first); it
- * belongs here when some item on the page sorts before it, as a leaf
- * keeps no low bound.  A leaf without room for it is pruned first, under
+ * belongs here when some item on the page sorts before it, or when the
+ * caller knows that this is the key's first leaf (key_first_leaf: a
+ * descent by the key found it, so the leaf's low bound is at or below
+ * the key), as a leaf keeps no low bound.  A leaf without room for it is pruned first, under
  * the lock already held, as ddb_tree_insert would prune it after a
  * separate mark (with ddb's own WAL in the update's record, when that
  * makes room): *oldoff follows the old version, and the removed versions
@@ -2438,7 +2440,7 @@ ddb_build_leaf_item(const char *key, int keylen, ItemPointer tid, HeapTuple tupl
 bool
 ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber *oldoff,
 					   const char *key, int keylen, ItemPointer tid, HeapTuple tuple,
-					   DdbMarkFn mark, void *arg, Buffer mapbuf,
+					   DdbMarkFn mark, void *arg, Buffer mapbuf, bool key_first_leaf,
 					   ItemPointerData **removed, int *nremoved)
 {
 	Page		page = BufferGetPage(buf);
@@ -2450,6 +2452,9 @@ ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber *oldoff,
 	bool		fits;
 	DdbUpdatePrune prune = {0};
 
+	/* the lowest offset the new item may take here (see above) */
+	OffsetNumber lowest = DdbPageFirstData(page) + (key_first_leaf ? 0 : 1);
+
 	*removed = NULL;
 	*nremoved = 0;
 	if (keylen > DDB_MAX_KEY_LEN || itemsize > DDB_MAX_ITEM_SIZE)
@@ -2457,7 +2462,7 @@ ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber *oldoff,
 
 	item = ddb_build_leaf_item(key, keylen, tid, tuple, itemsize, &itemkey, &itemkeylen);
 	off = ddb_leaf_search(page, itemkey, itemkeylen, false);
-	fits = off > DdbPageFirstData(page) && off <= *oldoff;
+	fits = off >= lowest && off <= *oldoff;
 	if (fits && PageGetFreeSpace(page) < itemsize)
 	{
 		/* (the old version is ours and live: no prune removes it) */
@@ -2486,7 +2491,7 @@ ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber *oldoff,
 			/* (the prune compacts the page: at least this much is free then) */
 			fits = ((PageHeader) page)->pd_upper - ((PageHeader) page)->pd_lower + freed >=
 				itemsize + sizeof(ItemIdData) &&
-				off - before_off > DdbPageFirstData(page);
+				off - before_off >= lowest;
 			if (fits)
 			{
 				/*
@@ -2520,7 +2525,7 @@ ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber *oldoff,
 					elog(ERROR, "ddb update: the old version is gone after a prune");
 				off = ddb_leaf_search(page, itemkey, itemkeylen, false);
 			}
-			fits = off > DdbPageFirstData(page) && off <= *oldoff &&
+			fits = off >= lowest && off <= *oldoff &&
 				PageGetFreeSpace(page) >= itemsize;
 		}
 	}
