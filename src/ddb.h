@@ -174,6 +174,15 @@ extern void ddb_engine_init(void);
  * resource manager when preloaded, Generic WAL otherwise
  */
 typedef void (*DdbMarkFn) (Page page, OffsetNumber off, void *arg);
+/* the prune an update makes in its own record (ddb_wal_leaf_update) */
+typedef struct DdbUpdatePrune
+{
+	OffsetNumber *offsets;		/* the removed versions, ascending */
+	int			n;
+	TransactionId latestRemovedXid;
+	uint16	   *clear;			/* their map slots in the new version's map leaf */
+	int			nclear;
+} DdbUpdatePrune;
 typedef struct DdbMapChange
 {
 	BlockNumber block;			/* 0 clears the slot */
@@ -183,15 +192,18 @@ typedef struct DdbMapChange
 extern void ddb_wal_init(void);
 extern bool ddb_wal_custom(void);
 extern void ddb_wal_leaf_add(Relation rel, Buffer buf, OffsetNumber off,
-							 const void *item, Size size);
+							 const void *item, Size size, Buffer mapbuf,
+							 uint32 hash);
 extern void ddb_wal_leaf_mark(Relation rel, Buffer buf, OffsetNumber off,
 							  DdbMarkFn mark, void *arg);
 extern void ddb_wal_leaf_update(Relation rel, Buffer buf, OffsetNumber oldoff,
 								DdbMarkFn mark, void *arg, OffsetNumber newoff,
-								const void *item, Size size);
+								const void *item, Size size, Buffer mapbuf,
+								uint32 hash, const DdbUpdatePrune *prune);
 extern void ddb_wal_leaf_add_multi(Relation rel, Buffer buf, int n, const OffsetNumber *offs,
 								   char *const *items, const Size *sizes);
 extern void ddb_wal_map_set(Relation rel, Buffer buf, const DdbMapChange *changes, int n);
+extern void ddb_wal_map_clear(Relation rel, Buffer buf, const uint16 *slots, int n);
 extern bool ddb_wal_leaf_prune(Relation rel, Buffer buf, OffsetNumber *deletable,
 							   int ndeletable, TransactionId latestRemovedXid);
 extern void ddb_wal_leaf_split(Relation rel, Buffer pbuf, Page ptmp, Buffer lbuf, Page ltmp,
@@ -273,10 +285,11 @@ typedef struct DdbNewVersion
 } DdbNewVersion;
 extern void ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 								  DdbUniqueCheck check_unique);
-extern bool ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff,
+extern bool ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber *oldoff,
 								   const char *key, int keylen, ItemPointer tid,
-								   HeapTuple tuple,
-								   DdbMarkFn mark, void *arg);
+								   HeapTuple tuple, DdbMarkFn mark, void *arg,
+								   Buffer mapbuf, bool key_first_leaf,
+								   ItemPointerData **removed, int *nremoved);
 extern uint64 ddb_alloc_rowid(Relation rel);
 extern void ddb_check_item_limits(Relation rel, int keylen, Size itemsize);
 extern void ddb_duplicate_key_error(Relation rel) pg_attribute_noreturn();
@@ -295,6 +308,10 @@ extern void ddb_map_clear(Relation rel, ItemPointerData *tids, int n);
 extern void ddb_map_apply(Page page, int slot, BlockNumber block, uint32 hash);
 extern void ddb_map_mask(Page page);
 extern void ddb_map_make_room(void);
+extern Buffer ddb_map_pin_leaf(Relation rel, ItemPointer tid);
+extern void ddb_map_lock_leaf(Relation rel, Buffer buf);
+extern int	ddb_map_slot(ItemPointer tid);
+extern bool ddb_map_same_leaf(ItemPointer a, ItemPointer b);
 extern void ddb_map_set_deferred(Relation rel, ItemPointer tid, BlockNumber block,
 								 uint32 hash);
 extern void ddb_map_flush(Relation rel);
@@ -428,6 +445,8 @@ extern int	ddb_prune_leaf(Relation rel, Buffer buf, struct GlobalVisState *viste
 						   void *freeze_state, ItemPointerData *removed, void *stats_out);
 extern bool ddb_prune_before_split(Relation rel, Buffer buf, ItemPointerData *removed,
 								   int *nremoved);
+extern int	ddb_prune_plan(Relation rel, Buffer buf, OffsetNumber *deletable,
+						   ItemPointerData *removed, TransactionId *latestRemovedXid);
 extern bool ddb_analyze_next_block(Relation rel, BlockNumber blockno,
 								   BufferAccessStrategy bstrategy, Buffer *buf,
 								   OffsetNumber *off);

@@ -104,6 +104,43 @@ ddb_version_seen_on(Relation rel, ItemPointer tid, BlockNumber leaf)
 static bool find_version_on(Relation rel, ItemPointer tid, BlockNumber leaf,
 							int mode, Buffer *buf, OffsetNumber *off);
 
+/*
+ * The version the item API just read (ddb_read_current), when it read it
+ * on its key's first leaf as the descent found it: that leaf's low bound
+ * is at or below the key, so a new version of the key, which sorts right
+ * before the current one, belongs on that leaf even when no item there
+ * sorts before it (ddb_tree_insert_beside, which cannot tell otherwise: a
+ * leaf keeps no low bound).  A leaf's low bound never changes while the
+ * file lives (a split keeps the lower half in place, pages are never
+ * merged or freed).  Set by each ddb_read_current (or cleared), and taken
+ * by the update that follows it in the same API call
+ * (ddb_update_version_at), never kept beyond that, so that it cannot
+ * outlive the tree it speaks of (a table truncated in place starts its
+ * row ids and blocks over).
+ */
+static struct
+{
+	Oid			relid;
+	RelFileNode node;
+	ItemPointerData tid;
+	BlockNumber leaf;
+} read_on_first = {InvalidOid};
+
+/*
+ * Was the current version tid just read on 'leaf', its key's first leaf?
+ * Forgets the read either way.
+ */
+static bool
+take_read_on_first(Relation rel, ItemPointer tid, BlockNumber leaf)
+{
+	bool		match = read_on_first.relid == RelationGetRelid(rel) &&
+		RelFileNodeEquals(read_on_first.node, rel->rd_node) &&
+		ItemPointerEquals(&read_on_first.tid, tid) && read_on_first.leaf == leaf;
+
+	read_on_first.relid = InvalidOid;
+	return match;
+}
+
 static BlockNumber
 last_fetched_leaf(Relation rel, ItemPointer tid)
 {
@@ -445,7 +482,8 @@ delete_version(Relation rel, ItemPointer tid, BlockNumber leaf, CommandId cid,
  * On TM_Ok, *newtid is the new version's TID.
  */
 static TM_Result update_version(Relation rel, ItemPointer otid, BlockNumber leaf,
-								HeapTuple newtup, const char *newkey, int newkeylen,
+								bool key_first_leaf, HeapTuple newtup,
+								const char *newkey, int newkeylen,
 								CommandId cid, Snapshot crosscheck, bool wait,
 								TM_FailureData *tmfd, ItemPointer newtid);
 
@@ -455,8 +493,8 @@ ddb_update_version(Relation rel, ItemPointer otid, HeapTuple newtup,
 				   Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
 				   ItemPointer newtid)
 {
-	return update_version(rel, otid, last_fetched_leaf(rel, otid), newtup, newkey, newkeylen,
-						  cid, crosscheck, wait, tmfd, newtid);
+	return update_version(rel, otid, last_fetched_leaf(rel, otid), false, newtup, newkey,
+						  newkeylen, cid, crosscheck, wait, tmfd, newtid);
 }
 
 /* The item API's update of the version ddb_read_current found on 'leaf'. */
@@ -465,13 +503,17 @@ ddb_update_version_at(Relation rel, ItemPointer otid, BlockNumber leaf,
 					  HeapTuple newtup, const char *newkey, int newkeylen,
 					  CommandId cid, TM_FailureData *tmfd, ItemPointer newtid)
 {
-	return update_version(rel, otid, leaf, newtup, newkey, newkeylen, cid,
-						  InvalidSnapshot, true, tmfd, newtid);
+	return update_version(rel, otid, leaf, take_read_on_first(rel, otid, leaf), newtup,
+						  newkey, newkeylen, cid, InvalidSnapshot, true, tmfd, newtid);
 }
 
+/*
+ * key_first_leaf: 'leaf' is the key's first leaf as a descent found it
+ * (see read_on_first), which matters when the version is still there.
+ */
 static TM_Result
-update_version(Relation rel, ItemPointer otid, BlockNumber leaf, HeapTuple newtup,
-			   const char *newkey, int newkeylen, CommandId cid,
+update_version(Relation rel, ItemPointer otid, BlockNumber leaf, bool key_first_leaf,
+			   HeapTuple newtup, const char *newkey, int newkeylen, CommandId cid,
 			   Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
 			   ItemPointer newtid)
 {
@@ -486,6 +528,9 @@ update_version(Relation rel, ItemPointer otid, BlockNumber leaf, HeapTuple newtu
 	bool		iscombo;
 	CommandId	cmax = cid;
 	TM_Result	result;
+	Buffer		mapbuf = InvalidBuffer;
+	ItemPointerData *removed = NULL;
+	int			nremoved = 0;
 
 	if (IsInParallelMode())
 		ereport(ERROR,
@@ -494,17 +539,33 @@ update_version(Relation rel, ItemPointer otid, BlockNumber leaf, HeapTuple newtu
 
 	/* Allocate first, so the old version can point at the new one. */
 	ddb_rowid_to_tid(ddb_alloc_rowid(rel), newtid);
-	ddb_map_make_room();		/* ddb_tree_insert_beside defers under the lock */
+
+	/*
+	 * ddb_tree_insert_beside sets the new version's map entry under the
+	 * leaf lock: in its own record (ddb's WAL), whose map leaf is found
+	 * now, before any tree page is locked, or deferred (Generic WAL), the
+	 * room for it made now.
+	 */
+	if (ddb_wal_custom())
+		mapbuf = ddb_map_pin_leaf(rel, newtid);
+	else
+		ddb_map_make_room();
 
 	result = lock_for_modify(rel, otid, leaf, cid, crosscheck, wait, XLTW_Update,
 							 tmfd, &buf, &off, &htup, &have_tuple_lock);
 	if (result != TM_Ok)
+	{
+		if (BufferIsValid(mapbuf))
+			ReleaseBuffer(mapbuf);
 		return result;
+	}
 
 	li = (DdbLeafItem) PageGetItem(BufferGetPage(buf), PageGetItemId(BufferGetPage(buf), off));
 	if (li->keylen != newkeylen || memcmp(li->key, newkey, newkeylen) != 0)
 	{
 		UnlockReleaseBuffer(buf);
+		if (BufferIsValid(mapbuf))
+			ReleaseBuffer(mapbuf);
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot change the key of an item in ddb table \"%s\"",
@@ -535,17 +596,28 @@ update_version(Relation rel, ItemPointer otid, BlockNumber leaf, HeapTuple newtu
 	if (!ddb_stored_tuple_needs_toast(rel, newtup, old, newkeylen))
 	{
 		XmaxMark	m = {xid, cmax, iscombo, false, newtid, false};
+		bool		beside;
 
-		if (ddb_tree_insert_beside(rel, buf, off, newkey, newkeylen, newtid, newtup,
-								   mark_xmax, &m))
+		/* (it may prune the leaf: off follows the old version) */
+		beside = ddb_tree_insert_beside(rel, buf, &off, newkey, newkeylen, newtid, newtup,
+										mark_xmax, &m, mapbuf,
+										key_first_leaf && BufferGetBlockNumber(buf) == leaf,
+										&removed, &nremoved);
+		if (BufferIsValid(mapbuf))
+			ReleaseBuffer(mapbuf);
+		if (beside)
 		{
 			UnlockReleaseBuffer(buf);
+			ddb_map_clear(rel, removed, nremoved);
 			goto done;
 		}
 	}
+	else if (BufferIsValid(mapbuf))
+		ReleaseBuffer(mapbuf);
 
 	set_xmax(rel, buf, off, xid, cmax, iscombo, false, newtid, false);
 	UnlockReleaseBuffer(buf);
+	ddb_map_clear(rel, removed, nremoved);
 
 	/*
 	 * The old version is ours now (its xmax is our transaction), so toast
@@ -556,6 +628,8 @@ update_version(Relation rel, ItemPointer otid, BlockNumber leaf, HeapTuple newtu
 
 done:
 
+	if (removed)
+		pfree(removed);
 	if (have_tuple_lock)
 		UnlockTuple(rel, otid, AccessExclusiveLock);
 	pgstat_count_heap_update(rel, false);
@@ -829,6 +903,7 @@ ddb_read_current(Relation rel, const char *key, int keylen,
 		BlockNumber first_leaf;
 
 		CHECK_FOR_INTERRUPTS();
+		read_on_first.relid = InvalidOid;
 		c.copy = current != NULL;
 		c.xact_snapshot = IsolationUsesXactSnapshot() ? GetTransactionSnapshot() : InvalidSnapshot;
 		c.visible = false;
@@ -860,6 +935,13 @@ ddb_read_current(Relation rel, const char *key, int keylen,
 		if (current)
 			*current = c.tuple;
 		*leaf = c.leaf;
+		if (c.leaf == first_leaf)
+		{
+			read_on_first.relid = RelationGetRelid(rel);
+			read_on_first.node = rel->rd_node;
+			read_on_first.tid = *tid;
+			read_on_first.leaf = c.leaf;
+		}
 		return true;
 	}
 }

@@ -47,17 +47,33 @@
  * A batch is never written under a leaf lock (writing opens relations and
  * locks map pages): entries are recorded after the leaf is released, or,
  * by the one caller that records one under the lock (an update beside its
- * old version), after ddb_map_make_room made room before the leaf was
- * locked.
+ * old version, with Generic WAL), after ddb_map_make_room made room before
+ * the leaf was locked.
+ *
+ * With ddb's own WAL a single writer defers nothing: an insert
+ * (ddb_tree_insert_at) or an update beside its old version
+ * (ddb_tree_insert_beside) sets its version's entry in its own record, the
+ * map leaf being the record's second block (ddb_wal_leaf_add,
+ * ddb_wal_leaf_update), which costs a block reference, the hash and for an
+ * insert the slot, 12 or 14 bytes, where a map record of its own costs 56
+ * -- most of what a single-row transaction wrote for its entry.  The map
+ * leaf is found before any tree page is locked (ddb_map_pin_leaf) and
+ * locked after the leaf, the one case of a map page locked under a tree
+ * page (rule 1 of ddb_tree.c's header says why that is safe).  In a
+ * transaction of many writes a deferred batch would log the same 12 bytes
+ * an entry, so little is lost by not batching them; a batch of new keys
+ * (ddb_tree_insert_multi: COPY's row path, BatchWriteItem) still defers
+ * its entries.  A prune's cleared entries are logged as their slots alone
+ * (ddb_wal_map_clear).
  *
  * Resolving a TID: read the entry, read that leaf, look for the row id, and
  * follow right-links while the leaves can still hold keys of the entry's
  * hash (a version only ever moves right, and pages are never merged).  A
  * stale hint is repaired lazily, and a wrong one (a page that is not a
  * leaf, or right of the version) falls back to a descent to the first leaf
- * of the hash.  The version is written before its map entry, so a crash
- * never leaves an entry without a version; VACUUM clears the entries of
- * versions it removes.
+ * of the hash.  The version is written before its map entry (or in the
+ * same record), so a crash never leaves an entry without a version;
+ * VACUUM and prunes clear the entries of versions they remove.
  *
  *-------------------------------------------------------------------------
  */
@@ -317,34 +333,29 @@ rowid_cmp(const void *a, const void *b)
 void
 ddb_map_clear(Relation rel, ItemPointerData *tids, int n)
 {
-	DdbMapChange *changes;
+	uint16	   *slots;
 	int			i = 0;
 
 	if (n == 0)
 		return;
 	qsort(tids, n, sizeof(ItemPointerData), rowid_cmp);
-	changes = palloc0(sizeof(DdbMapChange) * n);	/* no stray padding in WAL */
+	slots = palloc(sizeof(uint16) * n);
 	while (i < n)
 	{
 		uint64		rowid = ddb_tid_to_rowid(&tids[i]);
 		uint64		leafstart = rowid - rowid % DDB_MAP_LEAF_ENTRIES;
 		int			slot;
 		Buffer		buf = map_leaf(rel, rowid, false, BUFFER_LOCK_EXCLUSIVE, &slot);
-		int			nchanges = 0;
+		int			nslots = 0;
 
 		for (; i < n && ddb_tid_to_rowid(&tids[i]) < leafstart + DDB_MAP_LEAF_ENTRIES; i++)
-		{
-			changes[nchanges].block = 0;
-			changes[nchanges].hash = 0;
-			changes[nchanges].slot = (uint16) (ddb_tid_to_rowid(&tids[i]) - leafstart);
-			nchanges++;
-		}
+			slots[nslots++] = (uint16) (ddb_tid_to_rowid(&tids[i]) - leafstart);
 		if (!BufferIsValid(buf))
 			continue;			/* entries that were never set */
-		ddb_wal_map_set(rel, buf, changes, nchanges);
+		ddb_wal_map_clear(rel, buf, slots, nslots);
 		UnlockReleaseBuffer(buf);
 	}
-	pfree(changes);
+	pfree(slots);
 }
 
 /* ------------------------------------------------------------------------
@@ -394,7 +405,7 @@ pending_cmp(const void *a, const void *b)
  * (a new relfilenode or an in-place truncation in this backend).
  */
 static Buffer
-map_leaf_for_write(Relation rel, uint64 rowid, int *slot)
+map_leaf_for_write(Relation rel, uint64 rowid, bool lock, int *slot)
 {
 	DdbRelCache *cache = ddb_get_relcache(rel);
 	Buffer		buf;
@@ -404,8 +415,8 @@ map_leaf_for_write(Relation rel, uint64 rowid, int *slot)
 	{
 		*slot = (int) (rowid - cache->map_leaf_first);
 		buf = ReadBuffer(rel, cache->map_leaf);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		map_check_page(rel, buf, DDB_PAGE_MAP_LEAF);
+		if (lock)
+			ddb_map_lock_leaf(rel, buf);
 		return buf;
 	}
 	buf = map_leaf(rel, rowid, true, BUFFER_LOCK_EXCLUSIVE, slot);
@@ -413,7 +424,50 @@ map_leaf_for_write(Relation rel, uint64 rowid, int *slot)
 	cache = ddb_get_relcache(rel);
 	cache->map_leaf = BufferGetBlockNumber(buf);
 	cache->map_leaf_first = rowid - *slot;
+	if (!lock)
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 	return buf;
+}
+
+/*
+ * The map leaf that is to hold the entry of the new version 'tid', found,
+ * or created, now, and returned pinned but not locked: for a writer that
+ * sets the entry in the very record that adds the version, under the
+ * version's tree leaf (ddb_tree_insert_beside with ddb's own WAL), where
+ * rule 1 of ddb_tree.c's header lets it lock this one map leaf and nothing
+ * that leads to it (the metapage, a map directory).  A map leaf never
+ * moves and is never freed while its file lives, and the writer's lock on
+ * the table keeps the file.
+ */
+Buffer
+ddb_map_pin_leaf(Relation rel, ItemPointer tid)
+{
+	int			slot;
+
+	return map_leaf_for_write(rel, ddb_tid_to_rowid(tid), false, &slot);
+}
+
+/* Lock a pinned map leaf for writing, and check that it is one. */
+void
+ddb_map_lock_leaf(Relation rel, Buffer buf)
+{
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	map_check_page(rel, buf, DDB_PAGE_MAP_LEAF);
+}
+
+/* The slot of the entry of row id 'tid' in its map leaf (shared with redo). */
+int
+ddb_map_slot(ItemPointer tid)
+{
+	return (int) (ddb_tid_to_rowid(tid) % DDB_MAP_LEAF_ENTRIES);
+}
+
+/* Are the entries of row ids a and b on one map leaf? */
+bool
+ddb_map_same_leaf(ItemPointer a, ItemPointer b)
+{
+	return ddb_tid_to_rowid(a) / DDB_MAP_LEAF_ENTRIES ==
+		ddb_tid_to_rowid(b) / DDB_MAP_LEAF_ENTRIES;
 }
 
 /* Write entries [from, to) of one relation, one WAL record per map leaf. */
@@ -428,7 +482,7 @@ flush_entries(Relation rel, PendingEntry *e, int n)
 	while (i < n)
 	{
 		int			slot;
-		Buffer		buf = map_leaf_for_write(rel, e[i].rowid, &slot);
+		Buffer		buf = map_leaf_for_write(rel, e[i].rowid, true, &slot);
 		uint64		leafstart = e[i].rowid - slot;
 		int			nchanges = 0;
 

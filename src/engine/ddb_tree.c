@@ -27,9 +27,24 @@
  *	1. Buffer content locks are taken top-down -- the metapage, then tree
  *	   pages from the root towards the leaves -- and left to right within a
  *	   level.  Row-id map pages (ddb_rowid.c) are locked only while no tree
- *	   page is: the metapage, then map directory pages, then a map leaf.  A
- *	   page just added to the file, which no other page links to yet, may be
- *	   locked at any point.
+ *	   page is -- the metapage, then map directory pages, then a map leaf --
+ *	   with one exception: with ddb's own WAL, a writer adding one version
+ *	   to a leaf (ddb_tree_insert_at; ddb_tree_insert_beside, an update
+ *	   beside its old version), holding that leaf exclusively (and the
+ *	   key's first leaf, when it is another), locks the map leaf of the new
+ *	   version's entry exclusively, to set the entry in the same record.
+ *	   It found (or created) and pinned that map leaf before it locked any
+ *	   tree page (ddb_map_pin_leaf), so under tree pages it waits for that
+ *	   map leaf alone, never for the metapage or a map directory, and it
+ *	   locks nothing after it.  No cycle can close through that wait,
+ *	   because whoever holds a map leaf waits for no other buffer lock
+ *	   while it does: map readers and writers (map_get, flush_entries,
+ *	   ddb_map_clear, map_repair, ddb_verify's walk) hold one map page at a
+ *	   time and lock tree pages only after releasing it, the descent to a
+ *	   map leaf holds at most a directory page and a page it has just
+ *	   added, and these writers lock nothing after the map leaf.  Redo
+ *	   takes the two pages in the same order.  A page just added to the
+ *	   file, which no other page links to yet, may be locked at any point.
  *
  *	2. The relation extension lock is innermost.  A backend may ask for it
  *	   while holding buffer locks (a split holds the page it splits), but
@@ -48,7 +63,7 @@
  *	   PostgreSQL's 200: the four pages of a split (metapage or parent,
  *	   node, new sibling, new root), or, while checking that a key is free,
  *	   the key's first leaf and two more, however many leaves the key's
- *	   versions span.
+ *	   versions span, plus a new version's map leaf.
  *
  * Tree concurrency (deadlock-free by the rules above; no "incomplete split"
  * state ever):
@@ -2412,22 +2427,34 @@ ddb_build_leaf_item(const char *key, int keylen, ItemPointer tid, HeapTuple tupl
 
 /*
  * An update that stays on its leaf, in one WAL record.  'buf' is the leaf
- * holding the key's current version at 'oldoff', locked exclusively by the
+ * holding the key's current version at *oldoff, locked exclusively by the
  * caller, who owns that version (see ddb_update_version).  When the new
- * version's item fits on this page and belongs to it, one Generic WAL
- * record both lets 'mark' change the old version (its xmax, on the
- * registered copy, before anything moves) and adds the new one, and the
- * map entry is deferred as ddb_tree_insert defers it: one descent and one
- * record instead of two of each.  The new version sorts right before the
- * old one (newest first); it belongs here when some item on the page sorts
- * before it, as a leaf keeps no low bound.  Returns false, with nothing
- * changed, when that does not hold or the page is full; the caller then
- * marks and inserts separately.  'tuple' must need no TOAST work.
+ * version's item fits on this page and belongs to it, one record both lets
+ * 'mark' change the old version (its xmax, before anything moves) and adds
+ * the new one: one descent and one record instead of two of each.  With
+ * ddb's own WAL the same record sets the new version's map entry in the
+ * map leaf 'mapbuf' (pinned by ddb_map_pin_leaf before the caller locked
+ * any tree page, locked here after the leaf: rule 1 of the header); with
+ * Generic WAL the entry is deferred, as ddb_tree_insert then defers it.
+ * The new version sorts right before the old one (newest first); it
+ * belongs here when some item on the page sorts before it, or when the
+ * caller knows that this is the key's first leaf (key_first_leaf: a
+ * descent by the key found it, so the leaf's low bound is at or below
+ * the key), as a leaf keeps no low bound.  A leaf without room for it is pruned first, under
+ * the lock already held, as ddb_tree_insert would prune it after a
+ * separate mark (with ddb's own WAL in the update's record, when that
+ * makes room): *oldoff follows the old version, and the removed versions
+ * whose map entries are left to clear are returned in *removed (palloc'd)
+ * and *nremoved, for the caller to clear once the leaf is released.  Returns false, with nothing changed
+ * but that prune (Generic WAL), when the item does not belong here or
+ * still does not fit; the caller then marks and inserts separately.
+ * 'tuple' must need no TOAST work.
  */
 bool
-ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff,
+ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber *oldoff,
 					   const char *key, int keylen, ItemPointer tid, HeapTuple tuple,
-					   DdbMarkFn mark, void *arg)
+					   DdbMarkFn mark, void *arg, Buffer mapbuf, bool key_first_leaf,
+					   ItemPointerData **removed, int *nremoved)
 {
 	Page		page = BufferGetPage(buf);
 	Size		itemsize = MAXALIGN(DdbLeafTupleOffset(keylen) + tuple->t_len);
@@ -2435,25 +2462,110 @@ ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber oldoff,
 	char	   *itemkey;
 	int			itemkeylen;
 	OffsetNumber off;
+	bool		fits;
+	DdbUpdatePrune prune = {0};
 
-	if (keylen > DDB_MAX_KEY_LEN || itemsize > DDB_MAX_ITEM_SIZE ||
-		PageGetFreeSpace(page) < itemsize)
+	/* the lowest offset the new item may take here (see above) */
+	OffsetNumber lowest = DdbPageFirstData(page) + (key_first_leaf ? 0 : 1);
+
+	*removed = NULL;
+	*nremoved = 0;
+	if (keylen > DDB_MAX_KEY_LEN || itemsize > DDB_MAX_ITEM_SIZE)
 		return false;
 
 	item = ddb_build_leaf_item(key, keylen, tid, tuple, itemsize, &itemkey, &itemkeylen);
 	off = ddb_leaf_search(page, itemkey, itemkeylen, false);
-	if (off <= DdbPageFirstData(page) || off > oldoff)
+	fits = off >= lowest && off <= *oldoff;
+	if (fits && PageGetFreeSpace(page) < itemsize)
 	{
+		/* (the old version is ours and live: no prune removes it) */
+		*removed = palloc(sizeof(ItemPointerData) * MaxOffsetNumber);
+		if (BufferIsValid(mapbuf))
+		{
+			/*
+			 * ddb's own WAL: the prune is logged in the update's record.
+			 * Find what it removes, and where the old version and the new
+			 * item are after it.
+			 */
+			Size		freed = 0;
+			int			before_old = 0;
+			int			before_off = 0;
+
+			prune.offsets = palloc(sizeof(OffsetNumber) * MaxOffsetNumber);
+			prune.n = ddb_prune_plan(rel, buf, prune.offsets, *removed,
+									 &prune.latestRemovedXid);
+			for (int i = 0; i < prune.n; i++)
+			{
+				freed += MAXALIGN(ItemIdGetLength(PageGetItemId(page, prune.offsets[i]))) +
+					sizeof(ItemIdData);
+				before_old += prune.offsets[i] < *oldoff;
+				before_off += prune.offsets[i] < off;
+			}
+			/* (the prune compacts the page: at least this much is free then) */
+			fits = ((PageHeader) page)->pd_upper - ((PageHeader) page)->pd_lower + freed >=
+				itemsize + sizeof(ItemIdData) &&
+				off - before_off >= lowest;
+			if (fits)
+			{
+				/*
+				 * The removed versions' entries on the new version's map
+				 * leaf are cleared in the record; the caller clears the
+				 * others.
+				 */
+				prune.clear = palloc(sizeof(uint16) * Max(prune.n, 1));
+				for (int i = 0; i < prune.n; i++)
+				{
+					if (ddb_map_same_leaf(&(*removed)[i], tid))
+						prune.clear[prune.nclear++] = (uint16) ddb_map_slot(&(*removed)[i]);
+					else
+						(*removed)[(*nremoved)++] = (*removed)[i];
+				}
+				*oldoff -= before_old;
+				off -= before_off;
+			}
+			else
+				prune.n = 0;	/* the caller's insert prunes, if it must */
+		}
+		else
+		{
+			DdbLeafItem oli = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, *oldoff));
+			ItemPointerData oldtid = oli->tid;
+
+			if (ddb_prune_before_split(rel, buf, *removed, nremoved))
+			{
+				*oldoff = ddb_leaf_find_rowid(page, &oldtid);
+				if (*oldoff == InvalidOffsetNumber)
+					elog(ERROR, "ddb update: the old version is gone after a prune");
+				off = ddb_leaf_search(page, itemkey, itemkeylen, false);
+			}
+			fits = off >= lowest && off <= *oldoff &&
+				PageGetFreeSpace(page) >= itemsize;
+		}
+	}
+	if (!fits)
+	{
+		if (prune.offsets)
+			pfree(prune.offsets);
 		pfree(item);
 		pfree(itemkey);
 		return false;
 	}
 
-	ddb_wal_leaf_update(rel, buf, oldoff, mark, arg, off, item, itemsize);
+	if (BufferIsValid(mapbuf))
+		ddb_map_lock_leaf(rel, mapbuf);
+	ddb_wal_leaf_update(rel, buf, *oldoff, mark, arg, off, item, itemsize,
+						mapbuf, ddb_key_hash(key), &prune);
 	DdbCheck(ddb_page_is_ordered(page, NULL, 0));
+	if (prune.offsets)
+		pfree(prune.offsets);
+	if (prune.clear)
+		pfree(prune.clear);
 
 	/* The version first, then its map entry: see ddb_rowid.c. */
-	ddb_map_set_deferred(rel, tid, BufferGetBlockNumber(buf), ddb_key_hash(key));
+	if (BufferIsValid(mapbuf))
+		LockBuffer(mapbuf, BUFFER_LOCK_UNLOCK);
+	else
+		ddb_map_set_deferred(rel, tid, BufferGetBlockNumber(buf), ddb_key_hash(key));
 	pfree(item);
 	pfree(itemkey);
 	return true;
@@ -2855,9 +2967,19 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 	char	   *succ = NULL;
 	int			succlen = 0;
 	bool		pruned = false;
+	Buffer		mapbuf = InvalidBuffer;
 
 	ddb_check_item_limits(rel, keylen, itemsize);
 	ddb_tree_init_if_needed(rel);
+
+	/*
+	 * With ddb's own WAL the version's map entry is set in the insert's own
+	 * record: its map leaf is found now, before any tree page is locked,
+	 * and locked after the leaf (rule 1 of the header).  With Generic WAL
+	 * it is deferred.
+	 */
+	if (ddb_wal_custom())
+		mapbuf = ddb_map_pin_leaf(rel, tid);
 
 	item = ddb_build_leaf_item(key, keylen, tid, tuple, itemsize, &itemkey, &itemkeylen);
 
@@ -2904,6 +3026,8 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 			if (duplicate)
 			{
 				UnlockReleaseBuffer(first);
+				if (BufferIsValid(mapbuf))
+					ReleaseBuffer(mapbuf);
 				pfree(item);
 				pfree(itemkey);
 				if (succ)
@@ -2927,8 +3051,13 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 			OffsetNumber off = ddb_leaf_search(page, itemkey, itemkeylen, false);
 			BlockNumber leaf = BufferGetBlockNumber(leafbuf);
 
-			ddb_wal_leaf_add(rel, leafbuf, off, item, itemsize);
+			if (BufferIsValid(mapbuf))
+				ddb_map_lock_leaf(rel, mapbuf);
+			ddb_wal_leaf_add(rel, leafbuf, off, item, itemsize, mapbuf, ddb_key_hash(key));
 			DdbCheck(ddb_page_is_ordered(page, NULL, 0));
+			/* the map leaf first: the walk below locks tree pages (rule 1) */
+			if (BufferIsValid(mapbuf))
+				UnlockReleaseBuffer(mapbuf);
 			if (leafbuf != first)
 				UnlockReleaseBuffer(leafbuf);
 			DdbCheck(check_unique == DDB_UNIQUE_NONE ||
@@ -2936,7 +3065,8 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 			UnlockReleaseBuffer(first);
 
 			/* The version first, then its map entry: see ddb_rowid.c. */
-			ddb_map_set_deferred(rel, tid, leaf, ddb_key_hash(key));
+			if (!BufferIsValid(mapbuf))
+				ddb_map_set_deferred(rel, tid, leaf, ddb_key_hash(key));
 			break;
 		}
 		if (leafbuf != first)
@@ -3023,7 +3153,8 @@ multi_item_cmp(const void *a, const void *b)
  * concurrency" holds for every key of the run: the leaf is each key's
  * first leaf, held from its check until its version is in.  The run's
  * items are added in one record (ddb_wal_leaf_add_multi) and their map
- * entries deferred, as ddb_tree_insert defers them.
+ * entries deferred (see ddb_rowid.c: a batch's entries are, in both WAL
+ * modes).
  *
  * When the leaf is full, the items from there on that belong to it (up to
  * a page of them) are one pending run: the leaf is pruned once, and if
@@ -3233,7 +3364,7 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 				sizes[k] = m->itemsize;
 			}
 			if (nrun == 1)
-				ddb_wal_leaf_add(rel, buf, offs[0], data[0], sizes[0]);
+				ddb_wal_leaf_add(rel, buf, offs[0], data[0], sizes[0], InvalidBuffer, 0);
 			else
 				ddb_wal_leaf_add_multi(rel, buf, nrun, offs, data, sizes);
 			DdbCheck(ddb_page_is_ordered(page, NULL, 0));

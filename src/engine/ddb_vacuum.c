@@ -95,29 +95,23 @@ log_conflict_horizon(Relation rel, TransactionId latestRemovedXid)
 }
 
 /*
- * Prune (and with fs, freeze) the exclusively locked leaf in buf.  Removed
- * versions' TIDs are appended to removed[] (room for MaxOffsetNumber) so
- * the caller can clear their map entries after unlocking.  Returns the
- * number removed.
+ * The versions of the locked leaf in buf that a prune removes: their
+ * offsets (ascending) in deletable[], their TIDs in removed[], the newest
+ * xid they make invisible in *latestRemovedXid; with fs, the versions to
+ * freeze in frzoff[] and frz[] (*nfrozen).  Returns the number removed.
+ * Changes nothing.
  */
-int
-ddb_prune_leaf(Relation rel, Buffer buf, GlobalVisState *vistest,
-			   void *freeze_state, ItemPointerData *removed, void *stats_out)
+static int
+prune_scan(Relation rel, Buffer buf, GlobalVisState *vistest, DdbFreezeState *fs,
+		   DdbPruneStats *stats, OffsetNumber *deletable, ItemPointerData *removed,
+		   TransactionId *latestRemovedXid, OffsetNumber *frzoff,
+		   xl_heap_freeze_tuple *frz, int *nfrozen)
 {
-	DdbFreezeState *fs = (DdbFreezeState *) freeze_state;
-	DdbPruneStats *stats = (DdbPruneStats *) stats_out;
 	Page		page = BufferGetPage(buf);
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
-	OffsetNumber deletable[MaxOffsetNumber];
 	int			ndeletable = 0;
-	OffsetNumber frzoff[MaxOffsetNumber];
-	xl_heap_freeze_tuple *frz = NULL;
-	int			nfrozen = 0;
-	TransactionId latestRemovedXid = InvalidTransactionId;
 
-	if (fs)
-		frz = palloc(sizeof(xl_heap_freeze_tuple) * (maxoff + 1));
-
+	*latestRemovedXid = InvalidTransactionId;
 	for (OffsetNumber off = DdbPageFirstData(page); off <= maxoff; off++)
 	{
 		ItemId		iid = PageGetItemId(page, off);
@@ -144,7 +138,7 @@ ddb_prune_leaf(Relation rel, Buffer buf, GlobalVisState *vistest,
 
 		if (remove)
 		{
-			HeapTupleHeaderAdvanceLatestRemovedXid(htup.t_data, &latestRemovedXid);
+			HeapTupleHeaderAdvanceLatestRemovedXid(htup.t_data, latestRemovedXid);
 			removed[ndeletable] = li->tid;
 			deletable[ndeletable++] = off;
 			if (stats)
@@ -156,11 +150,53 @@ ddb_prune_leaf(Relation rel, Buffer buf, GlobalVisState *vistest,
 
 			if (heap_prepare_freeze_tuple(htup.t_data, fs->relfrozenxid, fs->relminmxid,
 										  fs->FreezeLimit, fs->MultiXactCutoff,
-										  &frz[nfrozen], &totally_frozen,
+										  &frz[*nfrozen], &totally_frozen,
 										  &fs->NewRelfrozenXid, &fs->NewRelminMxid))
-				frzoff[nfrozen++] = off;
+				frzoff[(*nfrozen)++] = off;
 		}
 	}
+	return ndeletable;
+}
+
+/*
+ * What a prune of the exclusively locked leaf in buf would remove, without
+ * removing it (prune_scan): for an update that removes them in its own
+ * record (ddb_tree_insert_beside with ddb's own WAL).  deletable[] and
+ * removed[] have room for MaxOffsetNumber.
+ */
+int
+ddb_prune_plan(Relation rel, Buffer buf, OffsetNumber *deletable, ItemPointerData *removed,
+			   TransactionId *latestRemovedXid)
+{
+	return prune_scan(rel, buf, GlobalVisTestFor(rel), NULL, NULL, deletable, removed,
+					  latestRemovedXid, NULL, NULL, NULL);
+}
+
+/*
+ * Prune (and with fs, freeze) the exclusively locked leaf in buf.  Removed
+ * versions' TIDs are appended to removed[] (room for MaxOffsetNumber) so
+ * the caller can clear their map entries after unlocking.  Returns the
+ * number removed.
+ */
+int
+ddb_prune_leaf(Relation rel, Buffer buf, GlobalVisState *vistest,
+			   void *freeze_state, ItemPointerData *removed, void *stats_out)
+{
+	DdbFreezeState *fs = (DdbFreezeState *) freeze_state;
+	DdbPruneStats *stats = (DdbPruneStats *) stats_out;
+	Page		page = BufferGetPage(buf);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	OffsetNumber deletable[MaxOffsetNumber];
+	int			ndeletable;
+	OffsetNumber frzoff[MaxOffsetNumber];
+	xl_heap_freeze_tuple *frz = NULL;
+	int			nfrozen = 0;
+	TransactionId latestRemovedXid;
+
+	if (fs)
+		frz = palloc(sizeof(xl_heap_freeze_tuple) * (maxoff + 1));
+	ndeletable = prune_scan(rel, buf, vistest, fs, stats, deletable, removed,
+							&latestRemovedXid, frzoff, frz, &nfrozen);
 
 	/* a prune without freezing: ddb's own record, when it has one */
 	if (ndeletable > 0 && nfrozen == 0 &&

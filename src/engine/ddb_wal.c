@@ -16,8 +16,10 @@
  *	  manager "ddb" (RegisterCustomRmgr) in the postmaster, and every backend
  *	  inherits it.  The changes are logged as typed records that carry what
  *	  changed -- the item bytes once, an update's new item as what differs
- *	  from its old version (xl_ddb_update_delta), a version's new header
- *	  fields, map slots, removed offsets -- and are replayed by ddb_wal_redo
+ *	  from its old version (xl_ddb_update_delta) and, in the same record,
+ *	  the new version's row-id map entry (UPDATE_MAP), a version's new
+ *	  header fields, map slots, removed offsets -- and are replayed by
+ *	  ddb_wal_redo
  *	  with XLogReadBufferForRedo and the page-LSN rule, in a critical section
  *	  (START_CRIT_SECTION, change, MarkBufferDirty, XLogInsert, PageSetLSN),
  *	  as nbtree's _bt_insertonpg and btree_xlog_insert do.
@@ -81,11 +83,20 @@
 #define XLOG_DDB_PRUNE		0x40	/* remove dead versions from a leaf */
 #define XLOG_DDB_SPLIT		0x50	/* split a leaf below an existing parent */
 #define XLOG_DDB_INSERT_MULTI 0x60	/* several leaf items, one leaf */
+#define XLOG_DDB_UPDATE_MAP	0x70	/* UPDATE, short, with its map entry */
 #define XLOG_DDB_OPMASK		0x70
 #define XLOG_DDB_DELTA		0x80	/* UPDATE: the new item as a delta */
 #define XLOG_DDB_MARK_SHORT	0x80	/* MARK: the short form (below) */
+#define XLOG_DDB_MAP_CLEAR	0x80	/* MAP: cleared slots only (below) */
+#define XLOG_DDB_INSERT_MAP	0x80	/* INSERT: with its map entry (below) */
 
-/* INSERT: block 0 the leaf; block data the item */
+/*
+ * INSERT: block 0 the leaf; block data the item.  With XLOG_DDB_INSERT_MAP
+ * the record also sets the new version's row-id map entry: block 1 is the
+ * map leaf, its data the hash (uint32) and the slot (uint16), the block
+ * number being block 0's (a single insert with ddb's own WAL,
+ * ddb_tree_insert_at): 14 bytes instead of a 56-byte MAP record.
+ */
 typedef struct xl_ddb_insert
 {
 	OffsetNumber off;
@@ -135,12 +146,16 @@ typedef struct xl_ddb_mark
  */
 #define DDB_MARK_KEYS_UPDATED	0x01	/* HEAP_KEYS_UPDATED is set */
 #define DDB_MARK_CTID			0x02	/* t_ctid follows */
+#define DDB_UPDATE_NEWOFF		0x04	/* UPDATE_MAP: the new offset follows */
+#define DDB_UPDATE_DELTA		0x08	/* UPDATE_MAP: block 0's data is a delta */
+#define DDB_UPDATE_PRUNE		0x10	/* UPDATE_MAP: the leaf is pruned first */
 #define SizeOfDdbMarkShort \
 	(sizeof(OffsetNumber) + sizeof(uint16) + sizeof(TransactionId) + sizeof(uint8))
 
 /*
  * UPDATE: block 0 the leaf; block data the new item, or with XLOG_DDB_DELTA
- * what of it differs from the old version (below).
+ * what of it differs from the old version (below).  Written by earlier
+ * versions of ddb, still replayed; ddb now writes UPDATE_MAP (below).
  */
 typedef struct xl_ddb_update
 {
@@ -189,6 +204,8 @@ typedef struct xl_ddb_update_delta
 #define SizeOfDdbUpdateDelta (offsetof(xl_ddb_update_delta, flags) + sizeof(uint8))
 
 #define DDB_DELTA_MID_OLD	0x01
+#define DDB_DELTA_XMAX_ZERO	0x02	/* new t_xmax 0, not logged (UPDATE_MAP) */
+#define DDB_DELTA_HOFF_OLD	0x04	/* t_hoff, null bitmap as old (UPDATE_MAP) */
 
 /*
  * The header bytes DDB_DELTA_MID_OLD covers: t_cid, t_ctid, t_infomask2.
@@ -197,8 +214,45 @@ typedef struct xl_ddb_update_delta
  */
 #define DELTA_MID_START		offsetof(HeapTupleHeaderData, t_choice.t_heap.t_field3)
 #define DELTA_MID_END		offsetof(HeapTupleHeaderData, t_infomask)
+#define DELTA_HOFF			offsetof(HeapTupleHeaderData, t_hoff)
 
-/* MAP: block 0 the map leaf; block data DdbMapChange[] */
+/*
+ * UPDATE_MAP: what ddb writes for an update that stays on its leaf (UPDATE
+ * above is still replayed).  Block 0 the leaf, block 1 the row-id map leaf
+ * of the new version's entry, which the record sets: in the slot of the
+ * new row id, the leaf's block number and the hash, block 1's data (4
+ * bytes; ddb_tree_insert_beside, ddb_rowid.c).  The main data is the old
+ * version's mark in MARK's short form with t_ctid -- the new row id --
+ * always logged (DDB_MARK_CTID), its flags byte also saying whether the
+ * new offset follows (DDB_UPDATE_NEWOFF; without it the new item goes at
+ * the old one's offset, where it usually does, newest first) and whether
+ * block 0's data is the new item as a delta (DDB_UPDATE_DELTA:
+ * xl_ddb_update_delta, which may also leave out the new t_xmax when it is
+ * 0, DDB_DELTA_XMAX_ZERO, and t_hoff with the null bitmap when they equal
+ * the old version's, DDB_DELTA_HOFF_OLD) or the whole item.  As with a
+ * short MARK, the command id is not logged.  An update logs 15 bytes of
+ * main data instead of 22, about 7 less of delta, and its map entry in 12
+ * bytes instead of a 56-byte MAP record at commit.
+ *
+ * With DDB_UPDATE_PRUNE the update first removes dead versions from the
+ * leaf, as a PRUNE record would (an update that found no room beside its
+ * old version): the main data goes on with the PRUNE's latestRemovedXid
+ * and number of offsets, block 0's data starts with the offsets, and the
+ * offsets of the mark and the new item are those after the prune.  Redo
+ * cancels standby queries that could see the removed versions first,
+ * image or not.  The removed versions' map entries that are on the new
+ * version's map leaf are cleared by the record too, their slots (uint16)
+ * following the hash in block 1's data; the others are cleared by a
+ * MAP_CLEAR record once the leaf is released.  That saves a PRUNE
+ * record's 46 bytes of headers, and for a hot item, whose dead versions
+ * are recent, the MAP_CLEAR record too.
+ */
+
+/*
+ * MAP: block 0 the map leaf; block data DdbMapChange[].  With
+ * XLOG_DDB_MAP_CLEAR the slots to clear (uint16[]) instead: a prune's or
+ * VACUUM's removed versions, 2 bytes each instead of 12.
+ */
 
 /* PRUNE: block 0 the leaf; block data the removed offsets */
 typedef struct xl_ddb_prune
@@ -269,33 +323,18 @@ leaf_tuple(Page page, OffsetNumber off)
 	return DdbLeafItemGetTuple(li);
 }
 
-/* The record of a mark just made on the page at off. */
-static void
-mark_record(Page page, OffsetNumber off, xl_ddb_mark *rec)
-{
-	HeapTupleHeader t = leaf_tuple(page, off);
-
-	memset(rec, 0, sizeof(*rec));
-	rec->off = off;
-	rec->infomask = t->t_infomask & DDB_MARK_INFOMASK;
-	rec->infomask2 = t->t_infomask2 & HEAP_KEYS_UPDATED;
-	rec->xmax = HeapTupleHeaderGetRawXmax(t);
-	rec->cid = HeapTupleHeaderGetRawCommandId(t);
-	rec->ctid = t->t_ctid;
-}
-
 /*
  * The short record of a mark just made on the page at off, in out (room
  * for SizeOfDdbMarkShort + sizeof(ItemPointerData)); returns its length.
  */
 static int
-mark_record_short(Page page, OffsetNumber off, char *out)
+mark_record_short(Page page, OffsetNumber off, char *out, uint8 extra)
 {
 	DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off));
 	HeapTupleHeader t = DdbLeafItemGetTuple(li);
 	uint16		infomask = t->t_infomask & DDB_MARK_INFOMASK & ~HEAP_COMBOCID;
 	TransactionId xmax = HeapTupleHeaderGetRawXmax(t);
-	uint8		flags = 0;
+	uint8		flags = extra;
 	int			len = 0;
 
 	if (t->t_infomask2 & HEAP_KEYS_UPDATED)
@@ -318,12 +357,16 @@ mark_record_short(Page page, OffsetNumber off, char *out)
 	return len;
 }
 
-/* A short mark record read back into the long form's fields (at redo). */
-static void
-mark_from_short(Page page, const char *in, xl_ddb_mark *rec)
+/*
+ * A short mark record read back into the long form's fields (at redo);
+ * 'page' is read only when t_ctid is not logged.  Returns the record's
+ * length and its flags in *flagsp.
+ */
+static int
+mark_from_short(Page page, const char *in, xl_ddb_mark *rec, uint8 *flagsp)
 {
+	const char *start = in;
 	uint8		flags;
-	DdbLeafItem li;
 
 	memset(rec, 0, sizeof(*rec));
 	memcpy(&rec->off, in, sizeof(rec->off));
@@ -336,11 +379,17 @@ mark_from_short(Page page, const char *in, xl_ddb_mark *rec)
 	in += sizeof(flags);
 	rec->infomask2 = (flags & DDB_MARK_KEYS_UPDATED) ? HEAP_KEYS_UPDATED : 0;
 	rec->cid = FirstCommandId;
-	li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, rec->off));
 	if (flags & DDB_MARK_CTID)
+	{
 		memcpy(&rec->ctid, in, sizeof(ItemPointerData));
+		in += sizeof(ItemPointerData);
+	}
+	else if (page != NULL)
+		rec->ctid = ((DdbLeafItem) PageGetItem(page, PageGetItemId(page, rec->off)))->tid;
 	else
-		rec->ctid = li->tid;
+		ItemPointerSetInvalid(&rec->ctid);
+	*flagsp = flags;
+	return in - start;
 }
 
 static void
@@ -362,12 +411,18 @@ mark_apply(Page page, const xl_ddb_mark *rec)
 
 /*
  * Add a leaf item at 'off' of the exclusively locked leaf in buf.  The
- * caller has checked that it fits.
+ * caller has checked that it fits.  With ddb's records and a valid
+ * 'mapbuf' (a map leaf pinned by ddb_map_pin_leaf and locked by the caller
+ * after the leaf: rule 1 of ddb_tree.c's header), the same record sets the
+ * new version's map entry to this leaf and 'hash' (INSERT_MAP); otherwise
+ * the caller defers it.
  */
 void
-ddb_wal_leaf_add(Relation rel, Buffer buf, OffsetNumber off, const void *item, Size size)
+ddb_wal_leaf_add(Relation rel, Buffer buf, OffsetNumber off, const void *item, Size size,
+				 Buffer mapbuf, uint32 hash)
 {
 	Page		page = BufferGetPage(buf);
+	uint16		slot = 0;
 
 	if (!ddb_wal_custom())
 	{
@@ -382,18 +437,37 @@ ddb_wal_leaf_add(Relation rel, Buffer buf, OffsetNumber off, const void *item, S
 	START_CRIT_SECTION();
 	leaf_add(page, item, size, off, PANIC);
 	MarkBufferDirty(buf);
+	if (BufferIsValid(mapbuf))
+	{
+		DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off));
+
+		slot = (uint16) ddb_map_slot(&li->tid);
+		ddb_map_apply(BufferGetPage(mapbuf), slot, BufferGetBlockNumber(buf), hash);
+		MarkBufferDirty(mapbuf);
+	}
 	if (RelationNeedsWAL(rel))
 	{
 		xl_ddb_insert xlrec;
 		XLogRecPtr	recptr;
+		char		entry[sizeof(uint32) + sizeof(uint16)];
 
 		xlrec.off = off;
 		XLogBeginInsert();
 		XLogRegisterData((char *) &xlrec, SizeOfDdbInsert);
 		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
 		XLogRegisterBufData(0, (char *) item, size);
-		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_INSERT);
+		if (BufferIsValid(mapbuf))
+		{
+			memcpy(entry, &hash, sizeof(uint32));
+			memcpy(entry + sizeof(uint32), &slot, sizeof(uint16));
+			XLogRegisterBuffer(1, mapbuf, REGBUF_STANDARD);
+			XLogRegisterBufData(1, entry, sizeof(entry));
+		}
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_INSERT |
+							(BufferIsValid(mapbuf) ? XLOG_DDB_INSERT_MAP : 0));
 		PageSetLSN(page, recptr);
+		if (BufferIsValid(mapbuf))
+			PageSetLSN(BufferGetPage(mapbuf), recptr);
 	}
 	END_CRIT_SECTION();
 }
@@ -498,7 +572,7 @@ ddb_wal_leaf_mark(Relation rel, Buffer buf, OffsetNumber off, DdbMarkFn mark, vo
 		XLogRecPtr	recptr;
 
 		XLogBeginInsert();
-		XLogRegisterData(xlrec, mark_record_short(page, off, xlrec));
+		XLogRegisterData(xlrec, mark_record_short(page, off, xlrec, 0));
 		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
 		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_MARK | XLOG_DDB_MARK_SHORT);
 		PageSetLSN(page, recptr);
@@ -509,9 +583,10 @@ ddb_wal_leaf_mark(Relation rel, Buffer buf, OffsetNumber off, DdbMarkFn mark, vo
 /*
  * The delta of the new leaf item 'item' (size bytes) against the old
  * version 'old' (oldsize bytes) as it is after its mark, laid out in 'out'
- * (room for size bytes), as xl_ddb_update_delta says.  Returns its length,
- * or 0 when the new item cannot be logged that way (then it is logged
- * whole).
+ * (room for size bytes), as xl_ddb_update_delta says, leaving out a zero
+ * t_xmax and an unchanged t_hoff and null bitmap (UPDATE_MAP's delta).
+ * Returns its length, or 0 when the new item cannot be logged that way
+ * (then it is logged whole).
  */
 static Size
 update_delta(const char *old, Size oldsize, const char *item, Size size, char *out)
@@ -545,8 +620,13 @@ update_delta(const char *old, Size oldsize, const char *item, Size size, char *o
 	nlen = item + size - ndata;
 
 	d.flags = 0;
-	memcpy(p, &nh->t_choice.t_heap.t_xmax, sizeof(TransactionId));
-	p += sizeof(TransactionId);
+	if (HeapTupleHeaderGetRawXmax(nh) == InvalidTransactionId)
+		d.flags |= DDB_DELTA_XMAX_ZERO;
+	else
+	{
+		memcpy(p, &nh->t_choice.t_heap.t_xmax, sizeof(TransactionId));
+		p += sizeof(TransactionId);
+	}
 	if (memcmp((char *) oh + DELTA_MID_START, (char *) nh + DELTA_MID_START,
 			   DELTA_MID_END - DELTA_MID_START) == 0)
 		d.flags |= DDB_DELTA_MID_OLD;
@@ -555,9 +635,17 @@ update_delta(const char *old, Size oldsize, const char *item, Size size, char *o
 		memcpy(p, (char *) nh + DELTA_MID_START, DELTA_MID_END - DELTA_MID_START);
 		p += DELTA_MID_END - DELTA_MID_START;
 	}
-	/* t_infomask, t_hoff and the null bitmap */
-	memcpy(p, &nh->t_infomask, nh->t_hoff - DELTA_MID_END);
-	p += nh->t_hoff - DELTA_MID_END;
+	/* t_infomask, then t_hoff and the null bitmap unless they are the old ones */
+	memcpy(p, &nh->t_infomask, sizeof(uint16));
+	p += sizeof(uint16);
+	if (nh->t_hoff == oh->t_hoff &&
+		memcmp((char *) nh + DELTA_HOFF, (char *) oh + DELTA_HOFF, nh->t_hoff - DELTA_HOFF) == 0)
+		d.flags |= DDB_DELTA_HOFF_OLD;
+	else
+	{
+		memcpy(p, (char *) nh + DELTA_HOFF, nh->t_hoff - DELTA_HOFF);
+		p += nh->t_hoff - DELTA_HOFF;
+	}
 
 	/* the data: what it shares with the old data at either end is not logged */
 	while (prefix < olen && prefix < nlen && odata[prefix] == ndata[prefix])
@@ -601,8 +689,13 @@ update_from_delta(const char *old, Size oldsize, const char *delta, Size deltale
 	memcpy(out + sizeof(ItemPointerData), old + sizeof(ItemPointerData),
 		   tupoff - sizeof(ItemPointerData));
 	memcpy(&nh->t_choice.t_heap.t_xmin, &oh->t_choice.t_heap.t_xmax, sizeof(TransactionId));
-	memcpy(&nh->t_choice.t_heap.t_xmax, p, sizeof(TransactionId));
-	p += sizeof(TransactionId);
+	if (d.flags & DDB_DELTA_XMAX_ZERO)
+		HeapTupleHeaderSetXmax(nh, InvalidTransactionId);
+	else
+	{
+		memcpy(&nh->t_choice.t_heap.t_xmax, p, sizeof(TransactionId));
+		p += sizeof(TransactionId);
+	}
 	if (d.flags & DDB_DELTA_MID_OLD)
 		memcpy((char *) nh + DELTA_MID_START, (char *) oh + DELTA_MID_START,
 			   DELTA_MID_END - DELTA_MID_START);
@@ -611,14 +704,26 @@ update_from_delta(const char *old, Size oldsize, const char *delta, Size deltale
 		memcpy((char *) nh + DELTA_MID_START, p, DELTA_MID_END - DELTA_MID_START);
 		p += DELTA_MID_END - DELTA_MID_START;
 	}
-	/* t_infomask and t_hoff first: t_hoff says where the bitmap ends */
-	if (p + SizeofHeapTupleHeader - DELTA_MID_END > end)
-		elog(PANIC, "ddb_wal_redo: invalid update delta");
-	memcpy(&nh->t_infomask, p, SizeofHeapTupleHeader - DELTA_MID_END);
-	if (nh->t_hoff < SizeofHeapTupleHeader || p + nh->t_hoff - DELTA_MID_END > end)
-		elog(PANIC, "ddb_wal_redo: invalid update delta");
-	memcpy(&nh->t_infomask, p, nh->t_hoff - DELTA_MID_END);
-	p += nh->t_hoff - DELTA_MID_END;
+	if (d.flags & DDB_DELTA_HOFF_OLD)
+	{
+		/* t_infomask, then t_hoff and the null bitmap from the old version */
+		if (p + sizeof(uint16) > end)
+			elog(PANIC, "ddb_wal_redo: invalid update delta");
+		memcpy(&nh->t_infomask, p, sizeof(uint16));
+		p += sizeof(uint16);
+		memcpy((char *) nh + DELTA_HOFF, (char *) oh + DELTA_HOFF, oh->t_hoff - DELTA_HOFF);
+	}
+	else
+	{
+		/* t_infomask and t_hoff first: t_hoff says where the bitmap ends */
+		if (p + SizeofHeapTupleHeader - DELTA_MID_END > end)
+			elog(PANIC, "ddb_wal_redo: invalid update delta");
+		memcpy(&nh->t_infomask, p, SizeofHeapTupleHeader - DELTA_MID_END);
+		if (nh->t_hoff < SizeofHeapTupleHeader || p + nh->t_hoff - DELTA_MID_END > end)
+			elog(PANIC, "ddb_wal_redo: invalid update delta");
+		memcpy(&nh->t_infomask, p, nh->t_hoff - DELTA_MID_END);
+		p += nh->t_hoff - DELTA_MID_END;
+	}
 
 	ndata = (char *) nh + nh->t_hoff;
 	rest = end - p;
@@ -634,28 +739,46 @@ update_from_delta(const char *old, Size oldsize, const char *delta, Size deltale
 /*
  * One update on one leaf: mark the old version at 'oldoff', then add the
  * new item at 'newoff' (<= oldoff: newest first), in one record.  With
- * ddb's records the new item is logged as a delta against the old version
- * (xl_ddb_update_delta).
+ * ddb's records the record also sets the new version's row-id map entry
+ * in the map leaf 'mapbuf' (pinned; locked exclusively by the caller after
+ * the leaf: rule 1 of ddb_tree.c's header), to this leaf and 'hash', and
+ * the new item is logged as a delta against the old version (UPDATE_MAP).
+ * With Generic WAL 'mapbuf' is not used: the caller defers the entry.
  */
 void
 ddb_wal_leaf_update(Relation rel, Buffer buf, OffsetNumber oldoff, DdbMarkFn mark,
-					void *arg, OffsetNumber newoff, const void *item, Size size)
+					void *arg, OffsetNumber newoff, const void *item, Size size,
+					Buffer mapbuf, uint32 hash, const DdbUpdatePrune *prune)
 {
+	int			npruned = prune ? prune->n : 0;
+	TransactionId latestRemovedXid = prune ? prune->latestRemovedXid : InvalidTransactionId;
 	Page		page = BufferGetPage(buf);
-	xl_ddb_update xlrec;
+	Page		mappage;
+	ItemPointerData newtid = ((const DdbLeafItemData *) item)->tid;
+	char		hdr[SizeOfDdbMarkShort + sizeof(ItemPointerData) + sizeof(OffsetNumber) +
+					sizeof(TransactionId) + sizeof(uint16)];
+	int			hdrlen = 0;
 	char	   *delta = NULL;
 	Size		deltalen = 0;
 
 	if (!ddb_wal_custom())
 	{
-		GenericXLogState *state = GenericXLogStart(rel);
+		GenericXLogState *state;
 
+		if (npruned > 0)
+			elog(ERROR, "ddb update with a prune logged as Generic WAL");
+		state = GenericXLogStart(rel);
 		page = GenericXLogRegisterBuffer(state, buf, 0);
 		mark(page, oldoff, arg);
 		leaf_add(page, item, size, newoff, ERROR);
 		GenericXLogFinish(state);
 		return;
 	}
+	if (!BufferIsValid(mapbuf))
+		elog(ERROR, "ddb update logged without its row-id map leaf");
+	mappage = BufferGetPage(mapbuf);
+	if (!XLogStandbyInfoActive())
+		latestRemovedXid = InvalidTransactionId;
 
 	/*
 	 * Room for the delta before the critical section: it is shorter than
@@ -665,59 +788,100 @@ ddb_wal_leaf_update(Relation rel, Buffer buf, OffsetNumber oldoff, DdbMarkFn mar
 		delta = palloc(size);
 
 	START_CRIT_SECTION();
+	if (npruned > 0)
+		PageIndexMultiDelete(page, prune->offsets, npruned);
 	mark(page, oldoff, arg);
 	/* the mark's fields and the delta are read before the insert moves the item */
-	mark_record(page, oldoff, &xlrec.mark);
-	xlrec.newoff = newoff;
 	if (delta)
 	{
 		ItemId		oiid = PageGetItemId(page, oldoff);
+		uint8		flags = (newoff != oldoff ? DDB_UPDATE_NEWOFF : 0) |
+			(npruned > 0 ? DDB_UPDATE_PRUNE : 0);
 
 		deltalen = update_delta(PageGetItem(page, oiid), ItemIdGetLength(oiid),
 								item, size, delta);
+		if (deltalen > 0)
+			flags |= DDB_UPDATE_DELTA;
+		hdrlen = mark_record_short(page, oldoff, hdr, flags);
+		/* the old version points at the new one: its t_ctid is logged */
+		Assert(hdr[SizeOfDdbMarkShort - 1] & DDB_MARK_CTID);
+		if (flags & DDB_UPDATE_NEWOFF)
+		{
+			memcpy(hdr + hdrlen, &newoff, sizeof(OffsetNumber));
+			hdrlen += sizeof(OffsetNumber);
+		}
+		if (flags & DDB_UPDATE_PRUNE)
+		{
+			uint16		n = (uint16) npruned;
+
+			memcpy(hdr + hdrlen, &latestRemovedXid, sizeof(TransactionId));
+			hdrlen += sizeof(TransactionId);
+			memcpy(hdr + hdrlen, &n, sizeof(uint16));
+			hdrlen += sizeof(uint16);
+		}
 	}
 	leaf_add(page, item, size, newoff, PANIC);
+	ddb_map_apply(mappage, ddb_map_slot(&newtid), BufferGetBlockNumber(buf), hash);
+	for (int i = 0; i < (prune ? prune->nclear : 0); i++)
+		ddb_map_apply(mappage, prune->clear[i], 0, 0);
 	MarkBufferDirty(buf);
+	MarkBufferDirty(mapbuf);
 	if (RelationNeedsWAL(rel))
 	{
 		XLogRecPtr	recptr;
 
 		XLogBeginInsert();
-		XLogRegisterData((char *) &xlrec, SizeOfDdbUpdate);
+		XLogRegisterData(hdr, hdrlen);
 		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		if (npruned > 0)
+			XLogRegisterBufData(0, (char *) prune->offsets, sizeof(OffsetNumber) * npruned);
 		if (deltalen > 0)
 			XLogRegisterBufData(0, delta, deltalen);
 		else
 			XLogRegisterBufData(0, (char *) item, size);
-		recptr = XLogInsert(DDB_RMGR_ID,
-							XLOG_DDB_UPDATE | (deltalen > 0 ? XLOG_DDB_DELTA : 0));
+		XLogRegisterBuffer(1, mapbuf, REGBUF_STANDARD);
+		XLogRegisterBufData(1, (char *) &hash, sizeof(uint32));
+		if (prune && prune->nclear > 0)
+			XLogRegisterBufData(1, (char *) prune->clear, sizeof(uint16) * prune->nclear);
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_UPDATE_MAP);
 		PageSetLSN(page, recptr);
+		PageSetLSN(mappage, recptr);
 	}
 	END_CRIT_SECTION();
 	if (delta)
 		pfree(delta);
 }
 
-/* Set n slots of the exclusively locked row-id map leaf in buf. */
-void
-ddb_wal_map_set(Relation rel, Buffer buf, const DdbMapChange *changes, int n)
+/*
+ * Set n slots of the exclusively locked row-id map leaf in buf as
+ * changes[] says (MAP), or, with changes NULL, clear the slots in slots[]
+ * (MAP_CLEAR).
+ */
+static void
+map_write(Relation rel, Buffer buf, const DdbMapChange *changes, const uint16 *slots, int n)
 {
 	Page		page = BufferGetPage(buf);
+	GenericXLogState *state = NULL;
 
 	if (!ddb_wal_custom())
 	{
-		GenericXLogState *state = GenericXLogStart(rel);
-
+		state = GenericXLogStart(rel);
 		page = GenericXLogRegisterBuffer(state, buf, 0);
-		for (int i = 0; i < n; i++)
+	}
+	else
+		START_CRIT_SECTION();
+	for (int i = 0; i < n; i++)
+	{
+		if (changes)
 			ddb_map_apply(page, changes[i].slot, changes[i].block, changes[i].hash);
+		else
+			ddb_map_apply(page, slots[i], 0, 0);
+	}
+	if (state)
+	{
 		GenericXLogFinish(state);
 		return;
 	}
-
-	START_CRIT_SECTION();
-	for (int i = 0; i < n; i++)
-		ddb_map_apply(page, changes[i].slot, changes[i].block, changes[i].hash);
 	MarkBufferDirty(buf);
 	if (RelationNeedsWAL(rel))
 	{
@@ -725,11 +889,31 @@ ddb_wal_map_set(Relation rel, Buffer buf, const DdbMapChange *changes, int n)
 
 		XLogBeginInsert();
 		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
-		XLogRegisterBufData(0, (char *) changes, sizeof(DdbMapChange) * n);
-		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_MAP);
+		if (changes)
+			XLogRegisterBufData(0, (char *) changes, sizeof(DdbMapChange) * n);
+		else
+			XLogRegisterBufData(0, (char *) slots, sizeof(uint16) * n);
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_MAP | (changes ? 0 : XLOG_DDB_MAP_CLEAR));
 		PageSetLSN(page, recptr);
 	}
 	END_CRIT_SECTION();
+}
+
+/* Set n slots of the exclusively locked row-id map leaf in buf. */
+void
+ddb_wal_map_set(Relation rel, Buffer buf, const DdbMapChange *changes, int n)
+{
+	map_write(rel, buf, changes, NULL, n);
+}
+
+/*
+ * Clear n slots of the exclusively locked row-id map leaf in buf: the
+ * entries of versions a prune or VACUUM removed.
+ */
+void
+ddb_wal_map_clear(Relation rel, Buffer buf, const uint16 *slots, int n)
+{
+	map_write(rel, buf, NULL, slots, n);
 }
 
 /*
@@ -869,6 +1053,134 @@ split_redo(XLogReaderState *record)
 		UnlockReleaseBuffer(pbuf);
 }
 
+/*
+ * The map entry an UPDATE_MAP or INSERT_MAP sets in its map leaf, block 1,
+ * redone while the caller holds block 0, the leaf, as the primary did.
+ * It comes from block 0's tag (the leaf's block number), block 1's data
+ * (the hash; an INSERT_MAP's slot after it) and, for an update, the new
+ * row id 'tid' in the main data -- never from block 0's page, which may be
+ * newer than this record (then it is not redone) or restored from an
+ * image (then its block data is not logged).
+ */
+static void
+map_entry_redo(XLogReaderState *record, const ItemPointerData *tid)
+{
+	Buffer		mbuf;
+	BlockNumber leafblk;
+
+	XLogRecGetBlockTag(record, 0, NULL, NULL, &leafblk);
+	if (XLogReadBufferForRedo(record, 1, &mbuf) == BLK_NEEDS_REDO)
+	{
+		Page		mpage = BufferGetPage(mbuf);
+		Size		datalen;
+		char	   *data = XLogRecGetBlockData(record, 1, &datalen);
+		uint32		hash;
+		uint16		slot;
+
+		if (tid ? datalen < sizeof(uint32) || (datalen - sizeof(uint32)) % sizeof(uint16) != 0 :
+			datalen != sizeof(uint32) + sizeof(uint16))
+			elog(PANIC, "ddb_wal_redo: invalid row-id map entry");
+		memcpy(&hash, data, sizeof(uint32));
+		if (tid)
+			slot = (uint16) ddb_map_slot((ItemPointer) tid);
+		else
+			memcpy(&slot, data + sizeof(uint32), sizeof(uint16));
+		ddb_map_apply(mpage, slot, leafblk, hash);
+		/* an update's prune: the cleared entries on this map leaf */
+		for (Size i = sizeof(uint32); tid && i < datalen; i += sizeof(uint16))
+		{
+			memcpy(&slot, data + i, sizeof(uint16));
+			ddb_map_apply(mpage, slot, 0, 0);
+		}
+		PageSetLSN(mpage, record->EndRecPtr);
+		MarkBufferDirty(mbuf);
+	}
+	if (BufferIsValid(mbuf))
+		UnlockReleaseBuffer(mbuf);
+}
+
+/*
+ * UPDATE_MAP: the leaf (block 0) as UPDATE's redo changes it, then the map
+ * leaf (block 1), both locked until both are changed, in the primary's
+ * order.
+ */
+static void
+update_map_redo(XLogReaderState *record)
+{
+	XLogRecPtr	lsn = record->EndRecPtr;
+	char	   *rec = XLogRecGetData(record);
+	xl_ddb_mark m;
+	uint8		flags;
+	int			len = mark_from_short(NULL, rec, &m, &flags);
+	OffsetNumber newoff = m.off;
+	Buffer		buf;
+	char	   *data;
+	Size		datalen;
+	TransactionId latestRemovedXid = InvalidTransactionId;
+	uint16		npruned = 0;
+
+	if (!(flags & DDB_MARK_CTID))
+		elog(PANIC, "ddb_wal_redo: update without its new row id");
+	if (flags & DDB_UPDATE_NEWOFF)
+	{
+		memcpy(&newoff, rec + len, sizeof(OffsetNumber));
+		len += sizeof(OffsetNumber);
+	}
+	if (flags & DDB_UPDATE_PRUNE)
+	{
+		memcpy(&latestRemovedXid, rec + len, sizeof(TransactionId));
+		len += sizeof(TransactionId);
+		memcpy(&npruned, rec + len, sizeof(uint16));
+		len += sizeof(uint16);
+		/* before the page changes: cancel queries that could see them */
+		if (InHotStandby && TransactionIdIsValid(latestRemovedXid))
+		{
+			RelFileNode rnode;
+
+			XLogRecGetBlockTag(record, 0, &rnode, NULL, NULL);
+			ResolveRecoveryConflictWithSnapshot(latestRemovedXid, rnode);
+		}
+	}
+	if (len != XLogRecGetDataLen(record))
+		elog(PANIC, "ddb_wal_redo: invalid update record");
+
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+
+		data = XLogRecGetBlockData(record, 0, &datalen);
+		if (npruned > 0)
+		{
+			OffsetNumber pruned[MaxOffsetNumber];
+
+			if (npruned > MaxOffsetNumber || datalen < sizeof(OffsetNumber) * npruned)
+				elog(PANIC, "ddb_wal_redo: invalid update record");
+			memcpy(pruned, data, sizeof(OffsetNumber) * npruned);
+			PageIndexMultiDelete(page, pruned, npruned);
+			data += sizeof(OffsetNumber) * npruned;
+			datalen -= sizeof(OffsetNumber) * npruned;
+		}
+		mark_apply(page, &m);
+		if (flags & DDB_UPDATE_DELTA)
+		{
+			PGAlignedBlock item;
+			ItemId		oiid = PageGetItemId(page, m.off);
+			Size		size;
+
+			size = update_from_delta(PageGetItem(page, oiid), ItemIdGetLength(oiid),
+									 data, datalen, item.data);
+			leaf_add(page, item.data, size, newoff, PANIC);
+		}
+		else
+			leaf_add(page, data, datalen, newoff, PANIC);
+		PageSetLSN(page, lsn);
+		MarkBufferDirty(buf);
+	}
+	map_entry_redo(record, &m.ctid);
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
 static void
 ddb_wal_redo(XLogReaderState *record)
 {
@@ -882,14 +1194,19 @@ ddb_wal_redo(XLogReaderState *record)
 	 * A form this version does not know (written by a later ddb, whose
 	 * standbys must be upgraded first) must not be misread as another.
 	 */
-	if (info > XLOG_DDB_INSERT_MULTI ||
-		((XLogRecGetInfo(record) & 0x80) && info != XLOG_DDB_UPDATE && info != XLOG_DDB_MARK))
+	if ((XLogRecGetInfo(record) & 0x80) && info != XLOG_DDB_UPDATE &&
+		info != XLOG_DDB_MARK && info != XLOG_DDB_MAP && info != XLOG_DDB_INSERT)
 		elog(PANIC, "ddb WAL record with unknown info 0x%02X: this server's ddb is older than the one that wrote it",
 			 XLogRecGetInfo(record) & ~XLR_INFO_MASK);
 
 	if (info == XLOG_DDB_SPLIT)
 	{
 		split_redo(record);
+		return;
+	}
+	if (info == XLOG_DDB_UPDATE_MAP)
+	{
+		update_map_redo(record);
 		return;
 	}
 
@@ -940,8 +1257,9 @@ ddb_wal_redo(XLogReaderState *record)
 				if (XLogRecGetInfo(record) & XLOG_DDB_MARK_SHORT)
 				{
 					xl_ddb_mark m;
+					uint8		flags;
 
-					mark_from_short(page, XLogRecGetData(record), &m);
+					mark_from_short(page, XLogRecGetData(record), &m, &flags);
 					mark_apply(page, &m);
 				}
 				else
@@ -968,14 +1286,25 @@ ddb_wal_redo(XLogReaderState *record)
 					break;
 				}
 			case XLOG_DDB_MAP:
+				if (XLogRecGetInfo(record) & XLOG_DDB_MAP_CLEAR)
+				{
+					uint16		slot;
+
+					for (Size i = 0; i + sizeof(uint16) <= datalen; i += sizeof(uint16))
+					{
+						memcpy(&slot, data + i, sizeof(uint16));
+						ddb_map_apply(page, slot, 0, 0);
+					}
+				}
+				else
 				{
 					DdbMapChange *c = (DdbMapChange *) data;
 					int			n = datalen / sizeof(DdbMapChange);
 
 					for (int i = 0; i < n; i++)
 						ddb_map_apply(page, c[i].slot, c[i].block, c[i].hash);
-					break;
 				}
+				break;
 			case XLOG_DDB_PRUNE:
 				{
 					xl_ddb_prune *xlrec = (xl_ddb_prune *) XLogRecGetData(record);
@@ -989,6 +1318,8 @@ ddb_wal_redo(XLogReaderState *record)
 		PageSetLSN(page, lsn);
 		MarkBufferDirty(buf);
 	}
+	if (info == XLOG_DDB_INSERT && (XLogRecGetInfo(record) & XLOG_DDB_INSERT_MAP))
+		map_entry_redo(record, NULL);
 	if (BufferIsValid(buf))
 		UnlockReleaseBuffer(buf);
 }
@@ -1004,19 +1335,21 @@ ddb_wal_identify(uint8 info)
 	switch (info & XLOG_DDB_OPMASK)
 	{
 		case XLOG_DDB_INSERT:
-			return "INSERT";
+			return (info & XLOG_DDB_INSERT_MAP) ? "INSERT_MAP" : "INSERT";
 		case XLOG_DDB_MARK:
 			return "MARK";
 		case XLOG_DDB_UPDATE:
 			return (info & XLOG_DDB_DELTA) ? "UPDATE_DELTA" : "UPDATE";
 		case XLOG_DDB_MAP:
-			return "MAP";
+			return (info & XLOG_DDB_MAP_CLEAR) ? "MAP_CLEAR" : "MAP";
 		case XLOG_DDB_PRUNE:
 			return "PRUNE";
 		case XLOG_DDB_SPLIT:
 			return "SPLIT";
 		case XLOG_DDB_INSERT_MULTI:
 			return "INSERT_MULTI";
+		case XLOG_DDB_UPDATE_MAP:
+			return "UPDATE_MAP";
 	}
 	return NULL;
 }
@@ -1084,9 +1417,46 @@ ddb_wal_desc(StringInfo buf, XLogReaderState *record)
 				appendStringInfo(buf, ", item %zu bytes", datalen);
 			break;
 		case XLOG_DDB_MAP:
-			if (datalen > 0)
+			if (datalen > 0 && (XLogRecGetInfo(record) & XLOG_DDB_MAP_CLEAR))
+				appendStringInfo(buf, "cleared %zu", datalen / sizeof(uint16));
+			else if (datalen > 0)
 				appendStringInfo(buf, "entries %zu", datalen / sizeof(DdbMapChange));
 			break;
+		case XLOG_DDB_UPDATE_MAP:
+			{
+				xl_ddb_mark m;
+				uint8		flags;
+				int			len = mark_from_short(NULL, rec, &m, &flags);
+				OffsetNumber newoff = m.off;
+
+				uint16		npruned = 0;
+
+				if (flags & DDB_UPDATE_NEWOFF)
+				{
+					memcpy(&newoff, rec + len, sizeof(OffsetNumber));
+					len += sizeof(OffsetNumber);
+				}
+				if (flags & DDB_UPDATE_PRUNE)
+					memcpy(&npruned, rec + len + sizeof(TransactionId), sizeof(uint16));
+				desc_mark(buf, &m);
+				appendStringInfo(buf, "; new off %u", newoff);
+				if (npruned > 0)
+					appendStringInfo(buf, "; pruned %u first", npruned);
+				if (datalen > 0)
+					datalen -= sizeof(OffsetNumber) * npruned;
+				if (datalen > 0 && (flags & DDB_UPDATE_DELTA))
+				{
+					xl_ddb_update_delta d;
+
+					memcpy(&d, XLogRecGetBlockData(record, 0, NULL) + sizeof(OffsetNumber) * npruned,
+						   SizeOfDdbUpdateDelta);
+					appendStringInfo(buf, ", delta %zu bytes (data prefix %u, suffix %u from old)",
+									 datalen, d.prefixlen, d.suffixlen);
+				}
+				else if (datalen > 0)
+					appendStringInfo(buf, ", item %zu bytes", datalen);
+				break;
+			}
 		case XLOG_DDB_PRUNE:
 			appendStringInfo(buf, "latestRemovedXid %u ndeleted %u",
 							 ((xl_ddb_prune *) rec)->latestRemovedXid,

@@ -1,4 +1,5 @@
-# Hot standby safety of VACUUM on a ddb table.
+# Hot standby safety of VACUUM, and of the prune an update makes, on a
+# ddb table.
 #
 # Generic WAL records carry no conflict horizon.  ddb logs one before it
 # removes versions, so a standby query whose snapshot can still see the
@@ -76,6 +77,52 @@ is($standby->safe_psql('postgres', 'SELECT count(*) FROM t'), '2500',
 	'a new standby snapshot sees the deletes');
 is($standby->safe_psql('postgres', q{SELECT (ddb_verify('t')->>'items')::int}),
 	'2500', 'ddb_verify is clean on the standby');
+
+# The same for a prune that an update makes on its own leaf (a hot item,
+# updated one transaction at a time until its leaf is full of its dead
+# versions; with ddb preloaded the prune is part of the update's record):
+# a standby snapshot that still sees the first version keeps seeing it or
+# is cancelled, never finds the item gone.
+$primary->safe_psql('postgres', q{
+	CREATE TABLE h (pk text, sk text, item jsonb) USING ddb;
+	INSERT INTO h VALUES ('hot', 'x', '{"n": 0}');
+});
+$primary->wait_for_catchup($standby);
+my $logstart = -s $standby->logfile;
+$session = $standby->background_psql('postgres', on_error_stop => 0);
+$session->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+is($session->query_safe(q{SELECT item->>'n' FROM h}), '0', 'standby snapshot sees the hot item\'s first version');
+$primary->safe_psql('postgres', q{
+	DO $$
+	BEGIN
+		FOR i IN 1..120 LOOP
+			UPDATE h SET item = jsonb_build_object('n', i, 'pad', repeat('h', 300));
+			COMMIT;
+		END LOOP;
+	END $$;
+});
+cmp_ok($primary->safe_psql('postgres', q{SELECT (ddb_verify('h')->>'items')::int}),
+	'<', 60, 'the updates pruned the hot item\'s leaf');
+$primary->wait_for_catchup($standby);
+$died = !eval {
+	($out, $failed) = $session->query(q{SELECT count(*) || ':' || min(item->>'n') FROM h});
+	1;
+};
+if ($died || $failed)
+{
+	ok( $standby->log_contains(qr/conflict with recovery/, $logstart),
+		'the standby transaction was cancelled by the prune\'s recovery conflict');
+}
+else
+{
+	is($out, '1:0', 'the standby query still sees the hot item\'s first version');
+}
+eval { $session->quit; };
+is($standby->safe_psql('postgres', q{SELECT item->>'n' FROM h}), '120',
+	'a new standby snapshot sees the last update');
+is($standby->safe_psql('postgres', q{SELECT (ddb_verify('h')->>'items')::int}),
+	$primary->safe_psql('postgres', q{SELECT (ddb_verify('h')->>'items')::int}),
+	'ddb_verify is clean on the standby, with the primary\'s versions');
 
 $standby->stop;
 $primary->stop;

@@ -15,10 +15,15 @@
 #       = 'ddb', so the standby compares every page it replays from them with
 #       the primary's image (hint bits masked), and both answer the same
 #       queries, ddb_verify clean -- among them updates logged as a delta
-#       against the old version (UPDATE_DELTA) of every shape: identical
-#       items, a change in the middle, at the end, at both ends, longer and
-#       shorter items, a second update in one transaction (a combo command
-#       id, so the header's middle is logged);
+#       against the old version, with the new version's row-id map entry in
+#       the same record (UPDATE_MAP), of every shape: identical items, a
+#       change in the middle, at the end, at both ends, longer and shorter
+#       items, a second update in one transaction (a combo command id, so
+#       the header's middle is logged), an update after an aborted one (the
+#       new version goes before the aborted version, not at the old
+#       version's offset, so the record names its offset), and updates that
+#       prune their leaf first, whose removed versions' map entries are
+#       cleared by slot (MAP_CLEAR);
 #   (c) a standby without the preload stops at the first ddb record, saying
 #       why, and with it catches up;
 #   (d) a crash with ddb records in WAL, restarted without the preload: the
@@ -34,6 +39,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use FindBin;
+use lib $FindBin::RealBin;
+use DdbPgbench;
 
 my $preload = qq(
 shared_preload_libraries = 'ddb'
@@ -93,6 +101,10 @@ sub workload
 			UPDATE $tbl SET item = item || '{"v": 1}' WHERE $w % 11 = 7;
 			UPDATE $tbl SET item = item || '{"v": 2}' WHERE $w % 11 = 7;
 			COMMIT;
+			BEGIN;
+			UPDATE $tbl SET item = item || '{"a": 1}' WHERE $w % 11 = 8;
+			ROLLBACK;
+			UPDATE $tbl SET item = item || '{"a": 2}' WHERE $w % 11 = 8;
 		});
 	}
 	$node->safe_psql('postgres', qq{
@@ -133,6 +145,78 @@ sub workload
 		END \$\$;
 		INSERT INTO s VALUES ('hot', '$tag', jsonb_build_object('n', 250, 'pad', repeat('h', 200)));
 	});
+	return;
+}
+
+# Writers of one small table at once (c: 4 partitions on a few leaves),
+# each insert and update setting its map entry in its own record with the
+# map leaf locked under the tree leaf, while TID lookups read the map
+# (UPDATE by ctid), prunes and VACUUM clear entries, and batches defer
+# theirs: no lock cycle (a hang would end in statement_timeout and fail the
+# run), and ddb_verify clean.
+sub concurrent
+{
+	my ($node) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	$node->safe_psql('postgres', q{
+		CREATE TABLE conc ("PK" text, "SK" text, item jsonb) USING ddb;
+		INSERT INTO conc SELECT 'C' || (g % 4), 'k' || g, jsonb_build_object('n', 0, 'pad', repeat('c', 150)) FROM generate_series(1, 40) g;
+	});
+	my %scripts = (
+		update => q{
+\set k random(1, 40)
+SELECT ddb_update_item('conc', jsonb_build_object('PK', 'C' || (:k % 4), 'SK', 'k' || :k), 'ADD n :' || 'one', vals => jsonb_build_object(':' || 'one', 1));
+},
+		put => q{
+\set k random(1, 3000)
+SELECT ddb_put_item('conc', jsonb_build_object('PK', 'C' || (:k % 4), 'SK', 'p' || :k, 'pad', repeat('p', 120)));
+},
+		by_ctid => q{
+\set k random(1, 40)
+UPDATE conc SET item = item || '{"t": 1}' WHERE ctid = (SELECT ctid FROM conc WHERE "PK" = 'C' || (:k % 4) AND "SK" = 'k' || :k);
+},
+		batch => q{
+\set k random(1, 3000)
+SELECT ddb_batch_write_item(jsonb_build_object('conc', jsonb_build_array(
+  jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('PK', 'C' || (:k % 4), 'SK', 'b' || :k))),
+  jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('PK', 'C' || ((:k + 1) % 4), 'SK', 'b' || :k))))));
+},
+		vacuum => q{
+VACUUM conc;
+});
+	my ($ok, $out, $err) = DdbPgbench::run($node, \%scripts,
+		{ update => 6, put => 3, by_ctid => 2, batch => 1, vacuum => 1 },
+		clients => 6, transactions => 150);
+	ok($ok, '(b) concurrent writers of one table ran without errors') or diag $err;
+	my ($ret, $v, $verr) = $node->psql('postgres', "SELECT ddb_verify('conc')");
+	ok($ret == 0 && $v =~ /^\{.*\}$/s, "(b) ddb_verify is clean after them: $v $verr");
+	return;
+}
+
+# The item API's update of a leaf's first item: the leaf keeps no low
+# bound, but the API's read found the version on the key's first leaf, so
+# the new version (which sorts right before it) goes beside it in one
+# UPDATE_MAP record, not a separate MARK and INSERT.
+sub first_item_update
+{
+	my ($node) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	$node->safe_psql('postgres', q{
+		CREATE TABLE fl ("PK" text, "SK" text, item jsonb) USING ddb;
+		INSERT INTO fl SELECT 'F' || g, 's', '{"n": 0}' FROM generate_series(1, 5) g;
+	});
+	# a seq scan returns the items in key order: the first is the leaf's first
+	my $first = $node->safe_psql('postgres', q{SELECT "PK" FROM fl LIMIT 1});
+	my $from = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+	$node->safe_psql('postgres', qq{
+		SELECT ddb_update_item('fl', '{"PK": "$first", "SK": "s"}', 'SET n = :one', vals => '{":one": 1}')});
+	my $to = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+	is( $node->safe_psql('postgres', qq{
+			SELECT string_agg(record_type, ',' ORDER BY start_lsn)
+			FROM pg_get_wal_records_info('$from', '$to') WHERE resource_manager = 'ddb'}),
+		'UPDATE_MAP', '(a) the API\'s update of a leaf\'s first item is one UPDATE_MAP record');
+	my ($ret, $v, $verr) = $node->psql('postgres', "SELECT ddb_verify('fl')");
+	ok($ret == 0 && $v =~ /^\{.*\}$/s, "(a) ... and ddb_verify is clean: $v $verr");
 	return;
 }
 
@@ -183,15 +267,27 @@ $bare->start;
 
 my $lsn = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
 workload($primary, 'A');
+concurrent($primary);
+first_item_update($primary);
 $primary->safe_psql('postgres', 'VACUUM t');
 my $end = $primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
 
 my $kinds = kinds_since($primary, $lsn);
 note explain $kinds;
-for my $kind ('INSERT', 'INSERT_MULTI', 'MARK', 'UPDATE_DELTA', 'MAP', 'PRUNE', 'SPLIT')
+for my $kind ('INSERT_MAP', 'INSERT_MULTI', 'MARK', 'UPDATE_MAP', 'MAP', 'MAP_CLEAR', 'PRUNE', 'SPLIT')
 {
 	cmp_ok($kinds->{$kind} // 0, '>', 0, "(a) ddb records of kind $kind were written");
 }
+# the forms an update takes: its new item as a delta, at an offset of its
+# own after an aborted version of its key, and after pruning its leaf (the
+# hot key's overwrites)
+is( $primary->safe_psql('postgres', qq{
+		SELECT count(*) FILTER (WHERE description ~ 'delta') > 0,
+		       count(*) FILTER (WHERE substring(description from '^off (\\d+)')
+		                         <> substring(description from 'new off (\\d+)')) > 0,
+		       count(*) FILTER (WHERE description ~ 'pruned') > 0
+		FROM pg_get_wal_records_info('$lsn', '$end') WHERE record_type = 'UPDATE_MAP'}),
+	't|t|t', '(a) UPDATE_MAP records with a delta, with a new offset of their own, with a prune');
 cmp_ok(waldump_count($primary, $lsn, $end, 'custom203'), '>', 0,
 	'(a) pg_waldump --stats counts them as custom203');
 
@@ -201,6 +297,11 @@ is($standby->safe_psql('postgres', q{SELECT item->>'n' FROM t WHERE "PK" = 'hot'
 	'250', '(b) the hot key reads its last version on the standby');
 ok(!$standby->log_contains('inconsistent page found'),
 	'(b) no replayed page differed from the primary\'s');
+my $rows_c = q{SELECT md5(string_agg(c::text, ',' ORDER BY "PK", "SK")) FROM conc c};
+is($standby->safe_psql('postgres', $rows_c), $primary->safe_psql('postgres', $rows_c),
+	'(b) the concurrently written table reads the same on the standby');
+my ($vret, $vout, $verr) = $standby->psql('postgres', "SELECT ddb_verify('conc')");
+ok($vret == 0 && $vout =~ /^\{.*\}$/s, "(b) ... and its ddb_verify is clean there: $vout $verr");
 same_rows($primary, '(b) primary');
 
 # (c) the bare standby stopped at the first ddb record
