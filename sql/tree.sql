@@ -43,6 +43,18 @@ FROM ddb_range_scan(NULL::app, ddb_key_bytes('CUST#42'::text), forward => false,
 SELECT "SK" FROM ddb_range_scan(NULL::app, ddb_key_bytes('CUST#42'::text),
                                 forward => false, prefix => true) LIMIT 1;
 
+-- The same in a select list, where the LIMIT stops the function after its
+-- first row: the scan still ends and the table is closed (no "relcache
+-- reference leak" warning), in a statement and in a cursor closed early.
+SELECT (ddb_range_scan(NULL::app, ddb_key_bytes('CUST#42'::text),
+                       forward => false, prefix => true))."SK" LIMIT 1;
+BEGIN;
+DECLARE early CURSOR FOR
+  SELECT (ddb_range_scan(NULL::app, ddb_key_bytes('CUST#42'::text), prefix => true))."SK";
+FETCH 2 FROM early;
+CLOSE early;
+COMMIT;
+
 -- Bounded ranges: ORDER#0005 <= SK < ORDER#0009, both directions.
 SELECT array_agg("SK") FROM ddb_range_scan(NULL::app,
   ddb_key_bytes('CUST#7'::text, 'ORDER#0005'::text), ddb_key_bytes('CUST#7'::text, 'ORDER#0009'::text));

@@ -388,7 +388,13 @@ ddb_condition_failed(void)
 			  DDB_MSG_CONDITIONAL_FAILED);
 }
 
-/* The key attribute names of a table, for UpdateExpression validation. */
+/*
+ * The key attribute names of a table, for UpdateExpression validation:
+ * copies, which UpdateItem keeps across its retries.  The table catalog's
+ * strings go when a changed catalog row is read again (ddb_table_info), and
+ * a retry may read it again after taking in an invalidation (a wait, a
+ * detoasted item, an index table opened).
+ */
 static const char **
 key_names(Relation rel, int *n)
 {
@@ -396,7 +402,7 @@ key_names(Relation rel, int *n)
 	const char **names = palloc(sizeof(char *) * ki->nkeys);
 
 	for (int k = 0; k < ki->nkeys; k++)
-		names[k] = ddb_key_name(rel, k);
+		names[k] = pstrdup(ddb_key_name(rel, k));
 	*n = ki->nkeys;
 	return names;
 }

@@ -58,10 +58,36 @@ open_by_rowtype(FunctionCallInfo fcinfo)
 
 typedef struct RangeScanState
 {
-	Relation	rel;
+	Relation	rel;			/* NULL once the scan has ended */
 	DdbRangeScan scan;
 	TupleDesc	desc;
+	ExprContext *econtext;		/* where range_scan_shutdown is registered */
 } RangeScanState;
+
+/* End the scan and close the table: at its end, or when the caller stops. */
+static void
+range_scan_end(RangeScanState *st)
+{
+	if (st->rel == NULL)
+		return;
+	ddb_range_end(st->scan);
+	relation_close(st->rel, AccessShareLock);
+	st->rel = NULL;
+}
+
+/*
+ * A caller may stop asking before the last row (a LIMIT over the function
+ * in a select list, a cursor closed early): the expression context's
+ * shutdown ends the scan then, as ddb_query's reader does, or the table
+ * would stay open past the query (a relcache reference leak).  It runs
+ * before the SRF's own shutdown, which frees the multi-call memory that
+ * holds st (callbacks run in reverse order of registration).
+ */
+static void
+range_scan_shutdown(Datum arg)
+{
+	range_scan_end((RangeScanState *) DatumGetPointer(arg));
+}
 
 Datum
 ddb_range_scan(PG_FUNCTION_ARGS)
@@ -72,6 +98,7 @@ ddb_range_scan(PG_FUNCTION_ARGS)
 
 	if (SRF_IS_FIRSTCALL())
 	{
+		ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 		MemoryContext old;
 		DdbRange	range = {0};
 		bool		forward = PG_ARGISNULL(3) ? true : PG_GETARG_BOOL(3);
@@ -111,6 +138,12 @@ ddb_range_scan(PG_FUNCTION_ARGS)
 			range.hilen = VARSIZE_ANY_EXHDR(hi);
 		}
 		st->scan = ddb_range_begin(st->rel, GetActiveSnapshot(), &range, forward);
+		if (rsinfo && IsA(rsinfo, ReturnSetInfo) && rsinfo->econtext)
+		{
+			st->econtext = rsinfo->econtext;
+			RegisterExprContextCallback(st->econtext, range_scan_shutdown,
+										PointerGetDatum(st));
+		}
 		funcctx->user_fctx = st;
 		MemoryContextSwitchTo(old);
 	}
@@ -121,8 +154,10 @@ ddb_range_scan(PG_FUNCTION_ARGS)
 	if (tuple != NULL)
 		SRF_RETURN_NEXT(funcctx, heap_copy_tuple_as_datum(tuple, st->desc));
 
-	ddb_range_end(st->scan);
-	relation_close(st->rel, AccessShareLock);
+	range_scan_end(st);
+	if (st->econtext)
+		UnregisterExprContextCallback(st->econtext, range_scan_shutdown,
+									  PointerGetDatum(st));
 	SRF_RETURN_DONE(funcctx);
 }
 

@@ -125,7 +125,6 @@ static void
 ddb_check_api_writable(Relation rel, AclMode mode)
 {
 	TupleConstr *constr = RelationGetDescr(rel)->constr;
-	TriggerDesc *td = rel->trigdesc;
 	/* (puts and updates may replace or, in a batch, come with deletes) */
 	int16		events = mode == ACL_DELETE ? TRIGGER_TYPE_DELETE :
 		TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE;
@@ -137,13 +136,24 @@ ddb_check_api_writable(Relation rel, AclMode mode)
 						RelationGetRelationName(rel), constr->check[0].ccname),
 				 errdetail("The item functions write the table directly, without the checks and triggers of SQL writes."),
 				 errhint("Write it with SQL (INSERT, UPDATE, DELETE), or drop the constraint.")));
-	for (int i = 0; td != NULL && i < td->numtriggers; i++)
-	{
-		Trigger    *t = &td->triggers[i];
 
-		if ((t->tgtype & events) == 0 || t->tgenabled == TRIGGER_DISABLED ||
-			ddb_own_trigger_function(t->tgfoid))
+	/*
+	 * rel->trigdesc is read afresh after each look-up of a trigger function:
+	 * a syscache miss takes a lock and so takes in invalidations, and a
+	 * relcache rebuild frees the trigger list it replaces (PostgreSQL keeps
+	 * rd_rel and an unchanged tuple descriptor in place, not the triggers).
+	 * Our lock keeps the list itself from changing, so index i still names
+	 * the same trigger in the rebuilt one.
+	 */
+	for (int i = 0; rel->trigdesc != NULL && i < rel->trigdesc->numtriggers; i++)
+	{
+		Trigger    *t = &rel->trigdesc->triggers[i];
+
+		if ((t->tgtype & events) == 0 || t->tgenabled == TRIGGER_DISABLED)
 			continue;
+		if (ddb_own_trigger_function(t->tgfoid))
+			continue;
+		t = &rel->trigdesc->triggers[i];
 		if (OidIsValid(t->tgconstraint))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
