@@ -1079,7 +1079,12 @@ ddb_descend(Relation rel, const char *key, int keylen, bool strict,
  * ------------------------------------------------------------------------
  */
 
-/* A copy of one item of a page being split. */
+/*
+ * One item of a page being split, read in place: the page itself does not
+ * change until the split's critical section (ddb's own WAL builds the new
+ * halves aside; Generic WAL changes its registered copies), by when the
+ * halves have been built from these.
+ */
 typedef struct SplitItem
 {
 	char	   *data;
@@ -1966,15 +1971,18 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 	*sep_out = NULL;
 	*sep_outlen = 0;
 
-	/* Copy the items out; the page is rewritten below. */
+	/*
+	 * The items, in place (see SplitItem).  An item's MAXALIGN'd size stays
+	 * within the page: items are placed at MAXALIGN'd offsets below the
+	 * special space.
+	 */
 	items = palloc(sizeof(SplitItem) * nitems);
 	for (int i = 0; i < nitems; i++)
 	{
 		ItemId		iid = PageGetItemId(page, first + i);
 
 		items[i].size = MAXALIGN(ItemIdGetLength(iid));
-		items[i].data = palloc0(items[i].size);
-		memcpy(items[i].data, PageGetItem(page, iid), ItemIdGetLength(iid));
+		items[i].data = (char *) PageGetItem(page, iid);
 	}
 	if (!DdbPageIsRightmost(page))
 	{
@@ -1998,9 +2006,15 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 		Size		oldhkspace = oldhk ? oldhksize + sizeof(ItemIdData) : 0;
 		int			a,
 					b;
+		Size		keybytes = 0;
+		char	   *kp;
 
 		/* Where would the new item go? (index of the first item > newkey) */
 		newpos = ddb_leaf_search(page, newkey, newkeylen, false) - first;
+		/* the item keys, in one allocation */
+		for (int i = 0; i < nitems; i++)
+			keybytes += ((DdbLeafItem) items[i].data)->keylen + DDB_SUFFIX_LEN;
+		kp = palloc(keybytes);
 		for (int v = 0; v < nv; v++)
 		{
 			if (v == newpos)
@@ -2013,8 +2027,9 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 			{
 				int			i = v < newpos ? v : v - 1;
 
-				vkey[v] = palloc(((DdbLeafItem) items[i].data)->keylen + DDB_SUFFIX_LEN);
+				vkey[v] = kp;
 				ddb_leaf_item_key((DdbLeafItem) items[i].data, vkey[v], &vkeylen[v]);
+				kp += vkeylen[v];
 				vsize[v] = items[i].size + sizeof(ItemIdData);
 			}
 		}
@@ -2122,7 +2137,7 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 		char	   *rdata = ddb_split_leaf_right_data(oldhk, oldhksize, items, best, nitems,
 													  &rdatalen);
 		Page		ltmp = palloc(BLCKSZ);
-		Page		rtmp = palloc0(BLCKSZ);
+		Page		rtmp = palloc(BLCKSZ);	/* (ddb_init_page zeroes it) */
 		Page		ptmp = palloc(BLCKSZ);
 
 		memcpy(ltmp, page, BLCKSZ);
