@@ -342,14 +342,14 @@ ddb_map_clear(Relation rel, ItemPointerData *tids, int n)
 	slots = palloc(sizeof(uint16) * n);
 	while (i < n)
 	{
-		uint64		rowid = ddb_tid_to_rowid(&tids[i]);
-		uint64		leafstart = rowid - rowid % DDB_MAP_LEAF_ENTRIES;
+		int			start = i;
 		int			slot;
-		Buffer		buf = map_leaf(rel, rowid, false, BUFFER_LOCK_EXCLUSIVE, &slot);
+		Buffer		buf = map_leaf(rel, ddb_tid_to_rowid(&tids[i]), false,
+								   BUFFER_LOCK_EXCLUSIVE, &slot);
 		int			nslots = 0;
 
-		for (; i < n && ddb_tid_to_rowid(&tids[i]) < leafstart + DDB_MAP_LEAF_ENTRIES; i++)
-			slots[nslots++] = (uint16) (ddb_tid_to_rowid(&tids[i]) - leafstart);
+		for (; i < n && ddb_map_same_leaf(&tids[i], &tids[start]); i++)
+			slots[nslots++] = (uint16) ddb_map_slot(&tids[i]);
 		if (!BufferIsValid(buf))
 			continue;			/* entries that were never set */
 		ddb_wal_map_clear(rel, buf, slots, nslots);
