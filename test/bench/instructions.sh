@@ -151,7 +151,8 @@ BEGIN;
 TRUNCATE bench_heap;
 \\copy bench_heap FROM '$work/items.csv' CSV
 COMMIT;
--- the keys delete_*.sql deletes (client 0, run 1, n = 1..M)
+-- the keys delete_api.sql and delete_sql.sql delete (client 0, run 1, n = 1..M;
+-- delete_old_*.sql deletes loaded items)
 INSERT INTO bench_ddb SELECT bench_pk((n * 1 + 0 * 7919) % $P), 'DEL#1#0#' || n, bench_item(n) FROM generate_series(1, $n_hi) n;
 INSERT INTO bench_heap SELECT bench_pk((n * 1 + 0 * 7919) % $P), 'DEL#1#0#' || n, bench_item(n) FROM generate_series(1, $n_hi) n;
 VACUUM ANALYZE bench_ddb, bench_heap;
@@ -311,6 +312,7 @@ label() {
 	case $1 in
 	put_new) echo "PutItem, new key" ;; put_over) echo "PutItem, overwrite" ;;
 	update) echo "UpdateItem, counter +1" ;; delete) echo "DeleteItem" ;;
+	delete_old) echo "DeleteItem, a loaded item" ;;
 	get) echo "GetItem" ;; query) echo "Query 100 items, forward" ;;
 	query_back) echo "Query 100 items, backward" ;; prefix) echo "Query begins_with" ;;
 	last) echo "Query limit 1, newest first" ;;

@@ -364,7 +364,7 @@ bench() {
 # Variants per operation: api = ddb's SQL function, sql = plain SQL on the ddb
 # table, heap, clust = the clustered heap (reads only).
 read_ops="get query query_back prefix last"
-write_ops="put_new put_over update delete"
+write_ops="put_new put_over update delete delete_old"
 # Batches: api = ddb_batch_write_item / ddb_batch_get_item, sql = the same
 # items as single ddb_put_item / ddb_get_item calls in one transaction
 # (*_singles.sql), heap = one INSERT of 25 rows / one SELECT ... IN (100 keys).
@@ -387,13 +387,13 @@ variants_for() {
 	case $op in batch_*) echo "api sql heap"; return ;; esac
 	case $op in
 	get) echo "api heap sql" ;;
-	put_new|update|delete) echo "api heap sql" ;;
+	put_new|update|delete|delete_old) echo "api heap sql" ;;
 	put_over) echo "api heap" ;;  # no ON CONFLICT on ddb: no arbiter index
 	*) echo "api heap sql clust" ;;
 	esac | if [ $mode = smoke ]; then
 		# under a minute: every operation, ddb API and heap
 		# (the heap runs cover every plain-SQL script)
-		case $op in delete) sed 's/ clust//' ;; *) sed 's/ sql//; s/ clust//' ;; esac
+		case $op in delete|delete_old) sed 's/ clust//' ;; *) sed 's/ sql//; s/ clust//' ;; esac
 	elif [ "$clients" != 1 ]; then sed 's/ sql//; s/ clust//'   # keep runtime down
 	else cat; fi
 }
@@ -412,6 +412,33 @@ del_keys() {
 preinsert_deletes() {   # TABLE CLIENTS K RUN
 	q -c "INSERT INTO $1 SELECT bench_pk(((c * 7919 + n) % $P)::int), 'DEL#' || $4 || '#' || c || '#' || n, bench_item(n)
 		FROM generate_series(0, $2 - 1) c, generate_series(1, $3) n" || die "pre-inserting keys to delete failed"
+}
+
+# The items a delete_old run deletes: K per client, item j of partition p
+# as delete_old_*.sql draw them, as rows (c, n, p, j) of a subquery.
+# Distinct within a run while K / P < 30 (checked), and all of the loaded
+# set, so spread over the table as the load left them: unlike delete's
+# fresh keys, which the heap keeps together on its last pages.
+delete_old_keys() {   # CLIENTS K RUN
+	echo "(SELECT c, n, p, (n / $P + $3 * 13 + c * 31) % 100 AS j
+		FROM generate_series(0, $1 - 1) c, generate_series(1, $2) n,
+		LATERAL (SELECT ((c * 7919 + n) % $P)::int AS p) x) k"
+}
+# After a delete_old run: every key of the run gone (each transaction
+# deleted an item), then the items put back as the load made them, so
+# that the next run meets the table it would have.
+restore_old_deletes() {   # TABLE CLIENTS K RUN
+	local keys left distinct
+	keys=$(delete_old_keys "$2" "$3" "$4")
+	distinct=$(q -c "SELECT count(DISTINCT (p, j)) FROM $keys")
+	[ "$distinct" = $(($2 * $3)) ] || die "delete_old: $distinct distinct keys for $2 x $3 deletes (too many for $P partitions)"
+	left=$(q -c "SELECT count(*) FROM $keys JOIN $1 t ON t.\"PK\" = bench_pk(k.p) AND t.\"SK\" = bench_sk(k.j)")
+	if [ "$left" != 0 ]; then
+		echo "bench: delete_old on $1 left $left of its keys behind" >&2
+		fail=$((fail + 1))
+	fi
+	q -c "INSERT INTO $1 SELECT bench_pk(p), bench_sk(j), bench_item(j::bigint * $P + p) FROM $keys" >/dev/null ||
+		die "putting back the items delete_old deleted failed"
 }
 
 # run_op OP CLIENTS: --rounds rounds; each runs every side once, in an
@@ -451,6 +478,10 @@ run_op() {   # OP CLIENTS
 					echo "bench: delete / $v left $left of its keys behind" >&2
 					fail=$((fail + 1))
 				fi
+			elif [ "$op" = delete_old ]; then
+				k=$(del_keys)
+				bench "$op" "$v" "$tbl" "$(script_for "$op" $v)" "$clients" "$r" -t "$k"
+				restore_old_deletes "$tbl" "$clients" "$k" "$run_no"
 			else
 				bench "$op" "$v" "$tbl" "$(script_for "$op" $v)" "$clients" "$r"
 			fi
@@ -624,6 +655,7 @@ op_name() {
 	batch_get) echo "BatchGetItem, 100 keys" ;;
 	update) echo "UpdateItem, counter +1" ;;
 	delete) echo "DeleteItem" ;;
+	delete_old) echo "DeleteItem, a loaded item" ;;
 	esac
 }
 
