@@ -58,6 +58,12 @@ FROM ddb_verify('mi') v;
 -- every row reachable by its TID (the row-id map) and by its key
 SELECT count(*) FROM mi WHERE ctid IN (SELECT ctid FROM mi);
 SELECT count(*) FROM mi m JOIN mi_heap h USING ("PK", "SK") WHERE m.item = h.item;
+-- A batch's memory is kept from batch to batch (ddb_scratch_enter): one
+-- context of each kind for the backend, which keeps its first block and is
+-- empty again after the last batch of 1,000 rows.
+SELECT name, total_bytes >= CASE name WHEN 'ddb row batch' THEN 1024 * 1024 ELSE 512 * 1024 END AS keeps_its_block,
+       used_bytes < 4096 AS reset
+FROM pg_backend_memory_contexts WHERE name IN ('ddb row batch', 'ddb multi insert') ORDER BY name;
 
 -- A duplicate of an existing key, anywhere in a batch: the same
 -- unique_violation as a single INSERT, and nothing of the batch stays.

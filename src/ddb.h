@@ -285,6 +285,19 @@ typedef struct DdbNewVersion
 } DdbNewVersion;
 extern void ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 								  DdbUniqueCheck check_unique);
+
+/*
+ * Scratch memory for one batch, kept from batch to batch (ddb_scratch_enter
+ * in ddb_tree.c).  A static DdbScratch per use: {NULL, "name", bytes kept}.
+ */
+typedef struct DdbScratch
+{
+	MemoryContext cxt;
+	const char *name;			/* a string constant */
+	Size		keep;			/* the first block, which a reset keeps */
+} DdbScratch;
+extern MemoryContext ddb_scratch_enter(DdbScratch *s);
+extern void ddb_scratch_leave(DdbScratch *s, MemoryContext cxt);
 extern bool ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber *oldoff,
 								   const char *key, int keylen, ItemPointer tid,
 								   HeapTuple tuple, DdbMarkFn mark, void *arg,

@@ -380,23 +380,36 @@ ddb_tuple_complete_speculative(Relation relation, TupleTableSlot *slot,
 	ddb_not_supported("INSERT ... ON CONFLICT");
 }
 
+/* ddb_multi_insert's: a batch's stored tuples and keys */
+static DdbScratch rows_scratch = {NULL, "ddb row batch", 1024 * 1024};
+
 static void
 ddb_multi_insert(Relation relation, TupleTableSlot **slots, int ntuples,
 				 CommandId cid, int options, BulkInsertState bistate)
 {
 	/* into a table new in this subtransaction: spooled (ddb_bulk.c) */
 	DdbNewVersion *versions;
+	MemoryContext cxt;
+	MemoryContext old;
 
 	if (ddb_bulk_multi_insert(relation, slots, ntuples, cid, options))
 		return;
 
-	/* otherwise: all at once, one descent and one WAL record per leaf */
+	/*
+	 * otherwise: all at once, one descent and one WAL record per leaf, in
+	 * memory kept from batch to batch (see ddb_scratch_enter)
+	 */
+	cxt = ddb_scratch_enter(&rows_scratch);
+	old = MemoryContextSwitchTo(cxt);
 	versions = palloc(sizeof(DdbNewVersion) * ntuples);
 	for (int i = 0; i < ntuples; i++)
 	{
 		StringInfoData key;
 
-		initStringInfo(&key);
+		/* a key is tens of bytes: not initStringInfo's kilobyte each */
+		key.maxlen = 64;
+		key.data = palloc(key.maxlen);
+		resetStringInfo(&key);
 		versions[i].tuple = ddb_form_stored_tuple(relation, slots[i], &key);
 		versions[i].key = key.data;
 		versions[i].keylen = key.len;
@@ -407,9 +420,9 @@ ddb_multi_insert(Relation relation, TupleTableSlot **slots, int ntuples,
 	{
 		slots[i]->tts_tableOid = RelationGetRelid(relation);
 		slots[i]->tts_tid = versions[i].tid;
-		pfree((char *) versions[i].key);
 	}
-	pfree(versions);
+	MemoryContextSwitchTo(old);
+	ddb_scratch_leave(&rows_scratch, cxt);
 }
 
 static TM_Result
