@@ -191,6 +191,10 @@ typedef struct DdbMapChange
 } DdbMapChange;
 extern void ddb_wal_init(void);
 extern bool ddb_wal_custom(void);
+extern bool ddb_wal_map_in_record(void);
+#ifdef DDB_CHECKS
+extern void ddb_wal_checks_init(void);
+#endif
 extern void ddb_wal_leaf_add(Relation rel, Buffer buf, OffsetNumber off,
 							 const void *item, Size size, Buffer mapbuf,
 							 uint32 hash);

@@ -542,11 +542,11 @@ update_version(Relation rel, ItemPointer otid, BlockNumber leaf, bool key_first_
 
 	/*
 	 * ddb_tree_insert_beside sets the new version's map entry under the
-	 * leaf lock: in its own record (ddb's WAL), whose map leaf is found
-	 * now, before any tree page is locked, or deferred (Generic WAL), the
-	 * room for it made now.
+	 * leaf lock: in its own record (ddb's WAL, ddb_wal_map_in_record),
+	 * whose map leaf is found now, before any tree page is locked, or
+	 * deferred (Generic WAL), the room for it made now.
 	 */
-	if (ddb_wal_custom())
+	if (ddb_wal_map_in_record())
 		mapbuf = ddb_map_pin_leaf(rel, newtid);
 	else
 		ddb_map_make_room();

@@ -50,10 +50,11 @@
  * old version, with Generic WAL), after ddb_map_make_room made room before
  * the leaf was locked.
  *
- * With ddb's own WAL a single writer defers nothing: an insert
- * (ddb_tree_insert_at) or an update beside its old version
- * (ddb_tree_insert_beside) sets its version's entry in its own record, the
- * map leaf being the record's second block (ddb_wal_leaf_add,
+ * With ddb's own WAL a single writer defers nothing (ddb_wal_map_in_record;
+ * but for the test-only ddb.check_wal_legacy, which writes as earlier
+ * versions did): an insert (ddb_tree_insert_at) or an update beside its old
+ * version (ddb_tree_insert_beside) sets its version's entry in its own
+ * record, the map leaf being the record's second block (ddb_wal_leaf_add,
  * ddb_wal_leaf_update), which costs a block reference, the hash and for an
  * insert the slot, 12 or 14 bytes, where a map record of its own costs 56
  * -- most of what a single-row transaction wrote for its entry.  The map

@@ -608,6 +608,7 @@ ddb_checks_init(void)
 							 NULL, &check_fault_skip_unique, false,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
+	ddb_wal_checks_init();
 }
 #define CHECK_DELAY(ms) \
 	do { if ((ms) > 0) pg_usleep((long) (ms) * 1000L); } while (0)
@@ -2989,11 +2990,11 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 
 	/*
 	 * With ddb's own WAL the version's map entry is set in the insert's own
-	 * record: its map leaf is found now, before any tree page is locked,
-	 * and locked after the leaf (rule 1 of the header).  With Generic WAL
-	 * it is deferred.
+	 * record (ddb_wal_map_in_record): its map leaf is found now, before any
+	 * tree page is locked, and locked after the leaf (rule 1 of the
+	 * header).  With Generic WAL it is deferred.
 	 */
-	if (ddb_wal_custom())
+	if (ddb_wal_map_in_record())
 		mapbuf = ddb_map_pin_leaf(rel, tid);
 
 	item = ddb_build_leaf_item(key, keylen, tid, tuple, itemsize, &itemkey, &itemkeylen);

@@ -68,6 +68,7 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/standby.h"
+#include "utils/guc.h"
 #include "utils/rel.h"
 
 #include "ddb.h"
@@ -155,7 +156,9 @@ typedef struct xl_ddb_mark
 /*
  * UPDATE: block 0 the leaf; block data the new item, or with XLOG_DDB_DELTA
  * what of it differs from the old version (below).  Written by earlier
- * versions of ddb, still replayed; ddb now writes UPDATE_MAP (below).
+ * versions of ddb, still replayed; ddb now writes UPDATE_MAP (below).  The
+ * test-only ddb.check_wal_legacy writes UPDATE, UPDATE|DELTA and the long
+ * MARK again, so that TAP 019 replays them.
  */
 typedef struct xl_ddb_update
 {
@@ -287,6 +290,51 @@ typedef struct xl_ddb_split
 
 static bool ddb_wal_registered = false;
 
+#ifdef DDB_CHECKS
+/*
+ * Test-only (CHECKS=1 builds): ddb.check_wal_legacy makes the server write
+ * the record forms earlier versions of ddb wrote, which redo still replays
+ * because a standby or a crash recovery may meet them, where those
+ * versions wrote them: a mark (a delete, a row lock, an update's separate
+ * mark) as the long MARK (xl_ddb_mark), an update beside its old version
+ * as UPDATE with its new item whole ('whole') or as the delta of the time
+ * ('delta': UPDATE|DELTA, t_xmax, t_hoff and the null bitmap always
+ * logged), and a single write's map entry deferred to a MAP record at
+ * commit, its insert a plain INSERT (ddb_wal_map_in_record).  TAP 019
+ * writes them against a standby under wal_consistency_checking; plain
+ * builds have no such setting.
+ */
+typedef enum WalLegacy
+{
+	WAL_LEGACY_OFF,
+	WAL_LEGACY_DELTA,
+	WAL_LEGACY_WHOLE
+} WalLegacy;
+
+static const struct config_enum_entry wal_legacy_options[] = {
+	{"off", WAL_LEGACY_OFF, false},
+	{"delta", WAL_LEGACY_DELTA, false},
+	{"whole", WAL_LEGACY_WHOLE, false},
+	{NULL, 0, false}
+};
+
+static int	check_wal_legacy = WAL_LEGACY_OFF;
+
+#define WAL_LEGACY	(check_wal_legacy != WAL_LEGACY_OFF)
+
+void
+ddb_wal_checks_init(void)
+{
+	DefineCustomEnumVariable("ddb.check_wal_legacy",
+							 "Test only: write the WAL record forms of earlier ddb versions.",
+							 NULL, &check_wal_legacy, WAL_LEGACY_OFF, wal_legacy_options,
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+}
+#else
+#define WAL_LEGACY	false
+#endif
+
 /* ------------------------------------------------------------------------
  * The switch
  * ------------------------------------------------------------------------
@@ -301,6 +349,18 @@ bool
 ddb_wal_custom(void)
 {
 	return ddb_wal_registered;
+}
+
+/*
+ * Does a single write (an insert, an update beside its old version) set
+ * its new version's row-id map entry in its own record (INSERT_MAP,
+ * UPDATE_MAP)?  With ddb's records, unless ddb.check_wal_legacy says to
+ * write as earlier versions did; otherwise the caller defers the entry.
+ */
+bool
+ddb_wal_map_in_record(void)
+{
+	return ddb_wal_registered && !WAL_LEGACY;
 }
 
 /* ------------------------------------------------------------------------
@@ -356,6 +416,23 @@ mark_record_short(Page page, OffsetNumber off, char *out, uint8 extra)
 	}
 	return len;
 }
+
+#ifdef DDB_CHECKS
+/* The long record of a mark just made on the page at off (legacy forms). */
+static void
+mark_record(Page page, OffsetNumber off, xl_ddb_mark *rec)
+{
+	HeapTupleHeader t = leaf_tuple(page, off);
+
+	memset(rec, 0, sizeof(*rec));
+	rec->off = off;
+	rec->infomask = t->t_infomask & DDB_MARK_INFOMASK;
+	rec->infomask2 = t->t_infomask2 & HEAP_KEYS_UPDATED;
+	rec->xmax = HeapTupleHeaderGetRawXmax(t);
+	rec->cid = HeapTupleHeaderGetRawCommandId(t);
+	rec->ctid = t->t_ctid;
+}
+#endif
 
 /*
  * A short mark record read back into the long form's fields (at redo);
@@ -569,12 +646,25 @@ ddb_wal_leaf_mark(Relation rel, Buffer buf, OffsetNumber off, DdbMarkFn mark, vo
 	if (RelationNeedsWAL(rel))
 	{
 		char		xlrec[SizeOfDdbMarkShort + sizeof(ItemPointerData)];
+		uint8		info = XLOG_DDB_MARK | XLOG_DDB_MARK_SHORT;
 		XLogRecPtr	recptr;
+#ifdef DDB_CHECKS
+		xl_ddb_mark longrec;
+#endif
 
 		XLogBeginInsert();
-		XLogRegisterData(xlrec, mark_record_short(page, off, xlrec, 0));
+#ifdef DDB_CHECKS
+		if (WAL_LEGACY)
+		{
+			mark_record(page, off, &longrec);
+			XLogRegisterData((char *) &longrec, SizeOfDdbMark);
+			info = XLOG_DDB_MARK;
+		}
+		else
+#endif
+			XLogRegisterData(xlrec, mark_record_short(page, off, xlrec, 0));
 		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
-		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_MARK | XLOG_DDB_MARK_SHORT);
+		recptr = XLogInsert(DDB_RMGR_ID, info);
 		PageSetLSN(page, recptr);
 	}
 	END_CRIT_SECTION();
@@ -584,12 +674,14 @@ ddb_wal_leaf_mark(Relation rel, Buffer buf, OffsetNumber off, DdbMarkFn mark, vo
  * The delta of the new leaf item 'item' (size bytes) against the old
  * version 'old' (oldsize bytes) as it is after its mark, laid out in 'out'
  * (room for size bytes), as xl_ddb_update_delta says, leaving out a zero
- * t_xmax and an unchanged t_hoff and null bitmap (UPDATE_MAP's delta).
+ * t_xmax and an unchanged t_hoff and null bitmap (UPDATE_MAP's delta), or
+ * with 'legacy' logging them as UPDATE|DELTA did (ddb.check_wal_legacy).
  * Returns its length, or 0 when the new item cannot be logged that way
  * (then it is logged whole).
  */
 static Size
-update_delta(const char *old, Size oldsize, const char *item, Size size, char *out)
+update_delta(const char *old, Size oldsize, const char *item, Size size, char *out,
+			 bool legacy)
 {
 	const DdbLeafItemData *oli = (const DdbLeafItemData *) old;
 	DdbLeafItemData *nli = (DdbLeafItemData *) item;
@@ -620,7 +712,7 @@ update_delta(const char *old, Size oldsize, const char *item, Size size, char *o
 	nlen = item + size - ndata;
 
 	d.flags = 0;
-	if (HeapTupleHeaderGetRawXmax(nh) == InvalidTransactionId)
+	if (!legacy && HeapTupleHeaderGetRawXmax(nh) == InvalidTransactionId)
 		d.flags |= DDB_DELTA_XMAX_ZERO;
 	else
 	{
@@ -638,7 +730,7 @@ update_delta(const char *old, Size oldsize, const char *item, Size size, char *o
 	/* t_infomask, then t_hoff and the null bitmap unless they are the old ones */
 	memcpy(p, &nh->t_infomask, sizeof(uint16));
 	p += sizeof(uint16);
-	if (nh->t_hoff == oh->t_hoff &&
+	if (!legacy && nh->t_hoff == oh->t_hoff &&
 		memcmp((char *) nh + DELTA_HOFF, (char *) oh + DELTA_HOFF, nh->t_hoff - DELTA_HOFF) == 0)
 		d.flags |= DDB_DELTA_HOFF_OLD;
 	else
@@ -736,6 +828,60 @@ update_from_delta(const char *old, Size oldsize, const char *delta, Size deltale
 	return ndata - out + d.prefixlen + rest + d.suffixlen;
 }
 
+#ifdef DDB_CHECKS
+/*
+ * ddb_wal_leaf_update under ddb.check_wal_legacy: UPDATE as earlier
+ * versions of ddb wrote it, the long mark and the new item whole or as
+ * UPDATE|DELTA's delta; no map leaf (the caller defers the entry) and no
+ * prune in the record.
+ */
+static void
+leaf_update_legacy(Relation rel, Buffer buf, OffsetNumber oldoff, DdbMarkFn mark,
+				   void *arg, OffsetNumber newoff, const void *item, Size size)
+{
+	Page		page = BufferGetPage(buf);
+	xl_ddb_update xlrec;
+	char	   *delta = NULL;
+	Size		deltalen = 0;
+
+	if (RelationNeedsWAL(rel) && check_wal_legacy == WAL_LEGACY_DELTA)
+		delta = palloc(size);
+
+	START_CRIT_SECTION();
+	mark(page, oldoff, arg);
+	/* the mark's fields and the delta are read before the insert moves the item */
+	mark_record(page, oldoff, &xlrec.mark);
+	xlrec.newoff = newoff;
+	if (delta)
+	{
+		ItemId		oiid = PageGetItemId(page, oldoff);
+
+		deltalen = update_delta(PageGetItem(page, oiid), ItemIdGetLength(oiid),
+								item, size, delta, true);
+	}
+	leaf_add(page, item, size, newoff, PANIC);
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+	{
+		XLogRecPtr	recptr;
+
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, SizeOfDdbUpdate);
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		if (deltalen > 0)
+			XLogRegisterBufData(0, delta, deltalen);
+		else
+			XLogRegisterBufData(0, (char *) item, size);
+		recptr = XLogInsert(DDB_RMGR_ID,
+							XLOG_DDB_UPDATE | (deltalen > 0 ? XLOG_DDB_DELTA : 0));
+		PageSetLSN(page, recptr);
+	}
+	END_CRIT_SECTION();
+	if (delta)
+		pfree(delta);
+}
+#endif
+
 /*
  * One update on one leaf: mark the old version at 'oldoff', then add the
  * new item at 'newoff' (<= oldoff: newest first), in one record.  With
@@ -774,6 +920,15 @@ ddb_wal_leaf_update(Relation rel, Buffer buf, OffsetNumber oldoff, DdbMarkFn mar
 		GenericXLogFinish(state);
 		return;
 	}
+#ifdef DDB_CHECKS
+	if (WAL_LEGACY)
+	{
+		if (npruned > 0 || BufferIsValid(mapbuf))
+			elog(ERROR, "ddb update in a legacy record with a prune or its map entry");
+		leaf_update_legacy(rel, buf, oldoff, mark, arg, newoff, item, size);
+		return;
+	}
+#endif
 	if (!BufferIsValid(mapbuf))
 		elog(ERROR, "ddb update logged without its row-id map leaf");
 	mappage = BufferGetPage(mapbuf);
@@ -799,7 +954,7 @@ ddb_wal_leaf_update(Relation rel, Buffer buf, OffsetNumber oldoff, DdbMarkFn mar
 			(npruned > 0 ? DDB_UPDATE_PRUNE : 0);
 
 		deltalen = update_delta(PageGetItem(page, oiid), ItemIdGetLength(oiid),
-								item, size, delta);
+								item, size, delta, false);
 		if (deltalen > 0)
 			flags |= DDB_UPDATE_DELTA;
 		hdrlen = mark_record_short(page, oldoff, hdr, flags);

@@ -42,6 +42,7 @@ use IPC::Run;
 use FindBin;
 use lib $FindBin::RealBin;
 use DdbPgbench;
+use DdbWal;
 
 my $preload = qq(
 shared_preload_libraries = 'ddb'
@@ -220,20 +221,6 @@ sub first_item_update
 	return;
 }
 
-sub same_rows
-{
-	my ($node, $what) = @_;
-	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	is( $node->safe_psql('postgres',
-			'SELECT count(*) FROM (SELECT * FROM t EXCEPT ALL SELECT * FROM s) a') . '/'
-		  . $node->safe_psql('postgres',
-			'SELECT count(*) FROM (SELECT * FROM s EXCEPT ALL SELECT * FROM t) b'),
-		'0/0', "$what: t holds exactly the rows of the heap shadow");
-	my ($ret, $out, $err) = $node->psql('postgres', "SELECT ddb_verify('t')");
-	ok($ret == 0 && $out =~ /^\{.*\}$/s, "$what: ddb_verify is clean: $out $err");
-	return;
-}
-
 my $schema = q{
 	CREATE EXTENSION ddb;
 	CREATE EXTENSION pg_walinspect;
@@ -292,7 +279,7 @@ cmp_ok(waldump_count($primary, $lsn, $end, 'custom203'), '>', 0,
 	'(a) pg_waldump --stats counts them as custom203');
 
 $primary->wait_for_catchup($standby);
-same_rows($standby, '(b) standby, replayed with consistency checks');
+DdbWal::same_rows($standby, '(b) standby, replayed with consistency checks');
 is($standby->safe_psql('postgres', q{SELECT item->>'n' FROM t WHERE "PK" = 'hot' AND "SK" = 'A'}),
 	'250', '(b) the hot key reads its last version on the standby');
 ok(!$standby->log_contains('inconsistent page found'),
@@ -302,7 +289,7 @@ is($standby->safe_psql('postgres', $rows_c), $primary->safe_psql('postgres', $ro
 	'(b) the concurrently written table reads the same on the standby');
 my ($vret, $vout, $verr) = $standby->psql('postgres', "SELECT ddb_verify('conc')");
 ok($vret == 0 && $vout =~ /^\{.*\}$/s, "(b) ... and its ddb_verify is clean there: $vout $verr");
-same_rows($primary, '(b) primary');
+DdbWal::same_rows($primary, '(b) primary');
 
 # (c) the bare standby stopped at the first ddb record
 $bare->wait_for_log(qr/resource manager with ID 203 not registered/);
@@ -318,7 +305,7 @@ ok(!defined $bare->{_pid}, '(c) ... and is not running');
 $bare->adjust_conf('postgresql.conf', 'shared_preload_libraries', "'ddb'");
 $bare->start;
 $primary->wait_for_catchup($bare);
-same_rows($bare, '(c) the standby, preloaded, caught up');
+DdbWal::same_rows($bare, '(c) the standby, preloaded, caught up');
 $bare->stop;
 $standby->stop;
 $primary->stop;
@@ -341,29 +328,29 @@ ok($node->log_contains(qr/FATAL:  resource manager with ID 203 not registered/, 
 $node->_update_pid(-1);
 $node->adjust_conf('postgresql.conf', 'shared_preload_libraries', "'ddb'");
 $node->start;
-same_rows($node, '(d) restarted with the preload after the crash');
+DdbWal::same_rows($node, '(d) restarted with the preload after the crash');
 
 # (e) clean shutdown, no preload: reads the same, writes Generic WAL only
 $node->stop;
 $node->adjust_conf('postgresql.conf', 'shared_preload_libraries', "''");
 $node->start;
-same_rows($node, '(e) clean restart without the preload');
+DdbWal::same_rows($node, '(e) clean restart without the preload');
 $lsn = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
 workload($node, 'E');
 $end = $node->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
 is(waldump_count($node, $lsn, $end, 'custom203'), 0, '(a) without the preload no ddb record is written');
 cmp_ok(waldump_count($node, $lsn, $end, 'Generic'), '>', 0, '(a) ... but Generic ones');
-same_rows($node, '(e) writes without the preload');
+DdbWal::same_rows($node, '(e) writes without the preload');
 
 # a crash in Generic mode, replayed by a preloaded server
 $node->stop('immediate');
 $node->adjust_conf('postgresql.conf', 'shared_preload_libraries', "'ddb'");
 $node->start;
-same_rows($node, '(e) Generic WAL replayed with the preload');
+DdbWal::same_rows($node, '(e) Generic WAL replayed with the preload');
 workload($node, 'F');
 $node->stop;
 $node->start;
-same_rows($node, '(e) clean restart with the preload');
+DdbWal::same_rows($node, '(e) clean restart with the preload');
 $node->stop;
 
 done_testing();

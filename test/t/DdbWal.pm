@@ -9,6 +9,9 @@
 # alone, and everything is Generic WAL.  The tests that crash, replicate or
 # wrap around call configure() on every node they create and check_mode()
 # once started; test/run.sh runs them in both modes.
+#
+# same_rows() is the oracle of the tests of ddb's own records (016, 019):
+# a ddb table and its heap shadow hold the same rows.
 
 package DdbWal;
 
@@ -48,6 +51,22 @@ sub check_mode
 		q{SELECT count(*) FROM pg_get_wal_resource_managers() WHERE rm_name = 'ddb' AND NOT rm_builtin});
 	is($n, mode() eq 'custom' ? '1' : '0',
 		$node->name . ': WAL mode ' . mode() . ' (ddb resource manager registered: ' . $n . ')');
+	return;
+}
+
+# The WAL tests' oracle: table t (ddb) holds exactly the rows of its heap
+# shadow s, written in the same transactions, and ddb_verify('t') is clean.
+sub same_rows
+{
+	my ($node, $what) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	is( $node->safe_psql('postgres',
+			'SELECT count(*) FROM (SELECT * FROM t EXCEPT ALL SELECT * FROM s) a') . '/'
+		  . $node->safe_psql('postgres',
+			'SELECT count(*) FROM (SELECT * FROM s EXCEPT ALL SELECT * FROM t) b'),
+		'0/0', "$what: t holds exactly the rows of the heap shadow");
+	my ($ret, $out, $err) = $node->psql('postgres', "SELECT ddb_verify('t')");
+	ok($ret == 0 && $out =~ /^\{.*\}$/s, "$what: ddb_verify is clean: $out $err");
 	return;
 }
 
