@@ -1080,10 +1080,10 @@ ddb_descend(Relation rel, const char *key, int keylen, bool strict,
  */
 
 /*
- * One item of a page being split, read in place: the page itself does not
- * change until the split's critical section (ddb's own WAL builds the new
- * halves aside; Generic WAL changes its registered copies), by when the
- * halves have been built from these.
+ * One item of a page being split, read in place to choose the split: the
+ * page itself does not change until the split's critical section (ddb's
+ * own WAL) or its registered copy is changed (Generic WAL), where the
+ * halves are made from the page (or copy) itself.
  */
 typedef struct SplitItem
 {
@@ -1718,95 +1718,219 @@ ddb_reprefix(Page page, int newplen)
 
 /* ------------------------------------------------------------------------
  * A leaf split as three page changes.  With ddb's own WAL (ddb_wal.c) a
- * leaf split below an existing parent is built by these functions on the
- * primary and replayed by the same functions, so a replayed page is the
- * primary's byte for byte, and the record carries the separator and the
- * right half's items instead of a new page's image and a rewritten left
- * page's delta.
+ * leaf split below an existing parent is made by these functions on the
+ * primary, in the record's critical section, and replayed by them, so a
+ * replayed page is the primary's byte for byte (outside the hole between
+ * pd_lower and pd_upper, which neither keeps anything in), and the record
+ * carries the separator and the right half's items instead of a new
+ * page's image and a rewritten left page's delta.  They allocate nothing
+ * and cannot fail.  Both halves come out in the layout PageAddItem gives
+ * items added in offset order to an empty page: the first at the top of
+ * the page, each next one right below it.
  * ------------------------------------------------------------------------
  */
 
 /*
- * The left half: keep the first 'nleft' data items of the leaf under the
- * new high key 'sep', right-linked to the new page rblkno.
+ * The header and special space of an empty leaf: what PageInit and
+ * ddb_init_page set, without zeroing the rest of the page, which the
+ * caller covers with its line pointers and items but for the hole.
+ */
+static void
+ddb_init_leaf_header(Page page, uint16 flags, BlockNumber right)
+{
+	PageHeader	ph = (PageHeader) page;
+	Size		special = BLCKSZ - MAXALIGN(sizeof(DdbPageOpaqueData));
+	DdbPageOpaque op;
+
+	memset(page, 0, SizeOfPageHeaderData);
+	memset(page + special, 0, BLCKSZ - special);
+	ph->pd_lower = SizeOfPageHeaderData;
+	ph->pd_upper = special;
+	ph->pd_special = special;
+	PageSetPageSizeAndVersion(page, BLCKSZ, PG_PAGE_LAYOUT_VERSION);
+	op = DdbPageGetOpaque(page);
+	op->right = right;
+	op->level = 0;
+	op->flags = flags;
+	op->prefixlen = 0;
+	op->page_id = DDB_PAGE_ID;
+}
+
+/* A high key with 'key' at 'to', sz bytes (MAXALIGN'd) with its padding. */
+static void
+ddb_put_high_key(char *to, Size sz, const char *key, int keylen)
+{
+	DdbKeyItem	hk = (DdbKeyItem) to;
+
+	memset(to, 0, sz);
+	hk->child = InvalidBlockNumber;
+	hk->keylen = keylen;
+	memcpy(hk->key, key, keylen);
+}
+
+/*
+ * The left half, in place: keep the first 'nleft' data items of the leaf
+ * under the new high key 'sep', right-linked to the new page rblkno.  The
+ * kept items are gathered, in their new places, on a scratch page and
+ * copied back in one piece; their line pointers likewise.  The right
+ * half must have been taken from the page first (ddb_split_leaf_right):
+ * this overwrites its items.
  */
 void
 ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen, BlockNumber rblkno)
 {
+	PageHeader	ph = (PageHeader) page;
 	DdbPageOpaque op = DdbPageGetOpaque(page);
 	OffsetNumber first = DdbPageFirstData(page);
-	Page		tmp = palloc(BLCKSZ);
-	Size		sz;
-	DdbKeyItem	hk = ddb_make_key_item(InvalidBlockNumber, sep, seplen, &sz);
+	PGAlignedBlock scratch;
+	ItemId		lp = ((PageHeader) scratch.data)->pd_linp;
+	Size		hksz = MAXALIGN(DdbKeyItemSize(seplen));
+	Size		upper = ph->pd_special - hksz;
 
-	ddb_init_page(tmp, op->flags, op->level, rblkno);
-	ddb_add_item(tmp, hk, sz, DDB_HIKEY);
+	ddb_put_high_key(scratch.data + upper, hksz, sep, seplen);
+	ItemIdSetNormal(&lp[0], upper, hksz);
 	for (int i = 0; i < nleft; i++)
 	{
 		ItemId		iid = PageGetItemId(page, first + i);
+		Size		len = ItemIdGetLength(iid);
+		Size		sz = MAXALIGN(len);
 
-		ddb_add_item(tmp, PageGetItem(page, iid), ItemIdGetLength(iid), InvalidOffsetNumber);
+		upper -= sz;
+		memcpy(scratch.data + upper, PageGetItem(page, iid), len);
+		if (sz > len)
+			memset(scratch.data + upper + len, 0, sz - len);
+		ItemIdSetNormal(&lp[i + 1], upper, len);
 	}
-	ddb_page_replace(page, tmp);
-	pfree(tmp);
-	pfree(hk);
+	memcpy(ph->pd_linp, lp, sizeof(ItemIdData) * (nleft + 1));
+	memcpy(page + upper, scratch.data + upper, ph->pd_special - upper);
+	ph->pd_lower = SizeOfPageHeaderData + sizeof(ItemIdData) * (nleft + 1);
+	ph->pd_upper = upper;
+	ph->pd_flags = 0;
+	ph->pd_prune_xid = InvalidTransactionId;
+	op->right = rblkno;
+	op->prefixlen = 0;
 }
 
 /*
- * The right half, on a new page: 'data' is its items as ddb_split_leaf_
- * right_data serialized them (the old high key first when hashk).
+ * The right half, on the new page 'page', taken from leaf 'src' before
+ * its left half is made (ddb_split_leaf_left): src's high key, when it
+ * has one, and its data items from the nleft'th on.  Items that lie one
+ * right below the other on src, as a split or a bulk build left them,
+ * are copied in one piece.
  */
 void
-ddb_split_leaf_right(Page page, uint16 flags, BlockNumber right, bool hashk, const char *data)
+ddb_split_leaf_right(Page page, Page src, int nleft)
 {
+	PageHeader	ph = (PageHeader) page;
+	OffsetNumber off = DdbPageFirstData(src) + nleft;
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(src);
+	ItemId		lp = ph->pd_linp;
+	int			n = 0;
+	Size		upper;
+	Size		runsrc = 0;		/* the pending run of items to copy */
+	Size		runlen = 0;
+
+	ddb_init_leaf_header(page, DdbPageGetOpaque(src)->flags, DdbPageGetOpaque(src)->right);
+	upper = ph->pd_special;
+	if (!DdbPageIsRightmost(src))
+	{
+		DdbKeyItem	hk = ddb_key_item(src, DDB_HIKEY);
+		Size		sz = MAXALIGN(DdbKeyItemSize(hk->keylen));
+
+		upper -= sz;
+		ddb_put_high_key(page + upper, sz, hk->key, hk->keylen);
+		ItemIdSetNormal(&lp[n], upper, sz);
+		n++;
+	}
+	for (; off <= maxoff; off++)
+	{
+		ItemId		iid = PageGetItemId(src, off);
+		Size		sz = MAXALIGN(ItemIdGetLength(iid));
+		Size		from = ItemIdGetOffset(iid);
+
+		if (runlen > 0 && from + sz != runsrc)
+		{
+			memcpy(page + upper, src + runsrc, runlen);
+			runlen = 0;
+		}
+		upper -= sz;
+		runsrc = from;
+		runlen += sz;
+		ItemIdSetNormal(&lp[n], upper, sz);
+		n++;
+	}
+	if (runlen > 0)
+		memcpy(page + upper, src + runsrc, runlen);
+	ph->pd_lower = SizeOfPageHeaderData + sizeof(ItemIdData) * n;
+	ph->pd_upper = upper;
+}
+
+/*
+ * The right half's line pointer lengths for the SPLIT record, before the
+ * page is split: the count, then one uint16 per item of the right half
+ * (palloc'd; *len its size).  With the items as the right half lays them
+ * out (pd_upper to pd_special) they are what ddb_split_leaf_right_redo
+ * rebuilds the page from.
+ */
+uint16 *
+ddb_split_leaf_right_lens(Page src, int nleft, Size *len)
+{
+	OffsetNumber off = DdbPageFirstData(src) + nleft;
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(src);
+	int			n = (DdbPageIsRightmost(src) ? 0 : 1) + maxoff - off + 1;
+	uint16	   *lens = palloc(sizeof(uint16) * (n + 1));
+	int			k = 1;
+
+	lens[0] = n;
+	if (!DdbPageIsRightmost(src))
+		lens[k++] = MAXALIGN(DdbKeyItemSize(ddb_key_item(src, DDB_HIKEY)->keylen));
+	for (; off <= maxoff; off++)
+		lens[k++] = MAXALIGN(ItemIdGetLength(PageGetItemId(src, off)));
+	*len = sizeof(uint16) * (n + 1);
+	return lens;
+}
+
+/*
+ * Redo of the right half, on the new page 'page': 'data' is the count and
+ * line pointer lengths, then the items, either as the page lays them out
+ * (inpage: ddb_split_leaf_right_lens, then the page's bytes from pd_upper
+ * on) or, as the plain SPLIT record of earlier ddb versions has them, one after
+ * another in offset order (the high key first, when there is one).  Both
+ * give the page ddb_split_leaf_right made.
+ */
+void
+ddb_split_leaf_right_redo(Page page, uint16 flags, BlockNumber right, const char *data,
+						  bool inpage)
+{
+	PageHeader	ph = (PageHeader) page;
 	uint16		n;
 	const char *lens = data + sizeof(uint16);
 	const char *p;
+	Size		upper;
 
 	memcpy(&n, data, sizeof(uint16));
 	p = lens + sizeof(uint16) * n;
-	ddb_init_page(page, flags, 0, right);
+	ddb_init_leaf_header(page, flags, right);
+	upper = ph->pd_special;
 	for (int i = 0; i < n; i++)
 	{
 		uint16		len;
 
 		memcpy(&len, lens + sizeof(uint16) * i, sizeof(uint16));
-		ddb_add_item(page, p, len, i == 0 && hashk ? DDB_HIKEY : InvalidOffsetNumber);
-		p += len;
+		upper -= MAXALIGN(len);
+		ItemIdSetNormal(&ph->pd_linp[i], upper, len);
+		if (!inpage)
+		{
+			memcpy(page + upper, p, len);
+			if (MAXALIGN(len) > len)
+				memset(page + upper + len, 0, MAXALIGN(len) - len);
+			p += len;
+		}
 	}
-}
-
-/* Serialize a right half's items for ddb_split_leaf_right (palloc'd). */
-static char *
-ddb_split_leaf_right_data(DdbKeyItem hk, Size hksize, SplitItem *items, int from, int to,
-						  Size *len)
-{
-	int			n = (hk ? 1 : 0) + (to - from);
-	Size		total = sizeof(uint16) * (n + 1);
-	char	   *data;
-	char	   *lens;
-	char	   *p;
-	uint16		v = n;
-
-	total += hk ? hksize : 0;
-	for (int i = from; i < to; i++)
-		total += items[i].size;
-	data = palloc(total);
-	memcpy(data, &v, sizeof(uint16));
-	lens = data + sizeof(uint16);
-	p = lens + sizeof(uint16) * n;
-	for (int k = 0; k < n; k++)
-	{
-		int			i = hk ? from + k - 1 : from + k;
-		const void *item = i < from ? (const void *) hk : items[i].data;
-
-		v = i < from ? hksize : items[i].size;
-		memcpy(lens + sizeof(uint16) * k, &v, sizeof(uint16));
-		memcpy(p, item, v);
-		p += v;
-	}
-	*len = total;
-	return data;
+	if (inpage)
+		memcpy(page + upper, p, ph->pd_special - upper);
+	ph->pd_lower = SizeOfPageHeaderData + sizeof(ItemIdData) * n;
+	ph->pd_upper = upper;
 }
 
 /*
@@ -2127,34 +2251,35 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 		rootbuf = ddb_new_buffer(rel);
 
 	/*
-	 * A leaf below an existing parent, with ddb's own WAL: build the three
-	 * pages aside with the functions redo uses, then install and log them
-	 * in one critical section (ddb_wal_leaf_split).
+	 * A leaf below an existing parent, with ddb's own WAL: the three pages
+	 * are changed in place and logged in one critical section
+	 * (ddb_wal_leaf_split), by the functions redo uses.  What could fail
+	 * is done first: the new downlink is built, and a parent whose prefix
+	 * must shrink for it (ddb_reprefix, rare) is rewritten aside.
 	 */
 	if (leaf && BufferIsValid(parentbuf) && ddb_wal_custom())
 	{
-		Size		rdatalen;
-		char	   *rdata = ddb_split_leaf_right_data(oldhk, oldhksize, items, best, nitems,
-													  &rdatalen);
-		Page		ltmp = palloc(BLCKSZ);
-		Page		rtmp = palloc(BLCKSZ);	/* (ddb_init_page zeroes it) */
-		Page		ptmp = palloc(BLCKSZ);
+		Size		lenslen;
+		uint16	   *rlens = ddb_split_leaf_right_lens(page, best, &lenslen);
+		Size		dlsize;
+		DdbKeyItem	dl = ddb_make_key_item(rblkno, sep + newpp, seplen - newpp, &dlsize);
+		Page		ptmp = NULL;
 
-		memcpy(ltmp, page, BLCKSZ);
-		ddb_split_leaf_left(ltmp, best, sep, seplen, rblkno);
-		ddb_split_leaf_right(rtmp, op->flags, op->right, oldhk != NULL, rdata);
-		memcpy(ptmp, BufferGetPage(parentbuf), BLCKSZ);
-		ddb_split_parent(ptmp, OffsetNumberNext(downlink), rblkno, sep, seplen, newpp);
-		DdbCheck(ddb_page_is_ordered(ltmp, low, lowlen));
-		DdbCheck(ddb_page_is_ordered(rtmp, sep, seplen));
-		DdbCheck(ddb_page_is_ordered(ptmp, NULL, 0));
-		ddb_wal_leaf_split(rel, parentbuf, ptmp, buf, ltmp, rbuf, rtmp,
-						   OffsetNumberNext(downlink), newpp, best, sep, seplen,
-						   oldhk != NULL, rdata, rdatalen);
-		pfree(ltmp);
-		pfree(rtmp);
-		pfree(ptmp);
-		pfree(rdata);
+		if (newpp < pp)
+		{
+			ptmp = palloc(BLCKSZ);
+			memcpy(ptmp, BufferGetPage(parentbuf), BLCKSZ);
+			ddb_split_parent(ptmp, OffsetNumberNext(downlink), rblkno, sep, seplen, newpp);
+		}
+		ddb_wal_leaf_split(rel, parentbuf, OffsetNumberNext(downlink), newpp, ptmp, dl, dlsize,
+						   buf, best, sep, seplen, rbuf, rlens, lenslen);
+		DdbCheck(ddb_page_is_ordered(page, low, lowlen));
+		DdbCheck(ddb_page_is_ordered(BufferGetPage(rbuf), sep, seplen));
+		DdbCheck(ddb_page_is_ordered(BufferGetPage(parentbuf), NULL, 0));
+		if (ptmp)
+			pfree(ptmp);
+		pfree(dl);
+		pfree(rlens);
 		goto split_done;
 	}
 
@@ -2168,46 +2293,51 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 	if (BufferIsValid(rootbuf))
 		ppage = GenericXLogRegisterBuffer(state, rootbuf, GENERIC_XLOG_FULL_IMAGE);
 
-	/* Right half: items [best, n) and the old high key. */
-	ddb_init_page(rpage, op->flags, op->level, op->right);
-	DdbPageGetOpaque(rpage)->prefixlen = pr;
-	if (oldhk)
-		ddb_add_item(rpage, oldhk, oldhksize, DDB_HIKEY);
-	for (int i = best; i < nitems; i++)
+	if (leaf)
 	{
-		if (leaf)
-			ddb_add_item(rpage, items[i].data, items[i].size, InvalidOffsetNumber);
-		else if (i == best)		/* minus infinity, maybe holding the prefix */
-			ddb_add_downlink(rpage, ((DdbKeyItem) items[i].data)->child,
-							 rbytes, infr ? pr : 0, 0, InvalidOffsetNumber);
-		else
-			ddb_add_downlink(rpage, ((DdbKeyItem) items[i].data)->child,
-							 key[i], keylen[i], pr, InvalidOffsetNumber);
+		/* the right half first: the left one is made in place over it */
+		ddb_split_leaf_right(rpage, lpage, best);
+		ddb_split_leaf_left(lpage, best, sep, seplen, rblkno);
 	}
+	else
+	{
+		/* Right half: downlinks [best, n) and the old high key. */
+		ddb_init_page(rpage, op->flags, op->level, op->right);
+		DdbPageGetOpaque(rpage)->prefixlen = pr;
+		if (oldhk)
+			ddb_add_item(rpage, oldhk, oldhksize, DDB_HIKEY);
+		for (int i = best; i < nitems; i++)
+		{
+			if (i == best)		/* minus infinity, maybe holding the prefix */
+				ddb_add_downlink(rpage, ((DdbKeyItem) items[i].data)->child,
+								 rbytes, infr ? pr : 0, 0, InvalidOffsetNumber);
+			else
+				ddb_add_downlink(rpage, ((DdbKeyItem) items[i].data)->child,
+								 key[i], keylen[i], pr, InvalidOffsetNumber);
+		}
 
-	/* Left half: items [0, best) and the separator as high key. */
-	tmp = palloc(BLCKSZ);
-	ddb_init_page(tmp, op->flags, op->level, rblkno);
-	DdbPageGetOpaque(tmp)->prefixlen = pl;
-	{
-		Size		sz;
-		DdbKeyItem	hk = ddb_make_key_item(InvalidBlockNumber, sep, seplen, &sz);
+		/* Left half: downlinks [0, best) and the separator as high key. */
+		tmp = palloc(BLCKSZ);
+		ddb_init_page(tmp, op->flags, op->level, rblkno);
+		DdbPageGetOpaque(tmp)->prefixlen = pl;
+		{
+			Size		sz;
+			DdbKeyItem	hk = ddb_make_key_item(InvalidBlockNumber, sep, seplen, &sz);
 
-		ddb_add_item(tmp, hk, sz, DDB_HIKEY);
+			ddb_add_item(tmp, hk, sz, DDB_HIKEY);
+		}
+		for (int i = 0; i < best; i++)
+		{
+			if (i == 0)			/* minus infinity, maybe holding the prefix */
+				ddb_add_downlink(tmp, ((DdbKeyItem) items[i].data)->child,
+								 lbytes, infl ? pl : 0, 0, InvalidOffsetNumber);
+			else
+				ddb_add_downlink(tmp, ((DdbKeyItem) items[i].data)->child,
+								 key[i], keylen[i], pl, InvalidOffsetNumber);
+		}
+		ddb_page_replace(lpage, tmp);
+		pfree(tmp);
 	}
-	for (int i = 0; i < best; i++)
-	{
-		if (leaf)
-			ddb_add_item(tmp, items[i].data, items[i].size, InvalidOffsetNumber);
-		else if (i == 0)		/* minus infinity, maybe holding the prefix */
-			ddb_add_downlink(tmp, ((DdbKeyItem) items[i].data)->child,
-							 lbytes, infl ? pl : 0, 0, InvalidOffsetNumber);
-		else
-			ddb_add_downlink(tmp, ((DdbKeyItem) items[i].data)->child,
-							 key[i], keylen[i], pl, InvalidOffsetNumber);
-	}
-	ddb_page_replace(lpage, tmp);
-	pfree(tmp);
 
 	if (BufferIsValid(rootbuf))
 	{
