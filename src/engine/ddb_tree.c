@@ -1100,9 +1100,22 @@ static int
 ddb_truncated_separator(const char *left, int leftlen,
 						const char *right, int rightlen)
 {
+	int			n = Min(leftlen, rightlen);
 	int			i = 0;
 
-	while (i < leftlen && i < rightlen && left[i] == right[i])
+	/* neighbours share long prefixes (hash, partition key): 8 bytes a step */
+	while (i + (int) sizeof(uint64) <= n)
+	{
+		uint64		a,
+					b;
+
+		memcpy(&a, left + i, sizeof(uint64));
+		memcpy(&b, right + i, sizeof(uint64));
+		if (a != b)
+			break;
+		i += sizeof(uint64);
+	}
+	while (i < n && left[i] == right[i])
 		i++;
 	/* right differs at byte i, or left is a proper prefix of right */
 	return Min(i + 1, rightlen);
@@ -1132,6 +1145,21 @@ ddb_add_item(Page page, const void *item, Size size, OffsetNumber off)
 }
 
 /*
+ * The imbalance |l - r| of a split whose left half takes between lmin and
+ * lmax bytes and whose right half r: at worst (worst) or at least; at
+ * least, SIZE_MAX when the left half surely does not fit, or the right.
+ */
+static inline Size
+ddb_split_gap(Size lmin, Size lmax, Size r, bool worst)
+{
+	if (worst)
+		return Max(lmax > r ? lmax - r : r - lmax, lmin > r ? lmin - r : r - lmin);
+	if (lmin > DDB_PAGE_CAPACITY || r > DDB_PAGE_CAPACITY)
+		return SIZE_MAX;
+	return lmin > r ? lmin - r : lmax < r ? r - lmax : 0;
+}
+
+/*
  * Where to split a leaf: over the sequence of its items with the new item
  * in its place (as nbtree's _bt_findsplitloc does), so the new item may end
  * up alone on a half, which is what lets items of DynamoDB's largest keys
@@ -1147,17 +1175,48 @@ ddb_leaf_split_point(int nv, char **vkey, int *vkeylen, Size *vsize, int skip,
 	Size		total = 0;
 	Size		left = 0;
 	Size		bestdiff = 0;
+	Size		bound = SIZE_MAX;
 	int			best = -1;
 	int			prev = -1;
 
 	for (int v = 0; v < nv; v++)
 		if (v != skip)
 			total += vsize[v];
+
+	/*
+	 * A candidate's high key takes between ddb_key_item_size(1) and
+	 * ddb_key_item_size(vkeylen[v]) bytes on the left, which bounds its
+	 * imbalance both ways before its separator is computed.  'bound' is
+	 * the least worst-case imbalance of a candidate sure to fit: a
+	 * candidate whose least imbalance exceeds it cannot be the best, and
+	 * the loop below computes the separators of the others only -- in the
+	 * same order, so it chooses what trying every candidate would.
+	 */
 	for (int v = 0; v < nv; v++)
 	{
 		if (v == skip)
 			continue;
 		if (prev >= 0)
+		{
+			Size		lmin = left + ddb_key_item_size(1);
+			Size		lmax = left + ddb_key_item_size(vkeylen[v]);
+			Size		r = total - left + oldhk;
+
+			if (lmax <= DDB_PAGE_CAPACITY && r <= DDB_PAGE_CAPACITY)
+				bound = Min(bound, ddb_split_gap(lmin, lmax, r, true));
+		}
+		left += vsize[v];
+		prev = v;
+	}
+	left = 0;
+	prev = -1;
+	for (int v = 0; v < nv; v++)
+	{
+		if (v == skip)
+			continue;
+		if (prev >= 0 &&
+			ddb_split_gap(left + ddb_key_item_size(1), left + ddb_key_item_size(vkeylen[v]),
+						  total - left + oldhk, false) <= bound)
 		{
 			int			hklen = ddb_truncated_separator(vkey[prev], vkeylen[prev],
 														vkey[v], vkeylen[v]);
