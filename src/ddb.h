@@ -121,6 +121,9 @@ typedef struct DdbRelCache
 	BlockNumber map_leaf;		/* the row-id map leaf this backend last
 								 * wrote, 0 = none (ddb_rowid.c) */
 	uint64		map_leaf_first; /* the first row id map_leaf covers */
+	BlockNumber leaf;			/* the leaf the last descent's downlink named */
+	BlockNumber leaf_parent;	/* and the page that named it, 0 = none
+								 * (ddb_make_room_below) */
 	DdbBufferHint hints[DDB_BUFFER_HINTS];	/* internal pages, by block
 											 * number modulo their number */
 } DdbRelCache;

@@ -98,7 +98,11 @@
  *	  new root when the root splits), which is one Generic WAL record of at
  *	  most four pages, and a parent always has room for the new downlink.
  *	  The pessimistic pass only makes room; the writer then retries the
- *	  optimistic insert, which repeats the uniqueness check.
+ *	  optimistic insert, which repeats the uniqueness check.  Most passes
+ *	  start lower (ddb_make_room_below): at the leaf's parent as the
+ *	  optimistic descent found it, moving right on its level as a reader
+ *	  does, when that page can take the new downlink without splitting --
+ *	  the same parent-then-child locking, without the levels above.
  *
  *	  Only pessimistic writers split, and they hold the parent exclusively
  *	  while splitting a child, so a pessimistic writer holding a node never
@@ -958,6 +962,10 @@ ddb_read_internal(Relation rel, BlockNumber blkno)
  * If lowkey is not NULL, *lowkey is set to a palloc'd copy of the leaf's low
  * bound at the time it was read (NULL for -infinity), which backward scans
  * use to find the page before it.
+ *
+ * The leaf the last downlink named and the page it was in are remembered
+ * in the relcache entry (leaf, leaf_parent): where a split of that leaf,
+ * or of one right of it, can start (ddb_make_room_below).
  */
 Buffer
 ddb_descend(Relation rel, const char *key, int keylen, bool strict,
@@ -1062,6 +1070,11 @@ ddb_descend(Relation rel, const char *key, int keylen, bool strict,
 			}
 			blkno = ki->child;
 			level--;
+			if (level == 0)
+			{
+				cache->leaf = blkno;
+				cache->leaf_parent = BufferGetBlockNumber(buf);
+			}
 			UnlockReleaseBuffer(buf);
 		}
 	}
@@ -2463,6 +2476,129 @@ ddb_node_full(Page page, Size need)
 }
 
 /*
+ * Page 'blkno', known to have been a tree page of level 'level' whose key
+ * space was at or below 'key' (a hint: ddb_first_leaf_from_hint,
+ * ddb_make_room_below), locked exclusively and followed right along its
+ * level while key is at or beyond its high key, as a descent does;
+ * InvalidBuffer, with nothing locked, when blkno is not a tree page of
+ * that level.  Pages of one level are locked one at a time, left to right
+ * (rule 1 of the header).
+ */
+static Buffer
+ddb_read_hinted(Relation rel, BlockNumber blkno, int level, const char *key, int keylen)
+{
+	Buffer		buf = ReadBuffer(rel, blkno);
+	Page		page = BufferGetPage(buf);
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (PageIsNew(page) || DdbPageGetOpaque(page)->page_id != DDB_PAGE_ID ||
+		(DdbPageGetOpaque(page)->flags & (level == 0 ? DDB_PAGE_LEAF : DDB_PAGE_INTERNAL)) == 0 ||
+		DdbPageGetOpaque(page)->level != level)
+	{
+		UnlockReleaseBuffer(buf);
+		return InvalidBuffer;
+	}
+	while (ddb_beyond_page(page, key, keylen, false))
+	{
+		BlockNumber right = DdbPageGetOpaque(page)->right;
+
+		UnlockReleaseBuffer(buf);
+		buf = ReadBuffer(rel, right);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		if (level == 0)
+			ddb_check_leaf(rel, buf);
+		else
+			ddb_check_page(rel, buf, BufferGetPage(buf));
+		page = BufferGetPage(buf);
+	}
+	return buf;
+}
+
+/*
+ * The pessimistic pass in the common case: split the leaf of 'itemkey'
+ * under the internal page 'parentblk' that an optimistic descent reached
+ * it, or a leaf left of it, from (ddb_descend), leaving out the metapage
+ * and the levels above.  A page's low bound never changes (pages split only to the
+ * right and are never merged or deleted), so itemkey is still at or above
+ * parentblk's (a leaf it named is at or below the key, and the leaf's low
+ * bound is at or above the page's), and the page that holds its downlink
+ * now is parentblk or right of it.  When that page can take one more downlink of the size
+ * ddb_make_room reserves, the leaf's split touches only it, the leaf and
+ * the new page, locked in ddb_make_room's order (the parent, then the
+ * child).  Returns false, having changed nothing, when the page cannot
+ * (or the separator turns out too long for it): the caller then takes
+ * the whole pass, which splits that page first.
+ */
+static bool
+ddb_make_room_below(Relation rel, DdbKeyType pktype, BlockNumber parentblk,
+					const char *itemkey, int itemkeylen, Size itemsize,
+					const DdbSplitRun *run)
+{
+	int			reservelen = Min(Max(itemkeylen, 64) * 2, DDB_MAX_SEP_LEN);
+	Buffer		pbuf;
+	Buffer		buf;
+	Page		page;
+	OffsetNumber downlink;
+	char	   *low = NULL;		/* the leaf's low bound, if in this page */
+	int			lowlen = 0;
+
+#ifdef DDB_CHECKS
+	{
+		/*
+		 * Checked builds start every other such split at the leftmost
+		 * leaf's parent instead, whose low bound is minus infinity: the
+		 * move right must then cross that level to the leaf's parent, or
+		 * ddb_verify fails (as ddb_first_leaf_from_hint is tested).
+		 */
+		static uint32 ncalls = 0;
+
+		if (++ncalls % 2 == 0)
+		{
+			UnlockReleaseBuffer(ddb_descend(rel, NULL, 0, false, BUFFER_LOCK_SHARE, NULL, NULL));
+			parentblk = ddb_get_relcache(rel)->leaf_parent;
+		}
+	}
+#endif
+	pbuf = ddb_read_hinted(rel, parentblk, 1, itemkey, itemkeylen);
+	if (!BufferIsValid(pbuf))
+		return false;
+	page = BufferGetPage(pbuf);
+	if (ddb_node_full(page, DDB_INTERNAL_RESERVE(reservelen -
+												 Min(DdbPageGetOpaque(page)->prefixlen, reservelen))))
+	{
+		UnlockReleaseBuffer(pbuf);
+		return false;
+	}
+	downlink = ddb_internal_search(page, itemkey, itemkeylen, false);
+	if (downlink > DdbPageFirstData(page))
+		low = ddb_internal_sep(page, downlink, &lowlen);
+	buf = ReadBuffer(rel, ddb_key_item(page, downlink)->child);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	ddb_check_page(rel, buf, BufferGetPage(buf));
+	if (ddb_node_full(BufferGetPage(buf), itemsize))
+	{
+		bool		parent_full;
+		char	   *sep;
+		int			seplen;
+		Buffer		half = ddb_split(rel, pktype, InvalidBuffer, pbuf, downlink, buf, low, lowlen,
+									 itemkey, itemkeylen, itemkey, itemkeylen,
+									 itemsize + sizeof(ItemIdData), run, &parent_full,
+									 &sep, &seplen);
+
+		if (!BufferIsValid(half))
+		{
+			UnlockReleaseBuffer(buf);
+			UnlockReleaseBuffer(pbuf);
+			return false;
+		}
+		buf = half;
+	}
+	UnlockReleaseBuffer(buf);
+	UnlockReleaseBuffer(pbuf);
+	return true;
+}
+
+/*
  * Pessimistic pass: descend with exclusive locks coupled top-down and split
  * every full node on the path of 'itemkey', so that the leaf has room for an
  * item of 'itemsize' bytes (as of the moment we leave it).  An internal node
@@ -2472,11 +2608,14 @@ ddb_node_full(Page page, Size need)
  * out too full names the separator it could not take; the retry reserves
  * for exactly that one at that level, prefix rewrite included.  The low bound of each
  * node on the way is known from the parent we hold; splits need it to
- * choose the halves' prefixes.
+ * choose the halves' prefixes.  'leaf' is the leaf an optimistic descent
+ * for a key at or below itemkey reached: when the relcache entry still
+ * knows the page that named it, most passes start there
+ * (ddb_make_room_below).
  */
 static void
 ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize,
-			  const DdbSplitRun *run)
+			  const DdbSplitRun *run, BlockNumber leaf)
 {
 	int			reservelen = Min(Max(itemkeylen, 64) * 2, DDB_MAX_SEP_LEN);
 	char	   *hint = NULL;	/* the separator a parent could not take */
@@ -2484,6 +2623,13 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize,
 	int			hintlevel = -1; /* that parent's level */
 	/* before any buffer lock: the relcache entry may need catalog reads */
 	DdbKeyType	pktype = ddb_get_keyinfo(rel)->keytype[0];
+
+	DdbRelCache *cache = ddb_get_relcache(rel);
+
+	if (cache->leaf == leaf && cache->leaf_parent != DDB_METAPAGE_BLKNO &&
+		ddb_make_room_below(rel, pktype, cache->leaf_parent, itemkey, itemkeylen,
+							itemsize, run))
+		return;
 
 	for (;;)
 	{
@@ -3087,8 +3233,9 @@ ddb_leaf_reserve(Relation rel, Size itemsize, DdbUniqueCheck check_unique)
 static Buffer
 ddb_first_leaf_from_hint(Relation rel, BlockNumber hint, const char *key, int keylen)
 {
+#ifdef DDB_CHECKS
 	Buffer		buf;
-	Page		page;
+#endif
 
 	/* (the file never shrinks under our lock: the hint is inside it) */
 	if (!BlockNumberIsValid(hint) || hint == DDB_METAPAGE_BLKNO)
@@ -3113,25 +3260,7 @@ ddb_first_leaf_from_hint(Relation rel, BlockNumber hint, const char *key, int ke
 		}
 	}
 #endif
-	buf = ReadBuffer(rel, hint);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	page = BufferGetPage(buf);
-	if (!ddb_page_is_tree_leaf(page) || DdbPageGetOpaque(page)->level != 0)
-	{
-		UnlockReleaseBuffer(buf);
-		return InvalidBuffer;
-	}
-	while (ddb_beyond_page(page, key, keylen, false))
-	{
-		BlockNumber right = DdbPageGetOpaque(page)->right;
-
-		UnlockReleaseBuffer(buf);
-		buf = ReadBuffer(rel, right);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		ddb_check_leaf(rel, buf);
-		page = BufferGetPage(buf);
-	}
-	return buf;
+	return ddb_read_hinted(rel, hint, 0, key, keylen);
 }
 
 /*
@@ -3202,6 +3331,7 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 	{
 		Buffer		first;
 		Buffer		leafbuf;
+		BlockNumber firstblk;
 		TransactionId wait_xid = InvalidTransactionId;
 		Page		page;
 
@@ -3248,6 +3378,7 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 		}
 
 		/* The leaf whose key space holds itemkey: first, or right of it. */
+		firstblk = BufferGetBlockNumber(first);
 		leafbuf = ddb_move_to_target(rel, first, itemkey, itemkeylen);
 		page = BufferGetPage(leafbuf);
 		if (PageGetFreeSpace(page) >= itemsize + reserve)
@@ -3303,7 +3434,7 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 														   ALLOCSET_DEFAULT_SIZES);
 			MemoryContext old = MemoryContextSwitchTo(splitcxt);
 
-			ddb_make_room(rel, itemkey, itemkeylen, itemsize + reserve, NULL);
+			ddb_make_room(rel, itemkey, itemkeylen, itemsize + reserve, NULL, firstblk);
 			MemoryContextSwitchTo(old);
 			MemoryContextDelete(splitcxt);
 		}
@@ -3445,6 +3576,7 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 		int			npend = 0;
 		Size		pendsize = 0;
 		bool		split = false;
+		BlockNumber leaf;		/* the descent's, for a split (ddb_make_room) */
 
 		CHECK_FOR_INTERRUPTS();
 
@@ -3463,6 +3595,7 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 
 		buf = ddb_descend(rel, first->v->key, first->v->keylen, false,
 						  BUFFER_LOCK_EXCLUSIVE, NULL, NULL);
+		leaf = BufferGetBlockNumber(buf);
 		page = BufferGetPage(buf);
 		freespace = PageGetExactFreeSpace(page);
 
@@ -3630,7 +3763,7 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 				}
 				ddb_make_room(rel, mi[j].itemkey, mi[j].itemkeylen,
 							  pendsize - sizeof(ItemIdData) + reserve,
-							  npend > 1 ? &sr : NULL);
+							  npend > 1 ? &sr : NULL, leaf);
 				MemoryContextSwitchTo(prev);
 				MemoryContextDelete(splitcxt);
 				made_room_at = j;
