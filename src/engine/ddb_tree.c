@@ -138,9 +138,11 @@
  *	  records of ddb's own resource manager (id 203), logged as nbtree logs
  *	  its own (START_CRIT_SECTION, change, MarkBufferDirty, XLogInsert,
  *	  PageSetLSN) and replayed with XLogReadBufferForRedo to the same
- *	  bytes (a split by the very functions that built it on the primary,
- *	  ddb_split_leaf_left and friends); wal_consistency_checking = 'ddb'
- *	  checks that a replayed page is the primary's.  The rest (tree
+ *	  bytes (a split by the functions that made it on the primary,
+ *	  ddb_split_leaf_left and ddb_split_parent, its right half from the
+ *	  bytes the record carries, ddb_split_leaf_right_redo);
+ *	  wal_consistency_checking = 'ddb' checks that a replayed page is the
+ *	  primary's.  The rest (tree
  *	  creation, root and internal splits, map growth, bulk builds,
  *	  VACUUM's freezing) stays Generic WAL; both kinds order by LSN on a
  *	  page, so mixing them is safe.
