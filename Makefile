@@ -48,7 +48,7 @@ PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 # pg_regress: sql/NAME.sql against expected/NAME.out
 REGRESS = extension shape keys tree modify rewrite items items_security types expr_condition expr_update \
 	expr_projection expr_key_condition expr_errors model_messages query scan query_cost keyscan gsi \
-	gsi_verify big_items split_fill fillfactor write_records bulk_load api_tables api_items api_query api_legacy names write_path \
+	gsi_verify big_items split_fill split_in_place fillfactor write_records bulk_load api_tables api_items api_query api_legacy names write_path \
 	api_indexes http_keys ttl ttl_cost lsi batch transact streams items_built items_in_from item_column old_extension \
 	multi_insert reads rowid_map put_item_key
 REGRESS_OPTS = --inputdir=.

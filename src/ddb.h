@@ -121,6 +121,9 @@ typedef struct DdbRelCache
 	BlockNumber map_leaf;		/* the row-id map leaf this backend last
 								 * wrote, 0 = none (ddb_rowid.c) */
 	uint64		map_leaf_first; /* the first row id map_leaf covers */
+	BlockNumber leaf;			/* the leaf the last descent's downlink named */
+	BlockNumber leaf_parent;	/* and the page that named it, 0 = none
+								 * (ddb_make_room_below) */
 	DdbBufferHint hints[DDB_BUFFER_HINTS];	/* internal pages, by block
 											 * number modulo their number */
 } DdbRelCache;
@@ -210,10 +213,10 @@ extern void ddb_wal_map_set(Relation rel, Buffer buf, const DdbMapChange *change
 extern void ddb_wal_map_clear(Relation rel, Buffer buf, const uint16 *slots, int n);
 extern bool ddb_wal_leaf_prune(Relation rel, Buffer buf, OffsetNumber *deletable,
 							   int ndeletable, TransactionId latestRemovedXid);
-extern void ddb_wal_leaf_split(Relation rel, Buffer pbuf, Page ptmp, Buffer lbuf, Page ltmp,
-							   Buffer rbuf, Page rtmp, OffsetNumber downlink, int newpp,
-							   int nleft, const char *sep, int seplen, bool hashk,
-							   const char *rdata, Size rdatalen);
+extern void ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink, int newpp,
+							   Page ptmp, const void *dl, Size dlsize, Buffer lbuf, int nleft,
+							   const char *sep, int seplen, Buffer rbuf, const uint16 *rlens,
+							   Size rlenslen);
 
 /* engine/ddb_shape.c */
 extern const DdbKeyInfo *ddb_get_keyinfo(Relation rel);

@@ -202,8 +202,10 @@ extern OffsetNumber ddb_leaf_search(Page page, const char *key, int keylen,
 extern void ddb_page_replace(Page page, Page tmp);
 extern void ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen,
 								BlockNumber rblkno);
-extern void ddb_split_leaf_right(Page page, uint16 flags, BlockNumber right, bool hashk,
-								 const char *data);
+extern void ddb_split_leaf_right(Page page, Page src, int nleft);
+extern uint16 *ddb_split_leaf_right_lens(Page src, int nleft, Size *len);
+extern void ddb_split_leaf_right_redo(Page page, uint16 flags, BlockNumber right,
+									  const char *data, bool inpage);
 extern void ddb_split_parent(Page page, OffsetNumber off, BlockNumber rblkno,
 							 const char *sep, int seplen, int newpp);
 extern int	ddb_half_prefix(char **key, int *keylen, int lo, int hi,

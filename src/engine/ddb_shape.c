@@ -438,6 +438,8 @@ ddb_reset_relcache(Relation rel, bool truncated_in_place)
 		cache->root = 0;
 		cache->nblocks_seen = 0;
 		cache->map_leaf = 0;
+		cache->leaf = 0;
+		cache->leaf_parent = 0;
 		memset(cache->hints, 0, sizeof(cache->hints));
 	}
 	if (truncated_in_place)

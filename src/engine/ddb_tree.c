@@ -98,7 +98,11 @@
  *	  new root when the root splits), which is one Generic WAL record of at
  *	  most four pages, and a parent always has room for the new downlink.
  *	  The pessimistic pass only makes room; the writer then retries the
- *	  optimistic insert, which repeats the uniqueness check.
+ *	  optimistic insert, which repeats the uniqueness check.  Most passes
+ *	  start lower (ddb_make_room_below): at the leaf's parent as the
+ *	  optimistic descent found it, moving right on its level as a reader
+ *	  does, when that page can take the new downlink without splitting --
+ *	  the same parent-then-child locking, without the levels above.
  *
  *	  Only pessimistic writers split, and they hold the parent exclusively
  *	  while splitting a child, so a pessimistic writer holding a node never
@@ -134,9 +138,11 @@
  *	  records of ddb's own resource manager (id 203), logged as nbtree logs
  *	  its own (START_CRIT_SECTION, change, MarkBufferDirty, XLogInsert,
  *	  PageSetLSN) and replayed with XLogReadBufferForRedo to the same
- *	  bytes (a split by the very functions that built it on the primary,
- *	  ddb_split_leaf_left and friends); wal_consistency_checking = 'ddb'
- *	  checks that a replayed page is the primary's.  The rest (tree
+ *	  bytes (a split by the functions that made it on the primary,
+ *	  ddb_split_leaf_left and ddb_split_parent, its right half from the
+ *	  bytes the record carries, ddb_split_leaf_right_redo);
+ *	  wal_consistency_checking = 'ddb' checks that a replayed page is the
+ *	  primary's.  The rest (tree
  *	  creation, root and internal splits, map growth, bulk builds,
  *	  VACUUM's freezing) stays Generic WAL; both kinds order by LSN on a
  *	  page, so mixing them is safe.
@@ -959,6 +965,10 @@ ddb_read_internal(Relation rel, BlockNumber blkno)
  * If lowkey is not NULL, *lowkey is set to a palloc'd copy of the leaf's low
  * bound at the time it was read (NULL for -infinity), which backward scans
  * use to find the page before it.
+ *
+ * The leaf the last downlink named and the page it was in are remembered
+ * in the relcache entry (leaf, leaf_parent): where a split of that leaf,
+ * or of one right of it, can start (ddb_make_room_below).
  */
 Buffer
 ddb_descend(Relation rel, const char *key, int keylen, bool strict,
@@ -1063,6 +1073,11 @@ ddb_descend(Relation rel, const char *key, int keylen, bool strict,
 			}
 			blkno = ki->child;
 			level--;
+			if (level == 0)
+			{
+				cache->leaf = blkno;
+				cache->leaf_parent = BufferGetBlockNumber(buf);
+			}
 			UnlockReleaseBuffer(buf);
 		}
 	}
@@ -1081,10 +1096,10 @@ ddb_descend(Relation rel, const char *key, int keylen, bool strict,
  */
 
 /*
- * One item of a page being split, read in place: the page itself does not
- * change until the split's critical section (ddb's own WAL builds the new
- * halves aside; Generic WAL changes its registered copies), by when the
- * halves have been built from these.
+ * One item of a page being split, read in place to choose the split: the
+ * page itself does not change until the split's critical section (ddb's
+ * own WAL) or its registered copy is changed (Generic WAL), where the
+ * halves are made from the page (or copy) itself.
  */
 typedef struct SplitItem
 {
@@ -1101,9 +1116,22 @@ static int
 ddb_truncated_separator(const char *left, int leftlen,
 						const char *right, int rightlen)
 {
+	int			n = Min(leftlen, rightlen);
 	int			i = 0;
 
-	while (i < leftlen && i < rightlen && left[i] == right[i])
+	/* neighbours share long prefixes (hash, partition key): 8 bytes a step */
+	while (i + (int) sizeof(uint64) <= n)
+	{
+		uint64		a,
+					b;
+
+		memcpy(&a, left + i, sizeof(uint64));
+		memcpy(&b, right + i, sizeof(uint64));
+		if (a != b)
+			break;
+		i += sizeof(uint64);
+	}
+	while (i < n && left[i] == right[i])
 		i++;
 	/* right differs at byte i, or left is a proper prefix of right */
 	return Min(i + 1, rightlen);
@@ -1133,6 +1161,21 @@ ddb_add_item(Page page, const void *item, Size size, OffsetNumber off)
 }
 
 /*
+ * The imbalance |l - r| of a split whose left half takes between lmin and
+ * lmax bytes and whose right half r: at worst (worst) or at least; at
+ * least, SIZE_MAX when the left half surely does not fit, or the right.
+ */
+static inline Size
+ddb_split_gap(Size lmin, Size lmax, Size r, bool worst)
+{
+	if (worst)
+		return Max(lmax > r ? lmax - r : r - lmax, lmin > r ? lmin - r : r - lmin);
+	if (lmin > DDB_PAGE_CAPACITY || r > DDB_PAGE_CAPACITY)
+		return SIZE_MAX;
+	return lmin > r ? lmin - r : lmax < r ? r - lmax : 0;
+}
+
+/*
  * Where to split a leaf: over the sequence of its items with the new item
  * in its place (as nbtree's _bt_findsplitloc does), so the new item may end
  * up alone on a half, which is what lets items of DynamoDB's largest keys
@@ -1148,17 +1191,48 @@ ddb_leaf_split_point(int nv, char **vkey, int *vkeylen, Size *vsize, int skip,
 	Size		total = 0;
 	Size		left = 0;
 	Size		bestdiff = 0;
+	Size		bound = SIZE_MAX;
 	int			best = -1;
 	int			prev = -1;
 
 	for (int v = 0; v < nv; v++)
 		if (v != skip)
 			total += vsize[v];
+
+	/*
+	 * A candidate's high key takes between ddb_key_item_size(1) and
+	 * ddb_key_item_size(vkeylen[v]) bytes on the left, which bounds its
+	 * imbalance both ways before its separator is computed.  'bound' is
+	 * the least worst-case imbalance of a candidate sure to fit: a
+	 * candidate whose least imbalance exceeds it cannot be the best, and
+	 * the loop below computes the separators of the others only -- in the
+	 * same order, so it chooses what trying every candidate would.
+	 */
 	for (int v = 0; v < nv; v++)
 	{
 		if (v == skip)
 			continue;
 		if (prev >= 0)
+		{
+			Size		lmin = left + ddb_key_item_size(1);
+			Size		lmax = left + ddb_key_item_size(vkeylen[v]);
+			Size		r = total - left + oldhk;
+
+			if (lmax <= DDB_PAGE_CAPACITY && r <= DDB_PAGE_CAPACITY)
+				bound = Min(bound, ddb_split_gap(lmin, lmax, r, true));
+		}
+		left += vsize[v];
+		prev = v;
+	}
+	left = 0;
+	prev = -1;
+	for (int v = 0; v < nv; v++)
+	{
+		if (v == skip)
+			continue;
+		if (prev >= 0 &&
+			ddb_split_gap(left + ddb_key_item_size(1), left + ddb_key_item_size(vkeylen[v]),
+						  total - left + oldhk, false) <= bound)
 		{
 			int			hklen = ddb_truncated_separator(vkey[prev], vkeylen[prev],
 														vkey[v], vkeylen[v]);
@@ -1719,95 +1793,219 @@ ddb_reprefix(Page page, int newplen)
 
 /* ------------------------------------------------------------------------
  * A leaf split as three page changes.  With ddb's own WAL (ddb_wal.c) a
- * leaf split below an existing parent is built by these functions on the
- * primary and replayed by the same functions, so a replayed page is the
- * primary's byte for byte, and the record carries the separator and the
- * right half's items instead of a new page's image and a rewritten left
- * page's delta.
+ * leaf split below an existing parent is made by these functions on the
+ * primary, in the record's critical section, and replayed by them, so a
+ * replayed page is the primary's byte for byte (outside the hole between
+ * pd_lower and pd_upper, which neither keeps anything in), and the record
+ * carries the separator and the right half's items instead of a new
+ * page's image and a rewritten left page's delta.  They allocate nothing
+ * and cannot fail.  Both halves come out in the layout PageAddItem gives
+ * items added in offset order to an empty page: the first at the top of
+ * the page, each next one right below it.
  * ------------------------------------------------------------------------
  */
 
 /*
- * The left half: keep the first 'nleft' data items of the leaf under the
- * new high key 'sep', right-linked to the new page rblkno.
+ * The header and special space of an empty leaf: what PageInit and
+ * ddb_init_page set, without zeroing the rest of the page, which the
+ * caller covers with its line pointers and items but for the hole.
+ */
+static void
+ddb_init_leaf_header(Page page, uint16 flags, BlockNumber right)
+{
+	PageHeader	ph = (PageHeader) page;
+	Size		special = BLCKSZ - MAXALIGN(sizeof(DdbPageOpaqueData));
+	DdbPageOpaque op;
+
+	memset(page, 0, SizeOfPageHeaderData);
+	memset(page + special, 0, BLCKSZ - special);
+	ph->pd_lower = SizeOfPageHeaderData;
+	ph->pd_upper = special;
+	ph->pd_special = special;
+	PageSetPageSizeAndVersion(page, BLCKSZ, PG_PAGE_LAYOUT_VERSION);
+	op = DdbPageGetOpaque(page);
+	op->right = right;
+	op->level = 0;
+	op->flags = flags;
+	op->prefixlen = 0;
+	op->page_id = DDB_PAGE_ID;
+}
+
+/* A high key with 'key' at 'to', sz bytes (MAXALIGN'd) with its padding. */
+static void
+ddb_put_high_key(char *to, Size sz, const char *key, int keylen)
+{
+	DdbKeyItem	hk = (DdbKeyItem) to;
+
+	memset(to, 0, sz);
+	hk->child = InvalidBlockNumber;
+	hk->keylen = keylen;
+	memcpy(hk->key, key, keylen);
+}
+
+/*
+ * The left half, in place: keep the first 'nleft' data items of the leaf
+ * under the new high key 'sep', right-linked to the new page rblkno.  The
+ * kept items are gathered, in their new places, on a scratch page and
+ * copied back in one piece; their line pointers likewise.  The right
+ * half must have been taken from the page first (ddb_split_leaf_right):
+ * this overwrites its items.
  */
 void
 ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen, BlockNumber rblkno)
 {
+	PageHeader	ph = (PageHeader) page;
 	DdbPageOpaque op = DdbPageGetOpaque(page);
 	OffsetNumber first = DdbPageFirstData(page);
-	Page		tmp = palloc(BLCKSZ);
-	Size		sz;
-	DdbKeyItem	hk = ddb_make_key_item(InvalidBlockNumber, sep, seplen, &sz);
+	PGAlignedBlock scratch;
+	ItemId		lp = ((PageHeader) scratch.data)->pd_linp;
+	Size		hksz = MAXALIGN(DdbKeyItemSize(seplen));
+	Size		upper = ph->pd_special - hksz;
 
-	ddb_init_page(tmp, op->flags, op->level, rblkno);
-	ddb_add_item(tmp, hk, sz, DDB_HIKEY);
+	ddb_put_high_key(scratch.data + upper, hksz, sep, seplen);
+	ItemIdSetNormal(&lp[0], upper, hksz);
 	for (int i = 0; i < nleft; i++)
 	{
 		ItemId		iid = PageGetItemId(page, first + i);
+		Size		len = ItemIdGetLength(iid);
+		Size		sz = MAXALIGN(len);
 
-		ddb_add_item(tmp, PageGetItem(page, iid), ItemIdGetLength(iid), InvalidOffsetNumber);
+		upper -= sz;
+		memcpy(scratch.data + upper, PageGetItem(page, iid), len);
+		if (sz > len)
+			memset(scratch.data + upper + len, 0, sz - len);
+		ItemIdSetNormal(&lp[i + 1], upper, len);
 	}
-	ddb_page_replace(page, tmp);
-	pfree(tmp);
-	pfree(hk);
+	memcpy(ph->pd_linp, lp, sizeof(ItemIdData) * (nleft + 1));
+	memcpy(page + upper, scratch.data + upper, ph->pd_special - upper);
+	ph->pd_lower = SizeOfPageHeaderData + sizeof(ItemIdData) * (nleft + 1);
+	ph->pd_upper = upper;
+	ph->pd_flags = 0;
+	ph->pd_prune_xid = InvalidTransactionId;
+	op->right = rblkno;
+	op->prefixlen = 0;
 }
 
 /*
- * The right half, on a new page: 'data' is its items as ddb_split_leaf_
- * right_data serialized them (the old high key first when hashk).
+ * The right half, on the new page 'page', taken from leaf 'src' before
+ * its left half is made (ddb_split_leaf_left): src's high key, when it
+ * has one, and its data items from the nleft'th on.  Items that lie one
+ * right below the other on src, as a split or a bulk build left them,
+ * are copied in one piece.
  */
 void
-ddb_split_leaf_right(Page page, uint16 flags, BlockNumber right, bool hashk, const char *data)
+ddb_split_leaf_right(Page page, Page src, int nleft)
 {
+	PageHeader	ph = (PageHeader) page;
+	OffsetNumber off = DdbPageFirstData(src) + nleft;
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(src);
+	ItemId		lp = ph->pd_linp;
+	int			n = 0;
+	Size		upper;
+	Size		runsrc = 0;		/* the pending run of items to copy */
+	Size		runlen = 0;
+
+	ddb_init_leaf_header(page, DdbPageGetOpaque(src)->flags, DdbPageGetOpaque(src)->right);
+	upper = ph->pd_special;
+	if (!DdbPageIsRightmost(src))
+	{
+		DdbKeyItem	hk = ddb_key_item(src, DDB_HIKEY);
+		Size		sz = MAXALIGN(DdbKeyItemSize(hk->keylen));
+
+		upper -= sz;
+		ddb_put_high_key(page + upper, sz, hk->key, hk->keylen);
+		ItemIdSetNormal(&lp[n], upper, sz);
+		n++;
+	}
+	for (; off <= maxoff; off++)
+	{
+		ItemId		iid = PageGetItemId(src, off);
+		Size		sz = MAXALIGN(ItemIdGetLength(iid));
+		Size		from = ItemIdGetOffset(iid);
+
+		if (runlen > 0 && from + sz != runsrc)
+		{
+			memcpy(page + upper, src + runsrc, runlen);
+			runlen = 0;
+		}
+		upper -= sz;
+		runsrc = from;
+		runlen += sz;
+		ItemIdSetNormal(&lp[n], upper, sz);
+		n++;
+	}
+	if (runlen > 0)
+		memcpy(page + upper, src + runsrc, runlen);
+	ph->pd_lower = SizeOfPageHeaderData + sizeof(ItemIdData) * n;
+	ph->pd_upper = upper;
+}
+
+/*
+ * The right half's line pointer lengths for the SPLIT record, before the
+ * page is split: the count, then one uint16 per item of the right half
+ * (palloc'd; *len its size).  With the items as the right half lays them
+ * out (pd_upper to pd_special) they are what ddb_split_leaf_right_redo
+ * rebuilds the page from.
+ */
+uint16 *
+ddb_split_leaf_right_lens(Page src, int nleft, Size *len)
+{
+	OffsetNumber off = DdbPageFirstData(src) + nleft;
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(src);
+	int			n = (DdbPageIsRightmost(src) ? 0 : 1) + maxoff - off + 1;
+	uint16	   *lens = palloc(sizeof(uint16) * (n + 1));
+	int			k = 1;
+
+	lens[0] = n;
+	if (!DdbPageIsRightmost(src))
+		lens[k++] = MAXALIGN(DdbKeyItemSize(ddb_key_item(src, DDB_HIKEY)->keylen));
+	for (; off <= maxoff; off++)
+		lens[k++] = MAXALIGN(ItemIdGetLength(PageGetItemId(src, off)));
+	*len = sizeof(uint16) * (n + 1);
+	return lens;
+}
+
+/*
+ * Redo of the right half, on the new page 'page': 'data' is the count and
+ * line pointer lengths, then the items, either as the page lays them out
+ * (inpage: ddb_split_leaf_right_lens, then the page's bytes from pd_upper
+ * on) or, as the plain SPLIT record of earlier ddb versions has them, one after
+ * another in offset order (the high key first, when there is one).  Both
+ * give the page ddb_split_leaf_right made.
+ */
+void
+ddb_split_leaf_right_redo(Page page, uint16 flags, BlockNumber right, const char *data,
+						  bool inpage)
+{
+	PageHeader	ph = (PageHeader) page;
 	uint16		n;
 	const char *lens = data + sizeof(uint16);
 	const char *p;
+	Size		upper;
 
 	memcpy(&n, data, sizeof(uint16));
 	p = lens + sizeof(uint16) * n;
-	ddb_init_page(page, flags, 0, right);
+	ddb_init_leaf_header(page, flags, right);
+	upper = ph->pd_special;
 	for (int i = 0; i < n; i++)
 	{
 		uint16		len;
 
 		memcpy(&len, lens + sizeof(uint16) * i, sizeof(uint16));
-		ddb_add_item(page, p, len, i == 0 && hashk ? DDB_HIKEY : InvalidOffsetNumber);
-		p += len;
+		upper -= MAXALIGN(len);
+		ItemIdSetNormal(&ph->pd_linp[i], upper, len);
+		if (!inpage)
+		{
+			memcpy(page + upper, p, len);
+			if (MAXALIGN(len) > len)
+				memset(page + upper + len, 0, MAXALIGN(len) - len);
+			p += len;
+		}
 	}
-}
-
-/* Serialize a right half's items for ddb_split_leaf_right (palloc'd). */
-static char *
-ddb_split_leaf_right_data(DdbKeyItem hk, Size hksize, SplitItem *items, int from, int to,
-						  Size *len)
-{
-	int			n = (hk ? 1 : 0) + (to - from);
-	Size		total = sizeof(uint16) * (n + 1);
-	char	   *data;
-	char	   *lens;
-	char	   *p;
-	uint16		v = n;
-
-	total += hk ? hksize : 0;
-	for (int i = from; i < to; i++)
-		total += items[i].size;
-	data = palloc(total);
-	memcpy(data, &v, sizeof(uint16));
-	lens = data + sizeof(uint16);
-	p = lens + sizeof(uint16) * n;
-	for (int k = 0; k < n; k++)
-	{
-		int			i = hk ? from + k - 1 : from + k;
-		const void *item = i < from ? (const void *) hk : items[i].data;
-
-		v = i < from ? hksize : items[i].size;
-		memcpy(lens + sizeof(uint16) * k, &v, sizeof(uint16));
-		memcpy(p, item, v);
-		p += v;
-	}
-	*len = total;
-	return data;
+	if (inpage)
+		memcpy(page + upper, p, ph->pd_special - upper);
+	ph->pd_lower = SizeOfPageHeaderData + sizeof(ItemIdData) * n;
+	ph->pd_upper = upper;
 }
 
 /*
@@ -2128,34 +2326,35 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 		rootbuf = ddb_new_buffer(rel);
 
 	/*
-	 * A leaf below an existing parent, with ddb's own WAL: build the three
-	 * pages aside with the functions redo uses, then install and log them
-	 * in one critical section (ddb_wal_leaf_split).
+	 * A leaf below an existing parent, with ddb's own WAL: the three pages
+	 * are changed in place and logged in one critical section
+	 * (ddb_wal_leaf_split), by the functions redo uses.  What could fail
+	 * is done first: the new downlink is built, and a parent whose prefix
+	 * must shrink for it (ddb_reprefix, rare) is rewritten aside.
 	 */
 	if (leaf && BufferIsValid(parentbuf) && ddb_wal_custom())
 	{
-		Size		rdatalen;
-		char	   *rdata = ddb_split_leaf_right_data(oldhk, oldhksize, items, best, nitems,
-													  &rdatalen);
-		Page		ltmp = palloc(BLCKSZ);
-		Page		rtmp = palloc(BLCKSZ);	/* (ddb_init_page zeroes it) */
-		Page		ptmp = palloc(BLCKSZ);
+		Size		lenslen;
+		uint16	   *rlens = ddb_split_leaf_right_lens(page, best, &lenslen);
+		Size		dlsize;
+		DdbKeyItem	dl = ddb_make_key_item(rblkno, sep + newpp, seplen - newpp, &dlsize);
+		Page		ptmp = NULL;
 
-		memcpy(ltmp, page, BLCKSZ);
-		ddb_split_leaf_left(ltmp, best, sep, seplen, rblkno);
-		ddb_split_leaf_right(rtmp, op->flags, op->right, oldhk != NULL, rdata);
-		memcpy(ptmp, BufferGetPage(parentbuf), BLCKSZ);
-		ddb_split_parent(ptmp, OffsetNumberNext(downlink), rblkno, sep, seplen, newpp);
-		DdbCheck(ddb_page_is_ordered(ltmp, low, lowlen));
-		DdbCheck(ddb_page_is_ordered(rtmp, sep, seplen));
-		DdbCheck(ddb_page_is_ordered(ptmp, NULL, 0));
-		ddb_wal_leaf_split(rel, parentbuf, ptmp, buf, ltmp, rbuf, rtmp,
-						   OffsetNumberNext(downlink), newpp, best, sep, seplen,
-						   oldhk != NULL, rdata, rdatalen);
-		pfree(ltmp);
-		pfree(rtmp);
-		pfree(ptmp);
-		pfree(rdata);
+		if (newpp < pp)
+		{
+			ptmp = palloc(BLCKSZ);
+			memcpy(ptmp, BufferGetPage(parentbuf), BLCKSZ);
+			ddb_split_parent(ptmp, OffsetNumberNext(downlink), rblkno, sep, seplen, newpp);
+		}
+		ddb_wal_leaf_split(rel, parentbuf, OffsetNumberNext(downlink), newpp, ptmp, dl, dlsize,
+						   buf, best, sep, seplen, rbuf, rlens, lenslen);
+		DdbCheck(ddb_page_is_ordered(page, low, lowlen));
+		DdbCheck(ddb_page_is_ordered(BufferGetPage(rbuf), sep, seplen));
+		DdbCheck(ddb_page_is_ordered(BufferGetPage(parentbuf), NULL, 0));
+		if (ptmp)
+			pfree(ptmp);
+		pfree(dl);
+		pfree(rlens);
 		goto split_done;
 	}
 
@@ -2169,46 +2368,51 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 	if (BufferIsValid(rootbuf))
 		ppage = GenericXLogRegisterBuffer(state, rootbuf, GENERIC_XLOG_FULL_IMAGE);
 
-	/* Right half: items [best, n) and the old high key. */
-	ddb_init_page(rpage, op->flags, op->level, op->right);
-	DdbPageGetOpaque(rpage)->prefixlen = pr;
-	if (oldhk)
-		ddb_add_item(rpage, oldhk, oldhksize, DDB_HIKEY);
-	for (int i = best; i < nitems; i++)
+	if (leaf)
 	{
-		if (leaf)
-			ddb_add_item(rpage, items[i].data, items[i].size, InvalidOffsetNumber);
-		else if (i == best)		/* minus infinity, maybe holding the prefix */
-			ddb_add_downlink(rpage, ((DdbKeyItem) items[i].data)->child,
-							 rbytes, infr ? pr : 0, 0, InvalidOffsetNumber);
-		else
-			ddb_add_downlink(rpage, ((DdbKeyItem) items[i].data)->child,
-							 key[i], keylen[i], pr, InvalidOffsetNumber);
+		/* the right half first: the left one is made in place over it */
+		ddb_split_leaf_right(rpage, lpage, best);
+		ddb_split_leaf_left(lpage, best, sep, seplen, rblkno);
 	}
+	else
+	{
+		/* Right half: downlinks [best, n) and the old high key. */
+		ddb_init_page(rpage, op->flags, op->level, op->right);
+		DdbPageGetOpaque(rpage)->prefixlen = pr;
+		if (oldhk)
+			ddb_add_item(rpage, oldhk, oldhksize, DDB_HIKEY);
+		for (int i = best; i < nitems; i++)
+		{
+			if (i == best)		/* minus infinity, maybe holding the prefix */
+				ddb_add_downlink(rpage, ((DdbKeyItem) items[i].data)->child,
+								 rbytes, infr ? pr : 0, 0, InvalidOffsetNumber);
+			else
+				ddb_add_downlink(rpage, ((DdbKeyItem) items[i].data)->child,
+								 key[i], keylen[i], pr, InvalidOffsetNumber);
+		}
 
-	/* Left half: items [0, best) and the separator as high key. */
-	tmp = palloc(BLCKSZ);
-	ddb_init_page(tmp, op->flags, op->level, rblkno);
-	DdbPageGetOpaque(tmp)->prefixlen = pl;
-	{
-		Size		sz;
-		DdbKeyItem	hk = ddb_make_key_item(InvalidBlockNumber, sep, seplen, &sz);
+		/* Left half: downlinks [0, best) and the separator as high key. */
+		tmp = palloc(BLCKSZ);
+		ddb_init_page(tmp, op->flags, op->level, rblkno);
+		DdbPageGetOpaque(tmp)->prefixlen = pl;
+		{
+			Size		sz;
+			DdbKeyItem	hk = ddb_make_key_item(InvalidBlockNumber, sep, seplen, &sz);
 
-		ddb_add_item(tmp, hk, sz, DDB_HIKEY);
+			ddb_add_item(tmp, hk, sz, DDB_HIKEY);
+		}
+		for (int i = 0; i < best; i++)
+		{
+			if (i == 0)			/* minus infinity, maybe holding the prefix */
+				ddb_add_downlink(tmp, ((DdbKeyItem) items[i].data)->child,
+								 lbytes, infl ? pl : 0, 0, InvalidOffsetNumber);
+			else
+				ddb_add_downlink(tmp, ((DdbKeyItem) items[i].data)->child,
+								 key[i], keylen[i], pl, InvalidOffsetNumber);
+		}
+		ddb_page_replace(lpage, tmp);
+		pfree(tmp);
 	}
-	for (int i = 0; i < best; i++)
-	{
-		if (leaf)
-			ddb_add_item(tmp, items[i].data, items[i].size, InvalidOffsetNumber);
-		else if (i == 0)		/* minus infinity, maybe holding the prefix */
-			ddb_add_downlink(tmp, ((DdbKeyItem) items[i].data)->child,
-							 lbytes, infl ? pl : 0, 0, InvalidOffsetNumber);
-		else
-			ddb_add_downlink(tmp, ((DdbKeyItem) items[i].data)->child,
-							 key[i], keylen[i], pl, InvalidOffsetNumber);
-	}
-	ddb_page_replace(lpage, tmp);
-	pfree(tmp);
 
 	if (BufferIsValid(rootbuf))
 	{
@@ -2275,6 +2479,129 @@ ddb_node_full(Page page, Size need)
 }
 
 /*
+ * Page 'blkno', known to have been a tree page of level 'level' whose key
+ * space was at or below 'key' (a hint: ddb_first_leaf_from_hint,
+ * ddb_make_room_below), locked exclusively and followed right along its
+ * level while key is at or beyond its high key, as a descent does;
+ * InvalidBuffer, with nothing locked, when blkno is not a tree page of
+ * that level.  Pages of one level are locked one at a time, left to right
+ * (rule 1 of the header).
+ */
+static Buffer
+ddb_read_hinted(Relation rel, BlockNumber blkno, int level, const char *key, int keylen)
+{
+	Buffer		buf = ReadBuffer(rel, blkno);
+	Page		page = BufferGetPage(buf);
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (PageIsNew(page) || DdbPageGetOpaque(page)->page_id != DDB_PAGE_ID ||
+		(DdbPageGetOpaque(page)->flags & (level == 0 ? DDB_PAGE_LEAF : DDB_PAGE_INTERNAL)) == 0 ||
+		DdbPageGetOpaque(page)->level != level)
+	{
+		UnlockReleaseBuffer(buf);
+		return InvalidBuffer;
+	}
+	while (ddb_beyond_page(page, key, keylen, false))
+	{
+		BlockNumber right = DdbPageGetOpaque(page)->right;
+
+		UnlockReleaseBuffer(buf);
+		buf = ReadBuffer(rel, right);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		if (level == 0)
+			ddb_check_leaf(rel, buf);
+		else
+			ddb_check_page(rel, buf, BufferGetPage(buf));
+		page = BufferGetPage(buf);
+	}
+	return buf;
+}
+
+/*
+ * The pessimistic pass in the common case: split the leaf of 'itemkey'
+ * under the internal page 'parentblk' that an optimistic descent reached
+ * it, or a leaf left of it, from (ddb_descend), leaving out the metapage
+ * and the levels above.  A page's low bound never changes (pages split only to the
+ * right and are never merged or deleted), so itemkey is still at or above
+ * parentblk's (a leaf it named is at or below the key, and the leaf's low
+ * bound is at or above the page's), and the page that holds its downlink
+ * now is parentblk or right of it.  When that page can take one more downlink of the size
+ * ddb_make_room reserves, the leaf's split touches only it, the leaf and
+ * the new page, locked in ddb_make_room's order (the parent, then the
+ * child).  Returns false, having changed nothing, when the page cannot
+ * (or the separator turns out too long for it): the caller then takes
+ * the whole pass, which splits that page first.
+ */
+static bool
+ddb_make_room_below(Relation rel, DdbKeyType pktype, BlockNumber parentblk,
+					const char *itemkey, int itemkeylen, Size itemsize,
+					const DdbSplitRun *run)
+{
+	int			reservelen = Min(Max(itemkeylen, 64) * 2, DDB_MAX_SEP_LEN);
+	Buffer		pbuf;
+	Buffer		buf;
+	Page		page;
+	OffsetNumber downlink;
+	char	   *low = NULL;		/* the leaf's low bound, if in this page */
+	int			lowlen = 0;
+
+#ifdef DDB_CHECKS
+	{
+		/*
+		 * Checked builds start every other such split at the leftmost
+		 * leaf's parent instead, whose low bound is minus infinity: the
+		 * move right must then cross that level to the leaf's parent, or
+		 * ddb_verify fails (as ddb_first_leaf_from_hint is tested).
+		 */
+		static uint32 ncalls = 0;
+
+		if (++ncalls % 2 == 0)
+		{
+			UnlockReleaseBuffer(ddb_descend(rel, NULL, 0, false, BUFFER_LOCK_SHARE, NULL, NULL));
+			parentblk = ddb_get_relcache(rel)->leaf_parent;
+		}
+	}
+#endif
+	pbuf = ddb_read_hinted(rel, parentblk, 1, itemkey, itemkeylen);
+	if (!BufferIsValid(pbuf))
+		return false;
+	page = BufferGetPage(pbuf);
+	if (ddb_node_full(page, DDB_INTERNAL_RESERVE(reservelen -
+												 Min(DdbPageGetOpaque(page)->prefixlen, reservelen))))
+	{
+		UnlockReleaseBuffer(pbuf);
+		return false;
+	}
+	downlink = ddb_internal_search(page, itemkey, itemkeylen, false);
+	if (downlink > DdbPageFirstData(page))
+		low = ddb_internal_sep(page, downlink, &lowlen);
+	buf = ReadBuffer(rel, ddb_key_item(page, downlink)->child);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	ddb_check_page(rel, buf, BufferGetPage(buf));
+	if (ddb_node_full(BufferGetPage(buf), itemsize))
+	{
+		bool		parent_full;
+		char	   *sep;
+		int			seplen;
+		Buffer		half = ddb_split(rel, pktype, InvalidBuffer, pbuf, downlink, buf, low, lowlen,
+									 itemkey, itemkeylen, itemkey, itemkeylen,
+									 itemsize + sizeof(ItemIdData), run, &parent_full,
+									 &sep, &seplen);
+
+		if (!BufferIsValid(half))
+		{
+			UnlockReleaseBuffer(buf);
+			UnlockReleaseBuffer(pbuf);
+			return false;
+		}
+		buf = half;
+	}
+	UnlockReleaseBuffer(buf);
+	UnlockReleaseBuffer(pbuf);
+	return true;
+}
+
+/*
  * Pessimistic pass: descend with exclusive locks coupled top-down and split
  * every full node on the path of 'itemkey', so that the leaf has room for an
  * item of 'itemsize' bytes (as of the moment we leave it).  An internal node
@@ -2284,11 +2611,14 @@ ddb_node_full(Page page, Size need)
  * out too full names the separator it could not take; the retry reserves
  * for exactly that one at that level, prefix rewrite included.  The low bound of each
  * node on the way is known from the parent we hold; splits need it to
- * choose the halves' prefixes.
+ * choose the halves' prefixes.  'leaf' is the leaf an optimistic descent
+ * for a key at or below itemkey reached: when the relcache entry still
+ * knows the page that named it, most passes start there
+ * (ddb_make_room_below).
  */
 static void
 ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize,
-			  const DdbSplitRun *run)
+			  const DdbSplitRun *run, BlockNumber leaf)
 {
 	int			reservelen = Min(Max(itemkeylen, 64) * 2, DDB_MAX_SEP_LEN);
 	char	   *hint = NULL;	/* the separator a parent could not take */
@@ -2296,6 +2626,13 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize,
 	int			hintlevel = -1; /* that parent's level */
 	/* before any buffer lock: the relcache entry may need catalog reads */
 	DdbKeyType	pktype = ddb_get_keyinfo(rel)->keytype[0];
+
+	DdbRelCache *cache = ddb_get_relcache(rel);
+
+	if (cache->leaf == leaf && cache->leaf_parent != DDB_METAPAGE_BLKNO &&
+		ddb_make_room_below(rel, pktype, cache->leaf_parent, itemkey, itemkeylen,
+							itemsize, run))
+		return;
 
 	for (;;)
 	{
@@ -2899,8 +3236,9 @@ ddb_leaf_reserve(Relation rel, Size itemsize, DdbUniqueCheck check_unique)
 static Buffer
 ddb_first_leaf_from_hint(Relation rel, BlockNumber hint, const char *key, int keylen)
 {
+#ifdef DDB_CHECKS
 	Buffer		buf;
-	Page		page;
+#endif
 
 	/* (the file never shrinks under our lock: the hint is inside it) */
 	if (!BlockNumberIsValid(hint) || hint == DDB_METAPAGE_BLKNO)
@@ -2925,25 +3263,7 @@ ddb_first_leaf_from_hint(Relation rel, BlockNumber hint, const char *key, int ke
 		}
 	}
 #endif
-	buf = ReadBuffer(rel, hint);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	page = BufferGetPage(buf);
-	if (!ddb_page_is_tree_leaf(page) || DdbPageGetOpaque(page)->level != 0)
-	{
-		UnlockReleaseBuffer(buf);
-		return InvalidBuffer;
-	}
-	while (ddb_beyond_page(page, key, keylen, false))
-	{
-		BlockNumber right = DdbPageGetOpaque(page)->right;
-
-		UnlockReleaseBuffer(buf);
-		buf = ReadBuffer(rel, right);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		ddb_check_leaf(rel, buf);
-		page = BufferGetPage(buf);
-	}
-	return buf;
+	return ddb_read_hinted(rel, hint, 0, key, keylen);
 }
 
 /*
@@ -3014,6 +3334,7 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 	{
 		Buffer		first;
 		Buffer		leafbuf;
+		BlockNumber firstblk;
 		TransactionId wait_xid = InvalidTransactionId;
 		Page		page;
 
@@ -3060,6 +3381,7 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 		}
 
 		/* The leaf whose key space holds itemkey: first, or right of it. */
+		firstblk = BufferGetBlockNumber(first);
 		leafbuf = ddb_move_to_target(rel, first, itemkey, itemkeylen);
 		page = BufferGetPage(leafbuf);
 		if (PageGetFreeSpace(page) >= itemsize + reserve)
@@ -3115,7 +3437,7 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 														   ALLOCSET_DEFAULT_SIZES);
 			MemoryContext old = MemoryContextSwitchTo(splitcxt);
 
-			ddb_make_room(rel, itemkey, itemkeylen, itemsize + reserve, NULL);
+			ddb_make_room(rel, itemkey, itemkeylen, itemsize + reserve, NULL, firstblk);
 			MemoryContextSwitchTo(old);
 			MemoryContextDelete(splitcxt);
 		}
@@ -3302,6 +3624,7 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 		int			npend = 0;
 		Size		pendsize = 0;
 		bool		split = false;
+		BlockNumber leaf;		/* the descent's, for a split (ddb_make_room) */
 
 		CHECK_FOR_INTERRUPTS();
 
@@ -3320,6 +3643,7 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 
 		buf = ddb_descend(rel, first->v->key, first->v->keylen, false,
 						  BUFFER_LOCK_EXCLUSIVE, NULL, NULL);
+		leaf = BufferGetBlockNumber(buf);
 		page = BufferGetPage(buf);
 		freespace = PageGetExactFreeSpace(page);
 
@@ -3487,7 +3811,7 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 				}
 				ddb_make_room(rel, mi[j].itemkey, mi[j].itemkeylen,
 							  pendsize - sizeof(ItemIdData) + reserve,
-							  npend > 1 ? &sr : NULL);
+							  npend > 1 ? &sr : NULL, leaf);
 				MemoryContextSwitchTo(prev);
 				MemoryContextDelete(splitcxt);
 				made_room_at = j;

@@ -90,6 +90,7 @@
 #define XLOG_DDB_MARK_SHORT	0x80	/* MARK: the short form (below) */
 #define XLOG_DDB_MAP_CLEAR	0x80	/* MAP: cleared slots only (below) */
 #define XLOG_DDB_INSERT_MAP	0x80	/* INSERT: with its map entry (below) */
+#define XLOG_DDB_SPLIT_INPAGE 0x80	/* SPLIT: the right half as laid out (below) */
 
 /*
  * INSERT: block 0 the leaf; block data the item.  With XLOG_DDB_INSERT_MAP
@@ -270,9 +271,15 @@ typedef struct xl_ddb_prune
  * SPLIT: block 0 the parent, block 1 the left half (the leaf that split),
  * block 2 the new right half (its items as block data), locked in that
  * order, top-down and left to right as ddb_tree.c's lock order says; the
- * separator follows the struct.  Redo rebuilds each page with the
- * functions the primary built it with (ddb_split_leaf_left, _right,
- * ddb_split_parent).
+ * separator follows the struct.  Redo makes each page with the functions
+ * the primary made it with (ddb_split_parent, ddb_split_leaf_left, and
+ * ddb_split_leaf_right_redo for the right half, which the record carries).
+ * Block 2's data is the right half's item count and line pointer lengths
+ * (uint16 each), then its items: with XLOG_DDB_SPLIT_INPAGE as they lie
+ * on the page, from pd_upper to the special space (the last item first),
+ * so the primary logs them from the page and redo copies them in one
+ * piece; without it, as earlier ddb versions wrote them, one after
+ * another in offset order.
  */
 typedef struct xl_ddb_split
 {
@@ -1111,24 +1118,34 @@ ddb_wal_leaf_prune(Relation rel, Buffer buf, OffsetNumber *deletable, int ndelet
 }
 
 /*
- * Install a leaf split built aside by ddb_split (ddb's own WAL only): the
- * parent, left and right pages become ptmp, ltmp and rtmp, all buffers
- * locked exclusively by the caller, rbuf a new page.
+ * A leaf split (ddb's own WAL only), all buffers locked exclusively by the
+ * caller, rbuf a new page: the parent gets the new downlink 'dl' (dlsize
+ * bytes, built by the caller) at 'downlink', or, when its prefix shrinks
+ * to newpp, becomes ptmp, rewritten aside by the caller; the right half
+ * is taken from the leaf, which then keeps its first nleft items under
+ * the separator (ddb_split_leaf_right, _left).  The record carries the
+ * right half as it lies on its page, after 'rlens'
+ * (ddb_split_leaf_right_lens).
  */
 void
-ddb_wal_leaf_split(Relation rel, Buffer pbuf, Page ptmp, Buffer lbuf, Page ltmp,
-				   Buffer rbuf, Page rtmp, OffsetNumber downlink, int newpp, int nleft,
-				   const char *sep, int seplen, bool hashk, const char *rdata, Size rdatalen)
+ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink, int newpp,
+				   Page ptmp, const void *dl, Size dlsize, Buffer lbuf, int nleft,
+				   const char *sep, int seplen, Buffer rbuf, const uint16 *rlens,
+				   Size rlenslen)
 {
 	Page		ppage = BufferGetPage(pbuf);
 	Page		lpage = BufferGetPage(lbuf);
 	Page		rpage = BufferGetPage(rbuf);
+	BlockNumber rblkno = BufferGetBlockNumber(rbuf);
 
 	Assert(ddb_wal_custom());
 	START_CRIT_SECTION();
-	ddb_page_replace(ppage, ptmp);
-	ddb_page_replace(lpage, ltmp);
-	memcpy(rpage, rtmp, BLCKSZ);
+	if (ptmp != NULL)
+		ddb_page_replace(ppage, ptmp);
+	else if (PageAddItem(ppage, (Item) dl, dlsize, downlink, false, false) == InvalidOffsetNumber)
+		elog(PANIC, "failed to add downlink of size %zu to ddb page", dlsize);
+	ddb_split_leaf_right(rpage, lpage, nleft);
+	ddb_split_leaf_left(lpage, nleft, sep, seplen, rblkno);
 	MarkBufferDirty(pbuf);
 	MarkBufferDirty(lbuf);
 	MarkBufferDirty(rbuf);
@@ -1136,6 +1153,7 @@ ddb_wal_leaf_split(Relation rel, Buffer pbuf, Page ptmp, Buffer lbuf, Page ltmp,
 	{
 		xl_ddb_split xlrec;
 		XLogRecPtr	recptr;
+		PageHeader	rph = (PageHeader) rpage;
 
 		memset(&xlrec, 0, sizeof(xlrec));
 		xlrec.rightlink = DdbPageGetOpaque(rpage)->right;
@@ -1144,15 +1162,16 @@ ddb_wal_leaf_split(Relation rel, Buffer pbuf, Page ptmp, Buffer lbuf, Page ltmp,
 		xlrec.nleft = nleft;
 		xlrec.flags = DdbPageGetOpaque(rpage)->flags;
 		xlrec.seplen = seplen;
-		xlrec.hashk = hashk;
+		xlrec.hashk = !DdbPageIsRightmost(rpage);
 		XLogBeginInsert();
 		XLogRegisterData((char *) &xlrec, SizeOfDdbSplit);
 		XLogRegisterData((char *) sep, seplen);
 		XLogRegisterBuffer(0, pbuf, REGBUF_STANDARD);
 		XLogRegisterBuffer(1, lbuf, REGBUF_STANDARD);
 		XLogRegisterBuffer(2, rbuf, REGBUF_STANDARD | REGBUF_WILL_INIT);
-		XLogRegisterBufData(2, (char *) rdata, rdatalen);
-		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_SPLIT);
+		XLogRegisterBufData(2, (char *) rlens, rlenslen);
+		XLogRegisterBufData(2, (char *) rpage + rph->pd_upper, rph->pd_special - rph->pd_upper);
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_SPLIT | XLOG_DDB_SPLIT_INPAGE);
 		PageSetLSN(ppage, recptr);
 		PageSetLSN(lpage, recptr);
 		PageSetLSN(rpage, recptr);
@@ -1196,8 +1215,9 @@ split_redo(XLogReaderState *record)
 	}
 	rbuf = XLogInitBufferForRedo(record, 2);
 	page = BufferGetPage(rbuf);
-	ddb_split_leaf_right(page, xlrec->flags, xlrec->rightlink, xlrec->hashk,
-						 XLogRecGetBlockData(record, 2, NULL));
+	ddb_split_leaf_right_redo(page, xlrec->flags, xlrec->rightlink,
+							  XLogRecGetBlockData(record, 2, NULL),
+							  (XLogRecGetInfo(record) & XLOG_DDB_SPLIT_INPAGE) != 0);
 	PageSetLSN(page, lsn);
 	MarkBufferDirty(rbuf);
 
@@ -1350,7 +1370,8 @@ ddb_wal_redo(XLogReaderState *record)
 	 * standbys must be upgraded first) must not be misread as another.
 	 */
 	if ((XLogRecGetInfo(record) & 0x80) && info != XLOG_DDB_UPDATE &&
-		info != XLOG_DDB_MARK && info != XLOG_DDB_MAP && info != XLOG_DDB_INSERT)
+		info != XLOG_DDB_MARK && info != XLOG_DDB_MAP && info != XLOG_DDB_INSERT &&
+		info != XLOG_DDB_SPLIT)
 		elog(PANIC, "ddb WAL record with unknown info 0x%02X: this server's ddb is older than the one that wrote it",
 			 XLogRecGetInfo(record) & ~XLR_INFO_MASK);
 
