@@ -377,7 +377,17 @@ typedef struct PendingEntry
 static PendingEntry *pending = NULL;
 static int	npending = 0;
 static int	maxpending = 0;
+static uint64 pending_min_rowid = 0;	/* the least row id pending, if any */
 static bool xact_callback_registered = false;
+
+/* pending_min_rowid after entries were removed */
+static void
+pending_recompute_min(void)
+{
+	for (int i = 0; i < npending; i++)
+		if (i == 0 || pending[i].rowid < pending_min_rowid)
+			pending_min_rowid = pending[i].rowid;
+}
 
 static int
 pending_cmp(const void *a, const void *b)
@@ -567,6 +577,7 @@ flush_pending(Oid only, bool at_commit)
 		i = j;
 	}
 	npending = keep;
+	pending_recompute_min();
 }
 
 static void
@@ -637,6 +648,8 @@ ddb_map_set_deferred(Relation rel, ItemPointer tid, BlockNumber block, uint32 ha
 	e->relid = RelationGetRelid(rel);
 	e->node = rel->rd_node;
 	e->rowid = ddb_tid_to_rowid(tid);
+	if (npending == 1 || e->rowid < pending_min_rowid)
+		pending_min_rowid = e->rowid;
 	e->block = block;
 	e->hash = hash;
 }
@@ -646,6 +659,20 @@ void
 ddb_map_flush(Relation rel)
 {
 	if (npending > 0)
+		flush_pending(RelationGetRelid(rel), false);
+}
+
+/*
+ * Before resolving row id 'rowid' of rel: the same, but only when rowid
+ * may be one of them.  A statement that updates or deletes many rows
+ * resolves the TIDs of versions that existed before it, whose row ids are
+ * below every row id this backend has pending; writing the entries at
+ * each resolution logged a map record per row with Generic WAL.
+ */
+static void
+map_flush_for(Relation rel, uint64 rowid)
+{
+	if (npending > 0 && rowid >= pending_min_rowid)
 		flush_pending(RelationGetRelid(rel), false);
 }
 
@@ -659,6 +686,7 @@ ddb_map_forget(Relation rel)
 		if (pending[i].relid != RelationGetRelid(rel))
 			pending[keep++] = pending[i];
 	npending = keep;
+	pending_recompute_min();
 }
 
 static bool
@@ -823,7 +851,7 @@ ddb_find_version_ext(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 		*hint_result = DDB_HINT_OK;
 	if (!ItemPointerIsValid(tid) || !ddb_tree_exists(rel))
 		return false;
-	ddb_map_flush(rel);
+	map_flush_for(rel, rowid);
 	apply_pending_repair(rel);
 	if (!map_get(rel, rowid, &hint, &hash))
 		return false;
