@@ -598,6 +598,13 @@ ddb_verify(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a ddb table", RelationGetRelationName(vs.rel))));
 
+	/*
+	 * This transaction's deferred row-id map entries first: checking the
+	 * map writes them (ddb_map_check), which can add map pages, and every
+	 * page must lie within the size read here.
+	 */
+	if (!RecoveryInProgress())
+		ddb_map_flush(vs.rel);
 	vs.nblocks = RelationGetNumberOfBlocks(vs.rel);
 	check_zero_metapage(&vs);
 	/* no blocks, or only all-zero ones a crash left before the tree was made */
