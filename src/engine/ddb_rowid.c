@@ -932,14 +932,15 @@ ddb_find_version(Relation rel, ItemPointer tid, int mode, Buffer *buf,
  * Check the map against the tree for ddb_verify: every leaf item's entry
  * must exist and point at its leaf or a page left of it with the same hash.
  * Here we only check the hash and that the entry is set; the walk from the
- * hint is ddb_find_version's job.
+ * hint is ddb_find_version's job.  The caller has written this
+ * transaction's deferred entries (ddb_map_flush) before reading the
+ * file's size.
  */
 bool
 ddb_map_check(Relation rel, ItemPointer tid, uint32 hash, BlockNumber *hint)
 {
 	uint32		h;
 
-	ddb_map_flush(rel);
 	if (!map_get(rel, ddb_tid_to_rowid(tid), hint, &h))
 		return false;
 	return h == hash;

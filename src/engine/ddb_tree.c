@@ -138,9 +138,9 @@
  *	  records of ddb's own resource manager (id 203), logged as nbtree logs
  *	  its own (START_CRIT_SECTION, change, MarkBufferDirty, XLogInsert,
  *	  PageSetLSN) and replayed with XLogReadBufferForRedo to the same
- *	  bytes (a split by the functions that made it on the primary,
- *	  ddb_split_leaf_left and ddb_split_parent, its right half from the
- *	  bytes the record carries, ddb_split_leaf_right_redo);
+ *	  bytes (a split's left half by ddb_split_leaf_left, as on the
+ *	  primary, its right half from the bytes the record carries,
+ *	  ddb_split_leaf_right_redo, and its parent by ddb_split_parent);
  *	  wal_consistency_checking = 'ddb' checks that a replayed page is the
  *	  primary's.  The rest (tree
  *	  creation, root and internal splits, map growth, bulk builds,
@@ -556,18 +556,24 @@ ddb_check_leaf(Relation rel, Buffer buf)
 								 RelationGetRelationName(rel), BufferGetBlockNumber(buf))));
 }
 
+/* The special space of a new ddb page (ddb_init_page, ddb_init_leaf_header). */
 static void
-ddb_init_page(Page page, uint16 flags, uint16 level, BlockNumber right)
+ddb_init_opaque(Page page, uint16 flags, uint16 level, BlockNumber right)
 {
-	DdbPageOpaque op;
+	DdbPageOpaque op = DdbPageGetOpaque(page);
 
-	PageInit(page, BLCKSZ, sizeof(DdbPageOpaqueData));
-	op = DdbPageGetOpaque(page);
 	op->right = right;
 	op->level = level;
 	op->flags = flags;
 	op->prefixlen = 0;
 	op->page_id = DDB_PAGE_ID;
+}
+
+static void
+ddb_init_page(Page page, uint16 flags, uint16 level, BlockNumber right)
+{
+	PageInit(page, BLCKSZ, sizeof(DdbPageOpaqueData));
+	ddb_init_opaque(page, flags, level, right);
 }
 
 /* Allocate a new page at the end of the relation, returned locked. */
@@ -1138,19 +1144,32 @@ ddb_truncated_separator(const char *left, int leftlen,
 }
 
 
-/* A key item (high key or downlink) built in palloc'd memory. */
-static DdbKeyItem
-ddb_make_key_item(BlockNumber child, const char *key, int keylen, Size *size)
+/*
+ * A key item (high key or downlink) at 'to', sz bytes
+ * (MAXALIGN(DdbKeyItemSize(keylen))), its padding zeroed.
+ */
+static void
+ddb_fill_key_item(char *to, Size sz, BlockNumber child, const char *key, int keylen)
 {
-	DdbKeyItem	ki;
+	DdbKeyItem	ki = (DdbKeyItem) to;
 
-	*size = MAXALIGN(DdbKeyItemSize(keylen));
-	ki = palloc0(*size);
+	memset(to, 0, sz);
 	ki->child = child;
 	ki->keylen = keylen;
 	if (keylen > 0)
 		memcpy(ki->key, key, keylen);
-	return ki;
+}
+
+/* A key item built in palloc'd memory. */
+static DdbKeyItem
+ddb_make_key_item(BlockNumber child, const char *key, int keylen, Size *size)
+{
+	char	   *ki;
+
+	*size = MAXALIGN(DdbKeyItemSize(keylen));
+	ki = palloc(*size);
+	ddb_fill_key_item(ki, *size, child, key, keylen);
+	return (DdbKeyItem) ki;
 }
 
 static void
@@ -1815,7 +1834,6 @@ ddb_init_leaf_header(Page page, uint16 flags, BlockNumber right)
 {
 	PageHeader	ph = (PageHeader) page;
 	Size		special = BLCKSZ - MAXALIGN(sizeof(DdbPageOpaqueData));
-	DdbPageOpaque op;
 
 	memset(page, 0, SizeOfPageHeaderData);
 	memset(page + special, 0, BLCKSZ - special);
@@ -1823,24 +1841,7 @@ ddb_init_leaf_header(Page page, uint16 flags, BlockNumber right)
 	ph->pd_upper = special;
 	ph->pd_special = special;
 	PageSetPageSizeAndVersion(page, BLCKSZ, PG_PAGE_LAYOUT_VERSION);
-	op = DdbPageGetOpaque(page);
-	op->right = right;
-	op->level = 0;
-	op->flags = flags;
-	op->prefixlen = 0;
-	op->page_id = DDB_PAGE_ID;
-}
-
-/* A high key with 'key' at 'to', sz bytes (MAXALIGN'd) with its padding. */
-static void
-ddb_put_high_key(char *to, Size sz, const char *key, int keylen)
-{
-	DdbKeyItem	hk = (DdbKeyItem) to;
-
-	memset(to, 0, sz);
-	hk->child = InvalidBlockNumber;
-	hk->keylen = keylen;
-	memcpy(hk->key, key, keylen);
+	ddb_init_opaque(page, flags, 0, right);
 }
 
 /*
@@ -1862,7 +1863,7 @@ ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen, BlockNumb
 	Size		hksz = MAXALIGN(DdbKeyItemSize(seplen));
 	Size		upper = ph->pd_special - hksz;
 
-	ddb_put_high_key(scratch.data + upper, hksz, sep, seplen);
+	ddb_fill_key_item(scratch.data + upper, hksz, InvalidBlockNumber, sep, seplen);
 	ItemIdSetNormal(&lp[0], upper, hksz);
 	for (int i = 0; i < nleft; i++)
 	{
@@ -1913,7 +1914,7 @@ ddb_split_leaf_right(Page page, Page src, int nleft)
 		Size		sz = MAXALIGN(DdbKeyItemSize(hk->keylen));
 
 		upper -= sz;
-		ddb_put_high_key(page + upper, sz, hk->key, hk->keylen);
+		ddb_fill_key_item(page + upper, sz, InvalidBlockNumber, hk->key, hk->keylen);
 		ItemIdSetNormal(&lp[n], upper, sz);
 		n++;
 	}

@@ -599,9 +599,9 @@ ddb_verify(PG_FUNCTION_ARGS)
 				 errmsg("\"%s\" is not a ddb table", RelationGetRelationName(vs.rel))));
 
 	/*
-	 * This transaction's deferred row-id map entries first: checking the
-	 * map writes them (ddb_map_check), which can add map pages, and every
-	 * page must lie within the size read here.
+	 * This transaction's deferred row-id map entries first, so that the map
+	 * check finds them: writing them can add map pages, and every page must
+	 * lie within the size read here.
 	 */
 	if (!RecoveryInProgress())
 		ddb_map_flush(vs.rel);

@@ -272,8 +272,11 @@ typedef struct xl_ddb_prune
  * block 2 the new right half (its items as block data), locked in that
  * order, top-down and left to right as ddb_tree.c's lock order says; the
  * separator follows the struct.  Redo makes each page with the functions
- * the primary made it with (ddb_split_parent, ddb_split_leaf_left, and
- * ddb_split_leaf_right_redo for the right half, which the record carries).
+ * the primary made it with (ddb_split_leaf_left, and ddb_split_leaf_right_redo
+ * for the right half, which the record carries) and the parent with
+ * ddb_split_parent, which adds the downlink the primary built before its
+ * critical section (or rewrote the parent aside with, when its prefix
+ * shrinks).
  * Block 2's data is the right half's item count and line pointer lengths
  * (uint16 each), then its items: with XLOG_DDB_SPLIT_INPAGE as they lie
  * on the page, from pd_upper to the special space (the last item first),
