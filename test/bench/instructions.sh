@@ -239,6 +239,10 @@ instructions() {
 	opts=(-c fsync=off -c full_page_writes=off -c max_wal_size=1GB)
 	[ "$pre" = 1 ] && opts+=(-c shared_preload_libraries=ddb -c ddb.http_port=0)
 	if [ $measure = wal ]; then
+		# the shutdown checkpoint would otherwise remove or recycle the
+		# segments before the last one, which pg_waldump reads next
+		# whenever the statements log more than a segment
+		opts+=(-c wal_keep_size=4GB)
 		wal_position "$tag" "$count" "${opts[@]}"
 		return
 	fi
