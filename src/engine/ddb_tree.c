@@ -1291,8 +1291,8 @@ ddb_leaf_split_point(int nv, char **vkey, int *vkeylen, Size *vsize, int skip,
  *	   the partitions before it keeping the room it leaves on the left;
  *	   when the run is (nearly) the whole page, the new item goes right
  *	   alone, as a rightmost append would.
- * The benchmark's interleaved load then leaves leaves ~0.96 full (README,
- * "Performance"; sql/split_fill.sql holds the bound).
+ * The benchmark's interleaved load then leaves leaves ~0.96 full (doc/
+ * performance-history.md; sql/split_fill.sql holds the bound).
  *
  * As nbtree guards its split-after-new-item heuristic (_bt_afternewitemoff),
  * this one applies only on evidence that the partition is being appended
@@ -3191,7 +3191,7 @@ ddb_fillfactor(Relation rel)
  * a later one finds the versions it made dead to prune
  * (ddb_prune_before_split).  The part heap's fillfactor plays for HOT
  * updates and nbtree's for its leaves.  The default and its measurements:
- * README, Performance.
+ * doc/performance-history.md.
  */
 Size
 ddb_leaf_reserve_bytes(Relation rel)
@@ -3484,11 +3484,11 @@ multi_item_cmp(const void *a, const void *b)
  * glibc gave it back to the kernel after each batch (the top of its heap
  * shrank past the trim threshold) and the next batch faulted it in again,
  * a page fault per 4 kB: 138,000 faults in a 400,000-row COPY, a quarter
- * of its CPU time (README, "Issue 19: a batch's memory kept").  A scratch
- * context is a child of TopMemoryContext whose first block, s->keep bytes,
- * survives a reset; it is reset after each use, so a batch that fits
- * reuses the same memory, and a larger one frees only what it added.  A
- * use nested in another use of the same scratch (the current context is
+ * of its CPU time (doc/performance-history.md, "Issue 19: a batch's memory
+ * kept").  A scratch context is a child of TopMemoryContext whose first
+ * block, s->keep bytes, survives a reset; it is reset after each use, so
+ * a batch that fits reuses the same memory, and a larger one frees only
+ * what it added.  A use nested in another use of the same scratch (the current context is
  * the scratch or under it) gets a context of its own; a use after an
  * error first resets what the error left.  Returns the context to
  * allocate in; hand it back to ddb_scratch_leave.
