@@ -385,7 +385,7 @@ extern DdbRangeScan ddb_range_begin(Relation rel, Snapshot snapshot,
 extern DdbRangeScan ddb_range_begin_stored(Relation rel, Snapshot snapshot,
 										   const DdbRange *range, bool forward);
 extern HeapTuple ddb_range_next(DdbRangeScan scan);
-extern BlockNumber ddb_range_leaf(DdbRangeScan scan);
+extern BlockNumber ddb_range_leaf(DdbRangeScan scan, OffsetNumber *off);
 extern DdbStoredItem *ddb_range_next_stored(DdbRangeScan scan);
 extern void ddb_range_end(DdbRangeScan scan);
 extern void ddb_range_rescan(DdbRangeScan scan, const DdbRange *range,
@@ -423,7 +423,8 @@ extern HeapTuple ddb_toast_stored_tuple(Relation rel, HeapTuple tuple, HeapTuple
 /* engine/ddb_modify.c: fetch, update, delete, lock single versions */
 extern HeapTuple ddb_fetch_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 								   bool *visible);
-extern void ddb_version_seen_on(Relation rel, ItemPointer tid, BlockNumber leaf);
+extern void ddb_version_seen_on(Relation rel, ItemPointer tid, BlockNumber leaf,
+								OffsetNumber off);
 extern TM_Result ddb_delete_version(Relation rel, ItemPointer tid, CommandId cid,
 									Snapshot crosscheck, bool wait,
 									TM_FailureData *tmfd, bool changingPart);

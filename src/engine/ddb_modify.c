@@ -33,7 +33,9 @@
  * UPDATE and DELETE start at the leaf where the version was last seen
  * (last_fetched): the key scan that found the row says where it read it
  * (ddb_version_seen_on), and UPDATE's fetch of the row by TID looks there
- * first and records where it found it.
+ * first and records where it found it.  Both also say at which offset, so
+ * that finding the version again on that leaf reads one item instead of
+ * every item header before it (ddb_leaf_find_rowid).
  *
  *-------------------------------------------------------------------------
  */
@@ -73,15 +75,16 @@ version_missing(Relation rel, ItemPointer tid)
 }
 
 /*
- * The leaf where this backend last saw a version: read by a key scan of a
- * table being modified (ddb_version_seen_on), or found by
- * ddb_fetch_version.  The executor fetches the row it is about to update by
- * TID (table_tuple_fetch_row_version) right after its scan returned it, and
+ * The leaf (and offset) where this backend last saw a version: read by a
+ * key scan of a table being modified (ddb_version_seen_on), found by
+ * ddb_fetch_version, or read by the item API (ddb_read_current).  The
+ * executor fetches the row it is about to update by TID
+ * (table_tuple_fetch_row_version) right after its scan returned it, and
  * calls table_tuple_update or table_tuple_delete right after that; each
  * lookup of the same version then starts at that leaf (find_version_on)
- * instead of going through the row-id map.  Only a hint: a version found
- * there under its row id is that version, and anything else sends the
- * lookup to the map.
+ * instead of going through the row-id map, and looks at that offset first.
+ * Only a hint: a version found there under its row id is that version, and
+ * anything else sends the lookup to the rest of the leaf, then to the map.
  */
 static struct
 {
@@ -89,16 +92,21 @@ static struct
 	RelFileNode node;
 	ItemPointerData tid;
 	BlockNumber leaf;
+	OffsetNumber off;
 } last_fetched = {InvalidOid};
 
-/* Remember that the version named by tid was just seen on leaf 'leaf'. */
+/*
+ * Remember that the version named by tid was just seen on leaf 'leaf' at
+ * offset 'off' (InvalidOffsetNumber: not known).
+ */
 void
-ddb_version_seen_on(Relation rel, ItemPointer tid, BlockNumber leaf)
+ddb_version_seen_on(Relation rel, ItemPointer tid, BlockNumber leaf, OffsetNumber off)
 {
 	last_fetched.relid = RelationGetRelid(rel);
 	last_fetched.node = rel->rd_node;
 	last_fetched.tid = *tid;
 	last_fetched.leaf = leaf;
+	last_fetched.off = off;
 }
 
 static bool find_version_on(Relation rel, ItemPointer tid, BlockNumber leaf,
@@ -151,6 +159,15 @@ last_fetched_leaf(Relation rel, ItemPointer tid)
 	return InvalidBlockNumber;
 }
 
+/* Where on 'leaf' version tid was last seen, or InvalidOffsetNumber. */
+static OffsetNumber
+last_fetched_off(Relation rel, ItemPointer tid, BlockNumber leaf)
+{
+	if (last_fetched_leaf(rel, tid) == leaf)
+		return last_fetched.off;
+	return InvalidOffsetNumber;
+}
+
 /*
  * Fetch the version named by tid as a full tuple (with its header) and say
  * whether it is visible to snapshot.  NULL if the version does not exist.
@@ -169,7 +186,7 @@ ddb_fetch_version(Relation rel, ItemPointer tid, Snapshot snapshot, bool *visibl
 						 &buf, &off) &&
 		!ddb_find_version(rel, tid, BUFFER_LOCK_SHARE, &buf, &off))
 		return NULL;
-	ddb_version_seen_on(rel, tid, BufferGetBlockNumber(buf));
+	ddb_version_seen_on(rel, tid, BufferGetBlockNumber(buf), off);
 	li = version_tuple(rel, buf, off, &htup);
 	*visible = HeapTupleSatisfiesVisibility(&htup, snapshot, buf);
 	if (snapshot->snapshot_type == SNAPSHOT_MVCC)
@@ -282,6 +299,7 @@ static bool
 find_version_on(Relation rel, ItemPointer tid, BlockNumber leaf, int mode,
 				Buffer *buf, OffsetNumber *off)
 {
+	OffsetNumber hint = last_fetched_off(rel, tid, leaf);
 	Buffer		b;
 	Page		page;
 
@@ -291,7 +309,7 @@ find_version_on(Relation rel, ItemPointer tid, BlockNumber leaf, int mode,
 	LockBuffer(b, mode);
 	page = BufferGetPage(b);
 	if (ddb_page_is_tree_leaf(page) &&
-		(*off = ddb_leaf_find_rowid(page, tid)) != InvalidOffsetNumber)
+		(*off = ddb_leaf_find_rowid(page, tid, hint)) != InvalidOffsetNumber)
 	{
 		*buf = b;
 		return true;
@@ -851,6 +869,7 @@ typedef struct CurrentCopy
 	bool		visible;		/* ... and whether it sees the version */
 	HeapTuple	tuple;
 	BlockNumber leaf;
+	OffsetNumber off;
 } CurrentCopy;
 
 /* A DdbCurrentFn: as ddb_fetch_version would see the version, without the map. */
@@ -860,6 +879,7 @@ copy_current(Relation rel, Buffer buf, OffsetNumber off, HeapTuple htup, void *a
 	CurrentCopy *c = (CurrentCopy *) arg;
 
 	c->leaf = BufferGetBlockNumber(buf);
+	c->off = off;
 	if (c->xact_snapshot != InvalidSnapshot)
 	{
 		c->visible = HeapTupleSatisfiesVisibility(htup, c->xact_snapshot, buf);
@@ -935,6 +955,7 @@ ddb_read_current(Relation rel, const char *key, int keylen,
 		if (current)
 			*current = c.tuple;
 		*leaf = c.leaf;
+		ddb_version_seen_on(rel, tid, c.leaf, c.off);
 		if (c.leaf == first_leaf)
 		{
 			read_on_first.relid = RelationGetRelid(rel);

@@ -130,17 +130,34 @@ ddb_page_is_tree_leaf(Page page)
 		DdbPageIsLeaf(page);
 }
 
-/* The offset of the version with row id 'tid' on a leaf, or 0 (none). */
+/* Is leaf item 'o' the version with row id 'tid'? */
+static inline bool
+ddb_leaf_has_rowid(Page page, OffsetNumber o, ItemPointer tid)
+{
+	DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, o));
+
+	return memcmp(&li->tid, tid, sizeof(ItemPointerData)) == 0;
+}
+
+/*
+ * The offset of the version with row id 'tid' on a leaf, or 0 (none).
+ * 'hint' (or InvalidOffsetNumber) is where the caller last saw it: looked
+ * at first, so that finding it again touches one item, not every item
+ * header before it on the page -- each its own cache line, and a leaf's
+ * first read misses them all.  A row id names one version, so a match
+ * there is that version wherever items have moved since.
+ */
 static inline OffsetNumber
-ddb_leaf_find_rowid(Page page, ItemPointer tid)
+ddb_leaf_find_rowid(Page page, ItemPointer tid, OffsetNumber hint)
 {
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 
+	if (hint >= DdbPageFirstData(page) && hint <= maxoff &&
+		ddb_leaf_has_rowid(page, hint, tid))
+		return hint;
 	for (OffsetNumber o = DdbPageFirstData(page); o <= maxoff; o++)
 	{
-		DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, o));
-
-		if (ItemPointerEquals(&li->tid, tid))
+		if (ddb_leaf_has_rowid(page, o, tid))
 			return o;
 	}
 	return InvalidOffsetNumber;

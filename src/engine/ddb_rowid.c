@@ -801,7 +801,7 @@ map_walk_right(Relation rel, Buffer b, ItemPointer tid, int mode,
 		DdbKeyItem	hk;
 		BlockNumber right;
 
-		*off = ddb_leaf_find_rowid(page, tid);
+		*off = ddb_leaf_find_rowid(page, tid, InvalidOffsetNumber);
 		if (*off != InvalidOffsetNumber)
 		{
 			*buf = b;

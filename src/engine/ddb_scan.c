@@ -63,6 +63,7 @@ typedef struct DdbRangeScanData
 	MemoryContext scan_cxt;		/* lives as long as the scan */
 	MemoryContext batch_cxt;	/* holds the current batch of tuples */
 	HeapTuple  *batch;
+	OffsetNumber *batch_off;	/* each one's offset on batch_leaf */
 	int			nbatch;
 	int			ibatch;
 	int			maxbatch;
@@ -186,19 +187,28 @@ ddb_copy_stored(Relation rel, DdbLeafItem li, HeapTuple htup)
 }
 
 static void
-batch_add(DdbRangeScan scan, HeapTuple tuple)
+batch_add(DdbRangeScan scan, HeapTuple tuple, OffsetNumber off)
 {
 	if (scan->nbatch == scan->maxbatch)
 	{
 		MemoryContext old = MemoryContextSwitchTo(scan->batch_cxt);
+		int			oldmax = scan->maxbatch;
+		Size		each = sizeof(HeapTuple) + sizeof(OffsetNumber);
 
-		scan->maxbatch = Max(64, scan->maxbatch * 2);
+		/* one chunk: the tuples, then their offsets */
+		scan->maxbatch = Max(64, oldmax * 2);
 		if (scan->batch == NULL)
-			scan->batch = palloc(sizeof(HeapTuple) * scan->maxbatch);
+			scan->batch = palloc(each * scan->maxbatch);
 		else
-			scan->batch = repalloc(scan->batch, sizeof(HeapTuple) * scan->maxbatch);
+		{
+			scan->batch = repalloc(scan->batch, each * scan->maxbatch);
+			memmove(scan->batch + scan->maxbatch, scan->batch + oldmax,
+					sizeof(OffsetNumber) * oldmax);
+		}
+		scan->batch_off = (OffsetNumber *) (scan->batch + scan->maxbatch);
 		MemoryContextSwitchTo(old);
 	}
+	scan->batch_off[scan->nbatch] = off;
 	scan->batch[scan->nbatch++] = tuple;
 }
 
@@ -228,10 +238,10 @@ ddb_scan_item(DdbRangeScan scan, Buffer buf, Page page, OffsetNumber off)
 		MemoryContext old = MemoryContextSwitchTo(scan->batch_cxt);
 
 		if (scan->stored)
-			batch_add(scan, &ddb_copy_stored(scan->rel, li, &htup)->tuple);
+			batch_add(scan, &ddb_copy_stored(scan->rel, li, &htup)->tuple, off);
 		else
 			batch_add(scan, ddb_expand_tuple(scan->rel, li->key, li->keylen,
-											 htup.t_data, htup.t_len, &li->tid));
+											 htup.t_data, htup.t_len, &li->tid), off);
 		MemoryContextSwitchTo(old);
 	}
 }
@@ -378,6 +388,7 @@ ddb_range_next(DdbRangeScan scan)
 		/* batch exhausted: forget it and read the next page */
 		MemoryContextReset(scan->batch_cxt);
 		scan->batch = NULL;
+		scan->batch_off = NULL;
 		scan->maxbatch = 0;
 		scan->nbatch = scan->ibatch = 0;
 
@@ -395,12 +406,15 @@ ddb_range_next(DdbRangeScan scan)
 }
 
 /*
- * The leaf the tuple ddb_range_next returned last was read from (where it
- * was then: a split may have moved it since).
+ * The leaf the tuple ddb_range_next returned last was read from, and its
+ * offset there in *off (where it was then: a split or an insert beside it
+ * may have moved it since).
  */
 BlockNumber
-ddb_range_leaf(DdbRangeScan scan)
+ddb_range_leaf(DdbRangeScan scan, OffsetNumber *off)
 {
+	Assert(scan->ibatch > 0);
+	*off = scan->batch_off[scan->ibatch - 1];
 	return scan->batch_leaf;
 }
 

@@ -2887,7 +2887,7 @@ ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber *oldoff,
 
 			if (ddb_prune_before_split(rel, buf, *removed, nremoved))
 			{
-				*oldoff = ddb_leaf_find_rowid(page, &oldtid);
+				*oldoff = ddb_leaf_find_rowid(page, &oldtid, InvalidOffsetNumber);
 				if (*oldoff == InvalidOffsetNumber)
 					elog(ERROR, "ddb update: the old version is gone after a prune");
 				off = ddb_leaf_search(page, itemkey, itemkeylen, false);

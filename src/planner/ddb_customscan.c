@@ -782,8 +782,12 @@ ddb_keyscan_next(ScanState *ss)
 			slot->tts_tableOid = RelationGetRelid(ss->ss_currentRelation);
 			/* the update or delete of this row looks for it there first */
 			if (st->is_target)
-				ddb_version_seen_on(ss->ss_currentRelation, &tuple->t_self,
-									ddb_range_leaf(st->scan));
+			{
+				OffsetNumber off;
+				BlockNumber leaf = ddb_range_leaf(st->scan, &off);
+
+				ddb_version_seen_on(ss->ss_currentRelation, &tuple->t_self, leaf, off);
+			}
 			if (st->track_pos)
 				save_position(st, tuple);
 			return slot;

@@ -9,6 +9,7 @@
 #   bash test/bench/instructions.sh --items 100000 --runs "20 220"
 #   bash test/bench/instructions.sh --smoke            # a few statements: the tool runs
 #   bash test/bench/instructions.sh --wal --ops "update put_over"   # WAL bytes instead
+#   bash test/bench/instructions.sh --cache --items 1000000 --ops get  # simulated cache misses
 #
 # Loads the bench's layout (test/bench/setup.sql: 100 items per partition,
 # interleaved, ~150-byte items; --items, default 20,000) into bench_ddb and
@@ -48,6 +49,21 @@
 # background writer), so the figures are exact and repeat run after run.
 # The ratios are then ddb / heap (<= 1: ddb logs no more than the heap).
 #
+# --cache: callgrind's cache simulation as well (--cache-sim=yes), each
+# level sized like the VM's CPU (AMD EPYC, Zen 5): I1 32 kB 8-way, D1 48 kB
+# 12-way, and the last level --ll SIZE,ASSOC,LINE (default the 32 MB
+# 16-way L3 of one core complex; 1048576,16,64 for the 1 MB L2), 64-byte
+# lines. The backend runs with shared_buffers 2GB and each script's input
+# first prewarms the table it reads (pg_prewarm; for the heap side its
+# primary key too), so that no measured execution reads from the kernel,
+# as in run.sh's timed runs; the prewarm is in both runs and cancels out.
+# Prints, per statement and side, instructions, I1 misses, D1 misses
+# (reads + writes), last-level misses (data; instructions) and branches
+# mispredicted (--branch-sim=yes: conditional and indirect), the
+# difference of the two runs divided by M - N as for instructions. With
+# DDB_KEEP=1, test/bench/cache_by_function.sh TAG-DIRECTORY TAG shows
+# which functions and lines miss.
+#
 # Knobs: DDB_PGBIN (default /usr/lib/postgresql/15/bin, whose PostgreSQL
 # must have ddb installed), DDB_BENCH_PORT (the loading server's port,
 # default 55480), DDB_KEEP=1 (keep the work directory and callgrind files:
@@ -62,8 +78,9 @@ runs="50 250"
 ops="put_new put_over update delete"
 preload=both
 measure=instructions
+ll=33554432,16,64
 orig_args=("$@")
-usage() { sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--items) items=$2; shift ;;
@@ -71,6 +88,8 @@ while [ $# -gt 0 ]; do
 	--ops) ops=$2; shift ;;
 	--preload) preload=$2; shift ;;
 	--wal) measure=wal ;;
+	--cache) measure=cache ;;
+	--ll) ll=$2; shift ;;
 	--smoke) items=2000; runs="2 6"; ops="put_new update" ; preload=no ;;
 	-h|--help) usage ;;
 	*) echo "unknown option: $1" >&2; usage ;;
@@ -91,6 +110,7 @@ for o in $ops; do
 	[ -f "$bench_dir/${o}_api.sql" ] || [ -f "$bench_dir/${o}_sql.sql" ] ||
 		{ echo "no benchmark script for $o in $bench_dir" >&2; exit 2; }
 done
+case $ll in [0-9]*,[0-9]*,[0-9]*) ;; *) echo "--ll must be SIZE,ASSOC,LINE" >&2; exit 2 ;; esac
 [ $measure = wal ] || command -v valgrind >/dev/null ||
 	{ echo "valgrind is not installed" >&2; exit 2; }
 
@@ -158,6 +178,9 @@ INSERT INTO bench_heap SELECT bench_pk((n * 1 + 0 * 7919) % $P), 'DEL#1#0#' || n
 VACUUM ANALYZE bench_ddb, bench_heap;
 CHECKPOINT;
 EOF
+if [ $measure = cache ]; then
+	q -c "CREATE EXTENSION pg_prewarm" >/dev/null || die "--cache needs pg_prewarm"
+fi
 rm -f "$work/items.csv"
 q -c "SET client_min_messages = warning; SELECT bench_batch_sets($P)" >/dev/null || die "creating the batch benches' requests failed"
 
@@ -246,7 +269,17 @@ instructions() {
 		wal_position "$tag" "$count" "${opts[@]}"
 		return
 	fi
-	valgrind --tool=callgrind --callgrind-out-file="$out" \
+	local sim=()
+	if [ $measure = cache ]; then
+		opts+=(-c shared_buffers=2GB)
+		sim=(--cache-sim=yes --branch-sim=yes --I1=32768,8,64 --D1=49152,12,64 --LL="$ll")
+		{
+			echo "SELECT pg_prewarm('$tbl')"
+			[ "$tbl" = bench_heap ] && echo "SELECT pg_prewarm('bench_heap_pkey')"
+			cat "$work/input.$(basename "$script" .sql).$tbl.$count"
+		} >"$work/input.$tag.$count"
+	fi
+	valgrind --tool=callgrind "${sim[@]}" --callgrind-out-file="$out" \
 		postgres --single -D "$work/copy" "${opts[@]}" ddb_bench \
 		<"$work/input.$tag.$count" >"$work/output.$tag.$count" 2>"$work/valgrind.$tag.$count" ||
 		{ tail -20 "$work/valgrind.$tag.$count" >&2; die "$tag: the backend failed"; }
@@ -254,7 +287,12 @@ instructions() {
 		grep -m3 'ERROR:' "$work/output.$tag.$count" "$work/valgrind.$tag.$count" >&2
 		die "$tag: a statement failed"
 	fi
-	awk '/^(summary|totals):/ { print $2; exit }' "$out"
+	# Ir, or with --cache: Ir I1mr D1mr+D1mw DLmr+DLmw ILmr Bcm+Bim
+	awk '/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i }
+		/^(summary|totals):/ {
+			if (!("I1mr" in col)) { print $2; exit }
+			print $col["Ir"], $col["I1mr"], $col["D1mr"] + $col["D1mw"],
+				$col["DLmr"] + $col["DLmw"], $col["ILmr"], $col["Bcm"] + $col["Bim"]; exit }' "$out"
 }
 
 # wal_position TAG COUNT OPTIONS...: in the fresh copy, run the input and
@@ -309,7 +347,10 @@ per_statement() {   # SCRIPT TABLE PRELOAD TAG
 	fi
 	lo=$(instructions "$1" "$2" "$n_lo" "$3" "$4") || exit 1
 	hi=$(instructions "$1" "$2" "$n_hi" "$3" "$4") || exit 1
-	awk -v a="$lo" -v b="$hi" -v n="$((n_hi - n_lo))" 'BEGIN { printf "%.0f", (b - a) / n }'
+	# one figure, or with --cache six: each event's (M - N) / (M - N)
+	awk -v a="$lo" -v b="$hi" -v n="$((n_hi - n_lo))" 'BEGIN {
+		k = split(a, x, " "); split(b, y, " ")
+		for (i = 1; i <= k; i++) printf "%s%.*f", (i > 1 ? " " : ""), (i > 1 ? 1 : 0), (y[i] - x[i]) / n }'
 }
 
 label() {
@@ -336,13 +377,22 @@ fmt() {
 
 table="$work/table.md"
 {
-	if [ $measure = wal ]; then
+	if [ $measure = cache ]; then
+		echo "| statement | ddb preloaded | side | instructions | I1 misses | D1 misses | LL data misses | LL instr. misses | mispredicted branches |"
+		echo "|---|---|---|---:|---:|---:|---:|---:|---:|"
+	elif [ $measure = wal ]; then
 		echo "| statement | ddb preloaded | ddb API | ddb SQL | heap | API / heap | SQL / heap |"
 	else
 		echo "| statement | ddb preloaded | ddb API | ddb SQL | heap | heap / API | heap / SQL |"
 	fi
-	echo "|---|---|---:|---:|---:|---:|---:|"
+	[ $measure = cache ] || echo "|---|---|---:|---:|---:|---:|---:|"
 } >"$table"
+cache_row() {	# LABEL PRELOAD SIDE "Ir I1 D1 DL IL B"
+	[ -n "$4" ] || return 0
+	read -r ir i1 d1 dl il br <<<"$4"
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(fmt "$ir")" \
+		"$i1" "$d1" "$dl" "$il" "$br" >>"$table"
+}
 for pre in $preloads; do
 	for o in $ops; do
 		api="" sql="" heap=""
@@ -360,13 +410,22 @@ for pre in $preloads; do
 			log "$o: heap (preload $pre)"
 			heap=$(per_statement "$heap_script" bench_heap $pre "$o.heap.$pre") || exit 1
 		fi
+		if [ $measure = cache ]; then
+			p=$([ $pre = 1 ] && echo yes || echo no)
+			cache_row "$(label "$o")" "$p" "ddb API" "$api"
+			cache_row "$(label "$o")" "$p" "ddb SQL" "$sql"
+			cache_row "$(label "$o")" "$p" "heap" "$heap"
+			continue
+		fi
 		printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$(label "$o")" \
 			"$([ $pre = 1 ] && echo yes || echo no)" "$(fmt "$api")" "$(fmt "$sql")" \
 			"$(fmt "$heap")" "$(ratio "$heap" "$api")" "$(ratio "$heap" "$sql")" >>"$table"
 	done
 done
 echo
-if [ $measure = wal ]; then
+if [ $measure = cache ]; then
+	echo "Instructions and simulated cache misses per statement (I1 32768,8,64, D1 49152,12,64, LL $ll; $items items, shared_buffers 2GB, prewarmed; EXECUTEs $n_hi minus $n_lo, $(postgres --version))"
+elif [ $measure = wal ]; then
 	echo "WAL bytes per statement, records (images) ($items items, EXECUTEs $n_hi minus $n_lo, $(postgres --version))"
 else
 	echo "Instructions per statement ($items items, EXECUTEs $n_hi minus $n_lo, $(postgres --version))"
