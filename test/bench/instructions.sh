@@ -191,9 +191,16 @@ q -c "SET client_min_messages = warning; SELECT bench_batch_sets($P)" >/dev/null
 to_single() {
 	perl -e '
 		use strict; use warnings; use integer;
-		my ($file, $tbl, $count, $P) = @ARGV;
+		my ($file, $tbl, $count, $P, $K) = @ARGV;
 		srand(19);
 		sub random { my ($lo, $hi) = @_; no integer; return $lo + int(rand($hi - $lo + 1)); }
+		# a permutation of 0 .. size - 1 (not pgbench'"'"'s, which only timing
+		# runs need: a statement'"'"'s instructions do not depend on the order)
+		sub permute {
+			my ($i, $size) = @_;
+			die "permute: $size is a multiple of 7919\n" if $size % 7919 == 0;
+			return ($i * 7919 + 13) % $size;
+		}
 		open(my $fh, "<", $file) or die "$file: $!";
 		my (@sets, @sql, @gsets);
 		while (<$fh>) {
@@ -205,7 +212,7 @@ to_single() {
 			if (/^(.*\S)\s*\\gset\s*$/) { push @gsets, $1; next; }
 			push @sql, $_;
 		}
-		my %var = (P => $P, n => 0, run => 1, client_id => 0);
+		my %var = (P => $P, n => 0, run => 1, client_id => 0, K => $K);
 		my %fetched;
 		sub gset {
 			my ($query) = @_;
@@ -247,7 +254,7 @@ to_single() {
 		for my $d (@draws) {
 			print "EXECUTE s(", join(", ", map { (my $v = $d->{$_}) =~ s/\x27/\x27\x27/g; "\x27$v\x27" } @params), ")\n";
 		}
-	' "$1" "$2" "$3" "$P"
+	' "$1" "$2" "$3" "$P" "$n_hi"
 }
 
 # instructions SCRIPT TABLE COUNT PRELOAD TAG: Ir of a single-user backend

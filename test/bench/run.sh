@@ -471,7 +471,7 @@ run_op() {   # OP CLIENTS
 				k=$(del_keys)
 				# bench numbers runs from 1: the next run is run_no + 1
 				preinsert_deletes "$tbl" "$clients" "$k" $((run_no + 1))
-				bench "$op" "$v" "$tbl" "$(script_for "$op" $v)" "$clients" "$r" -t "$k"
+				bench "$op" "$v" "$tbl" "$(script_for "$op" $v)" "$clients" "$r" -t "$k" -D K="$k"
 				# every transaction must have deleted an item, or we timed misses
 				left=$(q -c "SELECT count(*) FROM $tbl WHERE \"SK\" LIKE 'DEL#$run_no#%'")
 				if [ "$left" != 0 ]; then
@@ -480,7 +480,7 @@ run_op() {   # OP CLIENTS
 				fi
 			elif [ "$op" = delete_old ]; then
 				k=$(del_keys)
-				bench "$op" "$v" "$tbl" "$(script_for "$op" $v)" "$clients" "$r" -t "$k"
+				bench "$op" "$v" "$tbl" "$(script_for "$op" $v)" "$clients" "$r" -t "$k" -D K="$k"
 				restore_old_deletes "$tbl" "$clients" "$k" "$run_no"
 			else
 				bench "$op" "$v" "$tbl" "$(script_for "$op" $v)" "$clients" "$r"
