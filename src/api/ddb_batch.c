@@ -1247,8 +1247,9 @@ ddb_batch_get_item(PG_FUNCTION_ARGS)
 			 * Each level of the response is a copy of the one below it:
 			 * free what was copied, so that the call's memory peaks at
 			 * two copies of the items rather than four (see "2 clients"
-			 * in doc/performance-history.md: a peak past malloc's trim threshold is given
-			 * back to the kernel and faulted in again at every call).
+			 * in doc/performance-history.md: a peak past malloc's trim
+			 * threshold is given back to the kernel and faulted in again at
+			 * every call).
 			 */
 			for (int i = 0; i < list_length(items); i++)
 				pfree(elems[i]);

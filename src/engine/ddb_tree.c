@@ -3488,10 +3488,10 @@ multi_item_cmp(const void *a, const void *b)
  * kept").  A scratch context is a child of TopMemoryContext whose first
  * block, s->keep bytes, survives a reset; it is reset after each use, so
  * a batch that fits reuses the same memory, and a larger one frees only
- * what it added.  A use nested in another use of the same scratch (the current context is
- * the scratch or under it) gets a context of its own; a use after an
- * error first resets what the error left.  Returns the context to
- * allocate in; hand it back to ddb_scratch_leave.
+ * what it added.  A use nested in another use of the same scratch (the
+ * current context is the scratch or under it) gets a context of its own;
+ * a use after an error first resets what the error left.  Returns the
+ * context to allocate in; hand it back to ddb_scratch_leave.
  */
 MemoryContext
 ddb_scratch_enter(DdbScratch *s)
