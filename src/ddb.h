@@ -277,6 +277,12 @@ extern bool ddb_tree_insert(Relation rel, const char *key, int keylen,
 extern bool ddb_tree_insert_at(Relation rel, BlockNumber first_leaf,
 							   const char *key, int keylen, ItemPointer tid,
 							   HeapTuple tuple, DdbUniqueCheck check_unique);
+extern bool ddb_unlink_leaf(Relation rel, BlockNumber lblk, const char *hk, int hklen);
+#ifdef DDB_CHECKS
+extern bool ddb_vacuum_unlinks(void);
+#else
+#define ddb_vacuum_unlinks() false
+#endif
 
 /*
  * One new version of a batch (ddb_insert_versions, ddb_tree_insert_multi):

@@ -118,9 +118,10 @@ static bool find_version_on(Relation rel, ItemPointer tid, BlockNumber leaf,
  * is at or below the key, so a new version of the key, which sorts right
  * before the current one, belongs on that leaf even when no item there
  * sorts before it (ddb_tree_insert_beside, which cannot tell otherwise: a
- * leaf keeps no low bound).  A leaf's low bound never changes while the
- * file lives (a split keeps the lower half in place, pages are never
- * merged or freed).  Set by each ddb_read_current (or cleared), and taken
+ * leaf keeps no low bound).  A leaf's low bound never rises while the
+ * file lives (a split keeps the lower half in place, an unlink lowers the
+ * right sibling's, and a leaf holding the version is not empty, so it is
+ * not unlinked).  Set by each ddb_read_current (or cleared), and taken
  * by the update that follows it in the same API call
  * (ddb_update_version_at), never kept beyond that, so that it cannot
  * outlive the tree it speaks of (a table truncated in place starts its

@@ -50,6 +50,7 @@
 #define DDB_PAGE_H
 
 #include "access/htup_details.h"
+#include "access/transam.h"
 #include "storage/bufpage.h"
 #include "storage/itemptr.h"
 #include "utils/rel.h"
@@ -65,6 +66,7 @@
 #define DDB_PAGE_INTERNAL	0x0004
 #define DDB_PAGE_MAP_LEAF	0x0008	/* row-id map: entries (ddb_rowid.c) */
 #define DDB_PAGE_MAP_DIR	0x0010	/* row-id map: directory */
+#define DDB_PAGE_DELETED	0x0020	/* with DDB_PAGE_LEAF: an unlinked leaf */
 
 typedef struct DdbPageOpaqueData
 {
@@ -80,6 +82,7 @@ typedef DdbPageOpaqueData *DdbPageOpaque;
 #define DdbPageGetOpaque(page) ((DdbPageOpaque) PageGetSpecialPointer(page))
 #define DdbPageIsLeaf(page)		((DdbPageGetOpaque(page)->flags & DDB_PAGE_LEAF) != 0)
 #define DdbPageIsRightmost(page) (DdbPageGetOpaque(page)->right == InvalidBlockNumber)
+#define DdbPageIsDeleted(page)	((DdbPageGetOpaque(page)->flags & DDB_PAGE_DELETED) != 0)
 #define DDB_HIKEY				((OffsetNumber) 1)
 #define DdbPageFirstData(page)	(DdbPageIsRightmost(page) ? (OffsetNumber) 1 : (OffsetNumber) 2)
 
@@ -109,6 +112,20 @@ typedef DdbKeyItemData *DdbKeyItem;
 
 #define DdbKeyItemSize(keylen)	(offsetof(DdbKeyItemData, key) + (keylen))
 
+/*
+ * Item 1 of a deleted leaf (ddb_tree.c, "Unlinking empty leaves"): shaped
+ * as an empty high key, so that code reading it as one finds a key space
+ * below every key and moves right, followed by the next full transaction
+ * id at the time of the deletion.
+ */
+typedef struct DdbDeletedItemData
+{
+	BlockNumber child;			/* InvalidBlockNumber */
+	uint16		keylen;			/* 0 */
+	uint16		pad;
+	FullTransactionId safexid;
+} DdbDeletedItemData;
+
 /* Leaf item header; the stored heap tuple follows at DdbLeafTupleOffset. */
 typedef struct DdbLeafItemData
 {
@@ -127,7 +144,7 @@ static inline bool
 ddb_page_is_tree_leaf(Page page)
 {
 	return !PageIsNew(page) && DdbPageGetOpaque(page)->page_id == DDB_PAGE_ID &&
-		DdbPageIsLeaf(page);
+		DdbPageIsLeaf(page) && !DdbPageIsDeleted(page);
 }
 
 /* Is leaf item 'o' the version with row id 'tid'? */
@@ -212,6 +229,7 @@ extern int	ddb_compare_bytes(const char *a, int alen, const char *b, int blen);
 extern int	ddb_compare_leaf_keypart(const char *key, int keylen, DdbLeafItem li);
 extern DdbMetaPageData *ddb_meta_read(Relation rel, DdbMetaPageData *copy);
 extern void ddb_check_leaf(Relation rel, Buffer buf);
+extern Buffer ddb_leaf_step(Relation rel, BlockNumber blkno, int mode);
 extern Buffer ddb_descend(Relation rel, const char *key, int keylen, bool strict,
 						  int access, char **lowkey, int *lowkeylen);
 extern OffsetNumber ddb_leaf_search(Page page, const char *key, int keylen,

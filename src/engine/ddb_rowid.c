@@ -814,9 +814,7 @@ map_walk_right(Relation rel, Buffer b, ItemPointer tid, int mode,
 			break;
 		right = DdbPageGetOpaque(page)->right;
 		UnlockReleaseBuffer(b);
-		b = ReadBuffer(rel, right);
-		LockBuffer(b, mode);
-		ddb_check_leaf(rel, b);
+		b = ddb_leaf_step(rel, right, mode);
 	}
 	UnlockReleaseBuffer(b);
 	return false;

@@ -12,7 +12,9 @@
  * held between calls.
  *
  * Forward scans follow right-links: items only move right, so the page to
- * the right of one we have read holds everything not yet seen.  Backward
+ * the right of one we have read holds everything not yet seen; a leaf
+ * unlinked meanwhile is a deleted page whose right-link leads on
+ * (ddb_leaf_step).  Backward
  * scans re-descend for "the last item below the low bound of the page just
  * read" instead of keeping left-links (DESIGN.md), which needs no extra
  * locking protocol and costs one descent per page.
@@ -267,9 +269,7 @@ ddb_scan_forward_batch(DdbRangeScan scan)
 	{
 		if (scan->next_block == InvalidBlockNumber)
 			return false;
-		buf = ReadBuffer(scan->rel, scan->next_block);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		ddb_check_leaf(scan->rel, buf);
+		buf = ddb_leaf_step(scan->rel, scan->next_block, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		off = DdbPageFirstData(page);
 	}
@@ -509,9 +509,7 @@ ddb_lookup_internal(Relation rel, Snapshot snapshot, const char *key, int keylen
 		}
 		next = DdbPageGetOpaque(page)->right;
 		UnlockReleaseBuffer(buf);
-		buf = ReadBuffer(rel, next);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		ddb_check_leaf(rel, buf);
+		buf = ddb_leaf_step(rel, next, BUFFER_LOCK_SHARE);
 	}
 	UnlockReleaseBuffer(buf);
 	return NULL;
@@ -607,9 +605,7 @@ ddb_find_current_ext(Relation rel, const char *key, int keylen, ItemPointer tid,
 			break;
 		next = DdbPageGetOpaque(page)->right;
 		UnlockReleaseBuffer(buf);
-		buf = ReadBuffer(rel, next);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		ddb_check_leaf(rel, buf);
+		buf = ddb_leaf_step(rel, next, BUFFER_LOCK_SHARE);
 	}
 	UnlockReleaseBuffer(buf);
 	return false;

@@ -61,18 +61,32 @@
  *
  *	4. A backend holds a bounded number of buffer locks, far below
  *	   PostgreSQL's 200: the four pages of a split (metapage or parent,
- *	   node, new sibling, new root), or, while checking that a key is free,
+ *	   node, new sibling, new root), the three of an unlink (parent, left
+ *	   sibling, leaf), or, while checking that a key is free,
  *	   the key's first leaf and two more, however many leaves the key's
  *	   versions span, plus a new version's map leaf.
+ *
+ *	5. A block number read from a tree page may be used, after that page's
+ *	   lock is released, to lock the page it names only by a backend whose
+ *	   snapshot xmin was set before it read the number (every statement,
+ *	   item API call, TTL and HTTP transaction has one), or when it is a
+ *	   hint checked under the named page's lock (row-id map entries, a
+ *	   reader's leaf in ddb_modify.c, the relcache's root, leaf,
+ *	   leaf_parent and buffer hints).  VACUUM (whose xmin others ignore)
+ *	   follows only right-links of live leaves it has just read, and only
+ *	   VACUUM deletes leaves.  This is what will let a deleted leaf be
+ *	   reused once its safexid is older than every xmin
+ *	   (doc/design-unlink.md; reuse is not built yet).
  *
  * Tree concurrency (deadlock-free by the rules above; no "incomplete split"
  * state ever):
  *
  *	- Readers descend with one share lock at a time: read the parent, note
  *	  the child, release, lock the child.  A page may have split in between;
- *	  items only ever move right (pages are never merged or deleted), so the
+ *	  items only ever move right (pages are never merged, and a leaf is
+ *	  unlinked only when it has none: see "Unlinking empty leaves"), so the
  *	  reader moves right along right-links while the search key is beyond the
- *	  page's high key (Lehman & Yao).  Every descent starts at the cached
+ *	  page's high key, or the page is a deleted leaf (Lehman & Yao).  Every descent starts at the cached
  *	  root and reads internal pages through the buffer each was last found
  *	  in (ddb_read_internal: a hint that ReadRecentBuffer checks, so it
  *	  changes what is read never, only what finding it costs).
@@ -124,6 +138,27 @@
  *	  pass above, with no lock held on entry, whose leaf split is chosen
  *	  over the leaf's items merged with those keys' items
  *	  (ddb_split_point_for_run); then the placement goes on.
+ *
+ * Unlinking empty leaves (doc/design-unlink.md; for now only with the
+ * checks-build setting ddb.check_vacuum_unlink).  VACUUM, having pruned a
+ * leaf L to no items, unlinks it when its left sibling P and right sibling
+ * R share its parent Q (L is neither Q's first nor its last child): Q's
+ * downlink to L then names R and R's own downlink goes (R takes over L's
+ * key space, with L's separator as its low bound: no separator is added,
+ * and Q's prefix, kept in its minus-infinity downlink or high key, stays
+ * valid for the separators that remain); P's right-link names R; and L
+ * becomes a deleted leaf (DDB_PAGE_DELETED: one item, an empty high key
+ * with the next full xid, its right-link kept).  R is not touched.  Locks
+ * (ddb_unlink_leaf): Q exclusively, found by a descent that share-locks
+ * the levels above one page at a time, then P, then L -- top-down, then
+ * left to right (rule 1); Q held exclusively keeps P and L from splitting.
+ * One Generic WAL record of Q, P and L, so there is no half-unlinked
+ * state.  Only VACUUM unlinks, one at a time per table
+ * (ShareUpdateExclusiveLock).  So a page's low bound never rises (an
+ * unlink lowers R's), and a deleted leaf is reached only through a number
+ * read before the unlink: readers that land on one move right
+ * (ddb_beyond_page, ddb_leaf_step), through leaves deleted later, to the
+ * leaf that holds its key space now.  Deleted leaves are not reused yet.
  *
  * WAL.  Every page change is WAL-logged in the critical section that makes
  * it, in one of two ways, decided in one place (ddb_wal_custom, ddb_wal.c):
@@ -302,6 +337,8 @@ ddb_beyond_page(Page page, const char *key, int keylen, bool strict)
 	DdbKeyItem	hk;
 	int			c;
 
+	if (DdbPageIsDeleted(page))
+		return true;			/* its key space went to its right sibling */
 	if (DdbPageIsRightmost(page))
 		return false;
 	if (key == NULL)
@@ -556,6 +593,32 @@ ddb_check_leaf(Relation rel, Buffer buf)
 								 RelationGetRelationName(rel), BufferGetBlockNumber(buf))));
 }
 
+/*
+ * Read and lock leaf 'blkno', reached by a block number read before the
+ * lock of the page that named it was released (a scan's next leaf, a right
+ * step that does not hold the left page), and move right past deleted
+ * leaves: a deleted leaf's key space belongs to its right sibling (see
+ * "Unlinking empty leaves").  One lock at a time, left to right.
+ */
+Buffer
+ddb_leaf_step(Relation rel, BlockNumber blkno, int mode)
+{
+	Buffer		buf = ReadBuffer(rel, blkno);
+
+	LockBuffer(buf, mode);
+	ddb_check_leaf(rel, buf);
+	while (DdbPageIsDeleted(BufferGetPage(buf)))
+	{
+		BlockNumber right = DdbPageGetOpaque(BufferGetPage(buf))->right;
+
+		UnlockReleaseBuffer(buf);
+		buf = ReadBuffer(rel, right);
+		LockBuffer(buf, mode);
+		ddb_check_leaf(rel, buf);
+	}
+	return buf;
+}
+
 /* The special space of a new ddb page (ddb_init_page, ddb_init_leaf_header). */
 static void
 ddb_init_opaque(Page page, uint16 flags, uint16 level, BlockNumber right)
@@ -607,6 +670,19 @@ static int	check_delay_tree_create = 0;
  */
 static bool check_fault_skip_unique = false;
 
+/*
+ * ddb.check_vacuum_unlink lets VACUUM unlink the leaves it empties
+ * (ddb_unlink_leaf).  Test only while unlinking is being built
+ * (doc/design-unlink.md): deleted pages are not reused yet.
+ */
+static bool check_vacuum_unlink = false;
+
+bool
+ddb_vacuum_unlinks(void)
+{
+	return check_vacuum_unlink;
+}
+
 void
 ddb_checks_init(void)
 {
@@ -619,6 +695,11 @@ ddb_checks_init(void)
 							 "Test only: an insert's uniqueness check finds every key free.",
 							 NULL, &check_fault_skip_unique, false,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("ddb.check_vacuum_unlink",
+							 "Test only: VACUUM unlinks the leaves it empties.",
+							 NULL, &check_vacuum_unlink, false,
+							 PGC_USERSET, GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 	ddb_wal_checks_init();
 }
@@ -1048,7 +1129,8 @@ ddb_descend(Relation rel, const char *key, int keylen, bool strict,
 			DdbKeyItem	hk = ddb_key_item(page, DDB_HIKEY);
 
 			blkno = op->right;
-			if (lowkey)
+			/* (a deleted page has no high key: the low bound stays) */
+			if (lowkey && !DdbPageIsDeleted(page))
 			{
 				if (low)
 					pfree(low);
@@ -2522,8 +2604,9 @@ ddb_read_hinted(Relation rel, BlockNumber blkno, int level, const char *key, int
  * The pessimistic pass in the common case: split the leaf of 'itemkey'
  * under the internal page 'parentblk' that an optimistic descent reached
  * it, or a leaf left of it, from (ddb_descend), leaving out the metapage
- * and the levels above.  A page's low bound never changes (pages split only to the
- * right and are never merged or deleted), so itemkey is still at or above
+ * and the levels above.  An internal page's low bound never changes (pages
+ * split only to the right, and internal pages are never merged or
+ * unlinked), so itemkey is still at or above
  * parentblk's (a leaf it named is at or below the key, and the leaf's low
  * bound is at or above the page's), and the page that holds its downlink
  * now is parentblk or right of it.  When that page can take one more downlink of the size
@@ -2753,6 +2836,158 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize,
 			return;
 		reservelen = DDB_MAX_SEP_LEN;
 	}
+}
+
+/* ------------------------------------------------------------------------
+ * Unlinking empty leaves (see the file header)
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * Turn 'page' into a deleted leaf whose right-link is 'right': one item,
+ * an empty high key carrying safexid (DdbDeletedItemData).
+ */
+static void
+ddb_page_set_deleted(Page page, BlockNumber right, FullTransactionId safexid)
+{
+	DdbDeletedItemData d;
+
+	memset(&d, 0, sizeof(d));
+	d.child = InvalidBlockNumber;
+	d.keylen = 0;
+	d.safexid = safexid;
+	ddb_init_page(page, DDB_PAGE_LEAF | DDB_PAGE_DELETED, 0, right);
+	if (PageAddItem(page, (Item) &d, sizeof(d), DDB_HIKEY, false, false) != DDB_HIKEY)
+		elog(ERROR, "could not add the item of a deleted ddb leaf");
+}
+
+/*
+ * The level-1 page whose key space holds the last key below 'key' (strict,
+ * as ddb_descend), locked exclusively; InvalidBuffer for a tree of height
+ * one.  Pages above are share-locked one at a time, as in every descent.
+ */
+static Buffer
+ddb_descend_parent(Relation rel, const char *key, int keylen)
+{
+	DdbMetaPageData meta;
+	BlockNumber blkno;
+	int			level;
+
+	ddb_meta_read(rel, &meta);
+	if (meta.height < 2)
+		return InvalidBuffer;
+	blkno = meta.root;
+	level = meta.height - 1;
+	for (;;)
+	{
+		int			mode = level == 1 ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE;
+		Buffer		buf = ddb_read_internal(rel, blkno);
+		Page		page;
+
+		LockBuffer(buf, mode);
+		page = BufferGetPage(buf);
+		ddb_check_page(rel, buf, page);
+		while (ddb_beyond_page(page, key, keylen, true))
+		{
+			blkno = DdbPageGetOpaque(page)->right;
+			UnlockReleaseBuffer(buf);
+			buf = ddb_read_internal(rel, blkno);
+			LockBuffer(buf, mode);
+			page = BufferGetPage(buf);
+			ddb_check_page(rel, buf, page);
+		}
+		if (DdbPageGetOpaque(page)->level != level)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg_internal("ddb page %u of \"%s\" is at level %u, expected %d",
+									 BufferGetBlockNumber(buf), RelationGetRelationName(rel),
+									 DdbPageGetOpaque(page)->level, level)));
+		if (level == 1)
+			return buf;
+		blkno = ddb_key_item(page, ddb_internal_search(page, key, keylen, true))->child;
+		UnlockReleaseBuffer(buf);
+		level--;
+	}
+}
+
+/*
+ * Unlink leaf 'lblk', whose high key VACUUM read as 'hk' when it left the
+ * leaf without items, if it still has none and its left and right
+ * siblings share its parent: the parent's downlink to it then names its
+ * right sibling, whose own downlink goes; its left sibling's right-link
+ * names the right sibling; and the leaf becomes a deleted leaf that keeps
+ * its right-link.  One Generic WAL record of three pages.  Returns whether
+ * it unlinked the leaf.  Only VACUUM calls this (one at a time per table).
+ */
+bool
+ddb_unlink_leaf(Relation rel, BlockNumber lblk, const char *hk, int hklen)
+{
+	Buffer		qbuf = ddb_descend_parent(rel, hk, hklen);
+	Buffer		pbuf;
+	Buffer		lbuf;
+	Page		q;
+	Page		p;
+	Page		l;
+	OffsetNumber off;
+	BlockNumber pblk;
+	BlockNumber rblk;
+	GenericXLogState *state;
+
+	if (!BufferIsValid(qbuf))
+		return false;
+	q = BufferGetPage(qbuf);
+	off = ddb_internal_search(q, hk, hklen, true);
+	if (ddb_key_item(q, off)->child != lblk || off == DdbPageFirstData(q) ||
+		off >= PageGetMaxOffsetNumber(q))
+	{
+		/* the first or last child of its parent (or gone: not ours) */
+		UnlockReleaseBuffer(qbuf);
+		return false;
+	}
+	pblk = ddb_key_item(q, off - 1)->child;
+	rblk = ddb_key_item(q, off + 1)->child;
+
+	/* the parent held exclusively: neither child can split (rule 1 order) */
+	pbuf = ReadBuffer(rel, pblk);
+	LockBuffer(pbuf, BUFFER_LOCK_EXCLUSIVE);
+	ddb_check_leaf(rel, pbuf);
+	lbuf = ReadBuffer(rel, lblk);
+	LockBuffer(lbuf, BUFFER_LOCK_EXCLUSIVE);
+	ddb_check_leaf(rel, lbuf);
+	p = BufferGetPage(pbuf);
+	l = BufferGetPage(lbuf);
+	if (DdbPageIsDeleted(p) || DdbPageIsDeleted(l) ||
+		DdbPageGetOpaque(p)->right != lblk || DdbPageGetOpaque(l)->right != rblk)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg_internal("ddb table \"%s\": leaves %u, %u, %u under parent %u are not linked in order",
+								 RelationGetRelationName(rel), pblk, lblk, rblk,
+								 BufferGetBlockNumber(qbuf))));
+
+	/* a writer may have added to it since VACUUM left it */
+	if (PageGetMaxOffsetNumber(l) >= DdbPageFirstData(l))
+	{
+		UnlockReleaseBuffer(lbuf);
+		UnlockReleaseBuffer(pbuf);
+		UnlockReleaseBuffer(qbuf);
+		return false;
+	}
+
+	state = GenericXLogStart(rel);
+	q = GenericXLogRegisterBuffer(state, qbuf, 0);
+	p = GenericXLogRegisterBuffer(state, pbuf, 0);
+	l = GenericXLogRegisterBuffer(state, lbuf, 0);
+	ddb_key_item(q, off)->child = rblk;
+	PageIndexTupleDelete(q, off + 1);
+	DdbPageGetOpaque(p)->right = rblk;
+	ddb_page_set_deleted(l, rblk, ReadNextFullTransactionId());
+	DdbCheck(ddb_page_is_ordered(q, NULL, 0));
+	GenericXLogFinish(state);
+
+	UnlockReleaseBuffer(lbuf);
+	UnlockReleaseBuffer(pbuf);
+	UnlockReleaseBuffer(qbuf);
+	return true;
 }
 
 /* ------------------------------------------------------------------------
@@ -3224,14 +3459,15 @@ ddb_leaf_reserve(Relation rel, Size itemsize, DdbUniqueCheck check_unique)
  * locked exclusively; InvalidBuffer, with nothing locked, when the hint is
  * not a leaf of this tree (the caller then descends from the root).
  *
- * A leaf's low bound never changes: a split keeps the lower half in place
- * and moves the upper half to a new right sibling, pages are never merged,
- * deleted or reused, and the tree's file is replaced only under an
- * AccessExclusiveLock that the writer's own lock on the table excludes.
- * So a leaf that once held the key's place still starts at or below the
- * key, and the key's first leaf is that leaf or one right of it: moving
- * right while the key is at or beyond the high key finds it, as a descent
- * does at its leaf level (Lehman & Yao).  Only leaves are locked, one at a
+ * A leaf's low bound never rises: a split keeps the lower half in place
+ * and moves the upper half to a new right sibling, an unlink lowers the
+ * right sibling's, pages are never merged or reused, and the tree's file
+ * is replaced only under an AccessExclusiveLock that the writer's own lock
+ * on the table excludes.  So a leaf that once held the key's place still
+ * starts at or below the key (or was unlinked, and its key space is to
+ * its right), and the key's first leaf is that leaf or one right of it:
+ * moving right while the key is at or beyond the high key, or the leaf is
+ * deleted, finds it, as a descent does at its leaf level (Lehman & Yao).  Only leaves are locked, one at a
  * time, left to right (rule 1 of the header).
  */
 static Buffer

@@ -276,12 +276,39 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 		for (;;)
 		{
 			int			nremoved;
+			Page		page;
+			char	   *hk = NULL;
+			int			hklen = 0;
+			BlockNumber emptied = InvalidBlockNumber;
 
 			vacuum_delay_point();
 			nremoved = ddb_prune_leaf(rel, buf, vistest, &fs, removed, &stats);
-			blkno = DdbPageGetOpaque(BufferGetPage(buf))->right;
+			page = BufferGetPage(buf);
+			blkno = DdbPageGetOpaque(page)->right;
+
+			/*
+			 * A leaf left without items is unlinked (ddb_tree.c, "Unlinking
+			 * empty leaves") once it is released: the unlink locks its
+			 * parent first.  Its right sibling, read here, is where the
+			 * walk goes on either way.
+			 */
+			if (ddb_vacuum_unlinks() && !DdbPageIsRightmost(page) &&
+				PageGetMaxOffsetNumber(page) < DdbPageFirstData(page))
+			{
+				DdbKeyItem	k = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
+
+				hklen = k->keylen;
+				hk = palloc(Max(hklen, 1));
+				memcpy(hk, k->key, hklen);
+				emptied = BufferGetBlockNumber(buf);
+			}
 			UnlockReleaseBuffer(buf);
 			ddb_map_clear(rel, removed, nremoved);
+			if (BlockNumberIsValid(emptied))
+			{
+				(void) ddb_unlink_leaf(rel, emptied, hk, hklen);
+				pfree(hk);
+			}
 			if (blkno == InvalidBlockNumber)
 				break;
 			buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, bstrategy);
@@ -327,7 +354,7 @@ ddb_analyze_next_block(Relation rel, BlockNumber blockno,
 	LockBuffer(*buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(*buf);
 	if (PageIsNew(page) || DdbPageGetOpaque(page)->page_id != DDB_PAGE_ID ||
-		!(DdbPageGetOpaque(page)->flags & DDB_PAGE_LEAF))
+		!(DdbPageGetOpaque(page)->flags & DDB_PAGE_LEAF) || DdbPageIsDeleted(page))
 	{
 		UnlockReleaseBuffer(*buf);
 		*buf = InvalidBuffer;

@@ -5,7 +5,11 @@
  *
  * Checked, level by level from the root down, following right-links:
  *	- metapage: magic, version, root, height; every block of the fork is the
- *	  metapage, a tree page, or a never-initialized page left by a crash
+ *	  metapage, a tree page, a never-initialized page left by a crash, or a
+ *	  deleted leaf (ddb_tree.c, "Unlinking empty leaves")
+ *	- deleted leaves: never reachable from the tree; one item, an empty high
+ *	  key with a safexid not in the future; right-links from them lead
+ *	  through leaves deleted no earlier to a leaf of the tree
  *	- every page: standard layout (pd_lower <= pd_upper <= pd_special, the
  *	  special space where ddb puts it), page id, flags, level
  *	- items strictly ascending within a page, all below the page's high key
@@ -93,6 +97,7 @@ typedef struct VerifyState
 	Relation	rel;
 	BlockNumber nblocks;
 	bool	   *seen;
+	bool	   *live_leaf;		/* leaves of the tree (not deleted ones) */
 	uint64		pages;
 	uint64		leaf_pages;
 	uint64		items;
@@ -239,6 +244,8 @@ check_page(VerifyState *vs, BlockNumber blk, Page page, int level,
 	check_layout(vs, blk, page);
 	if (op->level != level)
 		corrupt(vs, blk, "level %u, expected %d", op->level, level);
+	if (op->flags & DDB_PAGE_DELETED)
+		corrupt(vs, blk, "deleted page is reachable from the tree");
 	if ((level == 0) != ((op->flags & DDB_PAGE_LEAF) != 0) ||
 		(level > 0) != ((op->flags & DDB_PAGE_INTERNAL) != 0))
 		corrupt(vs, blk, "flags %04x do not match level %d", op->flags, level);
@@ -500,6 +507,84 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 }
 
 /*
+ * A block that the tree and the map do not reach must be a deleted leaf
+ * (ddb_tree.c, "Unlinking empty leaves"): its layout, its one item, a
+ * safexid not in the future.  Its right-link is returned for
+ * check_deleted_chains.
+ */
+static void
+check_deleted(VerifyState *vs, BlockNumber blk, Page page, BlockNumber *right,
+			  FullTransactionId *safexid)
+{
+	DdbPageOpaque op;
+	ItemId		iid;
+	DdbDeletedItemData d;
+
+	check_layout(vs, blk, page);
+	op = DdbPageGetOpaque(page);
+	if (op->flags != (DDB_PAGE_LEAF | DDB_PAGE_DELETED))
+		corrupt(vs, blk, "initialized page is not reachable from the root");
+	if (op->level != 0 || op->prefixlen != 0)
+		corrupt(vs, blk, "deleted leaf at level %u with prefix %u", op->level, op->prefixlen);
+	if (PageGetMaxOffsetNumber(page) != DDB_HIKEY)
+		corrupt(vs, blk, "deleted leaf has %u items", (unsigned) PageGetMaxOffsetNumber(page));
+	iid = PageGetItemId(page, DDB_HIKEY);
+	if (ItemIdGetLength(iid) != sizeof(DdbDeletedItemData))
+		corrupt(vs, blk, "deleted leaf's item has %u bytes", ItemIdGetLength(iid));
+	memcpy(&d, PageGetItem(page, iid), sizeof(d));
+	if (d.child != InvalidBlockNumber || d.keylen != 0)
+		corrupt(vs, blk, "deleted leaf's item is not an empty high key");
+	if (FullTransactionIdFollows(d.safexid, ReadNextFullTransactionId()))
+		corrupt(vs, blk, "deleted leaf's safexid is in the future");
+	if (op->right == InvalidBlockNumber || op->right >= vs->nblocks)
+		corrupt(vs, blk, "deleted leaf's right-link %u leads nowhere", op->right);
+	*right = op->right;
+	*safexid = d.safexid;
+}
+
+/*
+ * From every deleted leaf, right-links lead through deleted leaves deleted
+ * no earlier (non-decreasing safexid) to a leaf of the tree: what a reader
+ * that lands on one relies on.  Each block is followed once.
+ */
+static void
+check_deleted_chains(VerifyState *vs, BlockNumber *right, FullTransactionId *safexid)
+{
+	uint8	   *state = palloc0(vs->nblocks);	/* 1 = on the walk, 2 = good */
+	BlockNumber *walk = palloc(sizeof(BlockNumber) * vs->nblocks);
+
+	for (BlockNumber start = 0; start < vs->nblocks; start++)
+	{
+		int			n = 0;
+		BlockNumber blk = start;
+
+		if (right[start] == InvalidBlockNumber || state[start] == 2)
+			continue;
+		while (right[blk] != InvalidBlockNumber && state[blk] != 2)
+		{
+			BlockNumber next = right[blk];
+
+			if (state[blk] == 1)
+				corrupt(vs, blk, "right-links of deleted leaves form a cycle");
+			state[blk] = 1;
+			walk[n++] = blk;
+			if (right[next] != InvalidBlockNumber)
+			{
+				if (FullTransactionIdPrecedes(safexid[next], safexid[blk]))
+					corrupt(vs, blk, "deleted leaf's right-link %u names a page deleted before it", next);
+			}
+			else if (!vs->live_leaf[next])
+				corrupt(vs, blk, "deleted leaf's right-link %u names neither a leaf nor a deleted leaf", next);
+			blk = next;
+		}
+		while (n > 0)
+			state[walk[--n]] = 2;
+	}
+	pfree(state);
+	pfree(walk);
+}
+
+/*
  * An all-zero metapage beside initialized pages is corruption (ddb_tree.c,
  * "Creation"): no item can be reached.  Walk every other block and report
  * what became unreachable, so the damage can be judged; an all-zero
@@ -579,6 +664,9 @@ ddb_verify(PG_FUNCTION_ARGS)
 	int			ncur;
 	int			height = 0;
 	BlockNumber unused = 0;
+	BlockNumber deleted = 0;
+	BlockNumber *deleted_right;
+	FullTransactionId *deleted_xid;
 	int			fillfactor;
 	StringInfoData out;
 
@@ -617,6 +705,7 @@ ddb_verify(PG_FUNCTION_ARGS)
 																	 fillfactor))));
 	}
 	vs.seen = palloc0(sizeof(bool) * vs.nblocks);
+	vs.live_leaf = palloc0(sizeof(bool) * vs.nblocks);
 	vs.relfrozenxid = vs.rel->rd_rel->relfrozenxid;
 	vs.nextxid = ReadNextTransactionId();
 
@@ -670,6 +759,7 @@ ddb_verify(PG_FUNCTION_ARGS)
 			vs.pages++;
 			if (level == 0)
 			{
+				vs.live_leaf[blk] = true;
 				vs.leaf_pages++;
 				check_leaf_mvcc(&vs, blk);
 			}
@@ -739,19 +829,33 @@ ddb_verify(PG_FUNCTION_ARGS)
 
 	vs.map_pages = ddb_map_mark_pages(vs.rel, vs.seen, vs.nblocks);
 
-	/* Every other block must be a page a crash left unused (all zeroes). */
+	/*
+	 * Every other block must be a page a crash left unused (all zeroes) or
+	 * a deleted leaf.
+	 */
+	deleted_right = palloc(sizeof(BlockNumber) * vs.nblocks);
+	deleted_xid = palloc(sizeof(FullTransactionId) * vs.nblocks);
 	for (BlockNumber blk = 0; blk < vs.nblocks; blk++)
 	{
+		deleted_right[blk] = InvalidBlockNumber;
 		if (!vs.seen[blk])
 		{
 			Page		page = read_page(&vs, blk);
 
-			if (!PageIsNew(page))
-				corrupt(&vs, blk, "initialized page is not reachable from the root");
-			unused++;
+			if (PageIsNew(page))
+				unused++;
+			else
+			{
+				check_deleted(&vs, blk, page, &deleted_right[blk], &deleted_xid[blk]);
+				deleted++;
+			}
 			pfree(page);
 		}
 	}
+	if (deleted > 0)
+		check_deleted_chains(&vs, deleted_right, deleted_xid);
+	pfree(deleted_right);
+	pfree(deleted_xid);
 
 	fillfactor = ddb_fillfactor(vs.rel);
 	relation_close(vs.rel, lockmode);
@@ -760,12 +864,12 @@ ddb_verify(PG_FUNCTION_ARGS)
 	appendStringInfo(&out,
 					 "{\"pages\": %llu, \"height\": %d, \"leaf_pages\": %llu, "
 					 "\"items\": %llu, \"live\": %llu, \"map_pages\": %llu, "
-					 "\"unused_pages\": %u, \"max_key_leaves\": %u, \"leaf_fill\": %.3f, "
-					 "\"fillfactor\": %d}",
+					 "\"unused_pages\": %u, \"deleted_pages\": %u, \"max_key_leaves\": %u, "
+					 "\"leaf_fill\": %.3f, \"fillfactor\": %d}",
 					 (unsigned long long) vs.pages, height,
 					 (unsigned long long) vs.leaf_pages,
 					 (unsigned long long) vs.items, (unsigned long long) vs.live,
-					 (unsigned long long) vs.map_pages, unused, vs.max_key_leaves,
+					 (unsigned long long) vs.map_pages, unused, deleted, vs.max_key_leaves,
 					 vs.leaf_pages ? (double) vs.leaf_bytes /
 					 (vs.leaf_pages * (double) (BLCKSZ - SizeOfPageHeaderData -
 												MAXALIGN(sizeof(DdbPageOpaqueData)))) : 0.0,

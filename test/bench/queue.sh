@@ -6,8 +6,9 @@
 #
 #   bash test/bench/queue.sh                 # 3 rounds of 20,000 cycles
 #   bash test/bench/queue.sh --rounds 1 --cycles 5000
+#   bash test/bench/queue.sh --unlink        # a checks build: VACUUM unlinks
 #
-# Ten partitions kept at 1,000 live items of ~220 bytes: each cycle inserts
+# Ten partitions, 1,000 live items of ~220 bytes in all: each cycle inserts
 # the next rising sort key of partition n % 10 and deletes that partition's
 # key 1,000 below it (pgbench, one client).  After each round: VACUUM, then
 # ddb_verify's leaf_pages, leaf_fill and pages, the file's blocks, and the
@@ -25,11 +26,13 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 
 rounds=3
 cycles=20000
+vacuum="VACUUM qqq"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rounds) rounds=$2; shift 2 ;;
 	--cycles) cycles=$2; shift 2 ;;
-	*) echo "usage: $0 [--rounds N] [--cycles N]" >&2; exit 2 ;;
+	--unlink) vacuum="SET ddb.check_vacuum_unlink = on' -c 'VACUUM qqq"; shift ;;
+	*) echo "usage: $0 [--rounds N] [--cycles N] [--unlink]" >&2; exit 2 ;;
 	esac
 done
 port=${DDB_BENCH_PORT:-5499}
@@ -55,17 +58,17 @@ DELETE FROM qqq WHERE "PK" = 'q' || (:n % 10) AND "SK" = :n - 1000;
 Q
 chmod 644 "$work/q.sql"
 
-printf '| cycles | leaf pages | tree pages | file blocks | leaf_fill | buffers, first item of q3 |\n'
-printf '|---:|---:|---:|---:|---:|---:|\n'
+printf '| cycles | leaf pages | tree pages | deleted pages | file blocks | leaf_fill | buffers, first item of q3 |\n'
+printf '|---:|---:|---:|---:|---:|---:|---:|\n'
 for ((r = 0; r < rounds; r++)); do
 	start=$((r * cycles))
 	as_user "'$PGBIN/pgbench' -n -h '$work' -p $port -t $cycles -D n=$start -f '$work/q.sql' postgres" >/dev/null
-	as_user "$psql -c 'VACUUM qqq'"
+	as_user "$psql -c '$vacuum'"
 	v=$(as_user "$psql -c \"SELECT ddb_verify('qqq')\"")
 	blocks=$(as_user "$psql -c \"SELECT pg_relation_size('qqq') / current_setting('block_size')::int\"")
 	bufs=$(as_user "$psql -c \"EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM qqq WHERE \\\"PK\\\" = 'q3' ORDER BY \\\"SK\\\" LIMIT 1\"" |
 		sed -n 's/.*Buffers: shared hit=\([0-9]*\).*/\1/p' | head -1)
 	field() { printf '%s' "$v" | sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p"; }
-	printf '| %d | %s | %s | %s | %s | %s |\n' $((start + cycles)) "$(field leaf_pages)" \
-		"$(field pages)" "$blocks" "$(field leaf_fill)" "$bufs"
+	printf '| %d | %s | %s | %s | %s | %s | %s |\n' $((start + cycles)) "$(field leaf_pages)" \
+		"$(field pages)" "$(field deleted_pages)" "$blocks" "$(field leaf_fill)" "$bufs"
 done
