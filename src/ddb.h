@@ -213,6 +213,8 @@ extern void ddb_wal_map_set(Relation rel, Buffer buf, const DdbMapChange *change
 extern void ddb_wal_map_clear(Relation rel, Buffer buf, const uint16 *slots, int n);
 extern bool ddb_wal_leaf_prune(Relation rel, Buffer buf, OffsetNumber *deletable,
 							   int ndeletable, TransactionId latestRemovedXid);
+extern bool ddb_wal_unlink(Relation rel, Buffer qbuf, OffsetNumber off, Buffer pbuf,
+						   Buffer lbuf, BlockNumber right, FullTransactionId safexid);
 extern void ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink, int newpp,
 							   Page ptmp, const void *dl, Size dlsize, Buffer lbuf, int nleft,
 							   const char *sep, int seplen, Buffer rbuf, const uint16 *rlens,

@@ -235,6 +235,8 @@ extern Buffer ddb_descend(Relation rel, const char *key, int keylen, bool strict
 extern OffsetNumber ddb_leaf_search(Page page, const char *key, int keylen,
 									bool strict);
 extern void ddb_page_replace(Page page, Page tmp);
+extern void ddb_unlink_parent(Page page, OffsetNumber off, BlockNumber right);
+extern void ddb_page_set_deleted(Page page, BlockNumber right, FullTransactionId safexid);
 extern void ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen,
 								BlockNumber rblkno);
 extern void ddb_split_leaf_right(Page page, Page src, int nleft);

@@ -152,7 +152,8 @@
  * (ddb_unlink_leaf): Q exclusively, found by a descent that share-locks
  * the levels above one page at a time, then P, then L -- top-down, then
  * left to right (rule 1); Q held exclusively keeps P and L from splitting.
- * One Generic WAL record of Q, P and L, so there is no half-unlinked
+ * One WAL record of Q, P and L (XLOG_DDB_UNLINK with ddb preloaded, else
+ * Generic WAL; redo locks them in that order), so there is no half-unlinked
  * state.  Only VACUUM unlinks, one at a time per table
  * (ShareUpdateExclusiveLock).  So a page's low bound never rises (an
  * unlink lowers R's), and a deleted leaf is reached only through a number
@@ -169,7 +170,8 @@
  *
  *	- With ddb in shared_preload_libraries, the hot-path changes -- a leaf
  *	  insert (or a batch's items of one leaf), a version's xmax mark, the one-record update, row-id map
- *	  entries, a prune, and a leaf split below an existing parent -- are
+ *	  entries, a prune, a leaf split below an existing parent, and the
+ *	  unlink of an empty leaf -- are
  *	  records of ddb's own resource manager (id 203), logged as nbtree logs
  *	  its own (START_CRIT_SECTION, change, MarkBufferDirty, XLogInsert,
  *	  PageSetLSN) and replayed with XLogReadBufferForRedo to the same
@@ -2844,10 +2846,23 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize,
  */
 
 /*
- * Turn 'page' into a deleted leaf whose right-link is 'right': one item,
- * an empty high key carrying safexid (DdbDeletedItemData).
+ * An unlink's change to the parent: downlink 'off' (the unlinked leaf's)
+ * names 'right', whose own downlink, the next item, goes.  On the primary
+ * and in redo (ddb_wal.c), so both make the same bytes.
  */
-static void
+void
+ddb_unlink_parent(Page page, OffsetNumber off, BlockNumber right)
+{
+	ddb_key_item(page, off)->child = right;
+	PageIndexTupleDelete(page, off + 1);
+}
+
+/*
+ * Turn 'page' into a deleted leaf whose right-link is 'right': one item,
+ * an empty high key carrying safexid (DdbDeletedItemData).  On the primary
+ * and in redo.
+ */
+void
 ddb_page_set_deleted(Page page, BlockNumber right, FullTransactionId safexid)
 {
 	DdbDeletedItemData d;
@@ -2916,7 +2931,8 @@ ddb_descend_parent(Relation rel, const char *key, int keylen)
  * siblings share its parent: the parent's downlink to it then names its
  * right sibling, whose own downlink goes; its left sibling's right-link
  * names the right sibling; and the leaf becomes a deleted leaf that keeps
- * its right-link.  One Generic WAL record of three pages.  Returns whether
+ * its right-link.  One WAL record of three pages (ddb's own with ddb
+ * preloaded, ddb_wal_unlink; else Generic WAL).  Returns whether
  * it unlinked the leaf.  Only VACUUM calls this (one at a time per table).
  */
 bool
@@ -2931,6 +2947,7 @@ ddb_unlink_leaf(Relation rel, BlockNumber lblk, const char *hk, int hklen)
 	OffsetNumber off;
 	BlockNumber pblk;
 	BlockNumber rblk;
+	FullTransactionId safexid;
 	GenericXLogState *state;
 
 	if (!BufferIsValid(qbuf))
@@ -2973,16 +2990,19 @@ ddb_unlink_leaf(Relation rel, BlockNumber lblk, const char *hk, int hklen)
 		return false;
 	}
 
-	state = GenericXLogStart(rel);
-	q = GenericXLogRegisterBuffer(state, qbuf, 0);
-	p = GenericXLogRegisterBuffer(state, pbuf, 0);
-	l = GenericXLogRegisterBuffer(state, lbuf, 0);
-	ddb_key_item(q, off)->child = rblk;
-	PageIndexTupleDelete(q, off + 1);
-	DdbPageGetOpaque(p)->right = rblk;
-	ddb_page_set_deleted(l, rblk, ReadNextFullTransactionId());
-	DdbCheck(ddb_page_is_ordered(q, NULL, 0));
-	GenericXLogFinish(state);
+	safexid = ReadNextFullTransactionId();
+	if (!ddb_wal_unlink(rel, qbuf, off, pbuf, lbuf, rblk, safexid))
+	{
+		state = GenericXLogStart(rel);
+		q = GenericXLogRegisterBuffer(state, qbuf, 0);
+		p = GenericXLogRegisterBuffer(state, pbuf, 0);
+		l = GenericXLogRegisterBuffer(state, lbuf, 0);
+		ddb_unlink_parent(q, off, rblk);
+		DdbPageGetOpaque(p)->right = rblk;
+		ddb_page_set_deleted(l, rblk, safexid);
+		GenericXLogFinish(state);
+	}
+	DdbCheck(ddb_page_is_ordered(BufferGetPage(qbuf), NULL, 0));
 
 	UnlockReleaseBuffer(lbuf);
 	UnlockReleaseBuffer(pbuf);

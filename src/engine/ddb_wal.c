@@ -6,8 +6,9 @@
  *
  * Every leaf insert (one item, or a batch's items of one leaf in one
  * record), version mark (delete, update's old version, row lock),
- * one-record update, row-id map entry, prune and leaf split below an
- * existing parent goes through a function of this file, which changes the
+ * one-record update, row-id map entry, prune, leaf split below an
+ * existing parent and unlink of an empty leaf goes through a function of
+ * this file, which changes the
  * page(s) and logs the change.  Which WAL it
  * writes is decided here and nowhere else (ddb_wal_custom):
  *
@@ -91,6 +92,10 @@
 #define XLOG_DDB_MAP_CLEAR	0x80	/* MAP: cleared slots only (below) */
 #define XLOG_DDB_INSERT_MAP	0x80	/* INSERT: with its map entry (below) */
 #define XLOG_DDB_SPLIT_INPAGE 0x80	/* SPLIT: the right half as laid out (below) */
+#define XLOG_DDB_UNLINK		(XLOG_DDB_PRUNE | 0x80) /* unlink an empty leaf (below):
+													 * the op codes are all taken,
+													 * and PRUNE has no use for
+													 * the bit */
 
 /*
  * INSERT: block 0 the leaf; block data the item.  With XLOG_DDB_INSERT_MAP
@@ -1121,6 +1126,68 @@ ddb_wal_leaf_prune(Relation rel, Buffer buf, OffsetNumber *deletable, int ndelet
 }
 
 /*
+ * UNLINK (ddb_unlink_leaf): block 0 the parent, whose downlink 'downlink'
+ * (the leaf's) now names 'right' and loses the next item; block 1 the
+ * left sibling, whose right-link becomes 'right'; block 2 the leaf, which
+ * redo rebuilds as a deleted leaf (ddb_page_set_deleted).  No conflict
+ * horizon: the unlink removes no version (the prunes that emptied the
+ * leaf carried theirs).
+ */
+typedef struct xl_ddb_unlink
+{
+	OffsetNumber downlink;
+	BlockNumber right;
+	FullTransactionId safexid;
+} xl_ddb_unlink;
+
+#define SizeOfDdbUnlink (offsetof(xl_ddb_unlink, safexid) + sizeof(FullTransactionId))
+
+/*
+ * Unlink an empty leaf (ddb's own WAL only): the parent, the left sibling
+ * and the leaf locked exclusively by the caller, in that order.  Returns
+ * false, with nothing done, when the custom records are off.
+ */
+bool
+ddb_wal_unlink(Relation rel, Buffer qbuf, OffsetNumber off, Buffer pbuf, Buffer lbuf,
+			   BlockNumber right, FullTransactionId safexid)
+{
+	Page		q = BufferGetPage(qbuf);
+	Page		p = BufferGetPage(pbuf);
+	Page		l = BufferGetPage(lbuf);
+
+	if (!ddb_wal_custom())
+		return false;
+	START_CRIT_SECTION();
+	ddb_unlink_parent(q, off, right);
+	DdbPageGetOpaque(p)->right = right;
+	ddb_page_set_deleted(l, right, safexid);
+	MarkBufferDirty(qbuf);
+	MarkBufferDirty(pbuf);
+	MarkBufferDirty(lbuf);
+	if (RelationNeedsWAL(rel))
+	{
+		xl_ddb_unlink xlrec;
+		XLogRecPtr	recptr;
+
+		memset(&xlrec, 0, sizeof(xlrec));
+		xlrec.downlink = off;
+		xlrec.right = right;
+		xlrec.safexid = safexid;
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, SizeOfDdbUnlink);
+		XLogRegisterBuffer(0, qbuf, REGBUF_STANDARD);
+		XLogRegisterBuffer(1, pbuf, REGBUF_STANDARD);
+		XLogRegisterBuffer(2, lbuf, REGBUF_STANDARD | REGBUF_WILL_INIT);
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_UNLINK);
+		PageSetLSN(q, recptr);
+		PageSetLSN(p, recptr);
+		PageSetLSN(l, recptr);
+	}
+	END_CRIT_SECTION();
+	return true;
+}
+
+/*
  * A leaf split (ddb's own WAL only), all buffers locked exclusively by the
  * caller, rbuf a new page: the parent gets the new downlink 'dl' (dlsize
  * bytes, built by the caller) at 'downlink', or, when its prefix shrinks
@@ -1360,6 +1427,44 @@ update_map_redo(XLogReaderState *record)
 }
 
 static void
+unlink_redo(XLogReaderState *record)
+{
+	XLogRecPtr	lsn = record->EndRecPtr;
+	xl_ddb_unlink *xlrec = (xl_ddb_unlink *) XLogRecGetData(record);
+	Buffer		qbuf,
+				pbuf,
+				lbuf;
+	Page		page;
+
+	/* all three locked until all are changed: readers see the unlink whole */
+	if (XLogReadBufferForRedo(record, 0, &qbuf) == BLK_NEEDS_REDO)
+	{
+		page = BufferGetPage(qbuf);
+		ddb_unlink_parent(page, xlrec->downlink, xlrec->right);
+		PageSetLSN(page, lsn);
+		MarkBufferDirty(qbuf);
+	}
+	if (XLogReadBufferForRedo(record, 1, &pbuf) == BLK_NEEDS_REDO)
+	{
+		page = BufferGetPage(pbuf);
+		DdbPageGetOpaque(page)->right = xlrec->right;
+		PageSetLSN(page, lsn);
+		MarkBufferDirty(pbuf);
+	}
+	lbuf = XLogInitBufferForRedo(record, 2);
+	page = BufferGetPage(lbuf);
+	ddb_page_set_deleted(page, xlrec->right, xlrec->safexid);
+	PageSetLSN(page, lsn);
+	MarkBufferDirty(lbuf);
+
+	UnlockReleaseBuffer(lbuf);
+	if (BufferIsValid(pbuf))
+		UnlockReleaseBuffer(pbuf);
+	if (BufferIsValid(qbuf))
+		UnlockReleaseBuffer(qbuf);
+}
+
+static void
 ddb_wal_redo(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & XLOG_DDB_OPMASK;
@@ -1374,13 +1479,18 @@ ddb_wal_redo(XLogReaderState *record)
 	 */
 	if ((XLogRecGetInfo(record) & 0x80) && info != XLOG_DDB_UPDATE &&
 		info != XLOG_DDB_MARK && info != XLOG_DDB_MAP && info != XLOG_DDB_INSERT &&
-		info != XLOG_DDB_SPLIT)
+		info != XLOG_DDB_SPLIT && info != XLOG_DDB_PRUNE)
 		elog(PANIC, "ddb WAL record with unknown info 0x%02X: this server's ddb is older than the one that wrote it",
 			 XLogRecGetInfo(record) & ~XLR_INFO_MASK);
 
 	if (info == XLOG_DDB_SPLIT)
 	{
 		split_redo(record);
+		return;
+	}
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_DDB_UNLINK)
+	{
+		unlink_redo(record);
 		return;
 	}
 	if (info == XLOG_DDB_UPDATE_MAP)
@@ -1522,7 +1632,7 @@ ddb_wal_identify(uint8 info)
 		case XLOG_DDB_MAP:
 			return (info & XLOG_DDB_MAP_CLEAR) ? "MAP_CLEAR" : "MAP";
 		case XLOG_DDB_PRUNE:
-			return "PRUNE";
+			return (info & 0x80) ? "UNLINK" : "PRUNE";
 		case XLOG_DDB_SPLIT:
 			return "SPLIT";
 		case XLOG_DDB_INSERT_MULTI:
@@ -1637,6 +1747,15 @@ ddb_wal_desc(StringInfo buf, XLogReaderState *record)
 				break;
 			}
 		case XLOG_DDB_PRUNE:
+			if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_DDB_UNLINK)
+			{
+				xl_ddb_unlink *x = (xl_ddb_unlink *) rec;
+
+				appendStringInfo(buf, "downlink %u now to %u, safexid %u:%u", x->downlink,
+								 x->right, EpochFromFullTransactionId(x->safexid),
+								 XidFromFullTransactionId(x->safexid));
+				break;
+			}
 			appendStringInfo(buf, "latestRemovedXid %u ndeleted %u",
 							 ((xl_ddb_prune *) rec)->latestRemovedXid,
 							 ((xl_ddb_prune *) rec)->ndeleted);

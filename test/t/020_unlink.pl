@@ -12,8 +12,9 @@
 #       tree: t holds exactly the rows of its heap shadow, ddb_verify is
 #       clean, and the deleted pages are still deleted.
 #
-# DDB_TAP_WAL=custom runs it with ddb preloaded (test/t/DdbWal.pm); the
-# unlink is a Generic WAL record in both modes.
+# DDB_TAP_WAL=custom runs it with ddb preloaded (test/t/DdbWal.pm), where
+# the unlink is ddb's own XLOG_DDB_UNLINK record, replayed under
+# wal_consistency_checking = 'ddb'; otherwise Generic WAL.
 
 use strict;
 use warnings;
@@ -28,6 +29,9 @@ my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
 DdbWal::configure($primary);
 $primary->append_conf('postgresql.conf', "autovacuum = off\n");
+# ddb's own records, the unlink's among them, replay to the primary's bytes
+$primary->append_conf('postgresql.conf', "wal_consistency_checking = 'ddb'\n")
+  if DdbWal::mode() eq 'custom';
 $primary->start;
 DdbWal::check_mode($primary);
 $primary->safe_psql('postgres', q{
