@@ -50,7 +50,7 @@ REGRESS = extension shape keys tree modify rewrite items items_security types ex
 	expr_projection expr_key_condition expr_errors model_messages query scan query_cost keyscan gsi \
 	gsi_verify big_items split_fill split_in_place fillfactor write_records bulk_load api_tables api_items api_query api_legacy names write_path \
 	api_indexes http_keys ttl ttl_cost lsi batch transact streams items_built items_in_from item_column old_extension \
-	multi_insert reads rowid_map put_item_key
+	multi_insert reads rowid_map put_item_key unlink
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
@@ -58,7 +58,7 @@ ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew
 	gsi-concurrent keyscan-epq hot-key-versions hot-key-long-run api-protocol statement-snapshot \
 	ttl-sweep lsi-collection transact-conflict transact-get-snapshot stream-order bulk-load \
 	multi-insert-race multi-insert-span relcache-inval put-new-key rowid-map-cache table-open-drop \
-	unlink-reader
+	unlink-reader unlink-reuse-horizon
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
 # TAP tests: test/t/*.pl (they start clusters of their own with initdb, so

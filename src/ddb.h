@@ -124,6 +124,9 @@ typedef struct DdbRelCache
 	BlockNumber leaf;			/* the leaf the last descent's downlink named */
 	BlockNumber leaf_parent;	/* and the page that named it, 0 = none
 								 * (ddb_make_room_below) */
+	TransactionId leaf_xmin;	/* MyProc->xmin when leaf was read: valid
+								 * while it is still held (ddb_tree.c,
+								 * rule 5) */
 	DdbBufferHint hints[DDB_BUFFER_HINTS];	/* internal pages, by block
 											 * number modulo their number */
 } DdbRelCache;
@@ -280,11 +283,6 @@ extern bool ddb_tree_insert_at(Relation rel, BlockNumber first_leaf,
 							   const char *key, int keylen, ItemPointer tid,
 							   HeapTuple tuple, DdbUniqueCheck check_unique);
 extern bool ddb_unlink_leaf(Relation rel, BlockNumber lblk, const char *hk, int hklen);
-#ifdef DDB_CHECKS
-extern bool ddb_vacuum_unlinks(void);
-#else
-#define ddb_vacuum_unlinks() false
-#endif
 
 /*
  * One new version of a batch (ddb_insert_versions, ddb_tree_insert_multi):
@@ -472,6 +470,7 @@ extern void ddb_vacuum_rel(Relation rel, struct VacuumParams *params,
 						   BufferAccessStrategy bstrategy);
 extern int	ddb_prune_leaf(Relation rel, Buffer buf, struct GlobalVisState *vistest,
 						   void *freeze_state, ItemPointerData *removed, void *stats_out);
+extern void ddb_log_reuse(Relation rel, BlockNumber blkno, FullTransactionId safexid);
 extern bool ddb_prune_before_split(Relation rel, Buffer buf, ItemPointerData *removed,
 								   int *nremoved);
 extern int	ddb_prune_plan(Relation rel, Buffer buf, OffsetNumber *deletable,

@@ -126,6 +126,16 @@ typedef struct DdbDeletedItemData
 	FullTransactionId safexid;
 } DdbDeletedItemData;
 
+/* The safexid of a deleted leaf. */
+static inline FullTransactionId
+ddb_deleted_safexid(Page page)
+{
+	DdbDeletedItemData d;
+
+	memcpy(&d, PageGetItem(page, PageGetItemId(page, 1)), sizeof(d));
+	return d.safexid;
+}
+
 /* Leaf item header; the stored heap tuple follows at DdbLeafTupleOffset. */
 typedef struct DdbLeafItemData
 {
@@ -230,6 +240,7 @@ extern int	ddb_compare_leaf_keypart(const char *key, int keylen, DdbLeafItem li)
 extern DdbMetaPageData *ddb_meta_read(Relation rel, DdbMetaPageData *copy);
 extern void ddb_check_leaf(Relation rel, Buffer buf);
 extern Buffer ddb_leaf_step(Relation rel, BlockNumber blkno, int mode);
+extern bool ddb_page_is_recyclable(Page page);
 extern Buffer ddb_descend(Relation rel, const char *key, int keylen, bool strict,
 						  int access, char **lowkey, int *lowkeylen);
 extern OffsetNumber ddb_leaf_search(Page page, const char *key, int keylen,

@@ -44,7 +44,8 @@
  *	   map leaf holds at most a directory page and a page it has just
  *	   added, and these writers lock nothing after the map leaf.  Redo
  *	   takes the two pages in the same order.  A page just added to the
- *	   file, which no other page links to yet, may be locked at any point.
+ *	   file, which no other page links to yet, may be locked at any point,
+ *	   and so may a recyclable page (ddb_new_buffer), conditionally.
  *
  *	2. The relation extension lock is innermost.  A backend may ask for it
  *	   while holding buffer locks (a split holds the page it splits), but
@@ -71,12 +72,16 @@
  *	   snapshot xmin was set before it read the number (every statement,
  *	   item API call, TTL and HTTP transaction has one), or when it is a
  *	   hint checked under the named page's lock (row-id map entries, a
- *	   reader's leaf in ddb_modify.c, the relcache's root, leaf,
- *	   leaf_parent and buffer hints).  VACUUM (whose xmin others ignore)
+ *	   reader's leaf in ddb_modify.c), or a hint that names an internal
+ *	   page (the relcache's root, leaf_parent and buffer hints: internal
+ *	   pages are never deleted).  The relcache's leaf, which outlives its
+ *	   statement, is trusted only while the xmin it was read under is
+ *	   still held (leaf_xmin).  Checked builds check that an xmin is held
+ *	   where tree pages are read by a number (ddb_descend, ddb_leaf_step,
+ *	   ddb_read_hinted).  VACUUM (whose xmin others ignore)
  *	   follows only right-links of live leaves it has just read, and only
- *	   VACUUM deletes leaves.  This is what will let a deleted leaf be
- *	   reused once its safexid is older than every xmin
- *	   (doc/design-unlink.md; reuse is not built yet).
+ *	   VACUUM deletes leaves.  This is what lets a deleted leaf be reused
+ *	   once its safexid is older than every xmin (see "Reuse").
  *
  * Tree concurrency (deadlock-free by the rules above; no "incomplete split"
  * state ever):
@@ -139,8 +144,7 @@
  *	  over the leaf's items merged with those keys' items
  *	  (ddb_split_point_for_run); then the placement goes on.
  *
- * Unlinking empty leaves (doc/design-unlink.md; for now only with the
- * checks-build setting ddb.check_vacuum_unlink).  VACUUM, having pruned a
+ * Unlinking empty leaves (doc/design-unlink.md).  VACUUM, having pruned a
  * leaf L to no items, unlinks it when its left sibling P and right sibling
  * R share its parent Q (L is neither Q's first nor its last child): Q's
  * downlink to L then names R and R's own downlink goes (R takes over L's
@@ -148,18 +152,28 @@
  * and Q's prefix, kept in its minus-infinity downlink or high key, stays
  * valid for the separators that remain); P's right-link names R; and L
  * becomes a deleted leaf (DDB_PAGE_DELETED: one item, an empty high key
- * with the next full xid, its right-link kept).  R is not touched.  Locks
- * (ddb_unlink_leaf): Q exclusively, found by a descent that share-locks
- * the levels above one page at a time, then P, then L -- top-down, then
- * left to right (rule 1); Q held exclusively keeps P and L from splitting.
- * One WAL record of Q, P and L (XLOG_DDB_UNLINK with ddb preloaded, else
- * Generic WAL; redo locks them in that order), so there is no half-unlinked
- * state.  Only VACUUM unlinks, one at a time per table
- * (ShareUpdateExclusiveLock).  So a page's low bound never rises (an
- * unlink lowers R's), and a deleted leaf is reached only through a number
- * read before the unlink: readers that land on one move right
+ * with the next full xid, its safexid; its right-link kept).  R is not
+ * touched.  Locks (ddb_unlink_leaf): Q exclusively, found by a descent
+ * that share-locks the levels above one page at a time, then P, then L --
+ * top-down, then left to right (rule 1), P and L only conditionally (a
+ * busy one waits for the next VACUUM); Q held exclusively keeps P and L
+ * from splitting.  One WAL record of Q, P and L (XLOG_DDB_UNLINK with ddb
+ * preloaded, else Generic WAL; redo locks them in that order), so there
+ * is no half-unlinked state.  Only VACUUM unlinks, one at a time per
+ * table (ShareUpdateExclusiveLock).  So a live page's low bound never
+ * rises (an unlink lowers R's), and a deleted leaf is reached only through
+ * a number read before the unlink: readers that land on one move right
  * (ddb_beyond_page, ddb_leaf_step), through leaves deleted later, to the
- * leaf that holds its key space now.  Deleted leaves are not reused yet.
+ * leaf that holds its key space now.
+ *
+ * Reuse.  A later VACUUM records in the free space map the deleted leaves
+ * whose safexid every running snapshot's xmin has passed
+ * (ddb_page_is_recyclable): by rule 5 no backend holds their numbers any
+ * more.  ddb_new_buffer takes pages from there before it extends the file,
+ * re-checking each under its lock, and logs the reuse as a conflict
+ * horizon for hot standbys.  A relcache hint that outlives its statement
+ * (the leaf of the last descent) is trusted only under the xmin it was
+ * read with (DdbRelCache.leaf_xmin).
  *
  * WAL.  Every page change is WAL-logged in the critical section that makes
  * it, in one of two ways, decided in one place (ddb_wal_custom, ddb_wal.c):
@@ -210,8 +224,11 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
+#include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -605,7 +622,10 @@ ddb_check_leaf(Relation rel, Buffer buf)
 Buffer
 ddb_leaf_step(Relation rel, BlockNumber blkno, int mode)
 {
-	Buffer		buf = ReadBuffer(rel, blkno);
+	Buffer		buf;
+
+	DdbCheck(TransactionIdIsValid(MyProc->xmin));	/* rule 5 */
+	buf = ReadBuffer(rel, blkno);
 
 	LockBuffer(buf, mode);
 	ddb_check_leaf(rel, buf);
@@ -641,17 +661,74 @@ ddb_init_page(Page page, uint16 flags, uint16 level, BlockNumber right)
 	ddb_init_opaque(page, flags, level, right);
 }
 
-/* Allocate a new page at the end of the relation, returned locked. */
+/*
+ * May the page be handed out as a new one?  An all-zero page (a block a
+ * crash or an abandoned allocation left unused: nobody names it), or a
+ * deleted leaf whose safexid precedes every snapshot's xmin, so that no
+ * backend still holds its block number (rule 5; nbtree's
+ * BTPageIsRecyclable).  The page must be locked.
+ */
+bool
+ddb_page_is_recyclable(Page page)
+{
+	if (PageIsNew(page))
+		return true;
+	return DdbPageGetOpaque(page)->page_id == DDB_PAGE_ID && DdbPageIsDeleted(page) &&
+		GlobalVisCheckRemovableFullXid(NULL, ddb_deleted_safexid(page));
+}
+
+/*
+ * A page for a split or the row-id map, returned locked exclusively for
+ * the caller to initialize whole (and log as a new page): a recyclable
+ * page the free space map lists (see "Unlinking empty leaves"), or else a
+ * new block at the end of the relation.
+ *
+ * The free space map is a hint, so each candidate is locked and checked
+ * again; it is locked only conditionally -- the caller may hold tree pages,
+ * and a candidate someone holds is skipped (rule 1 lets a page that nobody
+ * names be locked at any point).  A deleted leaf's reuse is logged first
+ * with its safexid as a conflict horizon (ddb_log_reuse), so that a hot
+ * standby cancels the queries that may still hold its number.
+ *
+ * The extension lock is held until the new block is locked, so that a
+ * VACUUM, which reads the relation's size under the same lock, never finds
+ * the all-zero block unlocked and records it as recyclable while it is
+ * being handed out here (as _bt_getbuf and btvacuumscan do).
+ */
 Buffer
 ddb_new_buffer(Relation rel)
 {
 	Buffer		buf;
 
-	/* Extension lock only around the extension, as nbtree and bloom do. */
+	for (int tries = 0; tries < 4; tries++)
+	{
+		BlockNumber blkno = GetFreeIndexPage(rel);
+		Page		page;
+
+		if (blkno == InvalidBlockNumber)
+			break;
+		if (blkno == DDB_METAPAGE_BLKNO || blkno >= RelationGetNumberOfBlocks(rel))
+			continue;			/* a stale entry */
+		buf = ReadBuffer(rel, blkno);
+		if (!ConditionalLockBuffer(buf))
+		{
+			ReleaseBuffer(buf);
+			continue;
+		}
+		page = BufferGetPage(buf);
+		if (ddb_page_is_recyclable(page))
+		{
+			if (!PageIsNew(page))
+				ddb_log_reuse(rel, blkno, ddb_deleted_safexid(page));
+			return buf;
+		}
+		UnlockReleaseBuffer(buf);
+	}
+
 	LockRelationForExtension(rel, ExclusiveLock);
 	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-	UnlockRelationForExtension(rel, ExclusiveLock);
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	UnlockRelationForExtension(rel, ExclusiveLock);
 	return buf;
 }
 
@@ -672,19 +749,6 @@ static int	check_delay_tree_create = 0;
  */
 static bool check_fault_skip_unique = false;
 
-/*
- * ddb.check_vacuum_unlink lets VACUUM unlink the leaves it empties
- * (ddb_unlink_leaf).  Test only while unlinking is being built
- * (doc/design-unlink.md): deleted pages are not reused yet.
- */
-static bool check_vacuum_unlink = false;
-
-bool
-ddb_vacuum_unlinks(void)
-{
-	return check_vacuum_unlink;
-}
-
 void
 ddb_checks_init(void)
 {
@@ -697,11 +761,6 @@ ddb_checks_init(void)
 							 "Test only: an insert's uniqueness check finds every key free.",
 							 NULL, &check_fault_skip_unique, false,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE,
-							 NULL, NULL, NULL);
-	DefineCustomBoolVariable("ddb.check_vacuum_unlink",
-							 "Test only: VACUUM unlinks the leaves it empties.",
-							 NULL, &check_vacuum_unlink, false,
-							 PGC_USERSET, GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 	ddb_wal_checks_init();
 }
@@ -1089,6 +1148,7 @@ ddb_descend(Relation rel, const char *key, int keylen, bool strict,
 	}
 	blkno = cache->root;
 	level = cache->rootlevel;
+	DdbCheck(TransactionIdIsValid(MyProc->xmin));	/* rule 5 */
 
 	for (;;)
 	{
@@ -1167,6 +1227,7 @@ ddb_descend(Relation rel, const char *key, int keylen, bool strict,
 			{
 				cache->leaf = blkno;
 				cache->leaf_parent = BufferGetBlockNumber(buf);
+				cache->leaf_xmin = MyProc->xmin;
 			}
 			UnlockReleaseBuffer(buf);
 		}
@@ -2575,8 +2636,12 @@ ddb_node_full(Page page, Size need)
 static Buffer
 ddb_read_hinted(Relation rel, BlockNumber blkno, int level, const char *key, int keylen)
 {
-	Buffer		buf = ReadBuffer(rel, blkno);
-	Page		page = BufferGetPage(buf);
+	Buffer		buf;
+	Page		page;
+
+	DdbCheck(TransactionIdIsValid(MyProc->xmin));	/* rule 5 */
+	buf = ReadBuffer(rel, blkno);
+	page = BufferGetPage(buf);
 
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	if (PageIsNew(page) || DdbPageGetOpaque(page)->page_id != DDB_PAGE_ID ||
@@ -2715,7 +2780,12 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize,
 
 	DdbRelCache *cache = ddb_get_relcache(rel);
 
+	/*
+	 * The relcache's leaf is the one 'leaf' names only if no VACUUM can
+	 * have reused its block since it was read (rule 5): under the same xmin.
+	 */
 	if (cache->leaf == leaf && cache->leaf_parent != DDB_METAPAGE_BLKNO &&
+		TransactionIdIsValid(MyProc->xmin) && cache->leaf_xmin == MyProc->xmin &&
 		ddb_make_room_below(rel, pktype, cache->leaf_parent, itemkey, itemkeylen,
 							itemsize, run))
 		return;
@@ -2867,13 +2937,16 @@ ddb_page_set_deleted(Page page, BlockNumber right, FullTransactionId safexid)
 {
 	DdbDeletedItemData d;
 
+	OffsetNumber off PG_USED_FOR_ASSERTS_ONLY;
+
 	memset(&d, 0, sizeof(d));
 	d.child = InvalidBlockNumber;
 	d.keylen = 0;
 	d.safexid = safexid;
 	ddb_init_page(page, DDB_PAGE_LEAF | DDB_PAGE_DELETED, 0, right);
-	if (PageAddItem(page, (Item) &d, sizeof(d), DDB_HIKEY, false, false) != DDB_HIKEY)
-		elog(ERROR, "could not add the item of a deleted ddb leaf");
+	/* inside the critical section: an empty page always takes it */
+	off = PageAddItem(page, (Item) &d, sizeof(d), DDB_HIKEY, false, false);
+	Assert(off == DDB_HIKEY);
 }
 
 /*
@@ -2964,12 +3037,28 @@ ddb_unlink_leaf(Relation rel, BlockNumber lblk, const char *hk, int hklen)
 	pblk = ddb_key_item(q, off - 1)->child;
 	rblk = ddb_key_item(q, off + 1)->child;
 
-	/* the parent held exclusively: neither child can split (rule 1 order) */
+	/*
+	 * The parent held exclusively: neither child can split (rule 1 order).
+	 * The children are locked only conditionally: waiting for a reader or
+	 * a writer busy on one would hold up every descent through the parent.
+	 * The next VACUUM tries again.
+	 */
 	pbuf = ReadBuffer(rel, pblk);
-	LockBuffer(pbuf, BUFFER_LOCK_EXCLUSIVE);
+	if (!ConditionalLockBuffer(pbuf))
+	{
+		ReleaseBuffer(pbuf);
+		UnlockReleaseBuffer(qbuf);
+		return false;
+	}
 	ddb_check_leaf(rel, pbuf);
 	lbuf = ReadBuffer(rel, lblk);
-	LockBuffer(lbuf, BUFFER_LOCK_EXCLUSIVE);
+	if (!ConditionalLockBuffer(lbuf))
+	{
+		ReleaseBuffer(lbuf);
+		UnlockReleaseBuffer(pbuf);
+		UnlockReleaseBuffer(qbuf);
+		return false;
+	}
 	ddb_check_leaf(rel, lbuf);
 	p = BufferGetPage(pbuf);
 	l = BufferGetPage(lbuf);

@@ -43,6 +43,8 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
 #include "storage/procarray.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -73,25 +75,45 @@ typedef struct DdbPruneStats
  * latestRemovedXid (see the file header).
  */
 static void
-log_conflict_horizon(Relation rel, TransactionId latestRemovedXid)
+log_conflict_full(Relation rel, BlockNumber blkno, FullTransactionId horizon)
 {
 	xl_btree_reuse_page xlrec;
+
+	if (!RelationNeedsWAL(rel) || !XLogStandbyInfoActive())
+		return;
+	xlrec.node = rel->rd_node;
+	xlrec.block = blkno;
+	xlrec.latestRemovedFullXid = horizon;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, SizeOfBtreeReusePage);
+	XLogInsert(RM_BTREE_ID, XLOG_BTREE_REUSE_PAGE);
+}
+
+static void
+log_conflict_horizon(Relation rel, TransactionId latestRemovedXid)
+{
 	FullTransactionId next;
 	uint32		epoch;
 
-	if (!RelationNeedsWAL(rel) || !XLogStandbyInfoActive() ||
-		!TransactionIdIsNormal(latestRemovedXid))
+	if (!TransactionIdIsNormal(latestRemovedXid))
 		return;
 	next = ReadNextFullTransactionId();
 	epoch = EpochFromFullTransactionId(next);
 	if (latestRemovedXid > XidFromFullTransactionId(next))
 		epoch--;				/* from before the last wraparound */
-	xlrec.node = rel->rd_node;
-	xlrec.block = DDB_METAPAGE_BLKNO;
-	xlrec.latestRemovedFullXid = FullTransactionIdFromEpochAndXid(epoch, latestRemovedXid);
-	XLogBeginInsert();
-	XLogRegisterData((char *) &xlrec, SizeOfBtreeReusePage);
-	XLogInsert(RM_BTREE_ID, XLOG_BTREE_REUSE_PAGE);
+	log_conflict_full(rel, DDB_METAPAGE_BLKNO,
+					  FullTransactionIdFromEpochAndXid(epoch, latestRemovedXid));
+}
+
+/*
+ * A deleted leaf is about to be reused (ddb_new_buffer): make hot standbys
+ * cancel the queries whose snapshots may still hold its block number, as
+ * _bt_log_reuse_page does -- the same record, this time naming the block.
+ */
+void
+ddb_log_reuse(Relation rel, BlockNumber blkno, FullTransactionId safexid)
+{
+	log_conflict_full(rel, blkno, safexid);
 }
 
 /*
@@ -239,8 +261,48 @@ ddb_prune_leaf(Relation rel, Buffer buf, GlobalVisState *vistest,
 }
 
 /*
- * VACUUM: prune and freeze every leaf, left to right, then update
- * pg_class and the statistics.
+ * Record in the free space map every page of blocks [1, nblocks) that the
+ * leaf walk did not visit ('visited') and that is recyclable now: deleted
+ * leaves whose safexid every snapshot has passed, and all-zero pages
+ * (ddb_page_is_recyclable).  Deleted leaves not recyclable yet are counted
+ * in *waiting: a later VACUUM records them.  Returns the number recorded.
+ */
+static BlockNumber
+record_free_pages(Relation rel, const bool *visited, BlockNumber nblocks,
+				  BufferAccessStrategy bstrategy, BlockNumber *waiting)
+{
+	BlockNumber nfree = 0;
+
+	*waiting = 0;
+	for (BlockNumber blkno = DDB_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
+	{
+		Buffer		buf;
+		Page		page;
+
+		if (visited[blkno])
+			continue;
+		vacuum_delay_point();
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, bstrategy);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (ddb_page_is_recyclable(page))
+		{
+			RecordFreeIndexPage(rel, blkno);
+			nfree++;
+		}
+		else if (DdbPageGetOpaque(page)->page_id == DDB_PAGE_ID && DdbPageIsDeleted(page))
+			(*waiting)++;
+		UnlockReleaseBuffer(buf);
+	}
+	IndexFreeSpaceMapVacuum(rel);
+	return nfree;
+}
+
+/*
+ * VACUUM: prune and freeze every leaf, left to right, unlinking the leaves
+ * it leaves without items (ddb_tree.c, "Unlinking empty leaves"); record
+ * the pages that may be reused in the free space map; then update pg_class
+ * and the statistics.
  */
 void
 ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrategy)
@@ -252,6 +314,9 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 	GlobalVisState *vistest;
 	BlockNumber blkno;
 	BlockNumber nblocks;
+	BlockNumber nunlinked = 0;
+	BlockNumber nfree = 0;
+	BlockNumber nwaiting = 0;
 	bool		frozenxid_updated,
 				minmulti_updated;
 	ItemPointerData *removed = palloc(sizeof(ItemPointerData) * MaxOffsetNumber);
@@ -271,8 +336,20 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 
 	if (ddb_tree_exists(rel))
 	{
-		Buffer		buf = ddb_descend(rel, NULL, 0, false, BUFFER_LOCK_EXCLUSIVE, NULL, NULL);
+		Buffer		buf;
+		bool	   *visited;
 
+		/*
+		 * The size under the extension lock: a block added since is locked
+		 * by its allocator until it is initialized (ddb_new_buffer), so the
+		 * free-page pass never mistakes one for a page nobody uses.
+		 */
+		LockRelationForExtension(rel, ExclusiveLock);
+		nblocks = RelationGetNumberOfBlocks(rel);
+		UnlockRelationForExtension(rel, ExclusiveLock);
+		visited = palloc0(sizeof(bool) * nblocks);
+
+		buf = ddb_descend(rel, NULL, 0, false, BUFFER_LOCK_EXCLUSIVE, NULL, NULL);
 		for (;;)
 		{
 			int			nremoved;
@@ -282,17 +359,18 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 			BlockNumber emptied = InvalidBlockNumber;
 
 			vacuum_delay_point();
+			if (BufferGetBlockNumber(buf) < nblocks)
+				visited[BufferGetBlockNumber(buf)] = true;
 			nremoved = ddb_prune_leaf(rel, buf, vistest, &fs, removed, &stats);
 			page = BufferGetPage(buf);
 			blkno = DdbPageGetOpaque(page)->right;
 
 			/*
-			 * A leaf left without items is unlinked (ddb_tree.c, "Unlinking
-			 * empty leaves") once it is released: the unlink locks its
-			 * parent first.  Its right sibling, read here, is where the
-			 * walk goes on either way.
+			 * A leaf left without items is unlinked once it is released:
+			 * the unlink locks its parent first.  Its right sibling, read
+			 * here, is where the walk goes on either way.
 			 */
-			if (ddb_vacuum_unlinks() && !DdbPageIsRightmost(page) &&
+			if (!DdbPageIsRightmost(page) &&
 				PageGetMaxOffsetNumber(page) < DdbPageFirstData(page))
 			{
 				DdbKeyItem	k = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
@@ -306,7 +384,8 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 			ddb_map_clear(rel, removed, nremoved);
 			if (BlockNumberIsValid(emptied))
 			{
-				(void) ddb_unlink_leaf(rel, emptied, hk, hklen);
+				if (ddb_unlink_leaf(rel, emptied, hk, hklen))
+					nunlinked++;
 				pfree(hk);
 			}
 			if (blkno == InvalidBlockNumber)
@@ -315,8 +394,14 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 			ddb_check_leaf(rel, buf);
 		}
+		nfree = record_free_pages(rel, visited, nblocks, bstrategy, &nwaiting);
+		pfree(visited);
 	}
 	pfree(removed);
+
+	ereport((params->options & VACOPT_VERBOSE) ? INFO : DEBUG2,
+			(errmsg("ddb table \"%s\": %u leaves unlinked, %u pages free for reuse, %u deleted leaves not yet reusable",
+					RelationGetRelationName(rel), nunlinked, nfree, nwaiting)));
 
 	nblocks = RelationGetNumberOfBlocks(rel);
 	vac_update_relstats(rel, nblocks, stats.live, 0, false,

@@ -8,8 +8,9 @@
  *	  metapage, a tree page, a never-initialized page left by a crash, or a
  *	  deleted leaf (ddb_tree.c, "Unlinking empty leaves")
  *	- deleted leaves: never reachable from the tree; one item, an empty high
- *	  key with a safexid not in the future; right-links from them lead
- *	  through leaves deleted no earlier to a leaf of the tree
+ *	  key with a safexid; from every one not yet recyclable, right-links
+ *	  lead through leaves deleted no earlier to a leaf of the tree (a
+ *	  recyclable one's right-link may name a page reused since)
  *	- every page: standard layout (pd_lower <= pd_upper <= pd_special, the
  *	  special space where ddb puts it), page id, flags, level
  *	- items strictly ascending within a page, all below the page's high key
@@ -27,9 +28,12 @@
  *	  updated or deleted has t_ctid pointing at itself, xmin/xmax lie between the
  *	  table's relfrozenxid and the next transaction id
  *	- row-id map: every committed version is found through the map at its
- *	  own leaf and offset, with its key's hash, by the walk from its entry's
- *	  block alone (ddb_find_version's fallback search is not counted); the
- *	  entry points into the relation, at a leaf
+ *	  own leaf and offset, with its key's hash; the entry points into the
+ *	  relation.  An entry whose block does not lead to the version by
+ *	  itself (ddb_find_version then searches the hash's key space and
+ *	  repairs it) is counted as stale_map_entries, not reported: an entry
+ *	  keeps naming the leaf its version was written on, which may since
+ *	  have been unlinked and reused as any kind of page
  *
  *	- run length: the versions of one key span at most
  *	  ddb.verify_max_key_leaves leaves (default 1000; 0 = no limit)
@@ -100,6 +104,7 @@ typedef struct VerifyState
 	bool	   *live_leaf;		/* leaves of the tree (not deleted ones) */
 	uint64		pages;
 	uint64		leaf_pages;
+	uint64		stale_map_entries;
 	uint64		items;
 	uint64		leaf_bytes;		/* bytes used by leaf items and line pointers */
 	uint64		live;			/* live versions */
@@ -470,19 +475,15 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 			{
 				found = ddb_find_version_ext(vs->rel, &mapped[i].tid, BUFFER_LOCK_SHARE,
 											 &fbuf, &foff, &hres);
-				if (found && hres != DDB_HINT_OK)
-					UnlockReleaseBuffer(fbuf);
-				if (hres == DDB_HINT_NOT_LEAF)
-					snprintf(msg, sizeof(msg),
-							 "item %u's row id map entry points to block %u, which is not a leaf",
-							 off, hint);
-				else if (!found || hres != DDB_HINT_OK)
+				if (!found)
 					snprintf(msg, sizeof(msg), "item %u cannot be found through the row-id map", off);
 				else
 				{
 					if (BufferGetBlockNumber(fbuf) != blk || foff != off)
 						snprintf(msg, sizeof(msg), "item %u resolves to block %u offset %u", off,
 								 BufferGetBlockNumber(fbuf), foff);
+					else if (hres != DDB_HINT_OK)
+						vs->stale_map_entries++;
 					UnlockReleaseBuffer(fbuf);
 				}
 			}
@@ -508,9 +509,10 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 
 /*
  * A block that the tree and the map do not reach must be a deleted leaf
- * (ddb_tree.c, "Unlinking empty leaves"): its layout, its one item, a
- * safexid not in the future.  Its right-link is returned for
- * check_deleted_chains.
+ * (ddb_tree.c, "Unlinking empty leaves"): its layout, its one item.  Its
+ * right-link is returned for check_deleted_chains.  (A safexid ahead of
+ * the next xid is not checked: on a standby or after recovery the next
+ * xid may lag the primary's, as amcheck notes.)
  */
 static void
 check_deleted(VerifyState *vs, BlockNumber blk, Page page, BlockNumber *right,
@@ -534,8 +536,6 @@ check_deleted(VerifyState *vs, BlockNumber blk, Page page, BlockNumber *right,
 	memcpy(&d, PageGetItem(page, iid), sizeof(d));
 	if (d.child != InvalidBlockNumber || d.keylen != 0)
 		corrupt(vs, blk, "deleted leaf's item is not an empty high key");
-	if (FullTransactionIdFollows(d.safexid, ReadNextFullTransactionId()))
-		corrupt(vs, blk, "deleted leaf's safexid is in the future");
 	if (op->right == InvalidBlockNumber || op->right >= vs->nblocks)
 		corrupt(vs, blk, "deleted leaf's right-link %u leads nowhere", op->right);
 	*right = op->right;
@@ -543,12 +543,16 @@ check_deleted(VerifyState *vs, BlockNumber blk, Page page, BlockNumber *right,
 }
 
 /*
- * From every deleted leaf, right-links lead through deleted leaves deleted
- * no earlier (non-decreasing safexid) to a leaf of the tree: what a reader
- * that lands on one relies on.  Each block is followed once.
+ * From every deleted leaf not yet recyclable, right-links lead through
+ * deleted leaves deleted no earlier (non-decreasing safexid) to a leaf of
+ * the tree: what a reader that lands on one relies on.  (A reader can no
+ * longer land on a recyclable one, whose right-link may name a page
+ * reused since; the pages right of a leaf not yet recyclable, deleted no
+ * earlier, are not recyclable either.)  Each block is followed once.
  */
 static void
-check_deleted_chains(VerifyState *vs, BlockNumber *right, FullTransactionId *safexid)
+check_deleted_chains(VerifyState *vs, BlockNumber *right, FullTransactionId *safexid,
+					 const bool *recyclable)
 {
 	uint8	   *state = palloc0(vs->nblocks);	/* 1 = on the walk, 2 = good */
 	BlockNumber *walk = palloc(sizeof(BlockNumber) * vs->nblocks);
@@ -558,7 +562,7 @@ check_deleted_chains(VerifyState *vs, BlockNumber *right, FullTransactionId *saf
 		int			n = 0;
 		BlockNumber blk = start;
 
-		if (right[start] == InvalidBlockNumber || state[start] == 2)
+		if (right[start] == InvalidBlockNumber || state[start] == 2 || recyclable[start])
 			continue;
 		while (right[blk] != InvalidBlockNumber && state[blk] != 2)
 		{
@@ -665,6 +669,8 @@ ddb_verify(PG_FUNCTION_ARGS)
 	int			height = 0;
 	BlockNumber unused = 0;
 	BlockNumber deleted = 0;
+	BlockNumber nrecyclable = 0;
+	bool	   *recyclable;
 	BlockNumber *deleted_right;
 	FullTransactionId *deleted_xid;
 	int			fillfactor;
@@ -835,6 +841,7 @@ ddb_verify(PG_FUNCTION_ARGS)
 	 */
 	deleted_right = palloc(sizeof(BlockNumber) * vs.nblocks);
 	deleted_xid = palloc(sizeof(FullTransactionId) * vs.nblocks);
+	recyclable = palloc0(sizeof(bool) * vs.nblocks);
 	for (BlockNumber blk = 0; blk < vs.nblocks; blk++)
 	{
 		deleted_right[blk] = InvalidBlockNumber;
@@ -849,11 +856,17 @@ ddb_verify(PG_FUNCTION_ARGS)
 				check_deleted(&vs, blk, page, &deleted_right[blk], &deleted_xid[blk]);
 				deleted++;
 			}
+			if (blk != DDB_METAPAGE_BLKNO && ddb_page_is_recyclable(page))
+			{
+				recyclable[blk] = true;
+				nrecyclable++;
+			}
 			pfree(page);
 		}
 	}
 	if (deleted > 0)
-		check_deleted_chains(&vs, deleted_right, deleted_xid);
+		check_deleted_chains(&vs, deleted_right, deleted_xid, recyclable);
+	pfree(recyclable);
 	pfree(deleted_right);
 	pfree(deleted_xid);
 
@@ -864,12 +877,14 @@ ddb_verify(PG_FUNCTION_ARGS)
 	appendStringInfo(&out,
 					 "{\"pages\": %llu, \"height\": %d, \"leaf_pages\": %llu, "
 					 "\"items\": %llu, \"live\": %llu, \"map_pages\": %llu, "
-					 "\"unused_pages\": %u, \"deleted_pages\": %u, \"max_key_leaves\": %u, "
+					 "\"unused_pages\": %u, \"deleted_pages\": %u, \"recyclable_pages\": %u, "
+					 "\"stale_map_entries\": %llu, \"max_key_leaves\": %u, "
 					 "\"leaf_fill\": %.3f, \"fillfactor\": %d}",
 					 (unsigned long long) vs.pages, height,
 					 (unsigned long long) vs.leaf_pages,
 					 (unsigned long long) vs.items, (unsigned long long) vs.live,
-					 (unsigned long long) vs.map_pages, unused, deleted, vs.max_key_leaves,
+					 (unsigned long long) vs.map_pages, unused, deleted, nrecyclable,
+					 (unsigned long long) vs.stale_map_entries, vs.max_key_leaves,
 					 vs.leaf_pages ? (double) vs.leaf_bytes /
 					 (vs.leaf_pages * (double) (BLCKSZ - SizeOfPageHeaderData -
 												MAXALIGN(sizeof(DdbPageOpaqueData)))) : 0.0,

@@ -1,16 +1,23 @@
-# VACUUM unlinking emptied leaves (doc/design-unlink.md; for now behind the
-# checks-build setting ddb.check_vacuum_unlink) replays on a hot standby and
-# after a crash.
+# VACUUM unlinking emptied leaves, and splits reusing them, replay on a hot
+# standby and after a crash (doc/design-unlink.md; ddb_tree.c, "Unlinking
+# empty leaves" and "Reuse").
 #
 #   (a) a queue workload (rising sort keys, the oldest deleted) with VACUUMs
 #       that unlink leaves: the standby returns the primary's rows, and
-#       ddb_verify is clean on both, with deleted pages;
+#       ddb_verify is clean on both, with deleted pages; from the third
+#       round on, splits reuse the deleted pages and the file stops growing;
 #   (b) a standby cursor that has read the leaf before a run of leaves the
 #       primary then unlinks steps over the deleted pages when the unlink is
 #       replayed under it, and returns the right rows;
 #   (c) after a crash right after the unlinks, recovery leaves the same
 #       tree: t holds exactly the rows of its heap shadow, ddb_verify is
-#       clean, and the deleted pages are still deleted.
+#       clean, and the deleted pages are still deleted;
+#   (d) a standby cursor whose snapshot is older than an unlink: without
+#       hot_standby_feedback the primary reuses the page, and the reuse's
+#       conflict record cancels the cursor's session before it can read
+#       the reused page; with hot_standby_feedback the primary does not
+#       reuse the page (its file grows instead) and the cursor returns the
+#       right rows.
 #
 # DDB_TAP_WAL=custom runs it with ddb preloaded (test/t/DdbWal.pm), where
 # the unlink is ddb's own XLOG_DDB_UNLINK record, replayed under
@@ -69,8 +76,7 @@ sub queue_round
 
 sub vacuum_unlink
 {
-	$primary->safe_psql('postgres',
-		"SET ddb.check_vacuum_unlink = on; VACUUM t; VACUUM s;");
+	$primary->safe_psql('postgres', "VACUUM t; VACUUM s;");
 	return;
 }
 
@@ -85,8 +91,12 @@ my $firsts = q{SELECT string_agg(f, ',') FROM
 	(SELECT (SELECT "SK" FROM t WHERE "PK" = p ORDER BY "SK" LIMIT 1)::text AS f
 	 FROM unnest(ARRAY['q0', 'q1', 'q2', 'q3']) p) a};
 
-# (a) the queue, three rounds, each VACUUMed with unlinking
-for my $round (1 .. 3)
+# (a) the queue, four rounds, each VACUUMed.  Round 1's VACUUM deletes
+# pages, round 2's records them as reusable (their safexid has passed by
+# then), and rounds 3 and 4 split into them: from round 3 on the file has
+# the room the queue needs.
+my @size;
+for my $round (1 .. 4)
 {
 	queue_round(1500);
 	vacuum_unlink();
@@ -98,10 +108,13 @@ for my $round (1 .. 3)
 	DdbWal::same_rows($primary, "round $round, primary");
 	ok(verify_field($standby, 'deleted_pages') > 0,
 		"round $round: ddb_verify is clean on the standby, with deleted pages");
+	$size[$round] = $primary->safe_psql('postgres', "SELECT pg_relation_size('t')");
 }
 my $deleted = verify_field($primary, 'deleted_pages');
 my $leaves = verify_field($primary, 'leaf_pages');
-ok($deleted > $leaves, "the unlinked leaves ($deleted) outnumber the leaves left ($leaves)");
+ok($deleted > $leaves, "the deleted leaves ($deleted) outnumber the leaves left ($leaves)");
+cmp_ok($size[4], '<=', $size[3],
+	"the file stops growing once deleted pages are reused ($size[2], $size[3], $size[4] bytes)");
 
 # (b) a standby cursor whose next leaves are unlinked by replay under it
 $primary->safe_psql('postgres', q{
@@ -115,7 +128,7 @@ $session->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
 $session->query_safe(
 	q{DECLARE c CURSOR FOR SELECT "SK" FROM u WHERE "PK" = 'a' AND "SK" >= 10 ORDER BY "SK"});
 is($session->query_safe('FETCH 1 FROM c'), '10', 'the standby cursor read its first leaf');
-$primary->safe_psql('postgres', "SET ddb.check_vacuum_unlink = on; VACUUM u;");
+$primary->safe_psql('postgres', "VACUUM u;");
 $primary->wait_for_catchup($standby);
 ok($standby->safe_psql('postgres', q{SELECT ddb_verify('u')->>'deleted_pages'}) > 0,
 	'the unlink of the leaves after it was replayed');
@@ -139,5 +152,74 @@ DdbWal::same_rows($primary, 'writes and unlinks after the crash');
 $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', $rows), $primary->safe_psql('postgres', $rows),
 	'the standby follows the recovered primary');
+
+# (d) a standby snapshot older than an unlink, and the reuse of the page
+sub standby_cursor
+{
+	my ($table) = @_;
+	$primary->safe_psql('postgres', qq{
+		CREATE TABLE $table ("PK" text, "SK" numeric, item jsonb) USING ddb;
+		INSERT INTO $table SELECT 'a', i, jsonb_build_object('pad', repeat('x', 1000))
+			FROM generate_series(1, 300) i;
+		DELETE FROM $table WHERE "SK" BETWEEN 11 AND 290;
+	});
+	$primary->wait_for_catchup($standby);
+	my $session = $standby->background_psql('postgres', on_error_stop => 0);
+	$session->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+	$session->query_safe(qq{DECLARE c CURSOR FOR SELECT "SK" FROM $table
+		WHERE "PK" = 'a' AND "SK" >= 10 ORDER BY "SK"});
+	is($session->query_safe('FETCH 1 FROM c'), '10', "$table: the standby cursor read its first leaf");
+	return $session;
+}
+
+# Unlink the emptied leaves, let xids pass them, VACUUM again (which records
+# the recyclable ones), then split leaves by new items.
+sub unlink_and_refill
+{
+	my ($table) = @_;
+	$primary->safe_psql('postgres', "VACUUM $table");
+	$primary->safe_psql('postgres', 'SELECT txid_current()');
+	$primary->safe_psql('postgres', "VACUUM $table");
+	my $before = $primary->safe_psql('postgres', "SELECT pg_relation_size('$table')");
+	$primary->safe_psql('postgres', qq{
+		INSERT INTO $table SELECT 'b' || i, 1, jsonb_build_object('pad', repeat('y', 1000))
+			FROM generate_series(1, 100) i});
+	return $primary->safe_psql('postgres', "SELECT pg_relation_size('$table')") > $before;
+}
+
+$standby->append_conf('postgresql.conf', "max_standby_streaming_delay = 0
+");
+$standby->reload;
+my $logpos = -s $standby->logfile;
+$session = standby_cursor('w1');
+ok(!unlink_and_refill('w1'), 'w1: without hot_standby_feedback the primary reuses the deleted pages');
+$primary->wait_for_catchup($standby);
+$standby->wait_for_log(qr/terminating connection due to conflict with recovery/, $logpos);
+pass('w1: the reuse record cancelled the standby session whose snapshot predates the unlink');
+$session->quit;
+
+$standby->append_conf('postgresql.conf',
+	"hot_standby_feedback = on
+wal_receiver_status_interval = 1s
+");
+$standby->reload;
+$session = standby_cursor('w2');
+# the standby's feedback must carry the cursor's xmin (it may carry an
+# older one from before the table was filled, which would keep VACUUM from
+# removing the deleted rows at all)
+my $xmin = $session->query_safe(
+	'SELECT backend_xmin FROM pg_stat_activity WHERE pid = pg_backend_pid()');
+$primary->poll_query_until('postgres',
+	qq{SELECT backend_xmin::text = '$xmin' FROM pg_stat_replication})
+  or die "the standby never reported its xmin $xmin";
+ok(unlink_and_refill('w2'), 'w2: with hot_standby_feedback the primary extends the file instead');
+is($primary->safe_psql('postgres', q{
+	SELECT (v->>'deleted_pages')::int > 30 AND (v->>'recyclable_pages')::int = 0 FROM ddb_verify('w2') v}),
+	't', 'w2: the deleted pages are not recyclable while the standby snapshot lives');
+$primary->wait_for_catchup($standby);
+is($session->query_safe('FETCH ALL FROM c'), join("\n", 291 .. 300),
+	'w2: the standby cursor steps over the deleted leaves to the right rows');
+$session->query_safe('COMMIT');
+$session->quit;
 
 done_testing();
