@@ -2,6 +2,7 @@
 -- (ddb_tree.c, "Unlinking empty leaves" and "Reuse"; doc/design-unlink.md).
 -- A heap twin of each table is the oracle for what queries return.
 SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS ddb;
 
 -- Wait until no other backend holds an xmin, so that a deleted leaf's
 -- safexid can fall behind every snapshot (autovacuum's ANALYZE holds one

@@ -72,7 +72,11 @@
  * hash (a version only ever moves right, and pages are never merged).  A
  * stale hint is repaired lazily, and a wrong one (a page that is not a
  * leaf, or right of the version) falls back to a descent to the first leaf
- * of the hash.  The version is written before its map entry (or in the
+ * of the hash.  Wrong ones are ordinary: an entry keeps naming the leaf its
+ * version was written on, which VACUUM may since have unlinked (a deleted
+ * page is not a leaf here) and a split reused as any kind of page; the
+ * walk from it only ever accepts the version's own row id, which is
+ * unique, so a reused page costs the fallback and nothing else.  The version is written before its map entry (or in the
  * same record), so a crash never leaves an entry without a version;
  * VACUUM and prunes clear the entries of versions they remove.
  *

@@ -680,7 +680,7 @@ ddb_page_is_recyclable(Page page)
 /*
  * A page for a split or the row-id map, returned locked exclusively for
  * the caller to initialize whole (and log as a new page): a recyclable
- * page the free space map lists (see "Unlinking empty leaves"), or else a
+ * page the free space map lists (see "Reuse" in the header), or else a
  * new block at the end of the relation.
  *
  * The free space map is a hint, so each candidate is locked and checked
@@ -3568,16 +3568,19 @@ ddb_leaf_reserve(Relation rel, Size itemsize, DdbUniqueCheck check_unique)
  * locked exclusively; InvalidBuffer, with nothing locked, when the hint is
  * not a leaf of this tree (the caller then descends from the root).
  *
- * A leaf's low bound never rises: a split keeps the lower half in place
- * and moves the upper half to a new right sibling, an unlink lowers the
- * right sibling's, pages are never merged or reused, and the tree's file
- * is replaced only under an AccessExclusiveLock that the writer's own lock
- * on the table excludes.  So a leaf that once held the key's place still
- * starts at or below the key (or was unlinked, and its key space is to
- * its right), and the key's first leaf is that leaf or one right of it:
- * moving right while the key is at or beyond the high key, or the leaf is
- * deleted, finds it, as a descent does at its leaf level (Lehman & Yao).  Only leaves are locked, one at a
- * time, left to right (rule 1 of the header).
+ * A live leaf's low bound never rises: a split keeps the lower half in
+ * place and moves the upper half to a new right sibling, an unlink lowers
+ * the right sibling's, pages are never merged, and the tree's file is
+ * replaced only under an AccessExclusiveLock that the writer's own lock
+ * on the table excludes.  The hint was read in this API call, under the
+ * xmin it still holds, so its block has not been reused since, even if
+ * VACUUM has unlinked it (rule 5).  So a leaf that once held the key's
+ * place still starts at or below the key (or was unlinked, and its key
+ * space is to its right), and the key's first leaf is that leaf or one
+ * right of it: moving right while the key is at or beyond the high key,
+ * or the leaf is deleted, finds it, as a descent does at its leaf level
+ * (Lehman & Yao).  Only leaves are locked, one at a time, left to right
+ * (rule 1 of the header).
  */
 static Buffer
 ddb_first_leaf_from_hint(Relation rel, BlockNumber hint, const char *key, int keylen)

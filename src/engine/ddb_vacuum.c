@@ -9,6 +9,10 @@
  * over every leaf, and opportunistically before a leaf is split, so a hot
  * item updated thousands of times does not split leaf after leaf.
  *
+ * VACUUM also unlinks the leaves its prune leaves without items and
+ * records the pages that may be reused in the free space map (ddb_tree.c,
+ * "Unlinking empty leaves" and "Reuse").
+ *
  * VACUUM also freezes old xids (heap_prepare_freeze_tuple /
  * heap_execute_freeze_tuple) and, having seen every leaf, advances
  * relfrozenxid/relminmxid through vac_update_relstats.  xids below the new
@@ -21,7 +25,10 @@
  * recovery conflicts for that horizon (cancelling standby queries that
  * could see the versions), which is exactly what we need, and it needs no
  * shared_preload_libraries.  It names the ddb relation and block 0 and
- * touches no page.
+ * touches no page.  The reuse of a deleted leaf is logged with the same
+ * record, for its block and its safexid (ddb_log_reuse), as nbtree logs
+ * its own: standby queries whose snapshots may still hold the page's
+ * number are cancelled before the page changes under them.
  *
  * No cleanup lock is needed: readers copy tuples out under the content lock
  * and keep no pointers into pages between calls.
