@@ -322,6 +322,13 @@ extern void ddb_duplicate_key_error(Relation rel) pg_attribute_noreturn();
 extern const char *ddb_user_relation_name(Relation rel);
 #ifdef DDB_CHECKS
 extern void ddb_checks_init(void);
+extern void ddb_check_pause_leaf(void);
+extern void ddb_check_pause_unlink(void);
+#define DDB_CHECK_PAUSE_LEAF() ddb_check_pause_leaf()
+#define DDB_CHECK_PAUSE_UNLINK() ddb_check_pause_unlink()
+#else
+#define DDB_CHECK_PAUSE_LEAF() ((void) 0)
+#define DDB_CHECK_PAUSE_UNLINK() ((void) 0)
 #endif
 extern Buffer ddb_new_buffer(Relation rel);
 /* the leaf reserve: WITH (fillfactor = N), default DDB_DEFAULT_FILLFACTOR */

@@ -625,8 +625,8 @@ ddb_leaf_step(Relation rel, BlockNumber blkno, int mode)
 	Buffer		buf;
 
 	DdbCheck(TransactionIdIsValid(MyProc->xmin));	/* rule 5 */
+	DDB_CHECK_PAUSE_LEAF();
 	buf = ReadBuffer(rel, blkno);
-
 	LockBuffer(buf, mode);
 	ddb_check_leaf(rel, buf);
 	while (DdbPageIsDeleted(BufferGetPage(buf)))
@@ -749,6 +749,46 @@ static int	check_delay_tree_create = 0;
  */
 static bool check_fault_skip_unique = false;
 
+/*
+ * Pause points for the isolation specs of the unlink (PostgreSQL 15 has no
+ * injection points).  With ddb.check_pause_leaf set to an advisory lock
+ * key, a backend about to lock a leaf by a block number it read before
+ * releasing the page that named it (a descent's leaf, a scan's next leaf,
+ * a right step, a hinted first leaf) takes and releases that advisory lock
+ * in share mode first; ddb.check_pause_unlink does the same in VACUUM
+ * right before it unlinks a leaf it emptied.  No buffer lock is held at
+ * either point (rule 3), so a session holding the key exclusively
+ * (pg_advisory_lock) stops the backend exactly there, and the isolation
+ * tester sees it wait.
+ */
+static int	check_pause_leaf = 0;
+static int	check_pause_unlink = 0;
+
+static void
+check_pause(int key)
+{
+	LOCKTAG		tag;
+
+	if (key == 0)
+		return;
+	/* the tag pg_advisory_lock(bigint) takes */
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, (uint32) key, 1);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+	LockRelease(&tag, ShareLock, false);
+}
+
+void
+ddb_check_pause_leaf(void)
+{
+	check_pause(check_pause_leaf);
+}
+
+void
+ddb_check_pause_unlink(void)
+{
+	check_pause(check_pause_unlink);
+}
+
 void
 ddb_checks_init(void)
 {
@@ -762,6 +802,16 @@ ddb_checks_init(void)
 							 NULL, &check_fault_skip_unique, false,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("ddb.check_pause_leaf",
+							"Test only: wait for this advisory lock before locking a leaf by a block number read earlier.",
+							NULL, &check_pause_leaf, 0, 0, INT_MAX,
+							PGC_USERSET, GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("ddb.check_pause_unlink",
+							"Test only: VACUUM waits for this advisory lock before unlinking a leaf.",
+							NULL, &check_pause_unlink, 0, 0, INT_MAX,
+							PGC_USERSET, GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
 	ddb_wal_checks_init();
 }
 #define CHECK_DELAY(ms) \
@@ -1155,6 +1205,8 @@ ddb_descend(Relation rel, const char *key, int keylen, bool strict,
 		Page		page;
 		DdbPageOpaque op;
 
+		if (level == 0)
+			DDB_CHECK_PAUSE_LEAF();
 		buf = level > 0 ? ddb_read_internal(rel, blkno) : ReadBuffer(rel, blkno);
 		LockBuffer(buf, level == 0 ? access : BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
@@ -2640,6 +2692,8 @@ ddb_read_hinted(Relation rel, BlockNumber blkno, int level, const char *key, int
 	Page		page;
 
 	DdbCheck(TransactionIdIsValid(MyProc->xmin));	/* rule 5 */
+	if (level == 0)
+		DDB_CHECK_PAUSE_LEAF();
 	buf = ReadBuffer(rel, blkno);
 	page = BufferGetPage(buf);
 

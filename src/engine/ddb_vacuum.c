@@ -391,6 +391,7 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 			ddb_map_clear(rel, removed, nremoved);
 			if (BlockNumberIsValid(emptied))
 			{
+				DDB_CHECK_PAUSE_UNLINK();
 				if (ddb_unlink_leaf(rel, emptied, hk, hklen))
 					nunlinked++;
 				pfree(hk);
