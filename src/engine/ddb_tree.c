@@ -690,6 +690,14 @@ ddb_page_is_recyclable(Page page)
  * with its safexid as a conflict horizon (ddb_log_reuse), so that a hot
  * standby cancels the queries that may still hold its number.
  *
+ * A file whose VACUUMs never recorded a free page has no free space map
+ * fork, and asking it costs a failed open() each time (smgrexists, from
+ * fsm_readbuf, which then leaves the fork's cached size at 0): 15 % of a
+ * row-by-row COPY's time, which splits a leaf every few dozen rows.  So
+ * the relcache entry notes the fork's absence,
+ * until the entry is rebuilt: the VACUUM that creates the fork, recording
+ * a page, then updates pg_class, which invalidates every backend's entry.
+ *
  * The extension lock is held until the new block is locked, so that a
  * VACUUM, which reads the relation's size under the same lock, never finds
  * the all-zero block unlocked and records it as recyclable while it is
@@ -700,13 +708,18 @@ ddb_new_buffer(Relation rel)
 {
 	Buffer		buf;
 
-	for (int tries = 0; tries < 4; tries++)
+	for (int tries = 0; tries < 4 && !ddb_get_relcache(rel)->fsm_absent; tries++)
 	{
 		BlockNumber blkno = GetFreeIndexPage(rel);
 		Page		page;
 
 		if (blkno == InvalidBlockNumber)
+		{
+			/* what fsm_readbuf found: 0 blocks is no fork */
+			if (RelationGetSmgr(rel)->smgr_cached_nblocks[FSM_FORKNUM] == 0)
+				ddb_get_relcache(rel)->fsm_absent = true;
 			break;
+		}
 		if (blkno == DDB_METAPAGE_BLKNO || blkno >= RelationGetNumberOfBlocks(rel))
 			continue;			/* a stale entry */
 		buf = ReadBuffer(rel, blkno);

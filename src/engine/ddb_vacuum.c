@@ -53,6 +53,7 @@
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
+#include "utils/inval.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -404,6 +405,14 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 		}
 		nfree = record_free_pages(rel, visited, nblocks, bstrategy, &nwaiting);
 		pfree(visited);
+
+		/*
+		 * Backends that found no free space map fork stop asking it
+		 * (DdbRelCache.fsm_absent) until their relcache entry is rebuilt:
+		 * make sure it is, even when pg_class does not change below.
+		 */
+		if (nfree > 0)
+			CacheInvalidateRelcache(rel);
 	}
 	pfree(removed);
 
