@@ -549,10 +549,19 @@ check_deleted(VerifyState *vs, BlockNumber blk, Page page, BlockNumber *right,
  * longer land on a recyclable one, whose right-link may name a page
  * reused since; the pages right of a leaf not yet recyclable, deleted no
  * earlier, are not recyclable either.)  Each block is followed once.
+ *
+ * That last argument assumes the xmin horizon never moves back, which
+ * PostgreSQL does not promise (a raised vacuum_defer_cleanup_age, a
+ * standby's feedback after a reconnect without a slot): a page right of
+ * one that is not recyclable now may have been recyclable, and reused,
+ * before.  So a right-link that names neither a leaf nor a deleted leaf
+ * is corruption only if the page it names was last written before the
+ * deleted leaf was (lsn[]: a deleted leaf is never written again); one
+ * written since may be a reuse, and the chain check stops there.
  */
 static void
 check_deleted_chains(VerifyState *vs, BlockNumber *right, FullTransactionId *safexid,
-					 const bool *recyclable)
+					 const bool *recyclable, const XLogRecPtr *lsn)
 {
 	uint8	   *state = palloc0(vs->nblocks);	/* 1 = on the walk, 2 = good */
 	BlockNumber *walk = palloc(sizeof(BlockNumber) * vs->nblocks);
@@ -578,7 +587,15 @@ check_deleted_chains(VerifyState *vs, BlockNumber *right, FullTransactionId *saf
 					corrupt(vs, blk, "deleted leaf's right-link %u names a page deleted before it", next);
 			}
 			else if (!vs->live_leaf[next])
-				corrupt(vs, blk, "deleted leaf's right-link %u names neither a leaf nor a deleted leaf", next);
+			{
+				Page		target = read_page(vs, next);
+				bool		rewritten = PageGetLSN(target) > lsn[blk];
+
+				pfree(target);
+				if (!rewritten)
+					corrupt(vs, blk, "deleted leaf's right-link %u names neither a leaf nor a deleted leaf", next);
+				break;			/* reused after the horizon moved back */
+			}
 			blk = next;
 		}
 		while (n > 0)
@@ -671,6 +688,7 @@ ddb_verify(PG_FUNCTION_ARGS)
 	BlockNumber deleted = 0;
 	BlockNumber nrecyclable = 0;
 	bool	   *recyclable;
+	XLogRecPtr *deleted_lsn;
 	BlockNumber *deleted_right;
 	FullTransactionId *deleted_xid;
 	int			fillfactor;
@@ -842,6 +860,7 @@ ddb_verify(PG_FUNCTION_ARGS)
 	deleted_right = palloc(sizeof(BlockNumber) * vs.nblocks);
 	deleted_xid = palloc(sizeof(FullTransactionId) * vs.nblocks);
 	recyclable = palloc0(sizeof(bool) * vs.nblocks);
+	deleted_lsn = palloc0(sizeof(XLogRecPtr) * vs.nblocks);
 	for (BlockNumber blk = 0; blk < vs.nblocks; blk++)
 	{
 		deleted_right[blk] = InvalidBlockNumber;
@@ -854,6 +873,7 @@ ddb_verify(PG_FUNCTION_ARGS)
 			else
 			{
 				check_deleted(&vs, blk, page, &deleted_right[blk], &deleted_xid[blk]);
+				deleted_lsn[blk] = PageGetLSN(page);
 				deleted++;
 			}
 			if (blk != DDB_METAPAGE_BLKNO && ddb_page_is_recyclable(page))
@@ -865,8 +885,9 @@ ddb_verify(PG_FUNCTION_ARGS)
 		}
 	}
 	if (deleted > 0)
-		check_deleted_chains(&vs, deleted_right, deleted_xid, recyclable);
+		check_deleted_chains(&vs, deleted_right, deleted_xid, recyclable, deleted_lsn);
 	pfree(recyclable);
+	pfree(deleted_lsn);
 	pfree(deleted_right);
 	pfree(deleted_xid);
 

@@ -21,7 +21,7 @@ plan skip_all => 'ddb_verify needs ddb tables' if ($ENV{DDB_TAP_AM} || 'ddb') ne
 
 my $node = PostgreSQL::Test::Cluster->new('verify_corruption');
 $node->init;
-$node->append_conf('postgresql.conf', "autovacuum = off\n");
+$node->append_conf('postgresql.conf', "autovacuum = off\nmax_prepared_transactions = 2\n");
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION ddb');
 
@@ -39,6 +39,7 @@ use constant {
 	F_LEAF          => 0x0002,
 	F_INTERNAL      => 0x0004,
 	F_MAP_LEAF      => 0x0008,
+	F_DELETED       => 0x0020,
 	ROWIDS_PER_BLOCK => 291,     # MaxHeapTuplesPerPage: row id <-> TID
 	XMAX_COMMITTED  => 0x0400,
 	XMAX_INVALID    => 0x0800,
@@ -649,6 +650,88 @@ for my $w (
 is($node->safe_psql('postgres', q{
 	SELECT string_agg(item::text, ','), (SELECT (ddb_verify('c_guard') ->> 'live')::int) FROM c_guard}),
 	'{"v": 1}|1', 'the failed inserts left the table as it was');
+
+# ---------------------------------------------------------------------------
+# Deleted leaves (ddb_tree.c, "Unlinking empty leaves"): one table per
+# case, most of its partitions deleted and VACUUMed, so that the leaves
+# between the first and last child of the root are deleted pages.  A
+# prepared transaction that took an xid before the VACUUMs keeps them from
+# becoming recyclable (it survives the restart), so ddb_verify follows
+# their right-links.
+# ---------------------------------------------------------------------------
+my @dcases = (
+	[ 'd_reachable', 'a leaf of the tree marked deleted', qr/deleted page is reachable from the tree/,
+		sub {
+			my ($f, $t, $d) = @_;
+			my $blk = $t->{leaves}[1];
+			my $page = read_block($f, $blk);
+			set_special(\$page, flags => F_LEAF | F_DELETED);
+			write_block($f, $blk, $page);
+		} ],
+	[ 'd_cycle', 'a deleted leaf whose right-link names itself',
+		qr/right-links of deleted leaves form a cycle/, sub {
+			my ($f, $t, $d) = @_;
+			my $page = read_block($f, $d);
+			set_special(\$page, right => $d);
+			write_block($f, $d, $page);
+		} ],
+	[ 'd_nowhere', 'a deleted leaf whose right-link names the metapage',
+		qr/right-link 0 names neither a leaf nor a deleted leaf/, sub {
+			my ($f, $t, $d) = @_;
+			my $page = read_block($f, $d);
+			set_special(\$page, right => 0);
+			write_block($f, $d, $page);
+		} ],
+	[ 'd_flags', 'a deleted page flagged internal',
+		qr/initialized page is not reachable from the root/, sub {
+			my ($f, $t, $d) = @_;
+			my $page = read_block($f, $d);
+			set_special(\$page, flags => F_INTERNAL | F_DELETED);
+			write_block($f, $d, $page);
+		} ],
+);
+for my $c (@dcases)
+{
+	my $t = $c->[0];
+	$node->safe_psql('postgres', qq{
+		CREATE TABLE $t ("PK" text, "SK" text, item jsonb) USING ddb;
+		INSERT INTO $t SELECT 'P' || (i % 40), 'S' || lpad(i::text, 5, '0'),
+		       jsonb_build_object('i', i, 'pad', repeat('x', 150))
+		  FROM generate_series(1, 800) i;
+		DELETE FROM $t WHERE "PK" NOT IN ('P1', 'P2');
+	});
+}
+$node->safe_psql('postgres', "BEGIN; SELECT txid_current(); PREPARE TRANSACTION 'hold_deleted'");
+my %dfile;
+for my $c (@dcases)
+{
+	my $t = $c->[0];
+	$node->safe_psql('postgres', "VACUUM $t");
+	is($node->safe_psql('postgres', qq{
+		SELECT (v ->> 'deleted_pages')::int > 5, (v ->> 'recyclable_pages')::int, (v ->> 'live')::int
+		  FROM ddb_verify('$t') v}),
+		't|0|40', "$t verifies clean before the edit, with deleted leaves not yet recyclable");
+	$dfile{$t} = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('$t')");
+}
+$node->safe_psql('postgres', 'CHECKPOINT');
+$node->stop;
+for my $c (@dcases)
+{
+	my ($table, $what, $message, $edit) = @$c;
+	my $f = $dfile{$table};
+	my ($d) = grep { page_info(read_block($f, $_))->{flags} & F_DELETED } 1 .. nblocks($f) - 1;
+	die "$table: no deleted leaf" unless defined $d;
+	$edit->($f, tree($f), $d);
+}
+$node->start;
+for my $c (@dcases)
+{
+	my ($table, $what, $message) = @$c;
+	my ($rc, $out, $err) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT ddb_verify('$table')");
+	like($err, qr/ERROR:  XX001: .*$message/, "ddb_verify reports $what ($table)");
+}
+$node->safe_psql('postgres', "COMMIT PREPARED 'hold_deleted'");
 
 $node->stop;
 done_testing();
