@@ -132,7 +132,7 @@ ddb_deleted_safexid(Page page)
 {
 	DdbDeletedItemData d;
 
-	memcpy(&d, PageGetItem(page, PageGetItemId(page, 1)), sizeof(d));
+	memcpy(&d, PageGetItem(page, PageGetItemId(page, DDB_HIKEY)), sizeof(d));
 	return d.safexid;
 }
 
@@ -247,6 +247,8 @@ extern OffsetNumber ddb_leaf_search(Page page, const char *key, int keylen,
 									bool strict);
 extern void ddb_page_replace(Page page, Page tmp);
 extern void ddb_unlink_parent(Page page, OffsetNumber off, BlockNumber right);
+extern void ddb_unlink_pages(Page q, OffsetNumber off, Page p, Page l, BlockNumber right,
+							 FullTransactionId safexid);
 extern void ddb_page_set_deleted(Page page, BlockNumber right, FullTransactionId safexid);
 extern void ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen,
 								BlockNumber rblkno);

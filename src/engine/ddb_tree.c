@@ -2995,6 +2995,22 @@ ddb_unlink_parent(Page page, OffsetNumber off, BlockNumber right)
 }
 
 /*
+ * The unlink's change to its three pages, made by both WAL forms on the
+ * primary (ddb_unlink_leaf, ddb_wal_unlink); redo makes it block by block
+ * with the same functions: the parent's downlink 'off' names 'right' and
+ * loses the next item, the left sibling's right-link names 'right', the
+ * leaf becomes a deleted leaf.
+ */
+void
+ddb_unlink_pages(Page q, OffsetNumber off, Page p, Page l, BlockNumber right,
+				 FullTransactionId safexid)
+{
+	ddb_unlink_parent(q, off, right);
+	DdbPageGetOpaque(p)->right = right;
+	ddb_page_set_deleted(l, right, safexid);
+}
+
+/*
  * Turn 'page' into a deleted leaf whose right-link is 'right': one item,
  * an empty high key carrying safexid (DdbDeletedItemData).  On the primary
  * and in redo.
@@ -3153,9 +3169,7 @@ ddb_unlink_leaf(Relation rel, BlockNumber lblk, const char *hk, int hklen)
 		q = GenericXLogRegisterBuffer(state, qbuf, 0);
 		p = GenericXLogRegisterBuffer(state, pbuf, 0);
 		l = GenericXLogRegisterBuffer(state, lbuf, 0);
-		ddb_unlink_parent(q, off, rblk);
-		DdbPageGetOpaque(p)->right = rblk;
-		ddb_page_set_deleted(l, rblk, safexid);
+		ddb_unlink_pages(q, off, p, l, rblk, safexid);
 		GenericXLogFinish(state);
 	}
 	DdbCheck(ddb_page_is_ordered(BufferGetPage(qbuf), NULL, 0));

@@ -1158,9 +1158,7 @@ ddb_wal_unlink(Relation rel, Buffer qbuf, OffsetNumber off, Buffer pbuf, Buffer 
 	if (!ddb_wal_custom())
 		return false;
 	START_CRIT_SECTION();
-	ddb_unlink_parent(q, off, right);
-	DdbPageGetOpaque(p)->right = right;
-	ddb_page_set_deleted(l, right, safexid);
+	ddb_unlink_pages(q, off, p, l, right, safexid);
 	MarkBufferDirty(qbuf);
 	MarkBufferDirty(pbuf);
 	MarkBufferDirty(lbuf);

@@ -27,7 +27,6 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 
 rounds=3
 cycles=20000
-vacuum="VACUUM qqq"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rounds) rounds=$2; shift 2 ;;
@@ -63,7 +62,7 @@ printf '|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 for ((r = 0; r < rounds; r++)); do
 	start=$((r * cycles))
 	as_user "'$PGBIN/pgbench' -n -h '$work' -p $port -t $cycles -D n=$start -f '$work/q.sql' postgres" >/dev/null
-	as_user "$psql -c '$vacuum'"
+	as_user "$psql -c 'VACUUM qqq'"
 	v=$(as_user "$psql -c \"SELECT ddb_verify('qqq')\"")
 	blocks=$(as_user "$psql -c \"SELECT pg_relation_size('qqq') / current_setting('block_size')::int\"")
 	bufs=$(as_user "$psql -c \"EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM qqq WHERE \\\"PK\\\" = 'q3' ORDER BY \\\"SK\\\" LIMIT 1\"" |
