@@ -340,6 +340,7 @@ extern Size ddb_leaf_reserve_bytes(Relation rel);
 
 /* engine/ddb_rowid.c: the row-id map */
 extern void ddb_map_clear(Relation rel, ItemPointerData *tids, int n);
+extern BlockNumber ddb_map_free_empty(Relation rel, BufferAccessStrategy bstrategy);
 extern void ddb_map_apply(Page page, int slot, BlockNumber block, uint32 hash);
 extern void ddb_map_mask(Page page);
 extern void ddb_map_make_room(void);

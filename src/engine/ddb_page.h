@@ -66,11 +66,17 @@
 #define DDB_PAGE_INTERNAL	0x0004
 #define DDB_PAGE_MAP_LEAF	0x0008	/* row-id map: entries (ddb_rowid.c) */
 #define DDB_PAGE_MAP_DIR	0x0010	/* row-id map: directory */
-#define DDB_PAGE_DELETED	0x0020	/* with DDB_PAGE_LEAF: an unlinked leaf */
+#define DDB_PAGE_DELETED	0x0020	/* with DDB_PAGE_LEAF: an unlinked leaf;
+										 * with DDB_PAGE_MAP_LEAF: a freed map
+										 * leaf (ddb_rowid.c) */
+#define DDB_PAGE_MAP_INDEXED 0x0040 /* a map leaf whose 'right' holds its
+									 * index (ddb_rowid.c) */
 
 typedef struct DdbPageOpaqueData
 {
-	BlockNumber right;			/* right sibling, or InvalidBlockNumber */
+	BlockNumber right;			/* right sibling, or InvalidBlockNumber; a map
+								 * leaf with DDB_PAGE_MAP_INDEXED keeps its
+								 * index here (ddb_rowid.c) */
 	uint16		level;			/* 0 for leaves */
 	uint16		flags;
 	uint16		prefixlen;		/* internal pages: see "Prefix" above */

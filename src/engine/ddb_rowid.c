@@ -80,16 +80,29 @@
  * same record), so a crash never leaves an entry without a version;
  * VACUUM and prunes clear the entries of versions they remove.
  *
+ * Freeing.  A version written costs its 8-byte entry for good unless the
+ * leaf holding it goes: VACUUM frees the map leaves whose entries are all
+ * cleared and whose row ids were all handed out (ddb_map_free_empty, under
+ * "Freeing empty leaves"), clearing the directory's slot and turning the
+ * leaf into a deleted page that splits reuse like an unlinked tree leaf.
+ * A row id of a freed leaf's range that is written later (a backend's
+ * batch, a deferred entry) gets a new leaf through the directory.  A map
+ * leaf's block number read before its lock -- from a directory released
+ * first, from the relcache -- is checked under the lock: each leaf keeps
+ * its index in its special space (map_leaf_is).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 #include "storage/bufmgr.h"
+#include "commands/vacuum.h"
 #include "storage/lmgr.h"
 #include "utils/rel.h"
 
@@ -118,8 +131,21 @@ map_capacity(int levels)
 	return cap;
 }
 
+/* The index of the map leaf that holds rowid's entry. */
+static inline uint64
+map_leaf_index(uint64 rowid)
+{
+	return rowid / DDB_MAP_LEAF_ENTRIES;
+}
+
+/*
+ * A map leaf keeps its index (the low 32 bits) in the special space's
+ * right-link, which map pages do not otherwise use, flagged
+ * DDB_PAGE_MAP_INDEXED; leaves written before leaves were freed have
+ * neither.  'index' is ignored for a directory.
+ */
 static void
-map_init_page(Page page, bool leaf)
+map_init_page(Page page, bool leaf, uint64 index)
 {
 	Size		arraysz = leaf ? sizeof(DdbMapEntry) * DDB_MAP_LEAF_ENTRIES :
 		sizeof(BlockNumber) * DDB_MAP_DIR_ENTRIES;
@@ -127,9 +153,9 @@ map_init_page(Page page, bool leaf)
 
 	PageInit(page, BLCKSZ, sizeof(DdbPageOpaqueData));
 	op = DdbPageGetOpaque(page);
-	op->right = InvalidBlockNumber;
+	op->right = leaf ? (BlockNumber) (uint32) index : InvalidBlockNumber;
 	op->level = 0;
-	op->flags = leaf ? DDB_PAGE_MAP_LEAF : DDB_PAGE_MAP_DIR;
+	op->flags = leaf ? DDB_PAGE_MAP_LEAF | DDB_PAGE_MAP_INDEXED : DDB_PAGE_MAP_DIR;
 	op->page_id = DDB_PAGE_ID;
 	memset(PageGetContents(page), 0, arraysz);
 	/* a leaf starts with all of its array in the hole: see the header */
@@ -187,11 +213,56 @@ map_check_page(Relation rel, Buffer buf, uint16 flag)
 	Page		page = BufferGetPage(buf);
 
 	if (PageIsNew(page) || DdbPageGetOpaque(page)->page_id != DDB_PAGE_ID ||
-		!(DdbPageGetOpaque(page)->flags & flag))
+		!(DdbPageGetOpaque(page)->flags & flag) || DdbPageIsDeleted(page))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg_internal("ddb table \"%s\": block %u is not a row-id map page",
 								 RelationGetRelationName(rel), BufferGetBlockNumber(buf))));
+}
+
+/*
+ * Is 'page' the live map leaf of index 'index'?  Not if VACUUM freed it
+ * (ddb_map_free_empty) or a split reused it since its number was read: a
+ * block number from a directory released before the leaf was locked, or
+ * from the relcache (DdbRelCache.map_leaf), is checked with this under
+ * the leaf's lock.  A leaf written before leaves had indexes is never
+ * reused as one (new map leaves always have one), so a live unindexed map
+ * leaf is still the leaf its number named.
+ */
+static bool
+map_leaf_is(Page page, uint64 index)
+{
+	DdbPageOpaque op;
+
+	if (PageIsNew(page))
+		return false;
+	op = DdbPageGetOpaque(page);
+	if (op->page_id != DDB_PAGE_ID ||
+		(op->flags & (DDB_PAGE_MAP_LEAF | DDB_PAGE_DELETED)) != DDB_PAGE_MAP_LEAF)
+		return false;
+	return !(op->flags & DDB_PAGE_MAP_INDEXED) || op->right == (BlockNumber) (uint32) index;
+}
+
+/* Does slot idx of directory 'dir' (InvalidBlockNumber: the metapage's root of a one-level map) still name 'child'? */
+static bool
+map_still_names(Relation rel, BlockNumber dir, int idx, BlockNumber child)
+{
+	Buffer		buf;
+	bool		names;
+
+	if (!BlockNumberIsValid(dir))
+	{
+		DdbMetaPageData meta;
+
+		ddb_meta_read(rel, &meta);
+		return meta.map_levels == 1 && meta.map_root == child;
+	}
+	buf = ReadBuffer(rel, dir);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	map_check_page(rel, buf, DDB_PAGE_MAP_DIR);
+	names = ((BlockNumber *) PageGetContents(BufferGetPage(buf)))[idx] == child;
+	UnlockReleaseBuffer(buf);
+	return names;
 }
 
 /*
@@ -238,7 +309,7 @@ map_ensure_height(Relation rel, uint64 rowid, BlockNumber *root, int *levels)
 		mpage = GenericXLogRegisterBuffer(state, metabuf, 0);
 		npage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
 		md = DdbPageGetMeta(mpage);
-		map_init_page(npage, md->map_levels == 0);
+		map_init_page(npage, md->map_levels == 0, 0);
 		if (md->map_levels > 0)
 			((BlockNumber *) PageGetContents(npage))[0] = md->map_root;
 		md->map_root = BufferGetBlockNumber(newbuf);
@@ -253,70 +324,89 @@ map_ensure_height(Relation rel, uint64 rowid, BlockNumber *root, int *levels)
  * Descend to the map leaf holding rowid.  With create, missing directory
  * children are allocated; without, returns InvalidBuffer when there is no
  * leaf.  The leaf is returned locked in 'mode'.
+ *
+ * The directory is released before the leaf is locked, so the leaf may
+ * have been freed meanwhile (ddb_map_free_empty), and its page even
+ * reused: then the descent starts again, finding no leaf, or the one made
+ * since.  A directory that still names a page that is not its leaf is
+ * corrupt.
  */
 static Buffer
 map_leaf(Relation rel, uint64 rowid, bool create, int mode, int *slot)
 {
-	BlockNumber blkno;
-	int			levels;
-
-	if (create)
-		map_ensure_height(rel, rowid, &blkno, &levels);
-	else
+	for (;;)
 	{
-		DdbMetaPageData meta;
+		BlockNumber blkno;
+		int			levels;
+		BlockNumber parent = InvalidBlockNumber;
+		int			parent_idx = 0;
+		Buffer		buf;
 
-		ddb_meta_read(rel, &meta);
-		if (meta.map_levels == 0 || rowid >= map_capacity(meta.map_levels))
-			return InvalidBuffer;
-		blkno = meta.map_root;
-		levels = meta.map_levels;
-	}
-
-	for (int level = levels; level > 1; level--)
-	{
-		uint64		below = map_capacity(level - 1);
-		int			idx = (int) ((rowid / below) % DDB_MAP_DIR_ENTRIES);
-		Buffer		buf = ReadBuffer(rel, blkno);
-		BlockNumber child;
-
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		map_check_page(rel, buf, DDB_PAGE_MAP_DIR);
-		child = ((BlockNumber *) PageGetContents(BufferGetPage(buf)))[idx];
-		if (child == 0 && create)
+		if (create)
+			map_ensure_height(rel, rowid, &blkno, &levels);
+		else
 		{
-			Buffer		newbuf;
+			DdbMetaPageData meta;
 
-			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-			newbuf = ddb_new_buffer(rel);
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			ddb_meta_read(rel, &meta);
+			if (meta.map_levels == 0 || rowid >= map_capacity(meta.map_levels))
+				return InvalidBuffer;
+			blkno = meta.map_root;
+			levels = meta.map_levels;
+		}
+
+		for (int level = levels; level > 1; level--)
+		{
+			uint64		below = map_capacity(level - 1);
+			int			idx = (int) ((rowid / below) % DDB_MAP_DIR_ENTRIES);
+			BlockNumber child;
+
+			buf = ReadBuffer(rel, blkno);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			map_check_page(rel, buf, DDB_PAGE_MAP_DIR);
 			child = ((BlockNumber *) PageGetContents(BufferGetPage(buf)))[idx];
-			if (child == 0)
+			if (child == 0 && create)
 			{
-				GenericXLogState *state = GenericXLogStart(rel);
-				Page		dpage = GenericXLogRegisterBuffer(state, buf, 0);
-				Page		npage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+				Buffer		newbuf;
 
-				map_init_page(npage, level - 1 == 1);
-				((BlockNumber *) PageGetContents(dpage))[idx] = BufferGetBlockNumber(newbuf);
-				GenericXLogFinish(state);
-				child = BufferGetBlockNumber(newbuf);
+				LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+				newbuf = ddb_new_buffer(rel);
+				LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+				child = ((BlockNumber *) PageGetContents(BufferGetPage(buf)))[idx];
+				if (child == 0)
+				{
+					GenericXLogState *state = GenericXLogStart(rel);
+					Page		dpage = GenericXLogRegisterBuffer(state, buf, 0);
+					Page		npage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+
+					map_init_page(npage, level - 1 == 1, map_leaf_index(rowid));
+					((BlockNumber *) PageGetContents(dpage))[idx] = BufferGetBlockNumber(newbuf);
+					GenericXLogFinish(state);
+					child = BufferGetBlockNumber(newbuf);
+				}
+				UnlockReleaseBuffer(newbuf);
 			}
-			UnlockReleaseBuffer(newbuf);
+			UnlockReleaseBuffer(buf);
+			if (child == 0)
+				return InvalidBuffer;
+			parent = blkno;
+			parent_idx = idx;
+			blkno = child;
+		}
+
+		buf = ReadBuffer(rel, blkno);
+		LockBuffer(buf, mode);
+		if (map_leaf_is(BufferGetPage(buf), map_leaf_index(rowid)))
+		{
+			*slot = (int) (rowid % DDB_MAP_LEAF_ENTRIES);
+			return buf;
 		}
 		UnlockReleaseBuffer(buf);
-		if (child == 0)
-			return InvalidBuffer;
-		blkno = child;
-	}
-
-	{
-		Buffer		buf = ReadBuffer(rel, blkno);
-
-		LockBuffer(buf, mode);
-		map_check_page(rel, buf, DDB_PAGE_MAP_LEAF);
-		*slot = (int) (rowid % DDB_MAP_LEAF_ENTRIES);
-		return buf;
+		if (map_still_names(rel, parent, parent_idx, blkno))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg_internal("ddb table \"%s\": block %u is not the row-id map leaf its directory names",
+									 RelationGetRelationName(rel), blkno)));
 	}
 }
 
@@ -364,6 +454,138 @@ ddb_map_clear(Relation rel, ItemPointerData *tids, int n)
 }
 
 /* ------------------------------------------------------------------------
+ * Freeing empty leaves
+ * ------------------------------------------------------------------------
+ */
+
+/* Are all of a map leaf's entries cleared? */
+static bool
+map_leaf_empty(Page page)
+{
+	DdbMapEntry *e = (DdbMapEntry *) PageGetContents(page);
+	int			n = (((PageHeader) page)->pd_lower - (PageGetContents(page) - (char *) page)) /
+		sizeof(DdbMapEntry);
+
+	for (int i = 0; i < n && i < DDB_MAP_LEAF_ENTRIES; i++)
+		if (e[i].block != 0)
+			return false;
+	return true;
+}
+
+/*
+ * Free map leaf 'leafblk', slot 'idx' of directory 'dirblk', if it is
+ * still that leaf and all its entries are cleared: the directory's slot
+ * is cleared and the leaf becomes a deleted page (a deleted leaf's layout,
+ * flagged as a map leaf, with no right-link), in one record.  The
+ * directory is locked first, then the leaf with a cleanup lock, taken
+ * only if nobody else holds a pin on it: a writer between
+ * ddb_map_pin_leaf and its record keeps its pin.  Anyone else who reads
+ * the leaf's number (from the directory, or from its relcache) checks the
+ * page under its lock (map_leaf_is) and looks again.
+ */
+static bool
+map_free_leaf(Relation rel, BlockNumber dirblk, int idx, BlockNumber leafblk,
+			  uint64 index, BufferAccessStrategy bstrategy)
+{
+	Buffer		dbuf;
+	Buffer		lbuf;
+	bool		freed = false;
+
+	/* a look first, so that leaves in use cost no exclusive lock */
+	lbuf = ReadBufferExtended(rel, MAIN_FORKNUM, leafblk, RBM_NORMAL, bstrategy);
+	LockBuffer(lbuf, BUFFER_LOCK_SHARE);
+	if (!map_leaf_is(BufferGetPage(lbuf), index) || !map_leaf_empty(BufferGetPage(lbuf)))
+	{
+		UnlockReleaseBuffer(lbuf);
+		return false;
+	}
+	LockBuffer(lbuf, BUFFER_LOCK_UNLOCK);
+
+	dbuf = ReadBufferExtended(rel, MAIN_FORKNUM, dirblk, RBM_NORMAL, bstrategy);
+	LockBuffer(dbuf, BUFFER_LOCK_EXCLUSIVE);
+	map_check_page(rel, dbuf, DDB_PAGE_MAP_DIR);
+	if (((BlockNumber *) PageGetContents(BufferGetPage(dbuf)))[idx] == leafblk &&
+		ConditionalLockBufferForCleanup(lbuf))
+	{
+		if (map_leaf_is(BufferGetPage(lbuf), index) && map_leaf_empty(BufferGetPage(lbuf)))
+		{
+			GenericXLogState *state = GenericXLogStart(rel);
+			Page		dpage = GenericXLogRegisterBuffer(state, dbuf, 0);
+			Page		lpage = GenericXLogRegisterBuffer(state, lbuf, GENERIC_XLOG_FULL_IMAGE);
+
+			((BlockNumber *) PageGetContents(dpage))[idx] = 0;
+			ddb_page_set_deleted(lpage, InvalidBlockNumber, ReadNextFullTransactionId());
+			DdbPageGetOpaque(lpage)->flags = DDB_PAGE_MAP_LEAF | DDB_PAGE_DELETED;
+			GenericXLogFinish(state);
+			freed = true;
+		}
+		LockBuffer(lbuf, BUFFER_LOCK_UNLOCK);
+	}
+	ReleaseBuffer(lbuf);
+	UnlockReleaseBuffer(dbuf);
+	return freed;
+}
+
+/* ddb_map_free_empty below directory 'dirblk' at 'level', whose first row id is 'first'. */
+static BlockNumber
+map_free_under(Relation rel, BlockNumber dirblk, int level, uint64 first,
+			   uint64 limit, BufferAccessStrategy bstrategy)
+{
+	uint64		below = map_capacity(level - 1);
+	BlockNumber *children = palloc(sizeof(BlockNumber) * DDB_MAP_DIR_ENTRIES);
+	BlockNumber nfreed = 0;
+	Buffer		buf;
+
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, dirblk, RBM_NORMAL, bstrategy);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	map_check_page(rel, buf, DDB_PAGE_MAP_DIR);
+	memcpy(children, PageGetContents(BufferGetPage(buf)), sizeof(BlockNumber) * DDB_MAP_DIR_ENTRIES);
+	UnlockReleaseBuffer(buf);
+	for (int i = 0; i < DDB_MAP_DIR_ENTRIES; i++)
+	{
+		uint64		cfirst = first + (uint64) i * below;
+
+		if (cfirst + below > limit)
+			break;				/* row ids not all handed out yet */
+		if (children[i] == 0)
+			continue;
+		vacuum_delay_point();
+		if (level > 2)
+			nfreed += map_free_under(rel, children[i], level - 1, cfirst, limit, bstrategy);
+		else if (map_free_leaf(rel, dirblk, i, children[i], map_leaf_index(cfirst), bstrategy))
+			nfreed++;
+	}
+	pfree(children);
+	return nfreed;
+}
+
+/*
+ * VACUUM, after clearing the entries of the versions it removed: free the
+ * map leaves whose entries are all cleared, so that a table whose versions
+ * come and go (a queue, a TTL table, counters updated in place) stops
+ * growing by 8 bytes a version written.  Only leaves whose row ids were
+ * all handed out (below the metapage's next_rowid) are freed, and never a
+ * one-level map's root.  A row id handed out but not yet written -- in a
+ * backend's batch, or a version whose deferred entry is not written yet --
+ * gets a new leaf when its entry is written (map_leaf with create): an
+ * entry is only ever written through the directory or through a leaf
+ * checked under its lock.  Freed leaves become reusable like unlinked tree
+ * leaves (ddb_page_is_recyclable: their safexid, then the free space map).
+ * Directory pages are kept: one covers about a million row ids.  Returns
+ * the number of leaves freed.
+ */
+BlockNumber
+ddb_map_free_empty(Relation rel, BufferAccessStrategy bstrategy)
+{
+	DdbMetaPageData meta;
+
+	ddb_meta_read(rel, &meta);
+	if (meta.map_levels < 2)
+		return 0;
+	return map_free_under(rel, meta.map_root, meta.map_levels, 0, meta.next_rowid, bstrategy);
+}
+
+/* ------------------------------------------------------------------------
  * Deferred entries
  * ------------------------------------------------------------------------
  */
@@ -408,16 +630,20 @@ pending_cmp(const void *a, const void *b)
 
 /*
  * The map leaf holding rowid, created if missing, locked exclusively, for
- * writing entries.  A map leaf never moves and is never freed while its
- * file lives (the map only grows: a new root above the old one, new
- * leaves for new row ids), so the leaf this backend wrote last is kept in
- * the relcache entry (DdbRelCache.map_leaf) and a batch whose row ids it
- * covers -- in a steady stream of single-row transactions, nearly every
- * batch -- goes straight to it instead of reading the metapage and the
- * directory.  The cache goes with anything that replaces or truncates the
- * file: a relcache invalidation frees it (TRUNCATE, a rewrite, or their
- * rollback, another backend's included), and ddb_reset_relcache clears it
- * (a new relfilenode or an in-place truncation in this backend).
+ * writing entries.  A map leaf never moves, so the leaf this backend wrote
+ * last is kept in the relcache entry (DdbRelCache.map_leaf) and a batch
+ * whose row ids it covers -- in a steady stream of single-row
+ * transactions, nearly every batch -- goes straight to it instead of
+ * reading the metapage and the directory.  VACUUM may have freed it since
+ * (ddb_map_free_empty), which no invalidation tells this backend in time
+ * -- a transaction holding the table's lock from before the VACUUM
+ * processes none -- so the page is checked under its lock (map_leaf_is)
+ * and, if it is no longer that leaf, found through the directory, which
+ * makes a new one.  The cache goes with anything that replaces or
+ * truncates the file: a relcache invalidation frees it (TRUNCATE, a
+ * rewrite, or their rollback, another backend's included), and
+ * ddb_reset_relcache clears it (a new relfilenode or an in-place
+ * truncation in this backend).
  */
 static Buffer
 map_leaf_for_write(Relation rel, uint64 rowid, bool lock, int *slot)
@@ -428,11 +654,20 @@ map_leaf_for_write(Relation rel, uint64 rowid, bool lock, int *slot)
 	if (cache->map_leaf != 0 && rowid >= cache->map_leaf_first &&
 		rowid - cache->map_leaf_first < DDB_MAP_LEAF_ENTRIES)
 	{
-		*slot = (int) (rowid - cache->map_leaf_first);
+		uint64		first = cache->map_leaf_first;
+
+		/* checked under its lock: VACUUM may have freed it since */
 		buf = ReadBuffer(rel, cache->map_leaf);
-		if (lock)
-			ddb_map_lock_leaf(rel, buf);
-		return buf;
+		LockBuffer(buf, lock ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
+		if (map_leaf_is(BufferGetPage(buf), map_leaf_index(first)))
+		{
+			*slot = (int) (rowid - first);
+			if (!lock)
+				LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+			return buf;
+		}
+		UnlockReleaseBuffer(buf);
+		cache->map_leaf = 0;
 	}
 	buf = map_leaf(rel, rowid, true, BUFFER_LOCK_EXCLUSIVE, slot);
 	/* re-fetch: the descent may have accepted an invalidation */
@@ -451,8 +686,9 @@ map_leaf_for_write(Relation rel, uint64 rowid, bool lock, int *slot)
  * version's tree leaf (ddb_tree_insert_beside with ddb's own WAL), where
  * rule 1 of ddb_tree.c's header lets it lock this one map leaf and nothing
  * that leads to it (the metapage, a map directory).  A map leaf never
- * moves and is never freed while its file lives, and the writer's lock on
- * the table keeps the file.
+ * moves, the writer's lock on the table keeps the file, and the pin keeps
+ * VACUUM from freeing the leaf, which takes a cleanup lock on it
+ * (map_free_leaf): the leaf checked here is the one the caller will lock.
  */
 Buffer
 ddb_map_pin_leaf(Relation rel, ItemPointer tid)
@@ -953,7 +1189,8 @@ ddb_map_check(Relation rel, ItemPointer tid, uint32 hash, BlockNumber *hint)
  * that no page is reached twice.  Returns the number of map pages.
  */
 static uint64
-map_mark(Relation rel, BlockNumber blkno, int level, bool *seen, BlockNumber nblocks)
+map_mark(Relation rel, BlockNumber blkno, int level, uint64 first, bool *seen,
+		 BlockNumber nblocks)
 {
 	Buffer		buf;
 	uint64		n = 1;
@@ -968,6 +1205,12 @@ map_mark(Relation rel, BlockNumber blkno, int level, bool *seen, BlockNumber nbl
 	buf = ReadBuffer(rel, blkno);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	map_check_page(rel, buf, level == 1 ? DDB_PAGE_MAP_LEAF : DDB_PAGE_MAP_DIR);
+	if (level == 1 && !map_leaf_is(BufferGetPage(buf), map_leaf_index(first)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg_internal("ddb table \"%s\": row-id map leaf %u is marked as leaf %u of the map, not leaf " UINT64_FORMAT,
+								 RelationGetRelationName(rel), blkno,
+								 DdbPageGetOpaque(BufferGetPage(buf))->right, map_leaf_index(first))));
 	if (level > 1)
 	{
 		children = palloc(sizeof(BlockNumber) * DDB_MAP_DIR_ENTRIES);
@@ -979,7 +1222,8 @@ map_mark(Relation rel, BlockNumber blkno, int level, bool *seen, BlockNumber nbl
 	{
 		for (int i = 0; i < DDB_MAP_DIR_ENTRIES; i++)
 			if (children[i] != 0)
-				n += map_mark(rel, children[i], level - 1, seen, nblocks);
+				n += map_mark(rel, children[i], level - 1,
+							  first + (uint64) i * map_capacity(level - 1), seen, nblocks);
 		pfree(children);
 	}
 	return n;
@@ -993,7 +1237,7 @@ ddb_map_mark_pages(Relation rel, bool *seen, BlockNumber nblocks)
 	ddb_meta_read(rel, &meta);
 	if (meta.map_levels == 0)
 		return 0;
-	return map_mark(rel, meta.map_root, meta.map_levels, seen, nblocks);
+	return map_mark(rel, meta.map_root, meta.map_levels, 0, seen, nblocks);
 }
 
 /*
@@ -1023,7 +1267,7 @@ ddb_map_build(Relation rel, BlockNumber *blocks, uint32 *hashes, uint64 n,
 		Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
 		DdbMapEntry *e;
 
-		map_init_page(page, true);
+		map_init_page(page, true, i);
 		e = (DdbMapEntry *) PageGetContents(page);
 		for (int j = 0; j < DDB_MAP_LEAF_ENTRIES; j++)
 		{
@@ -1053,7 +1297,7 @@ ddb_map_build(Relation rel, BlockNumber *blocks, uint32 *hashes, uint64 n,
 			Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
 			BlockNumber *d;
 
-			map_init_page(page, false);
+			map_init_page(page, false, 0);
 			d = (BlockNumber *) PageGetContents(page);
 			for (int j = 0; j < DDB_MAP_DIR_ENTRIES; j++)
 			{

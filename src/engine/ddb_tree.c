@@ -42,7 +42,9 @@
  *	   ddb_map_clear, map_repair, ddb_verify's walk) hold one map page at a
  *	   time and lock tree pages only after releasing it, the descent to a
  *	   map leaf holds at most a directory page and a page it has just
- *	   added, and these writers lock nothing after the map leaf.  Redo
+ *	   added, VACUUM freeing a map leaf holds its directory page and takes
+ *	   the leaf's cleanup lock only conditionally (map_free_leaf), and
+ *	   these writers lock nothing after the map leaf.  Redo
  *	   takes the two pages in the same order.  A page just added to the
  *	   file, which no other page links to yet, may be locked at any point,
  *	   and so may a recyclable page (ddb_new_buffer), conditionally.
@@ -173,7 +175,11 @@
  * re-checking each under its lock, and logs the reuse as a conflict
  * horizon for hot standbys.  A relcache hint that outlives its statement
  * (the leaf of the last descent) is trusted only under the xmin it was
- * read with (DdbRelCache.leaf_xmin).
+ * read with (DdbRelCache.leaf_xmin).  Row-id map leaves that VACUUM freed
+ * (ddb_rowid.c, "Freeing empty leaves") are deleted pages of the same
+ * layout, with no right-link, and are reused the same way; their numbers
+ * are checked under the leaf's lock by whoever holds one, so they do not
+ * rely on rule 5.
  *
  * WAL.  Every page change is WAL-logged in the critical section that makes
  * it, in one of two ways, decided in one place (ddb_wal_custom, ddb_wal.c):

@@ -323,6 +323,7 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 	BlockNumber blkno;
 	BlockNumber nblocks;
 	BlockNumber nunlinked = 0;
+	BlockNumber nmapfreed = 0;
 	BlockNumber nfree = 0;
 	BlockNumber nwaiting = 0;
 	bool		frozenxid_updated,
@@ -403,6 +404,7 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 			ddb_check_leaf(rel, buf);
 		}
+		nmapfreed = ddb_map_free_empty(rel, bstrategy);
 		nfree = record_free_pages(rel, visited, nblocks, bstrategy, &nwaiting);
 		pfree(visited);
 
@@ -417,8 +419,8 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 	pfree(removed);
 
 	ereport((params->options & VACOPT_VERBOSE) ? INFO : DEBUG2,
-			(errmsg("ddb table \"%s\": %u leaves unlinked, %u pages free for reuse, %u deleted leaves not yet reusable",
-					RelationGetRelationName(rel), nunlinked, nfree, nwaiting)));
+			(errmsg("ddb table \"%s\": %u leaves unlinked, %u row-id map leaves freed, %u pages free for reuse, %u deleted pages not yet reusable",
+					RelationGetRelationName(rel), nunlinked, nmapfreed, nfree, nwaiting)));
 
 	nblocks = RelationGetNumberOfBlocks(rel);
 	vac_update_relstats(rel, nblocks, stats.live, 0, false,

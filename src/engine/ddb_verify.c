@@ -509,7 +509,8 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 
 /*
  * A block that the tree and the map do not reach must be a deleted leaf
- * (ddb_tree.c, "Unlinking empty leaves"): its layout, its one item.  Its
+ * (ddb_tree.c, "Unlinking empty leaves") or a freed row-id map leaf
+ * (ddb_rowid.c, which has no right-link): its layout, its one item.  Its
  * right-link is returned for check_deleted_chains.  (A safexid ahead of
  * the next xid is not checked: on a standby or after recovery the next
  * xid may lag the primary's, as amcheck notes.)
@@ -524,7 +525,8 @@ check_deleted(VerifyState *vs, BlockNumber blk, Page page, BlockNumber *right,
 
 	check_layout(vs, blk, page);
 	op = DdbPageGetOpaque(page);
-	if (op->flags != (DDB_PAGE_LEAF | DDB_PAGE_DELETED))
+	if (op->flags != (DDB_PAGE_LEAF | DDB_PAGE_DELETED) &&
+		op->flags != (DDB_PAGE_MAP_LEAF | DDB_PAGE_DELETED))
 		corrupt(vs, blk, "initialized page is not reachable from the root");
 	if (op->level != 0 || op->prefixlen != 0)
 		corrupt(vs, blk, "deleted leaf at level %u with prefix %u", op->level, op->prefixlen);
@@ -536,7 +538,13 @@ check_deleted(VerifyState *vs, BlockNumber blk, Page page, BlockNumber *right,
 	memcpy(&d, PageGetItem(page, iid), sizeof(d));
 	if (d.child != InvalidBlockNumber || d.keylen != 0)
 		corrupt(vs, blk, "deleted leaf's item is not an empty high key");
-	if (op->right == InvalidBlockNumber || op->right >= vs->nblocks)
+	if (op->flags & DDB_PAGE_MAP_LEAF)
+	{
+		/* a freed row-id map leaf: no right-link, no chain */
+		if (op->right != InvalidBlockNumber)
+			corrupt(vs, blk, "freed row-id map leaf has right-link %u", op->right);
+	}
+	else if (op->right == InvalidBlockNumber || op->right >= vs->nblocks)
 		corrupt(vs, blk, "deleted leaf's right-link %u leads nowhere", op->right);
 	*right = op->right;
 	*safexid = d.safexid;

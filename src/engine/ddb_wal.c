@@ -1788,7 +1788,7 @@ ddb_wal_mask(char *pagedata, BlockNumber blkno)
 
 	if (PageIsNew(page) || PageGetSpecialSize(page) != MAXALIGN(sizeof(DdbPageOpaqueData)))
 		return;
-	if (DdbPageGetOpaque(page)->flags & DDB_PAGE_MAP_LEAF)
+	if ((DdbPageGetOpaque(page)->flags & (DDB_PAGE_MAP_LEAF | DDB_PAGE_DELETED)) == DDB_PAGE_MAP_LEAF)
 		ddb_map_mask(page);
 	else if (DdbPageIsLeaf(page))
 	{

@@ -40,6 +40,7 @@ use constant {
 	F_INTERNAL      => 0x0004,
 	F_MAP_LEAF      => 0x0008,
 	F_DELETED       => 0x0020,
+	F_MAP_INDEXED   => 0x0040,
 	ROWIDS_PER_BLOCK => 291,     # MaxHeapTuplesPerPage: row id <-> TID
 	XMAX_COMMITTED  => 0x0400,
 	XMAX_INVALID    => 0x0800,
@@ -321,6 +322,19 @@ sub edit_map_entry
 	substr($map, $at, 8) = pack('L L', $block, $hash);
 	write_block($f, $mapblk, $map);
 }
+
+# A map leaf keeps its index in its right-link (ddb_rowid.c): the one
+# leaf of these tables' maps is leaf 0.
+corruption('c_map_index', 'a row-id map leaf marked as another leaf of the map',
+	qr/(row-id map leaf \d+ is marked as leaf 5 of the map, not leaf 0|block \d+ is not the row-id map leaf its directory names)/, sub {
+	my ($f, $t) = @_;
+	my $blk = $t->{meta}{map_root};
+	my $page = read_block($f, $blk);
+	die "the map's root is not an indexed leaf"
+	  unless page_info($page)->{flags} == (F_MAP_LEAF | F_MAP_INDEXED);
+	set_special(\$page, right => 5);
+	write_block($f, $blk, $page);
+});
 
 corruption('c_map_missing', 'a missing row-id map entry',
 	qr/has no row-id map entry with its hash/, sub {
@@ -689,16 +703,29 @@ my @dcases = (
 			set_special(\$page, flags => F_INTERNAL | F_DELETED);
 			write_block($f, $d, $page);
 		} ],
+	# 3,000 items, the first 2,100 deleted too: VACUUM frees the two map
+	# leaves whose entries it cleared (ddb_rowid.c, "Freeing empty leaves")
+	[ 'd_map_right', 'a freed row-id map leaf with a right-link',
+		qr/freed row-id map leaf has right-link 1/, sub {
+			my ($f, $t, $d) = @_;
+			my ($m) = grep { page_info(read_block($f, $_))->{flags} == (F_MAP_LEAF | F_DELETED) }
+			  1 .. nblocks($f) - 1;
+			die "no freed map leaf" unless defined $m;
+			my $page = read_block($f, $m);
+			set_special(\$page, right => 1);
+			write_block($f, $m, $page);
+		}, 3000 ],
 );
 for my $c (@dcases)
 {
 	my $t = $c->[0];
+	my $n = $c->[4] // 800;
 	$node->safe_psql('postgres', qq{
 		CREATE TABLE $t ("PK" text, "SK" text, item jsonb) USING ddb;
 		INSERT INTO $t SELECT 'P' || (i % 40), 'S' || lpad(i::text, 5, '0'),
 		       jsonb_build_object('i', i, 'pad', repeat('x', 150))
-		  FROM generate_series(1, 800) i;
-		DELETE FROM $t WHERE "PK" NOT IN ('P1', 'P2');
+		  FROM generate_series(1, $n) i;
+		DELETE FROM $t WHERE "PK" NOT IN ('P1', 'P2') OR ($n > 800 AND "SK" <= 'S02100');
 	});
 }
 $node->safe_psql('postgres', "BEGIN; SELECT txid_current(); PREPARE TRANSACTION 'hold_deleted'");
@@ -708,9 +735,10 @@ for my $c (@dcases)
 	my $t = $c->[0];
 	$node->safe_psql('postgres', "VACUUM $t");
 	is($node->safe_psql('postgres', qq{
-		SELECT (v ->> 'deleted_pages')::int > 5, (v ->> 'recyclable_pages')::int, (v ->> 'live')::int
+		SELECT (v ->> 'deleted_pages')::int > 5, (v ->> 'recyclable_pages')::int,
+		       (v ->> 'live')::int = (SELECT count(*) FROM $t)
 		  FROM ddb_verify('$t') v}),
-		't|0|40', "$t verifies clean before the edit, with deleted leaves not yet recyclable");
+		't|0|t', "$t verifies clean before the edit, with deleted leaves not yet recyclable");
 	$dfile{$t} = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('$t')");
 }
 $node->safe_psql('postgres', 'CHECKPOINT');

@@ -12,6 +12,9 @@
 #   (c) after a crash right after the unlinks, recovery leaves the same
 #       tree: t holds exactly the rows of its heap shadow, ddb_verify is
 #       clean, and the deleted pages are still deleted;
+#   (e) (run before (d)) a writer whose cached row-id map leaf VACUUM freed
+#       and a split reused writes its entries to a new leaf, on the primary
+#       and on the standby;
 #   (d) a standby cursor whose snapshot is older than an unlink: without
 #       hot_standby_feedback the primary reuses the page, and the reuse's
 #       conflict record cancels the cursor's session before it can read
@@ -152,6 +155,45 @@ DdbWal::same_rows($primary, 'writes and unlinks after the crash');
 $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', $rows), $primary->safe_psql('postgres', $rows),
 	'the standby follows the recovered primary');
+
+# (e) row-id map leaves freed and their pages reused under a writer that
+# cached one of them (ddb_rowid.c, "Freeing empty leaves"): w's rows take
+# row ids from its batch, which the freed leaf covered, in a transaction
+# that holds the table's lock from before the VACUUM, through a prepared
+# statement, so no invalidation drops its cache.  Its entries (in the
+# insert's own record with ddb's WAL, deferred to commit with Generic WAL)
+# must go to a new leaf, not to the page the cached number now names.
+$primary->safe_psql('postgres', q{CREATE TABLE m (pk text, sk text, item jsonb) USING ddb});
+my $w = $primary->background_psql('postgres', on_error_stop => 0);
+$w->query_safe(q{INSERT INTO m SELECT 'a', 'n' || i, '{}' FROM generate_series(1, 3) i});
+$w->query_safe('BEGIN');
+$w->query_safe('LOCK TABLE m IN ROW EXCLUSIVE MODE');
+$w->query_safe(q{PREPARE more AS INSERT INTO m
+	SELECT 'b', 'n' || i, jsonb_build_object('n', i) FROM generate_series(1, 70) i});
+$primary->safe_psql('postgres', q{
+	INSERT INTO m SELECT 'r' || (i % 5), 's' || i, '{}' FROM generate_series(1, 3000) i;
+	DELETE FROM m;});
+# (ddb_verify would wait for w's lock: VACUUM VERBOSE tells what it freed)
+$primary->psql('postgres', 'VACUUM (VERBOSE) m', stderr => \my $verbose);
+my ($freed) = $verbose =~ /(\d+) row-id map leaves freed/;
+ok(defined $freed && $freed >= 2, 'm: VACUUM freed the emptied map leaves, the cached one among them');
+$primary->safe_psql('postgres', 'SELECT txid_current()');
+$primary->safe_psql('postgres', 'VACUUM m');
+$primary->safe_psql('postgres', q{
+	INSERT INTO m SELECT 'r' || (i % 5), 't' || i, '{}' FROM generate_series(1, 6000) i;
+	DELETE FROM m WHERE sk LIKE 't%';});
+$w->query_safe('EXECUTE more');
+$w->query_safe('COMMIT');
+$w->quit;
+is($primary->safe_psql('postgres', q{SELECT ddb_verify('m')->>'deleted_pages'}), '0',
+	'm: splits reused every freed page');
+$primary->safe_psql('postgres', q{UPDATE m SET item = jsonb_build_object('u', 1)});
+my $m_rows = q{SELECT count(*) FILTER (WHERE item = jsonb_build_object('u', 1)) || '/' || count(*)
+	|| ' ' || (ddb_verify('m')->>'live') FROM m};
+is($primary->safe_psql('postgres', $m_rows), '70/70 70',
+	"m: the cached writer's rows are found by TID, and ddb_verify is clean");
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $m_rows), '70/70 70', 'm: the standby has them too');
 
 # (d) a standby snapshot older than an unlink, and the reuse of the page
 sub standby_cursor
