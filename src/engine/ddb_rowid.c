@@ -76,7 +76,10 @@
  * version was written on, which VACUUM may since have unlinked (a deleted
  * page is not a leaf here) and a split reused as any kind of page; the
  * walk from it only ever accepts the version's own row id, which is
- * unique, so a reused page costs the fallback and nothing else.  The version is written before its map entry (or in the
+ * unique, so a reused page costs the fallback and nothing else.  A leaf
+ * whose key space ends at or below the hash's is not walked from either:
+ * reused for keys far left, it would lead right across every partition in
+ * between.  The version is written before its map entry (or in the
  * same record), so a crash never leaves an entry without a version;
  * VACUUM and prunes clear the entries of versions they remove.
  *
@@ -1025,6 +1028,21 @@ ddb_key_hash(const char *key)
 }
 
 /*
+ * Does a leaf's key space end at or below 'key' (its high key <= key), so
+ * that every item on it is below key?  A rightmost leaf's never does.
+ */
+static bool
+leaf_left_of(Page page, const char *key, int keylen)
+{
+	DdbKeyItem	hk;
+
+	if (DdbPageIsRightmost(page))
+		return false;
+	hk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
+	return ddb_compare_bytes(hk->key, hk->keylen, key, keylen) <= 0;
+}
+
+/*
  * Look for the version tid on leaf b (locked) and the leaves right of it
  * that can still hold keys below 'bound' (unbounded: to the rightmost leaf),
  * moving right hand over hand.  Returns true with the version's leaf still
@@ -1080,6 +1098,7 @@ ddb_find_version_ext(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 	uint64		rowid = ddb_tid_to_rowid(tid);
 	BlockNumber hint;
 	uint32		hash;
+	unsigned char low[4];
 	unsigned char bound[4];
 	bool		unbounded;
 	Buffer		b;
@@ -1095,6 +1114,10 @@ ddb_find_version_ext(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 		return false;
 
 	/* Leaves past this bound cannot hold keys of this hash. */
+	low[0] = (hash >> 24) & 0xff;
+	low[1] = (hash >> 16) & 0xff;
+	low[2] = (hash >> 8) & 0xff;
+	low[3] = hash & 0xff;
 	unbounded = (hash == PG_UINT32_MAX);
 	bound[0] = ((hash + 1) >> 24) & 0xff;
 	bound[1] = ((hash + 1) >> 16) & 0xff;
@@ -1114,7 +1137,19 @@ ddb_find_version_ext(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 		b = ReadBuffer(rel, hint);
 		LockBuffer(b, mode);
 		page = BufferGetPage(b);
-		if (ddb_page_is_tree_leaf(page))
+		if (ddb_page_is_tree_leaf(page) && leaf_left_of(page, (const char *) low, 4))
+		{
+			/*
+			 * A leaf whose key space ends at or below the hash's: the page
+			 * was reused since, far left perhaps, or split often since.
+			 * Walking right from it could cross any number of other
+			 * partitions' leaves; the descent costs a few pages.
+			 */
+			UnlockReleaseBuffer(b);
+			if (hint_result)
+				*hint_result = DDB_HINT_MISSED;
+		}
+		else if (ddb_page_is_tree_leaf(page))
 		{
 			if (map_walk_right(rel, b, tid, mode, bound, unbounded, buf, off))
 			{
@@ -1138,12 +1173,6 @@ ddb_find_version_ext(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 	/* A hint that led nowhere: search the hash's key space. */
 	if (!found)
 	{
-		unsigned char low[4];
-
-		low[0] = (hash >> 24) & 0xff;
-		low[1] = (hash >> 16) & 0xff;
-		low[2] = (hash >> 8) & 0xff;
-		low[3] = hash & 0xff;
 		b = ddb_descend(rel, (const char *) low, 4, false, mode, NULL, NULL);
 		if (!map_walk_right(rel, b, tid, mode, bound, unbounded, buf, off))
 			return false;
