@@ -124,8 +124,9 @@ typedef struct DdbRelCache
 	BlockNumber leaf;			/* the leaf the last descent's downlink named */
 	BlockNumber leaf_parent;	/* and the page that named it, 0 = none
 								 * (ddb_make_room_below) */
-	bool		fsm_absent;		/* the file has no free space map fork:
-								 * ddb_new_buffer does not look there */
+	uint16		fsm_skip;		/* allocations left before ddb_new_buffer
+								 * asks a free space map fork found
+								 * missing again (ddb_tree.c) */
 	TransactionId leaf_xmin;	/* MyProc->xmin when leaf was read: valid
 								 * while it is still held (ddb_tree.c,
 								 * rule 5) */

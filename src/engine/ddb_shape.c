@@ -440,7 +440,7 @@ ddb_reset_relcache(Relation rel, bool truncated_in_place)
 		cache->map_leaf = 0;
 		cache->leaf = 0;
 		cache->leaf_parent = 0;
-		cache->fsm_absent = false;
+		cache->fsm_skip = 0;
 		memset(cache->hints, 0, sizeof(cache->hints));
 	}
 	if (truncated_in_place)

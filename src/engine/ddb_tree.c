@@ -247,6 +247,13 @@
 /* Row ids are taken from the metapage in batches of this many. */
 #define DDB_ROWID_BATCH		64
 
+/*
+ * A missing free space map fork is looked for again after this many
+ * allocations (ddb_new_buffer): one failed open() per DDB_FSM_RECHECK leaf
+ * splits costs nothing measurable.
+ */
+#define DDB_FSM_RECHECK		128
+
 /* Space an internal page keeps free so that a child split always fits. */
 #define DDB_INTERNAL_RESERVE(seplen) \
 	(MAXALIGN(DdbKeyItemSize(seplen)) + sizeof(ItemIdData))
@@ -700,9 +707,12 @@ ddb_page_is_recyclable(Page page)
  * fork, and asking it costs a failed open() each time (smgrexists, from
  * fsm_readbuf, which then leaves the fork's cached size at 0): 15 % of a
  * row-by-row COPY's time, which splits a leaf every few dozen rows.  So
- * the relcache entry notes the fork's absence,
- * until the entry is rebuilt: the VACUUM that creates the fork, recording
- * a page, then updates pg_class, which invalidates every backend's entry.
+ * the relcache entry notes the fork's absence and asks again only every
+ * DDB_FSM_RECHECK allocations, or once the entry is rebuilt: the VACUUM
+ * that creates the fork, recording a page, invalidates every backend's
+ * entry.  (The recheck finds the fork when that invalidation does not
+ * arrive: the VACUUM was cancelled after recording pages, or the backend
+ * holds the table's lock from before it and processes none.)
  *
  * The extension lock is held until the new block is locked, so that a
  * VACUUM, which reads the relation's size under the same lock, never finds
@@ -712,9 +722,12 @@ ddb_page_is_recyclable(Page page)
 Buffer
 ddb_new_buffer(Relation rel)
 {
+	DdbRelCache *cache = ddb_get_relcache(rel);
 	Buffer		buf;
 
-	for (int tries = 0; tries < 4 && !ddb_get_relcache(rel)->fsm_absent; tries++)
+	if (cache->fsm_skip > 0)
+		cache->fsm_skip--;
+	for (int tries = 0; tries < 4 && ddb_get_relcache(rel)->fsm_skip == 0; tries++)
 	{
 		BlockNumber blkno = GetFreeIndexPage(rel);
 		Page		page;
@@ -723,7 +736,7 @@ ddb_new_buffer(Relation rel)
 		{
 			/* what fsm_readbuf found: 0 blocks is no fork */
 			if (RelationGetSmgr(rel)->smgr_cached_nblocks[FSM_FORKNUM] == 0)
-				ddb_get_relcache(rel)->fsm_absent = true;
+				ddb_get_relcache(rel)->fsm_skip = DDB_FSM_RECHECK;
 			break;
 		}
 		if (blkno == DDB_METAPAGE_BLKNO || blkno >= RelationGetNumberOfBlocks(rel))

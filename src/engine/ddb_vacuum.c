@@ -409,9 +409,10 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 		pfree(visited);
 
 		/*
-		 * Backends that found no free space map fork stop asking it
-		 * (DdbRelCache.fsm_absent) until their relcache entry is rebuilt:
-		 * make sure it is, even when pg_class does not change below.
+		 * Backends that found no free space map fork ask it only now and
+		 * then (DdbRelCache.fsm_skip) until their relcache entry is
+		 * rebuilt: make sure it is, even when pg_class does not change
+		 * below.
 		 */
 		if (nfree > 0)
 			CacheInvalidateRelcache(rel);
