@@ -76,10 +76,10 @@
  * version was written on, which VACUUM may since have unlinked (a deleted
  * page is not a leaf here) and a split reused as any kind of page; the
  * walk from it only ever accepts the version's own row id, which is
- * unique, so a reused page costs the fallback and nothing else.  A leaf
- * whose key space ends at or below the hash's is not walked from either:
- * reused for keys far left, it would lead right across every partition in
- * between.  The version is written before its map entry (or in the
+ * unique, so a reused page costs the fallback and nothing else.  Nor is a
+ * walk from a hint let cross more than a couple of leaves wholly left of
+ * the hash's key space (DDB_HINT_LEFT_STEPS): from a page reused for keys
+ * far left, it would lead across every partition in between.  The version is written before its map entry (or in the
  * same record), so a crash never leaves an entry without a version;
  * VACUUM and prunes clear the entries of versions they remove.
  *
@@ -548,8 +548,9 @@ map_free_under(Relation rel, BlockNumber dirblk, int level, uint64 first,
 	{
 		uint64		cfirst = first + (uint64) i * below;
 
-		if (cfirst + below > limit)
-			break;				/* row ids not all handed out yet */
+		/* a leaf whose row ids are not all handed out yet, or nothing */
+		if (level > 2 ? cfirst >= limit : cfirst + below > limit)
+			break;
 		if (children[i] == 0)
 			continue;
 		vacuum_delay_point();
@@ -978,7 +979,13 @@ map_repair(Relation rel, uint64 rowid, BlockNumber block, XLogRecPtr lsn)
 	{
 		DdbMapEntry *e = &((DdbMapEntry *) PageGetContents(BufferGetPage(buf)))[slot];
 
-		if (e->block != 0 && e->block != block &&
+		/*
+		 * Unlocked meanwhile: on a hot standby nothing keeps the replay of
+		 * VACUUM's free (ddb_map_free_empty) from changing the page, a pin
+		 * included, so check it again.
+		 */
+		if (map_leaf_is(BufferGetPage(buf), map_leaf_index(rowid)) &&
+			e->block != 0 && e->block != block &&
 			!(BufferIsPermanent(buf) && XLogNeedsFlush(lsn) &&
 			  BufferGetLSNAtomic(buf) < lsn))
 		{
@@ -1043,16 +1050,29 @@ leaf_left_of(Page page, const char *key, int keylen)
 }
 
 /*
+ * Leaves wholly left of the hash's key space that a walk from a hint steps
+ * over before it gives up for a descent: a split at a partition boundary
+ * leaves the moved versions' leaf just left of them (separators between
+ * partitions are cut to the right one's hash), while a page reused for
+ * keys far left would lead across every partition in between.
+ */
+#define DDB_HINT_LEFT_STEPS	2
+
+/*
  * Look for the version tid on leaf b (locked) and the leaves right of it
  * that can still hold keys below 'bound' (unbounded: to the rightmost leaf),
- * moving right hand over hand.  Returns true with the version's leaf still
+ * moving right hand over hand.  With 'low' (not NULL), a walk that would
+ * step right from more than DDB_HINT_LEFT_STEPS leaves whose key space ends
+ * at or below 'low' stops.  Returns true with the version's leaf still
  * locked in *buf and its offset in *off; false with nothing locked.
  */
 static bool
 map_walk_right(Relation rel, Buffer b, ItemPointer tid, int mode,
-			   const unsigned char *bound, bool unbounded,
+			   const unsigned char *low, const unsigned char *bound, bool unbounded,
 			   Buffer *buf, OffsetNumber *off)
 {
+	int			left_steps = 0;
+
 	for (;;)
 	{
 		Page		page = BufferGetPage(b);
@@ -1069,6 +1089,9 @@ map_walk_right(Relation rel, Buffer b, ItemPointer tid, int mode,
 			break;
 		hk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
 		if (!unbounded && ddb_compare_bytes(hk->key, hk->keylen, (const char *) bound, 4) >= 0)
+			break;
+		if (low && leaf_left_of(page, (const char *) low, 4) &&
+			++left_steps > DDB_HINT_LEFT_STEPS)
 			break;
 		right = DdbPageGetOpaque(page)->right;
 		UnlockReleaseBuffer(b);
@@ -1137,21 +1160,9 @@ ddb_find_version_ext(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 		b = ReadBuffer(rel, hint);
 		LockBuffer(b, mode);
 		page = BufferGetPage(b);
-		if (ddb_page_is_tree_leaf(page) && leaf_left_of(page, (const char *) low, 4))
+		if (ddb_page_is_tree_leaf(page))
 		{
-			/*
-			 * A leaf whose key space ends at or below the hash's: the page
-			 * was reused since, far left perhaps, or split often since.
-			 * Walking right from it could cross any number of other
-			 * partitions' leaves; the descent costs a few pages.
-			 */
-			UnlockReleaseBuffer(b);
-			if (hint_result)
-				*hint_result = DDB_HINT_MISSED;
-		}
-		else if (ddb_page_is_tree_leaf(page))
-		{
-			if (map_walk_right(rel, b, tid, mode, bound, unbounded, buf, off))
+			if (map_walk_right(rel, b, tid, mode, low, bound, unbounded, buf, off))
 			{
 				found = true;
 				if (BufferGetBlockNumber(*buf) == hint)
@@ -1174,7 +1185,7 @@ ddb_find_version_ext(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 	if (!found)
 	{
 		b = ddb_descend(rel, (const char *) low, 4, false, mode, NULL, NULL);
-		if (!map_walk_right(rel, b, tid, mode, bound, unbounded, buf, off))
+		if (!map_walk_right(rel, b, tid, mode, NULL, bound, unbounded, buf, off))
 			return false;
 	}
 
@@ -1218,8 +1229,8 @@ ddb_map_check(Relation rel, ItemPointer tid, uint32 hash, BlockNumber *hint)
  * that no page is reached twice.  Returns the number of map pages.
  */
 static uint64
-map_mark(Relation rel, BlockNumber blkno, int level, uint64 first, bool *seen,
-		 BlockNumber nblocks)
+map_mark(Relation rel, BlockNumber blkno, int level, uint64 first,
+		 BlockNumber parent, int idx, bool *seen, BlockNumber nblocks)
 {
 	Buffer		buf;
 	uint64		n = 1;
@@ -1230,18 +1241,38 @@ map_mark(Relation rel, BlockNumber blkno, int level, uint64 first, bool *seen,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg_internal("ddb table \"%s\": bad row-id map link to block %u",
 								 RelationGetRelationName(rel), blkno)));
-	seen[blkno] = true;
 	buf = ReadBuffer(rel, blkno);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	map_check_page(rel, buf, level == 1 ? DDB_PAGE_MAP_LEAF : DDB_PAGE_MAP_DIR);
 	if (level == 1 && !map_leaf_is(BufferGetPage(buf), map_leaf_index(first)))
+	{
+		Page		page = BufferGetPage(buf);
+		bool		a_leaf = !PageIsNew(page) && DdbPageGetOpaque(page)->page_id == DDB_PAGE_ID &&
+			(DdbPageGetOpaque(page)->flags & (DDB_PAGE_MAP_LEAF | DDB_PAGE_DELETED)) == DDB_PAGE_MAP_LEAF;
+		BlockNumber marked = a_leaf ? DdbPageGetOpaque(page)->right : 0;
+
+		/*
+		 * On a hot standby the replay of VACUUM's free may have come
+		 * between the directory's read and this one (the primary's
+		 * ddb_verify holds a lock that keeps VACUUM out): then the
+		 * directory no longer names the page.
+		 */
+		UnlockReleaseBuffer(buf);
+		if (!map_still_names(rel, parent, idx, blkno))
+			return 0;
+		if (!a_leaf)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg_internal("ddb table \"%s\": block %u is not a row-id map page",
+									 RelationGetRelationName(rel), blkno)));
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg_internal("ddb table \"%s\": row-id map leaf %u is marked as leaf %u of the map, not leaf " UINT64_FORMAT,
-								 RelationGetRelationName(rel), blkno,
-								 DdbPageGetOpaque(BufferGetPage(buf))->right, map_leaf_index(first))));
+								 RelationGetRelationName(rel), blkno, marked, map_leaf_index(first))));
+	}
+	seen[blkno] = true;
 	if (level > 1)
 	{
+		map_check_page(rel, buf, DDB_PAGE_MAP_DIR);
 		children = palloc(sizeof(BlockNumber) * DDB_MAP_DIR_ENTRIES);
 		memcpy(children, PageGetContents(BufferGetPage(buf)),
 			   sizeof(BlockNumber) * DDB_MAP_DIR_ENTRIES);
@@ -1252,7 +1283,8 @@ map_mark(Relation rel, BlockNumber blkno, int level, uint64 first, bool *seen,
 		for (int i = 0; i < DDB_MAP_DIR_ENTRIES; i++)
 			if (children[i] != 0)
 				n += map_mark(rel, children[i], level - 1,
-							  first + (uint64) i * map_capacity(level - 1), seen, nblocks);
+							  first + (uint64) i * map_capacity(level - 1), blkno, i,
+							  seen, nblocks);
 		pfree(children);
 	}
 	return n;
@@ -1266,7 +1298,7 @@ ddb_map_mark_pages(Relation rel, bool *seen, BlockNumber nblocks)
 	ddb_meta_read(rel, &meta);
 	if (meta.map_levels == 0)
 		return 0;
-	return map_mark(rel, meta.map_root, meta.map_levels, 0, seen, nblocks);
+	return map_mark(rel, meta.map_root, meta.map_levels, 0, InvalidBlockNumber, 0, seen, nblocks);
 }
 
 /*
