@@ -144,6 +144,7 @@ sub crash_round
 {
 	my ($round, %opt) = @_;
 
+	my $logpos = -s $node->logfile;
 	my ($h, $out, $err) = start_writers($round, $opt{clients}, $opt{rows}, $opt{pad});
 
 	# Let them write: until $opt{min_txns} transactions started, at most
@@ -174,6 +175,9 @@ sub crash_round
 	} split /\n/, $$err;
 	is(scalar(@bad), 0, "$round: no client failed before the crash")
 	  or diag $$err;
+	# and no backend died before it (a lost connection looks the same)
+	unlike(slurp_file($node->logfile, $logpos), qr/terminated by signal|TRAP:|PANIC:/,
+		"$round: no backend crashed before the immediate stop");
 
 	$node->start;
 	check_state("$round after crash");
