@@ -15,6 +15,8 @@
 #   (e) (run before (d)) a writer whose cached row-id map leaf VACUUM freed
 #       and a split reused writes its entries to a new leaf, on the primary
 #       and on the standby;
+#   (f) (run before (d)) VACUUM does not free a map leaf a waiting writer
+#       has pinned for its own record;
 #   (d) a standby cursor whose snapshot is older than an unlink: without
 #       hot_standby_feedback the primary reuses the page, and the reuse's
 #       conflict record cancels the cursor's session before it can read
@@ -197,6 +199,44 @@ is($primary->safe_psql('postgres', $m_rows), '70/70 70',
 	"m: the cached writer's rows are found by TID, and ddb_verify is clean");
 $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', $m_rows), '70/70 70', 'm: the standby has them too');
+
+# (f) VACUUM does not free a map leaf that a writer has pinned for its own
+# record (ddb_map_pin_leaf, ddb's own WAL): the cleanup lock it takes fails
+# while the pin is held.  w2's update waits for h's row lock holding the
+# pin of map leaf 0, the leaf of its new version's row id (its batch,
+# taken by its first insert), which is empty and whose row ids were all
+# handed out, like leaves 1 and 2.  h rolls back, so w2's update goes on
+# with the leaf it pinned.  With Generic WAL nothing is pinned (the entry
+# is deferred to commit, and written to a new leaf 0): all three leaves
+# are freed.
+$primary->safe_psql('postgres', q{CREATE TABLE m2 (pk text, sk text, item jsonb) USING ddb});
+my $w2 = $primary->background_psql('postgres', on_error_stop => 0);
+$w2->query_safe(q{INSERT INTO m2 VALUES ('w', 'w', '{}')});
+$w2->query_safe('BEGIN');
+$w2->query_safe('LOCK TABLE m2 IN ROW EXCLUSIVE MODE');
+$w2->query_safe(q{PREPARE upd(text) AS UPDATE m2 SET item = jsonb_build_object('by', 'w2') WHERE pk = $1 AND sk = $1});
+$w2->query_safe(q{EXECUTE upd('none')});
+$primary->safe_psql('postgres', q{
+	INSERT INTO m2 SELECT 'r' || (i % 5), 's' || i, '{}' FROM generate_series(1, 3000) i;
+	INSERT INTO m2 VALUES ('target', 'target', '{}');
+	DELETE FROM m2 WHERE pk <> 'target';});
+my $h = $primary->background_psql('postgres', on_error_stop => 0);
+$h->query_safe('BEGIN');
+$h->query_safe(q{UPDATE m2 SET item = jsonb_build_object('by', 'h') WHERE pk = 'target' AND sk = 'target'});
+$w2->query_until(qr/sent/, "\\echo sent\nEXECUTE upd('target');\n");
+$primary->poll_query_until('postgres',
+	q{SELECT count(*) = 1 FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted})
+  or die "w2 never waited for h";
+$primary->psql('postgres', 'VACUUM (VERBOSE) m2', stderr => \my $verbose2);
+my ($freed2) = $verbose2 =~ /(\d+) row-id map leaves freed/;
+is($freed2, DdbWal::mode() eq 'custom' ? 2 : 3,
+	'm2: VACUUM skips the map leaf a waiting writer has pinned (ddb\'s WAL), frees the rest');
+$h->query_safe('ROLLBACK');
+$h->quit;
+$w2->query_safe('COMMIT');
+$w2->quit;
+is($primary->safe_psql('postgres', q{SELECT item->>'by', (ddb_verify('m2')->>'live')::int FROM m2}),
+	'w2|1', "m2: the writer's update went on into the leaf it pinned, and ddb_verify is clean");
 
 # (d) a standby snapshot older than an unlink, and the reuse of the page
 sub standby_cursor
