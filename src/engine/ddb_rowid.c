@@ -79,9 +79,10 @@
  * unique, so a reused page costs the fallback and nothing else.  Nor is a
  * walk from a hint let cross more than a couple of leaves wholly left of
  * the hash's key space (DDB_HINT_LEFT_STEPS): from a page reused for keys
- * far left, it would lead across every partition in between.  The version is written before its map entry (or in the
- * same record), so a crash never leaves an entry without a version;
- * VACUUM and prunes clear the entries of versions they remove.
+ * far left, it would lead across every partition in between.  The
+ * version is written before its map entry (or in the same record), so a
+ * crash never leaves an entry without a version; VACUUM and prunes clear
+ * the entries of versions they remove.
  *
  * Freeing.  A version written costs its 8-byte entry for good unless the
  * leaf holding it goes: VACUUM frees the map leaves whose entries are all
@@ -246,7 +247,10 @@ map_leaf_is(Page page, uint64 index)
 	return !(op->flags & DDB_PAGE_MAP_INDEXED) || op->right == (BlockNumber) (uint32) index;
 }
 
-/* Does slot idx of directory 'dir' (InvalidBlockNumber: the metapage's root of a one-level map) still name 'child'? */
+/*
+ * Does slot idx of directory 'dir' still name 'child'?  (InvalidBlockNumber
+ * for 'dir': is 'child' the root of a one-level map?)
+ */
 static bool
 map_still_names(Relation rel, BlockNumber dir, int idx, BlockNumber child)
 {
