@@ -109,7 +109,7 @@ SELECT vfield('m', 'live') AS live;
 -- first leaves into the freed pages.  Reading by TID one of the moved
 -- versions then costs a few buffers (walking from the reused page: about
 -- 67).  ddb_verify runs last: its lookups repair the entries.
-CREATE FUNCTION hits(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+CREATE FUNCTION buffers_of(q text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
 	j json;
 BEGIN
@@ -133,7 +133,7 @@ SELECT txid_current() > 0 AS xid;
 SELECT wait_no_xmin();
 VACUUM fl;
 INSERT INTO fl SELECT :'p', i / 100.0, jsonb_build_object('pad', repeat('y', 1000)) FROM generate_series(1, 80) i;
-SELECT hits(format('SELECT "SK" FROM fl WHERE ctid = %L', :'moved')) < 20 AS few_buffers;
+SELECT buffers_of(format('SELECT "SK" FROM fl WHERE ctid = %L', :'moved')) < 20 AS few_buffers;
 SELECT "SK" FROM fl WHERE ctid = :'moved';
 SELECT vfield('fl', 'deleted_pages') AS deleted_left, vfield('fl', 'live') AS live;
 
@@ -188,4 +188,4 @@ SELECT vfield('q', 'deleted_pages') AS deleted_after_full,
 
 DROP TABLE q, q_heap, m, one, c, fl;
 DROP PROCEDURE bump(int);
-DROP FUNCTION wait_no_xmin(), vfield(regclass, text), hits(text);
+DROP FUNCTION wait_no_xmin(), vfield(regclass, text), buffers_of(text);

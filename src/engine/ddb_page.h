@@ -255,7 +255,8 @@ extern void ddb_page_replace(Page page, Page tmp);
 extern void ddb_unlink_parent(Page page, OffsetNumber off, BlockNumber right);
 extern void ddb_unlink_pages(Page q, OffsetNumber off, Page p, Page l, BlockNumber right,
 							 FullTransactionId safexid);
-extern void ddb_page_set_deleted(Page page, BlockNumber right, FullTransactionId safexid);
+extern void ddb_page_set_deleted(Page page, uint16 kind, BlockNumber right,
+								 FullTransactionId safexid);
 extern void ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen,
 								BlockNumber rblkno);
 extern void ddb_split_leaf_right(Page page, Page src, int nleft);

@@ -195,6 +195,19 @@ ddb_map_apply(Page page, int slot, BlockNumber block, uint32 hash)
 }
 
 /*
+ * The slots a map leaf's pd_lower covers (see map_leaf_cover): those above
+ * are in the hole, and zero.
+ */
+static int
+map_leaf_nslots(Page page)
+{
+	int			n = (((PageHeader) page)->pd_lower - (PageGetContents(page) - (char *) page)) /
+		sizeof(DdbMapEntry);
+
+	return Min(n, DDB_MAP_LEAF_ENTRIES);
+}
+
+/*
  * wal_consistency_checking (ddb_wal.c): an entry's block is a hint that
  * map_repair changes without WAL, so only whether a slot is set is
  * compared, and its hash.
@@ -203,10 +216,9 @@ void
 ddb_map_mask(Page page)
 {
 	DdbMapEntry *e = (DdbMapEntry *) PageGetContents(page);
-	int			n = (((PageHeader) page)->pd_lower - (PageGetContents(page) - (char *) page)) /
-		sizeof(DdbMapEntry);
+	int			n = map_leaf_nslots(page);
 
-	for (int i = 0; i < n && i < DDB_MAP_LEAF_ENTRIES; i++)
+	for (int i = 0; i < n; i++)
 		if (e[i].block != 0)
 			e[i].block = 1;
 }
@@ -224,6 +236,14 @@ map_check_page(Relation rel, Buffer buf, uint16 flag)
 								 RelationGetRelationName(rel), BufferGetBlockNumber(buf))));
 }
 
+/* Is 'page' a map leaf VACUUM has not freed? */
+static inline bool
+map_leaf_live(Page page)
+{
+	return !PageIsNew(page) && DdbPageGetOpaque(page)->page_id == DDB_PAGE_ID &&
+		(DdbPageGetOpaque(page)->flags & (DDB_PAGE_MAP_LEAF | DDB_PAGE_DELETED)) == DDB_PAGE_MAP_LEAF;
+}
+
 /*
  * Is 'page' the live map leaf of index 'index'?  Not if VACUUM freed it
  * (ddb_map_free_empty) or a split reused it since its number was read: a
@@ -236,15 +256,9 @@ map_check_page(Relation rel, Buffer buf, uint16 flag)
 static bool
 map_leaf_is(Page page, uint64 index)
 {
-	DdbPageOpaque op;
-
-	if (PageIsNew(page))
-		return false;
-	op = DdbPageGetOpaque(page);
-	if (op->page_id != DDB_PAGE_ID ||
-		(op->flags & (DDB_PAGE_MAP_LEAF | DDB_PAGE_DELETED)) != DDB_PAGE_MAP_LEAF)
-		return false;
-	return !(op->flags & DDB_PAGE_MAP_INDEXED) || op->right == (BlockNumber) (uint32) index;
+	return map_leaf_live(page) &&
+		(!(DdbPageGetOpaque(page)->flags & DDB_PAGE_MAP_INDEXED) ||
+		 DdbPageGetOpaque(page)->right == (BlockNumber) (uint32) index);
 }
 
 /*
@@ -470,10 +484,9 @@ static bool
 map_leaf_empty(Page page)
 {
 	DdbMapEntry *e = (DdbMapEntry *) PageGetContents(page);
-	int			n = (((PageHeader) page)->pd_lower - (PageGetContents(page) - (char *) page)) /
-		sizeof(DdbMapEntry);
+	int			n = map_leaf_nslots(page);
 
-	for (int i = 0; i < n && i < DDB_MAP_LEAF_ENTRIES; i++)
+	for (int i = 0; i < n; i++)
 		if (e[i].block != 0)
 			return false;
 	return true;
@@ -521,8 +534,8 @@ map_free_leaf(Relation rel, BlockNumber dirblk, int idx, BlockNumber leafblk,
 			Page		lpage = GenericXLogRegisterBuffer(state, lbuf, GENERIC_XLOG_FULL_IMAGE);
 
 			((BlockNumber *) PageGetContents(dpage))[idx] = 0;
-			ddb_page_set_deleted(lpage, InvalidBlockNumber, ReadNextFullTransactionId());
-			DdbPageGetOpaque(lpage)->flags = DDB_PAGE_MAP_LEAF | DDB_PAGE_DELETED;
+			ddb_page_set_deleted(lpage, DDB_PAGE_MAP_LEAF, InvalidBlockNumber,
+								 ReadNextFullTransactionId());
 			GenericXLogFinish(state);
 			freed = true;
 		}
@@ -1038,6 +1051,16 @@ ddb_key_hash(const char *key)
 	return ((uint32) p[0] << 24) | ((uint32) p[1] << 16) | ((uint32) p[2] << 8) | p[3];
 }
 
+/* A routing hash as the first four bytes of a key (ddb_key_hash's inverse). */
+static inline void
+hash_key_bytes(uint32 hash, unsigned char *out)
+{
+	out[0] = (hash >> 24) & 0xff;
+	out[1] = (hash >> 16) & 0xff;
+	out[2] = (hash >> 8) & 0xff;
+	out[3] = hash & 0xff;
+}
+
 /*
  * Does a leaf's key space end at or below 'key' (its high key <= key), so
  * that every item on it is below key?  A rightmost leaf's never does.
@@ -1140,16 +1163,10 @@ ddb_find_version_ext(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 	if (!map_get(rel, rowid, &hint, &hash))
 		return false;
 
-	/* Leaves past this bound cannot hold keys of this hash. */
-	low[0] = (hash >> 24) & 0xff;
-	low[1] = (hash >> 16) & 0xff;
-	low[2] = (hash >> 8) & 0xff;
-	low[3] = hash & 0xff;
+	/* The hash's key space is [low, bound); unbounded: to the end. */
+	hash_key_bytes(hash, low);
 	unbounded = (hash == PG_UINT32_MAX);
-	bound[0] = ((hash + 1) >> 24) & 0xff;
-	bound[1] = ((hash + 1) >> 16) & 0xff;
-	bound[2] = ((hash + 1) >> 8) & 0xff;
-	bound[3] = (hash + 1) & 0xff;
+	hash_key_bytes(hash + 1, bound);
 
 	/*
 	 * From the hint, if it names a leaf.  (The fork's size is asked for only
@@ -1250,8 +1267,7 @@ map_mark(Relation rel, BlockNumber blkno, int level, uint64 first,
 	if (level == 1 && !map_leaf_is(BufferGetPage(buf), map_leaf_index(first)))
 	{
 		Page		page = BufferGetPage(buf);
-		bool		a_leaf = !PageIsNew(page) && DdbPageGetOpaque(page)->page_id == DDB_PAGE_ID &&
-			(DdbPageGetOpaque(page)->flags & (DDB_PAGE_MAP_LEAF | DDB_PAGE_DELETED)) == DDB_PAGE_MAP_LEAF;
+		bool		a_leaf = map_leaf_live(page);
 		BlockNumber marked = a_leaf ? DdbPageGetOpaque(page)->right : 0;
 
 		/*

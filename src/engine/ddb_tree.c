@@ -3026,16 +3026,18 @@ ddb_unlink_pages(Page q, OffsetNumber off, Page p, Page l, BlockNumber right,
 {
 	ddb_unlink_parent(q, off, right);
 	DdbPageGetOpaque(p)->right = right;
-	ddb_page_set_deleted(l, right, safexid);
+	ddb_page_set_deleted(l, DDB_PAGE_LEAF, right, safexid);
 }
 
 /*
- * Turn 'page' into a deleted leaf whose right-link is 'right': one item,
- * an empty high key carrying safexid (DdbDeletedItemData).  On the primary
- * and in redo.
+ * Turn 'page' into a deleted page whose right-link is 'right': one item,
+ * an empty high key carrying safexid (DdbDeletedItemData).  'kind' is what
+ * the page was: DDB_PAGE_LEAF (an unlinked leaf) or DDB_PAGE_MAP_LEAF (a
+ * row-id map leaf VACUUM freed, ddb_rowid.c, whose 'right' is invalid).
+ * On the primary and in redo.
  */
 void
-ddb_page_set_deleted(Page page, BlockNumber right, FullTransactionId safexid)
+ddb_page_set_deleted(Page page, uint16 kind, BlockNumber right, FullTransactionId safexid)
 {
 	DdbDeletedItemData d;
 
@@ -3045,7 +3047,7 @@ ddb_page_set_deleted(Page page, BlockNumber right, FullTransactionId safexid)
 	d.child = InvalidBlockNumber;
 	d.keylen = 0;
 	d.safexid = safexid;
-	ddb_init_page(page, DDB_PAGE_LEAF | DDB_PAGE_DELETED, 0, right);
+	ddb_init_page(page, kind | DDB_PAGE_DELETED, 0, right);
 	/* inside the critical section: an empty page always takes it */
 	off = PageAddItem(page, (Item) &d, sizeof(d), DDB_HIKEY, false, false);
 	Assert(off == DDB_HIKEY);

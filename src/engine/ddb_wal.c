@@ -1451,7 +1451,7 @@ unlink_redo(XLogReaderState *record)
 	}
 	lbuf = XLogInitBufferForRedo(record, 2);
 	page = BufferGetPage(lbuf);
-	ddb_page_set_deleted(page, xlrec->right, xlrec->safexid);
+	ddb_page_set_deleted(page, DDB_PAGE_LEAF, xlrec->right, xlrec->safexid);
 	PageSetLSN(page, lsn);
 	MarkBufferDirty(lbuf);
 
