@@ -155,6 +155,16 @@ typedef DdbLeafItemData *DdbLeafItem;
 #define DdbLeafTupleOffset(keylen) MAXALIGN(offsetof(DdbLeafItemData, key) + (keylen))
 #define DdbLeafItemGetTuple(li)	((HeapTupleHeader) ((char *) (li) + DdbLeafTupleOffset((li)->keylen)))
 
+/* Is the page a row-id map leaf that VACUUM freed (ddb_rowid.c)? */
+static inline bool
+ddb_page_is_freed_map_leaf(Page page)
+{
+	uint16		flags = DdbPageGetOpaque(page)->flags;
+
+	return !PageIsNew(page) && DdbPageGetOpaque(page)->page_id == DDB_PAGE_ID &&
+		(flags & DDB_PAGE_MAP_LEAF) && (flags & DDB_PAGE_DELETED);
+}
+
 /* A page read by a block number that may be stale: is it one of our leaves? */
 static inline bool
 ddb_page_is_tree_leaf(Page page)

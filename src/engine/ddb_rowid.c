@@ -88,7 +88,8 @@
  * leaf holding it goes: VACUUM frees the map leaves whose entries are all
  * cleared and whose row ids were all handed out (ddb_map_free_empty, under
  * "Freeing empty leaves"), clearing the directory's slot and turning the
- * leaf into a deleted page that splits reuse like an unlinked tree leaf.
+ * leaf into a deleted page that splits reuse like an unlinked tree leaf,
+ * but at once (no safexid to wait out, no standby conflict).
  * A row id of a freed leaf's range that is written later (a backend's
  * batch, a deferred entry) gets a new leaf through the directory.  A map
  * leaf's block number read before its lock -- from a directory released
@@ -590,8 +591,10 @@ map_free_under(Relation rel, BlockNumber dirblk, int level, uint64 first,
  * backend's batch, or a version whose deferred entry is not written yet --
  * gets a new leaf when its entry is written (map_leaf with create): an
  * entry is only ever written through the directory or through a leaf
- * checked under its lock.  Freed leaves become reusable like unlinked tree
- * leaves (ddb_page_is_recyclable: their safexid, then the free space map).
+ * checked under its lock.  Freed leaves are reusable at once: this VACUUM
+ * records them in the free space map (ddb_page_is_recyclable), and their
+ * reuse logs no conflict horizon for hot standbys, whose readers check
+ * them under the lock too.
  * Directory pages are kept: one covers about a million row ids.  Returns
  * the number of leaves freed.
  */

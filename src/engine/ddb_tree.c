@@ -177,9 +177,9 @@
  * (the leaf of the last descent) is trusted only under the xmin it was
  * read with (DdbRelCache.leaf_xmin).  Row-id map leaves that VACUUM freed
  * (ddb_rowid.c, "Freeing empty leaves") are deleted pages of the same
- * layout, with no right-link, and are reused the same way; their numbers
- * are checked under the leaf's lock by whoever holds one, so they do not
- * rely on rule 5.
+ * layout, with no right-link; their numbers are checked under the leaf's
+ * lock by whoever holds one, so they do not rely on rule 5: the VACUUM
+ * that frees them records them, and their reuse cancels no standby query.
  *
  * WAL.  Every page change is WAL-logged in the critical section that makes
  * it, in one of two ways, decided in one place (ddb_wal_custom, ddb_wal.c):
@@ -676,17 +676,22 @@ ddb_init_page(Page page, uint16 flags, uint16 level, BlockNumber right)
 
 /*
  * May the page be handed out as a new one?  An all-zero page (a block a
- * crash or an abandoned allocation left unused: nobody names it), or a
+ * crash or an abandoned allocation left unused: nobody names it); a
  * deleted leaf whose safexid precedes every snapshot's xmin, so that no
  * backend still holds its block number (rule 5; nbtree's
- * BTPageIsRecyclable).  The page must be locked.
+ * BTPageIsRecyclable); or a freed row-id map leaf, at once: whoever holds
+ * a map leaf's number checks the page under its lock (ddb_rowid.c,
+ * "Freeing"), and a deleted tree leaf became a map leaf only once no
+ * backend held its number as a tree leaf's.  The page must be locked.
  */
 bool
 ddb_page_is_recyclable(Page page)
 {
 	if (PageIsNew(page))
 		return true;
-	return DdbPageGetOpaque(page)->page_id == DDB_PAGE_ID && DdbPageIsDeleted(page) &&
+	if (DdbPageGetOpaque(page)->page_id != DDB_PAGE_ID || !DdbPageIsDeleted(page))
+		return false;
+	return ddb_page_is_freed_map_leaf(page) ||
 		GlobalVisCheckRemovableFullXid(NULL, ddb_deleted_safexid(page));
 }
 
@@ -701,7 +706,8 @@ ddb_page_is_recyclable(Page page)
  * and a candidate someone holds is skipped (rule 1 lets a page that nobody
  * names be locked at any point).  A deleted leaf's reuse is logged first
  * with its safexid as a conflict horizon (ddb_log_reuse), so that a hot
- * standby cancels the queries that may still hold its number.
+ * standby cancels the queries that may still hold its number; a freed map
+ * leaf's is not, since its holders check it under its lock there too.
  *
  * A file whose VACUUMs never recorded a free page has no free space map
  * fork, and asking it costs a failed open() each time (smgrexists, from
@@ -750,7 +756,7 @@ ddb_new_buffer(Relation rel)
 		page = BufferGetPage(buf);
 		if (ddb_page_is_recyclable(page))
 		{
-			if (!PageIsNew(page))
+			if (!PageIsNew(page) && !ddb_page_is_freed_map_leaf(page))
 				ddb_log_reuse(rel, blkno, ddb_deleted_safexid(page));
 			return buf;
 		}

@@ -22,7 +22,10 @@
 #       conflict record cancels the cursor's session before it can read
 #       the reused page; with hot_standby_feedback the primary does not
 #       reuse the page (its file grows instead) and the cursor returns the
-#       right rows.
+#       right rows;
+#   (g) (between the two halves of (d)) freed map leaves are reused at
+#       once, under older snapshots on both servers, and cancel no standby
+#       session.
 #
 # DDB_TAP_WAL=custom runs it with ddb preloaded (test/t/DdbWal.pm), where
 # the unlink is ddb's own XLOG_DDB_UNLINK record, replayed under
@@ -282,6 +285,50 @@ $primary->wait_for_catchup($standby);
 $standby->wait_for_log(qr/terminating connection due to conflict with recovery/, $logpos);
 pass('w1: the reuse record cancelled the standby session whose snapshot predates the unlink');
 $session->quit;
+
+# (g) freed row-id map leaves are reused at once, with no conflict for
+# hot standbys: their holders check them under the lock (ddb_rowid.c,
+# "Freeing").  The VACUUM that frees m3's emptied map leaves records them;
+# a standby session then takes a snapshot (older than any xid that could
+# pass the leaves' safexid) and a primary session holds one too; new rows'
+# splits and map leaves take the two freed pages, and the standby
+# session, under max_standby_streaming_delay = 0, is not cancelled.  (Tree
+# leaves the same VACUUM unlinked are not recorded yet: no pages but the
+# map leaves are free when the rows go in.)
+$primary->safe_psql('postgres', q{
+	CREATE TABLE m3 (pk text, sk text, item jsonb) USING ddb WITH (autovacuum_enabled = false);
+	INSERT INTO m3 SELECT 'r' || (i % 5), 's' || i, '{}' FROM generate_series(1, 3000) i;
+	INSERT INTO m3 VALUES ('keep', 'keep', '{}');
+	DELETE FROM m3 WHERE pk <> 'keep';});
+$primary->psql('postgres', 'VACUUM (VERBOSE) m3', stderr => \my $verbose3);
+my ($freed3) = $verbose3 =~ /(\d+) row-id map leaves freed/;
+# row ids 0-3000 (batches to 3007): leaves 0 and 1 (1,019 row ids each)
+# were all handed out; leaf 2 holds 'keep' and was not
+is($freed3, 2, 'm3: VACUUM freed the two emptied map leaves');
+my $deleted3 = q{SELECT (v->>'deleted_pages')::int FROM ddb_verify('m3') v};
+my $before3 = $primary->safe_psql('postgres', $deleted3);
+$primary->wait_for_catchup($standby);
+$logpos = -s $standby->logfile;
+my $old3 = $standby->background_psql('postgres', on_error_stop => 0);
+$old3->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+is($old3->query_safe('SELECT count(*) FROM m3'), '1', 'm3: a standby snapshot taken after the free');
+my $hold3 = $primary->background_psql('postgres', on_error_stop => 0);
+$hold3->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+$hold3->query_safe('SELECT count(*) FROM m3');
+$primary->safe_psql('postgres', q{
+	INSERT INTO m3 SELECT 'n' || (i % 5), 's' || i, '{}' FROM generate_series(1, 2000) i});
+is($before3 - $primary->safe_psql('postgres', $deleted3), 2,
+	'm3: new rows reused the two freed map leaves while snapshots older than their free live');
+$primary->wait_for_catchup($standby);
+is($old3->query('SELECT count(*) FROM m3'), '1',
+	'm3: the standby session whose snapshot predates the reuse still runs');
+ok(!$standby->log_contains(qr/conflict with recovery/, $logpos),
+	'm3: no recovery conflict on the standby');
+is($standby->safe_psql('postgres', 'SELECT count(*) FROM m3'), '2001', 'm3: the standby has the new rows');
+$old3->query('COMMIT');
+$old3->quit;
+$hold3->query_safe('COMMIT');
+$hold3->quit;
 
 $standby->append_conf('postgresql.conf',
 	"hot_standby_feedback = on
