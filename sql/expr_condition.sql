@@ -129,9 +129,12 @@ SELECT cond('contains(nick, :v)', '{":v": "nn"}') AS substring,
        cond('contains(tags, :v)', '{":v": 1}') AS wrong_type,
        cond('contains(age, :v)', '{":v": 3}') AS number_is_false;
 
--- size: UTF-8 bytes of S ("héllo" is 6), raw bytes of B, elements of sets,
--- lists and maps; size of a number yields nothing, so its comparison is false.
-SELECT cond('size(greeting) = :v', '{":v": 6}') AS s_bytes,
+-- size: UTF-16 code units of S, as DynamoDB counts them ("héllo" is 5, not
+-- its 6 UTF-8 bytes; "é𝄞" is 3: the clef is a surrogate pair), raw bytes of
+-- B, elements of sets, lists and maps; size of a number yields nothing, so
+-- its comparison is false.
+SELECT cond('size(greeting) = :v', '{":v": 5}') AS s_length,
+       cond('size(:s) = :v', '{":s": "é𝄞", ":v": 3}') AS s_surrogates,
        cond('size(bin) = :v', '{":v": 3}') AS b_bytes,
        cond('size(tags) = :v', '{":v": 2}') AS set_count,
        cond('size(orders) = :v', '{":v": 2}') AS list_count,

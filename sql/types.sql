@@ -105,6 +105,9 @@ SELECT ddb_from_typed_json('{"a": {"N": " 1"}}');
 SELECT ddb_from_typed_json('{"a": {"N": "+1"}, "b": {"N": "5."}, "c": {"N": ".5"}, "d": {"N": "-2E-3"}, "e": {"N": "0e99999"}}');
 SELECT ddb_from_typed_json('{"a": {"N": "1e99999"}}');
 SELECT ddb_from_typed_json('{"a": {"N": "-1e-99999"}}');
+-- exponents are read by value: leading zeros do not make them large
+SELECT ddb_from_typed_json('{"a": {"N": "1e0001"}, "b": {"N": "-5E-0003"}, "c": {"N": "2e+000002"}}');
+SELECT ddb_from_typed_json('{"a": {"N": "1e000126"}}');
 SELECT ddb_from_typed_json('{"a": {"N": 1}}');
 SELECT ddb_from_typed_json('{"a": {"NULL": false}}');
 SELECT ddb_from_typed_json('{"a": "plain"}');

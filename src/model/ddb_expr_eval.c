@@ -13,7 +13,8 @@
  *	  true (the values are not equal);
  *	- contains() looks for a substring (S), a byte run (B), a member (sets)
  *	  or an equal element (L); begins_with() takes S or B prefixes;
- *	- size() is the length in UTF-8 bytes of S, in bytes of B, the number of
+ *	- size() is the length of S in UTF-16 code units (as DynamoDB, a Java
+ *	  service, counts it: "é𝄞" is 3), of B in bytes, the number of
  *	  elements of a set, L or M; of other types (N, BOOL, NULL) it yields no
  *	  value, so the comparison using it is false.  size(:value) measures the
  *	  value (the parser has refused the types without a size).
@@ -92,6 +93,26 @@ make_number(int64 n)
 	return v;
 }
 
+/*
+ * The length of a (valid) UTF-8 string in UTF-16 code units, as DynamoDB's
+ * size() counts a string: one per character, two for a character outside
+ * the Basic Multilingual Plane (a 4-byte sequence).
+ */
+static int64
+utf16_length(const char *s, int len)
+{
+	int64		n = 0;
+
+	for (int i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) s[i];
+
+		if ((c & 0xC0) != 0x80)
+			n += (c >= 0xF0) ? 2 : 1;
+	}
+	return n;
+}
+
 static DdbValue *
 eval_operand(DdbOperand *op, DdbValue *item)
 {
@@ -113,6 +134,7 @@ eval_operand(DdbOperand *op, DdbValue *item)
 			switch (v->type)
 			{
 				case DDB_TYPE_S:
+					return make_number(utf16_length(v->u.str.data, v->u.str.len));
 				case DDB_TYPE_B:
 					return make_number(v->u.str.len);
 				case DDB_TYPE_L:

@@ -426,6 +426,7 @@ number_from_string(const char *s, int len)
 	if (mant > 0 && i < len && (s[i] == 'e' || s[i] == 'E'))
 	{
 		int			expdigits = 0;
+		int			expvalue = 0;
 		bool		negative;
 
 		i++;
@@ -433,10 +434,14 @@ number_from_string(const char *s, int len)
 		if (i < len && (s[i] == '-' || s[i] == '+'))
 			i++;
 		while (i < len && isdigit((unsigned char) s[i]))
+		{
+			/* its value, saturated: leading zeros ("1e0001") count for nothing */
+			expvalue = Min(expvalue * 10 + (s[i] - '0'), 100000);
 			i++, expdigits++;
+		}
 		if (expdigits == 0)
 			mant = 0;
-		else if (expdigits > 3 && i == len)
+		else if (expvalue > 1000 && i == len)
 		{
 			/*
 			 * numeric_in refuses exponents beyond 1000, so judge these here:
