@@ -138,3 +138,14 @@ SELECT pg_temp.err($$SELECT ddb_from_typed_json('{"": {"S": "x"}}')$$);
 SELECT ddb_api_text('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "t"}, "sk": {"N": "1"}, "": {"S": "v"}}}');
 SELECT pg_temp.err($$SELECT ddb_from_typed_json('{"m": {"L": [{"M": {"": {"S": "x"}}}]}}')$$);
 SELECT pg_temp.err($$SELECT ddb_put_item('Items', '{"pk": "t", "sk": 2, "m": {"": 1}}')$$);
+-- An invalid ExpressionAttributeValues entry is reported in DynamoDB's frame
+-- for it, naming its key, over the protocol as in the SQL functions (of
+-- several, the first in key order); a malformed one stays a bare
+-- SerializationException.
+SELECT ddb_api('UpdateItem', '{"TableName": "Items", "Key": {"pk": {"S": "t"}, "sk": {"N": "1"}},
+  "UpdateExpression": "SET a = :w, b = :v", "ExpressionAttributeValues": {":w": {"N": "1"}, ":v": {"SS": []}}}');
+SELECT ddb_api('Query', '{"TableName": "Items", "KeyConditionExpression": "pk = :v",
+  "ExpressionAttributeValues": {":v": {"S": "t"}, ":n": {"N": "1e200"}, ":d": {"NS": ["1", "1.0"]}}}');
+SELECT ddb_api('UpdateItem', '{"TableName": "Items", "Key": {"pk": {"S": "t"}, "sk": {"N": "1"}},
+  "UpdateExpression": "SET a = :v", "ExpressionAttributeValues": {":v": {"N": 1}}}');
+SELECT ddb_update_item('Items', '{"pk": "t", "sk": 1}', 'SET a = :v', vals => '{":v": {"$SS": []}}');

@@ -915,6 +915,61 @@ ddb_typed_item_jsonb(DdbJson *j)
 	return ddb_item_to_jsonb(ddb_typed_item(j));
 }
 
+/*
+ * ExpressionAttributeValues as a document-form map.  An invalid value is
+ * reported in DynamoDB's frame for it, naming its key
+ * (ddb_raise_value_error): when the map as a whole fails, each value is
+ * converted again on its own, in key order (the parsed object's), to find
+ * it -- only then, so that valid requests convert once.  (Which of several
+ * invalid values DynamoDB names is not documented.)
+ */
+Jsonb *
+ddb_typed_values_jsonb(DdbJson *j)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Jsonb	   *volatile result = NULL;
+
+	PG_TRY();
+	{
+		result = ddb_typed_item_jsonb(j);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		for (int i = 0; i < j->n; i++)
+		{
+			/* the map of this value alone, converted as the whole was */
+			DdbJson		one = *j;
+
+			one.n = 1;
+			one.keys = &j->keys[i];
+			one.keylens = &j->keylens[i];
+			one.elems = &j->elems[i];
+			PG_TRY();
+			{
+				(void) ddb_typed_item_jsonb(&one);
+			}
+			PG_CATCH();
+			{
+				ErrorData  *vdata;
+
+				MemoryContextSwitchTo(cxt);
+				vdata = CopyErrorData();
+				FlushErrorState();
+				ddb_raise_value_error(vdata, j->keys[i]);
+			}
+			PG_END_TRY();
+		}
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+	return result;
+}
+
 /* ------------------------------------------------------------------------
  * Shapes of request members, as DynamoDB's deserializer checks them
  * ------------------------------------------------------------------------

@@ -70,6 +70,7 @@ extern void ddb_json_key(StringInfo buf, bool *first, const char *key);
 extern DdbValue *ddb_typed_value(DdbJson *j);
 extern DdbValue *ddb_typed_item(DdbJson *j);
 extern Jsonb *ddb_typed_item_jsonb(DdbJson *j);
+extern Jsonb *ddb_typed_values_jsonb(DdbJson *j);
 
 /* Shape checks of request members (SerializationException). */
 extern void ddb_json_check_string(DdbJson *j);

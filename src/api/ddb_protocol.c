@@ -1400,7 +1400,7 @@ request_expressions(DdbJson *req, ReqExpr *x, const char *const *expr,
 		ddb_check_expression_use(any_expr, any_val_expr, val_exprs.data,
 								 x->names != NULL, vals != NULL);
 		if (vals != NULL)
-			x->vals = ddb_typed_item_jsonb(vals);
+			x->vals = ddb_typed_values_jsonb(vals);
 	}
 	x->projection = member_string(req, "ProjectionExpression");
 	x->condition = member_string(req, "ConditionExpression");

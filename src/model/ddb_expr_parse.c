@@ -247,12 +247,34 @@ check_placeholder_key(const char *key, int len, char sigil)
 }
 
 /*
- * Convert one ExpressionAttributeValues entry.  DynamoDB reports an invalid
- * value as "ExpressionAttributeValues contains invalid value: <why> for key
- * :v", so the item model's error is caught and re-raised with that frame
- * (the error is re-raised at once: nothing is left half-done).  An
- * over-long attribute name inside the value is a request-level error that
- * DynamoDB reports bare.
+ * Raise edata, an error that converting ExpressionAttributeValues entry
+ * 'key' raised (copied by the caller, which flushed the error state), as
+ * DynamoDB reports it: an invalid value is "ExpressionAttributeValues
+ * contains invalid value: <why> for key :v".  An over-long attribute name
+ * inside the value is a request-level error that DynamoDB reports bare, as
+ * is anything but a ValidationException.  Shared by the SQL functions'
+ * document-form values (placeholder_value) and ddb_api's typed ones.
+ */
+void
+ddb_raise_value_error(ErrorData *edata, const char *key)
+{
+	size_t		plen = strlen(VALIDATION_PREFIX);
+
+	if (edata->sqlerrcode != DDB_ERRCODE_VALIDATION ||
+		strncmp(edata->message, VALIDATION_PREFIX, plen) != 0 ||
+		strcmp(edata->message + plen, DDB_MSG_NAME_TOO_LARGE) == 0)
+		ReThrowError(edata);
+	ereport(ERROR,
+			(errcode(DDB_ERRCODE_VALIDATION),
+			 errmsg(VALIDATION_PREFIX DDB_MSG_VALUES_INVALID_VALUE,
+					edata->message + plen, key),
+			 edata->detail ? errdetail_internal("%s", edata->detail) : 0));
+}
+
+/*
+ * Convert one ExpressionAttributeValues entry; an invalid one is reported
+ * in DynamoDB's frame (ddb_raise_value_error: the error is re-raised at
+ * once, nothing is left half-done).
  */
 static DdbValue *
 placeholder_value(JsonbValue *v, const char *key)
@@ -267,20 +289,11 @@ placeholder_value(JsonbValue *v, const char *key)
 	PG_CATCH();
 	{
 		ErrorData  *edata;
-		size_t		plen = strlen(VALIDATION_PREFIX);
 
 		MemoryContextSwitchTo(cxt);
 		edata = CopyErrorData();
-		if (edata->sqlerrcode != DDB_ERRCODE_VALIDATION ||
-			strncmp(edata->message, VALIDATION_PREFIX, plen) != 0 ||
-			strcmp(edata->message + plen, DDB_MSG_NAME_TOO_LARGE) == 0)
-			PG_RE_THROW();
 		FlushErrorState();
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg(VALIDATION_PREFIX DDB_MSG_VALUES_INVALID_VALUE,
-						edata->message + plen, key),
-				 edata->detail ? errdetail_internal("%s", edata->detail) : 0));
+		ddb_raise_value_error(edata, key);
 	}
 	PG_END_TRY();
 	return result;
