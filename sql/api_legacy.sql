@@ -132,3 +132,29 @@ SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditions": {
   "sk": {"ComparisonOperator": "NOT_CONTAINS", "AttributeValueList": [{"N": "1"}]}}}');
 SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditions": {
   "pk": {"ComparisonOperator": "IN", "AttributeValueList": [{"S": "p"}]}}}');
+-- The legacy enums are member constraints, checked up front with the
+-- others and joined with them: ConditionalOperator, and each condition's
+-- ComparisonOperator, named by its member path.
+SELECT ddb_api('PutItem', '{"TableName": "Legacy", "Item": {"pk": {"S": "p"}, "sk": {"N": "1"}},
+  "Expected": {"a": {"Exists": false}}, "ConditionalOperator": "XOR"}');
+SELECT ddb_api('Scan', '{"TableName": "Legacy", "ConditionalOperator": "BAD"}');
+SELECT ddb_api('DeleteItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "p"}, "sk": {"N": "1"}},
+  "Expected": {"a": {"ComparisonOperator": "BOGUS"}}}');
+SELECT ddb_api('Scan', '{"TableName": "Legacy", "Select": "NONE",
+  "ScanFilter": {"a": {"ComparisonOperator": "LIKE", "AttributeValueList": [{"S": "x"}]}}}');
+SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditions": {
+  "pk": {"ComparisonOperator": "EQUALS", "AttributeValueList": [{"S": "p"}]}},
+  "QueryFilter": {"a": {"ComparisonOperator": "GT", "AttributeValueList": [{"N": "1"}]}}}');
+-- (GetItem takes none of them, and ignores them like any member it does not know)
+SELECT ddb_api('GetItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "nothing"}, "sk": {"N": "1"}},
+  "ConditionalOperator": "XOR"}');
+-- A QueryFilter on a key attribute is refused in its own words.
+SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditions": {
+  "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "p"}]}},
+  "QueryFilter": {"sk": {"ComparisonOperator": "GT", "AttributeValueList": [{"N": "1"}]}}}');
+SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditionExpression": "pk = :p",
+  "FilterExpression": "sk > :one", "ExpressionAttributeValues": {":p": {"S": "p"}, ":one": {"N": "1"}}}');
+-- a condition without its operator, named by its member path too
+SELECT ddb_api('Scan', '{"TableName": "Legacy", "ScanFilter": {"a": {}}}');
+SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditions": {
+  "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "p"}]}}, "QueryFilter": {"n": {}}}');

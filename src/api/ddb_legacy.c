@@ -251,9 +251,11 @@ conditional_operator(const char *op)
 /*
  * KeyConditions, QueryFilter, ScanFilter: {attr: {ComparisonOperator,
  * AttributeValueList}, ...} joined by ConditionalOperator (AND by default).
+ * 'member' is the member's name as DynamoDB's messages write it
+ * ("scanFilter").
  */
 char *
-ddb_legacy_conditions(DdbLegacy *lx, DdbJson *conds, const char *condop)
+ddb_legacy_conditions(DdbLegacy *lx, DdbJson *conds, const char *condop, const char *member)
 {
 	StringInfoData buf;
 	const char *sep = conditional_operator(condop);
@@ -275,7 +277,7 @@ ddb_legacy_conditions(DdbLegacy *lx, DdbJson *conds, const char *condop)
 		if (op == NULL || op->type == DDB_JSON_NULL)
 			validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
 							 psprintf(DDB_MSG_CONSTRAINT, "null",
-									  psprintf("%s.member.comparisonOperator", conds->keys[i]),
+									  psprintf("%s.%s.member.comparisonOperator", member, conds->keys[i]),
 									  "Member must not be null"));
 		ddb_json_check_string(op);
 		if (list && list->type == DDB_JSON_NULL)
@@ -299,7 +301,7 @@ char *
 ddb_legacy_key_conditions(DdbLegacy *lx, DdbJson *conds)
 {
 	static const char *const not_indexable[] = {"NE", "NULL", "NOT_NULL", "CONTAINS", "NOT_CONTAINS", "IN"};
-	char	   *expr = ddb_legacy_conditions(lx, conds, "AND");
+	char	   *expr = ddb_legacy_conditions(lx, conds, "AND", "keyConditions");
 
 	for (int i = 0; i < conds->n; i++)
 	{

@@ -24,7 +24,8 @@ extern void ddb_legacy_init(DdbLegacy *lx);
 extern Jsonb *ddb_legacy_names(DdbLegacy *lx);
 extern Jsonb *ddb_legacy_values(DdbLegacy *lx);
 extern char *ddb_legacy_projection(DdbLegacy *lx, DdbJson *attrs);
-extern char *ddb_legacy_conditions(DdbLegacy *lx, DdbJson *conds, const char *condop);
+extern char *ddb_legacy_conditions(DdbLegacy *lx, DdbJson *conds, const char *condop,
+								   const char *member);
 extern char *ddb_legacy_key_conditions(DdbLegacy *lx, DdbJson *conds);
 extern char *ddb_legacy_expected(DdbLegacy *lx, DdbJson *expected, const char *condop);
 extern char *ddb_legacy_updates(DdbLegacy *lx, DdbJson *updates);

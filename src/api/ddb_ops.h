@@ -296,6 +296,7 @@ typedef struct DdbReadRequest
 	Jsonb	   *vals;
 	Jsonb	   *names;
 	const char *filter;
+	bool		filter_legacy;	/* filter is a legacy QueryFilter's */
 	const char *projection;
 	const char *index_name;
 	bool		forward;		/* Query only */

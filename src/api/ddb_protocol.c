@@ -1421,8 +1421,10 @@ request_expressions(DdbJson *req, ReqExpr *x, const char *const *expr,
 			x->condition = ddb_legacy_expected(&lx, j, condop);
 		if ((j = member(req, "AttributeUpdates")) != NULL)
 			x->update = ddb_legacy_updates(&lx, j);
-		if ((j = member(req, "QueryFilter")) != NULL || (j = member(req, "ScanFilter")) != NULL)
-			x->filter = ddb_legacy_conditions(&lx, j, condop);
+		if ((j = member(req, "QueryFilter")) != NULL)
+			x->filter = ddb_legacy_conditions(&lx, j, condop, "queryFilter");
+		else if ((j = member(req, "ScanFilter")) != NULL)
+			x->filter = ddb_legacy_conditions(&lx, j, condop, "scanFilter");
 		if (x->key_condition == NULL && (j = member(req, "KeyConditions")) != NULL)
 		{
 			x->key_condition = ddb_legacy_key_conditions(&lx, j);
@@ -1587,6 +1589,44 @@ write_capacity(Capacity *c, Relation rel, DdbWriteResult *res)
 									  c->index_names, c->index_units);
 	for (int i = 0; i < c->nindexes; i++)
 		c->index_local[i] = ddb_index_kind(rel, c->index_names[i]) == DDB_INDEX_LOCAL;
+}
+
+/*
+ * The legacy members' enums, which DynamoDB checks with the other member
+ * constraints: ConditionalOperator, and the ComparisonOperator of each
+ * condition of Expected, KeyConditions, QueryFilter and ScanFilter.  For
+ * the operations that take them (PutItem, UpdateItem, DeleteItem, Query,
+ * Scan); the others ignore them, as they ignore any member they do not
+ * know.
+ */
+static void
+check_legacy_enums(DdbValErrors *e, DdbJson *req)
+{
+	static const char *const condop_set[] = {"AND", "OR", NULL};
+	static const char *const compop_set[] = {"IN", "NULL", "BETWEEN", "LT", "NOT_CONTAINS", "EQ",
+	"GT", "NOT_NULL", "NE", "LE", "BEGINS_WITH", "GE", "CONTAINS", NULL};
+	static const char *const maps[] = {"Expected", "KeyConditions", "QueryFilter", "ScanFilter"};
+
+	check_enum(e, member_string(req, "ConditionalOperator"), "ConditionalOperator",
+			   condop_set, "OR, AND");
+	for (int m = 0; m < lengthof(maps); m++)
+	{
+		DdbJson    *conds = member(req, maps[m]);
+
+		if (conds == NULL || conds->type != DDB_JSON_OBJECT)
+			continue;			/* (its shape is checked where it is read) */
+		for (int i = 0; i < conds->n; i++)
+		{
+			DdbJson    *op = conds->elems[i]->type == DDB_JSON_OBJECT ?
+				ddb_json_get(conds->elems[i], "ComparisonOperator") : NULL;
+
+			if (op != NULL && op->type == DDB_JSON_STRING)
+				check_enum(e, op->str,
+						   psprintf("%s.%s.member.comparisonOperator", maps[m], conds->keys[i]),
+						   compop_set,
+						   "IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS");
+		}
+	}
 }
 
 /* Members every item operation shares: ReturnConsumedCapacity. */
@@ -1771,6 +1811,7 @@ op_put_item(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = check_common(&e, req);
+	check_legacy_enums(&e, req);
 	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Item") == NULL)
@@ -1822,6 +1863,7 @@ op_update_item(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = check_common(&e, req);
+	check_legacy_enums(&e, req);
 	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Key") == NULL)
@@ -1864,6 +1906,7 @@ op_delete_item(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = check_common(&e, req);
+	check_legacy_enums(&e, req);
 	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Key") == NULL)
@@ -1912,6 +1955,7 @@ read_op(DdbJson *req, int *len, bool is_query)
 	memset(&a, 0, sizeof(a));
 	ddb_valerr_init(&e);
 	rcc = check_common(&e, req);
+	check_legacy_enums(&e, req);
 	a.table_name = check_table_name(&e, req, "TableName");
 	index_name = member_string(req, "IndexName");
 	if (index_name != NULL)
@@ -1971,6 +2015,7 @@ read_op(DdbJson *req, int *len, bool is_query)
 
 	a.key_condition = x.key_condition;
 	a.filter = x.filter;
+	a.filter_legacy = is_query && member(req, "QueryFilter") != NULL;
 	a.projection = x.projection;
 	a.names = x.names;
 	a.vals = x.vals;

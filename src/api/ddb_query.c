@@ -377,15 +377,18 @@ check_key_value(DdbValue *v, DdbKeyType keytype, const char *name)
 						 v->type == DDB_TYPE_S ? "string" : "binary", name);
 }
 
-/* Query's FilterExpression may not name key attributes (DynamoDB's rule). */
+/*
+ * Query's FilterExpression (or legacy QueryFilter, whose message names it)
+ * may not name key attributes (DynamoDB's rule).
+ */
 static void
-check_filter_paths(DdbReader *r, DdbCondition *c)
+check_filter_paths(DdbReader *r, DdbCondition *c, bool legacy)
 {
 	check_stack_depth();
 	if (c == NULL)
 		return;
-	check_filter_paths(r, c->left);
-	check_filter_paths(r, c->right);
+	check_filter_paths(r, c->left, legacy);
+	check_filter_paths(r, c->right, legacy);
 	for (int i = 0; i < c->nargs; i++)
 	{
 		DdbOperand *op = c->args[i];
@@ -395,7 +398,8 @@ check_filter_paths(DdbReader *r, DdbCondition *c)
 			continue;
 		for (int k = 0; k < r->nquerykeys; k++)
 			if (strcmp(op->path->elems[0].name, ddb_key_name(r->rel, k)) == 0)
-				validation_error("ValidationException: Filter Expression can only contain non-primary key attributes: Primary key attribute: %s",
+				validation_error("ValidationException: %s can only contain non-primary key attributes: Primary key attribute: %s",
+								 legacy ? "QueryFilter" : "Filter Expression",
 								 op->path->elems[0].name);
 	}
 }
@@ -600,7 +604,7 @@ query_begin(DdbReadRequest *a, bool paged)
 							  r->nquerykeys > 1 ? ddb_key_name(r->rel, 1) : NULL,
 							  &kc);
 	if (r->filter)
-		check_filter_paths(r, r->filter);
+		check_filter_paths(r, r->filter, a->filter_legacy);
 
 	initStringInfo(&prefix);
 	query_range(r, &kc, &range, &prefix);
