@@ -158,3 +158,28 @@ SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditionExpression": "pk =
 SELECT ddb_api('Scan', '{"TableName": "Legacy", "ScanFilter": {"a": {}}}');
 SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditions": {
   "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "p"}]}}, "QueryFilter": {"n": {}}}');
+-- AttributeUpdates as DynamoDB takes them: ADD of a list appends to it (or
+-- creates it); ADD takes numbers, sets and lists, DELETE with a value only
+-- sets; a value whose type does not match the attribute's is a "Type
+-- mismatch for attribute to update", where an UpdateExpression says its own.
+SELECT ddb_api('PutItem', '{"TableName": "Legacy", "Item": {"pk": {"S": "u"}, "sk": {"N": "1"},
+  "l": {"L": [{"N": "1"}]}, "s": {"SS": ["dog"]}, "t": {"S": "text"}}}');
+SELECT ddb_api('UpdateItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "u"}, "sk": {"N": "1"}},
+  "AttributeUpdates": {"l": {"Action": "ADD", "Value": {"L": [{"N": "2"}, {"S": "x"}]}},
+                       "m": {"Action": "ADD", "Value": {"L": [{"S": "new"}]}}},
+  "ReturnValues": "UPDATED_NEW"}');
+SELECT ddb_api('UpdateItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "u"}, "sk": {"N": "1"}},
+  "AttributeUpdates": {"t": {"Action": "ADD", "Value": {"S": "more"}}}}');
+SELECT ddb_api('UpdateItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "u"}, "sk": {"N": "1"}},
+  "AttributeUpdates": {"t": {"Action": "ADD", "Value": {"M": {}}}}}');
+SELECT ddb_api('UpdateItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "u"}, "sk": {"N": "1"}},
+  "AttributeUpdates": {"s": {"Action": "DELETE", "Value": {"N": "1"}}}}');
+SELECT ddb_api('UpdateItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "u"}, "sk": {"N": "1"}},
+  "AttributeUpdates": {"s": {"Action": "ADD", "Value": {"N": "2"}}}}');
+SELECT ddb_api('UpdateItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "u"}, "sk": {"N": "1"}},
+  "AttributeUpdates": {"s": {"Action": "DELETE", "Value": {"NS": ["2"]}}}}');
+SELECT ddb_api('UpdateItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "u"}, "sk": {"N": "1"}},
+  "AttributeUpdates": {"t": {"Action": "ADD", "Value": {"L": []}}}}');
+SELECT ddb_api('UpdateItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "u"}, "sk": {"N": "1"}},
+  "UpdateExpression": "ADD s :n", "ExpressionAttributeValues": {":n": {"N": "2"}}}');
+SELECT ddb_api('GetItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "u"}, "sk": {"N": "1"}}}');

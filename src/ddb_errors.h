@@ -124,6 +124,7 @@
 /* UpdateExpression evaluation */
 #define DDB_MSG_UPDATE_MISSING_ATTRIBUTE "The provided expression refers to an attribute that does not exist in the item"
 #define DDB_MSG_UPDATE_OPERAND_TYPE		"An operand in the update expression has an incorrect data type"
+#define DDB_MSG_UPDATE_TYPE_MISMATCH	"Type mismatch for attribute to update"
 #define DDB_MSG_UPDATE_INVALID_PATH		"The document path provided in the update expression is invalid for update"
 #define DDB_MSG_UPDATE_KEY_ATTRIBUTE	"One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key"
 #define DDB_MSG_UPDATE_ITEM_SIZE		"Item size to update has exceeded the maximum allowed size"

@@ -440,10 +440,27 @@ ddb_legacy_updates(DdbLegacy *lx, DdbJson *updates)
 		}
 		else if (strcmp(act, "ADD") == 0)
 		{
+			const char *t;
+
 			if (value == NULL)
 				validation_error("One or more parameter values were invalid: Only DELETE action is allowed when no attribute value is specified");
-			appendStringInfo(&add, "%s%s %s", add.len ? ", " : "",
-							 name_placeholder(lx, attr), value_placeholder(lx, value));
+			t = typed_type(value);
+			if (strcmp(t, "L") == 0)
+			{
+				/* ADD of a list appends to it (or creates it), as DynamoDB does */
+				char	   *a = name_placeholder(lx, attr);
+
+				appendStringInfo(&set, "%s%s = list_append(if_not_exists(%s, %s), %s)",
+								 set.len ? ", " : "", a, a,
+								 value_placeholder(lx, ddb_json_parse("{\"L\": []}", 9)),
+								 value_placeholder(lx, value));
+			}
+			else if (strcmp(t, "N") == 0 || strcmp(t, "SS") == 0 ||
+					 strcmp(t, "NS") == 0 || strcmp(t, "BS") == 0)
+				appendStringInfo(&add, "%s%s %s", add.len ? ", " : "",
+								 name_placeholder(lx, attr), value_placeholder(lx, value));
+			else
+				validation_error("One or more parameter values were invalid: ADD action is not supported for the type %s", t);
 		}
 		else if (strcmp(act, "DELETE") == 0)
 		{
@@ -451,8 +468,14 @@ ddb_legacy_updates(DdbLegacy *lx, DdbJson *updates)
 				appendStringInfo(&remove, "%s%s", remove.len ? ", " : "",
 								 name_placeholder(lx, attr));
 			else
+			{
+				const char *t = typed_type(value);
+
+				if (strcmp(t, "SS") != 0 && strcmp(t, "NS") != 0 && strcmp(t, "BS") != 0)
+					validation_error("One or more parameter values were invalid: DELETE action with value is not supported for the type %s", t);
 				appendStringInfo(&del, "%s%s %s", del.len ? ", " : "",
 								 name_placeholder(lx, attr), value_placeholder(lx, value));
+			}
 		}
 		else
 			validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",

@@ -1878,6 +1878,15 @@ op_update_item(DdbJson *req, int *len)
 	rel = ddb_table_open(name, ACL_UPDATE);
 	ddb_check_write_privileges(rel, ACL_UPDATE, true);
 	parse_expressions(&x, &cond, &upd, NULL);
+	if (upd != NULL && member(req, "AttributeUpdates") != NULL)
+	{
+		/* (a copy: the parsed update is cached, and shared) */
+		DdbUpdate  *legacy = palloc(sizeof(DdbUpdate));
+
+		*legacy = *upd;
+		legacy->legacy = true;
+		upd = legacy;
+	}
 	ddb_update_item_core_ext(rel, key, upd, cond,
 							 rv == DDB_RV_UPDATED_OLD || rv == DDB_RV_UPDATED_NEW, &res);
 	relation_close(rel, NoLock);

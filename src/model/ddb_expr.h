@@ -268,6 +268,9 @@ typedef struct DdbUpdate
 {
 	int			nactions;
 	DdbUpdateAction *actions;	/* in the order written */
+	bool		legacy;			/* translated from AttributeUpdates: a value
+								 * of the wrong type is DynamoDB's "Type
+								 * mismatch for attribute to update" */
 } DdbUpdate;
 
 typedef struct DdbProjection

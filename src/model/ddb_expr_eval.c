@@ -369,12 +369,20 @@ ddb_eval_condition(DdbCondition *cond, Jsonb *item)
  * Updates
  * ------------------------------------------------------------------------
  */
+/*
+ * Whether the update being applied came from legacy AttributeUpdates
+ * (DdbUpdate.legacy), whose type errors DynamoDB words its own way; set by
+ * ddb_apply_update_value, through which every update is applied.
+ */
+static bool applying_legacy = false;
+
 static void
 incorrect_type(void)
 {
 	ereport(ERROR,
 			(errcode(DDB_ERRCODE_VALIDATION),
-			 errmsg("ValidationException: " DDB_MSG_UPDATE_OPERAND_TYPE)));
+			 errmsg("ValidationException: %s",
+					applying_legacy ? DDB_MSG_UPDATE_TYPE_MISMATCH : DDB_MSG_UPDATE_OPERAND_TYPE)));
 }
 
 static void
@@ -643,6 +651,7 @@ ddb_apply_update_value(DdbUpdate *u, DdbValue *old, const char **key_attrs,
 	if (old == NULL)
 		old = ddb_value_new(DDB_TYPE_M);
 
+	applying_legacy = u->legacy;
 	ddb_update_check_key_attributes(u, key_attrs, nkey_attrs);
 
 	/* every SET operand reads the item as it was before the update */
