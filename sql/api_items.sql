@@ -149,3 +149,10 @@ SELECT ddb_api('Query', '{"TableName": "Items", "KeyConditionExpression": "pk = 
 SELECT ddb_api('UpdateItem', '{"TableName": "Items", "Key": {"pk": {"S": "t"}, "sk": {"N": "1"}},
   "UpdateExpression": "SET a = :v", "ExpressionAttributeValues": {":v": {"N": 1}}}');
 SELECT ddb_update_item('Items', '{"pk": "t", "sk": 1}', 'SET a = :v', vals => '{":v": {"$SS": []}}');
+-- ddb_to_typed_json refuses a string holding U+0000 (document form's
+-- {"$S": [parts]}), anywhere in the item, rather than cut it short: a
+-- jsonb string cannot hold it, and typed JSON has no other form for it.
+SELECT ddb_to_typed_json('{"s": {"$S": ["a", "b"]}}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT ddb_to_typed_json('{"l": [1, {"m": {"$S": ["", "x"]}}]}');
+SELECT ddb_to_typed_json('{"ss": {"$SS": [{"$S": ["a", "b"]}, "c"]}}');

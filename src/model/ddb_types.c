@@ -1095,6 +1095,23 @@ push_doc_string(JsonbParseState **st, JsonbIteratorToken tok, const char *s, int
 	(void) pushJsonbValue(st, WJB_END_OBJECT, NULL);
 }
 
+/*
+ * A typed-JSON string (the value of {"S": ...}, an SS element): jsonb
+ * strings cannot hold U+0000, and typed JSON has no other form for one, so
+ * such a string is refused rather than cut short (the typed writers of
+ * ddb_api and ddb_api_text, which write JSON text, carry it).
+ */
+static void
+push_typed_string(JsonbParseState **st, JsonbIteratorToken tok, const char *s, int len)
+{
+	if (memchr(s, '\0', len) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNTRANSLATABLE_CHARACTER),
+				 errmsg("the item holds a string with U+0000, which typed JSON as jsonb cannot represent"),
+				 errhint("Keep the item in document form, where such a string is {\"$S\": [parts]}, or use ddb_api_text(), which takes and returns JSON text.")));
+	push_string(st, tok, s, len);
+}
+
 /* Set elements: strings, base64 strings, or (document NS) numbers. */
 static void
 push_set_body(JsonbParseState **st, DdbValue *set, bool typed)
@@ -1125,7 +1142,7 @@ push_set_body(JsonbParseState **st, DdbValue *set, bool typed)
 			push_string(st, WJB_ELEM, s, n);
 		}
 		else if (typed)
-			push_string(st, WJB_ELEM, e->u.str.data, e->u.str.len);
+			push_typed_string(st, WJB_ELEM, e->u.str.data, e->u.str.len);
 		else
 			push_doc_string(st, WJB_ELEM, e->u.str.data, e->u.str.len);
 	}
@@ -1149,7 +1166,7 @@ push_value(JsonbParseState **st, DdbValue *v, JsonbIteratorToken tok, bool typed
 	{
 		case DDB_TYPE_S:
 			if (typed)
-				push_string(st, tok, v->u.str.data, v->u.str.len);
+				push_typed_string(st, tok, v->u.str.data, v->u.str.len);
 			else
 				push_doc_string(st, tok, v->u.str.data, v->u.str.len);
 			break;
