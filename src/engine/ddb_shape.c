@@ -5,8 +5,10 @@
  *
  * A ddb table's columns are: the partition key, then zero or more sort
  * keys, then exactly one jsonb item column.  Key columns are text (DynamoDB
- * S), numeric (N) or bytea (B) and NOT NULL.  User tables have at most one
- * sort key; internal GSI tables use more to keep their keys unique.
+ * S), numeric (N) or bytea (B) and NOT NULL.  Tables made through the
+ * DynamoDB API have at most one sort key; tables made in SQL may have more
+ * (a composite sort key, ordered column by column), and internal GSI
+ * tables use more to keep their keys unique.
  *
  * The rule is enforced twice: by an event trigger at CREATE/ALTER TABLE (so
  * a wrong table is rejected before it holds data) and again whenever the key
