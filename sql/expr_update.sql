@@ -133,6 +133,9 @@ SELECT ddb_apply_update('{}', 'REMOVE m.x');
 -- arithmetic beyond 38 digits or DynamoDB's range
 SELECT ddb_apply_update('{"n": 9.9999999999999999999999999999999999999e125}', 'SET n = n + n');
 SELECT ddb_apply_update('{"n": 12345678901234567890123456789012345678}', 'ADD n :tiny', NULL, '{":tiny": 0.1}');
+-- (+ and - report a result beyond 38 digits as DynamoDB does, as an overflow)
+SELECT ddb_apply_update('{"n": 1e50}', 'SET n = n + :one', NULL, '{":one": 1}');
+SELECT ddb_apply_update('{"n": 1e50}', 'SET n = n - :one', NULL, '{":one": 1}');
 -- the result must still nest at most 32 levels deep ...
 SELECT ddb_apply_update('{"m": {}}', 'SET m.x = :v', NULL,
                         jsonb_build_object(':v', (repeat('[', 32) || repeat(']', 32))::jsonb));

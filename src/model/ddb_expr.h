@@ -147,6 +147,7 @@ extern int64 ddb_value_size(DdbValue *value);
 
 /* Raise DynamoDB's errors for a number outside N's precision or range. */
 extern void ddb_check_number(Numeric num);
+extern void ddb_check_number_result(Numeric num);
 
 /* Raise DynamoDB's error for an attribute name over 65,535 bytes. */
 extern void ddb_check_attribute_name(const char *name);

@@ -441,7 +441,7 @@ eval_set_operand(DdbOperand *op, DdbValue *old)
 														   numeric_add : numeric_sub,
 														   NumericGetDatum(l->u.num),
 														   NumericGetDatum(r->u.num)));
-			ddb_check_number(v->u.num);
+			ddb_check_number_result(v->u.num);
 			return v;
 		case DDB_OPERAND_SIZE:
 			break;

@@ -349,9 +349,15 @@ number_shape(Numeric num, int *ndigits, int *exponent)
 /* DynamoDB's size of a number of ndigits significant digits */
 #define NUMBER_SIZE(ndigits)	((Max((ndigits), 1) + 1) / 2 + 1)
 
-/* Check a number; returns its significant digits (for its size). */
+/*
+ * Check a number; returns its significant digits (for its size).  A result
+ * of arithmetic that needs more than 38 digits (1e50 + 1) is reported as
+ * DynamoDB reports it, as an overflow (ScyllaDB's tests, run against the
+ * service, record this), not with the precision message a value written
+ * with too many digits gets.
+ */
 static int
-check_number(Numeric num)
+check_number_ext(Numeric num, bool arithmetic)
 {
 	int			ndigits;
 	int			exponent;
@@ -366,14 +372,31 @@ check_number(Numeric num)
 	if (exponent < -130)
 		validation_error("ValidationException: " DDB_MSG_NUMBER_UNDERFLOW);
 	if (ndigits > DDB_MAX_NUMBER_DIGITS)
-		validation_error("ValidationException: " DDB_MSG_NUMBER_PRECISION);
+		validation_error("ValidationException: %s",
+						 arithmetic ? DDB_MSG_NUMBER_OVERFLOW : DDB_MSG_NUMBER_PRECISION);
 	return ndigits;
+}
+
+static int
+check_number(Numeric num)
+{
+	return check_number_ext(num, false);
 }
 
 void
 ddb_check_number(Numeric num)
 {
 	(void) check_number(num);
+}
+
+/*
+ * The same for the result of + or - in an update.  (ADD keeps the
+ * precision message: nothing records what DynamoDB says there.)
+ */
+void
+ddb_check_number_result(Numeric num)
+{
+	(void) check_number_ext(num, true);
 }
 
 /*
