@@ -10,6 +10,8 @@ CREATE EXTENSION IF NOT EXISTS ddb;
 CREATE FUNCTION wait_no_xmin() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
 	FOR i IN 1 .. 600 LOOP
+		-- (a transaction reads backends' status once unless told again)
+		PERFORM pg_stat_clear_snapshot();
 		IF NOT EXISTS (SELECT FROM pg_stat_activity
 					   WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid()) THEN
 			RETURN;
