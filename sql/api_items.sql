@@ -148,6 +148,13 @@ SELECT ddb_api('Query', '{"TableName": "Items", "KeyConditionExpression": "pk = 
   "ExpressionAttributeValues": {":v": {"S": "t"}, ":n": {"N": "1e200"}, ":d": {"NS": ["1", "1.0"]}}}');
 SELECT ddb_api('UpdateItem', '{"TableName": "Items", "Key": {"pk": {"S": "t"}, "sk": {"N": "1"}},
   "UpdateExpression": "SET a = :v", "ExpressionAttributeValues": {":v": {"N": 1}}}');
+-- (a malformed value wins over an invalid one, as DynamoDB reads the whole
+-- request before it validates anything)
+SELECT ddb_api('UpdateItem', '{"TableName": "Items", "Key": {"pk": {"S": "t"}, "sk": {"N": "1"}},
+  "UpdateExpression": "SET a = :a, b = :b", "ExpressionAttributeValues": {":a": {"SS": []}, ":b": {"N": 1}}}');
+-- (over text, in whatever order the request writes them, the first in key order)
+SELECT ddb_api_text('UpdateItem', '{"TableName": "Items", "Key": {"pk": {"S": "t"}, "sk": {"N": "1"}},
+  "UpdateExpression": "SET a = :zz, b = :b", "ExpressionAttributeValues": {":zz": {"SS": []}, ":b": {"NS": ["1", "1.0"]}}}');
 SELECT ddb_update_item('Items', '{"pk": "t", "sk": 1}', 'SET a = :v', vals => '{":v": {"$SS": []}}');
 -- ddb_to_typed_json refuses a string holding U+0000 (document form's
 -- {"$S": [parts]}), anywhere in the item, rather than cut it short: a

@@ -145,9 +145,17 @@ SELECT ddb_api('Scan', '{"TableName": "Legacy", "Select": "NONE",
 SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditions": {
   "pk": {"ComparisonOperator": "EQUALS", "AttributeValueList": [{"S": "p"}]}},
   "QueryFilter": {"a": {"ComparisonOperator": "GT", "AttributeValueList": [{"N": "1"}]}}}');
--- (GetItem takes none of them, and ignores them like any member it does not know)
+-- (an operation ignores the legacy members it does not take, like any
+-- member it does not know: GetItem all of these, Scan KeyConditions, a
+-- Query ScanFilter -- which does not replace its FilterExpression)
 SELECT ddb_api('GetItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "nothing"}, "sk": {"N": "1"}},
   "ConditionalOperator": "XOR"}');
+SELECT ddb_api('Scan', '{"TableName": "Legacy", "Select": "COUNT",
+  "KeyConditions": {"pk": {"ComparisonOperator": "BOGUS"}}}');
+SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditionExpression": "pk = :p",
+  "FilterExpression": "n > :n", "ExpressionAttributeValues": {":p": {"S": "p"}, ":n": {"N": "40"}},
+  "ScanFilter": {"n": {"ComparisonOperator": "LT", "AttributeValueList": [{"N": "20"}]}},
+  "Select": "COUNT"}');
 -- A QueryFilter on a key attribute is refused in its own words.
 SELECT ddb_api('Query', '{"TableName": "Legacy", "KeyConditions": {
   "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "p"}]}},

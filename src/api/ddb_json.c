@@ -915,13 +915,30 @@ ddb_typed_item_jsonb(DdbJson *j)
 	return ddb_item_to_jsonb(ddb_typed_item(j));
 }
 
+/* jsonb's order of object keys: shorter first, then bytewise */
+static int
+jsonb_key_order(const void *a, const void *b, void *arg)
+{
+	DdbJson    *j = (DdbJson *) arg;
+	int			x = *(const int *) a;
+	int			y = *(const int *) b;
+
+	if (j->keylens[x] != j->keylens[y])
+		return j->keylens[x] < j->keylens[y] ? -1 : 1;
+	return memcmp(j->keys[x], j->keys[y], j->keylens[x]);
+}
+
 /*
  * ExpressionAttributeValues as a document-form map.  An invalid value is
  * reported in DynamoDB's frame for it, naming its key
- * (ddb_raise_value_error): when the map as a whole fails, each value is
- * converted again on its own, in key order (the parsed object's), to find
- * it -- only then, so that valid requests convert once.  (Which of several
- * invalid values DynamoDB names is not documented.)
+ * (ddb_raise_value_error): when the map as a whole fails validation, each
+ * value is converted again on its own to find it -- only then, so that
+ * valid requests convert once -- in jsonb's key order, the order the SQL
+ * functions' values are checked in, whatever order the request's text
+ * has.  (Which of several invalid values DynamoDB names is not
+ * documented.)  Any other error (a malformed value's
+ * SerializationException, which DynamoDB raises before it validates
+ * anything; a cancel) is raised as it is.
  */
 Jsonb *
 ddb_typed_values_jsonb(DdbJson *j)
@@ -937,12 +954,21 @@ ddb_typed_values_jsonb(DdbJson *j)
 	{
 		ErrorData  *edata;
 
+		int		   *order;
+
 		MemoryContextSwitchTo(cxt);
 		edata = CopyErrorData();
 		FlushErrorState();
+		if (!ddb_value_error_frameable(edata))
+			ReThrowError(edata);
+		order = palloc(sizeof(int) * Max(j->n, 1));
 		for (int i = 0; i < j->n; i++)
+			order[i] = i;
+		qsort_arg(order, j->n, sizeof(int), jsonb_key_order, j);
+		for (int o = 0; o < j->n; o++)
 		{
 			/* the map of this value alone, converted as the whole was */
+			int			i = order[o];
 			DdbJson		one = *j;
 
 			one.n = 1;

@@ -223,6 +223,31 @@ member_struct(DdbJson *req, const char *name, const char *structname)
 	return j;
 }
 
+/* Is 'name' in the NULL-terminated list? */
+static bool
+listed(const char *const *list, const char *name)
+{
+	for (int i = 0; list[i]; i++)
+		if (strcmp(list[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* Legacy member 'name', when the operation takes it (it is in 'legacy'). */
+static DdbJson *
+legacy_member(DdbJson *req, const char *const *legacy, const char *name)
+{
+	return listed(legacy, name) ? member(req, name) : NULL;
+}
+
+/* ConditionalOperator goes with Expected, QueryFilter and ScanFilter. */
+static bool
+takes_conditional_operator(const char *const *legacy)
+{
+	return listed(legacy, "Expected") || listed(legacy, "QueryFilter") ||
+		listed(legacy, "ScanFilter");
+}
+
 static DdbJson *
 member_attribute_map(DdbJson *req, const char *name)
 {
@@ -1408,24 +1433,28 @@ request_expressions(DdbJson *req, ReqExpr *x, const char *const *expr,
 	x->filter = member_string(req, "FilterExpression");
 	x->key_condition = member_string(req, "KeyConditionExpression");
 
-	/* the legacy members, as expressions */
+	/*
+	 * The legacy members the operation takes, as expressions (any other is
+	 * ignored, like every member an operation does not know).
+	 */
 	{
 		DdbLegacy	lx;
 		DdbJson    *j;
-		const char *condop = member_string(req, "ConditionalOperator");
+		const char *condop = takes_conditional_operator(legacy) ?
+			member_string(req, "ConditionalOperator") : NULL;
 
 		ddb_legacy_init(&lx);
-		if ((j = member(req, "AttributesToGet")) != NULL)
+		if ((j = legacy_member(req, legacy, "AttributesToGet")) != NULL)
 			x->projection = ddb_legacy_projection(&lx, j);
-		if ((j = member(req, "Expected")) != NULL)
+		if ((j = legacy_member(req, legacy, "Expected")) != NULL)
 			x->condition = ddb_legacy_expected(&lx, j, condop);
-		if ((j = member(req, "AttributeUpdates")) != NULL)
+		if ((j = legacy_member(req, legacy, "AttributeUpdates")) != NULL)
 			x->update = ddb_legacy_updates(&lx, j);
-		if ((j = member(req, "QueryFilter")) != NULL)
+		if ((j = legacy_member(req, legacy, "QueryFilter")) != NULL)
 			x->filter = ddb_legacy_conditions(&lx, j, condop, "queryFilter");
-		else if ((j = member(req, "ScanFilter")) != NULL)
+		else if ((j = legacy_member(req, legacy, "ScanFilter")) != NULL)
 			x->filter = ddb_legacy_conditions(&lx, j, condop, "scanFilter");
-		if (x->key_condition == NULL && (j = member(req, "KeyConditions")) != NULL)
+		if (x->key_condition == NULL && (j = legacy_member(req, legacy, "KeyConditions")) != NULL)
 		{
 			x->key_condition = ddb_legacy_key_conditions(&lx, j);
 			if (x->key_condition == NULL)
@@ -1594,24 +1623,24 @@ write_capacity(Capacity *c, Relation rel, DdbWriteResult *res)
 /*
  * The legacy members' enums, which DynamoDB checks with the other member
  * constraints: ConditionalOperator, and the ComparisonOperator of each
- * condition of Expected, KeyConditions, QueryFilter and ScanFilter.  For
- * the operations that take them (PutItem, UpdateItem, DeleteItem, Query,
- * Scan); the others ignore them, as they ignore any member they do not
- * know.
+ * condition of Expected, KeyConditions, QueryFilter and ScanFilter, of
+ * those the operation takes ('legacy', its list of legacy members); it
+ * ignores the others, as it ignores any member it does not know.
  */
 static void
-check_legacy_enums(DdbValErrors *e, DdbJson *req)
+check_legacy_enums(DdbValErrors *e, DdbJson *req, const char *const *legacy)
 {
 	static const char *const condop_set[] = {"AND", "OR", NULL};
 	static const char *const compop_set[] = {"IN", "NULL", "BETWEEN", "LT", "NOT_CONTAINS", "EQ",
 	"GT", "NOT_NULL", "NE", "LE", "BEGINS_WITH", "GE", "CONTAINS", NULL};
 	static const char *const maps[] = {"Expected", "KeyConditions", "QueryFilter", "ScanFilter"};
 
-	check_enum(e, member_string(req, "ConditionalOperator"), "ConditionalOperator",
-			   condop_set, "OR, AND");
+	if (takes_conditional_operator(legacy))
+		check_enum(e, member_string(req, "ConditionalOperator"), "ConditionalOperator",
+				   condop_set, "OR, AND");
 	for (int m = 0; m < lengthof(maps); m++)
 	{
-		DdbJson    *conds = member(req, maps[m]);
+		DdbJson    *conds = legacy_member(req, legacy, maps[m]);
 
 		if (conds == NULL || conds->type != DDB_JSON_OBJECT)
 			continue;			/* (its shape is checked where it is read) */
@@ -1811,7 +1840,7 @@ op_put_item(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = check_common(&e, req);
-	check_legacy_enums(&e, req);
+	check_legacy_enums(&e, req, legacy);
 	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Item") == NULL)
@@ -1863,7 +1892,7 @@ op_update_item(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = check_common(&e, req);
-	check_legacy_enums(&e, req);
+	check_legacy_enums(&e, req, legacy);
 	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Key") == NULL)
@@ -1915,7 +1944,7 @@ op_delete_item(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = check_common(&e, req);
-	check_legacy_enums(&e, req);
+	check_legacy_enums(&e, req, legacy);
 	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Key") == NULL)
@@ -1964,7 +1993,7 @@ read_op(DdbJson *req, int *len, bool is_query)
 	memset(&a, 0, sizeof(a));
 	ddb_valerr_init(&e);
 	rcc = check_common(&e, req);
-	check_legacy_enums(&e, req);
+	check_legacy_enums(&e, req, is_query ? qlegacy : slegacy);
 	a.table_name = check_table_name(&e, req, "TableName");
 	index_name = member_string(req, "IndexName");
 	if (index_name != NULL)

@@ -284,6 +284,7 @@ typedef struct DdbProjection
 typedef struct DdbExprContext DdbExprContext;
 
 extern DdbExprContext *ddb_expr_begin(Jsonb *names, Jsonb *vals);
+extern bool ddb_value_error_frameable(ErrorData *edata);
 extern void ddb_raise_value_error(ErrorData *edata, const char *key) pg_attribute_noreturn();
 extern DdbCondition *ddb_parse_condition(DdbExprContext *cx, const char *text,
 										 const char *what);

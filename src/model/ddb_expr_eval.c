@@ -42,6 +42,7 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "mb/pg_wchar.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
@@ -93,13 +94,9 @@ make_number(int64 n)
 	return v;
 }
 
-/*
- * The length of a (valid) UTF-8 string in UTF-16 code units, as DynamoDB's
- * size() counts a string: one per character, two for a character outside
- * the Basic Multilingual Plane (a 4-byte sequence).
- */
+/* UTF-16 code units of valid UTF-8: two for a 4-byte sequence */
 static int64
-utf16_length(const char *s, int len)
+utf8_utf16_units(const char *s, int len)
 {
 	int64		n = 0;
 
@@ -111,6 +108,37 @@ utf16_length(const char *s, int len)
 			n += (c >= 0xF0) ? 2 : 1;
 	}
 	return n;
+}
+
+/*
+ * The length of an S value in UTF-16 code units, as DynamoDB's size()
+ * counts a string: one per character, two for a character outside the
+ * Basic Multilingual Plane.  The string is in the database's encoding: in
+ * one other than UTF-8 (or SQL_ASCII, whose bytes are taken as they are)
+ * it is converted first, piece by piece around any U+0000, which the
+ * conversions refuse.
+ */
+static int64
+utf16_length(const char *s, int len)
+{
+	int			enc = GetDatabaseEncoding();
+	int64		n = 0;
+	const char *end = s + len;
+
+	if (enc == PG_UTF8 || enc == PG_SQL_ASCII)
+		return utf8_utf16_units(s, len);
+	for (;;)
+	{
+		const char *nul = memchr(s, '\0', end - s);
+		int			seglen = (nul ? nul : end) - s;
+		char	   *u = pg_server_to_any(s, seglen, PG_UTF8);
+
+		n += utf8_utf16_units(u, u == s ? seglen : strlen(u));
+		if (nul == NULL)
+			return n;
+		n++;
+		s = nul + 1;
+	}
 }
 
 static DdbValue *

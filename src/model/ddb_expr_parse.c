@@ -255,14 +255,22 @@ check_placeholder_key(const char *key, int len, char sigil)
  * is anything but a ValidationException.  Shared by the SQL functions'
  * document-form values (placeholder_value) and ddb_api's typed ones.
  */
+bool
+ddb_value_error_frameable(ErrorData *edata)
+{
+	size_t		plen = strlen(VALIDATION_PREFIX);
+
+	return edata->sqlerrcode == DDB_ERRCODE_VALIDATION &&
+		strncmp(edata->message, VALIDATION_PREFIX, plen) == 0 &&
+		strcmp(edata->message + plen, DDB_MSG_NAME_TOO_LARGE) != 0;
+}
+
 void
 ddb_raise_value_error(ErrorData *edata, const char *key)
 {
 	size_t		plen = strlen(VALIDATION_PREFIX);
 
-	if (edata->sqlerrcode != DDB_ERRCODE_VALIDATION ||
-		strncmp(edata->message, VALIDATION_PREFIX, plen) != 0 ||
-		strcmp(edata->message + plen, DDB_MSG_NAME_TOO_LARGE) == 0)
+	if (!ddb_value_error_frameable(edata))
 		ReThrowError(edata);
 	ereport(ERROR,
 			(errcode(DDB_ERRCODE_VALIDATION),
