@@ -266,6 +266,7 @@ extern const char *ddb_decode_key_column(DdbKeyType type, const char *p,
 extern uint32 ddb_hash32(const char *data, int len);
 extern int	ddb_key_partition_len(DdbKeyType type, const char *key, int keylen);
 extern bool ddb_key_successor(const char *key, int keylen, StringInfo out);
+extern int	ddb_key_value_bytes(DdbKeyType type, Datum value);
 extern void ddb_check_key_value(DdbKeyType type, Datum value, bool partition,
 								const char *colname);
 extern const char *ddb_key_type_name(DdbKeyType type);

@@ -589,10 +589,34 @@ gsi_entry(DdbGsi *g, Relation idx, Jsonb *item, GsiEntry *e)
 		e->values[a] = ddb_jbv_to_key(idx, ki->keytype[k], kv, name);
 		e->isnull[a] = false;
 		/* the index's own keys get DynamoDB's key value rules */
-		if (strcmp(name, g->pk) == 0)
-			ddb_check_key_value(ki->keytype[k], e->values[a], true, name);
-		else if (g->sk && strcmp(name, g->sk) == 0)
-			ddb_check_key_value(ki->keytype[k], e->values[a], false, name);
+		if (strcmp(name, g->pk) == 0 || (g->sk && strcmp(name, g->sk) == 0))
+		{
+			bool		partition = strcmp(name, g->pk) == 0;
+			int			limit = partition ? DDB_MAX_PARTITION_KEY_BYTES : DDB_MAX_SORT_KEY_BYTES;
+
+			/*
+			 * An index key over the size of a table key is DynamoDB's
+			 * ValidationException, worded as for the table's keys; a
+			 * backfill (gsi_lenient) leaves the item out of the index.
+			 */
+			if (ki->keytype[k] != DDB_KEY_N &&
+				ddb_key_value_bytes(ki->keytype[k], e->values[a]) > limit)
+			{
+				if (gsi_lenient)
+				{
+					gsi_violation = true;
+					return false;
+				}
+				ereport(ERROR,
+						(errcode(DDB_ERRCODE_VALIDATION),
+						 errmsg("ValidationException: %s",
+								psprintf(partition ? DDB_MSG_HASH_KEY_SIZE : DDB_MSG_RANGE_KEY_SIZE,
+										 limit)),
+						 errdetail("Key attribute \"%s\" of index \"%s\" is %d bytes.",
+								   name, g->name, ddb_key_value_bytes(ki->keytype[k], e->values[a]))));
+			}
+			ddb_check_key_value(ki->keytype[k], e->values[a], partition, name);
+		}
 	}
 	initStringInfo(&e->key);
 	ddb_encode_key(ki, e->values, e->isnull, &e->key);
@@ -1549,7 +1573,7 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 		SetUserIdAndSecContext(save_userid, save_sec);
 		CacheInvalidateRelcache(rel);
 		ereport(NOTICE,
-				(errmsg("index %s left out " INT64_FORMAT " items whose index key has the wrong type or is empty",
+				(errmsg("index %s left out " INT64_FORMAT " items whose index key has the wrong type, is empty or is too long",
 						index_name, nviolations),
 				 errhint("DescribeTable reports them as IndexingViolations; writes of such values are refused from now on.")));
 	}

@@ -18,8 +18,9 @@
  * SQLSTATE; ddb_error_kind maps a SQLSTATE back to the kind, its __type
  * namespace and HTTP status, for the endpoint.  PostgreSQL's own errors
  * that have a DynamoDB meaning (insufficient privilege, serialization
- * failure, deadlock) map too; anything else is InternalServerError and the
- * endpoint never shows its message.
+ * failure, deadlock; a program limit, which a valid request meets only at
+ * one of ddb's own limits, is a ValidationException) map too; anything
+ * else is InternalServerError and the endpoint never shows its message.
  *
  *-------------------------------------------------------------------------
  */
@@ -96,6 +97,8 @@ static const ErrorKind error_kinds[] = {
 	{ERRCODE_INSUFFICIENT_PRIVILEGE, "AccessDeniedException", NS_SERVICE, 400},
 	{ERRCODE_T_R_SERIALIZATION_FAILURE, "TransactionConflictException", NS_DYNAMODB, 400},
 	{ERRCODE_T_R_DEADLOCK_DETECTED, "TransactionConflictException", NS_DYNAMODB, 400},
+	/* a valid request over one of ddb's own limits (an index key over 3200 bytes) */
+	{ERRCODE_PROGRAM_LIMIT_EXCEEDED, "ValidationException", NS_VALIDATE, 400},
 };
 
 const char *

@@ -867,6 +867,19 @@ ddb_key_successor(const char *key, int keylen, StringInfo out)
  * ----------------------------------------------------------------
  */
 
+/* The size of an S or B key value as DynamoDB counts it (UTF-8 bytes of text). */
+int
+ddb_key_value_bytes(DdbKeyType type, Datum value)
+{
+	void	   *tofree;
+	int			len;
+
+	(void) ddb_key_raw_bytes(type, value, &len, &tofree);
+	if (tofree)
+		pfree(tofree);
+	return len;
+}
+
 /*
  * Reject a key value DynamoDB would reject: empty strings and binaries,
  * partition keys over 2048 bytes and sort keys over 1024 (of UTF-8 for
@@ -882,14 +895,9 @@ ddb_check_key_value(DdbKeyType type, Datum value, bool partition,
 		case DDB_KEY_S:
 		case DDB_KEY_B:
 			{
-				void	   *tofree;
-				int			len;
+				int			len = ddb_key_value_bytes(type, value);
 				int			limit = partition ? DDB_MAX_PARTITION_KEY_BYTES :
 					DDB_MAX_SORT_KEY_BYTES;
-
-				(void) ddb_key_raw_bytes(type, value, &len, &tofree);
-				if (tofree)
-					pfree(tofree);
 
 				if (len == 0)
 					ereport(ERROR,

@@ -241,3 +241,25 @@ def test_no_memory_growth_across_requests():
         r.close()
     for p in pids:
         assert after[p] - before[p] < 20 * 1024, (p, before[p], after[p])
+
+
+def test_index_key_limits_are_client_errors(ddb, table_name):
+    """An index key over a table key's size, or an index key (index keys and
+    table keys) over ddb's 3200 encoded bytes, is a 400 ValidationException,
+    not an InternalServerError, and the worker goes on serving."""
+    from conftest import create_table
+    create_table(ddb, table_name, attrs={"G": "S"}, gsis=[{
+        "IndexName": "ByG", "KeySchema": [{"AttributeName": "G", "KeyType": "HASH"}],
+        "Projection": {"ProjectionType": "KEYS_ONLY"}}])
+    for item, words in [
+            ({"PK": {"S": "a"}, "SK": {"S": "1"}, "G": {"S": "g" * 2049}}, "2048"),
+            ({"PK": {"S": "p" * 2000}, "SK": {"S": "1"}, "G": {"S": "g" * 2000}}, "too long")]:
+        with pytest.raises(ddb.exceptions.ClientError) as e:
+            ddb.put_item(TableName=table_name, Item=item)
+        err = e.value.response
+        assert err["ResponseMetadata"]["HTTPStatusCode"] == 400, err
+        assert err["Error"]["Code"] == "ValidationException", err
+        assert words in err["Error"]["Message"], err
+    assert "Item" not in ddb.get_item(TableName=table_name,
+                                      Key={"PK": {"S": "a"}, "SK": {"S": "1"}})
+    valid_request_works()
