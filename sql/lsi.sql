@@ -54,10 +54,14 @@ SELECT ddb_query('orders', 'customer = :c', '{":c": "c2"}', index_name => 'ByAmo
 SELECT count(*) FROM ddb_scan('orders', index_name => 'ByStatus');
 
 -- Attributes the index does not project come from the table: a projection,
--- a filter, or Select ALL_ATTRIBUTES (one point lookup per item)
+-- a filter, or Select ALL_ATTRIBUTES (one point lookup per item).  A filter
+-- reads them, but the items returned are still what Select asks for, by
+-- default the index's projected attributes (no "note" below).
 SELECT ddb_query('orders', 'customer = :c', '{":c": "c1"}', index_name => 'ByAmount', projection => 'note, amount');
 SELECT ddb_query('orders', 'customer = :c', '{":c": "c1", ":n": "b"}', index_name => 'ByStatus',
                  filter => 'begins_with(note, :n)');
+SELECT ddb_api('Query', '{"TableName": "orders", "IndexName": "ByAmount", "KeyConditionExpression": "customer = :c",
+  "FilterExpression": "note = :n", "ExpressionAttributeValues": {":c": {"S": "c1"}, ":n": {"S": "a"}}}') -> 'Items';
 SELECT ddb_api('Query', '{"TableName": "orders", "IndexName": "ByAmount", "KeyConditionExpression": "customer = :c",
   "ExpressionAttributeValues": {":c": {"S": "c1"}}, "Select": "ALL_ATTRIBUTES", "Limit": 2}');
 -- without them, only the projection: ALL_PROJECTED_ATTRIBUTES

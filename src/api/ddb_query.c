@@ -101,6 +101,8 @@ typedef struct DdbReader
 	DdbCondition *filter;		/* NULL: every item read matches */
 	DdbProjection *projection;	/* NULL: whole items */
 	bool		fetch_table;	/* an LSI read: each item from the table */
+	bool		fetch_for_filter;	/* only for the filter: the index's
+									 * item is returned */
 
 	int64		limit;			/* items to read, 0 = no limit */
 	bool		paged;			/* stop at DDB_PAGE_BYTES of items read */
@@ -566,6 +568,8 @@ reader_open(DdbReadRequest *a, bool paged)
 	 */
 	r->fetch_table = kind == DDB_INDEX_LOCAL && !projects_all &&
 		(a->select_all || a->projection != NULL || a->filter != NULL);
+	/* (the result is still what Select asks for: the projected attributes) */
+	r->fetch_for_filter = r->fetch_table && !a->select_all && a->projection == NULL;
 	r->limit = a->has_limit ? a->limit : 0;
 	r->paged = paged;
 	r->state_cxt = CurrentMemoryContext;
@@ -717,6 +721,7 @@ reader_next_item(DdbReader *r, DdbValue **value)
 	{
 		DdbStoredItem *stored;
 		Jsonb	   *item;
+		Jsonb	   *index_item;
 		Jsonb	   *result = NULL;
 		MemoryContext old;
 
@@ -730,7 +735,7 @@ reader_next_item(DdbReader *r, DdbValue **value)
 
 		MemoryContextReset(r->item_cxt);
 		old = MemoryContextSwitchTo(r->item_cxt);
-		item = ddb_stored_to_item_in(r->rel, stored, r->keynames, r->out, r->out_offset);
+		item = index_item = ddb_stored_to_item_in(r->rel, stored, r->keynames, r->out, r->out_offset);
 		if (r->fetch_table)
 		{
 			/* the whole item, by its table key, as the same snapshot sees it */
@@ -771,7 +776,8 @@ reader_next_item(DdbReader *r, DdbValue **value)
 		if (r->filter == NULL || ddb_eval_condition(r->filter, item))
 		{
 			r->count++;
-			result = r->projection ? ddb_apply_projection(r->projection, item) : item;
+			result = r->projection ? ddb_apply_projection(r->projection, item) :
+				r->fetch_for_filter ? index_item : item;
 		}
 		MemoryContextSwitchTo(old);
 
