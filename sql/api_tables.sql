@@ -191,3 +191,23 @@ SELECT ddb_api('UpdateTable', '{"TableName": "NoSuchTable",
 SELECT to_regclass('"WithIndex2"') IS NULL AS nothing_created;
 SELECT ddb_api('DeleteTable', '{"TableName": "WithIndex"}') #>> '{TableDescription,TableStatus}';
 SELECT count(*) AS index_tables_left FROM ddb_internal.gsi WHERE index_name = 'ByEmail';
+
+-- AttributeDefinitions: each attribute once, and with indexes only keys'
+-- (of the table or an index); both refused in DynamoDB's words, creating
+-- nothing.
+SELECT ddb_api('CreateTable', '{"TableName": "Dup1", "BillingMode": "PAY_PER_REQUEST",
+  "AttributeDefinitions": [{"AttributeName": "xyz", "AttributeType": "S"}, {"AttributeName": "xyz", "AttributeType": "N"}],
+  "KeySchema": [{"AttributeName": "xyz", "KeyType": "HASH"}]}');
+SELECT ddb_api('CreateTable', '{"TableName": "Dup2", "BillingMode": "PAY_PER_REQUEST",
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"},
+                           {"AttributeName": "g", "AttributeType": "N"}],
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+  "GlobalSecondaryIndexes": [{"IndexName": "ByG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                              "Projection": {"ProjectionType": "ALL"}}]}');
+SELECT ddb_api('CreateTable', '{"TableName": "Unused", "BillingMode": "PAY_PER_REQUEST",
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "h", "AttributeType": "N"},
+                           {"AttributeName": "g", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+  "GlobalSecondaryIndexes": [{"IndexName": "ByG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                              "Projection": {"ProjectionType": "ALL"}}]}');
+SELECT count(*) AS created FROM ddb_list_tables() t WHERE t IN ('Dup1', 'Dup2', 'Unused');

@@ -501,6 +501,63 @@ stream_specification(DdbJson *req, const char **view)
 static Jsonb *request_tags(DdbJson *tags);
 static void add_tags(Relation rel, Jsonb *tags);
 
+static bool
+among(const char *const *names, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * With indexes, every attribute defined must be a key of the table or of
+ * an index: DynamoDB's message lists the definitions and the keys used
+ * (here in the request's order and in order of first use).
+ */
+static void
+check_definitions_used(const DdbCreateTable *ct, const char *const *defnames, int ndefs,
+					   DdbJson *gsis, DdbJson *lsis)
+{
+	const char **used = palloc(sizeof(char *) * (ct->nkeys + 2 * ((gsis ? gsis->n : 0) + (lsis ? lsis->n : 0))));
+	int			nused = 0;
+	DdbJson    *lists[2] = {gsis, lsis};
+
+	for (int k = 0; k < ct->nkeys; k++)
+		used[nused++] = ct->keys[k];
+	for (int l = 0; l < 2; l++)
+		for (int i = 0; lists[l] && i < lists[l]->n; i++)
+		{
+			DdbJson    *ks = lists[l]->elems[i]->type == DDB_JSON_OBJECT ?
+				ddb_json_get(lists[l]->elems[i], "KeySchema") : NULL;
+
+			for (int k = 0; ks && ks->type == DDB_JSON_ARRAY && k < ks->n && k < 2; k++)
+			{
+				DdbJson    *an = ks->elems[k]->type == DDB_JSON_OBJECT ?
+					ddb_json_get(ks->elems[k], "AttributeName") : NULL;
+
+				if (an != NULL && an->type == DDB_JSON_STRING && !among(used, nused, an->str))
+					used[nused++] = an->str;
+			}
+		}
+	for (int d = 0; d < ndefs; d++)
+		if (!among(used, nused, defnames[d]))
+		{
+			StringInfoData defs,
+						keys;
+
+			initStringInfo(&defs);
+			initStringInfo(&keys);
+			for (int i = 0; i < ndefs; i++)
+				appendStringInfo(&defs, "%s%s", i ? ", " : "", defnames[i]);
+			for (int i = 0; i < nused; i++)
+				appendStringInfo(&keys, "%s%s", i ? ", " : "", used[i]);
+			validation_error("One or more parameter values were invalid: Some AttributeDefinitions are not used. AttributeDefinitions: [%s], keys used: [%s]",
+							 defs.data, keys.data);
+		}
+	pfree(used);
+}
+
 static char *
 op_create_table(DdbJson *req, int *len)
 {
@@ -629,6 +686,12 @@ op_create_table(DdbJson *req, int *len)
 		ct.billing_mode = "PAY_PER_REQUEST";
 	}
 
+	/* each attribute defined once (DynamoDB's words) */
+	for (int d = 0; d < ndefs; d++)
+		for (int d2 = 0; d2 < d; d2++)
+			if (strcmp(defnames[d], defnames[d2]) == 0)
+				validation_error("Attribute Name is duplicated: %s", defnames[d]);
+
 	/* every key attribute defined, and no other attribute */
 	if (ct.nkeys > ndefs)
 		validation_error("Invalid KeySchema: Some index key attribute have no definition");
@@ -691,6 +754,9 @@ op_create_table(DdbJson *req, int *len)
 								 iname);
 		}
 	}
+
+	if (gsis != NULL || lsis != NULL)
+		check_definitions_used(&ct, defnames, ndefs, gsis, lsis);
 
 	has_stream = stream_specification(req, &stream_view);
 	if (tagsreq != NULL && tagsreq->n > 0)
