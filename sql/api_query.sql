@@ -126,7 +126,10 @@ SELECT ddb_api('UpdateTable', '{"TableName": "Orders",
   "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "ByStatus"}}]}')
   #> '{TableDescription,GlobalSecondaryIndexes}' AS indexes_left;
 
--- UpdateTable: billing settings stored and echoed.
+-- UpdateTable: billing settings stored and echoed.  (A table created
+-- PAY_PER_REQUEST has been so since its creation.)
+SELECT (d -> 'BillingModeSummary' -> 'LastUpdateToPayPerRequestDateTime') = (d -> 'CreationDateTime') AS on_demand_since_creation
+  FROM ddb_describe_table('Orders') d;
 SELECT ddb_api('UpdateTable', '{"TableName": "Orders", "BillingMode": "PROVISIONED",
   "ProvisionedThroughput": {"ReadCapacityUnits": 3, "WriteCapacityUnits": 4}}')
   #> '{TableDescription,ProvisionedThroughput}' AS provisioned;

@@ -13,6 +13,7 @@ SET search_path = api_tables, public;
 -- checks each is there and well-formed instead.
 CREATE FUNCTION stable_desc(d jsonb) RETURNS jsonb LANGUAGE sql AS $$
   SELECT d - '{TableId,CreationDateTime,TableSizeBytes}'::text[]
+           #- '{BillingModeSummary,LastUpdateToPayPerRequestDateTime}'
 $$;
 
 -- CreateTable: composite key, on demand.

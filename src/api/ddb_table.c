@@ -823,8 +823,12 @@ ddb_describe_table_json(Relation rel, const char *status, StringInfo buf)
 	ddb_json_cstring(buf, info->table_id ? info->table_id : "00000000-0000-0000-0000-000000000000");
 	ddb_json_key(buf, &first, "BillingModeSummary");
 	appendStringInfo(buf, "{\"BillingMode\":\"%s\"", provisioned ? "PROVISIONED" : "PAY_PER_REQUEST");
+	/* (a table created PAY_PER_REQUEST has been so since its creation) */
 	if (info->billing_changed)
 		appendStringInfo(buf, ",\"LastUpdateToPayPerRequestDateTime\":%s", info->billing_changed);
+	else if (!provisioned)
+		appendStringInfo(buf, ",\"LastUpdateToPayPerRequestDateTime\":%s",
+						 info->created ? info->created : "0");
 	appendStringInfoChar(buf, '}');
 	if (ddb_index_count(rel, DDB_INDEX_LOCAL) > 0)
 	{
