@@ -129,6 +129,27 @@ SELECT ddb_api('DeleteItem', '{"TableName": "orders", "Key": {"customer": {"S": 
   "ReturnItemCollectionMetrics": "SIZE", "ReturnValues": "ALL_OLD"}') - 'Attributes';
 SELECT ddb_api('UpdateItem', '{"TableName": "orders", "Key": {"customer": {"S": "big"}, "orderDate": {"S": "d2"}},
   "UpdateExpression": "SET amount = :a", "ExpressionAttributeValues": {":a": {"N": "3"}}, "ReturnItemCollectionMetrics": "NONE"}');
+-- a batch and a transaction report each collection their writes touched,
+-- per table and once each (the table without LSIs has none)
+SELECT ddb_create_table('nolsi2', 'id');
+SELECT ddb_api('BatchWriteItem', '{"RequestItems": {
+  "orders": [{"PutRequest": {"Item": {"customer": {"S": "big"}, "orderDate": {"S": "d5"}}}},
+             {"DeleteRequest": {"Key": {"customer": {"S": "big"}, "orderDate": {"S": "d5x"}}}},
+             {"PutRequest": {"Item": {"customer": {"S": "small"}, "orderDate": {"S": "d5"}}}}],
+  "nolsi2": [{"PutRequest": {"Item": {"id": {"S": "a"}}}}]},
+  "ReturnItemCollectionMetrics": "SIZE"}');
+SELECT ddb_api('TransactWriteItems', '{"TransactItems": [
+  {"Update": {"TableName": "orders", "Key": {"customer": {"S": "big"}, "orderDate": {"S": "d5"}},
+              "UpdateExpression": "SET amount = :a", "ExpressionAttributeValues": {":a": {"N": "5"}}}},
+  {"ConditionCheck": {"TableName": "orders", "Key": {"customer": {"S": "small"}, "orderDate": {"S": "d1"}},
+                      "ConditionExpression": "attribute_exists(customer)"}},
+  {"Put": {"TableName": "nolsi2", "Item": {"id": {"S": "b"}}}}],
+  "ReturnItemCollectionMetrics": "SIZE"}');
+SELECT ddb_api('BatchWriteItem', '{"RequestItems": {"nolsi2": [{"PutRequest": {"Item": {"id": {"S": "c"}}}}]},
+  "ReturnItemCollectionMetrics": "SIZE"}');
+DROP TABLE nolsi2;
+SELECT ddb_delete_item('orders', '{"customer": "big", "orderDate": "d5"}') IS NOT NULL AS deleted,
+       ddb_delete_item('orders', '{"customer": "small", "orderDate": "d5"}') IS NOT NULL AS deleted;
 RESET ddb.item_collection_size_limit;
 SELECT customer, item FROM ddb_internal."orders__$collections" ORDER BY customer;
 SELECT ddb_verify_gsi('orders');

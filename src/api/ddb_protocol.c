@@ -1783,37 +1783,113 @@ write_condition_failed(DdbWriteResult *res, const char *on_failure)
 }
 
 /*
- * ItemCollectionMetrics of a write to a table with local secondary
- * indexes: the collection's partition key and its size as DynamoDB gives
- * it, a range of gigabytes around the estimate.
+ * The item collection an item (or key) belongs to, on a table with local
+ * secondary indexes, as ItemCollectionMetrics gives it: the collection's
+ * partition key and its size, a range of gigabytes around the estimate.
+ * *key receives the key alone (to tell collections apart); false when the
+ * table has no LSI, and so no item collections.
  */
-static void
-resp_item_collection(Response *r, Relation rel, DdbWriteResult *res)
+static bool
+item_collection_object(StringInfo buf, Relation rel, Jsonb *item, char **key)
 {
-	Jsonb	   *item = res->new ? res->new : res->old;
 	int64		size = ddb_item_collection_size(rel, item);
 	const char *pk = ddb_table_key_name(rel, 0);
 	JsonbValue *v;
 	JsonbParseState *ps = NULL;
 	JsonbValue	k;
+	StringInfoData kb;
 	double		gb;
 
 	if (size < 0)
-		return;					/* no LSI, no item collections */
+		return false;
 	v = getKeyJsonValueFromContainer(&item->root, pk, strlen(pk), NULL);
 	if (v == NULL)
-		return;
+		return false;
 	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
 	k.type = jbvString;
 	k.val.string.val = (char *) pk;
 	k.val.string.len = strlen(pk);
 	pushJsonbValue(&ps, WJB_KEY, &k);
 	pushJsonbValue(&ps, WJB_VALUE, v);
-	resp_key(r, "ItemCollectionMetrics");
-	appendStringInfoString(&r->buf, "{\"ItemCollectionKey\":");
-	ddb_json_write_jsonb_item(&r->buf, JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL)));
+	initStringInfo(&kb);
+	ddb_json_write_jsonb_item(&kb, JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL)));
 	gb = floor((double) size / (1024.0 * 1024.0 * 1024.0));
-	appendStringInfo(&r->buf, ",\"SizeEstimateRangeGB\":[%.1f,%.1f]}", gb, gb + 1);
+	appendStringInfo(buf, "{\"ItemCollectionKey\":%s,\"SizeEstimateRangeGB\":[%.1f,%.1f]}",
+					 kb.data, gb, gb + 1);
+	*key = kb.data;
+	return true;
+}
+
+/* ItemCollectionMetrics of a single write */
+static void
+resp_item_collection(Response *r, Relation rel, DdbWriteResult *res)
+{
+	StringInfoData o;
+	char	   *key;
+
+	initStringInfo(&o);
+	if (!item_collection_object(&o, rel, res->new ? res->new : res->old, &key))
+		return;
+	resp_key(r, "ItemCollectionMetrics");
+	appendStringInfoString(&r->buf, o.data);
+}
+
+/*
+ * ItemCollectionMetrics of a batch or a transaction: per table, in the
+ * order they first appear, each item collection its writes touched, once
+ * ('docs' are the items or keys written, rels their tables).  Tables
+ * without LSIs have none; with none at all the member is left out.
+ */
+static void
+resp_item_collections(Response *r, Relation *rels, Jsonb **docs, int n)
+{
+	const char **tables = palloc(sizeof(char *) * Max(n, 1));
+	StringInfoData *lists = palloc(sizeof(StringInfoData) * Max(n, 1));
+	List	  **seen = palloc0(sizeof(List *) * Max(n, 1));
+	int			ntables = 0;
+	bool		any = false;
+
+	for (int i = 0; i < n; i++)
+	{
+		const char *name = ddb_table_name(rels[i]);
+		StringInfoData o;
+		char	   *key;
+		int			t;
+		bool		dup = false;
+		ListCell   *lc;
+
+		initStringInfo(&o);
+		if (docs[i] == NULL || !item_collection_object(&o, rels[i], docs[i], &key))
+			continue;
+		for (t = 0; t < ntables; t++)
+			if (strcmp(tables[t], name) == 0)
+				break;
+		if (t == ntables)
+		{
+			tables[ntables] = name;
+			initStringInfo(&lists[ntables]);
+			ntables++;
+		}
+		foreach(lc, seen[t])
+			dup |= strcmp((char *) lfirst(lc), key) == 0;
+		if (dup)
+			continue;
+		seen[t] = lappend(seen[t], key);
+		appendStringInfo(&lists[t], "%s%s", lists[t].len ? "," : "", o.data);
+		any = true;
+	}
+	if (!any)
+		return;
+	resp_key(r, "ItemCollectionMetrics");
+	appendStringInfoChar(&r->buf, '{');
+	for (int t = 0; t < ntables; t++)
+	{
+		if (t > 0)
+			appendStringInfoChar(&r->buf, ',');
+		ddb_json_cstring(&r->buf, tables[t]);
+		appendStringInfo(&r->buf, ":[%s]", lists[t].data);
+	}
+	appendStringInfoChar(&r->buf, '}');
 }
 
 /*
@@ -2248,6 +2324,7 @@ op_batch_write_item(DdbJson *req, int *len)
 {
 	DdbValErrors e;
 	const char *rcc;
+	const char *icm;
 	DdbJson    *items;
 	DdbBatchWriteTable *tables;
 	int			ntables = 0;
@@ -2255,7 +2332,7 @@ op_batch_write_item(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = check_common(&e, req);
-	check_item_collection_metrics(&e, req);
+	icm = check_item_collection_metrics(&e, req);
 	items = request_items(&e, req, "java.util.List<com.amazonaws.dynamodb.v20120810.WriteRequest>");
 	ddb_valerr_raise(&e);
 
@@ -2325,6 +2402,25 @@ op_batch_write_item(DdbJson *req, int *len)
 			capacity_object(&r.buf, &sum, ddb_table_name(tables[t].rel));
 		}
 		appendStringInfoChar(&r.buf, ']');
+	}
+	if (icm && strcmp(icm, "SIZE") == 0)
+	{
+		int			nw = 0;
+		Relation   *rels;
+		Jsonb	  **docs;
+
+		for (int t = 0; t < ntables; t++)
+			nw += tables[t].nrequests;
+		rels = palloc(sizeof(Relation) * Max(nw, 1));
+		docs = palloc(sizeof(Jsonb *) * Max(nw, 1));
+		nw = 0;
+		for (int t = 0; t < ntables; t++)
+			for (int i = 0; i < tables[t].nrequests; i++)
+			{
+				rels[nw] = tables[t].rel;
+				docs[nw++] = tables[t].docs[i];
+			}
+		resp_item_collections(&r, rels, docs, nw);
 	}
 	for (int t = 0; t < ntables; t++)
 		relation_close(tables[t].rel, NoLock);	/* held to commit */
@@ -2586,6 +2682,7 @@ op_transact_write_items(DdbJson *req, int *len)
 {
 	DdbValErrors e;
 	const char *rcc;
+	const char *icm;
 	const char *token;
 	DdbTransactAction *actions;
 	int			n;
@@ -2595,7 +2692,7 @@ op_transact_write_items(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = check_common(&e, req);
-	check_item_collection_metrics(&e, req);
+	icm = check_item_collection_metrics(&e, req);
 	token = member_string(req, "ClientRequestToken");
 	if (member(req, "TransactItems") == NULL)
 		ddb_valerr_add(&e, NULL, "transactItems", "Member must not be null");
@@ -2638,6 +2735,19 @@ op_transact_write_items(DdbJson *req, int *len)
 	resp_begin(&r);
 	if (capacity_wanted(rcc))
 		transact_capacity(&r, actions, n, rcc, replayed);
+	if (icm && strcmp(icm, "SIZE") == 0)
+	{
+		/* the writes' collections (a ConditionCheck writes none) */
+		Relation   *rels = palloc(sizeof(Relation) * Max(n, 1));
+		Jsonb	  **docs = palloc(sizeof(Jsonb *) * Max(n, 1));
+
+		for (int i = 0; i < n; i++)
+		{
+			rels[i] = actions[i].rel;
+			docs[i] = actions[i].kind == DDB_TX_CHECK ? NULL : actions[i].doc;
+		}
+		resp_item_collections(&r, rels, docs, n);
+	}
 	for (int i = 0; i < n; i++)
 		relation_close(actions[i].rel, NoLock);	/* held to commit */
 	return resp_end(&r, len);
