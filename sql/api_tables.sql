@@ -69,6 +69,7 @@ RESET ddb.account_id;
 -- Errors, with DynamoDB's names and messages.
 SELECT ddb_api('DescribeTable', '{"TableName": "Nope"}');
 SELECT ddb_api('DeleteTable', '{"TableName": "Nope"}');
+SELECT ddb_api('UpdateTable', '{"TableName": "Nope", "BillingMode": "PAY_PER_REQUEST"}');
 SELECT ddb_api('DescribeTable', '{}');
 SELECT ddb_api('DescribeTable', '{"TableName": "ab"}');
 SELECT ddb_api('DescribeTable', '{"TableName": "a b"}');

@@ -1099,7 +1099,12 @@ op_update_table(DdbJson *req, int *len)
 		ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
 				  "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table");
 
-	rel = ddb_table_open(name, ACL_SELECT);
+	/* a missing table is named, as DescribeTable and DeleteTable name it */
+	relid = ddb_table_lookup(name);
+	if (!OidIsValid(relid))
+		ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
+				  DDB_MSG_TABLE_NOT_FOUND, name);
+	rel = ddb_open_table(relid, ACL_SELECT);
 	relid = RelationGetRelid(rel);
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
