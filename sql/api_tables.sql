@@ -213,3 +213,17 @@ SELECT ddb_api('CreateTable', '{"TableName": "Unused", "BillingMode": "PAY_PER_R
   "GlobalSecondaryIndexes": [{"IndexName": "ByG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
                               "Projection": {"ProjectionType": "ALL"}}]}');
 SELECT count(*) AS created FROM ddb_list_tables() t WHERE t IN ('Dup1', 'Dup2', 'Unused');
+
+-- Throughput: DynamoDB's bound of 10^12 units, and an UpdateTable that
+-- would change nothing, refused in its words.
+SELECT ddb_api('CreateTable', '{"TableName": "thru", "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+  "ProvisionedThroughput": {"ReadCapacityUnits": 1000000000001, "WriteCapacityUnits": 5}}');
+SELECT ddb_api('CreateTable', '{"TableName": "thru", "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+  "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}}') IS NOT NULL AS created;
+SELECT ddb_api('UpdateTable', '{"TableName": "thru", "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 1000000000001}}');
+SELECT ddb_api('UpdateTable', '{"TableName": "thru", "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}}');
+SELECT ddb_api('UpdateTable', '{"TableName": "thru", "ProvisionedThroughput": {"ReadCapacityUnits": 6, "WriteCapacityUnits": 5}}')
+  #> '{TableDescription,ProvisionedThroughput,ReadCapacityUnits}' AS read_units;
+SELECT ddb_api('DeleteTable', '{"TableName": "thru"}') #>> '{TableDescription,TableStatus}' AS deleted;

@@ -377,6 +377,16 @@ check_throughput(DdbValErrors *e, DdbJson *pt, const char *path, int64 *rcu, int
 	*wcu = (int64) w;
 }
 
+/* Throughput over DynamoDB's bound (10^12 units), checked after the members */
+static void
+check_throughput_bounds(int64 rcu, int64 wcu)
+{
+	if (rcu > INT64CONST(1000000000000))
+		validation_error("Given value " INT64_FORMAT " for ReadCapacityUnits is out of bounds", rcu);
+	if (wcu > INT64CONST(1000000000000))
+		validation_error("Given value " INT64_FORMAT " for WriteCapacityUnits is out of bounds", wcu);
+}
+
 static void create_index(Relation rel, DdbJson *defs, DdbJson *c, char kind);
 
 /*
@@ -685,6 +695,8 @@ op_create_table(DdbJson *req, int *len)
 			validation_error("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
 		ct.billing_mode = "PAY_PER_REQUEST";
 	}
+	if (pt != NULL)
+		check_throughput_bounds(ct.read_capacity, ct.write_capacity);
 
 	/* each attribute defined once (DynamoDB's words) */
 	for (int d = 0; d < ndefs; d++)
@@ -1094,6 +1106,8 @@ op_update_table(DdbJson *req, int *len)
 		validation_error("One or more parameter values were invalid: ProvisionedThroughput must be specified when BillingMode is PROVISIONED");
 	if (billing && strcmp(billing, "PAY_PER_REQUEST") == 0 && pt != NULL)
 		validation_error("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+	if (pt != NULL)
+		check_throughput_bounds(rcu, wcu);
 	has_stream = stream_specification(req, &stream_view);
 	if (updates && updates->n > 1)
 		ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
@@ -1111,6 +1125,14 @@ op_update_table(DdbJson *req, int *len)
 	info = ddb_table_info(relid);
 	if (pt != NULL && billing == NULL && info->billing_mode && strcmp(info->billing_mode, "PAY_PER_REQUEST") == 0)
 		validation_error("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+	/* the same throughput again changes nothing, which DynamoDB refuses */
+	if (pt != NULL && info->billing_mode && strcmp(info->billing_mode, "PROVISIONED") == 0 &&
+		rcu == info->read_capacity && wcu == info->write_capacity)
+		validation_error("The provisioned throughput for the table will not change. The requested value equals the current value. "
+						 "Current ReadCapacityUnits provisioned for the table: " INT64_FORMAT ". Requested ReadCapacityUnits: " INT64_FORMAT ". "
+						 "Current WriteCapacityUnits provisioned for the table: " INT64_FORMAT ". Requested WriteCapacityUnits: " INT64_FORMAT ". "
+						 "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.",
+						 info->read_capacity, rcu, info->write_capacity, wcu);
 
 	/* billing settings: stored and echoed */
 	if (billing != NULL || pt != NULL)
