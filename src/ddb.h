@@ -115,6 +115,7 @@ typedef struct DdbRelCache
 	int			rootlevel;		/* level of the cached root */
 	uint64		rowid_next;		/* next row id of this backend's batch */
 	uint64		rowid_end;		/* end (exclusive) of the batch */
+	uint32		rowid_batch;	/* its size, 0 = none yet (ddb_alloc_rowid) */
 	BlockNumber nblocks_seen;	/* a size the fork has reached (it shrinks
 								 * only when truncated, which resets this) */
 	int			fillfactor;		/* ddb_fillfactor, 0 = not read yet */
@@ -347,6 +348,7 @@ extern void ddb_map_apply(Page page, int slot, BlockNumber block, uint32 hash);
 extern void ddb_map_mask(Page page);
 extern void ddb_map_make_room(void);
 extern Buffer ddb_map_pin_leaf(Relation rel, ItemPointer tid);
+extern uint64 ddb_map_leaf_rowids(void);
 extern void ddb_map_lock_leaf(Relation rel, Buffer buf);
 extern int	ddb_map_slot(ItemPointer tid);
 extern bool ddb_map_same_leaf(ItemPointer a, ItemPointer b);

@@ -143,6 +143,13 @@ map_leaf_index(uint64 rowid)
 	return rowid / DDB_MAP_LEAF_ENTRIES;
 }
 
+/* The row ids one map leaf covers (ddb_alloc_rowid aligns batches to them). */
+uint64
+ddb_map_leaf_rowids(void)
+{
+	return DDB_MAP_LEAF_ENTRIES;
+}
+
 /*
  * A map leaf keeps its index (the low 32 bits) in the special space's
  * right-link, which map pages do not otherwise use, flagged

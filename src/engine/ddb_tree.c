@@ -244,7 +244,11 @@
 #include "ddb.h"
 #include "engine/ddb_page.h"
 
-/* Row ids are taken from the metapage in batches of this many. */
+/*
+ * Row ids are taken from the metapage in batches: this many first, then
+ * twice as many each time the backend needs more (ddb_alloc_rowid), up to
+ * a whole row-id map leaf's worth, aligned to a leaf.
+ */
 #define DDB_ROWID_BATCH		64
 
 /*
@@ -1095,6 +1099,17 @@ ddb_meta_read(Relation rel, DdbMetaPageData *copy)
  * row ids are unique for the life of the relfilenode and grow roughly in
  * time order.  A batch abandoned by a crash or a relcache reset leaves a
  * harmless gap.
+ *
+ * A backend's batches grow (DDB_ROWID_BATCH, then doubling) until they are
+ * a whole row-id map leaf's range, aligned to it, skipping the rest of the
+ * leaf the counter is in.  Every write locks the map leaf of its version's
+ * row id, so backends that write steadily each get map leaves of their
+ * own instead of taking turns on one (with batches of 64 two writers
+ * shared every leaf, and waited for its lock in about one update in ten;
+ * see "Issue 19: two writers, one map leaf" in doc/performance-history.md),
+ * while one that writes a few rows takes a few row ids: what a backend
+ * leaves unused stays under what it used, so the map is never more than
+ * twice as sparse.
  */
 uint64
 ddb_alloc_rowid(Relation rel)
@@ -1108,6 +1123,9 @@ ddb_alloc_rowid(Relation rel)
 		Page		page;
 		DdbMetaPageData *md;
 		uint64		start;
+		uint64		span = ddb_map_leaf_rowids();
+		uint64		want = cache->rowid_batch == 0 ? DDB_ROWID_BATCH :
+			Min((uint64) cache->rowid_batch * 2, span);
 
 		ddb_tree_init_if_needed(rel);
 		buf = ReadBuffer(rel, DDB_METAPAGE_BLKNO);
@@ -1117,14 +1135,17 @@ ddb_alloc_rowid(Relation rel)
 		page = GenericXLogRegisterBuffer(state, buf, 0);
 		md = DdbPageGetMeta(page);
 		start = md->next_rowid;
-		md->next_rowid += DDB_ROWID_BATCH;
+		if (want == span)
+			start = (start + span - 1) / span * span;
+		md->next_rowid = start + want;
 		GenericXLogFinish(state);
 		UnlockReleaseBuffer(buf);
 
 		/* re-fetch: the relcache entry may have been rebuilt meanwhile */
 		cache = ddb_get_relcache(rel);
 		cache->rowid_next = start;
-		cache->rowid_end = start + DDB_ROWID_BATCH;
+		cache->rowid_end = start + want;
+		cache->rowid_batch = (uint32) want;
 	}
 	return cache->rowid_next++;
 }

@@ -181,10 +181,11 @@ $primary->safe_psql('postgres', q{
 # (ddb_verify would wait for w's lock: VACUUM VERBOSE tells what it freed)
 $primary->psql('postgres', 'VACUUM (VERBOSE) m', stderr => \my $verbose);
 my ($freed) = $verbose =~ /(\d+) row-id map leaves freed/;
-# row ids 0-63 are w's batch, 64-3071 the 3,000 rows': leaves 0-2 (1,019
-# row ids each) were all handed out, and all three are freed, w's leaf 0
-# among them
-is($freed, 3, 'm: VACUUM freed the three emptied map leaves, the cached one among them');
+# row ids 0-63 are w's batch; the 3,000 rows' batches grow (64-1023 in
+# batches of 64 to 512), then take whole map leaves (1,019 row ids each,
+# 2038-5094: ddb_alloc_rowid): leaves 0-4 were all handed out, and all five
+# are freed, w's leaf 0 among them
+is($freed, 5, 'm: VACUUM freed the five emptied map leaves, the cached one among them');
 $primary->safe_psql('postgres', 'SELECT txid_current()');
 $primary->safe_psql('postgres', 'VACUUM m');
 $primary->safe_psql('postgres', q{
@@ -208,10 +209,10 @@ is($standby->safe_psql('postgres', $m_rows), '70/70 70', 'm: the standby has the
 # while the pin is held.  w2's update waits for h's row lock holding the
 # pin of map leaf 0, the leaf of its new version's row id (its batch,
 # taken by its first insert), which is empty and whose row ids were all
-# handed out, like leaves 1 and 2.  h rolls back, so w2's update goes on
-# with the leaf it pinned.  With Generic WAL nothing is pinned (the entry
-# is deferred to commit, and written to a new leaf 0): all three leaves
-# are freed.
+# handed out, like leaves 1 to 3 (leaf 4 holds 'target'; the batches are
+# those of (e)).  h rolls back, so w2's update goes on with the leaf it
+# pinned.  With Generic WAL nothing is pinned (the entry is deferred to
+# commit, and written to a new leaf 0): all four leaves are freed.
 $primary->safe_psql('postgres', q{CREATE TABLE m2 (pk text, sk text, item jsonb) USING ddb});
 my $w2 = $primary->background_psql('postgres', on_error_stop => 0);
 $w2->query_safe(q{INSERT INTO m2 VALUES ('w', 'w', '{}')});
@@ -232,7 +233,7 @@ $primary->poll_query_until('postgres',
   or die "w2 never waited for h";
 $primary->psql('postgres', 'VACUUM (VERBOSE) m2', stderr => \my $verbose2);
 my ($freed2) = $verbose2 =~ /(\d+) row-id map leaves freed/;
-is($freed2, DdbWal::mode() eq 'custom' ? 2 : 3,
+is($freed2, DdbWal::mode() eq 'custom' ? 3 : 4,
 	'm2: VACUUM skips the map leaf a waiting writer has pinned (ddb\'s WAL), frees the rest');
 $h->query_safe('ROLLBACK');
 $h->quit;
@@ -291,7 +292,7 @@ $session->quit;
 # "Freeing").  The VACUUM that frees m3's emptied map leaves records them;
 # a standby session then takes a snapshot (older than any xid that could
 # pass the leaves' safexid) and a primary session holds one too; new rows'
-# splits and map leaves take the two freed pages, and the standby
+# splits and map leaves take the three freed pages, and the standby
 # session, under max_standby_streaming_delay = 0, is not cancelled.  (Tree
 # leaves the same VACUUM unlinked are not recorded yet: no pages but the
 # map leaves are free when the rows go in.)
@@ -302,9 +303,10 @@ $primary->safe_psql('postgres', q{
 	DELETE FROM m3 WHERE pk <> 'keep';});
 $primary->psql('postgres', 'VACUUM (VERBOSE) m3', stderr => \my $verbose3);
 my ($freed3) = $verbose3 =~ /(\d+) row-id map leaves freed/;
-# row ids 0-3000 (batches to 3007): leaves 0 and 1 (1,019 row ids each)
-# were all handed out; leaf 2 holds 'keep' and was not
-is($freed3, 2, 'm3: VACUUM freed the two emptied map leaves');
+# row ids 0-959 in growing batches, then whole map leaves (1,019 row ids
+# each) from 1019: leaves 0 to 2 were all handed out and emptied; leaf 3
+# holds 'keep'
+is($freed3, 3, 'm3: VACUUM freed the three emptied map leaves');
 my $deleted3 = q{SELECT (v->>'deleted_pages')::int FROM ddb_verify('m3') v};
 my $before3 = $primary->safe_psql('postgres', $deleted3);
 $primary->wait_for_catchup($standby);
@@ -317,8 +319,8 @@ $hold3->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
 $hold3->query_safe('SELECT count(*) FROM m3');
 $primary->safe_psql('postgres', q{
 	INSERT INTO m3 SELECT 'n' || (i % 5), 's' || i, '{}' FROM generate_series(1, 2000) i});
-is($before3 - $primary->safe_psql('postgres', $deleted3), 2,
-	'm3: new rows reused the two freed map leaves while snapshots older than their free live');
+is($before3 - $primary->safe_psql('postgres', $deleted3), 3,
+	'm3: new rows reused the three freed map leaves while snapshots older than their free live');
 $primary->wait_for_catchup($standby);
 is($old3->query('SELECT count(*) FROM m3'), '1',
 	'm3: the standby session whose snapshot predates the reuse still runs');
