@@ -120,9 +120,11 @@ SELECT ddb_api('CreateTable', '{"TableName": "Music",
   "KeySchema": [{"AttributeName": "Artist", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST"}');
 \set VERBOSITY default
 
--- DeleteTable answers with the description (DELETING) and drops the table;
--- the catalog forgets it.
-SELECT ddb_api('DeleteTable', '{"TableName": "counters"}') #>> '{TableDescription,TableStatus}';
+-- DeleteTable answers with the description (DELETING; without the key
+-- schema, the attribute definitions, the indexes and the creation time, as
+-- DynamoDB's) and drops the table; the catalog forgets it.
+SELECT d ->> 'TableStatus' AS status, (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(d) k) AS members
+  FROM (SELECT ddb_api('DeleteTable', '{"TableName": "counters"}') -> 'TableDescription' AS d) s;
 SELECT to_regclass('counters') IS NULL AS dropped,
        (SELECT count(*) FROM ddb_internal.tables t WHERE t.relid::text = 'counters') AS catalog_rows;
 SELECT ddb_api('ListTables', '{}');
