@@ -122,6 +122,9 @@ SELECT ddb_api('UpdateTable', '{"TableName": "Orders",
 -- one index change per UpdateTable, as DynamoDB allows
 SELECT ddb_api('UpdateTable', '{"TableName": "Orders",
   "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "ByStatus"}}, {"Delete": {"IndexName": "Other"}}]}');
+-- (two updates of one index are a request error first)
+SELECT ddb_api('UpdateTable', '{"TableName": "Orders",
+  "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "ByStatus"}}, {"Delete": {"IndexName": "ByStatus"}}]}');
 SELECT ddb_api('UpdateTable', '{"TableName": "Orders",
   "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "ByStatus"}}]}')
   #> '{TableDescription,GlobalSecondaryIndexes}' AS indexes_left;

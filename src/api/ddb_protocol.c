@@ -1068,6 +1068,25 @@ create_index(Relation rel, DdbJson *defs, DdbJson *c, char kind)
 					 keys[1] ? pstrdup(keys[1]) : NULL, types[1], pstrdup(ptype), arr);
 }
 
+/* The IndexName of a GlobalSecondaryIndexUpdates element, whichever action, or NULL */
+static const char *
+gsi_update_index_name(DdbJson *u)
+{
+	static const char *const actions[] = {"Update", "Create", "Delete"};
+
+	if (u->type != DDB_JSON_OBJECT)
+		return NULL;
+	for (int a = 0; a < lengthof(actions); a++)
+	{
+		DdbJson    *spec = ddb_json_get(u, actions[a]);
+		DdbJson    *name = spec && spec->type == DDB_JSON_OBJECT ? ddb_json_get(spec, "IndexName") : NULL;
+
+		if (name && name->type == DDB_JSON_STRING)
+			return name->str;
+	}
+	return NULL;
+}
+
 static char *
 op_update_table(DdbJson *req, int *len)
 {
@@ -1125,6 +1144,20 @@ op_update_table(DdbJson *req, int *len)
 	if (pt != NULL)
 		check_throughput_bounds(rcu, wcu);
 	has_stream = stream_specification(req, &stream_view);
+	/* one update per index (a request check), then one index change at a time */
+	for (int i = 0; updates && i < updates->n; i++)
+	{
+		const char *iname = gsi_update_index_name(updates->elems[i]);
+
+		for (int i2 = 0; iname && i2 < i; i2++)
+		{
+			const char *other = gsi_update_index_name(updates->elems[i2]);
+
+			if (other && strcmp(other, iname) == 0)
+				validation_error("One or more parameter values were invalid: Only one global secondary index update per index is allowed simultaneously. Index: %s",
+								 iname);
+		}
+	}
 	if (updates && updates->n > 1)
 		ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
 				  "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table");
