@@ -621,12 +621,23 @@ gsi_entry(DdbGsi *g, Relation idx, Jsonb *item, GsiEntry *e)
 	initStringInfo(&e->key);
 	ddb_encode_key(ki, e->values, e->isnull, &e->key);
 	if (e->key.len > DDB_MAX_KEY_LEN)
+	{
+		/*
+		 * ddb's own limit (DynamoDB has none like it): a ValidationException,
+		 * so that the endpoint answers 400 with this message; a backfill
+		 * leaves the item out, as for DynamoDB's limits.
+		 */
+		if (gsi_lenient)
+		{
+			gsi_violation = true;
+			return false;
+		}
 		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("index key of global secondary index \"%s\" is too long", g->name),
-				 errdetail("The index key (index keys and table keys) encodes to %d bytes; the limit is %d bytes.",
-						   e->key.len, (int) DDB_MAX_KEY_LEN),
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: One or more parameter values were invalid: the key of index %s (its keys and the table's) encodes to %d bytes, over ddb's limit of %d",
+						g->name, e->key.len, (int) DDB_MAX_KEY_LEN),
 				 errhint("Use shorter key values for items in this index.")));
+	}
 
 	/* the projected non-key attributes */
 	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
@@ -677,6 +688,33 @@ entry_missing(DdbGsi *g)
 			 errhint("Drop and recreate the index.")));
 }
 
+/*
+ * The entry of an item's old version: built leniently, as a backfill
+ * builds entries, so that an item the index left out (an indexing
+ * violation: a key of the wrong type, empty or too long) has none, and can
+ * still be updated or deleted.
+ */
+static bool
+gsi_old_entry(DdbGsi *g, Relation idx, Jsonb *item, GsiEntry *e)
+{
+	bool		lenient = gsi_lenient;
+	bool		violation = gsi_violation;
+	volatile bool has = false;
+
+	gsi_lenient = true;
+	PG_TRY();
+	{
+		has = gsi_entry(g, idx, item, e);
+	}
+	PG_FINALLY();
+	{
+		gsi_lenient = lenient;
+		gsi_violation = violation;
+	}
+	PG_END_TRY();
+	return has;
+}
+
 /* Bring one index from an item's old version to its new one. */
 static void
 gsi_apply(DdbGsi *g, Relation idx, Jsonb *olditem, Jsonb *newitem, CommandId cid)
@@ -691,7 +729,7 @@ gsi_apply(DdbGsi *g, Relation idx, Jsonb *olditem, Jsonb *newitem, CommandId cid
 
 	/* the new version first: its errors are the user's */
 	has_new = gsi_entry(g, idx, newitem, &n);
-	has_old = gsi_entry(g, idx, olditem, &o);
+	has_old = gsi_old_entry(g, idx, olditem, &o);
 	if (!has_old && !has_new)
 		return;
 
@@ -1809,7 +1847,7 @@ ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,
 			relation_close(idx, AccessShareLock);
 			continue;			/* internal, not billed */
 		}
-		has_old = gsi_entry(&gsi[i], idx, olditem, &o);
+		has_old = gsi_old_entry(&gsi[i], idx, olditem, &o);
 		has_new = gsi_entry(&gsi[i], idx, newitem, &nw);
 		if (has_old && has_new && o.key.len == nw.key.len &&
 			memcmp(o.key.data, nw.key.data, o.key.len) == 0)

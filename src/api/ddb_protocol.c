@@ -18,9 +18,8 @@
  * SQLSTATE; ddb_error_kind maps a SQLSTATE back to the kind, its __type
  * namespace and HTTP status, for the endpoint.  PostgreSQL's own errors
  * that have a DynamoDB meaning (insufficient privilege, serialization
- * failure, deadlock; a program limit, which a valid request meets only at
- * one of ddb's own limits, is a ValidationException) map too; anything
- * else is InternalServerError and the endpoint never shows its message.
+ * failure, deadlock) map too; anything else is InternalServerError and the
+ * endpoint never shows its message.
  *
  *-------------------------------------------------------------------------
  */
@@ -97,8 +96,6 @@ static const ErrorKind error_kinds[] = {
 	{ERRCODE_INSUFFICIENT_PRIVILEGE, "AccessDeniedException", NS_SERVICE, 400},
 	{ERRCODE_T_R_SERIALIZATION_FAILURE, "TransactionConflictException", NS_DYNAMODB, 400},
 	{ERRCODE_T_R_DEADLOCK_DETECTED, "TransactionConflictException", NS_DYNAMODB, 400},
-	/* a valid request over one of ddb's own limits (an index key over 3200 bytes) */
-	{ERRCODE_PROGRAM_LIMIT_EXCEEDED, "ValidationException", NS_VALIDATE, 400},
 };
 
 const char *
@@ -362,6 +359,10 @@ check_throughput(DdbValErrors *e, DdbJson *pt, const char *path, int64 *rcu, int
 				w = 0;
 	bool		hr = member_number(pt, "ReadCapacityUnits", "Long", &r);
 	bool		hw = member_number(pt, "WriteCapacityUnits", "Long", &w);
+
+	/* (beyond DynamoDB's bound, kept above it without overflowing int64) */
+	r = Max(Min(r, 1e13), -1e13);
+	w = Max(Min(w, 1e13), -1e13);
 
 	if (!hw)
 		ddb_valerr_add(e, NULL, psprintf("%s.writeCapacityUnits", path), "Member must not be null");

@@ -1107,9 +1107,10 @@ ddb_meta_read(Relation rel, DdbMetaPageData *copy)
  * own instead of taking turns on one (with batches of 64 two writers
  * shared every leaf, and waited for its lock in about one update in ten;
  * see "Issue 19: two writers, one map leaf" in doc/performance-history.md),
- * while one that writes a few rows takes a few row ids: what a backend
- * leaves unused stays under what it used, so the map is never more than
- * twice as sparse.
+ * while one that writes a few rows takes a few row ids: a backend leaves
+ * unused at most about what it used, plus the alignment gap, so at worst
+ * about a third of a map leaf's slots are used.  (A relcache rebuild
+ * drops a backend's batch and starts it at 64 again.)
  */
 uint64
 ddb_alloc_rowid(Relation rel)
@@ -1131,12 +1132,18 @@ ddb_alloc_rowid(Relation rel)
 		buf = ReadBuffer(rel, DDB_METAPAGE_BLKNO);
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		ddb_check_meta(rel, BufferGetPage(buf));
+		start = DdbPageGetMeta(BufferGetPage(buf))->next_rowid;
+		if (want == span)
+			start = (start + span - 1) / span * span;
+		/* row ids show as TIDs: block numbers run out first */
+		if (start + want > (uint64) MaxBlockNumber * DDB_ROWIDS_PER_BLOCK)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("ddb table \"%s\" has used up its row ids", RelationGetRelationName(rel)),
+					 errhint("VACUUM FULL the table to number its versions again.")));
 		state = GenericXLogStart(rel);
 		page = GenericXLogRegisterBuffer(state, buf, 0);
 		md = DdbPageGetMeta(page);
-		start = md->next_rowid;
-		if (want == span)
-			start = (start + span - 1) / span * span;
 		md->next_rowid = start + want;
 		GenericXLogFinish(state);
 		UnlockReleaseBuffer(buf);

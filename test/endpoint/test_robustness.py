@@ -253,7 +253,7 @@ def test_index_key_limits_are_client_errors(ddb, table_name):
         "Projection": {"ProjectionType": "KEYS_ONLY"}}])
     for item, words in [
             ({"PK": {"S": "a"}, "SK": {"S": "1"}, "G": {"S": "g" * 2049}}, "2048"),
-            ({"PK": {"S": "p" * 2000}, "SK": {"S": "1"}, "G": {"S": "g" * 2000}}, "too long")]:
+            ({"PK": {"S": "p" * 2000}, "SK": {"S": "1"}, "G": {"S": "g" * 2000}}, "over ddb's limit")]:
         with pytest.raises(ddb.exceptions.ClientError) as e:
             ddb.put_item(TableName=table_name, Item=item)
         err = e.value.response
