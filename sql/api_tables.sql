@@ -225,6 +225,7 @@ SELECT ddb_api('CreateTable', '{"TableName": "thru", "AttributeDefinitions": [{"
   "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
   "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}}') IS NOT NULL AS created;
 SELECT ddb_api('UpdateTable', '{"TableName": "thru", "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 1000000000001}}');
+SELECT ddb_api('UpdateTable', '{"TableName": "thru", "ProvisionedThroughput": {"ReadCapacityUnits": 1e19, "WriteCapacityUnits": 5}}');
 SELECT ddb_api('UpdateTable', '{"TableName": "thru", "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}}');
 SELECT ddb_api('UpdateTable', '{"TableName": "thru", "ProvisionedThroughput": {"ReadCapacityUnits": 6, "WriteCapacityUnits": 5}}')
   #> '{TableDescription,ProvisionedThroughput,ReadCapacityUnits}' AS read_units;
