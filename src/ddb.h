@@ -518,6 +518,7 @@ extern Jsonb *ddb_jsonb_replace_pairs(Jsonb *base, const char *const *names, int
 									 Jsonb *repl);
 extern Datum ddb_jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v,
 							const char *name);
+extern void ddb_raise_key_size(bool partition, const char *name, const char *index, int len);
 
 /*
  * api/ddb_gsi.c: secondary indexes of every kind (global, local, the TTL

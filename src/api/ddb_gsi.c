@@ -465,14 +465,22 @@ is_projected(DdbGsi *g, const char *name, int len)
 }
 
 /*
- * While an index is backfilled, items whose index key has the wrong type
- * or is empty are left out and counted (DynamoDB's indexing violations)
- * instead of failing the creation: later writes of such values are
- * refused, existing ones are not the creator's request.  The verifier
+ * While an index is backfilled, items whose index key has the wrong type,
+ * is empty or is too long are left out and counted (DynamoDB's indexing
+ * violations) instead of failing the creation: later writes of such
+ * values are refused, existing ones are not the creator's request.  The verifier
  * reads them the same way: such an item has no entry.
  */
 static bool gsi_lenient = false;
 static bool gsi_violation = false;
+
+/* A backfill leaves an item with a bad index key out, and counts it. */
+static bool
+gsi_leave_out(void)
+{
+	gsi_violation = true;
+	return false;
+}
 
 /*
  * An index key attribute of an item: false when the item lacks it (no
@@ -515,10 +523,7 @@ gsi_key_attr(DdbGsi *g, Jsonb *item, const char *name, DdbKeyType type)
 			}
 	}
 	if ((!ok || len == 0) && gsi_lenient)
-	{
-		gsi_violation = true;
-		return false;
-	}
+		return gsi_leave_out();
 	if (!ok)
 	{
 		DdbValue   *dv = ddb_map_get(ddb_item_from_jsonb(item), name);
@@ -592,28 +597,19 @@ gsi_entry(DdbGsi *g, Relation idx, Jsonb *item, GsiEntry *e)
 		if (strcmp(name, g->pk) == 0 || (g->sk && strcmp(name, g->sk) == 0))
 		{
 			bool		partition = strcmp(name, g->pk) == 0;
-			int			limit = partition ? DDB_MAX_PARTITION_KEY_BYTES : DDB_MAX_SORT_KEY_BYTES;
+			int			len = ki->keytype[k] == DDB_KEY_N ? 0 :
+				ddb_key_value_bytes(ki->keytype[k], e->values[a]);
 
 			/*
 			 * An index key over the size of a table key is DynamoDB's
 			 * ValidationException, worded as for the table's keys; a
 			 * backfill (gsi_lenient) leaves the item out of the index.
 			 */
-			if (ki->keytype[k] != DDB_KEY_N &&
-				ddb_key_value_bytes(ki->keytype[k], e->values[a]) > limit)
+			if (len > (partition ? DDB_MAX_PARTITION_KEY_BYTES : DDB_MAX_SORT_KEY_BYTES))
 			{
 				if (gsi_lenient)
-				{
-					gsi_violation = true;
-					return false;
-				}
-				ereport(ERROR,
-						(errcode(DDB_ERRCODE_VALIDATION),
-						 errmsg("ValidationException: %s",
-								psprintf(partition ? DDB_MSG_HASH_KEY_SIZE : DDB_MSG_RANGE_KEY_SIZE,
-										 limit)),
-						 errdetail("Key attribute \"%s\" of index \"%s\" is %d bytes.",
-								   name, g->name, ddb_key_value_bytes(ki->keytype[k], e->values[a]))));
+					return gsi_leave_out();
+				ddb_raise_key_size(partition, name, g->name, len);
 			}
 			ddb_check_key_value(ki->keytype[k], e->values[a], partition, name);
 		}
@@ -628,10 +624,7 @@ gsi_entry(DdbGsi *g, Relation idx, Jsonb *item, GsiEntry *e)
 		 * leaves the item out, as for DynamoDB's limits.
 		 */
 		if (gsi_lenient)
-		{
-			gsi_violation = true;
-			return false;
-		}
+			return gsi_leave_out();
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_VALIDATION),
 				 errmsg("ValidationException: One or more parameter values were invalid: the key of index %s (its keys and the table's) encodes to %d bytes, over ddb's limit of %d",

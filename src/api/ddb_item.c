@@ -849,6 +849,24 @@ ddb_jbv_to_key(Relation rel, DdbKeyType type, JsonbValue *v, const char *name)
 }
 
 /*
+ * DynamoDB's error for an S or B key attribute over its size limit (2048
+ * bytes for a partition key, 1024 for a sort key): of the table's key, or
+ * with 'index' of that index's (ddb_gsi.c).
+ */
+void
+ddb_raise_key_size(bool partition, const char *name, const char *index, int len)
+{
+	int			limit = partition ? DDB_MAX_PARTITION_KEY_BYTES : DDB_MAX_SORT_KEY_BYTES;
+
+	ereport(ERROR,
+			(errcode(DDB_ERRCODE_VALIDATION),
+			 errmsg("ValidationException: %s",
+					psprintf(partition ? DDB_MSG_HASH_KEY_SIZE : DDB_MSG_RANGE_KEY_SIZE, limit)),
+			 index ? errdetail("Key attribute \"%s\" of index \"%s\" is %d bytes.", name, index, len) :
+			 errdetail("Key attribute \"%s\" is %d bytes.", name, len)));
+}
+
+/*
  * DynamoDB's key value rules as ValidationExceptions (ddb_check_key_value
  * raises PostgreSQL's own SQLSTATEs, which suit SQL on the table).
  */
@@ -868,11 +886,7 @@ api_check_key(DdbKeyType type, Datum d, bool partition, const char *name)
 		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_KEY_EMPTY_VALUE,
 				  type == DDB_KEY_S ? "string" : "binary", name);
 	if (len > limit)
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: %s",
-						psprintf(partition ? DDB_MSG_HASH_KEY_SIZE : DDB_MSG_RANGE_KEY_SIZE, limit)),
-				 errdetail("Key attribute \"%s\" is %d bytes.", name, len)));
+		ddb_raise_key_size(partition, name, NULL, len);
 }
 
 /*

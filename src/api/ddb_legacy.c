@@ -144,6 +144,15 @@ static const LegacyOp legacy_ops[] = {
 	{"BETWEEN", 2, 2, "S N B"},
 };
 
+/*
+ * The legacy members' enums, in the order DynamoDB's messages list them:
+ * the request's member checks (ddb_protocol.c) refuse anything else, so
+ * the translation below meets only these.
+ */
+const char *const ddb_legacy_comparison_ops[] = {"IN", "NULL", "BETWEEN", "LT", "NOT_CONTAINS", "EQ",
+"GT", "NOT_NULL", "NE", "LE", "BEGINS_WITH", "GE", "CONTAINS", NULL};
+const char *const ddb_legacy_conditional_ops[] = {"OR", "AND", NULL};
+
 /* The value type of a typed AttributeValue ("S", "N", ...). */
 static const char *
 typed_type(DdbJson *v)
@@ -166,10 +175,8 @@ one_condition(DdbLegacy *lx, const char *attr, const char *opname, DdbJson *list
 	for (int i = 0; i < lengthof(legacy_ops); i++)
 		if (strcmp(legacy_ops[i].name, opname) == 0)
 			op = &legacy_ops[i];
-	if (op == NULL)
-		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-						 psprintf(DDB_MSG_CONSTRAINT, psprintf("'%s'", opname), "comparisonOperator",
-								  "Member must satisfy enum value set: [IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS]"));
+	if (op == NULL)				/* the request's member checks refused it */
+		elog(ERROR, "unknown ComparisonOperator \"%s\"", opname);
 	if (n < op->minargs || n > op->maxargs)
 		validation_error("One or more parameter values were invalid: Invalid number of argument(s) for the %s ComparisonOperator",
 						 opname);
@@ -242,9 +249,8 @@ conditional_operator(const char *op)
 		return " AND ";
 	if (strcmp(op, "OR") == 0)
 		return " OR ";
-	validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-					 psprintf(DDB_MSG_CONSTRAINT, psprintf("'%s'", op), "conditionalOperator",
-							  "Member must satisfy enum value set: [OR, AND]"));
+	/* the request's member checks refused it */
+	elog(ERROR, "unknown ConditionalOperator \"%s\"", op);
 	return NULL;
 }
 

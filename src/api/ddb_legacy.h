@@ -20,6 +20,13 @@ typedef struct DdbLegacy
 	DdbValue   *values;			/* placeholder -> value */
 } DdbLegacy;
 
+extern const char *const ddb_legacy_comparison_ops[];
+extern const char *const ddb_legacy_conditional_ops[];
+
+#define DDB_LEGACY_COMPARISON_OPS_LIST \
+	"IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS"
+#define DDB_LEGACY_CONDITIONAL_OPS_LIST "OR, AND"
+
 extern void ddb_legacy_init(DdbLegacy *lx);
 extern Jsonb *ddb_legacy_names(DdbLegacy *lx);
 extern Jsonb *ddb_legacy_values(DdbLegacy *lx);

@@ -512,15 +512,6 @@ stream_specification(DdbJson *req, const char **view)
 static Jsonb *request_tags(DdbJson *tags);
 static void add_tags(Relation rel, Jsonb *tags);
 
-static bool
-among(const char *const *names, int n, const char *name)
-{
-	for (int i = 0; i < n; i++)
-		if (strcmp(names[i], name) == 0)
-			return true;
-	return false;
-}
-
 /*
  * With indexes, every attribute defined must be a key of the table or of
  * an index: DynamoDB's message lists the definitions and the keys used
@@ -530,7 +521,7 @@ static void
 check_definitions_used(const DdbCreateTable *ct, const char *const *defnames, int ndefs,
 					   DdbJson *gsis, DdbJson *lsis)
 {
-	const char **used = palloc(sizeof(char *) * (ct->nkeys + 2 * ((gsis ? gsis->n : 0) + (lsis ? lsis->n : 0))));
+	const char **used = palloc0(sizeof(char *) * (ct->nkeys + 2 * ((gsis ? gsis->n : 0) + (lsis ? lsis->n : 0)) + 1));
 	int			nused = 0;
 	DdbJson    *lists[2] = {gsis, lsis};
 
@@ -547,12 +538,12 @@ check_definitions_used(const DdbCreateTable *ct, const char *const *defnames, in
 				DdbJson    *an = ks->elems[k]->type == DDB_JSON_OBJECT ?
 					ddb_json_get(ks->elems[k], "AttributeName") : NULL;
 
-				if (an != NULL && an->type == DDB_JSON_STRING && !among(used, nused, an->str))
+				if (an != NULL && an->type == DDB_JSON_STRING && !listed(used, an->str))
 					used[nused++] = an->str;
 			}
 		}
 	for (int d = 0; d < ndefs; d++)
-		if (!among(used, nused, defnames[d]))
+		if (!listed(used, defnames[d]))
 		{
 			StringInfoData defs,
 						keys;
@@ -888,25 +879,9 @@ op_delete_table(DdbJson *req, int *len)
 	Relation	rel = open_named_table(req);
 	Response	r;
 
-	StringInfoData desc;
-	Jsonb	   *j;
-	static const char *const omitted[] = {"CreationDateTime", "KeySchema", "AttributeDefinitions",
-	"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
-
-	/*
-	 * DeleteTable's description leaves out the key schema, the attribute
-	 * definitions, the indexes and the creation time, which DescribeTable
-	 * gives (ScyllaDB's tests, run against the service).
-	 */
-	initStringInfo(&desc);
-	ddb_describe_table_json(rel, "DELETING", &desc);
-	j = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(desc.data)));
-	for (int i = 0; i < lengthof(omitted); i++)
-		j = DatumGetJsonbP(DirectFunctionCall2(jsonb_delete, JsonbPGetDatum(j),
-											   CStringGetTextDatum(omitted[i])));
 	resp_begin(&r);
 	resp_key(&r, "TableDescription");
-	appendStringInfoString(&r.buf, JsonbToCString(NULL, &j->root, VARSIZE(j)));
+	ddb_describe_table_json(rel, "DELETING", &r.buf);
 	ddb_delete_table_core(rel);
 	return resp_end(&r, len);
 }
@@ -1092,7 +1067,6 @@ static char *
 op_update_table(DdbJson *req, int *len)
 {
 	DdbValErrors e;
-	const char *name;
 	const char *billing;
 	DdbJson    *pt = member_struct(req, "ProvisionedThroughput", "ProvisionedThroughput");
 	DdbJson    *updates = member_list(req, "GlobalSecondaryIndexUpdates");
@@ -1107,7 +1081,7 @@ op_update_table(DdbJson *req, int *len)
 	const char *stream_view;
 
 	ddb_valerr_init(&e);
-	name = check_table_name(&e, req, "TableName");
+	(void) check_table_name(&e, req, "TableName");
 	billing = check_enum(&e, member_string(req, "BillingMode"), "BillingMode", billing_set,
 						 "PROVISIONED, PAY_PER_REQUEST");
 	if (pt)
@@ -1164,11 +1138,7 @@ op_update_table(DdbJson *req, int *len)
 				  "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table");
 
 	/* a missing table is named, as DescribeTable and DeleteTable name it */
-	relid = ddb_table_lookup(name);
-	if (!OidIsValid(relid))
-		ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
-				  DDB_MSG_TABLE_NOT_FOUND, name);
-	rel = ddb_open_table(relid, ACL_SELECT);
+	rel = open_named_table(req);
 	relid = RelationGetRelid(rel);
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
@@ -1776,14 +1746,11 @@ write_capacity(Capacity *c, Relation rel, DdbWriteResult *res)
 static void
 check_legacy_enums(DdbValErrors *e, DdbJson *req, const char *const *legacy)
 {
-	static const char *const condop_set[] = {"AND", "OR", NULL};
-	static const char *const compop_set[] = {"IN", "NULL", "BETWEEN", "LT", "NOT_CONTAINS", "EQ",
-	"GT", "NOT_NULL", "NE", "LE", "BEGINS_WITH", "GE", "CONTAINS", NULL};
 	static const char *const maps[] = {"Expected", "KeyConditions", "QueryFilter", "ScanFilter"};
 
 	if (takes_conditional_operator(legacy))
 		check_enum(e, member_string(req, "ConditionalOperator"), "ConditionalOperator",
-				   condop_set, "OR, AND");
+				   ddb_legacy_conditional_ops, DDB_LEGACY_CONDITIONAL_OPS_LIST);
 	for (int m = 0; m < lengthof(maps); m++)
 	{
 		DdbJson    *conds = legacy_member(req, legacy, maps[m]);
@@ -1798,8 +1765,7 @@ check_legacy_enums(DdbValErrors *e, DdbJson *req, const char *const *legacy)
 			if (op != NULL && op->type == DDB_JSON_STRING)
 				check_enum(e, op->str,
 						   psprintf("%s.%s.member.comparisonOperator", maps[m], conds->keys[i]),
-						   compop_set,
-						   "IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS");
+						   ddb_legacy_comparison_ops, DDB_LEGACY_COMPARISON_OPS_LIST);
 		}
 	}
 }

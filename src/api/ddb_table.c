@@ -779,34 +779,54 @@ ddb_describe_table_json(Relation rel, const char *status, StringInfo buf)
 	bool		first = true;
 	bool		provisioned = info->billing_mode && strcmp(info->billing_mode, "PROVISIONED") == 0;
 
+	/*
+	 * DeleteTable's description (status DELETING) leaves out the attribute
+	 * definitions, the key schema, the creation time and the indexes, as
+	 * DynamoDB's does (ScyllaDB's tests, run against the service).
+	 */
+	bool		full = strcmp(status, "DELETING") != 0;
+
+	/* a table created PAY_PER_REQUEST has been so since its creation */
+	const char *ppr_since = info->billing_changed ? info->billing_changed :
+		provisioned ? NULL : info->created ? info->created : "0";
+
 	size = DatumGetInt64(DirectFunctionCall1(pg_total_relation_size,
 											 ObjectIdGetDatum(RelationGetRelid(rel))));
 	appendStringInfoChar(buf, '{');
-	ddb_json_key(buf, &first, "AttributeDefinitions");
-	appendStringInfoChar(buf, '[');
-	for (int k = 0; k < ki->nkeys; k++)
+	if (full)
 	{
-		appendStringInfoString(buf, k ? ",{\"AttributeName\":" : "{\"AttributeName\":");
-		ddb_json_cstring(buf, ddb_table_key_name(rel, k));
-		appendStringInfo(buf, ",\"AttributeType\":\"%s\"}", ddb_key_type_name(ki->keytype[k]));
+		ddb_json_key(buf, &first, "AttributeDefinitions");
+		appendStringInfoChar(buf, '[');
+		for (int k = 0; k < ki->nkeys; k++)
+		{
+			appendStringInfoString(buf, k ? ",{\"AttributeName\":" : "{\"AttributeName\":");
+			ddb_json_cstring(buf, ddb_table_key_name(rel, k));
+			appendStringInfo(buf, ",\"AttributeType\":\"%s\"}", ddb_key_type_name(ki->keytype[k]));
+		}
+		ddb_gsi_attribute_definitions(rel, buf);
+		appendStringInfoChar(buf, ']');
 	}
-	ddb_gsi_attribute_definitions(rel, buf);
-	appendStringInfoChar(buf, ']');
 	ddb_json_key(buf, &first, "TableName");
 	ddb_json_cstring(buf, name);
-	ddb_json_key(buf, &first, "KeySchema");
-	appendStringInfoChar(buf, '[');
-	for (int k = 0; k < ki->nkeys; k++)
+	if (full)
 	{
-		appendStringInfoString(buf, k ? ",{\"AttributeName\":" : "{\"AttributeName\":");
-		ddb_json_cstring(buf, ddb_table_key_name(rel, k));
-		appendStringInfo(buf, ",\"KeyType\":\"%s\"}", k == 0 ? "HASH" : "RANGE");
+		ddb_json_key(buf, &first, "KeySchema");
+		appendStringInfoChar(buf, '[');
+		for (int k = 0; k < ki->nkeys; k++)
+		{
+			appendStringInfoString(buf, k ? ",{\"AttributeName\":" : "{\"AttributeName\":");
+			ddb_json_cstring(buf, ddb_table_key_name(rel, k));
+			appendStringInfo(buf, ",\"KeyType\":\"%s\"}", k == 0 ? "HASH" : "RANGE");
+		}
+		appendStringInfoChar(buf, ']');
 	}
-	appendStringInfoChar(buf, ']');
 	ddb_json_key(buf, &first, "TableStatus");
 	ddb_json_cstring(buf, status);
-	ddb_json_key(buf, &first, "CreationDateTime");
-	appendStringInfoString(buf, info->created ? info->created : "0");
+	if (full)
+	{
+		ddb_json_key(buf, &first, "CreationDateTime");
+		appendStringInfoString(buf, info->created ? info->created : "0");
+	}
 	ddb_json_key(buf, &first, "ProvisionedThroughput");
 	appendStringInfo(buf, "{\"NumberOfDecreasesToday\":0,\"ReadCapacityUnits\":" INT64_FORMAT
 					 ",\"WriteCapacityUnits\":" INT64_FORMAT "}",
@@ -823,19 +843,15 @@ ddb_describe_table_json(Relation rel, const char *status, StringInfo buf)
 	ddb_json_cstring(buf, info->table_id ? info->table_id : "00000000-0000-0000-0000-000000000000");
 	ddb_json_key(buf, &first, "BillingModeSummary");
 	appendStringInfo(buf, "{\"BillingMode\":\"%s\"", provisioned ? "PROVISIONED" : "PAY_PER_REQUEST");
-	/* (a table created PAY_PER_REQUEST has been so since its creation) */
-	if (info->billing_changed)
-		appendStringInfo(buf, ",\"LastUpdateToPayPerRequestDateTime\":%s", info->billing_changed);
-	else if (!provisioned)
-		appendStringInfo(buf, ",\"LastUpdateToPayPerRequestDateTime\":%s",
-						 info->created ? info->created : "0");
+	if (ppr_since)
+		appendStringInfo(buf, ",\"LastUpdateToPayPerRequestDateTime\":%s", ppr_since);
 	appendStringInfoChar(buf, '}');
-	if (ddb_index_count(rel, DDB_INDEX_LOCAL) > 0)
+	if (full && ddb_index_count(rel, DDB_INDEX_LOCAL) > 0)
 	{
 		ddb_json_key(buf, &first, "LocalSecondaryIndexes");
 		ddb_gsi_describe(rel, DDB_INDEX_LOCAL, buf);
 	}
-	if (ddb_gsi_exists(rel))
+	if (full && ddb_gsi_exists(rel))
 	{
 		ddb_json_key(buf, &first, "GlobalSecondaryIndexes");
 		ddb_gsi_describe(rel, DDB_INDEX_GLOBAL, buf);
