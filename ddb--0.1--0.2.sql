@@ -294,6 +294,13 @@ REVOKE ALL ON FUNCTION ddb_drop_access_key(text) FROM PUBLIC;
 ALTER TABLE ddb_internal.gsi ADD COLUMN kind "char" NOT NULL DEFAULT 'G'
     CHECK (kind IN ('G', 'L', 'T', 'C'));
 
+-- A global index's provisioned throughput (CreateTable, UpdateTable's Create
+-- and Update on a PROVISIONED table): kept and reported by DescribeTable,
+-- as the table's own is, not enforced; 0 while the table is on demand.
+ALTER TABLE ddb_internal.gsi
+    ADD COLUMN read_capacity bigint NOT NULL DEFAULT 0,
+    ADD COLUMN write_capacity bigint NOT NULL DEFAULT 0;
+
 CREATE FUNCTION ddb_update_time_to_live(tbl text, attribute_name text, enabled boolean)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'ddb_update_time_to_live'

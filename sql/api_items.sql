@@ -163,3 +163,29 @@ SELECT ddb_to_typed_json('{"s": {"$S": ["a", "b"]}}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT ddb_to_typed_json('{"l": [1, {"m": {"$S": ["", "x"]}}]}');
 SELECT ddb_to_typed_json('{"ss": {"$SS": [{"$S": ["a", "b"]}, "c"]}}');
+
+-- A binary key of zero bytes within DynamoDB's 2048 bytes can encode past
+-- ddb's own 3200-byte key limit (a zero byte takes two): every write of
+-- such an item is a ValidationException naming that limit, not the
+-- engine's internal error (which the endpoint would answer with a 500),
+-- and writes nothing; a read of it finds no item.
+SELECT ddb_api('CreateTable', '{"TableName": "Zeros", "BillingMode": "PAY_PER_REQUEST",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "B"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}]}') IS NOT NULL AS created;
+CREATE TEMP TABLE zkey AS SELECT jsonb_build_object('id', jsonb_build_object('B',
+  translate(encode(decode(repeat('00', 2048), 'hex'), 'base64'), E'\n', ''))) AS k;
+SELECT ddb_api('PutItem', jsonb_build_object('TableName', 'Zeros', 'Item', k)) FROM zkey;
+\echo :LAST_ERROR_SQLSTATE
+SELECT ddb_api('UpdateItem', jsonb_build_object('TableName', 'Zeros', 'Key', k,
+  'UpdateExpression', 'SET a = :a', 'ExpressionAttributeValues', '{":a": {"N": "1"}}'::jsonb)) FROM zkey;
+SELECT ddb_api('BatchWriteItem', jsonb_build_object('RequestItems', jsonb_build_object('Zeros',
+  jsonb_build_array(jsonb_build_object('PutRequest', jsonb_build_object('Item', k)))))) FROM zkey;
+SELECT ddb_api('TransactWriteItems', jsonb_build_object('TransactItems',
+  jsonb_build_array(jsonb_build_object('Put', jsonb_build_object('TableName', 'Zeros', 'Item', k))))) FROM zkey;
+SELECT ddb_api('GetItem', jsonb_build_object('TableName', 'Zeros', 'Key', k)) FROM zkey;
+SELECT ddb_api('DeleteItem', jsonb_build_object('TableName', 'Zeros', 'Key', k)) FROM zkey;
+SELECT count(*) AS items FROM ddb_scan('Zeros');
+-- (1,500 zero bytes encode within it)
+SELECT ddb_api('PutItem', jsonb_build_object('TableName', 'Zeros', 'Item', jsonb_build_object('id', jsonb_build_object('B',
+  translate(encode(decode(repeat('00', 1500), 'hex'), 'base64'), E'\n', ''))))) AS put;
+SELECT count(*) AS items FROM ddb_scan('Zeros');

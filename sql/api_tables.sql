@@ -230,3 +230,60 @@ SELECT ddb_api('UpdateTable', '{"TableName": "thru", "ProvisionedThroughput": {"
 SELECT ddb_api('UpdateTable', '{"TableName": "thru", "ProvisionedThroughput": {"ReadCapacityUnits": 6, "WriteCapacityUnits": 5}}')
   #> '{TableDescription,ProvisionedThroughput,ReadCapacityUnits}' AS read_units;
 SELECT ddb_api('DeleteTable', '{"TableName": "thru"}') #>> '{TableDescription,TableStatus}' AS deleted;
+
+-- A global index's own throughput: required on a PROVISIONED table and
+-- refused on an on-demand one (CreateTable and UpdateTable's Create), its
+-- members constrained as the table's; stored, reported by DescribeTable,
+-- changed by UpdateTable's Update (several in one request), zeroed when the
+-- table goes on demand and required for every index when it comes back.
+SELECT ddb_api('CreateTable', '{"TableName": "Pro1", "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
+  "GlobalSecondaryIndexes": [{"IndexName": "ByG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}]}');
+-- RCU 0, missing WCU
+SELECT ddb_api('CreateTable', '{"TableName": "Pro1", "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
+  "GlobalSecondaryIndexes": [{"IndexName": "ByG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}, "ProvisionedThroughput": {"ReadCapacityUnits": 0}}]}');
+SELECT ddb_api('CreateTable', '{"TableName": "Pro1", "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
+  "GlobalSecondaryIndexes": [{"IndexName": "ByG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}, "ProvisionedThroughput": {"ReadCapacityUnits": 2000000000000, "WriteCapacityUnits": 1}}]}');
+SELECT ddb_api('CreateTable', '{"TableName": "Pro1", "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}, {"AttributeName": "h", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
+  "GlobalSecondaryIndexes": [{"IndexName": "ByG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}, "ProvisionedThroughput": {"ReadCapacityUnits": 3, "WriteCapacityUnits": 4}},
+  {"IndexName": "ByH", "KeySchema": [{"AttributeName": "h", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}, "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 2}}]}')
+  #> '{TableDescription,GlobalSecondaryIndexes}' @? '$[*].ProvisionedThroughput ? (@.ReadCapacityUnits == 3 && @.WriteCapacityUnits == 4)' AS stored;
+SELECT jsonb_path_query(ddb_api('DescribeTable', '{"TableName": "Pro1"}'), '$.Table.GlobalSecondaryIndexes[*].ProvisionedThroughput');
+-- Update: Update {} ; unknown index; same values; bounds; two updates
+SELECT ddb_api('UpdateTable', '{"TableName": "Pro1", "GlobalSecondaryIndexUpdates": [{"Update": {}}]}');
+SELECT ddb_api('UpdateTable', '{"TableName": "Pro1", "GlobalSecondaryIndexUpdates": [{"Update": {"IndexName": "Nope", "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}}]}');
+SELECT ddb_api('UpdateTable', '{"TableName": "Pro1", "GlobalSecondaryIndexUpdates": [{"Update": {"IndexName": "ByG", "ProvisionedThroughput": {"ReadCapacityUnits": 3, "WriteCapacityUnits": 4}}}]}');
+SELECT ddb_api('UpdateTable', '{"TableName": "Pro1", "GlobalSecondaryIndexUpdates": [{"Update": {"IndexName": "ByG", "ProvisionedThroughput": {"ReadCapacityUnits": 3, "WriteCapacityUnits": 2000000000000}}}]}');
+SELECT jsonb_path_query(ddb_api('UpdateTable', '{"TableName": "Pro1", "GlobalSecondaryIndexUpdates": [{"Update": {"IndexName": "ByG", "ProvisionedThroughput": {"ReadCapacityUnits": 7, "WriteCapacityUnits": 8}}},
+  {"Update": {"IndexName": "ByH", "ProvisionedThroughput": {"ReadCapacityUnits": 9, "WriteCapacityUnits": 10}}}]}'), '$.TableDescription.GlobalSecondaryIndexes[*].ProvisionedThroughput');
+-- to PPR: zeros; GSI Update refused; back to PROVISIONED needs every index
+SELECT jsonb_path_query(ddb_api('UpdateTable', '{"TableName": "Pro1", "BillingMode": "PAY_PER_REQUEST"}'), '$.TableDescription.GlobalSecondaryIndexes[*].ProvisionedThroughput');
+SELECT ddb_api('UpdateTable', '{"TableName": "Pro1", "GlobalSecondaryIndexUpdates": [{"Update": {"IndexName": "ByG", "ProvisionedThroughput": {"ReadCapacityUnits": 3, "WriteCapacityUnits": 4}}}]}');
+SELECT ddb_api('UpdateTable', '{"TableName": "Pro1", "BillingMode": "PROVISIONED", "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}}');
+SELECT ddb_api('UpdateTable', '{"TableName": "Pro1", "BillingMode": "PROVISIONED", "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
+  "GlobalSecondaryIndexUpdates": [{"Update": {"IndexName": "ByG", "ProvisionedThroughput": {"ReadCapacityUnits": 3, "WriteCapacityUnits": 4}}}]}');
+SELECT jsonb_path_query(ddb_api('UpdateTable', '{"TableName": "Pro1", "BillingMode": "PROVISIONED", "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
+  "GlobalSecondaryIndexUpdates": [{"Update": {"IndexName": "ByG", "ProvisionedThroughput": {"ReadCapacityUnits": 3, "WriteCapacityUnits": 4}}},
+  {"Update": {"IndexName": "ByH", "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}}]}'), '$.TableDescription.BillingModeSummary.keyvalue().key');
+-- Create on a PROVISIONED table: needs throughput; with it, stored
+SELECT ddb_api('UpdateTable', '{"TableName": "Pro1", "AttributeDefinitions": [{"AttributeName": "k", "AttributeType": "S"}],
+  "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": "ByK", "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}}]}');
+SELECT jsonb_path_query(ddb_api('UpdateTable', '{"TableName": "Pro1", "AttributeDefinitions": [{"AttributeName": "k", "AttributeType": "S"}],
+  "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": "ByK", "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"},
+  "ProvisionedThroughput": {"ReadCapacityUnits": 11, "WriteCapacityUnits": 12}}}]}'), '$.TableDescription.GlobalSecondaryIndexes[*] ? (@.IndexName == "ByK").ProvisionedThroughput');
+-- PPR table: Create with throughput refused
+SELECT ddb_api('CreateTable', '{"TableName": "Odm1", "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST"}') IS NOT NULL;
+SELECT ddb_api('UpdateTable', '{"TableName": "Odm1", "AttributeDefinitions": [{"AttributeName": "k", "AttributeType": "S"}],
+  "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": "ByK", "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"},
+  "ProvisionedThroughput": {"ReadCapacityUnits": 11, "WriteCapacityUnits": 12}}}]}');
+-- (a table created on demand keeps reporting since when it was)
+SELECT jsonb_path_query(ddb_api('UpdateTable', '{"TableName": "Odm1", "BillingMode": "PROVISIONED", "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}}'),
+  '$.TableDescription.BillingModeSummary.keyvalue().key');
+-- create+delete in one request: limit
+SELECT ddb_api('UpdateTable', '{"TableName": "Pro1", "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "ByK"}}, {"Delete": {"IndexName": "ByH"}}]}');
+SELECT ddb_api('DeleteTable', '{"TableName": "Pro1"}') #>> '{TableDescription,TableStatus}' AS deleted;
+SELECT ddb_api('DeleteTable', '{"TableName": "Odm1"}') #>> '{TableDescription,TableStatus}' AS deleted;

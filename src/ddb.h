@@ -512,6 +512,7 @@ extern void ddb_key_from_jsonb_named(Relation rel, const char **names, Jsonb *do
 									 bool exact, Datum *values, bool *isnull,
 									 StringInfo enckey);
 extern Jsonb *ddb_item_without_keys(Relation rel, Jsonb *item);
+extern void ddb_check_key_encoded_len(Relation rel, int len);
 extern Jsonb *ddb_item_split_key(Relation rel, Jsonb *item, Datum *values, bool *isnull,
 								 StringInfo enckey);
 extern Jsonb *ddb_jsonb_replace_pairs(Jsonb *base, const char *const *names, int nnames,

@@ -321,6 +321,9 @@ request_key_ext(Relation rel, const char **names, Jsonb *doc, bool exact, bool s
 		itemcol = ddb_item_split_key(rel, doc, values, isnull, key);
 	else
 		ddb_key_from_jsonb_named(rel, names, doc, exact, values, isnull, key);
+	/* an item's key, to be written: refused before anything is */
+	if (!exact)
+		ddb_check_key_encoded_len(rel, key->len);
 	if (values != values_local)
 	{
 		pfree(values);
@@ -439,10 +442,12 @@ static bool
 write_item(Relation rel, Jsonb *item, Jsonb *itemcol, StringInfo key, Jsonb *old,
 		   bool have_current, ItemPointer current_tid, BlockNumber leaf, CommandId cid)
 {
-	HeapTuple	stored = ddb_form_stored_item(rel, itemcol ? itemcol :
-											  ddb_item_without_keys(rel, item));
+	HeapTuple	stored;
 	ItemPointerData newtid;
 
+	/* (an UpdateItem's key came from its Key, not checked for writing) */
+	ddb_check_key_encoded_len(rel, key->len);
+	stored = ddb_form_stored_item(rel, itemcol ? itemcol : ddb_item_without_keys(rel, item));
 	if (have_current)
 	{
 		TM_FailureData tmfd;

@@ -143,6 +143,8 @@ typedef struct DdbGsi
 	char	  **nonkey;			/* INCLUDE's attributes */
 	int64		violations;		/* items left out by the backfill */
 	char		kind;			/* DDB_INDEX_GLOBAL, _LOCAL or _TTL */
+	int64		read_capacity;	/* a global index's provisioned throughput */
+	int64		write_capacity;
 } DdbGsi;
 
 /* The cached index list of one table. */
@@ -232,7 +234,8 @@ gsi_load(Oid relid, MemoryContext cxt, DdbGsi **out)
 	PushActiveSnapshot(GetLatestSnapshot());
 	if (SPI_execute_with_args("SELECT index_name, index_table::oid, partition_key, "
 							  "partition_key_type::text, sort_key, sort_key_type::text, "
-							  "projection, non_key_attributes, indexing_violations, kind FROM " GSI_CATALOG
+							  "projection, non_key_attributes, indexing_violations, kind, "
+							  "read_capacity, write_capacity FROM " GSI_CATALOG
 							  " WHERE base = $1 ORDER BY index_name",
 							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read %s", GSI_CATALOG);
@@ -264,6 +267,8 @@ gsi_load(Oid relid, MemoryContext cxt, DdbGsi **out)
 				strcmp(proj, "INCLUDE") == 0 ? DDB_PROJ_INCLUDE : DDB_PROJ_ALL;
 			g->violations = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
 			g->kind = DatumGetChar(SPI_getbinval(tup, desc, 10, &isnull));
+			g->read_capacity = DatumGetInt64(SPI_getbinval(tup, desc, 11, &isnull));
+			g->write_capacity = DatumGetInt64(SPI_getbinval(tup, desc, 12, &isnull));
 			d = SPI_getbinval(tup, desc, 8, &isnull);
 			if (!isnull)
 			{
@@ -418,6 +423,41 @@ bool
 ddb_gsi_exists(Relation rel)
 {
 	return ddb_index_count(rel, DDB_INDEX_GLOBAL) > 0;
+}
+
+/*
+ * The names of a table's global indexes, in name order (palloc'd copies;
+ * the cache may be rebuilt by the next call).
+ */
+int
+ddb_gsi_names(Relation rel, const char ***names)
+{
+	DdbGsi	   *gsi;
+	int			n = gsi_list(rel, &gsi);
+	int			count = 0;
+
+	*names = palloc(sizeof(char *) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		if (gsi[i].kind == DDB_INDEX_GLOBAL)
+			(*names)[count++] = pstrdup(gsi[i].name);
+	return count;
+}
+
+/* A global index's provisioned throughput; false when there is no such index */
+bool
+ddb_gsi_throughput(Relation rel, const char *index_name, int64 *rcu, int64 *wcu)
+{
+	DdbGsi	   *gsi;
+	int			n = gsi_list(rel, &gsi);
+
+	for (int i = 0; i < n; i++)
+		if (gsi[i].kind == DDB_INDEX_GLOBAL && strcmp(gsi[i].name, index_name) == 0)
+		{
+			*rcu = gsi[i].read_capacity;
+			*wcu = gsi[i].write_capacity;
+			return true;
+		}
+	return false;
 }
 
 static DdbGsi *
@@ -1659,6 +1699,42 @@ ddb_drop_gsi_core(Oid relid, const char *index_name)
 	ddb_index_drop(relid, index_name, DDB_INDEX_GLOBAL);
 }
 
+/*
+ * Store a global index's provisioned throughput (index_name NULL: every
+ * global index's, as when the table goes on demand).  The caller owns the
+ * table (UpdateTable checks it; CreateTable made it); the catalog is written
+ * as its owner, as ddb_index_create writes it.
+ */
+void
+ddb_gsi_set_throughput(Relation rel, const char *index_name, int64 rcu, int64 wcu)
+{
+	Oid			argtypes[4] = {OIDOID, TEXTOID, INT8OID, INT8OID};
+	Datum		args[4];
+	char		nulls[4] = "    ";
+	Oid			save_userid;
+	int			save_sec;
+
+	args[0] = ObjectIdGetDatum(RelationGetRelid(rel));
+	args[1] = index_name ? CStringGetTextDatum(index_name) : (Datum) 0;
+	if (index_name == NULL)
+		nulls[1] = 'n';
+	args[2] = Int64GetDatum(rcu);
+	args[3] = Int64GetDatum(wcu);
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(gsi_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("UPDATE " GSI_CATALOG " SET read_capacity = $3, write_capacity = $4 "
+							  "WHERE base = $1::regclass AND kind = 'G' "
+							  "AND ($2 IS NULL OR index_name = $2)",
+							  4, argtypes, args, nulls, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update %s", GSI_CATALOG);
+	SPI_finish();
+	SetUserIdAndSecContext(save_userid, save_sec);
+	CacheInvalidateRelcache(rel);
+	CommandCounterIncrement();
+}
+
 /* Drop an index of a kind: the catalog row, the index table, the triggers. */
 void
 ddb_index_drop(Oid relid, const char *index_name, char kind)
@@ -1919,9 +1995,11 @@ ddb_gsi_describe(Relation rel, char kind, StringInfo buf)
 		/* ItemCount is approximate, as DynamoDB's: the planner's estimate */
 		if (kind == DDB_INDEX_GLOBAL)
 			appendStringInfo(buf, "},\"IndexStatus\":\"ACTIVE\",\"ProvisionedThroughput\":"
-							 "{\"NumberOfDecreasesToday\":0,\"ReadCapacityUnits\":0,\"WriteCapacityUnits\":0}"
+							 "{\"NumberOfDecreasesToday\":0,\"ReadCapacityUnits\":" INT64_FORMAT
+							 ",\"WriteCapacityUnits\":" INT64_FORMAT "}"
 							 ",\"ItemCount\":%.0f,\"IndexSizeBytes\":" INT64_FORMAT
 							 ",\"IndexingViolations\":" INT64_FORMAT ",\"IndexArn\":",
+							 g->read_capacity, g->write_capacity,
 							 count < 0 ? 0 : count, size, g->violations);
 		else
 			appendStringInfo(buf, "},\"ItemCount\":%.0f,\"IndexSizeBytes\":" INT64_FORMAT

@@ -29,6 +29,7 @@
 
 #include "ddb.h"
 #include "model/ddb_expr.h"
+#include "engine/ddb_page.h"
 #include "api/ddb_ops.h"
 
 /* The DynamoDB name of key column k (see ddb_table.c). */
@@ -864,6 +865,24 @@ ddb_raise_key_size(bool partition, const char *name, const char *index, int len)
 					psprintf(partition ? DDB_MSG_HASH_KEY_SIZE : DDB_MSG_RANGE_KEY_SIZE, limit)),
 			 index ? errdetail("Key attribute \"%s\" of index \"%s\" is %d bytes.", name, index, len) :
 			 errdetail("Key attribute \"%s\" is %d bytes.", name, len)));
+}
+
+/*
+ * ddb's own limit on a table key's encoding (DDB_MAX_KEY_LEN; DynamoDB has
+ * none like it), for an item about to be written through the API: a
+ * ValidationException, so that the endpoint answers 400 with this message
+ * rather than 500 with the engine's.  Only keys of many zero bytes (each
+ * encoded in two) or of several long sort key columns reach it.
+ */
+void
+ddb_check_key_encoded_len(Relation rel, int len)
+{
+	if (len > DDB_MAX_KEY_LEN)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: One or more parameter values were invalid: the key of table %s encodes to %d bytes, over ddb's limit of %d",
+						ddb_table_name(rel), len, (int) DDB_MAX_KEY_LEN),
+				 errhint("A zero byte of a binary key takes two bytes of the encoding.")));
 }
 
 /*

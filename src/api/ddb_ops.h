@@ -358,6 +358,9 @@ extern void ddb_gsi_init(void);
 extern bool ddb_index_info(Relation rel, char kind, char **index_name, Oid *index_relid,
 						   char **pk, char **sk);
 extern char ddb_index_kind(Relation rel, const char *index_name);
+extern int	ddb_gsi_names(Relation rel, const char ***names);
+extern bool ddb_gsi_throughput(Relation rel, const char *index_name, int64 *rcu, int64 *wcu);
+extern void ddb_gsi_set_throughput(Relation rel, const char *index_name, int64 rcu, int64 wcu);
 extern Oid	ddb_extension_schema(void);
 extern void ddb_gsi_attribute_definitions(Relation rel, StringInfo buf);
 extern int	ddb_gsi_write_units(Relation rel, Jsonb *olditem, Jsonb *newitem, int max,

@@ -391,6 +391,24 @@ check_throughput_bounds(int64 rcu, int64 wcu)
 static void create_index(Relation rel, DdbJson *defs, DdbJson *c, char kind);
 
 /*
+ * A new global index (CreateTable's, or UpdateTable's Create) has its own
+ * ProvisionedThroughput exactly when the table is PROVISIONED, as
+ * DynamoDB requires.
+ */
+static void
+index_throughput_allowed(DdbJson *c, const char *iname, bool provisioned)
+{
+	bool		has = member(c, "ProvisionedThroughput") != NULL;
+
+	if (provisioned && !has)
+		validation_error("One or more parameter values were invalid: ProvisionedThroughput is not specified for index: %s",
+						 iname);
+	if (!provisioned && has)
+		validation_error("One or more parameter values were invalid: ProvisionedThroughput should not be specified for index: %s when BillingMode is PAY_PER_REQUEST",
+						 iname);
+}
+
+/*
  * The members of one index definition (an element of CreateTable's
  * GlobalSecondaryIndexes or LocalSecondaryIndexes, or UpdateTable's
  * Create) that DynamoDB's request model constrains, collected into e under
@@ -581,6 +599,8 @@ op_create_table(DdbJson *req, int *len)
 	Response	r;
 	bool		has_stream;
 	const char *stream_view;
+	int64	   *gsi_rcu;
+	int64	   *gsi_wcu;
 
 	memset(&ct, 0, sizeof(ct));
 	ct.name = member_string(req, "TableName");
@@ -662,10 +682,18 @@ op_create_table(DdbJson *req, int *len)
 	/* the indexes' members: DynamoDB lists the global ones' errors first */
 	gsis = member_list(req, "GlobalSecondaryIndexes");
 	lsis = member_list(req, "LocalSecondaryIndexes");
+	gsi_rcu = palloc0(sizeof(int64) * (gsis ? Max(gsis->n, 1) : 1));
+	gsi_wcu = palloc0(sizeof(int64) * (gsis ? Max(gsis->n, 1) : 1));
 	for (int i = 0; gsis && i < gsis->n; i++)
 	{
+		char	   *path = psprintf("globalSecondaryIndexes.%d.member", i + 1);
+		DdbJson    *gpt;
+
 		ddb_json_check_struct(gsis->elems[i], "GlobalSecondaryIndex");
-		index_member_errors(&e, gsis->elems[i], psprintf("globalSecondaryIndexes.%d.member", i + 1));
+		index_member_errors(&e, gsis->elems[i], path);
+		gpt = member_struct(gsis->elems[i], "ProvisionedThroughput", "ProvisionedThroughput");
+		if (gpt)
+			check_throughput(&e, gpt, psprintf("%s.provisionedThroughput", path), &gsi_rcu[i], &gsi_wcu[i]);
 	}
 	for (int i = 0; lsis && i < lsis->n; i++)
 	{
@@ -752,10 +780,9 @@ op_create_table(DdbJson *req, int *len)
 			const char *iname = index_list_name(gsis, i, "GlobalSecondaryIndex",
 												"globalSecondaryIndexes", lsis);
 
-			if (billing && strcmp(billing, "PAY_PER_REQUEST") == 0 &&
-				member(gsis->elems[i], "ProvisionedThroughput") != NULL)
-				validation_error("One or more parameter values were invalid: ProvisionedThroughput should not be specified for index: %s when BillingMode is PAY_PER_REQUEST",
-								 iname);
+			index_throughput_allowed(gsis->elems[i], iname, strcmp(ct.billing_mode, "PROVISIONED") == 0);
+			if (strcmp(ct.billing_mode, "PROVISIONED") == 0)
+				check_throughput_bounds(gsi_rcu[i], gsi_wcu[i]);
 		}
 	}
 
@@ -774,7 +801,12 @@ op_create_table(DdbJson *req, int *len)
 	for (int i = 0; lsis && i < lsis->n; i++)
 		create_index(rel, defs, lsis->elems[i], DDB_INDEX_LOCAL);
 	for (int i = 0; gsis && i < gsis->n; i++)
+	{
 		create_index(rel, defs, gsis->elems[i], DDB_INDEX_GLOBAL);
+		if (strcmp(ct.billing_mode, "PROVISIONED") == 0)
+			ddb_gsi_set_throughput(rel, member_string(gsis->elems[i], "IndexName"),
+								   gsi_rcu[i], gsi_wcu[i]);
+	}
 	if (has_stream && stream_view != NULL)
 		ddb_stream_set(rel, stream_view);
 	if (tags != NULL)
@@ -1063,6 +1095,77 @@ gsi_update_index_name(DdbJson *u)
 	return NULL;
 }
 
+/*
+ * The throughput of UpdateTable's index changes, against the table as it
+ * is: a Create has its own exactly when the table is (or becomes)
+ * PROVISIONED; an Update names an existing global index of a PROVISIONED
+ * table and changes something; a table going PROVISIONED gets every index's
+ * throughput in the same request.  The texts are DynamoDB's as recorded by
+ * dynalite (its Action Blocked message and the per-index lists).
+ */
+static void
+check_index_throughput(Relation rel, DdbJson *updates, int64 *idx_rcu, int64 *idx_wcu,
+					   bool was_provisioned, bool provisioned)
+{
+	const char **names;
+	int			nnames;
+	StringInfoData missing;
+
+	for (int i = 0; updates && i < updates->n; i++)
+	{
+		DdbJson    *u = updates->elems[i];
+		DdbJson    *c = member(u, "Create");
+		DdbJson    *up = member(u, "Update");
+		const char *iname;
+		int64		cur_rcu,
+					cur_wcu;
+
+		if (c)
+		{
+			index_throughput_allowed(c, member_string(c, "IndexName"), provisioned);
+			if (provisioned)
+				check_throughput_bounds(idx_rcu[i], idx_wcu[i]);
+		}
+		if (up == NULL || c != NULL || member(u, "Delete") != NULL)
+			continue;
+		iname = member_string(up, "IndexName");
+		if (!ddb_gsi_throughput(rel, iname, &cur_rcu, &cur_wcu))
+			ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
+					  DDB_MSG_RESOURCE_NOT_FOUND);
+		index_throughput_allowed(up, iname, provisioned);
+		if (idx_rcu[i] > INT64CONST(1000000000000) || idx_wcu[i] > INT64CONST(1000000000000))
+			validation_error("This operation cannot be performed with given input values. Please contact DynamoDB service team for more info: Action Blocked: IndexUpdate");
+		if (was_provisioned && idx_rcu[i] == cur_rcu && idx_wcu[i] == cur_wcu)
+			validation_error("The provisioned throughput for the table will not change. The requested value equals the current value. "
+							 "Current ReadCapacityUnits provisioned for the table: " INT64_FORMAT ". Requested ReadCapacityUnits: " INT64_FORMAT ". "
+							 "Current WriteCapacityUnits provisioned for the table: " INT64_FORMAT ". Requested WriteCapacityUnits: " INT64_FORMAT ". "
+							 "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.",
+							 cur_rcu, idx_rcu[i], cur_wcu, idx_wcu[i]);
+	}
+	if (was_provisioned || !provisioned)
+		return;
+	/* going PROVISIONED: every index not dropped here gets its throughput */
+	nnames = ddb_gsi_names(rel, &names);
+	initStringInfo(&missing);
+	for (int n = 0; n < nnames; n++)
+	{
+		bool		given = false;
+
+		for (int i = 0; updates && i < updates->n && !given; i++)
+		{
+			const char *other = gsi_update_index_name(updates->elems[i]);
+
+			given = other && strcmp(other, names[n]) == 0 &&
+				member(updates->elems[i], "Create") == NULL;
+		}
+		if (!given)
+			appendStringInfo(&missing, "%s%s", missing.len ? "," : "", names[n]);
+	}
+	if (missing.len)
+		validation_error("One or more parameter values were invalid: ProvisionedThroughput must be specified for index: %s",
+						 missing.data);
+}
+
 static char *
 op_update_table(DdbJson *req, int *len)
 {
@@ -1079,6 +1182,11 @@ op_update_table(DdbJson *req, int *len)
 	Response	r;
 	bool		has_stream;
 	const char *stream_view;
+	int64	   *idx_rcu;
+	int64	   *idx_wcu;
+	int			nchanges = 0;
+	bool		was_provisioned;
+	bool		provisioned;
 
 	ddb_valerr_init(&e);
 	(void) check_table_name(&e, req, "TableName");
@@ -1086,18 +1194,46 @@ op_update_table(DdbJson *req, int *len)
 						 "PROVISIONED, PAY_PER_REQUEST");
 	if (pt)
 		check_throughput(&e, pt, "provisionedThroughput", &rcu, &wcu);
+	idx_rcu = palloc0(sizeof(int64) * (updates ? Max(updates->n, 1) : 1));
+	idx_wcu = palloc0(sizeof(int64) * (updates ? Max(updates->n, 1) : 1));
 	for (int i = 0; updates && i < updates->n; i++)
 	{
 		DdbJson    *u = updates->elems[i];
 		char	   *path = psprintf("globalSecondaryIndexUpdates.%d.member", i + 1);
 		DdbJson    *c,
-				   *d;
+				   *d,
+				   *up;
 
 		ddb_json_check_struct(u, "GlobalSecondaryIndexUpdate");
 		c = member_struct(u, "Create", "CreateGlobalSecondaryIndexAction");
 		d = member_struct(u, "Delete", "DeleteGlobalSecondaryIndexAction");
+		up = member_struct(u, "Update", "UpdateGlobalSecondaryIndexAction");
 		if (c)
+		{
+			DdbJson    *cpt = member_struct(c, "ProvisionedThroughput", "ProvisionedThroughput");
+
 			index_member_errors(&e, c, psprintf("%s.create", path));
+			if (cpt)
+				check_throughput(&e, cpt, psprintf("%s.create.provisionedThroughput", path),
+								 &idx_rcu[i], &idx_wcu[i]);
+		}
+		if (up)
+		{
+			const char *iname = member_string(up, "IndexName");
+			DdbJson    *upt = member_struct(up, "ProvisionedThroughput", "ProvisionedThroughput");
+
+			if (iname == NULL)
+				ddb_valerr_add(&e, NULL, psprintf("%s.update.indexName", path), "Member must not be null");
+			else
+				ddb_valerr_name(&e, iname, psprintf("%s.update.indexName", path));
+			if (upt == NULL)
+				ddb_valerr_add(&e, NULL, psprintf("%s.update.provisionedThroughput", path),
+							   "Member must not be null");
+			else
+				check_throughput(&e, upt, psprintf("%s.update.provisionedThroughput", path),
+								 &idx_rcu[i], &idx_wcu[i]);
+		}
+		nchanges += (c != NULL || d != NULL);
 		if (d)
 		{
 			const char *iname = member_string(d, "IndexName");
@@ -1133,7 +1269,8 @@ op_update_table(DdbJson *req, int *len)
 								 iname);
 		}
 	}
-	if (updates && updates->n > 1)
+	/* (several Updates of throughput are one change) */
+	if (nchanges > 1)
 		ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
 				  "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table");
 
@@ -1143,6 +1280,8 @@ op_update_table(DdbJson *req, int *len)
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
 	info = ddb_table_info(relid);
+	was_provisioned = info->billing_mode && strcmp(info->billing_mode, "PROVISIONED") == 0;
+	provisioned = billing ? strcmp(billing, "PROVISIONED") == 0 : was_provisioned;
 	if (pt != NULL && billing == NULL && info->billing_mode && strcmp(info->billing_mode, "PAY_PER_REQUEST") == 0)
 		validation_error("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
 	/* the same throughput again changes nothing, which DynamoDB refuses */
@@ -1153,6 +1292,7 @@ op_update_table(DdbJson *req, int *len)
 						 "Current WriteCapacityUnits provisioned for the table: " INT64_FORMAT ". Requested WriteCapacityUnits: " INT64_FORMAT ". "
 						 "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.",
 						 info->read_capacity, rcu, info->write_capacity, wcu);
+	check_index_throughput(rel, updates, idx_rcu, idx_wcu, was_provisioned, provisioned);
 
 	/* billing settings: stored and echoed */
 	if (billing != NULL || pt != NULL)
@@ -1167,9 +1307,15 @@ op_update_table(DdbJson *req, int *len)
 		args[3] = Int64GetDatum(strcmp(mode, "PROVISIONED") == 0 ? wcu : 0);
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
+		/*
+		 * billing_changed: when the table last went on demand, which
+		 * DynamoDB keeps reporting after it goes back to PROVISIONED (a
+		 * table created on demand: since its creation).
+		 */
 		ddb_catalog_exec("WITH u AS (UPDATE ddb_internal.tables t SET "
 						 "billing_changed = CASE WHEN $2 = 'PAY_PER_REQUEST' AND t.billing_mode <> $2 "
-						 "THEN now() ELSE t.billing_changed END, "
+						 "THEN now() WHEN t.billing_mode = 'PAY_PER_REQUEST' AND $2 <> t.billing_mode "
+						 "THEN coalesce(t.billing_changed, t.created) ELSE t.billing_changed END, "
 						 "billing_mode = $2, read_capacity = $3, write_capacity = $4, auto = false "
 						 "WHERE relid = $1 RETURNING 1) "
 						 "INSERT INTO ddb_internal.tables (relid, billing_mode, read_capacity, write_capacity) "
@@ -1178,6 +1324,9 @@ op_update_table(DdbJson *req, int *len)
 		SPI_finish();
 		CacheInvalidateRelcache(rel);
 		CommandCounterIncrement();
+		/* an on-demand table's indexes have no throughput either */
+		if (was_provisioned && !provisioned)
+			ddb_gsi_set_throughput(rel, NULL, 0, 0);
 	}
 
 	/* index changes */
@@ -1195,13 +1344,18 @@ op_update_table(DdbJson *req, int *len)
 		if (c == NULL && d == NULL && up == NULL)
 			validation_error("One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be null");
 		if (c)
+		{
 			create_index(rel, defs, c, DDB_INDEX_GLOBAL);
+			if (provisioned)
+				ddb_gsi_set_throughput(rel, member_string(c, "IndexName"), idx_rcu[i], idx_wcu[i]);
+		}
 		else if (d)
 		{
 			/* its IndexName was checked with the request's members */
 			ddb_drop_gsi_core(relid, member_string(d, "IndexName"));
 		}
-		/* Update: an index's throughput; on-demand indexes have none to keep */
+		else
+			ddb_gsi_set_throughput(rel, member_string(up, "IndexName"), idx_rcu[i], idx_wcu[i]);
 	}
 
 	/* StreamSpecification: enable or disable the stream */
