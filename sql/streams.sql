@@ -278,6 +278,112 @@ SELECT r->>'eventName' AS event, r->'dynamodb'->'Keys'->>'id' AS id
 FROM ddb_stream_records('sessions') r WHERE r->'dynamodb'->'Keys'->>'id' IN ('b1', 'live', 't1', 't2')
 ORDER BY r->'dynamodb'->>'SequenceNumber';
 
+-- Trimming is judged per shard: sequence numbers are shared by the shards,
+-- so a reader that read its shard to the end keeps a position below the
+-- numbers the sweep deletes from other shards, and misses nothing.  Here
+-- one item's records (shard A) expire while another item's shard (B) was
+-- read to its end, at a number below A's.
+SELECT ddb_create_table('trims', 'id', 'S');
+SELECT ddb_update_stream('trims', 'KEYS_ONLY') IS NOT NULL AS enabled;
+SELECT ddb_describe_table('trims')->>'LatestStreamArn' AS tarn \gset
+-- two keys whose records go to different shards: B's, then A's
+CREATE FUNCTION shard_of(id text) RETURNS int LANGUAGE sql AS $$
+  SELECT r.shard FROM ddb_internal.stream_records r JOIN ddb_internal.streams s USING (stream_id)
+  WHERE s.relid = 'trims'::regclass AND r.keys->>'id' = id ORDER BY r.seq DESC LIMIT 1
+$$;
+SELECT ddb_put_item('trims', '{"id": "b"}') IS NULL AS put_b;
+DO $$
+BEGIN
+  FOR i IN 1..200 LOOP
+    PERFORM ddb_put_item('trims', jsonb_build_object('id', 'a' || i));
+    EXIT WHEN shard_of('a' || i) <> shard_of('b');
+  END LOOP;
+END $$;
+SELECT r.keys->>'id' AS key_a, r.shard AS shard_a_no, shard_of('b') AS shard_b_no
+FROM ddb_internal.stream_records r JOIN ddb_internal.streams s USING (stream_id)
+WHERE s.relid = 'trims'::regclass AND r.shard <> shard_of('b') \gset
+SELECT ddb_put_item('trims', jsonb_build_object('id', :'key_a', 'n', 2)) IS NULL AS put_a2;
+SELECT d->'Shards'->(:shard_b_no)->>'ShardId' AS shard_b, d->'Shards'->(:shard_a_no)->>'ShardId' AS shard_a
+FROM (SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'tarn'))->'StreamDescription' d) x \gset
+-- B read to its end: its position is below A's two records
+SELECT ddb_api('GetShardIterator', jsonb_build_object('StreamArn', :'tarn', 'ShardId', :'shard_b',
+  'ShardIteratorType', 'TRIM_HORIZON'))->>'ShardIterator' AS it_b \gset
+SELECT ddb_api('GetRecords', jsonb_build_object('ShardIterator', :'it_b')) AS got_b \gset
+SELECT (:'got_b')::jsonb->'Records'->-1->'dynamodb'->>'SequenceNumber' AS b_seq \gset
+-- A's records expire (made old here rather than waited for)
+UPDATE ddb_internal.stream_records SET created = created - interval '1 hour'
+WHERE stream_id = (SELECT stream_id FROM ddb_internal.streams WHERE relid = 'trims'::regclass)
+  AND shard = :shard_a_no;
+SET ddb.stream_retention = 600;
+SELECT ddb_stream_sweep() AS removed;
+RESET ddb.stream_retention;
+SELECT trimmed > (:'b_seq')::bigint AS trimmed_past_b FROM ddb_internal.streams WHERE relid = 'trims'::regclass;
+-- B's reader goes on (it failed with TrimmedDataAccessException before)
+SELECT jsonb_array_length(ddb_api('GetRecords', jsonb_build_object('ShardIterator',
+  (:'got_b')::jsonb->>'NextShardIterator'))->'Records') AS b_records_after;
+SELECT ddb_api('GetShardIterator', jsonb_build_object('StreamArn', :'tarn', 'ShardId', :'shard_b',
+  'ShardIteratorType', 'AFTER_SEQUENCE_NUMBER', 'SequenceNumber', :'b_seq')) ? 'ShardIterator' AS b_resumes;
+-- a position in A before its deleted records is trimmed; TRIM_HORIZON of A is after them
+SELECT ddb_api('GetShardIterator', jsonb_build_object('StreamArn', :'tarn', 'ShardId', :'shard_a',
+  'ShardIteratorType', 'AFTER_SEQUENCE_NUMBER', 'SequenceNumber', :'b_seq'));
+SELECT jsonb_array_length(ddb_api('GetRecords', jsonb_build_object('ShardIterator',
+  ddb_api('GetShardIterator', jsonb_build_object('StreamArn', :'tarn', 'ShardId', :'shard_a',
+    'ShardIteratorType', 'TRIM_HORIZON'))->>'ShardIterator'))->'Records') AS a_records_left;
+-- the merged reader (all shards) from before A's records is trimmed
+SELECT count(*) FROM ddb_stream_records('trims', NULL, '1');
+
+-- A set written in another order is the same item: no record.
+SELECT trimmed AS trim_s FROM ddb_internal.streams WHERE relid = 'trims'::regclass \gset
+SELECT ddb_put_item('trims', jsonb_build_object('id', 's', 'ss', '{"$SS": ["x", "y"]}'::jsonb,
+  'ns', jsonb_build_object('$NS', (SELECT jsonb_agg(i) FROM generate_series(1, 40) i)))) IS NULL AS put;
+SELECT ddb_put_item('trims', jsonb_build_object('id', 's', 'ss', '{"$SS": ["y", "x"]}'::jsonb,
+  'ns', jsonb_build_object('$NS', (SELECT jsonb_agg(i ORDER BY -i) FROM generate_series(1, 40) i)))) IS NULL AS reordered;
+SELECT ddb_put_item('trims', jsonb_build_object('id', 's', 'ss', '{"$SS": ["y", "z"]}'::jsonb,
+  'ns', jsonb_build_object('$NS', (SELECT jsonb_agg(i) FROM generate_series(1, 40) i)))) IS NULL AS changed;
+SELECT r->>'eventName' AS event FROM ddb_stream_records('trims', NULL, :'trim_s') r
+WHERE r->'dynamodb'->'Keys'->>'id' = 's';
+
+-- Requests DynamoDB Streams refuses: a position with TRIM_HORIZON or
+-- LATEST, a malformed ExclusiveStartStreamArn, a ShardFilter of another
+-- type; child shards of a shard (ddb's never split) are none.
+SELECT ddb_api('GetShardIterator', jsonb_build_object('StreamArn', :'tarn', 'ShardId', :'shard_b',
+  'ShardIteratorType', 'TRIM_HORIZON', 'SequenceNumber', :'b_seq'));
+SELECT ddb_api('GetShardIterator', jsonb_build_object('StreamArn', :'tarn', 'ShardId', :'shard_b',
+  'ShardIteratorType', 'LATEST', 'SequenceNumber', 'sdfsafglldfngjdafnasdflgnaldklk'));
+SELECT ddb_api('ListStreams', '{"ExclusiveStartStreamArn": "kossaapaaasdafsdaasdasdasdasasdasfadfadf"}');
+SELECT ddb_api('ListStreams', '{"Limit": 1e300}');
+SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'tarn',
+  'ShardFilter', jsonb_build_object('Type', 'CHILD_SHARDS', 'ShardId', :'shard_b')))->'StreamDescription'->'Shards' AS children;
+SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'tarn', 'ShardFilter', '{"Type": "BOGUS"}'::jsonb));
+-- a closed shard without records ends where it starts
+SELECT ddb_update_stream('trims', NULL) IS NOT NULL AS disabled;
+SELECT count(*) FILTER (WHERE (r->>'StartingSequenceNumber')::numeric > (r->>'EndingSequenceNumber')::numeric) AS inverted,
+       count(*) AS shards
+FROM jsonb_array_elements(ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'tarn'))
+                          ->'StreamDescription'->'Shards') s, LATERAL (SELECT s->'SequenceNumberRange' AS r) x;
+
+-- StreamSpecification's errors, in DynamoDB's words (which name the member
+-- UpdateViewType), and the changes UpdateTable does not combine with a
+-- stream's: a new or dropped index, the table's throughput.
+SELECT ddb_api('CreateTable', '{"TableName": "trims2", "BillingMode": "PAY_PER_REQUEST",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}], "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+  "StreamSpecification": {"StreamEnabled": true}}');
+SELECT ddb_api('CreateTable', '{"TableName": "trims2", "BillingMode": "PAY_PER_REQUEST",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}], "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+  "StreamSpecification": {"StreamEnabled": false, "StreamViewType": "KEYS_ONLY"}}');
+SELECT ddb_api('UpdateTable', '{"TableName": "trims", "StreamSpecification": {"StreamEnabled": true}}');
+SELECT ddb_api('UpdateTable', '{"TableName": "trims", "StreamSpecification": {"StreamEnabled": false, "StreamViewType": "KEYS_ONLY"}}');
+SELECT ddb_api('UpdateTable', '{"TableName": "trims", "StreamSpecification": {"StreamEnabled": false}}');
+SELECT ddb_api('UpdateTable', '{"TableName": "trims", "StreamSpecification": {"StreamEnabled": true, "StreamViewType": "KEYS_ONLY"},
+  "AttributeDefinitions": [{"AttributeName": "g", "AttributeType": "S"}],
+  "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": "ByG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                              "Projection": {"ProjectionType": "ALL"}}}]}');
+SELECT ddb_api('UpdateTable', '{"TableName": "trims", "StreamSpecification": {"StreamEnabled": true, "StreamViewType": "KEYS_ONLY"},
+  "BillingMode": "PROVISIONED", "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}');
+SELECT ddb_api('UpdateTable', '{"TableName": "trims", "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
+  "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "ByG"}}]}');
+SELECT ddb_describe_table('trims') ? 'StreamSpecification' AS stream_on, ddb_describe_table('trims') ? 'GlobalSecondaryIndexes' AS indexed;
+
 SET client_min_messages = warning;
 DROP SCHEMA streams CASCADE;
 DROP ROLE streams_reader;

@@ -213,7 +213,7 @@
 #define DDB_MSG_STREAM_TRIMMED			"The data you are trying to access has been trimmed."
 #define DDB_MSG_STREAM_EXPIRED_ITERATOR	"The provided iterator exceeds the maximum age allowed."
 #define DDB_MSG_STREAM_ALREADY_ENABLED	"Table already has an enabled stream: TableName: %s"
-#define DDB_MSG_STREAM_NOT_ENABLED		"Table does not have an enabled stream: TableName: %s"
+#define DDB_MSG_STREAM_NOT_ENABLED		"Table has no stream to disable: TableName: %s"
 #define DDB_MSG_STREAM_NOT_FOUND		"Requested resource not found: Stream: %s not found"
 #define DDB_MSG_STREAM_SHARD_NOT_FOUND	"Requested resource not found: Shard: %s not found"
 #define DDB_MSG_STREAM_TABLE_HAS_NONE	"Requested resource not found: Table: %s has no stream"
@@ -221,5 +221,6 @@
 #define DDB_MSG_STREAM_INVALID_ITERATOR	"Invalid ShardIterator"
 #define DDB_MSG_STREAM_INVALID_SEQUENCE	"Invalid SequenceNumber: %s"
 #define DDB_MSG_STREAM_SEQUENCE_REQUIRED "Must specify a SequenceNumber when ShardIteratorType is %s"
+#define DDB_MSG_STREAM_SEQUENCE_NOT_ALLOWED "Must not specify a SequenceNumber when ShardIteratorType is %s"
 
 #endif							/* DDB_ERRORS_H */

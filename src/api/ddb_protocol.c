@@ -501,7 +501,7 @@ index_list_name(DdbJson *list, int i, const char *structname, const char *member
  * NULL to disable.
  */
 static bool
-stream_specification(DdbJson *req, const char **view)
+stream_specification(DdbJson *req, const char **view, bool creating)
 {
 	DdbJson    *ss = member_struct(req, "StreamSpecification", "StreamSpecification");
 	DdbJson    *en;
@@ -520,10 +520,15 @@ stream_specification(DdbJson *req, const char **view)
 					   "NEW_IMAGE, OLD_IMAGE, NEW_AND_OLD_IMAGES, KEYS_ONLY");
 	ddb_valerr_raise(&e);
 	enabled = ddb_json_check_bool(en);
+	/* (DynamoDB's texts, which call the member UpdateViewType) */
 	if (enabled && *view == NULL)
-		validation_error("One or more parameter values were invalid: StreamViewType is required when StreamEnabled is true");
+		validation_error("One or more parameter values were invalid: %s", creating ?
+						 "Table is being created with a stream enabled, UpdateViewType is required" :
+						 "If stream is being enabled then UpdateViewType is required");
 	if (!enabled && *view != NULL)
-		validation_error("One or more parameter values were invalid: StreamViewType cannot be specified when StreamEnabled is false");
+		validation_error("One or more parameter values were invalid: %s", creating ?
+						 "Table is being created with a stream disabled, UpdateViewType should not be specified" :
+						 "If stream is being disabled, then UpdateViewType must not be specified");
 	return true;
 }
 
@@ -789,7 +794,7 @@ op_create_table(DdbJson *req, int *len)
 	if (gsis != NULL || lsis != NULL)
 		check_definitions_used(&ct, defnames, ndefs, gsis, lsis);
 
-	has_stream = stream_specification(req, &stream_view);
+	has_stream = stream_specification(req, &stream_view, true);
 	if (tagsreq != NULL && tagsreq->n > 0)
 		tags = request_tags(tagsreq);
 
@@ -1254,7 +1259,18 @@ op_update_table(DdbJson *req, int *len)
 		validation_error("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
 	if (pt != NULL)
 		check_throughput_bounds(rcu, wcu);
-	has_stream = stream_specification(req, &stream_view);
+	has_stream = stream_specification(req, &stream_view, false);
+	/*
+	 * Changes DynamoDB will not make in one request, in its words: a new or
+	 * dropped index, the table's throughput and the stream's status are
+	 * each a request of their own (index Updates and BillingMode combine).
+	 */
+	if (nchanges > 0 && pt != NULL)
+		validation_error("One or more parameter values were invalid: You cannot create or delete index while updating table IOPS");
+	if (has_stream && pt != NULL)
+		validation_error("One or more parameter values were invalid: You cannot modify stream status while updating table IOPS");
+	if (has_stream && nchanges > 0)
+		validation_error("One or more parameter values were invalid: You cannot create or delete index while changing stream status");
 	/* one update per index (a request check), then one index change at a time */
 	for (int i = 0; updates && i < updates->n; i++)
 	{

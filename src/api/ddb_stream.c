@@ -89,8 +89,14 @@
  * Retention: ddb_stream_sweep (and nothing else) deletes, per shard, the
  * oldest records while they are older than ddb.stream_retention, walking
  * the index from the shard's start, so its cost is what expires; it then
- * raises the stream's "trimmed" number.  An iterator or position at or
- * below trimmed is TrimmedDataAccessException.
+ * raises the shard's "trimmed" number (the highest it deleted) and the
+ * stream's (the highest of all shards').  A shard's position below its
+ * shard's trimmed number may have missed records: TrimmedDataAccessException,
+ * as DynamoDB's "read past the oldest stream record in a shard".  Sequence
+ * numbers are shared by the shards, so a reader that has read its shard to
+ * the end keeps a position below other shards' deleted records, and only
+ * its own shard's number can judge it.  A position of the merged reader
+ * (all shards) is judged by the stream's.
  *
  *-------------------------------------------------------------------------
  */
@@ -117,6 +123,7 @@
 #include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
@@ -192,7 +199,8 @@ typedef struct DdbStream
 	char	   *key_schema;		/* JSON text */
 	char	   *created;		/* epoch seconds, as text */
 	bool		enabled;
-	int64		trimmed;
+	int64		trimmed;		/* the highest number deleted, of any shard */
+	int64	   *shard_trimmed;	/* of each shard */
 } DdbStream;
 
 /* A table's latest stream, cached per relation. */
@@ -257,7 +265,8 @@ event_name(char e)
 
 /* Fill a DdbStream from an SPI row of STREAM_COLUMNS. */
 #define STREAM_COLUMNS "stream_id, relid::oid, table_name, label, view_type, shards, " \
-	"key_schema::text, extract(epoch FROM created)::numeric(20,3)::text, disabled IS NULL, trimmed"
+	"key_schema::text, extract(epoch FROM created)::numeric(20,3)::text, disabled IS NULL, trimmed, " \
+	"shard_trimmed"
 
 static void
 stream_from_spi(HeapTuple tup, TupleDesc desc, DdbStream *s)
@@ -281,6 +290,26 @@ stream_from_spi(HeapTuple tup, TupleDesc desc, DdbStream *s)
 	s->created = SPI_getvalue(tup, desc, 8);
 	s->enabled = DatumGetBool(SPI_getbinval(tup, desc, 9, &isnull));
 	s->trimmed = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
+	s->shard_trimmed = palloc(sizeof(int64) * Max(s->shards, 1));
+	{
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+
+		deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(tup, desc, 11, &isnull)),
+						  INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+						  &elems, &nulls, &n);
+		/* (a shard the sweep has not recorded is judged by the stream's) */
+		for (int i = 0; i < s->shards; i++)
+			s->shard_trimmed[i] = i < n && !nulls[i] ? DatumGetInt64(elems[i]) : s->trimmed;
+	}
+}
+
+/* The number a position in 'shard' (< 0: the merged reader's) must not be below */
+static int64
+trimmed_of(const DdbStream *s, int shard)
+{
+	return shard < 0 ? s->trimmed : s->shard_trimmed[shard];
 }
 
 /*
@@ -609,8 +638,7 @@ ddb_stream_capture(Relation rel, Jsonb *olditem, Jsonb *newitem)
 	if (olditem == NULL && newitem == NULL)
 		return;
 	/* DynamoDB writes no record for a write that changes nothing */
-	if (olditem != NULL && newitem != NULL &&
-		compareJsonbContainers(&olditem->root, &newitem->root) == 0)
+	if (olditem != NULL && newitem != NULL && ddb_items_equal(olditem, newitem))
 		return;
 	s = *cached;				/* opening relations may invalidate the cache */
 
@@ -978,7 +1006,7 @@ read_stream(const DdbStream *s, int shard, int64 after, int limit, int64 max_byt
 	int64		upto = 0;
 	int64		cutoff;
 
-	if (after < s->trimmed)
+	if (after < trimmed_of(s, shard))
 		trimmed_error();
 	if (shard >= 0)
 	{
@@ -1173,7 +1201,7 @@ ddb_stream_records(PG_FUNCTION_ARGS)
 			invalid_sequence_number(a);
 	}
 	else
-		after = s.trimmed;		/* from the oldest record kept */
+		after = trimmed_of(&s, shard);	/* from the oldest record kept */
 	recs = read_stream(&s, shard, after, (int) limit, PG_INT64_MAX, &next);
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC | MAT_SRF_BLESS);
@@ -1233,7 +1261,8 @@ ddb_stream_sweep_all(void)
 	foreach(lc, streams)
 	{
 		DdbStream  *st = lfirst(lc);
-		int64		top = 0;
+		int64		top = st->trimmed;
+		bool		changed = false;
 
 		for (int shard = 0; shard < st->shards; shard++)
 		{
@@ -1265,19 +1294,32 @@ ddb_stream_sweep_all(void)
 			{
 				Datum		m = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
 
-				if (!isnull)
+				if (!isnull && DatumGetInt64(m) > st->shard_trimmed[shard])
+				{
+					st->shard_trimmed[shard] = DatumGetInt64(m);
 					top = Max(top, DatumGetInt64(m));
+					changed = true;
+				}
 			}
 		}
-		if (top > st->trimmed)
+		if (changed)
 		{
-			Oid			types[2] = {INT4OID, INT8OID};
-			Datum		args[2] = {Int32GetDatum(st->stream_id), Int64GetDatum(top)};
+			Oid			types[3] = {INT4OID, INT8OID, INT8ARRAYOID};
+			Datum		args[3];
+			Datum	   *elems = palloc(sizeof(Datum) * st->shards);
 
+			for (int shard = 0; shard < st->shards; shard++)
+				elems[shard] = Int64GetDatum(st->shard_trimmed[shard]);
+			args[0] = Int32GetDatum(st->stream_id);
+			args[1] = Int64GetDatum(top);
+			args[2] = PointerGetDatum(construct_array(elems, st->shards, INT8OID, sizeof(int64),
+													  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 			trimmed = true;
-
-			if (SPI_execute_with_args("UPDATE " INTERNAL_SCHEMA ".streams SET trimmed = greatest(trimmed, $2) "
-									  "WHERE stream_id = $1", 2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+			/* (only ever raised: a concurrent sweep may have raised others) */
+			if (SPI_execute_with_args("UPDATE " INTERNAL_SCHEMA ".streams SET trimmed = greatest(trimmed, $2), "
+									  "shard_trimmed = ARRAY(SELECT greatest(shard_trimmed[i], ($3::bigint[])[i]) "
+									  "FROM generate_subscripts($3::bigint[], 1) i ORDER BY i) "
+									  "WHERE stream_id = $1", 3, types, args, NULL, false, 0) != SPI_OK_UPDATE)
 				elog(ERROR, "could not update " INTERNAL_SCHEMA ".streams");
 		}
 	}
@@ -1329,7 +1371,8 @@ req_int(DdbJson *req, const char *name, int64 *v)
 
 	if (j == NULL)
 		return false;
-	*v = (int64) ddb_json_check_number(j, "Integer");
+	/* (far beyond every bound, without overflowing the cast) */
+	*v = (int64) Max(Min(ddb_json_check_number(j, "Integer"), 1e12), -1e12);
 	return true;
 }
 
@@ -1339,6 +1382,16 @@ required(const char *value, const char *member)
 	if (value == NULL)
 		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_VALIDATION_ERRORS, 1, "",
 				  psprintf(DDB_MSG_CONSTRAINT, "null", member, "Member must not be null"));
+}
+
+/* Is 'arn' shaped as a stream's ARN (...:table/<name>/stream/<label>)? */
+static bool
+stream_arn_well_formed(const char *arn)
+{
+	const char *slash = strstr(arn, "/stream/");
+	const char *tab = strstr(arn, ":table/");
+
+	return slash != NULL && tab != NULL && tab < slash;
 }
 
 /* The stream an ARN names (any state), or ResourceNotFoundException. */
@@ -1354,7 +1407,7 @@ stream_by_arn(const char *arn)
 	char	   *table;
 	Oid			relid;
 
-	if (slash == NULL || tab == NULL || tab > slash)
+	if (arn == NULL || !stream_arn_well_formed(arn))
 		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_STREAM_INVALID_ARN);
 	table = pnstrdup(tab + 7, slash - (tab + 7));
 
@@ -1411,6 +1464,9 @@ ddb_op_list_streams(DdbJson *req, int *len)
 				  psprintf(DDB_MSG_CONSTRAINT, psprintf("'%lld'", (long long) limit), "limit",
 						   limit < 1 ? "Member must have value greater than or equal to 1"
 						   : "Member must have value less than or equal to 100"));
+	/* a malformed start is an error, not an empty page */
+	if (start != NULL && !stream_arn_well_formed(start))
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_STREAM_INVALID_ARN);
 	if (table != NULL)
 		relation_close(ddb_table_open(table, ACL_SELECT), AccessShareLock);
 	l = streams_query("SELECT " STREAM_COLUMNS " FROM " INTERNAL_SCHEMA ".streams "
@@ -1506,6 +1562,21 @@ ddb_op_describe_stream(DdbJson *req, int *len)
 
 		first_shard = k < 0 ? s->shards : k + 1;
 	}
+	if (req_member(req, "ShardFilter") != NULL)
+	{
+		/* the children of a shard: ddb's shards never split, so none */
+		DdbJson    *f = req_member(req, "ShardFilter");
+		DdbJson    *type = f->type == DDB_JSON_OBJECT ? ddb_json_get(f, "Type") : NULL;
+
+		ddb_json_check_struct(f, "ShardFilter");
+		if (type != NULL && type->type != DDB_JSON_NULL &&
+			(type->type != DDB_JSON_STRING || strcmp(type->str, "CHILD_SHARDS") != 0))
+			ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_VALIDATION_ERRORS, 1, "",
+					  psprintf(DDB_MSG_CONSTRAINT,
+							   type->type == DDB_JSON_STRING ? psprintf("'%s'", type->str) : "null",
+							   "shardFilter.type", "Member must satisfy enum value set: [CHILD_SHARDS]"));
+		first_shard = s->shards;
+	}
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "{\"StreamDescription\":{\"StreamArn\":");
 	ddb_json_cstring(&buf, arn);
@@ -1525,9 +1596,11 @@ ddb_op_describe_stream(DdbJson *req, int *len)
 		appendStringInfoString(&buf, n ? ",{\"ShardId\":" : "{\"ShardId\":");
 		ddb_json_cstring(&buf, shard_id(s, i));
 		appendStringInfo(&buf, ",\"SequenceNumberRange\":{\"StartingSequenceNumber\":\"%s\"",
-						 seq_string(lo ? lo : s->trimmed + 1));
+						 seq_string(lo ? lo : trimmed_of(s, i) + 1));
+		/* (a closed shard without records ends where it starts) */
 		if (!s->enabled)
-			appendStringInfo(&buf, ",\"EndingSequenceNumber\":\"%s\"", seq_string(Max(hi, s->trimmed)));
+			appendStringInfo(&buf, ",\"EndingSequenceNumber\":\"%s\"",
+							 seq_string(Max(hi, trimmed_of(s, i) + 1)));
 		appendStringInfoString(&buf, "}}");
 	}
 	appendStringInfoChar(&buf, ']');
@@ -1593,6 +1666,10 @@ ddb_op_get_shard_iterator(DdbJson *req, int *len)
 						   "Member must satisfy enum value set: [AFTER_SEQUENCE_NUMBER, LATEST, AT_SEQUENCE_NUMBER, TRIM_HORIZON]");
 	}
 	ddb_valerr_raise(&e);
+	/* a position is given exactly when the type takes one */
+	if (t < 2 && seqs != NULL)
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+				  DDB_MSG_STREAM_SEQUENCE_NOT_ALLOWED, type);
 	s = stream_by_arn(arn);
 	shard = parse_shard_id(s, sid);
 	if (shard < 0)
@@ -1606,18 +1683,18 @@ ddb_op_get_shard_iterator(DdbJson *req, int *len)
 			invalid_sequence_number(seqs);
 		if (t == 2)
 			after = after > 0 ? after - 1 : 0;
-		if (after < s->trimmed)
+		if (after < trimmed_of(s, shard))
 			trimmed_error();
 	}
 	else if (t == 0)
-		after = s->trimmed;		/* the oldest record kept */
+		after = trimmed_of(s, shard);	/* the oldest record kept */
 	else
 	{
 		Relation	rec = table_open(internal_relid("stream_records"), AccessShareLock);
 		Relation	idx = index_open(internal_relid("stream_records_pkey"), AccessShareLock);
 
 		/* after the newest record present; see the README on LATEST */
-		after = Max(shard_max(rec, idx, s->stream_id, shard), s->trimmed);
+		after = Max(shard_max(rec, idx, s->stream_id, shard), trimmed_of(s, shard));
 		index_close(idx, AccessShareLock);
 		table_close(rec, AccessShareLock);
 	}

@@ -160,6 +160,7 @@ extern DdbValue *ddb_map_get(DdbValue *map, const char *key);
 extern void ddb_map_put(DdbValue *map, const char *key, DdbValue *val);
 extern bool ddb_map_remove(DdbValue *map, const char *key);
 extern bool ddb_value_equal(DdbValue *a, DdbValue *b);
+extern bool ddb_items_equal(Jsonb *a, Jsonb *b);
 extern int	ddb_scalar_cmp(DdbValue *a, DdbValue *b);	/* S, N, B of one type */
 extern bool ddb_set_contains(DdbValue *set, DdbValue *elem);
 extern char *ddb_value_describe(DdbValue *v);	/* "{N:5}" style, for errors */

@@ -245,6 +245,50 @@ ddb_set_contains(DdbValue *set, DdbValue *elem)
 	return false;
 }
 
+static int
+scalar_qsort_cmp(const void *x, const void *y)
+{
+	return ddb_scalar_cmp(*(DdbValue *const *) x, *(DdbValue *const *) y);
+}
+
+/*
+ * Two sets of one type and size, by sorted copies of their elements: what a
+ * large set needs (inclusion element by element is quadratic, and a set may
+ * hold tens of thousands of numbers).
+ */
+static bool
+sets_equal_sorted(DdbValue *a, DdbValue *b)
+{
+	int			n = a->u.list.n;
+	DdbValue  **x = palloc(sizeof(DdbValue *) * n);
+	DdbValue  **y = palloc(sizeof(DdbValue *) * n);
+	bool		equal = true;
+
+	memcpy(x, a->u.list.elems, sizeof(DdbValue *) * n);
+	memcpy(y, b->u.list.elems, sizeof(DdbValue *) * n);
+	qsort(x, n, sizeof(DdbValue *), scalar_qsort_cmp);
+	qsort(y, n, sizeof(DdbValue *), scalar_qsort_cmp);
+	for (int i = 0; i < n && equal; i++)
+		equal = ddb_scalar_cmp(x[i], y[i]) == 0;
+	pfree(x);
+	pfree(y);
+	return equal;
+}
+
+/*
+ * Are two stored items (document form) the same DynamoDB item?  Their jsonb
+ * may differ where the items do not: a set's elements in another order.
+ * The byte-wise comparison answers most calls; only items it finds
+ * different are compared as values.
+ */
+bool
+ddb_items_equal(Jsonb *a, Jsonb *b)
+{
+	if (compareJsonbContainers(&a->root, &b->root) == 0)
+		return true;
+	return ddb_value_equal(ddb_item_from_jsonb(a), ddb_item_from_jsonb(b));
+}
+
 /* Deep equality: sets unordered, maps by name, numbers numerically. */
 bool
 ddb_value_equal(DdbValue *a, DdbValue *b)
@@ -274,6 +318,8 @@ ddb_value_equal(DdbValue *a, DdbValue *b)
 			/* sets hold no duplicates, so equal sizes + inclusion suffice */
 			if (a->u.list.n != b->u.list.n)
 				return false;
+			if (a->u.list.n > 16)
+				return sets_equal_sorted(a, b);
 			for (int i = 0; i < a->u.list.n; i++)
 				if (!ddb_set_contains(b, a->u.list.elems[i]))
 					return false;
@@ -540,12 +586,6 @@ b64_encode(const char *data, int len, int *outlen)
  * Sets
  * ------------------------------------------------------------------------
  */
-static int
-scalar_qsort_cmp(const void *a, const void *b)
-{
-	return ddb_scalar_cmp(*(DdbValue *const *) a, *(DdbValue *const *) b);
-}
-
 /* "[a, b]": a set as DynamoDB quotes it, its elements as written */
 static char *
 set_elements_string(DdbValue *set)
