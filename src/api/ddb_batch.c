@@ -1047,6 +1047,19 @@ jb_member(Jsonb *obj, const char *name)
 	return JsonbValueToJsonb(v);
 }
 
+/*
+ * A name or expression as a C string: one holding U+0000 (which jsonb can
+ * hold, and the protocol's JSON can carry) would be read cut short, the
+ * table "t\u0000x" as t, so it is refused.
+ */
+static char *
+jb_cstring(const char *s, int len, const char *what)
+{
+	if (memchr(s, '\0', len) != NULL)
+		validation_error("One or more parameter values were invalid: %s must not contain U+0000", what);
+	return pnstrdup(s, len);
+}
+
 /* A string member, NULL when absent. */
 static const char *
 jb_member_text(Jsonb *obj, const char *name)
@@ -1060,7 +1073,7 @@ jb_member_text(Jsonb *obj, const char *name)
 		return NULL;
 	if (v->type != jbvString)
 		validation_error("%s must be a string", name);
-	return pnstrdup(v->val.string.val, v->val.string.len);
+	return jb_cstring(v->val.string.val, v->val.string.len, name);
 }
 
 static bool
@@ -1103,7 +1116,7 @@ jb_members(Jsonb *obj, char ***keys, Jsonb ***vals)
 	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 	{
 		if (tok == WJB_KEY)
-			(*keys)[n] = pnstrdup(v.val.string.val, v.val.string.len);
+			(*keys)[n] = jb_cstring(v.val.string.val, v.val.string.len, "A table name");
 		else if (tok == WJB_VALUE)
 			(*vals)[n++] = JsonbValueToJsonb(&v);
 	}

@@ -201,6 +201,29 @@ parse_string_into(JsonParser *jp, StringInfo buf)
 	}
 }
 
+/*
+ * A de-escaped string (a value or an object's key) must be valid in the
+ * database's encoding, U+0000 (which the protocol allows) aside: each run
+ * between NULs is checked.  A key unchecked would become an attribute name
+ * that no client can decode.
+ */
+static void
+check_string_encoding(const char *s, int len)
+{
+	while (len > 0)
+	{
+		const char *nul = memchr(s, '\0', len);
+		int			run = nul ? nul - s : len;
+
+		if (!pg_verifymbstr(s, run, true))
+			serialization_error("Invalid UTF-8 in a JSON string");
+		if (nul == NULL)
+			break;
+		s += run + 1;
+		len -= run + 1;
+	}
+}
+
 static DdbJson *
 parse_string(JsonParser *jp)
 {
@@ -209,9 +232,7 @@ parse_string(JsonParser *jp)
 
 	initStringInfo(&buf);
 	parse_string_into(jp, &buf);
-	if (!pg_verifymbstr(buf.data, buf.len, true) &&
-		!ddb_has_nul(buf.data, buf.len))
-		serialization_error("Invalid UTF-8 in a JSON string");
+	check_string_encoding(buf.data, buf.len);
 	j->str = buf.data;
 	j->len = buf.len;
 	return j;
@@ -308,6 +329,7 @@ parse_container(JsonParser *jp, bool object)
 				parse_fail(jp);
 			initStringInfo(&key);
 			parse_string_into(jp, &key);
+			check_string_encoding(key.data, key.len);
 			j->keys[j->n] = key.data;
 			j->keylens[j->n] = key.len;
 			skip_ws(jp);
@@ -659,10 +681,26 @@ push_str(JsonbParseState **ps, JsonbIteratorToken tok, const char *s, int len)
 	pushJsonbValue(ps, tok, &v);
 }
 
+/*
+ * A JSON null where a string is required: an element of a list of strings
+ * (AttributesToGet, NonKeyAttributes, TagKeys) or of a set.  Members that
+ * are null are left out before they get here (member(), the typed value's
+ * members), so every caller that reads ->str next would read NULL.
+ * DynamoDB's deserializer keeps such a null and its validation refuses it;
+ * its text is not recorded, so the words are ddb's.
+ */
+static void
+null_element(void)
+{
+	ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_NULL_ELEMENT);
+}
+
 /* Check a string member of an AttributeValue (S, N, set elements). */
 static void
 check_string(DdbJson *j)
 {
+	if (j->type == DDB_JSON_NULL)
+		null_element();
 	if (j->type != DDB_JSON_STRING)
 		shape_error_scalar(j, "String", "class java.lang.String");
 }
@@ -671,6 +709,8 @@ check_string(DdbJson *j)
 static void
 check_blob(DdbJson *j)
 {
+	if (j->type == DDB_JSON_NULL)
+		null_element();
 	if (j->type == DDB_JSON_BOOL || j->type == DDB_JSON_NUMBER)
 		serialization_error(DDB_MSG_SER_BYTES);
 	if (j->type == DDB_JSON_ARRAY)
@@ -1004,6 +1044,21 @@ void
 ddb_json_check_string(DdbJson *j)
 {
 	check_string(j);
+}
+
+/*
+ * A request member read as a C string (a name, an expression, a token):
+ * one holding U+0000 would be read cut short -- TableName "t\u0000x" as the
+ * table t -- so it is refused.
+ */
+const char *
+ddb_json_member_cstring(DdbJson *j, const char *name)
+{
+	check_string(j);
+	if (strlen(j->str) != (size_t) j->len)
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+				  "One or more parameter values were invalid: %s must not contain U+0000", name);
+	return j->str;
 }
 
 bool

@@ -113,6 +113,27 @@ ddb_error_kind(int sqlerrcode, const char **type_prefix, int *http_status)
 	return NULL;
 }
 
+const char *
+ddb_error_client_message(int sqlerrcode, const char *message, const char *role,
+						 const char *operation)
+{
+	switch (sqlerrcode)
+	{
+		case ERRCODE_INSUFFICIENT_PRIVILEGE:
+			/* PostgreSQL's aclcheck texts; ddb's own refusals say more */
+			if (strncmp(message, "permission denied", 17) != 0 &&
+				strncmp(message, "must be owner of", 16) != 0)
+				return NULL;
+			return psprintf("User: arn:aws:iam::%s:user/%s is not authorized to perform: dynamodb:%s",
+							ddb_account_id, role ? role : "unknown", operation ? operation : "*");
+		case ERRCODE_T_R_SERIALIZATION_FAILURE:
+		case ERRCODE_T_R_DEADLOCK_DETECTED:
+			return "Transaction is ongoing for the item";
+		default:
+			return NULL;
+	}
+}
+
 /* ------------------------------------------------------------------------
  * Validation errors ("N validation errors detected: ...")
  * ------------------------------------------------------------------------
@@ -180,8 +201,7 @@ member_string(DdbJson *req, const char *name)
 
 	if (j == NULL)
 		return NULL;
-	ddb_json_check_string(j);
-	return j->str;
+	return ddb_json_member_cstring(j, name);
 }
 
 static bool
@@ -2529,6 +2549,10 @@ request_items(DdbValErrors *e, DdbJson *req, const char *structname)
 		ddb_raise(DDB_ERRCODE_SERIALIZATION, "SerializationException",
 				  "Unrecognized collection type java.util.Map<java.lang.String, %s>", structname);
 	ddb_json_check_struct(items, structname);
+	/* table names are read as C strings: none may hold U+0000 */
+	for (int t = 0; t < items->n; t++)
+		if (strlen(items->keys[t]) != (size_t) items->keylens[t])
+			validation_error("One or more parameter values were invalid: A table name must not contain U+0000");
 	return items;
 }
 

@@ -42,4 +42,14 @@ extern char *ddb_api_execute(const char *operation, const char *body, int bodyle
 extern const char *ddb_error_kind(int sqlerrcode, const char **type_prefix,
 								  int *http_status);
 
+/*
+ * The message a client gets for an error of a DynamoDB kind that PostgreSQL
+ * itself raised (a privilege check, a serialization failure, a deadlock):
+ * DynamoDB's words, since PostgreSQL's name the server's objects ("permission
+ * denied for schema public") -- or NULL when 'message' is ddb's own and goes
+ * out as it is.  'role' is the request's role, 'operation' its action.
+ */
+extern const char *ddb_error_client_message(int sqlerrcode, const char *message,
+											const char *role, const char *operation);
+
 #endif							/* DDB_PROTOCOL_H */

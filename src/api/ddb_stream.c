@@ -1360,8 +1360,7 @@ req_string(DdbJson *req, const char *name)
 
 	if (j == NULL)
 		return NULL;
-	ddb_json_check_string(j);
-	return j->str;
+	return ddb_json_member_cstring(j, name);
 }
 
 static bool

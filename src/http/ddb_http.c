@@ -88,6 +88,7 @@
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "common/jsonapi.h"
+#include "common/string.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
@@ -486,7 +487,14 @@ json_error(HttpResponse *resp, int status, const char *type, const char *message
 	escape_json(&resp->body, type);
 	if (message)
 	{
-		appendStringInfoString(&resp->body, ",\"message\":");
+		/*
+		 * DynamoDB spells the member "Message" in these two, "message" in
+		 * the others (as recorded by dynalite); SDKs read either
+		 */
+		bool		capital = pg_str_endswith(type, "#SerializationException") ||
+			pg_str_endswith(type, "#AccessDeniedException");
+
+		appendStringInfoString(&resp->body, capital ? ",\"Message\":" : ",\"message\":");
 		escape_json(&resp->body, message);
 	}
 	appendStringInfoChar(&resp->body, '}');
@@ -500,13 +508,16 @@ http_error(HttpResponse *resp, const DdbHttpError *err)
 
 static bool body_is_json_object(char *body, size_t len);
 
+/* deeper than ddb_json.c's parser takes (200), shallow enough for any stack */
+#define DDB_HTTP_MAX_PRECHECK_DEPTH	256
+
 /*
  * An ERROR caught while serving becomes DynamoDB's error response.  Errors
  * that ddb_error_kind does not know are logged here and answered 500
  * InternalServerError with a fixed message.
  */
 static void
-error_response(HttpResponse *resp, ErrorData *edata, const char *target)
+error_response(HttpResponse *resp, ErrorData *edata, const char *target, const char *role)
 {
 	const char *prefix = NULL;
 	int			status = 400;
@@ -517,10 +528,16 @@ error_response(HttpResponse *resp, ErrorData *edata, const char *target)
 		const char *msg = edata->message ? edata->message : "";
 		size_t		klen = strlen(kind);
 		char	   *type;
+		const char *own;
 
 		/* the message is "<Kind>: <DynamoDB's text>"; the client gets the text */
 		if (strncmp(msg, kind, klen) == 0 && msg[klen] == ':' && msg[klen + 1] == ' ')
 			msg += klen + 2;
+		/* PostgreSQL's own text names the server's objects: DynamoDB's instead */
+		own = ddb_error_client_message(edata->sqlerrcode, msg, role,
+									   target && strchr(target, '.') ? strchr(target, '.') + 1 : NULL);
+		if (own != NULL)
+			msg = own;
 		type = psprintf("%s%s", prefix ? prefix : DYNAMODB_ERROR_PREFIX, kind);
 		json_error(resp, status, type, msg);
 
@@ -607,7 +624,45 @@ collect(struct MHD_Connection *conn, enum MHD_ValueKind kind, int *n,
 	*values = c.values;
 }
 
-/* Is the body one syntactically valid JSON object? */
+/*
+ * How deeply the body's arrays and objects nest (brackets outside strings),
+ * stopping once past 'limit'.
+ */
+static int
+json_nesting(const char *body, size_t len, int limit)
+{
+	int			depth = 0,
+				max = 0;
+	bool		in_string = false;
+
+	for (size_t i = 0; i < len && max <= limit; i++)
+	{
+		char		c = body[i];
+
+		if (in_string)
+		{
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_string = false;
+		}
+		else if (c == '"')
+			in_string = true;
+		else if (c == '{' || c == '[')
+			max = Max(max, ++depth);
+		else if (c == '}' || c == ']')
+			depth--;
+	}
+	return max;
+}
+
+/*
+ * Is the body one syntactically valid JSON object?  A body nested deeper
+ * than the protocol's parser takes is let through: that parser refuses it
+ * with its SerializationException ("nests too deeply"), where
+ * pg_parse_json, which recurses per level, would run out of stack and the
+ * client would get a 500.
+ */
 static bool
 body_is_json_object(char *body, size_t len)
 {
@@ -618,6 +673,8 @@ body_is_json_object(char *body, size_t len)
 		i++;
 	if (i == len || body[i] != '{' || len > INT_MAX)
 		return false;
+	if (json_nesting(body, len, DDB_HTTP_MAX_PRECHECK_DEPTH) > DDB_HTTP_MAX_PRECHECK_DEPTH)
+		return true;
 	lex = makeJsonLexContextCstringLen(body, (int) len, PG_UTF8, false);
 	return pg_parse_json(lex, &nullSemAction) == JSON_SUCCESS;
 }
@@ -631,6 +688,7 @@ serve(struct MHD_Connection *conn, const char *url, const char *method,
 	  HttpRequest *hreq, HttpResponse *resp)
 {
 	const char *volatile target = NULL;
+	const char *volatile role_name = NULL;
 	volatile bool in_xact = false;
 
 	PG_TRY();
@@ -771,6 +829,8 @@ serve(struct MHD_Connection *conn, const char *url, const char *method,
 			json_error(resp, 400, DDB_HTTP_CORAL "SerializationException", NULL);
 			goto done;
 		}
+		/* (for an AccessDeniedException's message, made after the abort) */
+		role_name = MemoryContextStrdup(request_cxt, GetUserNameFromId(role, false));
 
 		/* the operation, as the key's role; abort restores the user */
 		{
@@ -811,7 +871,7 @@ done:
 		AbortCurrentTransaction();
 		QueryCancelPending = false;
 		RESUME_INTERRUPTS();
-		error_response(resp, edata, target);
+		error_response(resp, edata, target, role_name);
 	}
 	PG_END_TRY();
 	pgstat_report_activity(STATE_IDLE, NULL);

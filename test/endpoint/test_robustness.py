@@ -263,3 +263,85 @@ def test_index_key_limits_are_client_errors(ddb, table_name):
     assert "Item" not in ddb.get_item(TableName=table_name,
                                       Key={"PK": {"S": "a"}, "SK": {"S": "1"}})
     valid_request_works()
+
+
+def test_null_in_string_lists(ddb, table_name):
+    """A JSON null among the elements of a list of strings or of a set is a
+    400 ValidationException, never a crash: such a request used to kill the
+    worker (signal 11), and with it every session of the server.  Checked
+    for every member that is such a list, and for the sets of an item."""
+    from conftest import create_table
+    create_table(ddb, table_name)
+    before = worker_pids()
+    arn = f"arn:aws:dynamodb:us-east-1:000000000000:table/{table_name}"
+    gsi = {"IndexName": "ByG", "KeySchema": [{"AttributeName": "G", "KeyType": "HASH"}],
+           "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["a", None]}}
+    key = {"PK": {"S": "a"}, "SK": {"S": "b"}}
+    r = Raw()
+    for target, body in [
+            ("GetItem", {"TableName": "doesnotexist", "Key": key, "AttributesToGet": [None]}),
+            ("GetItem", {"TableName": table_name, "Key": key, "AttributesToGet": [None]}),
+            ("Scan", {"TableName": table_name, "AttributesToGet": ["a", None]}),
+            ("BatchGetItem", {"RequestItems": {table_name: {"Keys": [key], "AttributesToGet": [None]}}}),
+            ("UntagResource", {"ResourceArn": arn, "TagKeys": [None]}),
+            ("CreateTable", {"TableName": table_name + "x", "BillingMode": "PAY_PER_REQUEST",
+                             "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"},
+                                                      {"AttributeName": "G", "AttributeType": "S"}],
+                             "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}],
+                             "GlobalSecondaryIndexes": [gsi]}),
+            ("UpdateTable", {"TableName": table_name,
+                             "AttributeDefinitions": [{"AttributeName": "G", "AttributeType": "S"}],
+                             "GlobalSecondaryIndexUpdates": [{"Create": gsi}]}),
+            ("PutItem", {"TableName": table_name, "Item": dict(key, s={"SS": ["x", None]})}),
+            ("PutItem", {"TableName": table_name, "Item": dict(key, s={"NS": [None]})}),
+            ("PutItem", {"TableName": table_name, "Item": dict(key, s={"BS": [None]})})]:
+        resp, data = r.post(body, target="DynamoDB_20120810." + target)
+        assert resp.status == 400, (target, data)
+        assert error_of(data)[0] == "ValidationException", (target, data)
+    r.close()
+    assert "Item" not in ddb.get_item(TableName=table_name, Key=key)
+    valid_request_works()
+    assert worker_pids() == before
+
+
+def test_deep_nesting_is_a_serialization_error():
+    """JSON nested far deeper than the protocol takes (DynamoDB's deserializer
+    refuses it) is a 400 SerializationException, signed or not: the check of
+    the body's syntax used to recurse per level, run out of stack and answer
+    500."""
+    depth = 20000
+    body = b'{"x":' + b"[" * depth + b"]" * depth + b"}"
+    r = Raw()
+    for sign in (True, False):
+        resp, data = r.post(body, target="DynamoDB_20120810.GetItem", sign=sign)
+        assert resp.status == 400, data[:200]
+        if sign:
+            assert error_of(data)[0] == "SerializationException", data[:200]
+    r.close()
+    valid_request_works()
+
+
+def test_invalid_utf8_and_nul_in_names(ddb, table_name):
+    """Invalid UTF-8 in an attribute name (a JSON object key) or in a string
+    that also holds U+0000 is a SerializationException, as in any other
+    string: stored, it made the table unreadable to SDKs.  U+0000 in a table
+    name is a ValidationException: read as a C string, "t\\u0000x" named the
+    table t."""
+    from conftest import create_table
+    create_table(ddb, table_name)
+    r = Raw()
+    for body in (b'{"TableName":"%s","Item":{"PK":{"S":"x"},"SK":{"S":"y"},"\xff":{"S":"x"}}}',
+                 b'{"TableName":"%s","Item":{"PK":{"S":"x"},"SK":{"S":"y"},"v":{"S":"\\u0000\xff\xfe"}}}'):
+        resp, data = r.post(body % table_name.encode(), target="DynamoDB_20120810.PutItem")
+        assert resp.status == 400 and error_of(data)[0] == "SerializationException", data
+    key = {"PK": {"S": "x"}, "SK": {"S": "y"}}
+    for target, body in [
+            ("DescribeTable", {"TableName": table_name + "\u0000;DROP"}),
+            ("GetItem", {"TableName": table_name + "\u0000garbage", "Key": key}),
+            ("PutItem", {"TableName": table_name + "\u0000x", "Item": key}),
+            ("BatchWriteItem", {"RequestItems": {table_name + "\u0000x": [{"PutRequest": {"Item": key}}]}}),
+            ("BatchGetItem", {"RequestItems": {table_name + "\u0000x": {"Keys": [key]}}})]:
+        resp, data = r.post(body, target="DynamoDB_20120810." + target)
+        assert resp.status == 400 and error_of(data)[0] == "ValidationException", (target, data)
+    r.close()
+    assert ddb.scan(TableName=table_name)["Count"] == 0

@@ -1,9 +1,11 @@
 """Each request runs as its key's role: GRANTs, the functions' own
 privilege checks and the refusal of tables with row-level security apply
 to HTTP clients unchanged."""
+import json
+
 import pytest
 
-from conftest import READER_KEY_ID, READER_SECRET, client, create_table, psql
+from conftest import READER_KEY_ID, READER_SECRET, Raw, client, create_table, psql
 
 
 @pytest.fixture
@@ -25,6 +27,15 @@ def test_no_grant_no_access(owned):
         reader.get_item(TableName=owned, Key={"PK": {"S": "a"}, "SK": {"S": "b"}})
     assert e.value.response["Error"]["Code"] == "AccessDeniedException"
     assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    # DynamoDB's words (and its capital "Message"), not PostgreSQL's, which
+    # name the server's tables and schemas
+    assert e.value.response["Error"]["Message"] == (
+        "User: arn:aws:iam::000000000000:user/ddb_reader is not authorized to perform: dynamodb:GetItem")
+    r = Raw()
+    resp, data = r.post({"TableName": owned, "Key": {"PK": {"S": "a"}, "SK": {"S": "b"}}},
+                        target="DynamoDB_20120810.GetItem", key_id=READER_KEY_ID, secret=READER_SECRET)
+    r.close()
+    assert "Message" in json.loads(data) and "permission denied" not in data.decode()
 
 
 def test_select_grant_allows_reads_only(owned):
