@@ -71,6 +71,15 @@
  *   SECURITY_LOCAL_USERID_CHANGE), which abort restores; the functions'
  *   own privilege checks and the RLS refusal see that role.
  *
+ * - Bodies are held whole until the request is served (the signature
+ *   covers the body's hash, so nobody is authenticated before it is in),
+ *   so a worker bounds what all its connections hold together:
+ *   DDB_HTTP_MAX_BUFFERED.  A request whose declared body would pass it is
+ *   answered at once with DynamoDB's ThrottlingException, which SDKs retry;
+ *   a chunked body that grows past it is dropped, as one past 16 MB is.
+ *   Without the bound, anyone who can connect could make each worker hold
+ *   256 connections x 16 MB.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -118,6 +127,7 @@
 
 /* DynamoDB's request size limit: larger bodies are refused with 413. */
 #define DDB_HTTP_MAX_BODY		(16 * 1024 * 1024)
+#define DDB_HTTP_MAX_BUFFERED	(4 * DDB_HTTP_MAX_BODY)	/* per worker, see above */
 /* Connections one worker holds at once (idle keep-alive ones included). */
 #define DDB_HTTP_MAX_CONNS		256
 #define DDB_HTTP_MAX_SOCKETS	16
@@ -464,9 +474,12 @@ typedef struct HttpRequest
 {
 	char	   *body;
 	size_t		len;
-	size_t		cap;
+	size_t		cap;			/* allocated, counted in 'buffered' */
 	bool		too_large;
 } HttpRequest;
+
+/* the body bytes this worker's connections hold (their caps) */
+static size_t buffered = 0;
 
 /* A response being built, in the request's memory context. */
 typedef struct HttpResponse
@@ -944,6 +957,38 @@ send_too_large(struct MHD_Connection *conn)
 	return send_response(conn, &resp);
 }
 
+/* More bodies than this worker may hold: DynamoDB's throttling answer. */
+static enum MHD_Result
+send_throttled(struct MHD_Connection *conn)
+{
+	HttpResponse resp;
+	static char buf[] = "{\"__type\":\"com.amazon.coral.availability#ThrottlingException\","
+		"\"message\":\"Rate of requests exceeds the allowed throughput.\"}";
+
+	resp.content_type = "application/x-amz-json-1.0";
+	resp.status = 400;
+	resp.body.data = buf;
+	resp.body.len = strlen(buf);
+	return send_response(conn, &resp);
+}
+
+/* Grow a body's buffer to 'cap' within the worker's bound; false if not. */
+static bool
+body_reserve(HttpRequest *hreq, size_t cap)
+{
+	char	   *b;
+
+	if (buffered - hreq->cap + cap > DDB_HTTP_MAX_BUFFERED)
+		return false;
+	b = realloc(hreq->body, cap);
+	if (b == NULL)
+		return false;
+	buffered += cap - hreq->cap;
+	hreq->body = b;
+	hreq->cap = cap;
+	return true;
+}
+
 /*
  * libmicrohttpd's access handler, called once with the headers, then with
  * each piece of the body, then once more (*upload_data_size == 0) to
@@ -975,8 +1020,8 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 
 			if (n > DDB_HTTP_MAX_BODY)
 				return send_too_large(conn);
-			if (n > 0 && (hreq->body = malloc(n)) != NULL)
-				hreq->cap = n;
+			if (n > 0 && !body_reserve(hreq, n))
+				return send_throttled(conn);
 		}
 		return MHD_YES;
 	}
@@ -994,12 +1039,9 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 		if (hreq->len + n > hreq->cap)
 		{
 			size_t		cap = Max(hreq->cap * 2, Max(hreq->len + n, 4096));
-			char	   *b = realloc(hreq->body, Min(cap, DDB_HTTP_MAX_BODY));
 
-			if (b == NULL)
+			if (!body_reserve(hreq, Min(cap, DDB_HTTP_MAX_BODY)))
 				return MHD_NO;
-			hreq->body = b;
-			hreq->cap = Min(cap, DDB_HTTP_MAX_BODY);
 		}
 		memcpy(hreq->body + hreq->len, upload_data, n);
 		hreq->len += n;
@@ -1031,6 +1073,7 @@ request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 	if (hreq)
 	{
+		buffered -= hreq->cap;
 		free(hreq->body);
 		free(hreq);
 		*con_cls = NULL;

@@ -345,3 +345,51 @@ def test_invalid_utf8_and_nul_in_names(ddb, table_name):
         assert resp.status == 400 and error_of(data)[0] == "ValidationException", (target, data)
     r.close()
     assert ddb.scan(TableName=table_name)["Count"] == 0
+
+
+def test_buffered_bodies_are_bounded():
+    """A worker holds at most 64 MB of request bodies across its
+    connections (bodies are read whole before the signature can be checked):
+    an unauthenticated client that opens many connections, each declaring
+    16 MB and sending most of it, gets ThrottlingException for the ones past
+    the bound instead of growing the workers by its full volume (20 x 15 MB
+    here; it grew them by all of it before)."""
+    pids = worker_pids()
+    before = sum(rss_kb(p) for p in pids)
+    h = {"Content-Type": "application/x-amz-json-1.0",
+         "X-Amz-Target": "DynamoDB_20120810.PutItem",
+         "Content-Length": str(16 * 1024 * 1024)}
+    chunk = b" " * (1024 * 1024)
+    socks, throttled = [], 0
+    for _ in range(20):
+        s = socket.create_connection(HOST, timeout=10)
+        s.sendall(request_bytes(b"{", h))
+        s.settimeout(0.3)
+        try:
+            answer = s.recv(4096)
+        except socket.timeout:
+            answer = b""
+        if b"ThrottlingException" in answer:
+            throttled += 1
+            s.close()
+            continue
+        s.settimeout(10)
+        for _ in range(15):
+            s.sendall(chunk)
+        socks.append(s)
+    time.sleep(0.5)
+    grown_mb = (sum(rss_kb(p) for p in pids) - before) / 1024
+    for s in socks:
+        s.close()
+    assert throttled >= 20 - 4 * len(pids), (throttled, len(pids))
+    assert grown_mb < 4 * 16 * len(pids) + 32, grown_mb
+    # the closed connections' bodies are given back (once the workers see
+    # the closes): a request of ordinary size is served again
+    for _ in range(50):
+        r = Raw()
+        resp, data = r.post({})
+        r.close()
+        if resp.status == 200:
+            break
+        time.sleep(0.1)
+    assert resp.status == 200, data
