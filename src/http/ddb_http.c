@@ -80,6 +80,17 @@
  *   Without the bound, anyone who can connect could make each worker hold
  *   256 connections x 16 MB.
  *
+ * - Deadlines.  libmicrohttpd's connection timeout measures inactivity, so
+ *   a client that sends a request a byte every few seconds holds its
+ *   connection for ever, and 256 such clients a worker.  Each connection
+ *   therefore has a clock (ConnClock), started when it opens and again
+ *   whenever a request on it completes: a connection that has not
+ *   completed a request within ddb.http_idle_timeout of that is shut down
+ *   (shutdown(2) on its socket; libmicrohttpd then closes it).  That also
+ *   bounds an idle keep-alive connection, as libmicrohttpd's own timeout
+ *   does.  The clocks are looked at between requests, about once a
+ *   second; a request being served is never cut.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -98,6 +109,7 @@
 #include "commands/extension.h"
 #include "common/jsonapi.h"
 #include "common/string.h"
+#include "lib/ilist.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
@@ -480,6 +492,16 @@ typedef struct HttpRequest
 
 /* the body bytes this worker's connections hold (their caps) */
 static size_t buffered = 0;
+
+/* One open connection's clock (see "Deadlines" above). */
+typedef struct ConnClock
+{
+	dlist_node	node;
+	int			fd;
+	TimestampTz since;			/* opened, or its last request completed */
+} ConnClock;
+
+static dlist_head conn_clocks = DLIST_STATIC_INIT(conn_clocks);
 
 /* A response being built, in the request's memory context. */
 typedef struct HttpResponse
@@ -1071,6 +1093,12 @@ request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
 	HttpRequest *hreq = *con_cls;
 
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	/* the connection's next request is due within the idle timeout */
+	if (ci != NULL && ci->socket_context != NULL)
+		((ConnClock *) ci->socket_context)->since = GetCurrentTimestamp();
 	if (hreq)
 	{
 		buffered -= hreq->cap;
@@ -1087,13 +1115,53 @@ connection_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
 {
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
 	{
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		ConnClock  *clk = malloc(sizeof(ConnClock));
+
 		ReserveExternalFD();
 		pg_atomic_fetch_add_u32(&worker_load[my_worker].conns, 1);
+		if (clk != NULL && ci != NULL)
+		{
+			clk->fd = ci->connect_fd;
+			clk->since = GetCurrentTimestamp();
+			dlist_push_tail(&conn_clocks, &clk->node);
+			*socket_context = clk;
+		}
+		else
+			free(clk);
 	}
 	else if (toe == MHD_CONNECTION_NOTIFY_CLOSED)
 	{
+		ConnClock  *clk = *socket_context;
+
 		ReleaseExternalFD();
 		pg_atomic_fetch_sub_u32(&worker_load[my_worker].conns, 1);
+		if (clk != NULL)
+		{
+			dlist_delete(&clk->node);
+			free(clk);
+			*socket_context = NULL;
+		}
+	}
+}
+
+/* Shut down the connections past their deadline (see "Deadlines"). */
+static void
+enforce_deadlines(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	dlist_iter	it;
+
+	dlist_foreach(it, &conn_clocks)
+	{
+		ConnClock  *clk = dlist_container(ConnClock, node, it.cur);
+
+		if (now - clk->since > (TimestampTz) http_idle_timeout * USECS_PER_SEC)
+		{
+			shutdown(clk->fd, SHUT_RDWR);
+			clk->since = DT_NOEND;	/* once; libmicrohttpd closes it next */
+		}
 	}
 }
 
@@ -1235,6 +1303,9 @@ ddb_http_worker_main(Datum arg)
 			timeout = stats_timeout;
 		if (!polling_socks && (timeout < 0 || timeout > ACCEPT_PAUSE_MS))
 			timeout = ACCEPT_PAUSE_MS;
+		/* connections' deadlines are looked at about once a second */
+		if (!dlist_is_empty(&conn_clocks) && (timeout < 0 || timeout > 1000))
+			timeout = 1000;
 
 		nevents = WaitEventSetWait(polling_socks ? wes : wes_paused, timeout, events,
 								   lengthof(events), PG_WAIT_EXTENSION);
@@ -1279,5 +1350,6 @@ ddb_http_worker_main(Datum arg)
 			pauses = 0;
 
 		MHD_run(daemon);
+		enforce_deadlines();
 	}
 }

@@ -393,3 +393,29 @@ def test_buffered_bodies_are_bounded():
             break
         time.sleep(0.1)
     assert resp.status == 200, data
+
+
+def test_slow_request_is_cut():
+    """A request sent a byte at a time, each within the idle timeout (5 s
+    here), is closed once the connection has gone that long without
+    completing a request: libmicrohttpd's timeout alone measures inactivity,
+    and such a client kept its connection for ever (512 of them shut the
+    endpoint out)."""
+    s = socket.create_connection(HOST, timeout=2)
+    s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\n")
+    start = time.monotonic()
+    closed = False
+    while time.monotonic() - start < 15 and not closed:
+        try:
+            s.sendall(b"X")
+            s.settimeout(1)
+            if s.recv(100) == b"":
+                closed = True
+        except socket.timeout:
+            pass
+        except (BrokenPipeError, ConnectionResetError):
+            closed = True
+    elapsed = time.monotonic() - start
+    s.close()
+    assert closed and elapsed < 10, elapsed
+    valid_request_works()
