@@ -745,8 +745,8 @@ serve(struct MHD_Connection *conn, const char *url, const char *method,
 		collect(conn, MHD_HEADER_KIND, &view.nheaders, &view.hname, &view.hvalue);
 		collect(conn, MHD_GET_ARGUMENT_KIND, &view.nargs, &view.aname, &view.avalue);
 
-		/* GET (and HEAD): DynamoDB's health check */
-		if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)
+		/* GET (and HEAD) /: DynamoDB's health check; other paths are 404 */
+		if ((strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) && strcmp(url, "/") == 0)
 		{
 			const char *region = GetConfigOption("ddb.region", true, false);
 

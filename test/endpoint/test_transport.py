@@ -15,6 +15,12 @@ def test_health_check():
     r = c.getresponse()
     assert r.status == 200
     assert r.read() == b"healthy: dynamodb.us-east-1.amazonaws.com "
+    # only at the root, as DynamoDB's (it answers other paths with a 4xx)
+    for path in ("/abc", "/-", "/index.htm", "/health"):
+        c.request("GET", path)
+        r = c.getresponse()
+        r.read()
+        assert r.status == 404, path
 
 
 def test_response_headers(raw):
