@@ -513,6 +513,42 @@ typedef struct HttpResponse
 
 static MemoryContext request_cxt = NULL;
 
+/*
+ * 's' with each byte that does not start a valid UTF-8 sequence replaced by
+ * U+FFFD: error messages quote what the client sent (a malformed
+ * X-Amz-Date, the canonical request's headers), and the response must stay
+ * UTF-8 for clients to parse it.
+ */
+static const char *
+valid_utf8(const char *s)
+{
+	StringInfoData buf;
+	const unsigned char *p = (const unsigned char *) s;
+	int			len = strlen(s);
+
+	if (pg_verify_mbstr(PG_UTF8, s, len, true))
+		return s;
+	initStringInfo(&buf);
+	while (len > 0)
+	{
+		int			l = pg_utf_mblen(p);
+
+		if (l <= len && pg_utf8_islegal(p, l))
+		{
+			appendBinaryStringInfo(&buf, (const char *) p, l);
+			p += l;
+			len -= l;
+		}
+		else
+		{
+			appendStringInfoString(&buf, "\xEF\xBF\xBD");
+			p++;
+			len--;
+		}
+	}
+	return buf.data;
+}
+
 static void
 json_error(HttpResponse *resp, int status, const char *type, const char *message)
 {
@@ -530,7 +566,7 @@ json_error(HttpResponse *resp, int status, const char *type, const char *message
 			pg_str_endswith(type, "#AccessDeniedException");
 
 		appendStringInfoString(&resp->body, capital ? ",\"Message\":" : ",\"message\":");
-		escape_json(&resp->body, message);
+		escape_json(&resp->body, valid_utf8(message));
 	}
 	appendStringInfoChar(&resp->body, '}');
 }

@@ -105,6 +105,13 @@ def test_bad_date_format(raw):
     kind, msg = error_of(raw.conn.getresponse().read())
     assert kind == "IncompleteSignatureException"
     assert msg.startswith("Date must be in ISO-8601 'basic format'. Got '2024-01-01T00:00:00Z'.")
+    # a date of bytes that are no UTF-8 is quoted with U+FFFD in their
+    # place: the error body stays UTF-8 (json.loads in error_of decodes it)
+    h["X-Amz-Date"] = "2026\xff\xfe"
+    raw.conn.request("POST", "/", body=b"{}", headers=h)
+    kind, msg = error_of(raw.conn.getresponse().read())
+    assert kind == "IncompleteSignatureException"
+    assert "Got '2026\ufffd\ufffd'." in msg
 
 
 def test_credential_scope(raw):
