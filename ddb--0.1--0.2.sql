@@ -423,6 +423,7 @@ CREATE TABLE ddb_internal.streams (
     disabled timestamptz,            -- NULL while enabled
     trimmed bigint NOT NULL DEFAULT 0,  -- records up to this number may be gone
     shard_trimmed bigint[] NOT NULL DEFAULT '{}',  -- the same per shard (from 1)
+    owner regrole,                   -- the table's owner when enabled: reads it once dropped
     UNIQUE (table_name, label)
 );
 CREATE INDEX ON ddb_internal.streams (relid);

@@ -235,6 +235,24 @@ SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'views_k_arn')
 SET ROLE streams_reader;
 SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'views_k_arn'));
 RESET ROLE;
+-- ... and by the role that owned the table (DynamoDB keeps a deleted
+-- table's stream readable, and listed, for 24 hours)
+CREATE ROLE streams_owner;
+GRANT USAGE ON SCHEMA streams TO streams_owner;
+SELECT ddb_create_table('owned_s', 'id', 'S');
+ALTER TABLE owned_s OWNER TO streams_owner;
+SELECT ddb_update_stream('owned_s', 'KEYS_ONLY') IS NOT NULL AS enabled;
+SELECT ddb_describe_table('owned_s')->>'LatestStreamArn' AS owned_arn \gset
+DROP TABLE owned_s;
+SET ROLE streams_owner;
+SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'owned_arn'))->'StreamDescription'->>'StreamStatus' AS owner_reads;
+SELECT count(*) AS owner_lists FROM jsonb_array_elements(ddb_api('ListStreams', '{}')->'Streams') s
+WHERE s->>'StreamArn' = :'owned_arn';
+SET ROLE streams_reader;
+SELECT count(*) AS reader_lists FROM jsonb_array_elements(ddb_api('ListStreams', '{}')->'Streams') s
+WHERE s->>'StreamArn' = :'owned_arn';
+SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'owned_arn'));
+RESET ROLE;
 
 -- Retention: the sweep removes records older than ddb.stream_retention
 -- (and streams disabled for longer, once their records are gone); a read
@@ -386,4 +404,4 @@ SELECT ddb_describe_table('trims') ? 'StreamSpecification' AS stream_on, ddb_des
 
 SET client_min_messages = warning;
 DROP SCHEMA streams CASCADE;
-DROP ROLE streams_reader;
+DROP ROLE streams_reader, streams_owner;

@@ -201,6 +201,7 @@ typedef struct DdbStream
 	bool		enabled;
 	int64		trimmed;		/* the highest number deleted, of any shard */
 	int64	   *shard_trimmed;	/* of each shard */
+	Oid			owner;			/* the table's owner when it was enabled */
 } DdbStream;
 
 /* A table's latest stream, cached per relation. */
@@ -266,7 +267,7 @@ event_name(char e)
 /* Fill a DdbStream from an SPI row of STREAM_COLUMNS. */
 #define STREAM_COLUMNS "stream_id, relid::oid, table_name, label, view_type, shards, " \
 	"key_schema::text, extract(epoch FROM created)::numeric(20,3)::text, disabled IS NULL, trimmed, " \
-	"shard_trimmed"
+	"shard_trimmed, owner::oid"
 
 static void
 stream_from_spi(HeapTuple tup, TupleDesc desc, DdbStream *s)
@@ -303,6 +304,23 @@ stream_from_spi(HeapTuple tup, TupleDesc desc, DdbStream *s)
 		for (int i = 0; i < s->shards; i++)
 			s->shard_trimmed[i] = i < n && !nulls[i] ? DatumGetInt64(elems[i]) : s->trimmed;
 	}
+	s->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 12, &isnull));
+	if (isnull)
+		s->owner = InvalidOid;
+}
+
+/*
+ * May the current user read stream s?  While its table exists, who may
+ * SELECT from the table; once it is dropped (its records stay until they
+ * expire, as DynamoDB keeps a deleted table's stream for 24 hours), its
+ * owner's roles and superusers.
+ */
+static bool
+may_read_stream(const DdbStream *s)
+{
+	if (OidIsValid(s->relid))
+		return pg_class_aclcheck(s->relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK;
+	return superuser() || (OidIsValid(s->owner) && has_privs_of_role(GetUserId(), s->owner));
 }
 
 /* The number a position in 'shard' (< 0: the merged reader's) must not be below */
@@ -767,7 +785,7 @@ ddb_stream_set(Relation rel, const char *view_type)
 		elog(ERROR, "SPI_connect failed");
 	if (view_type != NULL)
 	{
-		Oid			argtypes[6] = {OIDOID, TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID};
+		Oid			argtypes[6] = {OIDOID, TEXTOID, TEXTOID, INT4OID, TEXTOID, OIDOID};
 		Datum		args[6];
 
 		args[0] = ObjectIdGetDatum(relid);
@@ -775,16 +793,17 @@ ddb_stream_set(Relation rel, const char *view_type)
 		args[2] = CStringGetTextDatum(view_type);
 		args[3] = Int32GetDatum(DDB_STREAM_SHARDS);
 		args[4] = CStringGetTextDatum(key_schema_json(rel));
+		args[5] = ObjectIdGetDatum(rel->rd_rel->relowner);
 		SetUserIdAndSecContext(ddb_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
 		/* labels are unique per table name: never two in one millisecond */
 		if (SPI_execute_with_args("WITH t AS (SELECT date_trunc('milliseconds', greatest(clock_timestamp(), "
 								  "(SELECT max(created) + interval '1 millisecond' FROM " INTERNAL_SCHEMA ".streams "
 								  "WHERE table_name = $2))) AS created) "
 								  "INSERT INTO " INTERNAL_SCHEMA ".streams (relid, table_name, label, view_type, "
-								  "shards, key_schema, created) "
+								  "shards, key_schema, created, owner) "
 								  "SELECT $1::regclass, $2, to_char(t.created AT TIME ZONE 'UTC', "
-								  "'YYYY-MM-DD\"T\"HH24:MI:SS.MS'), $3, $4, $5::jsonb, t.created FROM t",
-								  5, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)
+								  "'YYYY-MM-DD\"T\"HH24:MI:SS.MS'), $3, $4, $5::jsonb, t.created, $6::regrole FROM t",
+								  6, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not insert into " INTERNAL_SCHEMA ".streams");
 		SetUserIdAndSecContext(save_userid, save_sec);
 		/* the capture of SQL writes, as the table's owner */
@@ -1116,11 +1135,11 @@ check_read_privilege(const DdbStream *s)
 
 		relation_close(rel, AccessShareLock);
 	}
-	else if (!superuser())
+	else if (!may_read_stream(s))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for the stream of dropped table \"%s\"", s->table_name),
-				 errdetail("Only superusers read the streams of dropped tables.")));
+				 errdetail("The streams of dropped tables are read by their tables' owners and by superusers.")));
 }
 
 /* ------------------------------------------------------------------------
@@ -1486,8 +1505,7 @@ ddb_op_list_streams(DdbJson *req, int *len)
 			continue;
 		}
 		/* only the streams of tables the caller may read */
-		if (!(OidIsValid(s->relid) ?
-			  pg_class_aclcheck(s->relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK : superuser()))
+		if (!may_read_stream(s))
 			continue;
 		if (n == limit)
 			break;
