@@ -370,6 +370,20 @@ SELECT ddb_api('GetShardIterator', jsonb_build_object('StreamArn', :'tarn', 'Sha
   'ShardIteratorType', 'LATEST', 'SequenceNumber', 'sdfsafglldfngjdafnasdflgnaldklk'));
 SELECT ddb_api('ListStreams', '{"ExclusiveStartStreamArn": "kossaapaaasdafsdaasdasdasdasasdasfadfadf"}');
 SELECT ddb_api('ListStreams', '{"Limit": 1e300}');
+-- members' length and pattern constraints, in DynamoDB's validation words
+SELECT ddb_api('ListStreams', '{"TableName": "ab"}');
+SELECT ddb_api('GetShardIterator', jsonb_build_object('StreamArn', :'tarn', 'ShardId', 'x',
+  'ShardIteratorType', 'AT_SEQUENCE_NUMBER', 'SequenceNumber', '1'));
+DO $$ BEGIN PERFORM ddb_api('GetRecords', jsonb_build_object('ShardIterator', repeat('1', 2049)));
+EXCEPTION WHEN OTHERS THEN RAISE NOTICE '% ... %', left(SQLERRM, 60), right(SQLERRM, 80); END $$;
+-- an iterator edited to be issued in the future (never to expire), or
+-- naming no stream, is an invalid iterator
+SELECT ddb_api('GetShardIterator', jsonb_build_object('StreamArn', :'tarn', 'ShardId', :'shard_b',
+  'ShardIteratorType', 'LATEST'))->>'ShardIterator' AS it_l \gset
+SELECT ddb_api('GetRecords', jsonb_build_object('ShardIterator',
+  regexp_replace(:'it_l', '^(\d+:\d+:\d+:)\d+', '\1' || ((extract(epoch FROM now()) * 1000)::bigint + 3600000))));
+SELECT ddb_api('GetRecords', jsonb_build_object('ShardIterator', regexp_replace(:'it_l', '/stream/.*$', 'x')));
+SELECT ddb_api('GetRecords', jsonb_build_object('ShardIterator', :'it_l')) ? 'Records' AS unedited_works;
 SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'tarn',
   'ShardFilter', jsonb_build_object('Type', 'CHILD_SHARDS', 'ShardId', :'shard_b')))->'StreamDescription'->'Shards' AS children;
 SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'tarn', 'ShardFilter', '{"Type": "BOGUS"}'::jsonb));

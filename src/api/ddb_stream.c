@@ -1394,6 +1394,23 @@ req_int(DdbJson *req, const char *name, int64 *v)
 	return true;
 }
 
+/* DynamoDB Streams' length constraint on a string member (absent: none) */
+static void
+check_length(DdbValErrors *e, const char *value, const char *member, int min, int max)
+{
+	int			len;
+
+	if (value == NULL)
+		return;
+	len = strlen(value);
+	if (len < min)
+		ddb_valerr_add(e, value, member,
+					   psprintf("Member must have length greater than or equal to %d", min));
+	if (len > max)
+		ddb_valerr_add(e, value, member,
+					   psprintf("Member must have length less than or equal to %d", max));
+}
+
 static void
 required(const char *value, const char *member)
 {
@@ -1476,7 +1493,13 @@ ddb_op_list_streams(DdbJson *req, int *len)
 	int			n = 0;
 	bool		started = (start == NULL);
 	char	   *last = NULL;
+	DdbValErrors e;
 
+	ddb_valerr_init(&e);
+	if (table != NULL)
+		ddb_valerr_name(&e, table, "tableName");
+	check_length(&e, start, "exclusiveStartStreamArn", 37, 1024);
+	ddb_valerr_raise(&e);
 	if (req_int(req, "Limit", &limit) && (limit < 1 || limit > 100))
 		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_VALIDATION_ERRORS, 1, "",
 				  psprintf(DDB_MSG_CONSTRAINT, psprintf("'%lld'", (long long) limit), "limit",
@@ -1565,8 +1588,13 @@ ddb_op_describe_stream(DdbJson *req, int *len)
 	StringInfoData buf;
 	int			first_shard = 0;
 	int			n = 0;
+	DdbValErrors e;
 
 	required(arn, "streamArn");
+	ddb_valerr_init(&e);
+	check_length(&e, arn, "streamArn", 37, 1024);
+	check_length(&e, start, "exclusiveStartShardId", 28, 65);
+	ddb_valerr_raise(&e);
 	if (req_int(req, "Limit", &limit) && (limit < 1 || limit > 100))
 		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_VALIDATION_ERRORS, 1, "",
 				  psprintf(DDB_MSG_CONSTRAINT, psprintf("'%lld'", (long long) limit), "limit",
@@ -1682,6 +1710,9 @@ ddb_op_get_shard_iterator(DdbJson *req, int *len)
 			ddb_valerr_add(&e, type, "shardIteratorType",
 						   "Member must satisfy enum value set: [AFTER_SEQUENCE_NUMBER, LATEST, AT_SEQUENCE_NUMBER, TRIM_HORIZON]");
 	}
+	check_length(&e, arn, "streamArn", 37, 1024);
+	check_length(&e, sid, "shardId", 28, 65);
+	check_length(&e, seqs, "sequenceNumber", 21, 40);
 	ddb_valerr_raise(&e);
 	/* a position is given exactly when the type takes one */
 	if (t < 2 && seqs != NULL)
@@ -1744,11 +1775,19 @@ ddb_op_get_records(DdbJson *req, int *len)
 	bool		closed = false;
 
 	required(it, "shardIterator");
+	{
+		DdbValErrors e;
+
+		ddb_valerr_init(&e);
+		check_length(&e, it, "shardIterator", 1, 2048);
+		ddb_valerr_raise(&e);
+	}
 	if (req_int(req, "Limit", &limit))
 		check_limit(limit);
-	if (strlen(it) > 2048 ||
-		sscanf(it, "%d:%d:%lld:%lld:%n", &stream_id, &shard, &after, &issued, &consumed) != 4 ||
-		consumed == 0 || after < 0)
+	/* (an iterator from the future was edited: it would never expire) */
+	if (sscanf(it, "%d:%d:%lld:%lld:%n", &stream_id, &shard, &after, &issued, &consumed) != 4 ||
+		consumed == 0 || after < 0 || issued > now_ms + 60000 ||
+		!stream_arn_well_formed(it + consumed))
 		invalid_iterator();
 	s = stream_by_arn(it + consumed);
 	if (s->stream_id != stream_id || shard < 0 || shard >= s->shards)
