@@ -509,6 +509,7 @@ typedef struct HttpResponse
 	int			status;
 	const char *content_type;
 	StringInfoData body;
+	bool		preflight;		/* the answer to a CORS preflight (OPTIONS) */
 } HttpResponse;
 
 static MemoryContext request_cxt = NULL;
@@ -781,6 +782,15 @@ serve(struct MHD_Connection *conn, const char *url, const char *method,
 		collect(conn, MHD_HEADER_KIND, &view.nheaders, &view.hname, &view.hvalue);
 		collect(conn, MHD_GET_ARGUMENT_KIND, &view.nargs, &view.aname, &view.avalue);
 
+		/* OPTIONS: a CORS preflight, answered in send_response */
+		if (strcmp(method, "OPTIONS") == 0)
+		{
+			resp->status = 200;
+			resp->content_type = NULL;
+			resp->preflight = true;
+			goto done;
+		}
+
 		/* GET (and HEAD) /: DynamoDB's health check; other paths are 404 */
 		if ((strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) && strcmp(url, "/") == 0)
 		{
@@ -992,6 +1002,32 @@ send_response(struct MHD_Connection *conn, HttpResponse *resp)
 	MHD_add_response_header(r, "x-amz-crc32", crcbuf);
 	if (resp->content_type)
 		MHD_add_response_header(r, "Content-Type", resp->content_type);
+
+	/*
+	 * CORS, as DynamoDB answers it (so that a browser's SDK may call): a
+	 * request from a page (Origin) may come from anywhere -- it is signed --
+	 * and may read the response's headers; a preflight is allowed the
+	 * method and headers it asks for.
+	 */
+	if (MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin") != NULL)
+	{
+		MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
+		MHD_add_response_header(r, "Access-Control-Expose-Headers",
+								"x-amzn-RequestId,x-amzn-ErrorType,x-amz-crc32,Date");
+		if (resp->preflight)
+		{
+			const char *m = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+														"Access-Control-Request-Method");
+			const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+														"Access-Control-Request-Headers");
+
+			MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
+			if (m != NULL)
+				MHD_add_response_header(r, "Access-Control-Allow-Methods", m);
+			if (h != NULL)
+				MHD_add_response_header(r, "Access-Control-Allow-Headers", h);
+		}
+	}
 	ret = MHD_queue_response(conn, resp->status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -1004,6 +1040,7 @@ send_too_large(struct MHD_Connection *conn)
 	HttpResponse resp;
 	char		buf[256];
 
+	memset(&resp, 0, sizeof(resp));
 	resp.content_type = "application/x-amz-json-1.0";
 	resp.status = 413;
 	snprintf(buf, sizeof(buf),
@@ -1023,6 +1060,7 @@ send_throttled(struct MHD_Connection *conn)
 	static char buf[] = "{\"__type\":\"com.amazon.coral.availability#ThrottlingException\","
 		"\"message\":\"Rate of requests exceeds the allowed throughput.\"}";
 
+	memset(&resp, 0, sizeof(resp));
 	resp.content_type = "application/x-amz-json-1.0";
 	resp.status = 400;
 	resp.body.data = buf;
@@ -1107,6 +1145,7 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 	}
 
 	/* the whole request is here */
+	memset(&resp, 0, sizeof(resp));
 	resp.status = 500;
 	resp.content_type = "application/x-amz-json-1.0";
 	{

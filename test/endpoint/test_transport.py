@@ -101,3 +101,43 @@ def test_boto3_checks_crc32():
     succeeding proves the header is right (a wrong one raises)."""
     c = client()
     assert "TableNames" in c.list_tables()
+
+
+CORS_HEADERS = ["Access-Control-Allow-Origin", "Access-Control-Allow-Credentials",
+                "Access-Control-Expose-Headers", "Access-Control-Max-Age",
+                "Access-Control-Allow-Methods", "Access-Control-Allow-Headers"]
+
+
+def cors_request(method, headers):
+    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=5)
+    c.request(method, "/", body=b"{}" if method == "POST" else None, headers=headers)
+    r = c.getresponse()
+    r.read()
+    c.close()
+    return r
+
+
+def test_cors():
+    """CORS as DynamoDB answers it (the cases of ScyllaDB's test_cors.py,
+    which runs against the service): no CORS headers without Origin; with
+    it, Access-Control-Allow-Origin: * and the exposed headers on every
+    method; a preflight (OPTIONS) also gets a max age and is allowed the
+    method and headers it asks for, echoed."""
+    for method in ("OPTIONS", "GET", "POST"):
+        r = cors_request(method, {})
+        assert not [h for h in CORS_HEADERS if r.getheader(h) is not None], method
+    asked = {"Origin": "http://example.com/", "Access-Control-Request-Method": "dog",
+             "Access-Control-Request-Headers": "cat, meerkat, mouse"}
+    for method in ("OPTIONS", "GET", "POST"):
+        r = cors_request(method, asked)
+        assert r.getheader("Access-Control-Allow-Origin") == "*", method
+        assert r.getheader("Access-Control-Expose-Headers"), method
+        if method == "OPTIONS":
+            assert r.status == 200
+            assert r.getheader("Access-Control-Max-Age")
+            assert r.getheader("Access-Control-Allow-Methods") == "dog"
+            assert r.getheader("Access-Control-Allow-Headers") == "cat, meerkat, mouse"
+        else:
+            for h in ("Access-Control-Max-Age", "Access-Control-Allow-Methods",
+                      "Access-Control-Allow-Headers"):
+                assert r.getheader(h) is None, (method, h)
