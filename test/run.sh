@@ -186,7 +186,12 @@ part_regress_order() {
 	rev=$(tr ' ' '\n' <<<"$tests" | sed '/^$/d' | tac | tr '\n' ' ')
 	for t in $tests; do
 		as_user "cd '$dir' && $conn '$pgr' --inputdir=. --bindir='$PGBIN' --dbname=ddb_alone_$t $t" \
-			>"$work/alone.out" 2>&1 || { bad="$bad $t(alone)"; cat "$work/alone.out"; }
+			>"$work/alone.out" 2>&1 || {
+			bad="$bad $t(alone)"
+			cat "$work/alone.out"
+			# (the next file's run replaces the diffs: show them now)
+			[ -f "$dir/regression.diffs" ] && head -100 "$dir/regression.diffs"
+		}
 	done
 	as_user "cd '$dir' && $conn '$pgr' --inputdir=. --bindir='$PGBIN' --dbname=ddb_reverse $rev" \
 		>"$work/reverse.out" 2>&1 || { bad="$bad (reverse order)"; cat "$work/reverse.out"; }
