@@ -287,3 +287,25 @@ SELECT jsonb_path_query(ddb_api('UpdateTable', '{"TableName": "Odm1", "BillingMo
 SELECT ddb_api('UpdateTable', '{"TableName": "Pro1", "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "ByK"}}, {"Delete": {"IndexName": "ByH"}}]}');
 SELECT ddb_api('DeleteTable', '{"TableName": "Pro1"}') #>> '{TableDescription,TableStatus}' AS deleted;
 SELECT ddb_api('DeleteTable', '{"TableName": "Odm1"}') #>> '{TableDescription,TableStatus}' AS deleted;
+
+-- DescribeContinuousBackups (Terraform reads it for every table): backups
+-- as a new DynamoDB table has them, no point-in-time recovery; a missing
+-- table is DynamoDB's TableNotFoundException; the table's ARN works too.
+-- UpdateContinuousBackups turns recovery off, and refuses to turn it on.
+SELECT ddb_api('CreateTable', '{"TableName": "Backed", "BillingMode": "PAY_PER_REQUEST",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}]}') IS NOT NULL AS created;
+SELECT ddb_api('DescribeContinuousBackups', '{"TableName": "Backed"}');
+SELECT ddb_api('DescribeContinuousBackups', jsonb_build_object('TableName',
+  ddb_api('DescribeTable', '{"TableName": "Backed"}') #>> '{Table,TableArn}')) -> 'ContinuousBackupsDescription' ? 'ContinuousBackupsStatus' AS by_arn;
+SELECT ddb_api('DescribeContinuousBackups', '{"TableName": "NoSuchTable"}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT ddb_api('DescribeContinuousBackups', '{}');
+SELECT ddb_api('UpdateContinuousBackups', '{"TableName": "Backed",
+  "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": false}}');
+SELECT ddb_api('UpdateContinuousBackups', '{"TableName": "Backed",
+  "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}');
+SELECT ddb_api('UpdateContinuousBackups', '{"TableName": "Backed"}');
+SELECT ddb_api('UpdateContinuousBackups', '{"TableName": "NoSuchTable",
+  "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": false}}');
+SELECT ddb_api('DeleteTable', '{"TableName": "Backed"}') #>> '{TableDescription,TableStatus}' AS deleted;

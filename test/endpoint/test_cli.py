@@ -48,4 +48,11 @@ def test_aws_cli(table_name):
     r = aws("put-item", "--table-name", t, "--item", json.dumps({"PK": {"S": "CUST#1"}, "SK": {"S": "PROFILE"}}),
             "--condition-expression", "attribute_not_exists(PK)", check=False)
     assert r.returncode != 0 and "ConditionalCheckFailedException" in r.stderr
+    # what Terraform reads of every table besides DescribeTable
+    b = aws("describe-continuous-backups", "--table-name", t)
+    assert b["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"] == {
+        "PointInTimeRecoveryStatus": "DISABLED"}
+    assert aws("describe-time-to-live", "--table-name", t)["TimeToLiveDescription"]
     aws("delete-table", "--table-name", t)
+    r = aws("describe-continuous-backups", "--table-name", t, check=False)
+    assert r.returncode != 0 and "TableNotFoundException" in r.stderr
