@@ -497,6 +497,27 @@ $$;
 CREATE EVENT TRIGGER ddb_stream_on_drop ON sql_drop
   EXECUTE FUNCTION ddb_stream_on_drop();
 
+-- A table's new owner (ALTER TABLE ... OWNER TO) is its streams' owner too:
+-- the role that reads them once the table is dropped.
+CREATE FUNCTION ddb_stream_owner_sync()
+RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+  UPDATE ddb_internal.streams s
+     SET owner = c.relowner::pg_catalog.regrole
+    FROM pg_catalog.pg_event_trigger_ddl_commands() d
+         JOIN pg_catalog.pg_class c ON c.oid = d.objid
+   WHERE d.classid = 'pg_catalog.pg_class'::regclass AND s.relid::oid = c.oid
+     AND s.owner IS DISTINCT FROM c.relowner::pg_catalog.regrole;
+END
+$$;
+
+CREATE EVENT TRIGGER ddb_stream_owner ON ddl_command_end
+  WHEN TAG IN ('ALTER TABLE')
+  EXECUTE FUNCTION ddb_stream_owner_sync();
+
 -- ALTER TABLE on a ddb table: refuse dropping a key column or changing its
 -- type before the command runs (the stored keys are encoded for the key
 -- schema the table was created with).

@@ -191,3 +191,14 @@ SELECT ddb_api('UpdateItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "u"}, 
 SELECT ddb_api('UpdateItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "u"}, "sk": {"N": "1"}},
   "UpdateExpression": "ADD s :n", "ExpressionAttributeValues": {":n": {"N": "2"}}}');
 SELECT ddb_api('GetItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "u"}, "sk": {"N": "1"}}}');
+
+-- An attribute name holding U+0000 in a legacy parameter is refused, as in
+-- an expression's names: read as a C string, "v\u0000zzz" named v.
+SELECT ddb_api_text('GetItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "u"}, "sk": {"N": "1"}},
+  "AttributesToGet": ["v\u0000zzz"]}');
+SELECT ddb_api_text('Query', '{"TableName": "Legacy",
+  "KeyConditions": {"pk\u0000x": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "u"}]}}}');
+SELECT ddb_api_text('PutItem', '{"TableName": "Legacy", "Item": {"pk": {"S": "u"}, "sk": {"N": "1"}},
+  "Expected": {"v\u0000zzz": {"Exists": false}}}');
+SELECT ddb_api_text('UpdateItem', '{"TableName": "Legacy", "Key": {"pk": {"S": "u"}, "sk": {"N": "1"}},
+  "AttributeUpdates": {"v\u0000zzz": {"Action": "PUT", "Value": {"N": "1"}}}}');

@@ -240,8 +240,9 @@ RESET ROLE;
 CREATE ROLE streams_owner;
 GRANT USAGE ON SCHEMA streams TO streams_owner;
 SELECT ddb_create_table('owned_s', 'id', 'S');
-ALTER TABLE owned_s OWNER TO streams_owner;
 SELECT ddb_update_stream('owned_s', 'KEYS_ONLY') IS NOT NULL AS enabled;
+-- (the owner when it is dropped: ownership given after enabling counts)
+ALTER TABLE owned_s OWNER TO streams_owner;
 SELECT ddb_describe_table('owned_s')->>'LatestStreamArn' AS owned_arn \gset
 DROP TABLE owned_s;
 SET ROLE streams_owner;

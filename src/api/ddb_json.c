@@ -1047,6 +1047,20 @@ ddb_json_check_string(DdbJson *j)
 }
 
 /*
+ * The keys of a map of attribute names (the legacy parameters' conditions
+ * and updates), which are read as C strings: one holding U+0000 would name
+ * another attribute, so it is refused as the member strings below are.
+ */
+void
+ddb_json_check_key_names(DdbJson *j, const char *what)
+{
+	for (int i = 0; j->type == DDB_JSON_OBJECT && i < j->n; i++)
+		if (strlen(j->keys[i]) != (size_t) j->keylens[i])
+			ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+					  "One or more parameter values were invalid: %s must not contain U+0000", what);
+}
+
+/*
  * A request member read as a C string (a name, an expression, a token):
  * one holding U+0000 would be read cut short -- TableName "t\u0000x" as the
  * table t -- so it is refused.

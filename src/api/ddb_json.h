@@ -75,6 +75,7 @@ extern Jsonb *ddb_typed_values_jsonb(DdbJson *j);
 /* Shape checks of request members (SerializationException). */
 extern void ddb_json_check_string(DdbJson *j);
 extern const char *ddb_json_member_cstring(DdbJson *j, const char *name);
+extern void ddb_json_check_key_names(DdbJson *j, const char *what);
 extern bool ddb_json_check_bool(DdbJson *j);
 extern double ddb_json_check_number(DdbJson *j, const char *target);
 extern void ddb_json_check_list(DdbJson *j);

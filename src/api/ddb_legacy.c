@@ -110,7 +110,7 @@ ddb_legacy_projection(DdbLegacy *lx, DdbJson *attrs)
 	initStringInfo(&buf);
 	for (int i = 0; i < attrs->n; i++)
 	{
-		ddb_json_check_string(attrs->elems[i]);
+		(void) ddb_json_member_cstring(attrs->elems[i], "AttributesToGet");
 		for (int j = 0; j < i; j++)
 			if (strcmp(attrs->elems[i]->str, attrs->elems[j]->str) == 0)
 				validation_error("One or more parameter values were invalid: Duplicate value in attribute name: %s",
@@ -268,6 +268,7 @@ ddb_legacy_conditions(DdbLegacy *lx, DdbJson *conds, const char *condop, const c
 	bool		first = true;
 
 	ddb_json_check_struct(conds, "Condition");
+	ddb_json_check_key_names(conds, "An attribute name");
 	initStringInfo(&buf);
 	for (int i = 0; i < conds->n; i++)
 	{
@@ -332,6 +333,7 @@ ddb_legacy_expected(DdbLegacy *lx, DdbJson *expected, const char *condop)
 	bool		first = true;
 
 	ddb_json_check_struct(expected, "ExpectedAttributeValue");
+	ddb_json_check_key_names(expected, "An attribute name");
 	initStringInfo(&buf);
 	for (int i = 0; i < expected->n; i++)
 	{
@@ -414,6 +416,7 @@ ddb_legacy_updates(DdbLegacy *lx, DdbJson *updates)
 				out;
 
 	ddb_json_check_struct(updates, "AttributeValueUpdate");
+	ddb_json_check_key_names(updates, "An attribute name");
 	initStringInfo(&set);
 	initStringInfo(&remove);
 	initStringInfo(&add);

@@ -74,22 +74,29 @@
  * - Bodies are held whole until the request is served (the signature
  *   covers the body's hash, so nobody is authenticated before it is in),
  *   so a worker bounds what all its connections hold together:
- *   DDB_HTTP_MAX_BUFFERED.  A request whose declared body would pass it is
- *   answered at once with DynamoDB's ThrottlingException, which SDKs retry;
- *   a chunked body that grows past it is dropped, as one past 16 MB is.
- *   Without the bound, anyone who can connect could make each worker hold
- *   256 connections x 16 MB.
+ *   DDB_HTTP_MAX_BUFFERED.  What counts is what has arrived (a buffer grows
+ *   as the body comes, up to its declared length), not what a client
+ *   declares: charging Content-Length up front let a few connections that
+ *   declared 16 MB and sent nothing throttle everyone.  A request that
+ *   starts while the worker already holds the bound is answered at once
+ *   with DynamoDB's ThrottlingException, which SDKs retry; a body that
+ *   grows past it is dropped, as one past 16 MB is.  Without the bound,
+ *   anyone who can connect could make each worker hold 256 connections x
+ *   16 MB.
  *
  * - Deadlines.  libmicrohttpd's connection timeout measures inactivity, so
  *   a client that sends a request a byte every few seconds holds its
  *   connection for ever, and 256 such clients a worker.  Each connection
- *   therefore has a clock (ConnClock), started when it opens and again
- *   whenever a request on it completes: a connection that has not
- *   completed a request within ddb.http_idle_timeout of that is shut down
+ *   therefore has a clock (ConnClock) that runs while a request is arriving
+ *   or awaited: started when the connection opens and again when a request
+ *   on it completes (its response sent), stopped once the whole request is
+ *   in.  A connection whose clock passes ddb.http_idle_timeout is shut down
  *   (shutdown(2) on its socket; libmicrohttpd then closes it).  That also
  *   bounds an idle keep-alive connection, as libmicrohttpd's own timeout
- *   does.  The clocks are looked at between requests, about once a
- *   second; a request being served is never cut.
+ *   does.  The time the worker spends serving a request is not charged to
+ *   its other connections (their clocks are moved on by it: their data may
+ *   have waited unread meanwhile), and a request being served, or its
+ *   response being sent, is never cut.
  *
  *-------------------------------------------------------------------------
  */
@@ -487,6 +494,7 @@ typedef struct HttpRequest
 	char	   *body;
 	size_t		len;
 	size_t		cap;			/* allocated, counted in 'buffered' */
+	size_t		declared;		/* Content-Length, 0 when none */
 	bool		too_large;
 } HttpRequest;
 
@@ -498,10 +506,13 @@ typedef struct ConnClock
 {
 	dlist_node	node;
 	int			fd;
-	TimestampTz since;			/* opened, or its last request completed */
+	TimestampTz since;			/* opened, or its last request completed;
+								 * DT_NOEND while a request is served */
 } ConnClock;
 
 static dlist_head conn_clocks = DLIST_STATIC_INIT(conn_clocks);
+
+static void clocks_pause(TimestampTz elapsed);
 
 /* A response being built, in the request's memory context. */
 typedef struct HttpResponse
@@ -1116,9 +1127,11 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 
 			if (n > DDB_HTTP_MAX_BODY)
 				return send_too_large(conn);
-			if (n > 0 && !body_reserve(hreq, n))
-				return send_throttled(conn);
+			hreq->declared = n;
 		}
+		/* a worker that holds its bound of bodies already takes no more */
+		if (buffered >= DDB_HTTP_MAX_BUFFERED)
+			return send_throttled(conn);
 		return MHD_YES;
 	}
 
@@ -1134,8 +1147,11 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 		}
 		if (hreq->len + n > hreq->cap)
 		{
+			/* grown as the body comes, to at most its declared length */
 			size_t		cap = Max(hreq->cap * 2, Max(hreq->len + n, 4096));
 
+			if (hreq->declared >= hreq->len + n)
+				cap = Min(cap, hreq->declared);
 			if (!body_reserve(hreq, Min(cap, DDB_HTTP_MAX_BODY)))
 				return MHD_NO;
 		}
@@ -1150,12 +1166,19 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 	resp.content_type = "application/x-amz-json-1.0";
 	{
 		MemoryContext old = MemoryContextSwitchTo(request_cxt);
+		TimestampTz start = GetCurrentTimestamp();
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 
+		/* this connection's clock stops until its response is sent */
+		if (ci != NULL && ci->socket_context != NULL)
+			((ConnClock *) ci->socket_context)->since = DT_NOEND;
 		initStringInfo(&resp.body);
 		pg_atomic_write_u32(&worker_load[my_worker].busy, 1);
 		serve(conn, url, method, hreq, &resp);
 		pg_atomic_write_u32(&worker_load[my_worker].busy, 0);
 		MemoryContextSwitchTo(old);
+		clocks_pause(GetCurrentTimestamp() - start);
 	}
 	ret = send_response(conn, &resp);
 	MemoryContextReset(request_cxt);
@@ -1218,6 +1241,25 @@ connection_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
 			free(clk);
 			*socket_context = NULL;
 		}
+	}
+}
+
+/*
+ * Move the running clocks on by 'elapsed', the time the worker spent
+ * serving a request, during which their data could not be read (see
+ * "Deadlines").
+ */
+static void
+clocks_pause(TimestampTz elapsed)
+{
+	dlist_iter	it;
+
+	dlist_foreach(it, &conn_clocks)
+	{
+		ConnClock  *clk = dlist_container(ConnClock, node, it.cur);
+
+		if (clk->since != DT_NOEND)
+			clk->since += elapsed;
 	}
 }
 
