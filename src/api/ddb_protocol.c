@@ -97,6 +97,7 @@ static const ErrorKind error_kinds[] = {
 	{ERRCODE_INSUFFICIENT_PRIVILEGE, "AccessDeniedException", NS_SERVICE, 400},
 	{ERRCODE_T_R_SERIALIZATION_FAILURE, "TransactionConflictException", NS_DYNAMODB, 400},
 	{ERRCODE_T_R_DEADLOCK_DETECTED, "TransactionConflictException", NS_DYNAMODB, 400},
+	{ERRCODE_LOCK_NOT_AVAILABLE, "TransactionConflictException", NS_DYNAMODB, 400},
 };
 
 const char *
@@ -129,6 +130,7 @@ ddb_error_client_message(int sqlerrcode, const char *message, const char *role,
 							ddb_account_id, role ? role : "unknown", operation ? operation : "*");
 		case ERRCODE_T_R_SERIALIZATION_FAILURE:
 		case ERRCODE_T_R_DEADLOCK_DETECTED:
+		case ERRCODE_LOCK_NOT_AVAILABLE:
 			return "Transaction is ongoing for the item";
 		default:
 			return NULL;

@@ -84,6 +84,15 @@
  *   anyone who can connect could make each worker hold 256 connections x
  *   16 MB.
  *
+ * - Time limits.  A worker serves one request at a time, so a request that
+ *   waits -- for a lock an open SQL transaction holds, say -- stalls every
+ *   connection of its worker, and a few such requests the endpoint.
+ *   DynamoDB never waits: a request waits for a lock at most
+ *   ddb.http_lock_timeout (PostgreSQL's lock_timeout in the worker; past it
+ *   TransactionConflictException), and runs at most ddb.http_request_timeout
+ *   (the statement timeout, armed around the operation; past it
+ *   InternalServerError, which SDKs retry, and a line in the server log).
+ *
  * - Deadlines.  libmicrohttpd's connection timeout measures inactivity, so
  *   a client that sends a request a byte every few seconds holds its
  *   connection for ever, and 256 such clients a worker.  Each connection
@@ -137,6 +146,7 @@
 #include "utils/memutils.h"
 #include "utils/pg_crc.h"
 #include "utils/snapmgr.h"
+#include "utils/timeout.h"
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 #include "common/pg_prng.h"
@@ -177,6 +187,8 @@ static char *http_database = NULL;
 static int	http_auth = DDB_HTTP_AUTH_SIGV4;
 static char *http_role = NULL;
 static int	http_idle_timeout = 60;
+static int	http_lock_timeout = 5000;	/* ms; 0 = wait as long as it takes */
+static int	http_request_timeout = 60000;	/* ms; 0 = no limit */
 
 /* The listening sockets, opened by the postmaster, inherited by workers. */
 static int	listen_socks[DDB_HTTP_MAX_SOCKETS];
@@ -334,6 +346,17 @@ ddb_http_init(void)
 							   NULL,
 							   &http_role, "",
 							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddb.http_lock_timeout",
+							"How long a request of the DynamoDB HTTP endpoint waits for a lock.",
+							"Past it the request fails with TransactionConflictException, as DynamoDB "
+							"fails rather than waits; 0 waits as long as it takes.",
+							&http_lock_timeout, 5000, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("ddb.http_request_timeout",
+							"How long a request of the DynamoDB HTTP endpoint may run.",
+							"Past it the request fails with InternalServerError, which SDKs retry; 0 = no limit.",
+							&http_request_timeout, 60000, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomIntVariable("ddb.http_idle_timeout",
 							"Seconds an HTTP connection may stay idle or half-sent before it is closed.",
 							NULL,
@@ -934,7 +957,11 @@ serve(struct MHD_Connection *conn, const char *url, const char *method,
 			SetUserIdAndSecContext(role, save_sec | SECURITY_LOCAL_USERID_CHANGE);
 			/* the response must outlive the transaction */
 			old = MemoryContextSwitchTo(request_cxt);
+			/* (see "Time limits" in the file header) */
+			if (http_request_timeout > 0)
+				enable_timeout_after(STATEMENT_TIMEOUT, http_request_timeout);
 			result = ddb_api_execute(op, hreq->body, (int) hreq->len, &resultlen);
+			disable_timeout(STATEMENT_TIMEOUT, false);
 			MemoryContextSwitchTo(old);
 			SetUserIdAndSecContext(save_user, save_sec);
 		}
@@ -957,6 +984,7 @@ done:
 		ErrorData  *edata;
 
 		HOLD_INTERRUPTS();
+		disable_timeout(STATEMENT_TIMEOUT, false);
 		MemoryContextSwitchTo(request_cxt);
 		edata = CopyErrorData();
 		FlushErrorState();
@@ -1263,6 +1291,16 @@ clocks_pause(TimestampTz elapsed)
 	}
 }
 
+/* The worker's lock_timeout is ddb.http_lock_timeout (see "Time limits"). */
+static void
+apply_lock_timeout(void)
+{
+	char		val[32];
+
+	snprintf(val, sizeof(val), "%d", http_lock_timeout);
+	SetConfigOption("lock_timeout", val, PGC_SUSET, PGC_S_OVERRIDE);
+}
+
 /* Shut down the connections past their deadline (see "Deadlines"). */
 static void
 enforce_deadlines(void)
@@ -1366,6 +1404,7 @@ ddb_http_worker_main(Datum arg)
 
 	request_cxt = AllocSetContextCreate(TopMemoryContext, "ddb http request",
 										ALLOCSET_DEFAULT_SIZES);
+	apply_lock_timeout();
 
 	daemon = MHD_start_daemon(MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL |
 							  MHD_USE_ERROR_LOG | MHD_USE_TURBO,
@@ -1440,6 +1479,7 @@ ddb_http_worker_main(Datum arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			apply_lock_timeout();
 		}
 
 		/* new connections: take one, unless a less loaded worker should */

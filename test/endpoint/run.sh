@@ -71,6 +71,8 @@ shared_preload_libraries = 'ddb'
 ddb.http_port = $http_port
 ddb.http_workers = 2
 ddb.http_idle_timeout = 5s
+ddb.http_lock_timeout = 1s
+ddb.http_request_timeout = 30s
 log_min_messages = warning
 EOF
 as_user "'$PGBIN/pg_ctl' -D '$data' -l '$work/server.log' -w start" >/dev/null ||

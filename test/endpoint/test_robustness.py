@@ -466,3 +466,56 @@ def test_slow_reader_of_a_response_is_not_cut(ddb, table_name):
     assert time.monotonic() - start > 6
     assert len(got) == length, (len(got), length)
     assert len(json.loads(rest)["Responses"][table_name]) == 40
+
+
+def test_lock_wait_is_a_transaction_conflict(ddb, table_name):
+    """A request waits for a lock at most ddb.http_lock_timeout (1 s here),
+    then fails with TransactionConflictException, as DynamoDB fails rather
+    than waits: one request waiting behind an open SQL transaction used to
+    stall every connection of its worker for as long as it lasted."""
+    import threading
+    from conftest import create_table, psql
+    create_table(ddb, table_name)
+    holder = threading.Thread(target=psql, args=(
+        f'BEGIN; LOCK TABLE "{table_name}" IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(6); COMMIT',))
+    holder.start()
+    time.sleep(0.5)
+    start = time.monotonic()
+    with pytest.raises(ddb.exceptions.ClientError) as e:
+        ddb.put_item(TableName=table_name, Item={"PK": {"S": "a"}, "SK": {"S": "b"}})
+    waited = time.monotonic() - start
+    holder.join()
+    err = e.value.response
+    assert err["Error"]["Code"] == "TransactionConflictException", err
+    assert err["Error"]["Message"] == "Transaction is ongoing for the item"
+    assert waited < 4, waited
+    ddb.put_item(TableName=table_name, Item={"PK": {"S": "a"}, "SK": {"S": "b"}})
+
+
+def test_request_timeout(ddb, table_name):
+    """A request runs at most ddb.http_request_timeout, then fails with
+    InternalServerError (which SDKs retry) and a line in the server log;
+    here the limit is lowered to 1 ms for a Scan of a page of items."""
+    from conftest import create_table, psql
+    create_table(ddb, table_name)
+    psql(f"""INSERT INTO "{table_name}" SELECT 'p', i::text, jsonb_build_object('v', repeat('x', 500))
+             FROM generate_series(1, 3000) i""")
+    before = worker_pids()
+    psql("ALTER SYSTEM SET ddb.http_request_timeout = '1ms'")
+    psql("SELECT pg_reload_conf()")
+    try:
+        time.sleep(1)
+        r = Raw()
+        for _ in range(3):
+            resp, data = r.post({"TableName": table_name}, target="DynamoDB_20120810.Scan")
+            if resp.status == 500:
+                break
+        r.close()
+        assert resp.status == 500, data[:200]
+        assert error_of(data) == ("InternalServerError", "Internal server error")
+    finally:
+        psql("ALTER SYSTEM RESET ddb.http_request_timeout")
+        psql("SELECT pg_reload_conf()")
+    time.sleep(1)
+    assert ddb.scan(TableName=table_name, Limit=10)["Count"] == 10
+    assert worker_pids() == before
