@@ -201,7 +201,7 @@ typedef struct DdbStream
 	bool		enabled;
 	int64		trimmed;		/* the highest number deleted, of any shard */
 	int64	   *shard_trimmed;	/* of each shard */
-	Oid			owner;			/* the table's owner when it was enabled */
+	Oid			owner;			/* the table's owner (kept by ddb_stream_owner_sync) */
 } DdbStream;
 
 /* A table's latest stream, cached per relation. */
