@@ -157,6 +157,8 @@
 /* DynamoDB's request size limit: larger bodies are refused with 413. */
 #define DDB_HTTP_MAX_BODY		(16 * 1024 * 1024)
 #define DDB_HTTP_MAX_BUFFERED	(4 * DDB_HTTP_MAX_BODY)	/* per worker, see above */
+/* an oversized body up to this is read (and dropped) to answer 413 cleanly */
+#define DDB_HTTP_MAX_DISCARD	(4 * DDB_HTTP_MAX_BODY)
 /* Connections one worker holds at once (idle keep-alive ones included). */
 #define DDB_HTTP_MAX_CONNS		256
 #define DDB_HTTP_MAX_SOCKETS	16
@@ -518,7 +520,7 @@ typedef struct HttpRequest
 	size_t		len;
 	size_t		cap;			/* allocated, counted in 'buffered' */
 	size_t		declared;		/* Content-Length, 0 when none */
-	bool		too_large;
+	bool		too_large;		/* over 16 MB: read, dropped, answered 413 */
 } HttpRequest;
 
 /* the body bytes this worker's connections hold (their caps) */
@@ -1153,8 +1155,22 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 			char	   *end;
 			unsigned long long n = strtoull(cl, &end, 10);
 
+			/*
+			 * Over DynamoDB's limit: a client that waits for "100 Continue"
+			 * is answered at once and sends nothing; one that is sending
+			 * its body would see its connection reset if we closed with
+			 * the body unread, so the body is read and dropped (up to
+			 * DDB_HTTP_MAX_DISCARD) and 413 answered after it.
+			 */
 			if (n > DDB_HTTP_MAX_BODY)
-				return send_too_large(conn);
+			{
+				if (n > DDB_HTTP_MAX_DISCARD ||
+					MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+												MHD_HTTP_HEADER_EXPECT) != NULL)
+					return send_too_large(conn);
+				hreq->too_large = true;
+				return MHD_YES;
+			}
 			hreq->declared = n;
 		}
 		/* a worker that holds its bound of bodies already takes no more */
@@ -1168,6 +1184,8 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 		size_t		n = *upload_data_size;
 
 		*upload_data_size = 0;
+		if (hreq->too_large)
+			return MHD_YES;		/* dropped: see above */
 		if (hreq->len + n > DDB_HTTP_MAX_BODY)
 		{
 			/* a chunked body past the limit: drop the connection */
@@ -1189,6 +1207,8 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 	}
 
 	/* the whole request is here */
+	if (hreq->too_large)
+		return send_too_large(conn);
 	memset(&resp, 0, sizeof(resp));
 	resp.status = 500;
 	resp.content_type = "application/x-amz-json-1.0";
