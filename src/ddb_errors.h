@@ -198,6 +198,7 @@
 #define DDB_MSG_RETURN_VALUES_PUT		"ReturnValues can only be ALL_OLD or NONE"
 #define DDB_MSG_UNKNOWN_OPERATION		"An unknown operation was requested."
 #define DDB_MSG_EMPTY_ATTRIBUTE_VALUE	"Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
+#define DDB_MSG_NUL_IN_NAME				"One or more parameter values were invalid: %s must not contain U+0000"
 #define DDB_MSG_NULL_ELEMENT			"One or more parameter values were invalid: a list of strings or a set holds a null element"
 #define DDB_MSG_MULTI_TYPE_ATTRIBUTE_VALUE "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes"
 #define DDB_MSG_NULL_MUST_BE_TRUE		DDB_MSG_NULL_NOT_TRUE

@@ -1056,7 +1056,7 @@ static char *
 jb_cstring(const char *s, int len, const char *what)
 {
 	if (memchr(s, '\0', len) != NULL)
-		validation_error("One or more parameter values were invalid: %s must not contain U+0000", what);
+		validation_error(DDB_MSG_NUL_IN_NAME, what);
 	return pnstrdup(s, len);
 }
 

@@ -1711,8 +1711,6 @@ ddb_gsi_set_throughput(Relation rel, const char *index_name, int64 rcu, int64 wc
 	Oid			argtypes[4] = {OIDOID, TEXTOID, INT8OID, INT8OID};
 	Datum		args[4];
 	char		nulls[4] = "    ";
-	Oid			save_userid;
-	int			save_sec;
 
 	args[0] = ObjectIdGetDatum(RelationGetRelid(rel));
 	args[1] = index_name ? CStringGetTextDatum(index_name) : (Datum) 0;
@@ -1720,17 +1718,12 @@ ddb_gsi_set_throughput(Relation rel, const char *index_name, int64 rcu, int64 wc
 		nulls[1] = 'n';
 	args[2] = Int64GetDatum(rcu);
 	args[3] = Int64GetDatum(wcu);
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(gsi_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("UPDATE " GSI_CATALOG " SET read_capacity = $3, write_capacity = $4 "
-							  "WHERE base = $1::regclass AND kind = 'G' "
-							  "AND ($2 IS NULL OR index_name = $2)",
-							  4, argtypes, args, nulls, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not update %s", GSI_CATALOG);
+	ddb_catalog_exec("UPDATE " GSI_CATALOG " SET read_capacity = $3, write_capacity = $4 "
+					 "WHERE base = $1::regclass AND kind = 'G' AND ($2 IS NULL OR index_name = $2)",
+					 4, argtypes, args, nulls, SPI_OK_UPDATE);
 	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec);
 	CacheInvalidateRelcache(rel);
 	CommandCounterIncrement();
 }

@@ -1056,8 +1056,7 @@ ddb_json_check_key_names(DdbJson *j, const char *what)
 {
 	for (int i = 0; j->type == DDB_JSON_OBJECT && i < j->n; i++)
 		if (strlen(j->keys[i]) != (size_t) j->keylens[i])
-			ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
-					  "One or more parameter values were invalid: %s must not contain U+0000", what);
+			ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_NUL_IN_NAME, what);
 }
 
 /*
@@ -1070,8 +1069,7 @@ ddb_json_member_cstring(DdbJson *j, const char *name)
 {
 	check_string(j);
 	if (strlen(j->str) != (size_t) j->len)
-		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
-				  "One or more parameter values were invalid: %s must not contain U+0000", name);
+		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_NUL_IN_NAME, name);
 	return j->str;
 }
 

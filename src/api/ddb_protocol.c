@@ -401,6 +401,20 @@ check_throughput(DdbValErrors *e, DdbJson *pt, const char *path, int64 *rcu, int
 	*wcu = (int64) w;
 }
 
+/*
+ * An update to the throughput a table (or, in dynalite's record of the
+ * service, an index) already has: DynamoDB refuses it in these words.
+ */
+static void
+refuse_unchanged_throughput(int64 cur_rcu, int64 rcu, int64 cur_wcu, int64 wcu)
+{
+	validation_error("The provisioned throughput for the table will not change. The requested value equals the current value. "
+					 "Current ReadCapacityUnits provisioned for the table: " INT64_FORMAT ". Requested ReadCapacityUnits: " INT64_FORMAT ". "
+					 "Current WriteCapacityUnits provisioned for the table: " INT64_FORMAT ". Requested WriteCapacityUnits: " INT64_FORMAT ". "
+					 "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.",
+					 cur_rcu, rcu, cur_wcu, wcu);
+}
+
 /* Throughput over DynamoDB's bound (10^12 units), checked after the members */
 static void
 check_throughput_bounds(int64 rcu, int64 wcu)
@@ -629,6 +643,7 @@ op_create_table(DdbJson *req, int *len)
 	const char *stream_view;
 	int64	   *gsi_rcu;
 	int64	   *gsi_wcu;
+	bool		provisioned;
 
 	memset(&ct, 0, sizeof(ct));
 	ct.name = member_string(req, "TableName");
@@ -743,6 +758,7 @@ op_create_table(DdbJson *req, int *len)
 			validation_error("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
 		ct.billing_mode = "PAY_PER_REQUEST";
 	}
+	provisioned = strcmp(ct.billing_mode, "PROVISIONED") == 0;
 	if (pt != NULL)
 		check_throughput_bounds(ct.read_capacity, ct.write_capacity);
 
@@ -808,8 +824,8 @@ op_create_table(DdbJson *req, int *len)
 			const char *iname = index_list_name(gsis, i, "GlobalSecondaryIndex",
 												"globalSecondaryIndexes", lsis);
 
-			index_throughput_allowed(gsis->elems[i], iname, strcmp(ct.billing_mode, "PROVISIONED") == 0);
-			if (strcmp(ct.billing_mode, "PROVISIONED") == 0)
+			index_throughput_allowed(gsis->elems[i], iname, provisioned);
+			if (provisioned)
 				check_throughput_bounds(gsi_rcu[i], gsi_wcu[i]);
 		}
 	}
@@ -831,7 +847,7 @@ op_create_table(DdbJson *req, int *len)
 	for (int i = 0; gsis && i < gsis->n; i++)
 	{
 		create_index(rel, defs, gsis->elems[i], DDB_INDEX_GLOBAL);
-		if (strcmp(ct.billing_mode, "PROVISIONED") == 0)
+		if (provisioned)
 			ddb_gsi_set_throughput(rel, member_string(gsis->elems[i], "IndexName"),
 								   gsi_rcu[i], gsi_wcu[i]);
 	}
@@ -1248,11 +1264,7 @@ check_index_throughput(Relation rel, DdbJson *updates, int64 *idx_rcu, int64 *id
 		if (idx_rcu[i] > INT64CONST(1000000000000) || idx_wcu[i] > INT64CONST(1000000000000))
 			validation_error("This operation cannot be performed with given input values. Please contact DynamoDB service team for more info: Action Blocked: IndexUpdate");
 		if (was_provisioned && idx_rcu[i] == cur_rcu && idx_wcu[i] == cur_wcu)
-			validation_error("The provisioned throughput for the table will not change. The requested value equals the current value. "
-							 "Current ReadCapacityUnits provisioned for the table: " INT64_FORMAT ". Requested ReadCapacityUnits: " INT64_FORMAT ". "
-							 "Current WriteCapacityUnits provisioned for the table: " INT64_FORMAT ". Requested WriteCapacityUnits: " INT64_FORMAT ". "
-							 "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.",
-							 cur_rcu, idx_rcu[i], cur_wcu, idx_wcu[i]);
+			refuse_unchanged_throughput(cur_rcu, idx_rcu[i], cur_wcu, idx_wcu[i]);
 	}
 	if (was_provisioned || !provisioned)
 		return;
@@ -1408,13 +1420,8 @@ op_update_table(DdbJson *req, int *len)
 	if (pt != NULL && billing == NULL && info->billing_mode && strcmp(info->billing_mode, "PAY_PER_REQUEST") == 0)
 		validation_error("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
 	/* the same throughput again changes nothing, which DynamoDB refuses */
-	if (pt != NULL && info->billing_mode && strcmp(info->billing_mode, "PROVISIONED") == 0 &&
-		rcu == info->read_capacity && wcu == info->write_capacity)
-		validation_error("The provisioned throughput for the table will not change. The requested value equals the current value. "
-						 "Current ReadCapacityUnits provisioned for the table: " INT64_FORMAT ". Requested ReadCapacityUnits: " INT64_FORMAT ". "
-						 "Current WriteCapacityUnits provisioned for the table: " INT64_FORMAT ". Requested WriteCapacityUnits: " INT64_FORMAT ". "
-						 "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.",
-						 info->read_capacity, rcu, info->write_capacity, wcu);
+	if (pt != NULL && was_provisioned && rcu == info->read_capacity && wcu == info->write_capacity)
+		refuse_unchanged_throughput(info->read_capacity, rcu, info->write_capacity, wcu);
 	check_index_throughput(rel, updates, idx_rcu, idx_wcu, was_provisioned, provisioned);
 
 	/* billing settings: stored and echoed */
@@ -2637,9 +2644,7 @@ request_items(DdbValErrors *e, DdbJson *req, const char *structname)
 				  "Unrecognized collection type java.util.Map<java.lang.String, %s>", structname);
 	ddb_json_check_struct(items, structname);
 	/* table names are read as C strings: none may hold U+0000 */
-	for (int t = 0; t < items->n; t++)
-		if (strlen(items->keys[t]) != (size_t) items->keylens[t])
-			validation_error("One or more parameter values were invalid: A table name must not contain U+0000");
+	ddb_json_check_key_names(items, "A table name");
 	return items;
 }
 

@@ -607,7 +607,10 @@ ddb_catalog_owner(void)
 	return owner;
 }
 
-/* Run one catalog statement as the catalog's owner (SPI connected). */
+/*
+ * Run one statement on ddb's catalogs (ddb_internal.tables, .gsi, ...) as
+ * their owner, who installed the extension (SPI connected).
+ */
 void
 ddb_catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *args,
 				 const char *nulls, int expect)
@@ -618,7 +621,7 @@ ddb_catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *args,
 	GetUserIdAndSecContext(&save_userid, &save_sec);
 	SetUserIdAndSecContext(ddb_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
 	if (SPI_execute_with_args(sql, nargs, argtypes, args, nulls, false, 0) != expect)
-		elog(ERROR, "could not change %s", TABLES_CATALOG);
+		elog(ERROR, "ddb catalog statement failed: %s", sql);
 	SetUserIdAndSecContext(save_userid, save_sec);
 }
 
