@@ -175,11 +175,31 @@ SELECT ddb_update_item('tickets', jsonb_build_object('id', i), 'SET flagged = :f
 FROM generate_series(3, 20, 5) i;
 SELECT ddb_create_gsi('tickets', 'FlaggedIndex', 'flagged', projection => 'KEYS_ONLY');
 SELECT x FROM ddb_query('tickets', 'flagged = :f', '{":f": "Y"}', index_name => 'FlaggedIndex') x ORDER BY (x->>'id')::int;
--- Unflagging removes the entry; a projection naming unprojected attributes
--- returns only what the index holds (DynamoDB reads no table for a GSI).
+-- Unflagging removes the entry.  A GSI answers only with what it holds
+-- (DynamoDB reads no table for it): a projection or a filter naming an
+-- attribute it does not project is refused, in DynamoDB's words, each
+-- attribute named once, by its top-level name; its keys and the table's
+-- are projected.
 SELECT ddb_update_item('tickets', '{"id": 8}', 'REMOVE flagged');
-SELECT x FROM ddb_query('tickets', 'flagged = :f', '{":f": "Y"}', projection => 'id, title',
+SELECT x FROM ddb_query('tickets', 'flagged = :f', '{":f": "Y"}', projection => 'id, flagged',
                         index_name => 'FlaggedIndex') x ORDER BY (x->>'id')::int;
+SELECT sqlstate_of($$SELECT ddb_query('tickets', 'flagged = :f', '{":f": "Y"}', projection => 'id, title',
+                        index_name => 'FlaggedIndex')$$);
+SELECT sqlstate_of($$SELECT ddb_query('tickets', 'flagged = :f', '{":f": "Y"}',
+                        projection => 'title.a, id, #n[0], price, title.b', names => '{"#n": "note"}',
+                        index_name => 'FlaggedIndex')$$);
+SELECT sqlstate_of($$SELECT ddb_query('tickets', 'flagged = :f', '{":f": "Y", ":t": "t3"}',
+                        filter => 'title = :t OR size(id) > :f', index_name => 'FlaggedIndex')$$);
+-- the projection is judged first; Scan and the protocol's legacy forms alike
+SELECT sqlstate_of($$SELECT ddb_query('tickets', 'flagged = :f', '{":f": "Y", ":t": "t3"}',
+                        filter => 'title = :t', projection => 'price', index_name => 'FlaggedIndex')$$);
+SELECT sqlstate_of($$SELECT ddb_scan('tickets', filter => 'attribute_exists(title)', index_name => 'FlaggedIndex')$$);
+SELECT sqlstate_of($$SELECT ddb_api('Scan', '{"TableName": "tickets", "IndexName": "FlaggedIndex", "AttributesToGet": ["id", "title"]}')$$);
+SELECT sqlstate_of($$SELECT ddb_api('Query', '{"TableName": "tickets", "IndexName": "FlaggedIndex",
+  "KeyConditions": {"flagged": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "Y"}]}},
+  "QueryFilter": {"title": {"ComparisonOperator": "NOT_NULL"}}}')$$);
+SELECT ddb_api('Scan', '{"TableName": "tickets", "IndexName": "FlaggedIndex", "ProjectionExpression": "id",
+  "FilterExpression": "id > :n AND flagged = :f", "ExpressionAttributeValues": {":n": {"N": "10"}, ":f": {"S": "Y"}}}') - 'ScannedCount';
 SELECT ddb_verify_gsi('tickets');
 
 -- ------------------------------------------------------------------------

@@ -541,6 +541,7 @@ extern int	ddb_index_count(Relation rel, char kind);
 extern void ddb_gsi_maintain(Relation rel, Jsonb *olditem, Jsonb *newitem);
 extern Relation ddb_gsi_open_index(Relation table, const char *index_name,
 								   int *nquerykeys, char *kind, bool *projects_all);
+extern bool ddb_gsi_projects(Relation table, const char *index_name, const char *name);
 extern void ddb_gsi_describe(Relation rel, char kind, StringInfo buf);
 
 /*

@@ -1821,6 +1821,24 @@ ddb_gsi_open_index(Relation table, const char *index_name, int *nquerykeys,
 }
 
 /*
+ * Does index 'index_name' of 'table' hold attribute 'name': its own keys,
+ * the table's keys, and what its projection names?
+ */
+bool
+ddb_gsi_projects(Relation table, const char *index_name, const char *name)
+{
+	DdbGsi	   *g = gsi_find(table, index_name);
+	const DdbKeyInfo *ki = ddb_get_keyinfo(table);
+
+	if (g == NULL || strcmp(name, g->pk) == 0 || (g->sk && strcmp(name, g->sk) == 0))
+		return true;
+	for (int k = 0; k < ki->nkeys; k++)
+		if (strcmp(name, ddb_key_name(table, k)) == 0)
+			return true;
+	return is_projected(g, name, strlen(name));
+}
+
+/*
  * The AttributeDefinitions of a table's index keys that are not table keys
  * (each once), appended to buf after the table's own.
  */

@@ -103,6 +103,8 @@ typedef struct DdbReader
 	bool		fetch_table;	/* an LSI read: each item from the table */
 	bool		fetch_for_filter;	/* only for the filter: the index's
 									 * item is returned */
+	const char *partial_gsi;	/* a global index that does not project
+								 * every attribute: its name */
 
 	int64		limit;			/* items to read, 0 = no limit */
 	bool		paged;			/* stop at DDB_PAGE_BYTES of items read */
@@ -566,6 +568,8 @@ reader_open(DdbReadRequest *a, bool paged)
 	 * projection or a filter (which may name any attribute), one point
 	 * lookup per item read.
 	 */
+	if (kind == DDB_INDEX_GLOBAL && !projects_all)
+		r->partial_gsi = a->index_name;
 	r->fetch_table = kind == DDB_INDEX_LOCAL && !projects_all &&
 		(a->select_all || a->projection != NULL || a->filter != NULL);
 	/* (the result is still what Select asks for: the projected attributes) */
@@ -577,6 +581,69 @@ reader_open(DdbReadRequest *a, bool paged)
 										"ddb query item",
 										ALLOCSET_DEFAULT_SIZES);
 	return r;
+}
+
+/*
+ * Add the attribute 'path' starts with to 'names' (", "-separated, each
+ * once) if r's global index does not project it.
+ */
+static void
+note_unprojected(DdbReader *r, DdbPath *path, StringInfo names, List **seen)
+{
+	const char *name;
+	ListCell   *lc;
+
+	if (path == NULL || path->nelems == 0 || path->elems[0].kind != DDB_PATH_NAME)
+		return;
+	name = path->elems[0].name;
+	if (ddb_gsi_projects(r->table, r->partial_gsi, name))
+		return;
+	foreach(lc, *seen)
+		if (strcmp(lfirst(lc), name) == 0)
+			return;
+	*seen = lappend(*seen, (char *) name);
+	if (names->len > 0)
+		appendStringInfoString(names, ", ");
+	appendStringInfoString(names, name);
+}
+
+static void
+note_unprojected_in(DdbReader *r, DdbCondition *c, StringInfo names, List **seen)
+{
+	check_stack_depth();
+	if (c == NULL)
+		return;
+	note_unprojected_in(r, c->left, names, seen);
+	note_unprojected_in(r, c->right, names, seen);
+	for (int i = 0; i < c->nargs; i++)
+		note_unprojected(r, c->args[i]->path, names, seen);
+}
+
+/*
+ * A global secondary index answers only with what it holds: DynamoDB
+ * refuses a projection or a filter that names an attribute the index does
+ * not project, with these texts (a local index reads such attributes from
+ * the table instead: fetch_table).
+ */
+static void
+check_index_projection(DdbReader *r)
+{
+	StringInfoData names;
+	List	   *seen = NIL;
+
+	if (r->partial_gsi == NULL)
+		return;
+	initStringInfo(&names);
+	if (r->projection)
+		for (int i = 0; i < r->projection->npaths; i++)
+			note_unprojected(r, r->projection->paths[i], &names, &seen);
+	if (names.len > 0)
+		validation_error("ValidationException: One or more parameter values were invalid: Global secondary index %s does not project [%s]",
+						 r->partial_gsi, names.data);
+	note_unprojected_in(r, r->filter, &names, &seen);
+	if (names.len > 0)
+		validation_error("ValidationException: One or more parameter values were invalid: Secondary index %s does not project one or more filter attributes: [%s]",
+						 r->partial_gsi, names.data);
 }
 
 /* Parse FilterExpression and ProjectionExpression into the reader. */
@@ -609,6 +676,7 @@ query_begin(DdbReadRequest *a, bool paged)
 							  &kc);
 	if (r->filter)
 		check_filter_paths(r, r->filter, a->filter_legacy);
+	check_index_projection(r);
 
 	initStringInfo(&prefix);
 	query_range(r, &kc, &range, &prefix);
@@ -631,6 +699,7 @@ scan_begin(DdbReadRequest *a, bool paged)
 	cx = ddb_expr_begin(a->names, a->vals);
 	parse_filter_projection(r, cx, a);
 	ddb_expr_end(cx);
+	check_index_projection(r);
 
 	if (a->has_segment)
 	{
