@@ -25,6 +25,17 @@ SELECT jsonb_pretty(stable_desc(ddb_api('CreateTable', '{
                 {"AttributeName": "Song", "KeyType": "RANGE"}],
   "BillingMode": "PAY_PER_REQUEST"}') -> 'TableDescription'));
 
+-- Sizes and counts are the planner's: an empty table is 0 bytes and 0
+-- items, as DynamoDB's, until ANALYZE counts what was written.
+SELECT d -> 'TableSizeBytes' AS size, d -> 'ItemCount' AS items
+FROM (SELECT ddb_api('DescribeTable', '{"TableName": "Music"}') -> 'Table' AS d) s;
+SELECT ddb_api('PutItem', '{"TableName": "Music", "Item": {"Artist": {"S": "a"}, "Song": {"S": "s" }}}');
+ANALYZE "Music";
+SELECT (d ->> 'TableSizeBytes')::bigint > 0 AS sized, d -> 'ItemCount' AS items
+FROM (SELECT ddb_api('DescribeTable', '{"TableName": "Music"}') -> 'Table' AS d) s;
+SELECT ddb_api('DeleteItem', '{"TableName": "Music", "Key": {"Artist": {"S": "a"}, "Song": {"S": "s" }}}');
+ANALYZE "Music";
+
 -- Provisioned throughput is stored and echoed.
 SELECT ddb_api('CreateTable', '{
   "TableName": "counters",

@@ -793,8 +793,15 @@ ddb_describe_table_json(Relation rel, const char *status, StringInfo buf)
 	const char *ppr_since = info->billing_changed ? info->billing_changed :
 		provisioned ? NULL : info->created ? info->created : "0";
 
-	size = DatumGetInt64(DirectFunctionCall1(pg_total_relation_size,
-											 ObjectIdGetDatum(RelationGetRelid(rel))));
+	/*
+	 * Both figures are the planner's, which ANALYZE and VACUUM refresh as
+	 * DynamoDB refreshes its own about every six hours.  A table the
+	 * planner holds empty (or has not counted yet) is 0 bytes, as
+	 * DynamoDB's empty table is, not the pages its empty tree keeps.
+	 */
+	size = count <= 0 ? 0 :
+		DatumGetInt64(DirectFunctionCall1(pg_total_relation_size,
+										  ObjectIdGetDatum(RelationGetRelid(rel))));
 	appendStringInfoChar(buf, '{');
 	if (full)
 	{
@@ -835,7 +842,6 @@ ddb_describe_table_json(Relation rel, const char *status, StringInfo buf)
 					 ",\"WriteCapacityUnits\":" INT64_FORMAT "}",
 					 provisioned ? info->read_capacity : 0,
 					 provisioned ? info->write_capacity : 0);
-	/* approximate, as DynamoDB's: the planner's estimate */
 	ddb_json_key(buf, &first, "TableSizeBytes");
 	appendStringInfo(buf, INT64_FORMAT, size);
 	ddb_json_key(buf, &first, "ItemCount");
