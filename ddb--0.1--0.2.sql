@@ -441,7 +441,14 @@ CREATE TABLE ddb_internal.stream_records (
     service boolean NOT NULL DEFAULT false  -- a deletion by the service (TTL)
 );
 CREATE UNIQUE INDEX stream_records_pkey ON ddb_internal.stream_records (stream_id, shard, seq);
-REVOKE ALL ON ddb_internal.streams, ddb_internal.stream_records, ddb_internal.stream_seq FROM PUBLIC;
+-- The key that signs shard iterators (ddb_stream.c): two random UUIDs (32
+-- bytes, 244 random bits) per database.  Not dumped: a restored database
+-- makes its own, and iterators live 15 minutes.
+CREATE TABLE ddb_internal.stream_iterator_key (key bytea NOT NULL);
+INSERT INTO ddb_internal.stream_iterator_key
+  SELECT decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex');
+REVOKE ALL ON ddb_internal.streams, ddb_internal.stream_records, ddb_internal.stream_seq,
+  ddb_internal.stream_iterator_key FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('ddb_internal.streams', '');
 SELECT pg_catalog.pg_extension_config_dump('ddb_internal.stream_records', '');
 SELECT pg_catalog.pg_extension_config_dump('ddb_internal.stream_seq', '');

@@ -377,13 +377,19 @@ SELECT ddb_api('GetShardIterator', jsonb_build_object('StreamArn', :'tarn', 'Sha
   'ShardIteratorType', 'AT_SEQUENCE_NUMBER', 'SequenceNumber', '1'));
 DO $$ BEGIN PERFORM ddb_api('GetRecords', jsonb_build_object('ShardIterator', repeat('1', 2049)));
 EXCEPTION WHEN OTHERS THEN RAISE NOTICE '% ... %', left(SQLERRM, 60), right(SQLERRM, 80); END $$;
--- an iterator edited to be issued in the future (never to expire), or
--- naming no stream, is an invalid iterator
+-- an iterator is signed (HMAC under the database's key): one edited to be
+-- issued in the future (never to expire), naming no stream, or with its
+-- tag changed or cut off is an invalid iterator; the key is no reader's
 SELECT ddb_api('GetShardIterator', jsonb_build_object('StreamArn', :'tarn', 'ShardId', :'shard_b',
   'ShardIteratorType', 'LATEST'))->>'ShardIterator' AS it_l \gset
 SELECT ddb_api('GetRecords', jsonb_build_object('ShardIterator',
   regexp_replace(:'it_l', '^(\d+:\d+:\d+:)\d+', '\1' || ((extract(epoch FROM now()) * 1000)::bigint + 3600000))));
 SELECT ddb_api('GetRecords', jsonb_build_object('ShardIterator', regexp_replace(:'it_l', '/stream/.*$', 'x')));
+SELECT ddb_api('GetRecords', jsonb_build_object('ShardIterator',
+  regexp_replace(:'it_l', '.$', CASE WHEN right(:'it_l', 1) = '0' THEN '1' ELSE '0' END)));
+SELECT ddb_api('GetRecords', jsonb_build_object('ShardIterator', regexp_replace(:'it_l', '\|[0-9a-f]*$', '')));
+SELECT :'it_l' ~ '^\d+:\d+:\d+:\d+:arn:aws:dynamodb:.*/stream/[^|]*\|[0-9a-f]{32}$' AS iterator_form;
+SELECT has_table_privilege('public', 'ddb_internal.stream_iterator_key', 'SELECT') AS key_readable;
 SELECT ddb_api('GetRecords', jsonb_build_object('ShardIterator', :'it_l')) ? 'Records' AS unedited_works;
 SELECT ddb_api('DescribeStream', jsonb_build_object('StreamArn', :'tarn',
   'ShardFilter', jsonb_build_object('Type', 'CHILD_SHARDS', 'ShardId', :'shard_b')))->'StreamDescription'->'Shards' AS children;

@@ -112,6 +112,9 @@
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "common/cryptohash.h"
+#include "common/hmac.h"
+#include "common/sha2.h"
 #include "commands/sequence.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -1660,15 +1663,75 @@ ddb_op_describe_stream(DdbJson *req, int *len)
 }
 
 /*
- * Shard iterators: "<stream_id>:<shard>:<after>:<issued ms>:<ARN>", a
+ * Shard iterators: "<stream_id>:<shard>:<after>:<issued ms>:<ARN>|<tag>", a
  * position (read after this number) and its age.  The ARN makes an
- * iterator of a dropped and re-created stream id fail as not found.
+ * iterator of a dropped and re-created stream id fail as not found.  The
+ * tag is the first DDB_ITERATOR_TAG_BYTES of the HMAC-SHA256 of the rest
+ * under the database's key (ddb_internal.stream_iterator_key, made at
+ * CREATE EXTENSION, readable only by its owner), in hex: an iterator is
+ * what GetShardIterator or GetRecords made, unedited, so that its issue
+ * time bounds its life to DDB_ITERATOR_LIFETIME_MS as DynamoDB's does
+ * (moving the time forward kept one alive for ever) and its position is
+ * one the reader was given.  Every call still checks the reader's
+ * privileges on the stream.
  */
+#define DDB_ITERATOR_TAG_BYTES	16
+
+static void
+iterator_tag(const char *payload, int len, char *hex)
+{
+	Relation	rel = table_open(internal_relid("stream_iterator_key"), AccessShareLock);
+	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	HeapTuple	tup = heap_getnext(scan, ForwardScanDirection);
+	bool		isnull = true;
+	Datum		d = tup ? heap_getattr(tup, 1, RelationGetDescr(rel), &isnull) : (Datum) 0;
+	bytea	   *key;
+	pg_hmac_ctx *ctx;
+	uint8		mac[PG_SHA256_DIGEST_LENGTH];
+
+	if (isnull)
+		elog(ERROR, "ddb's stream iterator key is missing");
+	key = DatumGetByteaPCopy(d);
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	ctx = pg_hmac_create(PG_SHA256);
+	if (ctx == NULL ||
+		pg_hmac_init(ctx, (const uint8 *) VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key)) < 0 ||
+		pg_hmac_update(ctx, (const uint8 *) payload, len) < 0 ||
+		pg_hmac_final(ctx, mac, sizeof(mac)) < 0)
+		elog(ERROR, "could not compute HMAC-SHA256");
+	pg_hmac_free(ctx);
+	hex_encode((const char *) mac, DDB_ITERATOR_TAG_BYTES, hex);
+	hex[2 * DDB_ITERATOR_TAG_BYTES] = '\0';
+}
+
 static char *
 make_iterator(const DdbStream *s, int shard, int64 after)
 {
-	return psprintf("%d:%d:%lld:%lld:%s", s->stream_id, shard, (long long) after,
-					(long long) (GetCurrentTimestamp() / 1000), stream_arn(s));
+	char	   *payload = psprintf("%d:%d:%lld:%lld:%s", s->stream_id, shard, (long long) after,
+								   (long long) (GetCurrentTimestamp() / 1000), stream_arn(s));
+	char		tag[2 * DDB_ITERATOR_TAG_BYTES + 1];
+
+	iterator_tag(payload, strlen(payload), tag);
+	return psprintf("%s|%s", payload, tag);
+}
+
+/*
+ * The part of iterator 'it' its tag signs, or NULL when it carries no tag
+ * or a wrong one.
+ */
+static char *
+iterator_payload(const char *it)
+{
+	const char *bar = strrchr(it, '|');
+	char		tag[2 * DDB_ITERATOR_TAG_BYTES + 1];
+
+	if (bar == NULL || strlen(bar + 1) != 2 * DDB_ITERATOR_TAG_BYTES)
+		return NULL;
+	iterator_tag(it, bar - it, tag);
+	if (timingsafe_bcmp(tag, bar + 1, 2 * DDB_ITERATOR_TAG_BYTES) != 0)
+		return NULL;
+	return pnstrdup(it, bar - it);
 }
 
 static void
@@ -1784,8 +1847,13 @@ ddb_op_get_records(DdbJson *req, int *len)
 	}
 	if (req_int(req, "Limit", &limit))
 		check_limit(limit);
-	/* (an iterator from the future was edited: it would never expire) */
-	if (sscanf(it, "%d:%d:%lld:%lld:%n", &stream_id, &shard, &after, &issued, &consumed) != 4 ||
+	/*
+	 * (A tagged iterator from the future would need the server's clock to
+	 * have gone back: it would not expire for as long.)
+	 */
+	it = iterator_payload(it);
+	if (it == NULL ||
+		sscanf(it, "%d:%d:%lld:%lld:%n", &stream_id, &shard, &after, &issued, &consumed) != 4 ||
 		consumed == 0 || after < 0 || issued > now_ms + 60000 ||
 		!stream_arn_well_formed(it + consumed))
 		invalid_iterator();

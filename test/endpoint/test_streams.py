@@ -2,6 +2,9 @@
 reads a table's stream end to end (ListStreams, DescribeStream,
 GetShardIterator of each type, GetRecords until the shard is read), and
 DynamoDB Streams' errors come back as DynamoDB answers them."""
+import hashlib
+import hmac
+
 import boto3
 import botocore.config
 import pytest
@@ -185,14 +188,30 @@ def test_stream_errors(ddb, streamed):
             StreamArn=arn, ShardId=shard, ShardIteratorType="LATEST")["ShardIterator"], Limit=1001)
     assert error_code(e) == "ValidationException"
 
-    # an iterator issued 16 minutes ago has expired
+    # Iterators are signed with the database's key (which a superuser can
+    # read): an iterator issued 16 minutes ago, signed, has expired; edited
+    # without its signature it is refused as invalid; one issued an hour
+    # from now, signed, is refused (it would not expire).
     it = sc.get_shard_iterator(StreamArn=arn, ShardId=shard, ShardIteratorType="LATEST")["ShardIterator"]
-    parts = it.split(":", 4)
-    parts[3] = str(int(parts[3]) - 16 * 60 * 1000)
+    key = bytes.fromhex(psql("SELECT encode(key, 'hex') FROM ddb_internal.stream_iterator_key"))
+
+    def issued_at(delta_ms, sign=True):
+        parts = it.rsplit("|", 1)[0].split(":", 4)
+        parts[3] = str(int(parts[3]) + delta_ms)
+        payload = ":".join(parts)
+        tag = hmac.new(key, payload.encode(), hashlib.sha256).hexdigest()[:32]
+        return payload + "|" + (tag if sign else it.rsplit("|", 1)[1])
+
     with pytest.raises(ClientError) as e:
-        sc.get_records(ShardIterator=":".join(parts))
+        sc.get_records(ShardIterator=issued_at(-16 * 60 * 1000))
     assert error_code(e) == "ExpiredIteratorException"
     assert e.value.response["Error"]["Message"] == "The provided iterator exceeds the maximum age allowed."
+    for edited in (issued_at(-16 * 60 * 1000, sign=False), issued_at(3600 * 1000)):
+        with pytest.raises(ClientError) as e:
+            sc.get_records(ShardIterator=edited)
+        assert error_code(e) == "ValidationException"
+        assert e.value.response["Error"]["Message"] == "Invalid ShardIterator"
+    assert "Records" in sc.get_records(ShardIterator=issued_at(-60 * 1000))
 
     # trimmed: records past retention are swept; reading from before them fails
     for i in range(8):
