@@ -1832,6 +1832,8 @@ ddb_sep_sizes(DdbSepSums *ss, int lo, int hi, int p)
 {
 	Size	   *sum = NULL;
 
+	if (lo >= hi)
+		return 0;				/* (an empty half's prefix is no other's) */
 	for (int k = 0; k < ss->nsums; k++)
 		if (ss->prefix[k] == p)
 			sum = ss->sum[k];
@@ -1846,6 +1848,11 @@ ddb_sep_sizes(DdbSepSums *ss, int lo, int hi, int p)
 				total += ddb_key_item_size(ss->keylen[i] - p);
 			return total;
 		}
+		/*
+		 * Keys shorter than p count as wrapped (Size) values: exact modulo
+		 * 2^64, so a difference over [lo, hi) -- whose keys are all at
+		 * least p long -- is exact.
+		 */
 		sum = palloc(sizeof(Size) * (ss->n + 1));
 		sum[0] = sum[1] = 0;
 		for (int i = 1; i < ss->n; i++)
@@ -1856,7 +1863,7 @@ ddb_sep_sizes(DdbSepSums *ss, int lo, int hi, int p)
 		ss->prefix[ss->nsums] = p;
 		ss->sum[ss->nsums++] = sum;
 	}
-	return lo < hi ? sum[hi] - sum[lo] : 0;
+	return sum[hi] - sum[lo];
 }
 
 /*
