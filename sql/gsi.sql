@@ -190,7 +190,12 @@ SELECT sqlstate_of($$SELECT ddb_query('tickets', 'flagged = :f', '{":f": "Y"}',
                         index_name => 'FlaggedIndex')$$);
 SELECT sqlstate_of($$SELECT ddb_query('tickets', 'flagged = :f', '{":f": "Y", ":t": "t3"}',
                         filter => 'title = :t OR size(id) > :f', index_name => 'FlaggedIndex')$$);
--- the projection is judged first; Scan and the protocol's legacy forms alike
+-- the request's key values are judged before, the projection before the
+-- filter; Scan and the protocol's legacy forms alike
+SELECT sqlstate_of($$SELECT ddb_query('tickets', 'flagged = :f', '{":f": 1}', projection => 'title',
+                        index_name => 'FlaggedIndex')$$);
+SELECT sqlstate_of($$SELECT ddb_scan('tickets', projection => 'title', index_name => 'FlaggedIndex',
+                        start_key => '{"id": 3}')$$);
 SELECT sqlstate_of($$SELECT ddb_query('tickets', 'flagged = :f', '{":f": "Y", ":t": "t3"}',
                         filter => 'title = :t', projection => 'price', index_name => 'FlaggedIndex')$$);
 SELECT sqlstate_of($$SELECT ddb_scan('tickets', filter => 'attribute_exists(title)', index_name => 'FlaggedIndex')$$);

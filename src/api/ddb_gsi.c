@@ -1976,8 +1976,10 @@ ddb_gsi_describe(Relation rel, char kind, StringInfo buf)
 		{
 			count = ((Form_pg_class) GETSTRUCT(tp))->reltuples;
 			ReleaseSysCache(tp);
-			size = DatumGetInt64(DirectFunctionCall1(pg_total_relation_size,
-													 ObjectIdGetDatum(g->indexrelid)));
+			/* as the table's TableSizeBytes (ddb_describe_table_json) */
+			if (count > 0)
+				size = DatumGetInt64(DirectFunctionCall1(pg_total_relation_size,
+														 ObjectIdGetDatum(g->indexrelid)));
 		}
 		appendStringInfoString(buf, first ? "{\"IndexName\":" : ",{\"IndexName\":");
 		first = false;

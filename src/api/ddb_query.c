@@ -676,12 +676,12 @@ query_begin(DdbReadRequest *a, bool paged)
 							  &kc);
 	if (r->filter)
 		check_filter_paths(r, r->filter, a->filter_legacy);
-	check_index_projection(r);
 
 	initStringInfo(&prefix);
 	query_range(r, &kc, &range, &prefix);
 	if (a->start_key)
 		query_resume(r, a->start_key, a->forward, &range, &prefix);
+	check_index_projection(r);
 
 	r->scan = ddb_range_begin_stored(r->rel, GetActiveSnapshot(), &range, a->forward);
 	return r;
@@ -699,7 +699,6 @@ scan_begin(DdbReadRequest *a, bool paged)
 	cx = ddb_expr_begin(a->names, a->vals);
 	parse_filter_projection(r, cx, a);
 	ddb_expr_end(cx);
-	check_index_projection(r);
 
 	if (a->has_segment)
 	{
@@ -740,6 +739,8 @@ scan_begin(DdbReadRequest *a, bool paged)
 		start_key_encode(r, a->start_key, &enc);
 		set_successor_bound(&range.lo, &range.lolen, enc.data, enc.len);
 	}
+	/* after the request's keys, as DynamoDB judges them first */
+	check_index_projection(r);
 
 	/* the scan copies its bounds */
 	r->scan = ddb_range_begin_stored(r->rel, GetActiveSnapshot(), &range, true);
