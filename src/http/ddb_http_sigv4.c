@@ -52,6 +52,8 @@
 #define MSG_EXPIRED			"Signature expired: %s is now earlier than %s (%s - 15 min.)"
 #define MSG_NOT_YET			"Signature not yet current: %s is still later than %s (%s + 15 min.)"
 #define MSG_HOST_UNSIGNED	"'Host' must be a 'SignedHeader' in the AWS Authorization."
+/* ddb's, in the form of the service's text above */
+#define MSG_TARGET_UNSIGNED	"'X-Amz-Target' must be a 'SignedHeader' in the AWS Authorization."
 #define MSG_ALGORITHM		"Unsupported AWS 'algorithm': '%s' (only AWS4-HMAC-SHA256 for now). "
 #define MSG_CREDENTIAL		"Credential must have exactly 5 slash-delimited elements, e.g. keyid/date/region/service/term, got '%s'"
 #define MSG_SCOPE_REGION	"Credential should be scoped to a valid region, not '%s'. "
@@ -266,18 +268,28 @@ ddb_sigv4_parse(const DdbHttpRequestView *req, TimestampTz now, DdbSigV4 *sig,
 		return false;
 	}
 
-	/* Host must be signed. */
+	/*
+	 * Host must be signed, and so must X-Amz-Target, which names the
+	 * operation (SigV4 signs the x-amz-* headers a request carries; every
+	 * SDK signs it): otherwise a captured GetItem could be replayed as the
+	 * DeleteItem of the same key.
+	 */
 	{
 		bool		host = false;
+		bool		target = false;
 		char	   *sh = pstrdup(sig->signed_headers);
 
 		for (tok = strtok_r(sh, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
+		{
 			if (pg_strcasecmp(tok, "host") == 0)
 				host = true;
-		if (!host)
+			if (pg_strcasecmp(tok, "x-amz-target") == 0)
+				target = true;
+		}
+		if (!host || !target)
 		{
 			set_error(err, DDB_HTTP_CORAL "InvalidSignatureException",
-					  pstrdup(MSG_HOST_UNSIGNED));
+					  pstrdup(!host ? MSG_HOST_UNSIGNED : MSG_TARGET_UNSIGNED));
 			return false;
 		}
 	}

@@ -60,6 +60,36 @@ def test_tampered_target(raw):
     assert error_of(r.read())[0] == "InvalidSignatureException"
 
 
+def test_target_must_be_signed(raw):
+    """A signature that leaves X-Amz-Target out of its SignedHeaders, and
+    is otherwise valid, is refused: it would let a captured request be
+    replayed as another operation (a GetItem as the DeleteItem of its
+    key)."""
+    import botocore.auth
+    import botocore.awsrequest
+    import botocore.credentials
+    from conftest import KEY_ID, PORT, REGION, SECRET
+
+    class NoTarget(botocore.auth.SigV4Auth):
+        def headers_to_sign(self, request):
+            h = super().headers_to_sign(request)
+            del h["x-amz-target"]
+            return h
+
+    body = b"{}"
+    req = botocore.awsrequest.AWSRequest(
+        method="POST", url=f"http://127.0.0.1:{PORT}/", data=body,
+        headers={"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "DynamoDB_20120810.ListTables"})
+    NoTarget(botocore.credentials.Credentials(KEY_ID, SECRET), "dynamodb", REGION).add_auth(req)
+    h = dict(req.headers.items())
+    assert "x-amz-target" not in h["Authorization"]
+    for target in ("DynamoDB_20120810.ListTables", "DynamoDB_20120810.DescribeLimits"):
+        h["X-Amz-Target"] = target
+        raw.conn.request("POST", "/", body=body, headers=h)
+        assert error_of(raw.conn.getresponse().read()) == (
+            "InvalidSignatureException", "'X-Amz-Target' must be a 'SignedHeader' in the AWS Authorization.")
+
+
 @pytest.mark.parametrize("minutes", [-16, 16])
 def test_clock_skew_over_15_minutes(raw, minutes):
     """A request signed more than 15 minutes before or after the server's
