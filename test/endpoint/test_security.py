@@ -62,6 +62,24 @@ def test_row_level_security_is_refused(ddb, owned):
     psql(f'ALTER TABLE "{owned}" DISABLE ROW LEVEL SECURITY')
 
 
+def test_refused_table_is_a_client_error(owned):
+    """A table with a CHECK constraint or a trigger is one the item
+    functions refuse to write: a ValidationException in ddb's words, not
+    an InternalServerError that SDKs retry for half a minute."""
+    ddb = client(retries=3)
+    psql(f'ALTER TABLE "{owned}" ADD CONSTRAINT has_v CHECK (item ? \'v\')')
+    with pytest.raises(ddb.exceptions.ClientError) as e:
+        ddb.put_item(TableName=owned, Item={"PK": {"S": "a"}, "SK": {"S": "c"}, "v": {"N": "1"}})
+    assert e.value.response["Error"]["Code"] == "ValidationException"
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert e.value.response["ResponseMetadata"]["RetryAttempts"] == 0
+    assert e.value.response["Error"]["Message"] == (
+        f'ddb functions cannot write to table "{owned}" because it has CHECK constraint "has_v"')
+    # reads are not refused; SQL writes still run the check
+    assert "Item" in ddb.get_item(TableName=owned, Key={"PK": {"S": "a"}, "SK": {"S": "b"}})
+    psql(f'ALTER TABLE "{owned}" DROP CONSTRAINT has_v')
+
+
 def test_failed_write_rolls_back(ddb, owned):
     """A request that fails part-way changes nothing: one transaction per
     request."""
