@@ -48,6 +48,24 @@ ALTER TABLE composite ALTER COLUMN "SK" TYPE text COLLATE "POSIX";
 ALTER TABLE composite RENAME COLUMN "SK" TO "SortKey";
 SELECT * FROM composite;
 SELECT ddb_check_table_shape('composite'), ddb_verify('composite')->>'live' AS live;
+-- A type modifier or a USING expression would rewrite (round, recompute)
+-- the stored keys under the items: refused too, and a key column is
+-- created without a modifier (SQL would round what the item functions
+-- store as sent).
+ALTER TABLE numeric_keys ALTER COLUMN m TYPE numeric(6,0);
+ALTER TABLE numeric_keys ALTER COLUMN m TYPE numeric USING m * 2;
+ALTER TABLE composite ALTER COLUMN "PK" TYPE text USING "PK" || 'zz';
+CREATE TABLE rounded (pk text, sk numeric(4,1), item jsonb) USING ddb;
+-- A key column is renamed only while no index, TTL or stream holds the
+-- keys under its name: an index would find no key in items written after.
+SELECT ddb_create_gsi('composite', 'ByA', 'a', 'N');
+ALTER TABLE composite RENAME COLUMN "SortKey" TO "SK";
+ALTER TABLE composite RENAME "PK" TO pk;
+ALTER TABLE composite RENAME COLUMN item TO doc;
+SELECT ddb_put_item('composite', '{"PK": "q", "SortKey": "s", "a": 2}');
+SELECT ddb_verify_gsi('composite');
+SELECT ddb_drop_gsi('composite', 'ByA');
+ALTER TABLE composite RENAME COLUMN doc TO item;
 
 -- ddb tables as partitions (or inheritance children): a text key cannot
 -- inherit the default collation (the partition cannot make it "C"), which

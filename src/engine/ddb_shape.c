@@ -67,7 +67,10 @@
 #include "utils/pg_locale.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
+#include "access/genam.h"
+#include "catalog/indexing.h"
 #include "catalog/pg_trigger.h"
+#include "utils/fmgroids.h"
 #include "commands/trigger.h"
 
 #include "ddb.h"
@@ -485,6 +488,22 @@ ddb_check_and_fix_table(Oid relid, bool created)
 
 		if (!att->attnotnull)
 			fix = lappend(fix, pstrdup(NameStr(att->attname)));
+
+		/*
+		 * A numeric(p, s) key would be rounded by SQL writes and not by the
+		 * item functions, which store DynamoDB's number as sent: 1.55 and
+		 * 1.6 would be two items, or one, by the path that wrote them.
+		 * (Checked here, for tables created or altered from now on; the
+		 * key schema's cache does not refuse a table made before.)
+		 */
+		if (att->atttypmod != -1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+					 errmsg("key column \"%s\" of ddb table \"%s\" has a type modifier: %s",
+							NameStr(att->attname), RelationGetRelationName(rel),
+							format_type_with_typemod(att->atttypid, att->atttypmod)),
+					 errdetail("DynamoDB's numbers keep the precision they are sent with; a key column cannot round them."),
+					 errhint("Declare it %s.", format_type_be(att->atttypid))));
 		if (ki.keytype[k] != DDB_KEY_S)
 			continue;
 		/*
@@ -659,13 +678,72 @@ ddb_check_alter_cmd(Oid relid, AlterTableCmd *cmd)
 				 errhint("Create a table with the key schema you want and copy the items into it.")));
 
 	typenameTypeIdAndMod(NULL, castNode(ColumnDef, cmd->def)->typeName, &newtype, &newtypmod);
-	if (newtype != oldtype)
+	/* a USING expression or a type modifier rewrites the stored keys */
+	if (newtype == oldtype && newtypmod == -1 &&
+		castNode(ColumnDef, cmd->def)->raw_default != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot rewrite key column \"%s\" of ddb table \"%s\" with USING",
+						cmd->name, relname),
+				 errdetail("Items are stored under their key, and keys are immutable, as in DynamoDB."),
+				 errhint("Copy the items into a table with the keys you want.")));
+	if (newtype != oldtype || newtypmod != -1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot change the type of key column \"%s\" of ddb table \"%s\" from %s to %s",
-						cmd->name, relname, format_type_be(oldtype), format_type_be(newtype)),
+						cmd->name, relname, format_type_be(oldtype),
+						format_type_with_typemod(newtype, newtypmod)),
 				 errdetail("Items are stored under their key; a table's key schema is fixed when it is created, as in DynamoDB."),
 				 errhint("Create a table with the key schema you want and copy the items into it.")));
+}
+
+/*
+ * Does relid have a trigger of ddb's own (index, TTL or stream upkeep)?
+ * Those keep copies of the items' keys under the key attributes' names.
+ */
+static bool
+ddb_has_own_trigger(Oid relid)
+{
+	Relation	tgrel = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		found = false;
+
+	ScanKeyInit(&key, Anum_pg_trigger_tgrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 1, &key);
+	while (!found && HeapTupleIsValid(tup = systable_getnext(scan)))
+		found = ddb_own_trigger_function(((Form_pg_trigger) GETSTRUCT(tup))->tgfoid);
+	systable_endscan(scan);
+	table_close(tgrel, AccessShareLock);
+	return found;
+}
+
+/*
+ * RENAME of key column 'name' of ddb table relid: refused while the table
+ * has secondary indexes, TTL or a stream, whose entries and records hold
+ * the keys under the old name (an index keyed on the old name would find
+ * no key in any item written after).  Without them a rename only renames
+ * the key attribute, as ddb_table_key_name reads it.
+ */
+static void
+ddb_check_rename(Oid relid, const char *name)
+{
+	HeapTuple	tup = SearchSysCacheAttName(relid, name);
+	Oid			type;
+
+	if (!HeapTupleIsValid(tup))
+		return;					/* ALTER TABLE reports it */
+	type = ((Form_pg_attribute) GETSTRUCT(tup))->atttypid;
+	ReleaseSysCache(tup);
+	if (type != JSONBOID && ddb_has_own_trigger(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot rename key column \"%s\" of ddb table \"%s\"",
+						name, get_rel_name(relid)),
+				 errdetail("Its secondary indexes, TTL or stream hold the keys under their attribute names."),
+				 errhint("Drop them first, or keep the name.")));
 }
 
 /*
@@ -699,6 +777,22 @@ ddb_event_trigger_alter_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_E_CONTAINING_SQL_NOT_PERMITTED),
 				 errmsg("ddb_event_trigger_alter_check() must be called as an event trigger")));
 	trigdata = (EventTriggerData *) fcinfo->context;
+	if (trigdata->parsetree != NULL && IsA(trigdata->parsetree, RenameStmt))
+	{
+		RenameStmt *rs = (RenameStmt *) trigdata->parsetree;
+
+		if (rs->renameType != OBJECT_COLUMN || rs->relationType != OBJECT_TABLE ||
+			rs->relation == NULL || rs->subname == NULL)
+			PG_RETURN_NULL();
+		relid = RangeVarGetRelid(rs->relation, NoLock, true);
+		if (!OidIsValid(relid))
+			PG_RETURN_NULL();
+		relids = rs->relation->inh ? find_all_inheritors(relid, NoLock, NULL) : list_make1_oid(relid);
+		foreach(lc, relids)
+			if (ddb_relid_is_ddb(lfirst_oid(lc)))
+				ddb_check_rename(lfirst_oid(lc), rs->subname);
+		PG_RETURN_NULL();
+	}
 	if (trigdata->parsetree == NULL || !IsA(trigdata->parsetree, AlterTableStmt))
 		PG_RETURN_NULL();
 	stmt = (AlterTableStmt *) trigdata->parsetree;
