@@ -54,7 +54,7 @@ REGRESS = extension shape keys tree modify rewrite items items_security types ex
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
-ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew item-api \
+ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew item-api index-drop-lock \
 	gsi-concurrent keyscan-epq hot-key-versions hot-key-long-run api-protocol statement-snapshot \
 	ttl-sweep lsi-collection transact-conflict transact-get-snapshot stream-order bulk-load \
 	multi-insert-race multi-insert-span relcache-inval put-new-key rowid-map-cache table-open-drop \

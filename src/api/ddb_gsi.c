@@ -47,11 +47,14 @@
  * triggers, so ddb_api.c calls ddb_gsi_maintain itself.  An AFTER TRUNCATE
  * trigger truncates the index tables.
  *
- * Locks: ddb_create_gsi and ddb_drop_gsi take ShareRowExclusiveLock on the
- * base table: writers (RowExclusiveLock) wait until the index is built and
- * committed, readers do not, and two index changes on one table serialize.
- * The backfill reads with a snapshot taken after that lock, so it sees
- * every committed write.
+ * Locks: ddb_create_gsi takes ShareRowExclusiveLock on the base table:
+ * writers (RowExclusiveLock) wait until the index is built and committed,
+ * readers do not, and two index changes on one table serialize.  The
+ * backfill reads with a snapshot taken after that lock, so it sees every
+ * committed write.  ddb_drop_gsi takes AccessExclusiveLock, as DROP INDEX
+ * does: dropping the last index drops the upkeep triggers, and DROP
+ * TRIGGER takes that lock; taking it later, over ShareRowExclusiveLock,
+ * would deadlock with a transaction that read the table and then writes.
  *
  * The per-backend list of a table's indexes is cached in a hash table and
  * dropped on the table's relcache invalidation, which ddb_create_gsi and
@@ -1179,11 +1182,14 @@ ddb_extension_schema(void)
 	return nsp;
 }
 
-/* The owner check DynamoDB's UpdateTable stands for: ALTER TABLE rights. */
+/*
+ * The owner check DynamoDB's UpdateTable stands for: ALTER TABLE rights.
+ * 'lockmode': see "Locks" above.
+ */
 static Relation
-open_base_for_ddl(Oid relid)
+open_base_for_ddl(Oid relid, LOCKMODE lockmode)
 {
-	Relation	rel = try_relation_open(relid, ShareRowExclusiveLock);
+	Relation	rel = try_relation_open(relid, lockmode);
 
 	if (rel == NULL || !ddb_is_ddb_relation(rel))
 		ereport(ERROR,
@@ -1393,7 +1399,7 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 				  proj);
 
 	/* writers wait for the index to be built; readers go on */
-	rel = open_base_for_ddl(relid);
+	rel = open_base_for_ddl(relid, ShareRowExclusiveLock);
 	ki = ddb_get_keyinfo(rel);
 	if (gsi_find(rel, index_name) != NULL)
 		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
@@ -1740,7 +1746,7 @@ ddb_index_drop(Oid relid, const char *index_name, char kind)
 	Oid			save_userid;
 	int			save_sec;
 
-	rel = open_base_for_ddl(relid);
+	rel = open_base_for_ddl(relid, AccessExclusiveLock);
 	g = gsi_find(rel, index_name);
 	if (g == NULL || g->kind != kind)
 		ereport(ERROR,

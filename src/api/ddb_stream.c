@@ -748,9 +748,12 @@ parse_view(const char *v)
 
 /*
  * Enable (view_type given) or disable (NULL) rel's stream, as UpdateTable's
- * StreamSpecification does.  Only the table's owner may.  Takes
- * ShareRowExclusiveLock on the table, so the change waits for every
- * uncommitted write and a stream starts and ends between writes.
+ * StreamSpecification does.  Only the table's owner may.  Enabling takes
+ * ShareRowExclusiveLock on the table (CREATE TRIGGER's), so the change
+ * waits for every uncommitted write and a stream starts between writes;
+ * disabling takes AccessExclusiveLock, DROP TRIGGER's, from the start (a
+ * later upgrade would deadlock with a transaction that read the table and
+ * then writes it), so it also waits for readers.
  */
 void
 ddb_stream_set(Relation rel, const char *view_type)
@@ -769,7 +772,7 @@ ddb_stream_set(Relation rel, const char *view_type)
 		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_VALIDATION_ERRORS, 1, "",
 				  psprintf(DDB_MSG_CONSTRAINT, view_type, "streamSpecification.streamViewType",
 						   "Member must satisfy enum value set: [NEW_IMAGE, OLD_IMAGE, NEW_AND_OLD_IMAGES, KEYS_ONLY]"));
-	LockRelationOid(relid, ShareRowExclusiveLock);
+	LockRelationOid(relid, view_type != NULL ? ShareRowExclusiveLock : AccessExclusiveLock);
 	CacheInvalidateRelcache(rel);
 	cur = table_stream(relid);
 	if (view_type != NULL && cur != NULL && cur->enabled)
