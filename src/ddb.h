@@ -429,6 +429,14 @@ extern HeapTuple ddb_form_stored_tuple(Relation rel, TupleTableSlot *slot,
 extern HeapTuple ddb_form_stored_values(Relation rel, Datum *values, bool *isnull,
 										StringInfo key);
 extern HeapTuple ddb_form_stored_item(Relation rel, Jsonb *itemcol);
+
+/*
+ * The check of a plain SQL write's item column against the item API's
+ * rules, which live above the engine: the API layer installs it
+ * (ddb_api_init), so that the engine imports nothing from the layers above.
+ */
+typedef void (*DdbItemColumnCheck) (Relation rel, const DdbKeyInfo *ki, Datum *values);
+extern DdbItemColumnCheck ddb_item_column_check;
 extern HeapTuple ddb_expand_tuple(Relation rel, const char *key, int keylen,
 								  HeapTupleHeader stored, uint32 storedlen,
 								  ItemPointer tid);

@@ -168,8 +168,37 @@ regress_in() {   # DIR: the regression suite in DIR
 	pg_suite "$1" REGRESS sql sql "ISOLATION= TAP_TESTS=" regression.diffs
 }
 
+# check_layers DIR: in the built tree DIR, the engine's objects use no
+# symbol defined in another layer's, and the model's none but the
+# engine's (README, "Design": a layer calls only the layers below it).
+# Read off the objects' symbol tables, so an include that slips through
+# ddb.h counts as much as one of "api/...".
+check_layers() {
+	local dir=$1 defs="$work/layer-defs" bad="" o layer
+	: >"$defs"
+	for o in "$dir"/src/*/*.o "$dir"/src/*.o; do
+		layer=$(basename "$(dirname "$o")")
+		[ "$layer" = src ] && layer=main
+		nm --defined-only "$o" | awk -v l="$layer" '$2 ~ /^[TDBR]$/ {print $3, l}' >>"$defs"
+	done
+	for o in "$dir"/src/engine/*.o "$dir"/src/model/*.o; do
+		layer=$(basename "$(dirname "$o")")
+		bad="$bad$(nm -u "$o" | awk '{print $2}' | LC_ALL=C sort -u |
+			LC_ALL=C join - <(LC_ALL=C sort -u "$defs") |
+			awk -v l="$layer" -v f="${o#"$dir"/}" '$2 != l && !(l == "model" && $2 == "engine") {printf " %s->%s(%s)", f, $1, $2}')"
+	done
+	if [ -n "$bad" ]; then
+		echo "FAILED: layers call upward:$bad"
+		f=$((f + 1))
+	else
+		echo "ok: the engine and the model call no layer above them"
+		p=$((p + 1))
+	fi
+}
+
 part_regress() {
 	log "regression tests"
+	check_layers "$work/src"
 	regress_in "$work/src"
 }
 

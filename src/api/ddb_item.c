@@ -32,6 +32,54 @@
 #include "engine/ddb_page.h"
 #include "api/ddb_ops.h"
 
+/*
+ * ddb_item_column_check (ddb.h), which the engine calls for every plain
+ * SQL write: the item column of the row must be an item the item API
+ * would accept (ddb_validate_item_column), or the item functions could not
+ * read it back.  Its key attributes are the key columns, already checked.
+ * A NULL item column is an item of its keys alone.
+ */
+void
+ddb_check_item_column_values(Relation rel, const DdbKeyInfo *ki, Datum *values)
+{
+	const char *names[DDB_MAX_KEY_COLUMNS];
+	DdbValue   *keys[DDB_MAX_KEY_COLUMNS];
+	Jsonb	   *item;
+
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		Datum		d = values[ki->keyattno[k] - 1];
+		DdbValue   *v;
+
+		if (ki->keytype[k] == DDB_KEY_N)
+		{
+			v = ddb_value_new(DDB_TYPE_N);
+			v->u.num = DatumGetNumeric(d);
+		}
+		else
+		{
+			struct varlena *b = PG_DETOAST_DATUM_PACKED(d);
+
+			v = ddb_value_new(ki->keytype[k] == DDB_KEY_S ? DDB_TYPE_S : DDB_TYPE_B);
+			v->u.str.data = VARDATA_ANY(b);
+			v->u.str.len = VARSIZE_ANY_EXHDR(b);
+		}
+		keys[k] = v;
+	}
+
+	item = DatumGetJsonbP(values[ki->itemattno - 1]);
+
+	/*
+	 * The names after the values: detoasting a value may open a TOAST
+	 * table and so accept an invalidation, which frees the catalog strings
+	 * ddb_key_name returns (ddb_table_info).
+	 */
+	for (int k = 0; k < ki->nkeys; k++)
+		names[k] = ddb_key_name(rel, k);
+	ddb_validate_item_column(item,
+							 ki->nkeys, names, keys);
+}
+
 /* The DynamoDB name of key column k (see ddb_table.c). */
 const char *
 ddb_key_name(Relation rel, int k)

@@ -133,6 +133,7 @@ name_cache_invalidate(Datum arg, int cacheid, uint32 hashvalue)
 void
 ddb_api_init(void)
 {
+	ddb_item_column_check = ddb_check_item_column_values;
 	DefineCustomStringVariable("ddb.schema",
 							   "The schema whose ddb tables are DynamoDB's tables.",
 							   "Table names given to ddb's functions and to ddb_api are looked up, and created, in this schema.",

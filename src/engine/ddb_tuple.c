@@ -29,7 +29,6 @@
 
 #include "ddb.h"
 #include "engine/ddb_page.h"
-#include "model/ddb_expr.h"
 
 /*
  * Build the stored form of the row in 'slot': a heap tuple with key columns
@@ -148,52 +147,8 @@ ddb_form_stored_item(Relation rel, Jsonb *itemcol)
 	return tuple;
 }
 
-/*
- * The item column of a row from plain SQL must be an item the item API
- * would accept (ddb_validate_item_column), or the item functions could not
- * read it back.  Its key attributes are the key columns, already checked.
- * A NULL item column is an item of its keys alone.
- */
-static void
-check_item_column(Relation rel, const DdbKeyInfo *ki, Datum *values)
-{
-	const char *names[DDB_MAX_KEY_COLUMNS];
-	DdbValue   *keys[DDB_MAX_KEY_COLUMNS];
-	Jsonb	   *item;
-
-	for (int k = 0; k < ki->nkeys; k++)
-	{
-		Datum		d = values[ki->keyattno[k] - 1];
-		DdbValue   *v;
-
-		if (ki->keytype[k] == DDB_KEY_N)
-		{
-			v = ddb_value_new(DDB_TYPE_N);
-			v->u.num = DatumGetNumeric(d);
-		}
-		else
-		{
-			struct varlena *b = PG_DETOAST_DATUM_PACKED(d);
-
-			v = ddb_value_new(ki->keytype[k] == DDB_KEY_S ? DDB_TYPE_S : DDB_TYPE_B);
-			v->u.str.data = VARDATA_ANY(b);
-			v->u.str.len = VARSIZE_ANY_EXHDR(b);
-		}
-		keys[k] = v;
-	}
-
-	item = DatumGetJsonbP(values[ki->itemattno - 1]);
-
-	/*
-	 * The names after the values: detoasting a value may open a TOAST
-	 * table and so accept an invalidation, which frees the catalog strings
-	 * ddb_key_name returns (ddb_table_info).
-	 */
-	for (int k = 0; k < ki->nkeys; k++)
-		names[k] = ddb_key_name(rel, k);
-	ddb_validate_item_column(item,
-							 ki->nkeys, names, keys);
-}
+/* Installed by the API layer (ddb.h). */
+DdbItemColumnCheck ddb_item_column_check = NULL;
 
 /* The same from a row's values (indexed by attribute number - 1); scribbles on isnull. */
 HeapTuple
@@ -218,7 +173,11 @@ ddb_form_stored_values(Relation rel, Datum *values, bool *isnull, StringInfo key
 							NameStr(TupleDescAttr(desc, a)->attname));
 	}
 	if (!isnull[ki->itemattno - 1])
-		check_item_column(rel, ki, values);
+	{
+		if (ddb_item_column_check == NULL)
+			elog(ERROR, "ddb's item column check is not installed");
+		ddb_item_column_check(rel, ki, values);
+	}
 	ddb_encode_key(ki, values, isnull, key);
 
 	for (int k = 0; k < ki->nkeys; k++)
