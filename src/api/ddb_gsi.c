@@ -1417,8 +1417,7 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 			elog(ERROR, "invalid local secondary index \"%s\"", index_name);
 		if (kind == DDB_INDEX_GLOBAL && nsame >= DDB_MAX_GSI_PER_TABLE)
 			ddb_raise(DDB_ERRCODE_LIMIT_EXCEEDED, "LimitExceededException",
-					  "One or more parameter values were invalid: GlobalSecondaryIndex count exceeds the per-table limit of %d",
-					  DDB_MAX_GSI_PER_TABLE);
+					  DDB_MSG_LIMIT_GSI_COUNT, DDB_MAX_GSI_PER_TABLE);
 	}
 
 	/* an attribute keys every index (and the table) with one type */
