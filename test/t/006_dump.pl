@@ -31,7 +31,13 @@ $node->safe_psql('src', q{
 	SELECT ddb_create_gsi('shop', 'Inverted', 'SK', sort_key => 'PK', projection => 'INCLUDE',
 	                      non_key_attributes => ARRAY['total']);
 	UPDATE shop SET item = item || jsonb_build_object('band', ("SK" < 'ORDER#5')::int) WHERE "SK" > 'ORDER#3';
+	CREATE ROLE dump_key_role;
+	SELECT ddb_create_access_key('dump_key_role');
 });
+# the endpoint's access keys are an extension configuration table: dumped
+my $keys = q{SELECT string_agg(access_key_id || ':' || secret_access_key || ':' || role::text, ',')
+	FROM ddb_internal.access_keys};
+my $keys_before = $node->safe_psql('src', $keys);
 my $gsi_state = q{
 	SELECT ddb_verify_gsi('shop')::text
 	  || (SELECT string_agg(x::text, ',') FROM ddb_query('shop', 'band = :b', '{":b": 1}', index_name => 'ByTotal') x)
@@ -63,6 +69,8 @@ $node->command_ok([ 'pg_restore', '-d', 'restored', '-h', $node->host, '-p', $no
 is($node->safe_psql('restored', $checksum), $before, 'restored items are identical');
 is($node->safe_psql('restored', $schemas), $schema_before, 'restored key schemas are identical');
 is($node->safe_psql('restored', $gsi_state), $gsi_before, 'restored indexes: catalog, entries, triggers');
+like($keys_before, qr/^[A-Z0-9]+:[^:]+:dump_key_role$/, 'an access key to dump');
+is($node->safe_psql('restored', $keys), $keys_before, 'restored access keys are identical');
 is($node->safe_psql('restored', q{SELECT count(*) FROM ddb_list_tables()}), '4', 'all ddb tables listed');
 for my $t (qw(shop counters blobs handmade))
 {
@@ -77,6 +85,7 @@ $node->command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', $sqlfile,
 	'-p', $node->port, 'restored2' ], 'psql restore of a plain dump');
 is($node->safe_psql('restored2', $checksum), $before, 'plain restore has identical items');
 is($node->safe_psql('restored2', $gsi_state), $gsi_before, 'plain restore has identical indexes');
+is($node->safe_psql('restored2', $keys), $keys_before, 'plain restore has identical access keys');
 
 # Restored in one transaction (psql -1), each table is created in the
 # transaction that copies into it: the COPYs take the bulk path (the
