@@ -292,3 +292,45 @@ def test_connections_spread_over_workers(table_name):
     assert result.get("put") == 200
     first.close()
     second.close()
+
+
+def test_hot_standby_serves_reads(table_name):
+    """A hot standby's endpoint serves reads, with the primary's access
+    keys (they are replicated with the rest); a write fails (500), as it
+    would in SQL on a standby."""
+    import boto3
+    import botocore.config
+    from conftest import KEY_ID, REGION, SECRET, SOCK, PGPORT, create_table
+    ddb = client()
+    create_table(ddb, table_name)
+    key = {"PK": {"S": "a"}, "SK": {"S": "b"}}
+    ddb.put_item(TableName=table_name, Item=dict(key, v={"N": "1"}))
+    d = tempfile.mkdtemp(prefix="ddb-endpoint-standby.", dir=WORK)
+    os.chmod(d, 0o755)
+    if os.geteuid() == 0:
+        subprocess.run(["chown", RUNAS, d], check=True)
+    data = os.path.join(d, "data")
+    subprocess.run(as_runas([f"{PGBIN}/pg_basebackup", "-h", SOCK, "-p", PGPORT, "-U", RUNAS,
+                             "-D", data, "-R", "-X", "stream", "--no-sync"]),
+                   check=True, capture_output=True)
+    port = free_port()
+    # after postgresql.conf, so these win: its own socket and endpoint port
+    with open(os.path.join(data, "postgresql.auto.conf"), "a") as f:
+        f.write(f"unix_socket_directories = '{d}'\nddb.http_port = {port}\n")
+    pg_ctl("-l", os.path.join(d, "server.log"), "-w", "-t", "30", "start", data=data)
+    try:
+        assert wait_for(lambda: healthy(port), timeout=30)
+        standby = boto3.client(
+            "dynamodb", endpoint_url=f"http://127.0.0.1:{port}", region_name=REGION,
+            aws_access_key_id=KEY_ID, aws_secret_access_key=SECRET,
+            config=botocore.config.Config(retries={"max_attempts": 0}))
+        got = wait_for(lambda: standby.get_item(TableName=table_name, Key=key).get("Item"), timeout=30)
+        assert got == dict(key, v={"N": "1"})
+        assert table_name in standby.list_tables()["TableNames"]
+        with pytest.raises(standby.exceptions.ClientError) as e:
+            standby.put_item(TableName=table_name, Item=dict(key, v={"N": "2"}))
+        assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500
+        assert e.value.response["Error"]["Code"] == "InternalServerError"
+        assert ddb.get_item(TableName=table_name, Key=key)["Item"]["v"] == {"N": "1"}
+    finally:
+        pg_ctl("-m", "immediate", "stop", data=data, check=False)
