@@ -211,6 +211,17 @@ RESET client_min_messages;
 COMMIT;
 SELECT ddb_query('bl_gsi', 'n = :n', '{":n": 123}', index_name => 'ByN') ->> 'SK' AS sk;
 SELECT count(*) FROM bl_gsi;
+-- Its last index dropped, the maintenance trigger stays, disabled: the
+-- bulk path again.
+SELECT ddb_drop_gsi('bl_gsi', 'ByN');
+SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'bl_gsi'::regclass ORDER BY 1;
+BEGIN;
+TRUNCATE bl_gsi;
+SET LOCAL client_min_messages = debug1;
+SELECT bulk_copy('bl_gsi', 400, 10);
+RESET client_min_messages;
+COMMIT;
+SELECT count(*) FROM bl_gsi;
 
 -- Rows inserted another way while COPY spools (here by a CHECK
 -- constraint's function, which PostgreSQL leaves to the user): the tree

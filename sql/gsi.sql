@@ -309,12 +309,13 @@ SELECT ddb_put_item('tickets', '{"id": 1, "flagged": "Y"}');
 SELECT ddb_verify_gsi('tickets');
 
 -- ------------------------------------------------------------------------
--- Dropping an index removes its table and, with the last one, the triggers.
+-- Dropping an index removes its table and, with the last one, disables the
+-- triggers (DROP TRIGGER would lock readers out).
 -- ------------------------------------------------------------------------
 SELECT ddb_drop_gsi('orders', 'TotalIndex');
-SELECT tgname FROM pg_trigger WHERE tgrelid = 'orders'::regclass ORDER BY 1;
+SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'orders'::regclass ORDER BY 1;
 SELECT ddb_drop_gsi('orders', 'StatusIndex');
-SELECT tgname FROM pg_trigger WHERE tgrelid = 'orders'::regclass ORDER BY 1;
+SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'orders'::regclass ORDER BY 1;
 SELECT count(*) FROM ddb_internal.gsi WHERE base = 'orders'::regclass;
 SELECT sqlstate_of($$SELECT ddb_drop_gsi('orders', 'StatusIndex')$$);
 SELECT ddb_describe_table('orders') -> 'GlobalSecondaryIndexes';

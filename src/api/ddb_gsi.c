@@ -47,14 +47,12 @@
  * triggers, so ddb_api.c calls ddb_gsi_maintain itself.  An AFTER TRUNCATE
  * trigger truncates the index tables.
  *
- * Locks: ddb_create_gsi takes ShareRowExclusiveLock on the base table:
- * writers (RowExclusiveLock) wait until the index is built and committed,
- * readers do not, and two index changes on one table serialize.  The
- * backfill reads with a snapshot taken after that lock, so it sees every
- * committed write.  ddb_drop_gsi takes AccessExclusiveLock, as DROP INDEX
- * does: dropping the last index drops the upkeep triggers, and DROP
- * TRIGGER takes that lock; taking it later, over ShareRowExclusiveLock,
- * would deadlock with a transaction that read the table and then writes.
+ * Locks: ddb_create_gsi and ddb_drop_gsi take ShareRowExclusiveLock on the
+ * base table: writers (RowExclusiveLock) wait until the index is built and
+ * committed, readers do not, and two index changes on one table serialize.
+ * The backfill reads with a snapshot taken after that lock, so it sees
+ * every committed write.  Nothing takes more: the upkeep triggers are
+ * disabled, not dropped, with the last index (ddb_upkeep_trigger_set).
  *
  * The per-backend list of a table's indexes is cached in a hash table and
  * dropped on the table's relcache invalidation, which ddb_create_gsi and
@@ -1182,14 +1180,11 @@ ddb_extension_schema(void)
 	return nsp;
 }
 
-/*
- * The owner check DynamoDB's UpdateTable stands for: ALTER TABLE rights.
- * 'lockmode': see "Locks" above.
- */
+/* The owner check DynamoDB's UpdateTable stands for: ALTER TABLE rights. */
 static Relation
-open_base_for_ddl(Oid relid, LOCKMODE lockmode)
+open_base_for_ddl(Oid relid)
 {
-	Relation	rel = try_relation_open(relid, lockmode);
+	Relation	rel = try_relation_open(relid, ShareRowExclusiveLock);
 
 	if (rel == NULL || !ddb_is_ddb_relation(rel))
 		ereport(ERROR,
@@ -1254,6 +1249,43 @@ spi_exec(const char *sql, int expect)
 	if (rc != expect)
 		elog(ERROR, "SPI_execute failed (%d): %s", rc, sql);
 	return rc;
+}
+
+/*
+ * Enable or disable ddb's upkeep trigger 'trigname' of rel, inside SPI;
+ * false if the table has no such trigger.  ddb's triggers are disabled,
+ * not dropped, when the last index or the stream goes, and enabled again
+ * by the next: disabling needs no more than the SHARE ROW EXCLUSIVE these
+ * changes hold, where DROP TRIGGER takes ACCESS EXCLUSIVE -- which made the
+ * last drop wait for readers, and deadlock with a transaction that had
+ * read the table and then wrote it.  (EnableDisableTrigger, not ALTER
+ * TABLE, which refuses a table its caller has open.)
+ */
+bool
+ddb_upkeep_trigger_set(Relation rel, const char *trigname, bool enable)
+{
+	Oid			argtypes[2] = {OIDOID, TEXTOID};
+	Datum		args[2] = {ObjectIdGetDatum(RelationGetRelid(rel)), CStringGetTextDatum(trigname)};
+	bool		isnull;
+	char		state;
+	char		fires = enable ? TRIGGER_FIRES_ON_ORIGIN : TRIGGER_DISABLED;
+
+	if (SPI_execute_with_args("SELECT tgenabled FROM pg_catalog.pg_trigger WHERE tgrelid = $1 AND tgname = $2",
+							  2, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_trigger");
+	if (SPI_processed == 0)
+		return false;
+	state = DatumGetChar(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (state != fires)
+	{
+#if PG_VERSION_NUM >= 160000
+		EnableDisableTrigger(rel, trigname, InvalidOid, fires, false, false, ShareRowExclusiveLock);
+#else
+		EnableDisableTrigger(rel, trigname, fires, false, ShareRowExclusiveLock);
+#endif
+		CommandCounterIncrement();
+	}
+	return true;
 }
 
 /*
@@ -1399,7 +1431,7 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 				  proj);
 
 	/* writers wait for the index to be built; readers go on */
-	rel = open_base_for_ddl(relid, ShareRowExclusiveLock);
+	rel = open_base_for_ddl(relid);
 	ki = ddb_get_keyinfo(rel);
 	if (gsi_find(rel, index_name) != NULL)
 		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
@@ -1557,23 +1589,17 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 			elog(ERROR, "could not insert into %s", GSI_CATALOG);
 	}
 	{
-		Oid			argtypes[1] = {OIDOID};
-		Datum		args[1] = {ObjectIdGetDatum(relid)};
-
-		if (SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_trigger WHERE tgrelid = $1 AND tgname = '" GSI_ROW_TRIGGER "'",
-								  1, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not read pg_trigger");
-	}
-	if (SPI_processed == 0)
-	{
 		char	   *base = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 													  RelationGetRelationName(rel));
 		char	   *fn = quote_qualified_identifier(get_namespace_name(extschema), "ddb_gsi_trigger");
 
-		spi_exec(psprintf("CREATE TRIGGER " GSI_ROW_TRIGGER " AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s()",
-						  base, fn), SPI_OK_UTILITY);
-		spi_exec(psprintf("CREATE TRIGGER " GSI_TRUNC_TRIGGER " AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION %s()",
-						  base, fn), SPI_OK_UTILITY);
+		/* the triggers of an earlier index, disabled with its drop, or new ones */
+		if (!ddb_upkeep_trigger_set(rel, GSI_ROW_TRIGGER, true))
+			spi_exec(psprintf("CREATE TRIGGER " GSI_ROW_TRIGGER " AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s()",
+							  base, fn), SPI_OK_UTILITY);
+		if (!ddb_upkeep_trigger_set(rel, GSI_TRUNC_TRIGGER, true))
+			spi_exec(psprintf("CREATE TRIGGER " GSI_TRUNC_TRIGGER " AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION %s()",
+							  base, fn), SPI_OK_UTILITY);
 	}
 	SPI_finish();
 	SetUserIdAndSecContext(save_userid, save_sec);
@@ -1745,7 +1771,7 @@ ddb_index_drop(Oid relid, const char *index_name, char kind)
 	Oid			save_userid;
 	int			save_sec;
 
-	rel = open_base_for_ddl(relid, AccessExclusiveLock);
+	rel = open_base_for_ddl(relid);
 	g = gsi_find(rel, index_name);
 	if (g == NULL || g->kind != kind)
 		ereport(ERROR,
@@ -1780,11 +1806,8 @@ ddb_index_drop(Oid relid, const char *index_name, char kind)
 	}
 	if (SPI_processed == 0)
 	{
-		char	   *base = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
-													  RelationGetRelationName(rel));
-
-		spi_exec(psprintf("DROP TRIGGER IF EXISTS " GSI_ROW_TRIGGER " ON %s", base), SPI_OK_UTILITY);
-		spi_exec(psprintf("DROP TRIGGER IF EXISTS " GSI_TRUNC_TRIGGER " ON %s", base), SPI_OK_UTILITY);
+		(void) ddb_upkeep_trigger_set(rel, GSI_ROW_TRIGGER, false);
+		(void) ddb_upkeep_trigger_set(rel, GSI_TRUNC_TRIGGER, false);
 	}
 	SPI_finish();
 	SetUserIdAndSecContext(save_userid, save_sec);

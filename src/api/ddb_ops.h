@@ -355,6 +355,7 @@ extern void ddb_index_create(Oid relid, char kind, char *index_name, char *pk,
 							 char *proj, ArrayType *nonkey_arr);
 extern void ddb_index_drop(Oid relid, const char *index_name, char kind);
 extern void ddb_check_item_column_values(Relation rel, const DdbKeyInfo *ki, Datum *values);
+extern bool ddb_upkeep_trigger_set(Relation rel, const char *trigname, bool enable);
 extern void ddb_gsi_init(void);
 extern bool ddb_index_info(Relation rel, char kind, char **index_name, Oid *index_relid,
 						   char **pk, char **sk);

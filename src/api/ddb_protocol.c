@@ -98,8 +98,6 @@ static const ErrorKind error_kinds[] = {
 	{ERRCODE_T_R_SERIALIZATION_FAILURE, "TransactionConflictException", NS_DYNAMODB, 400},
 	{ERRCODE_T_R_DEADLOCK_DETECTED, "TransactionConflictException", NS_DYNAMODB, 400},
 	{ERRCODE_LOCK_NOT_AVAILABLE, "TransactionConflictException", NS_DYNAMODB, 400},
-	/* e.g. ddb's refusal to write a table with triggers (ddb_shape.c) */
-	{ERRCODE_FEATURE_NOT_SUPPORTED, "ValidationException", NS_VALIDATE, 400},
 };
 
 const char *

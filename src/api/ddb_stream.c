@@ -748,12 +748,11 @@ parse_view(const char *v)
 
 /*
  * Enable (view_type given) or disable (NULL) rel's stream, as UpdateTable's
- * StreamSpecification does.  Only the table's owner may.  Enabling takes
- * ShareRowExclusiveLock on the table (CREATE TRIGGER's), so the change
- * waits for every uncommitted write and a stream starts between writes;
- * disabling takes AccessExclusiveLock, DROP TRIGGER's, from the start (a
- * later upgrade would deadlock with a transaction that read the table and
- * then writes it), so it also waits for readers.
+ * StreamSpecification does.  Only the table's owner may.  Takes
+ * ShareRowExclusiveLock on the table, so the change waits for every
+ * uncommitted write and a stream starts and ends between writes; readers
+ * do not wait.  Disabling disables the capture trigger rather than drop
+ * it (ddb_upkeep_trigger_set: DROP TRIGGER's lock would).
  */
 void
 ddb_stream_set(Relation rel, const char *view_type)
@@ -772,7 +771,7 @@ ddb_stream_set(Relation rel, const char *view_type)
 		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_VALIDATION_ERRORS, 1, "",
 				  psprintf(DDB_MSG_CONSTRAINT, view_type, "streamSpecification.streamViewType",
 						   "Member must satisfy enum value set: [NEW_IMAGE, OLD_IMAGE, NEW_AND_OLD_IMAGES, KEYS_ONLY]"));
-	LockRelationOid(relid, view_type != NULL ? ShareRowExclusiveLock : AccessExclusiveLock);
+	LockRelationOid(relid, ShareRowExclusiveLock);
 	CacheInvalidateRelcache(rel);
 	cur = table_stream(relid);
 	if (view_type != NULL && cur != NULL && cur->enabled)
@@ -813,7 +812,8 @@ ddb_stream_set(Relation rel, const char *view_type)
 			elog(ERROR, "could not insert into " INTERNAL_SCHEMA ".streams");
 		SetUserIdAndSecContext(save_userid, save_sec);
 		/* the capture of SQL writes, as the table's owner */
-		if (SPI_execute(psprintf("CREATE TRIGGER " STREAM_TRIGGER " AFTER INSERT OR UPDATE OR DELETE "
+		if (!ddb_upkeep_trigger_set(rel, STREAM_TRIGGER, true) &&
+			SPI_execute(psprintf("CREATE TRIGGER " STREAM_TRIGGER " AFTER INSERT OR UPDATE OR DELETE "
 								 "ON %s FOR EACH ROW EXECUTE FUNCTION %s()", qrel, fn),
 						false, 0) != SPI_OK_UTILITY)
 			elog(ERROR, "could not create the stream trigger");
@@ -828,9 +828,7 @@ ddb_stream_set(Relation rel, const char *view_type)
 								  "WHERE stream_id = $1", 1, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not update " INTERNAL_SCHEMA ".streams");
 		SetUserIdAndSecContext(save_userid, save_sec);
-		if (SPI_execute(psprintf("DROP TRIGGER IF EXISTS " STREAM_TRIGGER " ON %s", qrel),
-						false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "could not drop the stream trigger");
+		(void) ddb_upkeep_trigger_set(rel, STREAM_TRIGGER, false);
 	}
 	SPI_finish();
 	CacheInvalidateRelcache(rel);

@@ -65,6 +65,7 @@
 #include "access/xact.h"
 #include "catalog/pg_operator_d.h"
 #include "catalog/pg_type_d.h"
+#include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
@@ -169,11 +170,20 @@ bulk_eligible(Relation rel)
 		return false;
 	if (rel->rd_createSubid != mysubid && rel->rd_newRelfilenodeSubid != mysubid)
 		return false;
+	/*
+	 * (The flags count disabled triggers too, such as ddb's own left
+	 * disabled when a table's last index or its stream went: look at those.)
+	 */
 	if (td != NULL &&
 		(td->trig_insert_before_row || td->trig_insert_after_row ||
 		 td->trig_insert_instead_row || td->trig_insert_after_statement ||
 		 td->trig_insert_new_table))
-		return false;
+	{
+		for (int i = 0; i < td->numtriggers; i++)
+			if (td->triggers[i].tgenabled != TRIGGER_DISABLED &&
+				TRIGGER_FOR_INSERT(td->triggers[i].tgtype))
+				return false;
+	}
 	return RelationGetNumberOfBlocks(rel) == 0;
 }
 

@@ -124,7 +124,9 @@ ddb_own_trigger_function(Oid fnoid)
  * its triggers: they refuse to write such a table, as they refuse one with
  * row-level security, rather than write rows SQL would have refused or
  * skip an audit trigger.  ddb's own triggers are fine (the functions do
- * their work), and so are disabled ones.
+ * their work), and so are disabled ones.  The refusal is a
+ * ValidationException (DB001): the request, not the server, is at fault,
+ * and the endpoint answers it as such.
  */
 static void
 ddb_check_api_writable(Relation rel, AclMode mode)
@@ -136,8 +138,8 @@ ddb_check_api_writable(Relation rel, AclMode mode)
 
 	if (mode != ACL_DELETE && constr != NULL && constr->num_check > 0)
 		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("ddb functions cannot write to table \"%s\" because it has CHECK constraint \"%s\"",
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: ddb functions cannot write to table \"%s\" because it has CHECK constraint \"%s\"",
 						RelationGetRelationName(rel), constr->check[0].ccname),
 				 errdetail("The item functions write the table directly, without the checks and triggers of SQL writes."),
 				 errhint("Write it with SQL (INSERT, UPDATE, DELETE), or drop the constraint.")));
@@ -161,14 +163,14 @@ ddb_check_api_writable(Relation rel, AclMode mode)
 		t = &rel->trigdesc->triggers[i];
 		if (OidIsValid(t->tgconstraint))
 			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("ddb functions cannot write to table \"%s\" because it has constraint \"%s\"",
+					(errcode(DDB_ERRCODE_VALIDATION),
+					 errmsg("ValidationException: ddb functions cannot write to table \"%s\" because it has constraint \"%s\"",
 							RelationGetRelationName(rel), get_constraint_name(t->tgconstraint)),
 					 errdetail("The item functions write the table directly, without the checks and triggers of SQL writes."),
 					 errhint("Write it with SQL (INSERT, UPDATE, DELETE), or drop the constraint.")));
 		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("ddb functions cannot write to table \"%s\" because it has trigger \"%s\"",
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: ddb functions cannot write to table \"%s\" because it has trigger \"%s\"",
 						RelationGetRelationName(rel), t->tgname),
 				 errdetail("The item functions write the table directly, without the checks and triggers of SQL writes."),
 				 errhint("Write it with SQL (INSERT, UPDATE, DELETE), or drop or disable the trigger.")));
@@ -698,7 +700,8 @@ ddb_check_alter_cmd(Oid relid, AlterTableCmd *cmd)
 }
 
 /*
- * Does relid have a trigger of ddb's own (index, TTL or stream upkeep)?
+ * Does relid have an enabled trigger of ddb's own (index, TTL or stream
+ * upkeep)?
  * Those keep copies of the items' keys under the key attributes' names.
  */
 static bool
@@ -714,7 +717,12 @@ ddb_has_own_trigger(Oid relid)
 				ObjectIdGetDatum(relid));
 	scan = systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 1, &key);
 	while (!found && HeapTupleIsValid(tup = systable_getnext(scan)))
-		found = ddb_own_trigger_function(((Form_pg_trigger) GETSTRUCT(tup))->tgfoid);
+	{
+		Form_pg_trigger t = (Form_pg_trigger) GETSTRUCT(tup);
+
+		/* (ddb disables its own, rather than drop them, when their work ends) */
+		found = t->tgenabled != TRIGGER_DISABLED && ddb_own_trigger_function(t->tgfoid);
+	}
 	systable_endscan(scan);
 	table_close(tgrel, AccessShareLock);
 	return found;
