@@ -1667,8 +1667,9 @@ ddb_op_describe_stream(DdbJson *req, int *len)
  * Shard iterators: "<stream_id>:<shard>:<after>:<issued ms>:<ARN>|<tag>", a
  * position (read after this number) and its age.  The ARN makes an
  * iterator of a dropped and re-created stream id fail as not found.  The
- * tag is the first DDB_ITERATOR_TAG_BYTES of the HMAC-SHA256 of the rest
- * under the database's key (ddb_internal.stream_iterator_key, made at
+ * tag is the first DDB_ITERATOR_TAG_BYTES of the HMAC-SHA256 of the
+ * database's OID, ':' and the rest, under the database's key
+ * (ddb_internal.stream_iterator_key, made at
  * CREATE EXTENSION, readable only by its owner), in hex: an iterator is
  * what GetShardIterator or GetRecords made, unedited, so that its issue
  * time bounds its life to DDB_ITERATOR_LIFETIME_MS as DynamoDB's does
@@ -1689,6 +1690,8 @@ iterator_tag(const char *payload, int len, char *hex)
 	bytea	   *key;
 	pg_hmac_ctx *ctx;
 	uint8		mac[PG_SHA256_DIGEST_LENGTH];
+	/* a database made from a template shares its key, not its iterators */
+	char	   *db = psprintf("%u:", MyDatabaseId);
 
 	if (isnull)
 		elog(ERROR, "ddb's stream iterator key is missing");
@@ -1698,6 +1701,7 @@ iterator_tag(const char *payload, int len, char *hex)
 	ctx = pg_hmac_create(PG_SHA256);
 	if (ctx == NULL ||
 		pg_hmac_init(ctx, (const uint8 *) VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key)) < 0 ||
+		pg_hmac_update(ctx, (const uint8 *) db, strlen(db)) < 0 ||
 		pg_hmac_update(ctx, (const uint8 *) payload, len) < 0 ||
 		pg_hmac_final(ctx, mac, sizeof(mac)) < 0)
 		elog(ERROR, "could not compute HMAC-SHA256");

@@ -194,12 +194,13 @@ def test_stream_errors(ddb, streamed):
     # from now, signed, is refused (it would not expire).
     it = sc.get_shard_iterator(StreamArn=arn, ShardId=shard, ShardIteratorType="LATEST")["ShardIterator"]
     key = bytes.fromhex(psql("SELECT encode(key, 'hex') FROM ddb_internal.stream_iterator_key"))
+    dboid = psql("SELECT oid FROM pg_database WHERE datname = current_database()")
 
     def issued_at(delta_ms, sign=True):
         parts = it.rsplit("|", 1)[0].split(":", 4)
         parts[3] = str(int(parts[3]) + delta_ms)
         payload = ":".join(parts)
-        tag = hmac.new(key, payload.encode(), hashlib.sha256).hexdigest()[:32]
+        tag = hmac.new(key, f"{dboid}:{payload}".encode(), hashlib.sha256).hexdigest()[:32]
         return payload + "|" + (tag if sign else it.rsplit("|", 1)[1])
 
     with pytest.raises(ClientError) as e:
