@@ -125,6 +125,7 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
+#include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -1679,25 +1680,56 @@ ddb_op_describe_stream(DdbJson *req, int *len)
  */
 #define DDB_ITERATOR_TAG_BYTES	16
 
+/*
+ * The database's iterator key, read once per transaction (GetRecords
+ * checks one iterator and signs the next).
+ */
+static bytea *
+iterator_key(void)
+{
+	static bytea *key = NULL;
+	static LocalTransactionId key_lxid = InvalidLocalTransactionId;
+	Relation	rel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	bool		isnull = true;
+
+	if (key != NULL && key_lxid == MyProc->lxid)
+		return key;
+	rel = table_open(internal_relid("stream_iterator_key"), AccessShareLock);
+	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	tup = heap_getnext(scan, ForwardScanDirection);
+	if (tup != NULL)
+	{
+		Datum		d = heap_getattr(tup, 1, RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+		{
+			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+			if (key != NULL)
+				pfree(key);
+			key = DatumGetByteaPCopy(d);
+			key_lxid = MyProc->lxid;
+			MemoryContextSwitchTo(old);
+		}
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	if (isnull)
+		elog(ERROR, "ddb's stream iterator key is missing");
+	return key;
+}
+
 static void
 iterator_tag(const char *payload, int len, char *hex)
 {
-	Relation	rel = table_open(internal_relid("stream_iterator_key"), AccessShareLock);
-	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
-	HeapTuple	tup = heap_getnext(scan, ForwardScanDirection);
-	bool		isnull = true;
-	Datum		d = tup ? heap_getattr(tup, 1, RelationGetDescr(rel), &isnull) : (Datum) 0;
-	bytea	   *key;
+	bytea	   *key = iterator_key();
 	pg_hmac_ctx *ctx;
 	uint8		mac[PG_SHA256_DIGEST_LENGTH];
 	/* a database made from a template shares its key, not its iterators */
 	char	   *db = psprintf("%u:", MyDatabaseId);
 
-	if (isnull)
-		elog(ERROR, "ddb's stream iterator key is missing");
-	key = DatumGetByteaPCopy(d);
-	table_endscan(scan);
-	table_close(rel, AccessShareLock);
 	ctx = pg_hmac_create(PG_SHA256);
 	if (ctx == NULL ||
 		pg_hmac_init(ctx, (const uint8 *) VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key)) < 0 ||

@@ -359,7 +359,7 @@ ddb_build_keyinfo(TupleDesc desc, const char *relname, DdbKeyInfo *ki)
  * hold: a catalog lookup that misses the syscache, the table catalog's
  * query (ddb_table_info), opening a TOAST table to detoast a value.  A
  * DdbKeyInfo pointer into rd_amcache held across such a call (as
- * check_item_column holds one across ddb_key_name) would then read freed
+ * ddb_check_item_column_values holds one across ddb_key_name) would then read freed
  * memory, which another allocation may already have reused; a concurrent
  * VACUUM or ANALYZE of the table, an anti-wraparound autovacuum included,
  * sends such invalidations at any time.  So ddb_get_keyinfo hands out a
@@ -755,6 +755,28 @@ ddb_check_rename(Oid relid, const char *name)
 }
 
 /*
+ * The ddb tables an ALTER TABLE on 'rv' changes: the table and, when the
+ * command recurses (no ONLY), every table inheriting from it.  Read from
+ * the catalog alone (no lock: ALTER TABLE takes its own right after).
+ */
+static List *
+ddb_tables_of(RangeVar *rv)
+{
+	Oid			relid = rv ? RangeVarGetRelid(rv, NoLock, true) : InvalidOid;
+	List	   *relids;
+	List	   *ddb = NIL;
+	ListCell   *lc;
+
+	if (!OidIsValid(relid))
+		return NIL;
+	relids = rv->inh ? find_all_inheritors(relid, NoLock, NULL) : list_make1_oid(relid);
+	foreach(lc, relids)
+		if (ddb_relid_is_ddb(lfirst_oid(lc)))
+			ddb = lappend_oid(ddb, lfirst_oid(lc));
+	return ddb;
+}
+
+/*
  * Event trigger function (ddl_command_start, ALTER TABLE): refuse the column
  * changes that would leave a ddb table's stored keys unreadable, before
  * ALTER TABLE runs them.  Every column of a ddb table is a key column or the
@@ -776,8 +798,6 @@ ddb_event_trigger_alter_check(PG_FUNCTION_ARGS)
 {
 	EventTriggerData *trigdata;
 	AlterTableStmt *stmt;
-	Oid			relid;
-	List	   *relids;
 	ListCell   *lc;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
@@ -790,33 +810,22 @@ ddb_event_trigger_alter_check(PG_FUNCTION_ARGS)
 		RenameStmt *rs = (RenameStmt *) trigdata->parsetree;
 
 		if (rs->renameType != OBJECT_COLUMN || rs->relationType != OBJECT_TABLE ||
-			rs->relation == NULL || rs->subname == NULL)
+			rs->subname == NULL)
 			PG_RETURN_NULL();
-		relid = RangeVarGetRelid(rs->relation, NoLock, true);
-		if (!OidIsValid(relid))
-			PG_RETURN_NULL();
-		relids = rs->relation->inh ? find_all_inheritors(relid, NoLock, NULL) : list_make1_oid(relid);
-		foreach(lc, relids)
-			if (ddb_relid_is_ddb(lfirst_oid(lc)))
-				ddb_check_rename(lfirst_oid(lc), rs->subname);
+		foreach(lc, ddb_tables_of(rs->relation))
+			ddb_check_rename(lfirst_oid(lc), rs->subname);
 		PG_RETURN_NULL();
 	}
 	if (trigdata->parsetree == NULL || !IsA(trigdata->parsetree, AlterTableStmt))
 		PG_RETURN_NULL();
 	stmt = (AlterTableStmt *) trigdata->parsetree;
-	if (stmt->objtype != OBJECT_TABLE || stmt->relation == NULL)
+	if (stmt->objtype != OBJECT_TABLE)
 		PG_RETURN_NULL();
-	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
-	if (!OidIsValid(relid))
-		PG_RETURN_NULL();
-	relids = stmt->relation->inh ? find_all_inheritors(relid, NoLock, NULL) : list_make1_oid(relid);
 
-	foreach(lc, relids)
+	foreach(lc, ddb_tables_of(stmt->relation))
 	{
 		ListCell   *c;
 
-		if (!ddb_relid_is_ddb(lfirst_oid(lc)))
-			continue;
 		foreach(c, stmt->cmds)
 			ddb_check_alter_cmd(lfirst_oid(lc), lfirst_node(AlterTableCmd, c));
 	}

@@ -1820,7 +1820,7 @@ ddb_leaf_split_run(DdbKeyType pktype, int nv, char **vkey, int *vkeylen, Size *v
  */
 typedef struct DdbSepSums
 {
-	int			n;
+	int			n;				/* 0: keep no totals, sum each run afresh */
 	int		   *keylen;
 	int			nsums;
 	int			prefix[32];
@@ -1841,9 +1841,9 @@ ddb_sep_sizes(DdbSepSums *ss, int lo, int hi, int p)
 	{
 		Size		total = 0;
 
-		if (ss->nsums == lengthof(ss->sum))
+		if (ss->n == 0 || ss->nsums == lengthof(ss->sum))
 		{
-			/* rare: sum directly */
+			/* (past 32 prefix lengths, rare: directly too) */
 			for (int i = lo; i < hi; i++)
 				total += ddb_key_item_size(ss->keylen[i] - p);
 			return total;
@@ -1876,8 +1876,7 @@ ddb_sep_sizes(DdbSepSums *ss, int lo, int hi, int p)
  * more copy of L bytes.  A half without separators takes all of its high
  * key: separators that come later shrink it as they need.  Returns the
  * cheaper length, sets *infirst when it goes in the minus-infinity downlink
- * and *bytes to where its bytes are.  'ss' (or NULL) sums the separators'
- * sizes.
+ * and *bytes to where its bytes are.  'ss' sums the separators' sizes.
  */
 static int
 ddb_half_prefix_sums(DdbSepSums *ss, char **key, int *keylen, int lo, int hi,
@@ -1912,11 +1911,7 @@ ddb_half_prefix_sums(DdbSepSums *ss, char **key, int *keylen, int lo, int hi,
 	H = hk ? ddb_common_prefix(*bytes, L, hk, hklen) : 0;
 	if (L == H)
 		return H;
-	if (ss != NULL)
-		saved = ddb_sep_sizes(ss, lo, hi, H) - ddb_sep_sizes(ss, lo, hi, L);
-	else
-		for (int i = lo; i < hi; i++)
-			saved += ddb_key_item_size(keylen[i] - H) - ddb_key_item_size(keylen[i] - L);
+	saved = ddb_sep_sizes(ss, lo, hi, H) - ddb_sep_sizes(ss, lo, hi, L);
 	if (pred != NULL)
 		saved += ddb_key_item_size(predlen - H) - ddb_key_item_size(predlen - L);
 	if (saved >= ddb_key_item_size(L) - ddb_key_item_size(0))
@@ -1931,7 +1926,9 @@ int
 ddb_half_prefix(char **key, int *keylen, int lo, int hi, const char *hk, int hklen,
 				const char *pred, int predlen, bool *infirst, const char **bytes)
 {
-	return ddb_half_prefix_sums(NULL, key, keylen, lo, hi, hk, hklen, pred, predlen,
+	DdbSepSums	direct = {.n = 0,.keylen = keylen};
+
+	return ddb_half_prefix_sums(&direct, key, keylen, lo, hi, hk, hklen, pred, predlen,
 								infirst, bytes);
 }
 
