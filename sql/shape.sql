@@ -69,6 +69,16 @@ ALTER TABLE composite RENAME COLUMN doc TO item;
 -- (the index gone, its disabled trigger holds no keys: renames go again)
 ALTER TABLE composite RENAME COLUMN "SortKey" TO "SK2";
 ALTER TABLE composite RENAME COLUMN "SK2" TO "SortKey";
+-- Nor to a name an item holds as an attribute, which the key would hide:
+-- committed items, and this transaction's own.
+ALTER TABLE composite RENAME COLUMN "SortKey" TO a;
+BEGIN;
+SELECT ddb_put_item('composite', '{"PK": "r", "SortKey": "s", "b": 3}');
+ALTER TABLE composite RENAME COLUMN "PK" TO b;
+ROLLBACK;
+ALTER TABLE composite RENAME COLUMN "PK" TO b;
+ALTER TABLE composite RENAME COLUMN b TO "PK";
+SELECT * FROM composite ORDER BY 1, 2;
 
 -- ddb tables as partitions (or inheritance children): a text key cannot
 -- inherit the default collation (the partition cannot make it "C"), which

@@ -68,6 +68,9 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 #include "access/genam.h"
+#include "access/tableam.h"
+#include "executor/tuptable.h"
+#include "utils/snapmgr.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_trigger.h"
 #include "utils/fmgroids.h"
@@ -564,9 +567,88 @@ ddb_check_and_fix_table(Oid relid, bool created)
 	}
 }
 
+static List *ddb_tables_of(RangeVar *rv);
+static bool ddb_has_own_trigger(Oid relid);
+
+/*
+ * Does any item of ddb table relid, as this transaction sees the table,
+ * hold a top-level attribute 'name'?  A full scan; the caller holds a lock
+ * that keeps writers out.
+ */
+static bool
+ddb_items_hold_attribute(Oid relid, const char *name)
+{
+	Relation	rel = table_open(relid, NoLock);
+	DdbKeyInfo	ki;
+	Snapshot	snap = RegisterSnapshot(GetLatestSnapshot());
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	TableScanDesc scan = table_beginscan(rel, snap, 0, NULL);
+	Datum		key = CStringGetTextDatum(name);
+	bool		found = false;
+
+	ddb_build_keyinfo(RelationGetDescr(rel), RelationGetRelationName(rel), &ki);
+	while (!found && table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		bool		isnull;
+		Datum		item = slot_getattr(slot, ki.itemattno, &isnull);
+
+		found = !isnull && DatumGetBool(DirectFunctionCall2(jsonb_exists, item, key));
+		CHECK_FOR_INTERRUPTS();
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	UnregisterSnapshot(snap);
+	table_close(rel, NoLock);
+	return found;
+}
+
+/*
+ * RENAME of a key column of ddb table relid from 'oldname' to 'newname',
+ * checked at ddl_command_end, when the command holds its ACCESS EXCLUSIVE
+ * lock: no index, TTL or stream can be added meanwhile, nor an item
+ * written (checked at ddl_command_start, before that lock, an index
+ * created concurrently slipped past).  Refused
+ *   - while the table has secondary indexes, TTL or a stream, whose
+ *	   entries and records hold the keys under the old name (an index keyed
+ *	   on the old name would find no key in any item written after);
+ *   - when an item holds an attribute named 'newname': the key attribute
+ *	   would hide it (a full scan of the table).
+ * Otherwise a rename only renames the key attribute, as
+ * ddb_table_key_name reads it.
+ */
+static void
+ddb_check_rename(Oid relid, const char *oldname, const char *newname)
+{
+	HeapTuple	tup = SearchSysCacheAttName(relid, newname);
+	Oid			type;
+
+	if (!HeapTupleIsValid(tup))
+		return;
+	type = ((Form_pg_attribute) GETSTRUCT(tup))->atttypid;
+	ReleaseSysCache(tup);
+	if (type == JSONBOID)
+		return;					/* the item column */
+	if (ddb_has_own_trigger(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot rename key column \"%s\" of ddb table \"%s\"",
+						oldname, get_rel_name(relid)),
+				 errdetail("Its secondary indexes, TTL or stream hold the keys under their attribute names."),
+				 errhint("Drop them first, or keep the name.")));
+	if (ddb_items_hold_attribute(relid, newname))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot rename key column \"%s\" of ddb table \"%s\" to \"%s\"",
+						oldname, get_rel_name(relid), newname),
+				 errdetail("An item holds an attribute named \"%s\", which the key attribute would hide.",
+						   newname),
+				 errhint("Remove that attribute from the items, or choose another name.")));
+}
+
 /*
  * Event trigger function (ddl_command_end): validate every ddb table that the
- * command created or altered.
+ * command created or altered, and a rename of a key column
+ * (ddb_check_rename).
  */
 Datum
 ddb_event_trigger_check(PG_FUNCTION_ARGS)
@@ -583,7 +665,16 @@ ddb_event_trigger_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_E_CONTAINING_SQL_NOT_PERMITTED),
 				 errmsg("ddb_event_trigger_check() must be called as an event trigger")));
 	trigdata = (EventTriggerData *) fcinfo->context;
-	(void) trigdata;
+	if (trigdata->parsetree != NULL && IsA(trigdata->parsetree, RenameStmt))
+	{
+		RenameStmt *rs = (RenameStmt *) trigdata->parsetree;
+
+		if (rs->renameType == OBJECT_COLUMN && rs->relationType == OBJECT_TABLE &&
+			rs->subname != NULL && rs->newname != NULL)
+			foreach(lc, ddb_tables_of(rs->relation))
+				ddb_check_rename(lfirst_oid(lc), rs->subname, rs->newname);
+		PG_RETURN_NULL();
+	}
 
 	if (!OidIsValid(ddb_am_oid))
 		ddb_am_oid = get_table_am_oid("ddb", false);
@@ -729,35 +820,10 @@ ddb_has_own_trigger(Oid relid)
 }
 
 /*
- * RENAME of key column 'name' of ddb table relid: refused while the table
- * has secondary indexes, TTL or a stream, whose entries and records hold
- * the keys under the old name (an index keyed on the old name would find
- * no key in any item written after).  Without them a rename only renames
- * the key attribute, as ddb_table_key_name reads it.
- */
-static void
-ddb_check_rename(Oid relid, const char *name)
-{
-	HeapTuple	tup = SearchSysCacheAttName(relid, name);
-	Oid			type;
-
-	if (!HeapTupleIsValid(tup))
-		return;					/* ALTER TABLE reports it */
-	type = ((Form_pg_attribute) GETSTRUCT(tup))->atttypid;
-	ReleaseSysCache(tup);
-	if (type != JSONBOID && ddb_has_own_trigger(relid))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot rename key column \"%s\" of ddb table \"%s\"",
-						name, get_rel_name(relid)),
-				 errdetail("Its secondary indexes, TTL or stream hold the keys under their attribute names."),
-				 errhint("Drop them first, or keep the name.")));
-}
-
-/*
  * The ddb tables an ALTER TABLE on 'rv' changes: the table and, when the
  * command recurses (no ONLY), every table inheriting from it.  Read from
- * the catalog alone (no lock: ALTER TABLE takes its own right after).
+ * the catalog alone, without a lock of its own: at ddl_command_start
+ * ALTER TABLE takes its own right after, at ddl_command_end it holds it.
  */
 static List *
 ddb_tables_of(RangeVar *rv)
@@ -786,8 +852,9 @@ ddb_tables_of(RangeVar *rv)
  * key column of another type would have to decode keys encoded for the old
  * one.  DynamoDB fixes a table's key schema when the table is created, too.
  * Renaming a key column and changing a text key's collation keep the
- * encoding and stay allowed; the item column's changes are judged by the
- * shape rule at ddl_command_end.  The command's table is checked and, when
+ * encoding and stay allowed (a rename is checked at ddl_command_end:
+ * ddb_check_rename); the item column's changes are judged by the shape
+ * rule at ddl_command_end.  The command's table is checked and, when
  * the command recurses (no ONLY), every table inheriting from it: ALTER
  * TABLE on a partitioned or inheritance parent changes its ddb partitions
  * and children too.  Only the catalog is read here (no lock: ALTER TABLE
@@ -805,17 +872,6 @@ ddb_event_trigger_alter_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_E_CONTAINING_SQL_NOT_PERMITTED),
 				 errmsg("ddb_event_trigger_alter_check() must be called as an event trigger")));
 	trigdata = (EventTriggerData *) fcinfo->context;
-	if (trigdata->parsetree != NULL && IsA(trigdata->parsetree, RenameStmt))
-	{
-		RenameStmt *rs = (RenameStmt *) trigdata->parsetree;
-
-		if (rs->renameType != OBJECT_COLUMN || rs->relationType != OBJECT_TABLE ||
-			rs->subname == NULL)
-			PG_RETURN_NULL();
-		foreach(lc, ddb_tables_of(rs->relation))
-			ddb_check_rename(lfirst_oid(lc), rs->subname);
-		PG_RETURN_NULL();
-	}
 	if (trigdata->parsetree == NULL || !IsA(trigdata->parsetree, AlterTableStmt))
 		PG_RETURN_NULL();
 	stmt = (AlterTableStmt *) trigdata->parsetree;
