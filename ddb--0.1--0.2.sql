@@ -9,6 +9,21 @@
 -- Since 0.1 the sources live in layer folders: src/engine, src/model,
 -- src/api, src/planner (the 0.1 script's comments name the old paths).
 
+-- DynamoDB's strings are Unicode, sent as UTF-8 and ordered and sized by
+-- their UTF-8 bytes (the tree compares key bytes, the size limits count
+-- them): a database of another encoding would order and size them by its
+-- own bytes, or fail to store them.
+DO $$
+BEGIN
+  IF pg_catalog.getdatabaseencoding() <> 'UTF8' THEN
+    RAISE EXCEPTION 'ddb requires a UTF8 database, and database "%" is %',
+      pg_catalog.current_database(), pg_catalog.getdatabaseencoding()
+      USING ERRCODE = 'feature_not_supported',
+            DETAIL = 'DynamoDB orders and sizes strings by their UTF-8 bytes.',
+            HINT = 'Create the database with ENCODING ''UTF8''.';
+  END IF;
+END $$;
+
 -- ===========================================================================
 -- DynamoDB names, the table catalog, and the protocol (src/api/ddb_table.c,
 -- ddb_api.c, ddb_protocol.c)
