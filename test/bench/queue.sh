@@ -46,7 +46,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-as_user "'$PGBIN/initdb' -D '$work/data' -A trust" >/dev/null
+as_user "'$PGBIN/initdb' -D '$work/data' -A trust -E UTF8 --locale=C" >/dev/null
 as_user "'$PGBIN/pg_ctl' -D '$work/data' -l '$work/log' -o \"-p $port -k '$work' -c listen_addresses='' -c autovacuum=off\" start" >/dev/null
 psql="'$PGBIN/psql' -X -q -At -h '$work' -p $port -d postgres"
 as_user "$psql -c 'CREATE EXTENSION ddb' -c \"SELECT ddb_create_table('qqq', 'PK', 'S', 'SK', 'N')\"" >/dev/null

@@ -127,7 +127,7 @@ def scratch_cluster(conf, start=True):
     if os.geteuid() == 0:
         subprocess.run(["chown", RUNAS, d], check=True)
     data = os.path.join(d, "data")
-    subprocess.run(as_runas([f"{PGBIN}/initdb", "-D", data, "-A", "trust", "-U", RUNAS, "--no-sync"]),
+    subprocess.run(as_runas([f"{PGBIN}/initdb", "-D", data, "-A", "trust", "-U", RUNAS, "-E", "UTF8", "--locale=C", "--no-sync"]),
                    check=True, capture_output=True)
     with open(os.path.join(data, "postgresql.conf"), "a") as f:
         # the port only names the socket in this private directory; set
