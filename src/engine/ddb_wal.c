@@ -337,6 +337,18 @@ static int	check_wal_legacy = WAL_LEGACY_OFF;
 
 #define WAL_LEGACY	(check_wal_legacy != WAL_LEGACY_OFF)
 
+/*
+ * ddb.check_wal_unknown_form makes the server write its INSERT_MULTI and
+ * UPDATE_MAP records with the bit 0x80 set in their info (0xE0, 0xF0),
+ * which no version of ddb has given those kinds: the records are otherwise
+ * the ones it writes, as a later ddb's new form of them could be.  Redo
+ * must refuse them with a PANIC rather than replay them as the kinds it
+ * knows (TAP 022).  Those two are the only info values ddb leaves unused.
+ */
+static bool check_wal_unknown_form = false;
+
+#define WAL_UNKNOWN_FORM	(check_wal_unknown_form ? 0x80 : 0)
+
 void
 ddb_wal_checks_init(void)
 {
@@ -345,9 +357,15 @@ ddb_wal_checks_init(void)
 							 NULL, &check_wal_legacy, WAL_LEGACY_OFF, wal_legacy_options,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("ddb.check_wal_unknown_form",
+							 "Test only: write INSERT_MULTI and UPDATE_MAP records in a form no ddb knows (info bit 0x80).",
+							 NULL, &check_wal_unknown_form, false,
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
 }
 #else
 #define WAL_LEGACY	false
+#define WAL_UNKNOWN_FORM	0
 #endif
 
 /* ------------------------------------------------------------------------
@@ -628,7 +646,7 @@ ddb_wal_leaf_add_multi(Relation rel, Buffer buf, int n, const OffsetNumber *offs
 		XLogRegisterData((char *) &xlrec, SizeOfDdbInsertMulti);
 		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
 		XLogRegisterBufData(0, data, datalen);
-		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_INSERT_MULTI);
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_INSERT_MULTI | WAL_UNKNOWN_FORM);
 		PageSetLSN(page, recptr);
 	}
 	END_CRIT_SECTION();
@@ -1013,7 +1031,7 @@ ddb_wal_leaf_update(Relation rel, Buffer buf, OffsetNumber oldoff, DdbMarkFn mar
 		XLogRegisterBufData(1, (char *) &hash, sizeof(uint32));
 		if (prune && prune->nclear > 0)
 			XLogRegisterBufData(1, (char *) prune->clear, sizeof(uint16) * prune->nclear);
-		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_UPDATE_MAP);
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_UPDATE_MAP | WAL_UNKNOWN_FORM);
 		PageSetLSN(page, recptr);
 		PageSetLSN(mappage, recptr);
 	}
