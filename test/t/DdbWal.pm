@@ -10,8 +10,8 @@
 # wrap around call configure() on every node they create and check_mode()
 # once started; test/run.sh runs them in both modes.
 #
-# same_rows() is the oracle of the tests of ddb's own records (016, 019):
-# a ddb table and its heap shadow hold the same rows.
+# same_rows() is the oracle of the tests of ddb's own records (016, 019,
+# 022): a ddb table and its heap shadow hold the same rows.
 
 package DdbWal;
 
