@@ -1480,6 +1480,24 @@ unlink_redo(XLogReaderState *record)
 		UnlockReleaseBuffer(qbuf);
 }
 
+/*
+ * Is a record of this info a form this version of ddb knows?  Every kind
+ * without the bit 0x80; with it, the kinds that give it a meaning.  A form
+ * it does not know was written by a later ddb (whose standbys must be
+ * upgraded first): it must not be misread as another, neither by redo nor
+ * by the description of it in redo's error context and pg_walinspect.
+ */
+static bool
+info_known(uint8 info)
+{
+	uint8		op = info & XLOG_DDB_OPMASK;
+
+	if (!(info & 0x80))
+		return true;
+	return op == XLOG_DDB_UPDATE || op == XLOG_DDB_MARK || op == XLOG_DDB_MAP ||
+		op == XLOG_DDB_INSERT || op == XLOG_DDB_SPLIT || op == XLOG_DDB_PRUNE;
+}
+
 static void
 ddb_wal_redo(XLogReaderState *record)
 {
@@ -1489,13 +1507,7 @@ ddb_wal_redo(XLogReaderState *record)
 	char	   *data;
 	Size		datalen;
 
-	/*
-	 * A form this version does not know (written by a later ddb, whose
-	 * standbys must be upgraded first) must not be misread as another.
-	 */
-	if ((XLogRecGetInfo(record) & 0x80) && info != XLOG_DDB_UPDATE &&
-		info != XLOG_DDB_MARK && info != XLOG_DDB_MAP && info != XLOG_DDB_INSERT &&
-		info != XLOG_DDB_SPLIT && info != XLOG_DDB_PRUNE)
+	if (!info_known(XLogRecGetInfo(record)))
 		elog(PANIC, "ddb WAL record with unknown info 0x%02X: this server's ddb is older than the one that wrote it",
 			 XLogRecGetInfo(record) & ~XLR_INFO_MASK);
 
@@ -1637,6 +1649,8 @@ ddb_wal_redo(XLogReaderState *record)
 static const char *
 ddb_wal_identify(uint8 info)
 {
+	if (!info_known(info))
+		return NULL;			/* PostgreSQL shows "UNKNOWN (info)" */
 	switch (info & XLOG_DDB_OPMASK)
 	{
 		case XLOG_DDB_INSERT:
@@ -1675,6 +1689,8 @@ ddb_wal_desc(StringInfo buf, XLogReaderState *record)
 	char	   *rec = XLogRecGetData(record);
 	Size		datalen = 0;
 
+	if (!info_known(XLogRecGetInfo(record)))
+		return;					/* its layout is a later ddb's */
 	(void) XLogRecGetBlockData(record, 0, &datalen);	/* 0 under a full image */
 	switch (info)
 	{

@@ -20,11 +20,12 @@
 #   (b) the same statements with the setting on write the unknown form, and
 #       nothing else of that kind; pg_waldump, which cannot load ddb, still
 #       reads the WAL and lists them as custom203 with their info (README,
-#       "Tools");
+#       "Tools"), and pg_walinspect names them "UNKNOWN (e0)", not as the
+#       kind whose info they share the low bits of, and does not decode them;
 #   (c) after a crash, recovery stops at the first of them: the log says
 #       "PANIC:  ddb WAL record with unknown info 0xE0: this server's ddb is
-#       older than the one that wrote it" with that record's LSN, and the
-#       server does not come up.
+#       older than the one that wrote it" with that record's LSN (the error
+#       context, "ddb/UNKNOWN (E0)"), and the server does not come up.
 #
 # The test needs ddb preloaded (its own records are what it is about), so
 # it sets the preload itself and runs once, in either DDB_TAP_WAL mode.
@@ -44,6 +45,7 @@ plan skip_all => 'ddb\'s WAL records are written for ddb tables'
 
 my $schema = q{
 	CREATE EXTENSION ddb;
+	CREATE EXTENSION pg_walinspect;
 	CREATE TABLE t ("PK" text, "SK" text, item jsonb) USING ddb;
 	CREATE TABLE s ("PK" text, "SK" text, item jsonb);
 	INSERT INTO t SELECT 'P' || (g % 20), 'k' || g, jsonb_build_object('n', g, 'pad', repeat('x', g % 100)) FROM generate_series(1, 2000) g;
@@ -137,6 +139,16 @@ max_wal_size = '1GB'
 	note "(b) $name: " . scalar(@bad) . " records with info $unknown, of " . scalar(@$recs) . " of ddb's";
 	cmp_ok(scalar @bad, '>', 0, "(b) $name: records with the unknown info $unknown were written (pg_waldump: custom203, UNKNOWN ($unknown))");
 	is(count_info($recs, $known), 0, "(b) $name: ... and none with $known while the setting is on");
+	is( $node->safe_psql('postgres', qq{
+			SELECT string_agg(DISTINCT record_type || ' ' || description, ', ')
+			FROM pg_get_wal_records_info('$from', '$to')
+			WHERE resource_manager = 'ddb' AND record_type LIKE 'UNKNOWN%'}),
+		"UNKNOWN ($unknown) ",
+		"(b) $name: pg_walinspect names them UNKNOWN ($unknown) and does not decode them");
+	is( $node->safe_psql('postgres', qq{
+			SELECT count(*) FROM pg_get_wal_records_info('$from', '$to')
+			WHERE resource_manager = 'ddb' AND record_type LIKE 'UNKNOWN%'}),
+		scalar @bad, "(b) $name: ... all " . scalar(@bad) . " of them");
 
 	# ---- (c) a crash: recovery meets them and stops ----
 	$node->stop('immediate');
@@ -147,9 +159,10 @@ max_wal_size = '1GB'
 	like($log,
 		qr/PANIC:  ddb WAL record with unknown info 0x$UNKNOWN: this server's ddb is older than the one that wrote it/,
 		"(c) $name: recovery stops with ddb's PANIC naming the info 0x$UNKNOWN");
-	ok($log =~ m{PANIC:  ddb WAL record with unknown info[^\n]*\n(?:[^\n]*\n)*?[^\n]*CONTEXT:  WAL redo at ([0-9A-F]+/[0-9A-F]+) }
+	ok($log =~ m{PANIC:  ddb WAL record with unknown info[^\n]*\n(?:[^\n]*\n)*?[^\n]*CONTEXT:  WAL redo at ([0-9A-F]+/[0-9A-F]+) for ddb/UNKNOWN \($UNKNOWN\)}
 		  && @bad && lsn($1) == lsn($bad[0][0]),
-		"(c) $name: ... at the first record of that form (" . ($bad[0][0] // 'none') . ')');
+		"(c) $name: ... at the first record of that form (" . ($bad[0][0] // 'none')
+		  . '), which the error context does not name as a kind ddb knows');
 	unlike($log, qr/redo done/, "(c) $name: redo did not finish");
 	if ($started)
 	{
