@@ -11,11 +11,13 @@
 
 -- DynamoDB's strings are Unicode, sent as UTF-8 and ordered and sized by
 -- their UTF-8 bytes (the tree compares key bytes, the size limits count
--- them): a database of another encoding would order and size them by its
--- own bytes, or fail to store them.
+-- them): a database of another encoding could not store most of them, and
+-- would order and compare them by its own bytes.  SQL_ASCII stores the
+-- bytes it is given, which ddb takes as UTF-8 (the endpoint checks that
+-- they are).
 DO $$
 BEGIN
-  IF pg_catalog.getdatabaseencoding() <> 'UTF8' THEN
+  IF pg_catalog.getdatabaseencoding() NOT IN ('UTF8', 'SQL_ASCII') THEN
     RAISE EXCEPTION 'ddb requires a UTF8 database, and database "%" is %',
       pg_catalog.current_database(), pg_catalog.getdatabaseencoding()
       USING ERRCODE = 'feature_not_supported',

@@ -188,20 +188,3 @@ SELECT cond('(age = :v) AND (NOT (active = :f))', '{":v": 37, ":f": false}') AS 
 SELECT ddb_eval_condition('{}', NULL) IS NULL AS null_condition;
 
 DROP FUNCTION cond(text, jsonb, jsonb);
-
--- size() counts characters (UTF-16 code units) whatever the database's
--- encoding: in a LATIN1 database "ñ©°" is 3, not its bytes' count as UTF-8.
-SELECT current_database() AS origdb \gset
-SET client_min_messages = warning;
-DROP DATABASE IF EXISTS ddb_expr_latin1;
-CREATE DATABASE ddb_expr_latin1 TEMPLATE template0 ENCODING 'LATIN1' LOCALE 'C';
-RESET client_min_messages;
-\c ddb_expr_latin1
-SET client_encoding = 'UTF8';
-SET client_min_messages = warning;
-CREATE EXTENSION ddb;
-RESET client_min_messages;
-SELECT ddb_eval_condition('{"s": "ñ©°", "t": "©©"}', 'size(s) = :three AND size(t) = :two',
-                          NULL, '{":three": 3, ":two": 2}') AS latin1_size;
-\c :origdb
-DROP DATABASE ddb_expr_latin1;

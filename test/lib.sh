@@ -15,12 +15,12 @@ PG_CONFIG="$PGBIN/pg_config"
 
 log() { printf '==> %s\n' "$*" >&2; }
 
-# ddb needs a UTF-8 database (CREATE EXTENSION refuses others), and initdb
-# takes the encoding from the locale when not told one: clusters started
-# without -E (PostgreSQL::Test::Cluster's, in the TAP tests) would be
-# SQL_ASCII under a C or unset locale.  Children get C.UTF-8 when the
-# system has it (glibc 2.35 and later have it built in); LC_ALL and
-# LC_CTYPE would override it.
+# initdb takes the encoding from the locale when not told one: clusters
+# started without -E (PostgreSQL::Test::Cluster's, in the TAP tests) would
+# be SQL_ASCII under a C or unset locale, and LATIN1 under some others,
+# which ddb refuses.  Children get C.UTF-8 when the system has it (glibc
+# 2.35 and later have it built in), so that every test cluster is UTF-8;
+# LC_ALL and LC_CTYPE would override it.
 if locale -a 2>/dev/null | grep -qix 'c\.utf-\?8'; then
 	export LANG=C.UTF-8
 	unset LC_ALL LC_CTYPE
