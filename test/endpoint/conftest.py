@@ -11,6 +11,7 @@ import http.client
 import json
 import os
 import socket
+import struct
 import subprocess
 import time
 import uuid
@@ -201,3 +202,70 @@ def free_port():
     p = s.getsockname()[1]
     s.close()
     return p
+
+
+def _proc_addr(addr):
+    """host:port as /proc/net/tcp prints it."""
+    return "%08X:%04X" % (struct.unpack("=I", socket.inet_aton(addr[0]))[0], addr[1])
+
+
+def tcp_sockets():
+    """The IPv4 TCP sockets of this machine's network namespace, by
+    (local, remote) in /proc/net/tcp's form: (state, tx_queue, rx_queue,
+    inode).  State 01 is ESTABLISHED; an inode is 0 until a process has
+    accepted the connection."""
+    out = {}
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            p = line.split()
+            tx, rx = p[4].split(":")
+            out[(p[1], p[2])] = (p[3], int(tx, 16), int(rx, 16), int(p[9]))
+    return out
+
+
+def server_end(sock, table=None):
+    """The server's end of a connection to the endpoint, as in tcp_sockets
+    (None once it is gone)."""
+    table = tcp_sockets() if table is None else table
+    return table.get((_proc_addr(sock.getpeername()), _proc_addr(sock.getsockname())))
+
+
+def drained(sock):
+    """Has the server read everything sent on sock?  (Nothing waits in the
+    client's send queue or in the server end's receive queue.)"""
+    table = tcp_sockets()
+    mine = table.get((_proc_addr(sock.getsockname()), _proc_addr(sock.getpeername())))
+    theirs = server_end(sock, table)
+    return mine is not None and theirs is not None and mine[1] == 0 and theirs[2] == 0
+
+
+def socket_inodes(pid):
+    """The inodes of the sockets process pid has open."""
+    out = set()
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return out
+    for fd in fds:
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            out.add(int(link[8:-1]))
+    return out
+
+
+def worker_of(sock, pids, timeout=10):
+    """The pid (among pids) of the worker that accepted a connection to the
+    endpoint, once one has."""
+    def find():
+        e = server_end(sock)
+        if e is None or e[3] == 0:
+            return None
+        for pid in pids:
+            if e[3] in socket_inodes(pid):
+                return pid
+        return None
+    return wait_for(find, timeout, 0.01)

@@ -1,6 +1,7 @@
 """Bad input never takes a worker down or leaks memory: each kind of bad
 request gets a clear 4xx in DynamoDB's format (or, where HTTP allows it,
 the connection is dropped), and a valid request works right after it."""
+import http.client
 import json
 import re
 import socket
@@ -8,7 +9,8 @@ import time
 
 import pytest
 
-from conftest import PORT, Raw, error_of, signed_headers, worker_pids, client
+from conftest import (PORT, Raw, client, drained, error_of, server_end, signed_headers,
+                      tcp_sockets, wait_for, worker_of, worker_pids)
 
 HOST = ("127.0.0.1", PORT)
 
@@ -44,6 +46,27 @@ def request_bytes(body, headers):
     lines = [b"POST / HTTP/1.1", f"Host: 127.0.0.1:{PORT}".encode()]
     lines += [f"{k}: {v}".encode() for k, v in headers.items()]
     return b"\r\n".join(lines) + b"\r\n\r\n" + body
+
+
+def on_worker(pid, pids, opened):
+    """A new connection that worker pid accepted.  The connections other
+    workers take meanwhile stay open (in 'opened', with it), so that pid
+    soon holds the fewest and takes the next."""
+    for _ in range(64):
+        s = socket.create_connection(HOST, timeout=10)
+        opened.append(s)
+        if worker_of(s, pids) == pid:
+            return s
+    raise AssertionError(f"no connection reached worker {pid}")
+
+
+def closed_unanswered(s):
+    """Does the server close s without a byte of answer?"""
+    s.settimeout(10)
+    try:
+        return s.recv(100) == b""
+    except ConnectionResetError:
+        return True
 
 
 def test_oversized_body_declared():
@@ -407,6 +430,77 @@ def test_buffered_bodies_are_bounded():
     assert grown_mb < 4 * 16 * len(pids) + 32, grown_mb
     # the closed connections' bodies are given back (once the workers see
     # the closes): a request of ordinary size is served again
+    for _ in range(50):
+        r = Raw()
+        resp, data = r.post({})
+        r.close()
+        if resp.status == 200:
+            break
+        time.sleep(0.1)
+    assert resp.status == 200, data
+
+
+def test_throttled_at_64mb():
+    """Both halves of the bound on one worker's bodies, observed on one
+    worker: three connections hold 16 MB each (each body declared 16 MB and
+    lacks its last byte: a buffer grows by doubling, clamped to the declared
+    length, so it is exactly 16 MB) and a fourth has sent one byte (4 kB);
+    a fifth body, which cannot fit, gets its connection closed; once the
+    fourth body holds 16 MB too (64 MB in all), a small signed request that
+    starts on a new connection to that worker is answered at once 400
+    ThrottlingException in DynamoDB's JSON, which SDKs retry.  Connections
+    are steered to the worker by the workers' balancing (the least loaded
+    takes the next) and told apart by the sockets each worker holds; every
+    byte sent is known to be read before the next step.  All of it is done
+    well within the idle timeout (5 s here), which would cut the bodies."""
+    pids = worker_pids()
+    mb16 = 16 * 1024 * 1024
+    h = {"Content-Type": "application/x-amz-json-1.0",
+         "X-Amz-Target": "DynamoDB_20120810.PutItem",
+         "Content-Length": str(mb16)}
+    rest = b" " * (mb16 - 2)     # after "{": all but the last byte
+    opened = []
+    try:
+        first = socket.create_connection(HOST, timeout=10)
+        opened.append(first)
+        w = worker_of(first, pids)
+        assert w is not None
+        full = [first] + [on_worker(w, pids, opened) for _ in range(2)]
+        for s in full:
+            s.sendall(request_bytes(b"{", h) + rest)
+        fourth = on_worker(w, pids, opened)
+        fourth.sendall(request_bytes(b"{", h))
+        fifth = on_worker(w, pids, opened)
+        fifth.sendall(request_bytes(b"{", h))
+        assert wait_for(lambda: all(drained(s) for s in full + [fourth, fifth]), 5)
+        # 48 MB + 4 kB + 4 kB: the fifth body cannot grow to 16 MB
+        try:
+            fifth.sendall(rest)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        assert closed_unanswered(fifth)
+        # closed for its size, not by the idle timeout: the older
+        # connections are open
+        table = tcp_sockets()
+        assert all((server_end(s, table) or ("gone",))[0] == "01" for s in full + [fourth])
+        # 64 MB: the fourth body holds 16 MB too
+        fourth.sendall(rest)
+        assert wait_for(lambda: drained(fourth), 5)
+        probe = on_worker(w, pids, opened)
+        body = b"{}"
+        probe.sendall(request_bytes(body, dict(signed_headers(body), **{"Content-Length": "2"})))
+        resp = http.client.HTTPResponse(probe)
+        resp.begin()
+        data = resp.read()
+        assert resp.status == 400, data
+        assert resp.getheader("Content-Type") == "application/x-amz-json-1.0"
+        assert json.loads(data) == {
+            "__type": "com.amazon.coral.availability#ThrottlingException",
+            "message": "Rate of requests exceeds the allowed throughput."}
+    finally:
+        for s in opened:
+            s.close()
+    # the bodies are given back once the worker sees the closes
     for _ in range(50):
         r = Raw()
         resp, data = r.post({})
