@@ -7,12 +7,14 @@ DDB_* environment variables.  Tests talk to the endpoint with boto3, with
 raw HTTP (signed by botocore's own SigV4 signer), with the AWS CLI, and to
 the database with psql as the superuser.
 """
+import contextlib
 import http.client
 import json
 import os
 import socket
 import struct
 import subprocess
+import threading
 import time
 import uuid
 
@@ -269,3 +271,119 @@ def worker_of(sock, pids, timeout=10):
                 return pid
         return None
     return wait_for(find, timeout, 0.01)
+
+
+class Session:
+    """A superuser's SQL session that stays open between statements (psql
+    reading them from a pipe): it holds locks while the endpoint is asked.
+    pid is its backend's."""
+
+    def __init__(self, db="postgres"):
+        self.name = "ddb_test_" + uuid.uuid4().hex[:12]
+        self.n = 0
+        self.proc = subprocess.Popen(
+            [f"{PGBIN}/psql", "-X", "-q", "-tA", "-v", "ON_ERROR_STOP=1",
+             "-h", SOCK, "-p", PGPORT, "-U", RUNAS, "-d", db],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True, env=dict(os.environ, PGAPPNAME=self.name))
+        self.run("SELECT 1")
+        self.pid = int(psql(f"SELECT pid FROM pg_stat_activity WHERE application_name = '{self.name}'"))
+
+    def send(self, sql):
+        """Sends statements and returns at once (one may wait for a lock)."""
+        self.n += 1
+        self.proc.stdin.write(f"{sql};\nSELECT {self.n} AS ddb_test_done;\n")
+        self.proc.stdin.flush()
+
+    def done(self):
+        """Has everything sent so far run?"""
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"psql exited: {self.proc.stderr.read()}")
+        return psql(f"SELECT count(*) FROM pg_stat_activity WHERE application_name = '{self.name}' "
+                    f"AND state IN ('idle', 'idle in transaction') "
+                    f"AND rtrim(query, ';') = 'SELECT {self.n} AS ddb_test_done'") == "1"
+
+    def wait(self, timeout=30):
+        if not wait_for(self.done, timeout):
+            raise RuntimeError(f"session {self.name}: statement {self.n} still running")
+
+    def run(self, sql, timeout=30):
+        """Sends statements and waits until they have run."""
+        self.send(sql)
+        self.wait(timeout)
+
+    def in_transaction(self):
+        return psql(f"SELECT state FROM pg_stat_activity WHERE pid = {self.pid}") == "idle in transaction"
+
+    def close(self):
+        """Ends the session (a transaction still open is rolled back)."""
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            psql(f"SELECT pg_terminate_backend({self.pid})")
+            self.proc.wait(30)
+        self.proc.stderr.close()
+
+
+def worker_blocked_by(pid):
+    """The pid of a worker whose request waits for a lock that backend pid
+    holds, else None."""
+    out = psql("SELECT pid FROM pg_stat_activity WHERE backend_type = 'ddb http' "
+               f"AND {pid} = ANY (pg_blocking_pids(pid))")
+    return int(out) if out else None
+
+
+def _reload_settings(settings, reset=False):
+    for name, value in settings.items():
+        if reset:
+            psql(f"ALTER SYSTEM RESET {name}")
+        else:
+            psql(f"ALTER SYSTEM SET {name} = '{value}'")
+    psql("SELECT pg_reload_conf()")
+
+
+def _shown(names):
+    return {n: psql(f"SHOW {n}") for n in names}
+
+
+def set_server_settings(settings):
+    """ALTER SYSTEM SET each name = value, then a reload; returns once the
+    workers are sure to apply them before their next request.  The barrier:
+    a new backend shows a value once the postmaster has read the file, and
+    the postmaster signals its children (the workers) in the same step,
+    before it forks another backend; a worker takes the reload on waking,
+    before it reads a request."""
+    before = _shown(settings)
+    _reload_settings(settings)
+    if not wait_for(lambda: all(v != before[n] for n, v in _shown(settings).items()), 30):
+        raise RuntimeError(f"the settings {settings} did not change: {_shown(settings)}")
+
+
+@contextlib.contextmanager
+def server_settings(settings):
+    """set_server_settings for the duration, then RESET (and the reload
+    awaited as above).  Values must differ from the current ones."""
+    before = _shown(settings)
+    try:
+        set_server_settings(settings)
+        yield
+    finally:
+        _reload_settings(settings, reset=True)
+        if not wait_for(lambda: _shown(settings) == before, 30):
+            raise RuntimeError(f"the settings did not come back: {_shown(settings)}")
+
+
+def in_background(fn):
+    """Runs fn() in a thread; returns the thread and a dict that gets
+    "value" or "error"."""
+    result = {}
+
+    def run():
+        try:
+            result["value"] = fn()
+        except BaseException as e:   # noqa: BLE001
+            result["error"] = e
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t, result

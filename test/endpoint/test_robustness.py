@@ -9,8 +9,9 @@ import time
 
 import pytest
 
-from conftest import (PORT, Raw, client, drained, error_of, server_end, signed_headers,
-                      tcp_sockets, wait_for, worker_of, worker_pids)
+from conftest import (PORT, Raw, Session, client, drained, error_of, in_background, psql,
+                      server_end, server_settings, signed_headers, tcp_sockets, wait_for,
+                      worker_blocked_by, worker_of, worker_pids)
 
 HOST = ("127.0.0.1", PORT)
 
@@ -578,28 +579,148 @@ def test_slow_reader_of_a_response_is_not_cut(ddb, table_name):
     assert len(json.loads(rest)["Responses"][table_name]) == 40
 
 
+CONFLICT = ("TransactionConflictException", "Transaction is ongoing for the item")
+
+
+def item_sql(table, item):
+    """An item for ddb_put_item in SQL: item is {"PK": "a", ...} (strings)."""
+    return "ddb_put_item('%s', '%s')" % (table, json.dumps(item))
+
+
+def v_of(ddb, table, pk="a", sk="b"):
+    got = ddb.get_item(TableName=table, Key={"PK": {"S": pk}, "SK": {"S": sk}}, ConsistentRead=True)
+    return got["Item"]["v"]["S"]
+
+
+def put_raw(table, v, pk="a", sk="b"):
+    """PutItem on a fresh connection: (status, body)."""
+    r = Raw(timeout=60)
+    try:
+        resp, data = r.post({"TableName": table, "Item": {"PK": {"S": pk}, "SK": {"S": sk}, "v": {"S": v}}},
+                            target="DynamoDB_20120810.PutItem")
+        return resp.status, data
+    finally:
+        r.close()
+
+
 def test_lock_wait_is_a_transaction_conflict(ddb, table_name):
     """A request waits for a lock at most ddb.http_lock_timeout (1 s here),
     then fails with TransactionConflictException, as DynamoDB fails rather
     than waits: one request waiting behind an open SQL transaction used to
-    stall every connection of its worker for as long as it lasted."""
-    import threading
-    from conftest import create_table, psql
+    stall every connection of its worker for as long as it lasted.  The
+    table lock is still held when the answer comes."""
+    from conftest import create_table
     create_table(ddb, table_name)
-    holder = threading.Thread(target=psql, args=(
-        f'BEGIN; LOCK TABLE "{table_name}" IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(6); COMMIT',))
-    holder.start()
-    time.sleep(0.5)
-    start = time.monotonic()
-    with pytest.raises(ddb.exceptions.ClientError) as e:
-        ddb.put_item(TableName=table_name, Item={"PK": {"S": "a"}, "SK": {"S": "b"}})
-    waited = time.monotonic() - start
-    holder.join()
-    err = e.value.response
-    assert err["Error"]["Code"] == "TransactionConflictException", err
-    assert err["Error"]["Message"] == "Transaction is ongoing for the item"
-    assert waited < 4, waited
+    holder = Session()
+    try:
+        holder.run(f'BEGIN; LOCK TABLE "{table_name}" IN ACCESS EXCLUSIVE MODE')
+        with pytest.raises(ddb.exceptions.ClientError) as e:
+            ddb.put_item(TableName=table_name, Item={"PK": {"S": "a"}, "SK": {"S": "b"}})
+        err = e.value.response
+        assert err["ResponseMetadata"]["HTTPStatusCode"] == 400, err
+        assert (err["Error"]["Code"], err["Error"]["Message"]) == CONFLICT, err
+        assert holder.in_transaction()
+        holder.run("COMMIT")
+    finally:
+        holder.close()
     ddb.put_item(TableName=table_name, Item={"PK": {"S": "a"}, "SK": {"S": "b"}})
+
+
+def test_item_lock_wait_is_a_transaction_conflict(ddb, table_name):
+    """An item an SQL transaction is writing: a request that writes it
+    waits ddb.http_lock_timeout, then fails with lock_not_available
+    (55P03), answered 400 TransactionConflictException "Transaction is
+    ongoing for the item" (the transaction still open meanwhile), and
+    writes nothing."""
+    from conftest import create_table
+    create_table(ddb, table_name)
+    ddb.put_item(TableName=table_name, Item={"PK": {"S": "a"}, "SK": {"S": "b"}, "v": {"S": "0"}})
+    holder = Session()
+    try:
+        holder.run("BEGIN; SELECT " + item_sql(table_name, {"PK": "a", "SK": "b", "v": "sql"}))
+        status, data = put_raw(table_name, "http")
+        assert status == 400, data
+        assert error_of(data) == CONFLICT
+        assert holder.in_transaction()
+        holder.run("COMMIT")
+    finally:
+        holder.close()
+    assert v_of(ddb, table_name) == "sql"
+
+
+def test_serialization_failure_is_a_transaction_conflict(ddb, table_name):
+    """Under REPEATABLE READ (default_transaction_isolation, here for the
+    workers), a request that waited for an item an SQL transaction then
+    changed and committed fails with serialization_failure (40001),
+    answered 400 TransactionConflictException "Transaction is ongoing for
+    the item".  ddb.http_lock_timeout is 0 (no limit) meanwhile, so the
+    answer is no lock timeout."""
+    from conftest import create_table
+    create_table(ddb, table_name)
+    ddb.put_item(TableName=table_name, Item={"PK": {"S": "a"}, "SK": {"S": "b"}, "v": {"S": "0"}})
+    holder = Session()
+    try:
+        with server_settings({"default_transaction_isolation": "repeatable read",
+                              "ddb.http_lock_timeout": "0"}):
+            holder.run("BEGIN; SELECT " + item_sql(table_name, {"PK": "a", "SK": "b", "v": "sql"}))
+            t, result = in_background(lambda: put_raw(table_name, "http"))
+            assert wait_for(lambda: worker_blocked_by(holder.pid), 10)
+            holder.run("COMMIT")
+            t.join(30)
+        status, data = result["value"]
+        assert status == 400, data
+        assert error_of(data) == CONFLICT
+    finally:
+        holder.close()
+    assert v_of(ddb, table_name) == "sql"
+
+
+def test_deadlock_is_a_transaction_conflict(ddb, table_name):
+    """A request in a deadlock with SQL sessions fails with
+    deadlock_detected (40P01), answered 400 TransactionConflictException
+    "Transaction is ongoing for the item", and writes nothing.  The
+    TransactWriteItems writes items 1, 2, 3 in key order: it writes 1,
+    waits for 2 (session B's); session A, holding 3, waits for 1; B
+    commits, the request waits for 3 and so closes the cycle.  Only the
+    worker looks for deadlocks (A's deadlock_timeout is an hour), and
+    ddb.http_lock_timeout is 0 (no limit), so nothing but the deadlock can
+    end the request."""
+    from conftest import create_table
+    create_table(ddb, table_name)
+    for sk in "123":
+        ddb.put_item(TableName=table_name, Item={"PK": {"S": "a"}, "SK": {"S": sk}, "v": {"S": "0"}})
+    a, b = Session(), Session()
+    body = {"TransactItems": [{"Put": {"TableName": table_name, "Item": {
+        "PK": {"S": "a"}, "SK": {"S": sk}, "v": {"S": "http"}}}} for sk in "321"]}
+
+    def transact():
+        r = Raw(timeout=60)
+        try:
+            resp, data = r.post(body, target="DynamoDB_20120810.TransactWriteItems")
+            return resp.status, data
+        finally:
+            r.close()
+    try:
+        with server_settings({"ddb.http_lock_timeout": "0"}):
+            b.run("BEGIN; SELECT " + item_sql(table_name, {"PK": "a", "SK": "2", "v": "b"}))
+            a.run("BEGIN; SET LOCAL deadlock_timeout = '1h'; SELECT "
+                  + item_sql(table_name, {"PK": "a", "SK": "3", "v": "a"}))
+            t, result = in_background(transact)
+            w = wait_for(lambda: worker_blocked_by(b.pid), 10)
+            assert w
+            a.send("SELECT " + item_sql(table_name, {"PK": "a", "SK": "1", "v": "a"}))
+            assert wait_for(lambda: psql(f"SELECT pg_blocking_pids({a.pid})") == "{%d}" % w, 10)
+            b.run("COMMIT")
+            t.join(30)
+            status, data = result["value"]
+            assert status == 400, data
+            assert error_of(data) == CONFLICT
+            a.wait()
+            a.run("COMMIT")
+    finally:
+        a.close()
+        b.close()
+    assert [v_of(ddb, table_name, sk=sk) for sk in "123"] == ["a", "b", "a"]
 
 
 def test_request_timeout(ddb, table_name):
