@@ -10,8 +10,8 @@ import time
 import pytest
 
 from conftest import (PORT, Raw, Session, client, drained, error_of, in_background, psql,
-                      server_end, server_settings, signed_headers, tcp_sockets, wait_for,
-                      worker_blocked_by, worker_of, worker_pids)
+                      server_end, server_settings, set_server_settings, signed_headers,
+                      tcp_sockets, wait_for, worker_blocked_by, worker_of, worker_pids)
 
 HOST = ("127.0.0.1", PORT)
 
@@ -721,6 +721,39 @@ def test_deadlock_is_a_transaction_conflict(ddb, table_name):
         a.close()
         b.close()
     assert [v_of(ddb, table_name, sk=sk) for sk in "123"] == ["a", "b", "a"]
+
+
+def test_lock_timeout_takes_effect_on_reload(ddb, table_name):
+    """ddb.http_lock_timeout takes effect on reload: set to 0, a request
+    behind an SQL transaction's item is still waiting twice the
+    suite's 1 s later (and 0 waits as long as it takes: it is written once
+    the transaction ends); set to 500ms, a new request fails with
+    TransactionConflictException while that transaction still holds the
+    item and the first request still waits."""
+    from conftest import create_table
+    create_table(ddb, table_name)
+    ddb.put_item(TableName=table_name, Item={"PK": {"S": "a"}, "SK": {"S": "b"}, "v": {"S": "0"}})
+    holder = Session()
+    try:
+        holder.run("BEGIN; SELECT " + item_sql(table_name, {"PK": "a", "SK": "b", "v": "sql"}))
+        with server_settings({"ddb.http_lock_timeout": "0"}):
+            t, result = in_background(lambda: put_raw(table_name, "first"))
+            w = wait_for(lambda: worker_blocked_by(holder.pid), 10)
+            assert w
+            time.sleep(2)
+            assert t.is_alive() and worker_blocked_by(holder.pid) == w
+            set_server_settings({"ddb.http_lock_timeout": "500ms"})
+            # (the waiting worker is busy: the other takes the connection)
+            status, data = put_raw(table_name, "second")
+            assert status == 400, data
+            assert error_of(data) == CONFLICT
+            assert t.is_alive() and holder.in_transaction()
+            holder.run("COMMIT")
+            t.join(30)
+            assert result["value"][0] == 200, result
+    finally:
+        holder.close()
+    assert v_of(ddb, table_name) == "first"
 
 
 def test_request_timeout(ddb, table_name):
