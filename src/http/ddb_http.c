@@ -59,7 +59,11 @@
  *   share one worker while the other idles.  A worker that lets a
  *   connection pass stops polling the sockets for ACCEPT_PAUSE_MS, and
  *   takes a connection anyway once it has let it pass ACCEPT_MAX_PAUSES
- *   times (the idle worker may be slow to be scheduled).
+ *   times (the idle worker may be slow to be scheduled) -- unless it holds
+ *   DDB_HTTP_MAX_CONNS while another worker has room (busy with a long
+ *   request, say): libmicrohttpd would close the connection unanswered.
+ *   When every worker is at the limit, one takes it and so closes it,
+ *   rather than leave it waiting with the workers polling for it.
  *
  * - One transaction per request, in a per-request memory context reset
  *   after each one, so a failed request rolls back and nothing it
@@ -1356,6 +1360,22 @@ may_accept(void)
 }
 
 /*
+ * May this worker take a connection it has let pass ACCEPT_MAX_PAUSES
+ * times?  Not at the connection limit while another worker has room
+ * (see the file header).  A worker that is not running counts as full.
+ */
+static bool
+may_take_anyway(void)
+{
+	if (pg_atomic_read_u32(&worker_load[my_worker].conns) < DDB_HTTP_MAX_CONNS)
+		return true;
+	for (int i = 0; i < http_workers; i++)
+		if (pg_atomic_read_u32(&worker_load[i].conns) < DDB_HTTP_MAX_CONNS)
+			return false;
+	return true;
+}
+
+/*
  * Accepts one connection from a listening socket and gives it to
  * libmicrohttpd.  Another worker may have taken it first (EAGAIN).
  */
@@ -1507,7 +1527,7 @@ ddb_http_worker_main(Datum arg)
 		{
 			if (!polling_socks || first_sock_pos < 0 || events[i].pos < first_sock_pos)
 				continue;
-			if (may_accept() || pauses >= ACCEPT_MAX_PAUSES)
+			if (may_accept() || (pauses >= ACCEPT_MAX_PAUSES && may_take_anyway()))
 			{
 				accept_one(daemon, (int) (intptr_t) events[i].user_data);
 				pauses = 0;

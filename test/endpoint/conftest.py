@@ -273,6 +273,22 @@ def worker_of(sock, pids, timeout=10):
     return wait_for(find, timeout, 0.01)
 
 
+def workers_of(socks, pids):
+    """worker_of for many connections at once, all accepted already."""
+    table = tcp_sockets()
+    owner = {i: pid for pid in pids for i in socket_inodes(pid)}
+    return [owner.get((server_end(s, table) or (None, 0, 0, 0))[3]) for s in socks]
+
+
+def connections_held(pid):
+    """How many connections to the endpoint worker pid holds (sockets it
+    has not closed, whatever their state)."""
+    port = ":%04X" % PORT
+    inodes = socket_inodes(pid)
+    return sum(1 for (local, _), (state, _, _, inode) in tcp_sockets().items()
+               if local.endswith(port) and state != "0A" and inode in inodes)
+
+
 class Session:
     """A superuser's SQL session that stays open between statements (psql
     reading them from a pipe): it holds locks while the endpoint is asked.

@@ -9,9 +9,10 @@ import time
 
 import pytest
 
-from conftest import (PORT, Raw, Session, client, drained, error_of, in_background, psql,
-                      server_end, server_settings, set_server_settings, signed_headers,
-                      tcp_sockets, wait_for, worker_blocked_by, worker_of, worker_pids)
+from conftest import (PORT, Raw, Session, client, connections_held, drained, error_of,
+                      in_background, psql, server_end, server_settings, set_server_settings,
+                      signed_headers, tcp_sockets, wait_for, worker_blocked_by, worker_of,
+                      worker_pids, workers_of)
 
 HOST = ("127.0.0.1", PORT)
 
@@ -222,6 +223,115 @@ def test_many_idle_connections():
     finally:
         for c in conns:
             c.close()
+    valid_request_works()
+
+
+def fill_workers(pids):
+    """256 keep-alive connections per worker, each served twice (every
+    worker holding no connection before)."""
+    assert wait_for(lambda: all(connections_held(p) == 0 for p in pids), 15)
+    conns = [http.client.HTTPConnection("127.0.0.1", PORT, timeout=10)
+             for _ in range(256 * len(pids))]
+    for c in conns:
+        c.connect()
+    for _ in range(2):
+        health_checks(conns)
+    return conns
+
+
+def health_checks(conns):
+    for c in conns:
+        c.request("GET", "/")
+        r = c.getresponse()
+        assert r.status == 200 and r.read().startswith(b"healthy: ")
+
+
+def test_each_worker_holds_256_connections():
+    """Each worker holds up to 256 connections: with every worker holding
+    256 keep-alive connections, all of them are served; a connection past
+    them is closed unanswered (the workers let it wait in the listening
+    socket's queue, up to half a second, for a slot to free, then one
+    accepts it and closes it); once one connection closes, a new one is
+    served."""
+    import gc
+    gc.collect()    # earlier tests' idle clients
+    pids = worker_pids()
+    conns = []
+    extra = None
+    try:
+        conns = fill_workers(pids)
+        assert [connections_held(p) for p in pids] == [256] * len(pids)
+        extra = socket.create_connection(HOST, timeout=10)
+        extra.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert closed_unanswered(extra)
+        conns.pop().close()
+        assert wait_for(lambda: sum(connections_held(p) for p in pids) == 256 * len(pids) - 1, 5)
+        conns.append(http.client.HTTPConnection("127.0.0.1", PORT, timeout=10))
+        health_checks(conns[-1:])
+    finally:
+        if extra is not None:
+            extra.close()
+        for c in conns:
+            c.close()
+    valid_request_works()
+
+
+def test_full_worker_leaves_a_connection_to_one_with_room(ddb, table_name):
+    """A worker at 256 connections does not take a connection another
+    worker has room for, even while that one is busy with a long request
+    (here one waiting for an item an SQL transaction holds, with
+    ddb.http_lock_timeout 0): the connection waits for it, and is served
+    once its request ends.  (The full worker took it after letting it pass
+    for half a second, and libmicrohttpd, at its limit, closed it
+    unanswered; a full worker whose count of passes was left high by an
+    earlier connection did so within milliseconds.)"""
+    import gc
+    from conftest import create_table
+    create_table(ddb, table_name)
+    ddb.put_item(TableName=table_name, Item={"PK": {"S": "a"}, "SK": {"S": "b"}, "v": {"S": "0"}})
+    ddb.close()     # its keep-alive connection
+    gc.collect()
+    pids = worker_pids()
+    holder = Session()
+    conns = []
+    late = None
+    try:
+        with server_settings({"ddb.http_lock_timeout": "0"}):
+            holder.run("BEGIN; SELECT " + item_sql(table_name, {"PK": "a", "SK": "b", "v": "sql"}))
+            conns = fill_workers(pids)
+            owner = workers_of([c.sock for c in conns], pids)
+            a = owner[0]
+            busy, spare = [c for c, p in zip(conns, owner) if p == a][:2]
+            others = [c for c, p in zip(conns, owner) if p != a]
+            # a: 255 connections, then busy
+            conns.remove(spare)
+            spare.close()
+            assert wait_for(lambda: connections_held(a) == 255, 5)
+            body = json.dumps({"TableName": table_name, "Item": {
+                "PK": {"S": "a"}, "SK": {"S": "b"}, "v": {"S": "http"}}}).encode()
+            busy.request("POST", "/", body=body, headers=signed_headers(body, "DynamoDB_20120810.PutItem"))
+            assert wait_for(lambda: worker_blocked_by(holder.pid) == a, 10)
+            health_checks(others)   # (their idle clocks start over)
+            late = socket.create_connection(HOST, timeout=1)
+            late.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            # twice the half second after which a full worker took it
+            with pytest.raises(socket.timeout):
+                late.recv(100)
+            holder.run("COMMIT")
+            r = busy.getresponse()
+            assert r.status == 200, r.read()
+            r.read()
+            resp = http.client.HTTPResponse(late)
+            late.settimeout(10)
+            resp.begin()
+            assert resp.status == 200 and resp.read().startswith(b"healthy: ")
+    finally:
+        if late is not None:
+            late.close()
+        for c in conns:
+            c.close()
+        holder.close()
+    assert v_of(ddb, table_name) == "http"
     valid_request_works()
 
 
