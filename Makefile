@@ -32,6 +32,7 @@ OBJS = \
 	src/api/ddb_ttl_worker.o \
 	src/api/ddb_batch.o \
 	src/api/ddb_stream.o \
+	src/api/ddb_partiql.o \
 	src/planner/ddb_planner.o \
 	src/planner/ddb_customscan.o \
 	src/http/ddb_http.o \

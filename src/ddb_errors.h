@@ -47,6 +47,7 @@
 #define DDB_ERRCODE_EXPIRED_ITERATOR	MAKE_SQLSTATE('D','B','0','2','0')	/* ExpiredIteratorException (Streams) */
 #define DDB_ERRCODE_TRIMMED_DATA		MAKE_SQLSTATE('D','B','0','2','1')	/* TrimmedDataAccessException (Streams) */
 #define DDB_ERRCODE_TABLE_NOT_FOUND		MAKE_SQLSTATE('D','B','0','2','2')	/* TableNotFoundException (backups) */
+#define DDB_ERRCODE_DUPLICATE_ITEM		MAKE_SQLSTATE('D','B','0','2','3')	/* DuplicateItemException (PartiQL INSERT) */
 
 /*
  * Raise a DynamoDB error: ddb_raise(CODE, "Kind", "message format", args).

@@ -396,4 +396,10 @@ extern char *ddb_op_describe_stream(struct DdbJson *req, int *len);
 extern char *ddb_op_get_shard_iterator(struct DdbJson *req, int *len);
 extern char *ddb_op_get_records(struct DdbJson *req, int *len);
 
+/*
+ * PartiQL (ddb_partiql.c): ExecuteStatement, translated into a Query, Scan,
+ * PutItem, UpdateItem or DeleteItem request run by ddb_api_execute.
+ */
+extern char *ddb_op_execute_statement(struct DdbJson *req, int *len);
+
 #endif							/* DDB_OPS_H */

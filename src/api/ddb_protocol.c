@@ -93,6 +93,7 @@ static const ErrorKind error_kinds[] = {
 	{DDB_ERRCODE_EXPIRED_ITERATOR, "ExpiredIteratorException", NS_DYNAMODB, 400},
 	{DDB_ERRCODE_TRIMMED_DATA, "TrimmedDataAccessException", NS_DYNAMODB, 400},
 	{DDB_ERRCODE_TABLE_NOT_FOUND, "TableNotFoundException", NS_DYNAMODB, 400},
+	{DDB_ERRCODE_DUPLICATE_ITEM, "DuplicateItemException", NS_DYNAMODB, 400},
 	/* PostgreSQL's errors with a DynamoDB meaning */
 	{ERRCODE_INSUFFICIENT_PRIVILEGE, "AccessDeniedException", NS_SERVICE, 400},
 	{ERRCODE_T_R_SERIALIZATION_FAILURE, "TransactionConflictException", NS_DYNAMODB, 400},
@@ -3146,6 +3147,7 @@ static const Operation operations[] = {
 	{"DescribeStream", ddb_op_describe_stream},
 	{"DescribeTable", op_describe_table},
 	{"DescribeTimeToLive", op_describe_time_to_live},
+	{"ExecuteStatement", ddb_op_execute_statement},
 	{"GetItem", op_get_item},
 	{"GetRecords", ddb_op_get_records},
 	{"GetShardIterator", ddb_op_get_shard_iterator},

@@ -1,0 +1,2313 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddb_partiql.c
+ *	  DynamoDB's PartiQL operation, ExecuteStatement, as a translation into
+ *	  the operations ddb already has.
+ *
+ * A statement is tokenized and parsed here (a hand-written recursive-
+ * descent parser, one function per production) into a small tree, and the
+ * tree is written out as the request of one existing operation:
+ *
+ *	SELECT ... FROM "T"[."I"] WHERE ...	Query when the WHERE's top-level AND
+ *										terms give the partition key an
+ *										equality (one Query) or an IN list
+ *										(one Query per value), else Scan
+ *	INSERT INTO "T" VALUE {...}			PutItem with attribute_not_exists(pk)
+ *	UPDATE "T" SET/REMOVE ... WHERE ...	UpdateItem with attribute_exists(pk)
+ *	DELETE FROM "T" WHERE ...			DeleteItem
+ *
+ * The WHERE clause becomes KeyConditionExpression / FilterExpression /
+ * ConditionExpression text with generated placeholders (#n0, :v0, ...),
+ * values become typed AttributeValues, and the request goes through
+ * ddb_api_execute like any other: the operation's own validation, reads,
+ * writes, capacity accounting and error messages are the ones a client of
+ * Query or UpdateItem gets.  Nothing here touches a table directly.
+ *
+ * Paging: a SELECT answers one page (Limit items read, or 1 MB, as the
+ * Query or Scan below it).  NextToken is base64 of a small JSON object: a
+ * hash of the statement and its parameters, the index of the Query under
+ * way (for IN lists) and that Query's LastEvaluatedKey.  A token whose hash
+ * is not the statement's is refused.
+ *
+ * What DynamoDB's PartiQL can say that this cannot (joins, nested
+ * SELECTs, EXISTS, which only transactions take) is a ValidationException.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+
+#include "common/base64.h"
+#include "common/hashfn.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/pg_list.h"
+#include "utils/elog.h"
+#include "utils/formatting.h"
+#include "utils/memutils.h"
+
+#include "ddb.h"
+#include "api/ddb_json.h"
+#include "api/ddb_ops.h"
+#include "api/ddb_protocol.h"
+
+#define validation_error(...) \
+	ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", __VA_ARGS__)
+
+#define PQL_MALFORMED	"Statement wasn't well formed, can't be processed: %s"
+#define PQL_KEY_EQUALITY "Where clause does not contain a mandatory equality on all key attributes"
+#define PQL_PARAM_COUNT	"Number of parameters in request and statement doesn't match."
+#define PQL_DUPLICATE	"Duplicate primary key exists in table"
+#define PQL_MAX_STATEMENT 8192
+#define PQL_MAX_TOKEN	32768
+
+/* ------------------------------------------------------------------------
+ * Tokens
+ * ------------------------------------------------------------------------
+ */
+typedef enum TokKind
+{
+	T_EOF,
+	T_IDENT,					/* bare identifier or keyword */
+	T_QIDENT,					/* "double-quoted" identifier */
+	T_STRING,					/* 'single-quoted' string */
+	T_NUMBER,
+	T_PARAM,					/* ? */
+	T_PUNCT						/* operators and punctuation, in text */
+} TokKind;
+
+typedef struct Token
+{
+	TokKind		kind;
+	char	   *text;			/* de-quoted for T_QIDENT and T_STRING */
+	int			pos;			/* 1-based character position */
+} Token;
+
+/* ------------------------------------------------------------------------
+ * Parse tree
+ * ------------------------------------------------------------------------
+ */
+typedef enum NodeKind
+{
+	N_PATH,						/* path: list of PathElem */
+	N_VALUE,					/* a literal or a bound parameter */
+	N_MISSING,					/* the MISSING literal */
+	N_CMP,						/* args[0] op args[1] */
+	N_BETWEEN,					/* args[0] BETWEEN args[1] AND args[2] */
+	N_IN,						/* args[0] IN (args[1..]) */
+	N_AND,
+	N_OR,
+	N_NOT,
+	N_IS,						/* args[0] IS [NOT] MISSING|NULL (op) */
+	N_FUNC,						/* op(args) */
+	N_ARITH						/* args[0] op args[1], op + or - (SET only) */
+} NodeKind;
+
+typedef struct PathElem
+{
+	char	   *name;			/* NULL: a list index */
+	int			index;
+} PathElem;
+
+typedef struct PqlValue
+{
+	const char *type;			/* "S", "N", "M", "SS", ... */
+	char	   *json;			/* the typed AttributeValue as JSON text */
+	char	   *scalar;			/* S, N, B: the JSON of the bare value */
+} PqlValue;
+
+typedef struct PNode
+{
+	NodeKind	kind;
+	const char *op;
+	bool		negated;
+	List	   *path;
+	PqlValue   *value;
+	List	   *args;
+	int			pos;
+} PNode;
+
+typedef enum StmtKind
+{
+	STMT_SELECT,
+	STMT_INSERT,
+	STMT_UPDATE,
+	STMT_DELETE
+} StmtKind;
+
+typedef struct SetClause
+{
+	char		action;			/* 'S' SET, 'R' REMOVE, 'A' ADD, 'D' DELETE */
+	PNode	   *target;
+	PNode	   *value;
+} SetClause;
+
+typedef struct OrderKey
+{
+	char	   *name;
+	bool		desc;
+} OrderKey;
+
+typedef struct Statement
+{
+	StmtKind	kind;
+	char	   *table;
+	char	   *index;
+	List	   *projection;		/* SELECT: paths; NIL: * */
+	PNode	   *where;
+	List	   *order;			/* SELECT: OrderKey */
+	PqlValue   *item;			/* INSERT */
+	List	   *sets;			/* UPDATE: SetClause */
+	const char *returning;		/* ReturnValues, or NULL */
+} Statement;
+
+typedef struct Parser
+{
+	Token	   *toks;
+	int			ntoks;
+	int			pos;
+	DdbJson    *params;			/* the request's Parameters, or NULL */
+	int			nextparam;
+} Parser;
+
+/* ------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------
+ */
+static void malformed(Parser *ps, Token *t) pg_attribute_noreturn();
+
+static void
+malformed(Parser *ps, Token *t)
+{
+	if (t->kind == T_EOF)
+		validation_error(PQL_MALFORMED, "unexpected end of statement");
+	validation_error(PQL_MALFORMED,
+					 psprintf("unexpected %s '%s' at position %d",
+							  t->kind == T_STRING ? "string" :
+							  t->kind == T_NUMBER ? "number" :
+							  t->kind == T_PUNCT ? "token" : "identifier",
+							  t->text, t->pos));
+}
+
+static void unsupported(const char *what) pg_attribute_noreturn();
+
+static void
+unsupported(const char *what)
+{
+	validation_error("Unsupported operation: %s is not supported by ddb's ExecuteStatement", what);
+}
+
+/* ------------------------------------------------------------------------
+ * Tokenizer
+ * ------------------------------------------------------------------------
+ */
+static Token *
+tokenize(const char *s, int *ntoks)
+{
+	int			cap = 32;
+	int			n = 0;
+	Token	   *toks = palloc(cap * sizeof(Token));
+	int			i = 0;
+	int			len = strlen(s);
+
+	for (;;)
+	{
+		Token	   *t;
+		StringInfoData buf;
+
+		while (i < len && isspace((unsigned char) s[i]))
+			i++;
+		if (n + 1 >= cap)
+		{
+			cap *= 2;
+			toks = repalloc(toks, cap * sizeof(Token));
+		}
+		t = &toks[n++];
+		t->pos = i + 1;
+		if (i >= len)
+		{
+			t->kind = T_EOF;
+			t->text = "";
+			break;
+		}
+		initStringInfo(&buf);
+		if (isalpha((unsigned char) s[i]) || s[i] == '_')
+		{
+			while (i < len && (isalnum((unsigned char) s[i]) || s[i] == '_' || s[i] == '$'))
+				appendStringInfoChar(&buf, s[i++]);
+			t->kind = T_IDENT;
+		}
+		else if (s[i] == '"' || s[i] == '\'')
+		{
+			char		q = s[i++];
+
+			for (;;)
+			{
+				if (i >= len)
+					validation_error(PQL_MALFORMED,
+									 psprintf("unterminated %s at position %d",
+											  q == '"' ? "quoted identifier" : "string",
+											  t->pos));
+				if (s[i] == q)
+				{
+					if (i + 1 < len && s[i + 1] == q)
+					{
+						appendStringInfoChar(&buf, q);
+						i += 2;
+						continue;
+					}
+					i++;
+					break;
+				}
+				appendStringInfoChar(&buf, s[i++]);
+			}
+			t->kind = q == '"' ? T_QIDENT : T_STRING;
+			if (q == '"' && buf.len == 0)
+				validation_error(PQL_MALFORMED,
+								 psprintf("empty quoted identifier at position %d", t->pos));
+		}
+		else if (isdigit((unsigned char) s[i]) ||
+				 (s[i] == '.' && i + 1 < len && isdigit((unsigned char) s[i + 1])))
+		{
+			while (i < len && isdigit((unsigned char) s[i]))
+				appendStringInfoChar(&buf, s[i++]);
+			if (i < len && s[i] == '.')
+			{
+				appendStringInfoChar(&buf, s[i++]);
+				while (i < len && isdigit((unsigned char) s[i]))
+					appendStringInfoChar(&buf, s[i++]);
+			}
+			if (i < len && (s[i] == 'e' || s[i] == 'E'))
+			{
+				appendStringInfoChar(&buf, s[i++]);
+				if (i < len && (s[i] == '+' || s[i] == '-'))
+					appendStringInfoChar(&buf, s[i++]);
+				while (i < len && isdigit((unsigned char) s[i]))
+					appendStringInfoChar(&buf, s[i++]);
+			}
+			t->kind = T_NUMBER;
+		}
+		else if (s[i] == '?')
+		{
+			appendStringInfoChar(&buf, s[i++]);
+			t->kind = T_PARAM;
+		}
+		else
+		{
+			static const char *const two[] = {"<>", "!=", "<=", ">=", "<<", ">>", NULL};
+			static const char one[] = "=<>()[]{},.:*+-;";
+			bool		found = false;
+
+			for (int k = 0; two[k]; k++)
+				if (i + 1 < len && s[i] == two[k][0] && s[i + 1] == two[k][1])
+				{
+					appendStringInfoString(&buf, two[k]);
+					i += 2;
+					found = true;
+					break;
+				}
+			if (!found)
+			{
+				if (strchr(one, s[i]) == NULL || s[i] == '\0')
+					validation_error(PQL_MALFORMED,
+									 psprintf("unexpected character '%c' at position %d",
+											  s[i], t->pos));
+				appendStringInfoChar(&buf, s[i++]);
+			}
+			t->kind = T_PUNCT;
+		}
+		t->text = buf.data;
+	}
+	*ntoks = n;
+	return toks;
+}
+
+/* ------------------------------------------------------------------------
+ * Parser helpers
+ * ------------------------------------------------------------------------
+ */
+static Token *
+peek(Parser *ps, int ahead)
+{
+	int			i = Min(ps->pos + ahead, ps->ntoks - 1);
+
+	return &ps->toks[i];
+}
+
+static Token *
+next(Parser *ps)
+{
+	Token	   *t = peek(ps, 0);
+
+	if (ps->pos < ps->ntoks - 1)
+		ps->pos++;
+	return t;
+}
+
+static bool
+is_kw(Token *t, const char *kw)
+{
+	return t->kind == T_IDENT && pg_strcasecmp(t->text, kw) == 0;
+}
+
+static bool
+is_punct(Token *t, const char *p)
+{
+	return t->kind == T_PUNCT && strcmp(t->text, p) == 0;
+}
+
+static bool
+accept_kw(Parser *ps, const char *kw)
+{
+	if (!is_kw(peek(ps, 0), kw))
+		return false;
+	next(ps);
+	return true;
+}
+
+static bool
+accept_punct(Parser *ps, const char *p)
+{
+	if (!is_punct(peek(ps, 0), p))
+		return false;
+	next(ps);
+	return true;
+}
+
+static void
+expect_kw(Parser *ps, const char *kw)
+{
+	if (!accept_kw(ps, kw))
+		malformed(ps, peek(ps, 0));
+}
+
+static void
+expect_punct(Parser *ps, const char *p)
+{
+	if (!accept_punct(ps, p))
+		malformed(ps, peek(ps, 0));
+}
+
+/* Words that end or join clauses: never a bare attribute name. */
+static bool
+reserved(Token *t)
+{
+	static const char *const words[] = {
+		"and", "or", "not", "between", "in", "is", "from", "where", "order", "by",
+		"set", "remove", "returning", "select", "insert", "update", "delete",
+		"into", "value", "values", "join", "inner", "left", "right", "outer",
+		"cross", "on", "group", "having", "limit", "offset", "union", "intersect",
+		"except", "null", "missing", "true", "false", "asc", "desc", "exists", NULL
+	};
+
+	if (t->kind != T_IDENT)
+		return false;
+	for (int i = 0; words[i]; i++)
+		if (pg_strcasecmp(t->text, words[i]) == 0)
+			return true;
+	return false;
+}
+
+static PNode *
+make_node(NodeKind kind, int pos)
+{
+	PNode	   *n = palloc0(sizeof(PNode));
+
+	n->kind = kind;
+	n->pos = pos;
+	return n;
+}
+
+/* An identifier (bare or quoted), or a syntax error. */
+static char *
+identifier(Parser *ps)
+{
+	Token	   *t = peek(ps, 0);
+
+	if (t->kind == T_QIDENT || (t->kind == T_IDENT && !reserved(t)))
+		return next(ps)->text;
+	malformed(ps, t);
+}
+
+/* ------------------------------------------------------------------------
+ * Values: literals and parameters, as typed AttributeValue JSON text
+ * ------------------------------------------------------------------------
+ */
+
+/* DdbJson back to JSON text. */
+static void
+write_json(StringInfo buf, DdbJson *j)
+{
+	switch (j->type)
+	{
+		case DDB_JSON_NULL:
+			appendStringInfoString(buf, "null");
+			break;
+		case DDB_JSON_BOOL:
+			appendStringInfoString(buf, j->boolean ? "true" : "false");
+			break;
+		case DDB_JSON_NUMBER:
+			appendStringInfoString(buf, j->str);
+			break;
+		case DDB_JSON_STRING:
+			ddb_json_string(buf, j->str, j->len);
+			break;
+		case DDB_JSON_ARRAY:
+			appendStringInfoChar(buf, '[');
+			for (int i = 0; i < j->n; i++)
+			{
+				if (i > 0)
+					appendStringInfoChar(buf, ',');
+				write_json(buf, j->elems[i]);
+			}
+			appendStringInfoChar(buf, ']');
+			break;
+		case DDB_JSON_OBJECT:
+			appendStringInfoChar(buf, '{');
+			for (int i = 0; i < j->n; i++)
+			{
+				if (i > 0)
+					appendStringInfoChar(buf, ',');
+				ddb_json_string(buf, j->keys[i], j->keylens[i]);
+				appendStringInfoChar(buf, ':');
+				write_json(buf, j->elems[i]);
+			}
+			appendStringInfoChar(buf, '}');
+			break;
+	}
+}
+
+static char *
+json_text(DdbJson *j)
+{
+	StringInfoData buf;
+
+	if (j == NULL)
+		return "null";
+	initStringInfo(&buf);
+	write_json(&buf, j);
+	return buf.data;
+}
+
+static char *
+json_text_key(const char *s, int len)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	ddb_json_string(&buf, s, len);
+	return buf.data;
+}
+
+static PqlValue *
+scalar_value(const char *type, const char *scalar_json)
+{
+	PqlValue   *v = palloc0(sizeof(PqlValue));
+
+	v->type = type;
+	v->scalar = pstrdup(scalar_json);
+	v->json = psprintf("{\"%s\":%s}", type, scalar_json);
+	return v;
+}
+
+static PqlValue *
+string_value(const char *s)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	ddb_json_string(&buf, s, strlen(s));
+	return scalar_value("S", buf.data);
+}
+
+/* The next Parameters element, checked as an AttributeValue. */
+static PqlValue *
+param_value(Parser *ps)
+{
+	DdbJson    *j = ps->params->elems[ps->nextparam++];
+	PqlValue   *v = palloc0(sizeof(PqlValue));
+
+	(void) ddb_typed_value(j);	/* DynamoDB's checks and messages */
+	/* (its one member that is not null: the checks made sure of it) */
+	for (int i = 0; i < j->n; i++)
+	{
+		if (j->elems[i]->type == DDB_JSON_NULL)
+			continue;
+		v->type = pstrdup(j->keys[i]);
+		v->json = psprintf("{%s:%s}", json_text_key(j->keys[i], j->keylens[i]),
+						   json_text(j->elems[i]));
+		if (strcmp(v->type, "S") == 0 || strcmp(v->type, "N") == 0 ||
+			strcmp(v->type, "B") == 0)
+			v->scalar = json_text(j->elems[i]);
+	}
+	return v;
+}
+
+static PNode *parse_value_node(Parser *ps);
+
+/* A value that must be a value (not MISSING). */
+static PqlValue *
+parse_value(Parser *ps)
+{
+	Token	   *t = peek(ps, 0);
+	PNode	   *n = parse_value_node(ps);
+
+	if (n == NULL || n->kind != N_VALUE)
+		malformed(ps, t);
+	return n->value;
+}
+
+/* A literal, a parameter or MISSING; NULL (nothing consumed) if none. */
+static PNode *
+parse_value_node(Parser *ps)
+{
+	Token	   *t = peek(ps, 0);
+	PNode	   *n = make_node(N_VALUE, t->pos);
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	if (t->kind == T_STRING)
+	{
+		next(ps);
+		n->value = string_value(t->text);
+	}
+	else if (t->kind == T_NUMBER ||
+			 (is_punct(t, "-") && peek(ps, 1)->kind == T_NUMBER))
+	{
+		if (is_punct(t, "-"))
+		{
+			next(ps);
+			appendStringInfoChar(&buf, '-');
+		}
+		appendStringInfoString(&buf, next(ps)->text);
+		n->value = scalar_value("N", psprintf("\"%s\"", buf.data));
+	}
+	else if (t->kind == T_PARAM)
+	{
+		next(ps);
+		n->value = param_value(ps);
+	}
+	else if (is_kw(t, "true") || is_kw(t, "false"))
+	{
+		next(ps);
+		n->value = palloc0(sizeof(PqlValue));
+		n->value->type = "BOOL";
+		n->value->json = is_kw(t, "true") ? "{\"BOOL\":true}" : "{\"BOOL\":false}";
+	}
+	else if (is_kw(t, "null"))
+	{
+		next(ps);
+		n->value = palloc0(sizeof(PqlValue));
+		n->value->type = "NULL";
+		n->value->json = "{\"NULL\":true}";
+	}
+	else if (is_kw(t, "missing"))
+	{
+		next(ps);
+		n->kind = N_MISSING;
+	}
+	else if (is_punct(t, "{"))
+	{
+		/* a map: {'name': value, ...} */
+		next(ps);
+		appendStringInfoString(&buf, "{\"M\":{");
+		if (!is_punct(peek(ps, 0), "}"))
+		{
+			do
+			{
+				Token	   *k = next(ps);
+
+				if (k->kind != T_STRING)
+					malformed(ps, k);
+				if (buf.data[buf.len - 1] != '{')
+					appendStringInfoChar(&buf, ',');
+				ddb_json_string(&buf, k->text, strlen(k->text));
+				expect_punct(ps, ":");
+				appendStringInfoChar(&buf, ':');
+				appendStringInfoString(&buf, parse_value(ps)->json);
+			} while (accept_punct(ps, ","));
+		}
+		expect_punct(ps, "}");
+		appendStringInfoString(&buf, "}}");
+		n->value = palloc0(sizeof(PqlValue));
+		n->value->type = "M";
+		n->value->json = buf.data;
+	}
+	else if (is_punct(t, "["))
+	{
+		next(ps);
+		appendStringInfoString(&buf, "{\"L\":[");
+		if (!is_punct(peek(ps, 0), "]"))
+		{
+			do
+			{
+				if (buf.data[buf.len - 1] != '[')
+					appendStringInfoChar(&buf, ',');
+				appendStringInfoString(&buf, parse_value(ps)->json);
+			} while (accept_punct(ps, ","));
+		}
+		expect_punct(ps, "]");
+		appendStringInfoString(&buf, "]}");
+		n->value = palloc0(sizeof(PqlValue));
+		n->value->type = "L";
+		n->value->json = buf.data;
+	}
+	else if (is_punct(t, "<<"))
+	{
+		/* a set: every element a string, or a number, or a binary */
+		const char *elemtype = NULL;
+
+		next(ps);
+		appendStringInfoChar(&buf, '[');
+		if (!is_punct(peek(ps, 0), ">>"))
+		{
+			do
+			{
+				Token	   *et = peek(ps, 0);
+				PqlValue   *e = parse_value(ps);
+
+				if (e->scalar == NULL || (elemtype && strcmp(elemtype, e->type) != 0))
+					validation_error(PQL_MALFORMED,
+									 psprintf("the elements of a set must all be strings, all numbers or all binaries (position %d)",
+											  et->pos));
+				elemtype = e->type;
+				if (buf.len > 1)
+					appendStringInfoChar(&buf, ',');
+				appendStringInfoString(&buf, e->scalar);
+			} while (accept_punct(ps, ","));
+		}
+		expect_punct(ps, ">>");
+		appendStringInfoChar(&buf, ']');
+		n->value = palloc0(sizeof(PqlValue));
+		n->value->type = psprintf("%sS", elemtype ? elemtype : "S");
+		n->value->json = psprintf("{\"%s\":%s}", n->value->type, buf.data);
+	}
+	else
+		return NULL;
+	return n;
+}
+
+/* ------------------------------------------------------------------------
+ * Expressions
+ * ------------------------------------------------------------------------
+ */
+static PNode *parse_or(Parser *ps);
+
+/* path: name ( '.' name | '[' n ']' )* */
+static PNode *
+parse_path(Parser *ps)
+{
+	PNode	   *n = make_node(N_PATH, peek(ps, 0)->pos);
+	PathElem   *e = palloc0(sizeof(PathElem));
+
+	e->name = identifier(ps);
+	n->path = list_make1(e);
+	for (;;)
+	{
+		if (accept_punct(ps, "."))
+		{
+			e = palloc0(sizeof(PathElem));
+			e->name = identifier(ps);
+		}
+		else if (accept_punct(ps, "["))
+		{
+			Token	   *t = next(ps);
+
+			if (t->kind != T_NUMBER || strspn(t->text, "0123456789") != strlen(t->text))
+				malformed(ps, t);
+			e = palloc0(sizeof(PathElem));
+			e->index = atoi(t->text);
+			expect_punct(ps, "]");
+		}
+		else
+			break;
+		n->path = lappend(n->path, e);
+	}
+	return n;
+}
+
+/* operand: '(' expr ')' | function call | path | value */
+static PNode *
+parse_operand(Parser *ps)
+{
+	Token	   *t = peek(ps, 0);
+	PNode	   *n;
+
+	check_stack_depth();
+	if (is_punct(t, "("))
+	{
+		next(ps);
+		if (is_kw(peek(ps, 0), "select"))
+			unsupported("a nested SELECT");
+		n = parse_or(ps);
+		expect_punct(ps, ")");
+		return n;
+	}
+	if (is_kw(t, "exists") && is_punct(peek(ps, 1), "("))
+		unsupported("EXISTS (it is for ExecuteTransaction)");
+	if (t->kind == T_IDENT && !reserved(t) && is_punct(peek(ps, 1), "("))
+	{
+		n = make_node(N_FUNC, t->pos);
+		n->op = asc_tolower(t->text, strlen(t->text));
+		next(ps);
+		next(ps);
+		if (!is_punct(peek(ps, 0), ")"))
+		{
+			do
+			{
+				if (is_kw(peek(ps, 0), "select"))
+					unsupported("a nested SELECT");
+				n->args = lappend(n->args, parse_or(ps));
+			} while (accept_punct(ps, ","));
+		}
+		expect_punct(ps, ")");
+		return n;
+	}
+	if (t->kind == T_QIDENT || (t->kind == T_IDENT && !reserved(t)))
+		return parse_path(ps);
+	n = parse_value_node(ps);
+	if (n == NULL)
+		malformed(ps, t);
+	return n;
+}
+
+/* an operand, with + and - (only SET takes them) */
+static PNode *
+parse_arith(Parser *ps)
+{
+	PNode	   *n = parse_operand(ps);
+
+	while (is_punct(peek(ps, 0), "+") || is_punct(peek(ps, 0), "-"))
+	{
+		PNode	   *a = make_node(N_ARITH, peek(ps, 0)->pos);
+
+		a->op = next(ps)->text;
+		a->args = list_make2(n, parse_operand(ps));
+		n = a;
+	}
+	return n;
+}
+
+/* predicate: operand [cmp operand | [NOT] BETWEEN | [NOT] IN | IS [NOT] ...] */
+static PNode *
+parse_predicate(Parser *ps)
+{
+	PNode	   *left = parse_arith(ps);
+	Token	   *t = peek(ps, 0);
+	PNode	   *n;
+	bool		negated = false;
+
+	if (t->kind == T_PUNCT &&
+		(strcmp(t->text, "=") == 0 || strcmp(t->text, "<>") == 0 ||
+		 strcmp(t->text, "!=") == 0 || strcmp(t->text, "<") == 0 ||
+		 strcmp(t->text, "<=") == 0 || strcmp(t->text, ">") == 0 ||
+		 strcmp(t->text, ">=") == 0))
+	{
+		next(ps);
+		n = make_node(N_CMP, t->pos);
+		n->op = strcmp(t->text, "!=") == 0 ? "<>" : t->text;
+		n->args = list_make2(left, parse_arith(ps));
+		return n;
+	}
+	if (is_kw(t, "is"))
+	{
+		next(ps);
+		n = make_node(N_IS, t->pos);
+		n->negated = accept_kw(ps, "not");
+		if (accept_kw(ps, "missing"))
+			n->op = "MISSING";
+		else if (accept_kw(ps, "null"))
+			n->op = "NULL";
+		else
+			malformed(ps, peek(ps, 0));
+		n->args = list_make1(left);
+		return n;
+	}
+	if (is_kw(t, "not") && (is_kw(peek(ps, 1), "between") || is_kw(peek(ps, 1), "in")))
+	{
+		next(ps);
+		negated = true;
+		t = peek(ps, 0);
+	}
+	if (accept_kw(ps, "between"))
+	{
+		n = make_node(N_BETWEEN, t->pos);
+		n->negated = negated;
+		n->args = list_make1(left);
+		n->args = lappend(n->args, parse_arith(ps));
+		expect_kw(ps, "and");
+		n->args = lappend(n->args, parse_arith(ps));
+		return n;
+	}
+	if (accept_kw(ps, "in"))
+	{
+		const char *close;
+
+		n = make_node(N_IN, t->pos);
+		n->negated = negated;
+		n->args = list_make1(left);
+		if (accept_punct(ps, "["))
+			close = "]";
+		else
+		{
+			expect_punct(ps, "(");
+			if (is_kw(peek(ps, 0), "select"))
+				unsupported("a nested SELECT");
+			close = ")";
+		}
+		do
+		{
+			PNode	   *v = make_node(N_VALUE, peek(ps, 0)->pos);
+
+			v->value = parse_value(ps);
+			n->args = lappend(n->args, v);
+		} while (accept_punct(ps, ","));
+		expect_punct(ps, close);
+		return n;
+	}
+	return left;
+}
+
+static PNode *
+parse_not(Parser *ps)
+{
+	Token	   *t = peek(ps, 0);
+
+	check_stack_depth();
+	if (accept_kw(ps, "not"))
+	{
+		PNode	   *n = make_node(N_NOT, t->pos);
+
+		n->args = list_make1(parse_not(ps));
+		return n;
+	}
+	return parse_predicate(ps);
+}
+
+static PNode *
+parse_and(Parser *ps)
+{
+	PNode	   *n = parse_not(ps);
+
+	while (is_kw(peek(ps, 0), "and"))
+	{
+		PNode	   *a = make_node(N_AND, next(ps)->pos);
+
+		a->args = list_make2(n, parse_not(ps));
+		n = a;
+	}
+	return n;
+}
+
+static PNode *
+parse_or(Parser *ps)
+{
+	PNode	   *n = parse_and(ps);
+
+	while (is_kw(peek(ps, 0), "or"))
+	{
+		PNode	   *o = make_node(N_OR, next(ps)->pos);
+
+		o->args = list_make2(n, parse_and(ps));
+		n = o;
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------------------
+ * Statements
+ * ------------------------------------------------------------------------
+ */
+static void
+parse_table(Parser *ps, Statement *st, bool index_ok)
+{
+	st->table = identifier(ps);
+	if (index_ok && accept_punct(ps, "."))
+		st->index = identifier(ps);
+	if (is_punct(peek(ps, 0), ",") || is_kw(peek(ps, 0), "join") ||
+		is_kw(peek(ps, 0), "inner") || is_kw(peek(ps, 0), "left") ||
+		is_kw(peek(ps, 0), "right") || is_kw(peek(ps, 0), "cross") ||
+		is_kw(peek(ps, 0), "outer"))
+		unsupported("a join (more than one table in FROM)");
+	if (peek(ps, 0)->kind == T_IDENT && !reserved(peek(ps, 0)))
+		unsupported("a table alias");
+}
+
+static void
+parse_where(Parser *ps, Statement *st, bool required)
+{
+	if (accept_kw(ps, "where"))
+		st->where = parse_or(ps);
+	else if (required)
+		malformed(ps, peek(ps, 0));
+}
+
+static void
+parse_end(Parser *ps)
+{
+	Token	   *t = peek(ps, 0);
+
+	if (is_kw(t, "group") || is_kw(t, "having") || is_kw(t, "union") ||
+		is_kw(t, "intersect") || is_kw(t, "except") || is_kw(t, "limit") ||
+		is_kw(t, "offset"))
+		unsupported(psprintf("%s", asc_toupper(t->text, strlen(t->text))));
+	if (t->kind != T_EOF)
+		malformed(ps, t);
+}
+
+static void
+parse_select(Parser *ps, Statement *st)
+{
+	st->kind = STMT_SELECT;
+	if (!accept_punct(ps, "*"))
+	{
+		if (is_kw(peek(ps, 0), "distinct") || is_kw(peek(ps, 0), "value"))
+			unsupported(asc_toupper(peek(ps, 0)->text, strlen(peek(ps, 0)->text)));
+		do
+		{
+			Token	   *t = peek(ps, 0);
+
+			if (t->kind == T_IDENT && is_punct(peek(ps, 1), "("))
+				unsupported("a function in the select list");
+			if (t->kind != T_IDENT && t->kind != T_QIDENT)
+				malformed(ps, t);
+			st->projection = lappend(st->projection, parse_path(ps));
+			if (is_kw(peek(ps, 0), "as"))
+				unsupported("AS in the select list");
+		} while (accept_punct(ps, ","));
+	}
+	expect_kw(ps, "from");
+	if (is_punct(peek(ps, 0), "("))
+		unsupported("a nested SELECT");
+	parse_table(ps, st, true);
+	parse_where(ps, st, false);
+	if (accept_kw(ps, "order"))
+	{
+		expect_kw(ps, "by");
+		do
+		{
+			OrderKey   *k = palloc0(sizeof(OrderKey));
+
+			k->name = identifier(ps);
+			if (accept_kw(ps, "desc"))
+				k->desc = true;
+			else
+				(void) accept_kw(ps, "asc");
+			st->order = lappend(st->order, k);
+		} while (accept_punct(ps, ","));
+	}
+	parse_end(ps);
+}
+
+static void
+parse_insert(Parser *ps, Statement *st)
+{
+	Token	   *t;
+
+	st->kind = STMT_INSERT;
+	expect_kw(ps, "into");
+	parse_table(ps, st, false);
+	if (is_kw(peek(ps, 0), "values"))
+		unsupported("INSERT ... VALUES (insert one item with VALUE {...})");
+	expect_kw(ps, "value");
+	t = peek(ps, 0);
+	if (is_punct(t, "<<"))
+		unsupported("inserting several items in one statement");
+	st->item = parse_value(ps);
+	if (strcmp(st->item->type, "M") != 0)
+		validation_error(PQL_MALFORMED,
+						 psprintf("the value of an INSERT must be a map (position %d)", t->pos));
+	parse_end(ps);
+}
+
+static void
+parse_returning(Parser *ps, Statement *st)
+{
+	bool		all;
+	bool		old;
+
+	if (!accept_kw(ps, "returning"))
+		return;
+	if (accept_kw(ps, "all"))
+		all = true;
+	else
+	{
+		if (st->kind == STMT_DELETE)
+			malformed(ps, peek(ps, 0));
+		expect_kw(ps, "modified");
+		all = false;
+	}
+	if (accept_kw(ps, "old"))
+		old = true;
+	else
+	{
+		if (st->kind == STMT_DELETE)
+			malformed(ps, peek(ps, 0));
+		expect_kw(ps, "new");
+		old = false;
+	}
+	expect_punct(ps, "*");
+	st->returning = all ? (old ? "ALL_OLD" : "ALL_NEW") : (old ? "UPDATED_OLD" : "UPDATED_NEW");
+}
+
+static void
+parse_update(Parser *ps, Statement *st)
+{
+	st->kind = STMT_UPDATE;
+	parse_table(ps, st, false);
+	if (!is_kw(peek(ps, 0), "set") && !is_kw(peek(ps, 0), "remove"))
+		malformed(ps, peek(ps, 0));
+	for (;;)
+	{
+		if (accept_kw(ps, "set"))
+		{
+			do
+			{
+				SetClause  *c = palloc0(sizeof(SetClause));
+
+				c->action = 'S';
+				c->target = parse_path(ps);
+				expect_punct(ps, "=");
+				c->value = parse_arith(ps);
+				st->sets = lappend(st->sets, c);
+			} while (accept_punct(ps, ","));
+		}
+		else if (accept_kw(ps, "remove"))
+		{
+			do
+			{
+				SetClause  *c = palloc0(sizeof(SetClause));
+
+				c->action = 'R';
+				c->target = parse_path(ps);
+				st->sets = lappend(st->sets, c);
+			} while (accept_punct(ps, ","));
+		}
+		else
+			break;
+	}
+	parse_where(ps, st, true);
+	parse_returning(ps, st);
+	parse_end(ps);
+}
+
+static void
+parse_delete(Parser *ps, Statement *st)
+{
+	st->kind = STMT_DELETE;
+	expect_kw(ps, "from");
+	parse_table(ps, st, false);
+	parse_where(ps, st, true);
+	parse_returning(ps, st);
+	parse_end(ps);
+}
+
+static Statement *
+parse_statement(const char *text, DdbJson *params)
+{
+	Parser		ps;
+	Statement  *st = palloc0(sizeof(Statement));
+	Token	   *t;
+	int			nparams = 0;
+
+	memset(&ps, 0, sizeof(ps));
+	ps.toks = tokenize(text, &ps.ntoks);
+	ps.params = params;
+	for (int i = 0; i < ps.ntoks; i++)
+		if (ps.toks[i].kind == T_PARAM)
+			nparams++;
+	if (nparams != (params ? params->n : 0))
+		validation_error(PQL_PARAM_COUNT);
+
+	t = next(&ps);
+	if (is_kw(t, "select"))
+		parse_select(&ps, st);
+	else if (is_kw(t, "insert"))
+		parse_insert(&ps, st);
+	else if (is_kw(t, "update"))
+		parse_update(&ps, st);
+	else if (is_kw(t, "delete"))
+		parse_delete(&ps, st);
+	else if (is_kw(t, "upsert") || is_kw(t, "replace") || is_kw(t, "create") ||
+			 is_kw(t, "drop") || is_kw(t, "exists"))
+		unsupported(asc_toupper(t->text, strlen(t->text)));
+	else
+		malformed(&ps, t);
+	return st;
+}
+
+/* ------------------------------------------------------------------------
+ * Writing DynamoDB expressions
+ * ------------------------------------------------------------------------
+ */
+typedef struct PExpr
+{
+	StringInfoData names;		/* ExpressionAttributeNames members */
+	StringInfoData vals;		/* ExpressionAttributeValues members */
+	List	   *name_list;		/* the names given a placeholder, in order */
+	int			nvals;
+} PExpr;
+
+static void
+expr_init(PExpr *x)
+{
+	memset(x, 0, sizeof(PExpr));
+	initStringInfo(&x->names);
+	initStringInfo(&x->vals);
+}
+
+static void
+emit_name(PExpr *x, StringInfo buf, const char *name)
+{
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, x->name_list)
+	{
+		if (strcmp(lfirst(lc), name) == 0)
+		{
+			appendStringInfo(buf, "#n%d", i);
+			return;
+		}
+		i++;
+	}
+	x->name_list = lappend(x->name_list, (char *) name);
+	if (x->names.len > 0)
+		appendStringInfoChar(&x->names, ',');
+	appendStringInfo(&x->names, "\"#n%d\":", i);
+	ddb_json_string(&x->names, name, strlen(name));
+	appendStringInfo(buf, "#n%d", i);
+}
+
+static void
+emit_value(PExpr *x, StringInfo buf, PqlValue *v)
+{
+	if (x->vals.len > 0)
+		appendStringInfoChar(&x->vals, ',');
+	appendStringInfo(&x->vals, "\":v%d\":%s", x->nvals, v->json);
+	appendStringInfo(buf, ":v%d", x->nvals++);
+}
+
+static void
+emit_path(PExpr *x, StringInfo buf, PNode *n)
+{
+	ListCell   *lc;
+
+	foreach(lc, n->path)
+	{
+		PathElem   *e = lfirst(lc);
+
+		if (e->name == NULL)
+			appendStringInfo(buf, "[%d]", e->index);
+		else
+		{
+			if (lc != list_head(n->path))
+				appendStringInfoChar(buf, '.');
+			emit_name(x, buf, e->name);
+		}
+	}
+}
+
+static void emit_cond(PExpr *x, StringInfo buf, PNode *n);
+
+static void
+expect_path(PNode *n, const char *what)
+{
+	if (n->kind != N_PATH)
+		validation_error(PQL_MALFORMED,
+						 psprintf("%s takes an attribute path (position %d)", what, n->pos));
+}
+
+/* A comparison's operand: a path, a value or size(path). */
+static void
+emit_operand(PExpr *x, StringInfo buf, PNode *n)
+{
+	switch (n->kind)
+	{
+		case N_PATH:
+			emit_path(x, buf, n);
+			break;
+		case N_VALUE:
+			emit_value(x, buf, n->value);
+			break;
+		case N_FUNC:
+			if (strcmp(n->op, "size") != 0)
+				validation_error(PQL_MALFORMED,
+								 psprintf("function %s does not return a value to compare (position %d)",
+										  n->op, n->pos));
+			if (list_length(n->args) != 1)
+				validation_error(PQL_MALFORMED,
+								 psprintf("size takes one argument (position %d)", n->pos));
+			expect_path(linitial(n->args), "size");
+			appendStringInfoString(buf, "size(");
+			emit_path(x, buf, linitial(n->args));
+			appendStringInfoChar(buf, ')');
+			break;
+		case N_MISSING:
+			validation_error(PQL_MALFORMED,
+							 psprintf("MISSING can only be compared with = or <> (position %d)", n->pos));
+			break;
+		case N_ARITH:
+			validation_error(PQL_MALFORMED,
+							 psprintf("arithmetic is only allowed in SET (position %d)", n->pos));
+			break;
+		default:
+			validation_error(PQL_MALFORMED,
+							 psprintf("a condition is not a value (position %d)", n->pos));
+	}
+}
+
+/* A child of AND, OR or NOT: parenthesized when it is itself AND or OR. */
+static void
+emit_child(PExpr *x, StringInfo buf, PNode *n)
+{
+	bool		parens = n->kind == N_AND || n->kind == N_OR;
+
+	if (parens)
+		appendStringInfoChar(buf, '(');
+	emit_cond(x, buf, n);
+	if (parens)
+		appendStringInfoChar(buf, ')');
+}
+
+static void
+emit_cond(PExpr *x, StringInfo buf, PNode *n)
+{
+	ListCell   *lc;
+
+	check_stack_depth();
+	switch (n->kind)
+	{
+		case N_AND:
+		case N_OR:
+			emit_child(x, buf, linitial(n->args));
+			appendStringInfoString(buf, n->kind == N_AND ? " AND " : " OR ");
+			emit_child(x, buf, lsecond(n->args));
+			break;
+		case N_NOT:
+			appendStringInfoString(buf, "NOT ");
+			emit_child(x, buf, linitial(n->args));
+			break;
+		case N_CMP:
+			{
+				PNode	   *l = linitial(n->args);
+				PNode	   *r = lsecond(n->args);
+
+				if (l->kind == N_MISSING || r->kind == N_MISSING)
+				{
+					PNode	   *p = l->kind == N_MISSING ? r : l;
+
+					if (strcmp(n->op, "=") != 0 && strcmp(n->op, "<>") != 0)
+						validation_error(PQL_MALFORMED,
+										 psprintf("MISSING can only be compared with = or <> (position %d)", n->pos));
+					expect_path(p, "a comparison with MISSING");
+					appendStringInfoString(buf, strcmp(n->op, "=") == 0 ?
+										   "attribute_not_exists(" : "attribute_exists(");
+					emit_path(x, buf, p);
+					appendStringInfoChar(buf, ')');
+					break;
+				}
+				emit_operand(x, buf, l);
+				appendStringInfo(buf, " %s ", n->op);
+				emit_operand(x, buf, r);
+				break;
+			}
+		case N_BETWEEN:
+			if (n->negated)
+				appendStringInfoString(buf, "NOT (");
+			emit_operand(x, buf, linitial(n->args));
+			appendStringInfoString(buf, " BETWEEN ");
+			emit_operand(x, buf, lsecond(n->args));
+			appendStringInfoString(buf, " AND ");
+			emit_operand(x, buf, lthird(n->args));
+			if (n->negated)
+				appendStringInfoChar(buf, ')');
+			break;
+		case N_IN:
+			if (n->negated)
+				appendStringInfoString(buf, "NOT (");
+			emit_operand(x, buf, linitial(n->args));
+			appendStringInfoString(buf, " IN (");
+			for_each_from(lc, n->args, 1)
+			{
+				if (foreach_current_index(lc) > 1)
+					appendStringInfoString(buf, ", ");
+				emit_operand(x, buf, lfirst(lc));
+			}
+			appendStringInfoChar(buf, ')');
+			if (n->negated)
+				appendStringInfoChar(buf, ')');
+			break;
+		case N_IS:
+			expect_path(linitial(n->args), psprintf("IS %s", n->op));
+			if (strcmp(n->op, "MISSING") == 0)
+			{
+				appendStringInfoString(buf, n->negated ? "attribute_exists(" : "attribute_not_exists(");
+				emit_path(x, buf, linitial(n->args));
+				appendStringInfoChar(buf, ')');
+			}
+			else
+			{
+				/* IS NULL: the attribute is there and of type NULL */
+				if (n->negated)
+				{
+					appendStringInfoString(buf, "(attribute_exists(");
+					emit_path(x, buf, linitial(n->args));
+					appendStringInfoString(buf, ") AND NOT ");
+				}
+				appendStringInfoString(buf, "attribute_type(");
+				emit_path(x, buf, linitial(n->args));
+				appendStringInfoString(buf, ", ");
+				emit_value(x, buf, string_value("NULL"));
+				appendStringInfoChar(buf, ')');
+				if (n->negated)
+					appendStringInfoChar(buf, ')');
+			}
+			break;
+		case N_FUNC:
+			if (strcmp(n->op, "begins_with") != 0 && strcmp(n->op, "contains") != 0 &&
+				strcmp(n->op, "attribute_type") != 0)
+			{
+				if (strcmp(n->op, "size") == 0)
+					validation_error(PQL_MALFORMED,
+									 psprintf("size returns a number, not a condition (position %d)", n->pos));
+				validation_error(PQL_MALFORMED,
+								 psprintf("unknown function %s (position %d); PartiQL for DynamoDB has begins_with, contains, attribute_type, size and, in conditions, IS MISSING",
+										  n->op, n->pos));
+			}
+			if (list_length(n->args) != 2)
+				validation_error(PQL_MALFORMED,
+								 psprintf("%s takes two arguments (position %d)", n->op, n->pos));
+			expect_path(linitial(n->args), n->op);
+			appendStringInfo(buf, "%s(", n->op);
+			emit_path(x, buf, linitial(n->args));
+			appendStringInfoString(buf, ", ");
+			emit_operand(x, buf, lsecond(n->args));
+			appendStringInfoChar(buf, ')');
+			break;
+		default:
+			validation_error(PQL_MALFORMED,
+							 psprintf("expected a condition at position %d", n->pos));
+	}
+}
+
+/* The top-level AND terms of a condition. */
+static List *
+and_terms(PNode *n, List *terms)
+{
+	if (n == NULL)
+		return terms;
+	if (n->kind == N_AND)
+	{
+		terms = and_terms(linitial(n->args), terms);
+		return and_terms(lsecond(n->args), terms);
+	}
+	return lappend(terms, n);
+}
+
+/* Terms joined by AND; NULL when there are none. */
+static char *
+emit_terms(PExpr *x, List *terms)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	if (terms == NIL)
+		return NULL;
+	initStringInfo(&buf);
+	foreach(lc, terms)
+	{
+		if (lc != list_head(terms))
+			appendStringInfoString(&buf, " AND ");
+		emit_child(x, &buf, lfirst(lc));
+	}
+	return buf.data;
+}
+
+/* Is n the single attribute 'name'? */
+static bool
+is_attr(PNode *n, const char *name)
+{
+	return n->kind == N_PATH && list_length(n->path) == 1 &&
+		strcmp(((PathElem *) linitial(n->path))->name, name) == 0;
+}
+
+/* Does a condition name the top-level attribute 'name' anywhere? */
+static bool
+mentions(PNode *n, const char *name)
+{
+	ListCell   *lc;
+
+	if (n == NULL || name == NULL)
+		return false;
+	if (n->kind == N_PATH)
+		return strcmp(((PathElem *) linitial(n->path))->name, name) == 0;
+	foreach(lc, n->args)
+		if (mentions(lfirst(lc), name))
+		return true;
+	return false;
+}
+
+/* 'name = value' (either way round): the value, else NULL. */
+static PqlValue *
+key_equality(PNode *n, const char *name)
+{
+	PNode	   *l,
+			   *r;
+
+	if (n->kind != N_CMP || strcmp(n->op, "=") != 0)
+		return NULL;
+	l = linitial(n->args);
+	r = lsecond(n->args);
+	if (is_attr(l, name) && r->kind == N_VALUE)
+		return r->value;
+	if (is_attr(r, name) && l->kind == N_VALUE)
+		return l->value;
+	return NULL;
+}
+
+/* A sort-key condition Query takes in its key condition? */
+static bool
+sort_key_term(PNode *n, const char *sk)
+{
+	if (n->kind == N_CMP && strcmp(n->op, "<>") != 0)
+	{
+		PNode	   *l = linitial(n->args);
+		PNode	   *r = lsecond(n->args);
+
+		return (is_attr(l, sk) && r->kind == N_VALUE) ||
+			(is_attr(r, sk) && l->kind == N_VALUE);
+	}
+	if (n->kind == N_BETWEEN && !n->negated)
+		return is_attr(linitial(n->args), sk) &&
+			((PNode *) lsecond(n->args))->kind == N_VALUE &&
+			((PNode *) lthird(n->args))->kind == N_VALUE;
+	if (n->kind == N_FUNC && strcmp(n->op, "begins_with") == 0 &&
+		list_length(n->args) == 2)
+		return is_attr(linitial(n->args), sk) &&
+			((PNode *) lsecond(n->args))->kind == N_VALUE;
+	return false;
+}
+
+/* ------------------------------------------------------------------------
+ * Requests and responses
+ * ------------------------------------------------------------------------
+ */
+typedef struct Request
+{
+	StringInfoData buf;
+	bool		first;
+} Request;
+
+static void
+req_begin(Request *r, const char *table)
+{
+	initStringInfo(&r->buf);
+	appendStringInfoChar(&r->buf, '{');
+	r->first = true;
+	ddb_json_key(&r->buf, &r->first, "TableName");
+	ddb_json_cstring(&r->buf, table);
+}
+
+static void
+req_string(Request *r, const char *key, const char *value)
+{
+	if (value == NULL)
+		return;
+	ddb_json_key(&r->buf, &r->first, key);
+	ddb_json_cstring(&r->buf, value);
+}
+
+static void
+req_raw(Request *r, const char *key, const char *json)
+{
+	if (json == NULL)
+		return;
+	ddb_json_key(&r->buf, &r->first, key);
+	appendStringInfoString(&r->buf, json);
+}
+
+static void
+req_expr(Request *r, PExpr *x)
+{
+	if (x->names.len > 0)
+		req_raw(r, "ExpressionAttributeNames", psprintf("{%s}", x->names.data));
+	if (x->vals.len > 0)
+		req_raw(r, "ExpressionAttributeValues", psprintf("{%s}", x->vals.data));
+}
+
+/* Run one operation through the protocol's entry point; its parsed response. */
+static DdbJson *
+run(const char *operation, Request *r)
+{
+	char	   *resp;
+	int			len;
+
+	appendStringInfoChar(&r->buf, '}');
+	resp = ddb_api_execute(operation, r->buf.data, r->buf.len, &len);
+	return ddb_json_parse(resp, len);
+}
+
+static DdbJson *
+resp_member(DdbJson *resp, const char *name)
+{
+	DdbJson    *j = ddb_json_get(resp, name);
+
+	return (j == NULL || j->type == DDB_JSON_NULL) ? NULL : j;
+}
+
+/* Add one ConsumedCapacity to another: every number member summed. */
+static void
+capacity_add(DdbJson *sum, DdbJson *c)
+{
+	for (int i = 0; i < sum->n; i++)
+	{
+		DdbJson    *a = sum->elems[i];
+		DdbJson    *b = ddb_json_get(c, sum->keys[i]);
+
+		if (b == NULL)
+			continue;
+		if (a->type == DDB_JSON_NUMBER && b->type == DDB_JSON_NUMBER)
+			a->str = psprintf("%.15g", strtod(a->str, NULL) + strtod(b->str, NULL));
+		else if (a->type == DDB_JSON_OBJECT && b->type == DDB_JSON_OBJECT)
+			capacity_add(a, b);
+	}
+}
+
+/* The table's (or an index's) key attribute names, from DescribeTable. */
+static void
+key_schema(const char *table, const char *index, char **pk, char **sk)
+{
+	Request		r;
+	DdbJson    *desc;
+	DdbJson    *keys = NULL;
+
+	*pk = *sk = NULL;
+	req_begin(&r, table);
+	desc = resp_member(run("DescribeTable", &r), "Table");
+	if (desc == NULL)
+		return;
+	if (index == NULL)
+		keys = resp_member(desc, "KeySchema");
+	else
+	{
+		static const char *const lists[] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
+
+		for (int l = 0; l < 2 && keys == NULL; l++)
+		{
+			DdbJson    *ix = resp_member(desc, lists[l]);
+
+			for (int i = 0; ix && i < ix->n; i++)
+			{
+				DdbJson    *name = resp_member(ix->elems[i], "IndexName");
+
+				if (name && strcmp(name->str, index) == 0)
+					keys = resp_member(ix->elems[i], "KeySchema");
+			}
+		}
+	}
+	for (int i = 0; keys && i < keys->n; i++)
+	{
+		DdbJson    *name = resp_member(keys->elems[i], "AttributeName");
+		DdbJson    *type = resp_member(keys->elems[i], "KeyType");
+
+		if (name && type && strcmp(type->str, "HASH") == 0)
+			*pk = name->str;
+		else if (name && type)
+			*sk = name->str;
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * NextToken: base64 of {"h": statement hash, "i": query, "k": start key}
+ * ------------------------------------------------------------------------
+ */
+static char *
+statement_hash(const char *statement, DdbJson *params)
+{
+	StringInfoData buf;
+	uint64		h;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, statement);
+	appendStringInfoChar(&buf, '\0');
+	if (params)
+		write_json(&buf, params);
+	h = hash_bytes_extended((const unsigned char *) buf.data, buf.len, 0x64646221);
+	return psprintf("%016llx", (unsigned long long) h);
+}
+
+static char *
+token_encode(const char *hash, int query, DdbJson *start_key)
+{
+	char	   *json = psprintf("{\"h\":\"%s\",\"i\":%d,\"k\":%s}", hash, query,
+								json_text(start_key));
+	int			len = strlen(json);
+	char	   *out = palloc(pg_b64_enc_len(len) + 1);
+	int			n = pg_b64_encode(json, len, out, pg_b64_enc_len(len));
+
+	out[Max(n, 0)] = '\0';
+	return out;
+}
+
+/* The query index and start key a token carries; an error if not ours. */
+static DdbJson *
+token_decode(const char *token, const char *hash, int nqueries, int *query)
+{
+	int			len = strlen(token);
+	char	   *json = palloc(pg_b64_dec_len(len) + 1);
+	int			n = pg_b64_decode(token, len, json, pg_b64_dec_len(len));
+	DdbJson    *j = NULL;
+	DdbJson    *h,
+			   *i,
+			   *k;
+
+	if (n > 0)
+	{
+		MemoryContext cxt = CurrentMemoryContext;
+
+		json[n] = '\0';
+		PG_TRY();
+		{
+			j = ddb_json_parse(json, n);
+		}
+		PG_CATCH();
+		{
+			/* (not JSON: reported as a bad token below) */
+			MemoryContextSwitchTo(cxt);
+			FlushErrorState();
+			j = NULL;
+		}
+		PG_END_TRY();
+	}
+	if (j == NULL || j->type != DDB_JSON_OBJECT ||
+		(h = resp_member(j, "h")) == NULL || h->type != DDB_JSON_STRING ||
+		strcmp(h->str, hash) != 0 ||
+		(i = resp_member(j, "i")) == NULL || i->type != DDB_JSON_NUMBER ||
+		atoi(i->str) < 0 || atoi(i->str) >= nqueries ||
+		((k = resp_member(j, "k")) != NULL && k->type != DDB_JSON_OBJECT))
+		validation_error("Invalid NextToken: the token was not returned for this statement and its parameters");
+	*query = atoi(i->str);
+	return k;
+}
+
+/* ------------------------------------------------------------------------
+ * ExecuteStatement
+ * ------------------------------------------------------------------------
+ */
+typedef struct Options
+{
+	const char *statement;
+	DdbJson    *params;
+	const char *rcc;			/* ReturnConsumedCapacity */
+	const char *on_failure;		/* ReturnValuesOnConditionCheckFailure */
+	DdbJson    *consistent;
+	int			limit;			/* 0: none */
+	const char *next_token;
+} Options;
+
+static void
+req_common(Request *r, Options *o)
+{
+	req_string(r, "ReturnConsumedCapacity", o->rcc);
+}
+
+static char *
+finish(StringInfo out, int *len)
+{
+	appendStringInfoChar(out, '}');
+	*len = out->len;
+	return out->data;
+}
+
+static char *
+execute_select(Statement *st, Options *o, int *len)
+{
+	char	   *pk,
+			   *sk;
+	List	   *terms = and_terms(st->where, NIL);
+	PNode	   *pk_term = NULL;
+	PNode	   *sk_term = NULL;
+	List	   *pk_values = NIL;
+	List	   *filter_terms = NIL;
+	bool		forward = true;
+	bool		query;
+	int			nqueries;
+	int			qi = 0;
+	DdbJson    *start_key = NULL;
+	char	   *hash = statement_hash(o->statement, o->params);
+	StringInfoData items;
+	int			nitems = 0;
+	DdbJson    *capacity = NULL;
+	DdbJson    *last_key = NULL;
+	int			remaining = o->limit;
+	StringInfoData out;
+	bool		first = true;
+	ListCell   *lc;
+
+	key_schema(st->table, st->index, &pk, &sk);
+
+	/* the partition key's equality or IN list, then a sort key condition */
+	foreach(lc, terms)
+	{
+		PNode	   *t = lfirst(lc);
+		PqlValue   *v;
+
+		if (pk_term == NULL && pk != NULL && (v = key_equality(t, pk)) != NULL)
+		{
+			pk_term = t;
+			pk_values = list_make1(v);
+		}
+		else if (pk_term == NULL && pk != NULL && t->kind == N_IN && !t->negated &&
+				 is_attr(linitial(t->args), pk))
+		{
+			ListCell   *vc;
+
+			pk_term = t;
+			/* one Query per distinct value */
+			for_each_from(vc, t->args, 1)
+			{
+				PqlValue   *val = ((PNode *) lfirst(vc))->value;
+				ListCell   *dc;
+				bool		dup = false;
+
+				foreach(dc, pk_values)
+					dup |= strcmp(((PqlValue *) lfirst(dc))->json, val->json) == 0;
+				if (!dup)
+					pk_values = lappend(pk_values, val);
+			}
+		}
+	}
+	if (pk_term != NULL && sk != NULL)
+		foreach(lc, terms)
+		{
+			if (lfirst(lc) != pk_term && sort_key_term(lfirst(lc), sk))
+			{
+				sk_term = lfirst(lc);
+				break;
+			}
+		}
+	foreach(lc, terms)
+		if (lfirst(lc) != pk_term && lfirst(lc) != sk_term)
+		filter_terms = lappend(filter_terms, lfirst(lc));
+
+	/*
+	 * A Query's filter may not name a key attribute: such a statement reads
+	 * as a Scan, whose filter may, and gives the same items.
+	 */
+	query = pk_term != NULL;
+	foreach(lc, filter_terms)
+		if (mentions(lfirst(lc), pk) || mentions(lfirst(lc), sk))
+		query = false;
+	if (!query)
+		filter_terms = terms;
+
+	/* ORDER BY: the key attributes only, and only on a Query */
+	foreach(lc, st->order)
+	{
+		OrderKey   *k = lfirst(lc);
+
+		if (st->where == NULL)
+			validation_error("Must have WHERE clause in the statement when using ORDER BY clause.");
+		if ((pk == NULL || strcmp(k->name, pk) != 0) && (sk == NULL || strcmp(k->name, sk) != 0))
+			validation_error("ORDER BY can only name the key attributes of the table or index (%s is not one)",
+							 k->name);
+		if (!query)
+			validation_error("ORDER BY needs a WHERE clause with an equality or IN condition on the partition key");
+		if (list_length(pk_values) > 1)
+			validation_error("ORDER BY is not supported by ddb with an IN list of several partition keys");
+		if (sk != NULL && strcmp(k->name, sk) == 0)
+			forward = !k->desc;
+	}
+
+	nqueries = query ? list_length(pk_values) : 1;
+	if (o->next_token)
+		start_key = token_decode(o->next_token, hash, nqueries, &qi);
+
+	initStringInfo(&items);
+	appendStringInfoChar(&items, '[');
+	for (; qi < nqueries; qi++)
+	{
+		Request		r;
+		PExpr		x;
+		StringInfoData kc;
+		DdbJson    *resp;
+		DdbJson    *j;
+		char	   *filter;
+
+		expr_init(&x);
+		req_begin(&r, st->table);
+		req_string(&r, "IndexName", st->index);
+		if (query)
+		{
+			initStringInfo(&kc);
+			emit_name(&x, &kc, pk);
+			appendStringInfoString(&kc, " = ");
+			emit_value(&x, &kc, list_nth(pk_values, qi));
+			if (sk_term)
+			{
+				appendStringInfoString(&kc, " AND ");
+				emit_cond(&x, &kc, sk_term);
+			}
+			req_string(&r, "KeyConditionExpression", kc.data);
+			if (!forward)
+				req_raw(&r, "ScanIndexForward", "false");
+		}
+		filter = emit_terms(&x, filter_terms);
+		req_string(&r, "FilterExpression", filter);
+		if (st->projection != NIL)
+		{
+			StringInfoData proj;
+
+			initStringInfo(&proj);
+			foreach(lc, st->projection)
+			{
+				if (lc != list_head(st->projection))
+					appendStringInfoString(&proj, ", ");
+				emit_path(&x, &proj, lfirst(lc));
+			}
+			req_string(&r, "ProjectionExpression", proj.data);
+		}
+		req_expr(&r, &x);
+		if (o->consistent)
+			req_raw(&r, "ConsistentRead", o->consistent->boolean ? "true" : "false");
+		if (o->limit > 0)
+			req_raw(&r, "Limit", psprintf("%d", remaining));
+		if (start_key)
+			req_raw(&r, "ExclusiveStartKey", json_text(start_key));
+		req_common(&r, o);
+		resp = run(query ? "Query" : "Scan", &r);
+
+		j = resp_member(resp, "Items");
+		for (int i = 0; j && i < j->n; i++)
+		{
+			if (nitems++ > 0)
+				appendStringInfoChar(&items, ',');
+			write_json(&items, j->elems[i]);
+		}
+		if ((j = resp_member(resp, "ConsumedCapacity")) != NULL)
+		{
+			if (capacity == NULL)
+				capacity = j;
+			else
+				capacity_add(capacity, j);
+		}
+		start_key = NULL;
+		last_key = resp_member(resp, "LastEvaluatedKey");
+		if (o->limit > 0 && (j = resp_member(resp, "ScannedCount")) != NULL)
+			remaining -= atoi(j->str);
+		/* a page ends at LastEvaluatedKey, or when Limit items were read */
+		if (last_key != NULL || (o->limit > 0 && remaining <= 0))
+			break;
+	}
+	appendStringInfoChar(&items, ']');
+
+	initStringInfo(&out);
+	appendStringInfoChar(&out, '{');
+	ddb_json_key(&out, &first, "Items");
+	appendBinaryStringInfo(&out, items.data, items.len);
+	if (last_key != NULL)
+	{
+		ddb_json_key(&out, &first, "LastEvaluatedKey");
+		write_json(&out, last_key);
+		ddb_json_key(&out, &first, "NextToken");
+		ddb_json_cstring(&out, token_encode(hash, qi, last_key));
+	}
+	else if (qi + 1 < nqueries)
+	{
+		/* Limit ran out at the end of a Query: the next one starts afresh */
+		ddb_json_key(&out, &first, "NextToken");
+		ddb_json_cstring(&out, token_encode(hash, qi + 1, NULL));
+	}
+	if (capacity != NULL)
+	{
+		ddb_json_key(&out, &first, "ConsumedCapacity");
+		write_json(&out, capacity);
+	}
+	return finish(&out, len);
+}
+
+/* The Key member of a write: the full primary key, from WHERE's equalities. */
+static char *
+write_key(Statement *st, List *terms, char *pk, char *sk, List **rest)
+{
+	StringInfoData key;
+	PNode	   *pk_term = NULL;
+	PNode	   *sk_term = NULL;
+	PqlValue   *pkv = NULL;
+	PqlValue   *skv = NULL;
+	ListCell   *lc;
+
+	foreach(lc, terms)
+	{
+		PqlValue   *v;
+
+		if (pk_term == NULL && pk && (v = key_equality(lfirst(lc), pk)) != NULL)
+		{
+			pk_term = lfirst(lc);
+			pkv = v;
+		}
+		else if (sk_term == NULL && sk && (v = key_equality(lfirst(lc), sk)) != NULL)
+		{
+			sk_term = lfirst(lc);
+			skv = v;
+		}
+	}
+	if (pk == NULL)
+		return NULL;			/* no such table: the write says so */
+	if (pkv == NULL || (sk != NULL && skv == NULL))
+		validation_error(PQL_KEY_EQUALITY);
+	*rest = NIL;
+	foreach(lc, terms)
+		if (lfirst(lc) != pk_term && lfirst(lc) != sk_term)
+		*rest = lappend(*rest, lfirst(lc));
+	initStringInfo(&key);
+	appendStringInfoChar(&key, '{');
+	ddb_json_cstring(&key, pk);
+	appendStringInfo(&key, ":%s", pkv->json);
+	if (sk)
+	{
+		appendStringInfoChar(&key, ',');
+		ddb_json_cstring(&key, sk);
+		appendStringInfo(&key, ":%s", skv->json);
+	}
+	appendStringInfoChar(&key, '}');
+	return key.data;
+}
+
+/* A write's answer: {} or, with RETURNING, {"Items": [the image]}. */
+static char *
+write_answer(DdbJson *resp, const char *returning, int *len)
+{
+	StringInfoData out;
+	bool		first = true;
+	DdbJson    *j;
+
+	initStringInfo(&out);
+	appendStringInfoChar(&out, '{');
+	if (returning)
+	{
+		ddb_json_key(&out, &first, "Items");
+		appendStringInfoChar(&out, '[');
+		if ((j = resp_member(resp, "Attributes")) != NULL)
+			write_json(&out, j);
+		appendStringInfoChar(&out, ']');
+	}
+	if ((j = resp_member(resp, "ConsumedCapacity")) != NULL)
+	{
+		ddb_json_key(&out, &first, "ConsumedCapacity");
+		write_json(&out, j);
+	}
+	return finish(&out, len);
+}
+
+static char *
+execute_insert(Statement *st, Options *o, int *len)
+{
+	char	   *pk,
+			   *sk;
+	Request		r;
+	PExpr		x;
+	StringInfoData cond;
+	DdbJson    *volatile resp = NULL;
+	MemoryContext cxt = CurrentMemoryContext;
+	DdbJson    *item;
+
+	key_schema(st->table, NULL, &pk, &sk);
+	expr_init(&x);
+	initStringInfo(&cond);
+	req_begin(&r, st->table);
+	item = ddb_json_parse(st->item->json, strlen(st->item->json));
+	req_raw(&r, "Item", json_text(item->elems[0]));
+	if (pk)
+	{
+		appendStringInfoString(&cond, "attribute_not_exists(");
+		emit_name(&x, &cond, pk);
+		appendStringInfoChar(&cond, ')');
+		req_string(&r, "ConditionExpression", cond.data);
+		req_expr(&r, &x);
+	}
+	req_common(&r, o);
+
+	/* the put's failed condition is a duplicate key (raised anew, at once) */
+	PG_TRY();
+	{
+		resp = run("PutItem", &r);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != DDB_ERRCODE_CONDITIONAL_CHECK)
+			PG_RE_THROW();
+		FlushErrorState();
+		ddb_raise(DDB_ERRCODE_DUPLICATE_ITEM, "DuplicateItemException", PQL_DUPLICATE);
+	}
+	PG_END_TRY();
+	return write_answer(resp, NULL, len);
+}
+
+static char *
+execute_update(Statement *st, Options *o, int *len)
+{
+	char	   *pk,
+			   *sk;
+	List	   *rest = NIL;
+	char	   *key;
+	Request		r;
+	PExpr		x;
+	StringInfoData set,
+				remove,
+				add,
+				del,
+				upd,
+				cond;
+	ListCell   *lc;
+
+	key_schema(st->table, NULL, &pk, &sk);
+	key = write_key(st, and_terms(st->where, NIL), pk, sk, &rest);
+	expr_init(&x);
+	initStringInfo(&set);
+	initStringInfo(&remove);
+	initStringInfo(&add);
+	initStringInfo(&del);
+	foreach(lc, st->sets)
+	{
+		SetClause  *c = lfirst(lc);
+		PNode	   *v = c->value;
+		StringInfo	buf;
+
+		if (c->action == 'R')
+		{
+			buf = &remove;
+			if (buf->len > 0)
+				appendStringInfoString(buf, ", ");
+			emit_path(&x, buf, c->target);
+			continue;
+		}
+		if (v->kind == N_FUNC &&
+			(strcmp(v->op, "set_add") == 0 || strcmp(v->op, "set_delete") == 0))
+		{
+			/* SET s = set_add(s, <<...>>): ADD s :v; set_delete: DELETE */
+			PNode	   *arg;
+
+			if (list_length(v->args) != 2)
+				validation_error(PQL_MALFORMED,
+								 psprintf("%s takes two arguments (position %d)", v->op, v->pos));
+			arg = linitial(v->args);
+			expect_path(arg, v->op);
+			if (list_length(arg->path) != list_length(c->target->path))
+				unsupported(psprintf("%s of a path other than the one SET", v->op));
+			for (int i = 0; i < list_length(arg->path); i++)
+			{
+				PathElem   *a = list_nth(arg->path, i);
+				PathElem   *b = list_nth(c->target->path, i);
+
+				if ((a->name == NULL) != (b->name == NULL) ||
+					(a->name ? strcmp(a->name, b->name) != 0 : a->index != b->index))
+					unsupported(psprintf("%s of a path other than the one SET", v->op));
+			}
+			if (((PNode *) lsecond(v->args))->kind != N_VALUE)
+				validation_error(PQL_MALFORMED,
+								 psprintf("%s takes a set value (position %d)", v->op, v->pos));
+			buf = v->op[4] == 'a' ? &add : &del;
+			if (buf->len > 0)
+				appendStringInfoString(buf, ", ");
+			emit_path(&x, buf, c->target);
+			appendStringInfoChar(buf, ' ');
+			emit_value(&x, buf, ((PNode *) lsecond(v->args))->value);
+			continue;
+		}
+		buf = &set;
+		if (buf->len > 0)
+			appendStringInfoString(buf, ", ");
+		emit_path(&x, buf, c->target);
+		appendStringInfoString(buf, " = ");
+		if (v->kind == N_ARITH)
+		{
+			emit_operand(&x, buf, linitial(v->args));
+			appendStringInfo(buf, " %s ", v->op);
+			emit_operand(&x, buf, lsecond(v->args));
+		}
+		else if (v->kind == N_FUNC && strcmp(v->op, "list_append") == 0)
+		{
+			if (list_length(v->args) != 2)
+				validation_error(PQL_MALFORMED,
+								 psprintf("list_append takes two arguments (position %d)", v->pos));
+			appendStringInfoString(buf, "list_append(");
+			emit_operand(&x, buf, linitial(v->args));
+			appendStringInfoString(buf, ", ");
+			emit_operand(&x, buf, lsecond(v->args));
+			appendStringInfoChar(buf, ')');
+		}
+		else if (v->kind == N_FUNC)
+			validation_error(PQL_MALFORMED,
+							 psprintf("unknown function %s in SET (position %d); SET takes list_append, set_add and set_delete",
+									  v->op, v->pos));
+		else
+			emit_operand(&x, buf, v);
+	}
+	initStringInfo(&upd);
+	if (set.len)
+		appendStringInfo(&upd, "SET %s", set.data);
+	if (remove.len)
+		appendStringInfo(&upd, "%sREMOVE %s", upd.len ? " " : "", remove.data);
+	if (add.len)
+		appendStringInfo(&upd, "%sADD %s", upd.len ? " " : "", add.data);
+	if (del.len)
+		appendStringInfo(&upd, "%sDELETE %s", upd.len ? " " : "", del.data);
+
+	/* UPDATE never creates an item: the item must exist */
+	initStringInfo(&cond);
+	if (pk)
+	{
+		appendStringInfoString(&cond, "attribute_exists(");
+		emit_name(&x, &cond, pk);
+		appendStringInfoChar(&cond, ')');
+		foreach(lc, rest)
+		{
+			appendStringInfoString(&cond, " AND ");
+			emit_child(&x, &cond, lfirst(lc));
+		}
+	}
+
+	req_begin(&r, st->table);
+	req_raw(&r, "Key", key);
+	req_string(&r, "UpdateExpression", upd.data);
+	req_string(&r, "ConditionExpression", cond.len ? cond.data : NULL);
+	req_expr(&r, &x);
+	req_string(&r, "ReturnValues", st->returning);
+	req_string(&r, "ReturnValuesOnConditionCheckFailure", o->on_failure);
+	req_common(&r, o);
+	return write_answer(run("UpdateItem", &r), st->returning, len);
+}
+
+static char *
+execute_delete(Statement *st, Options *o, int *len)
+{
+	char	   *pk,
+			   *sk;
+	List	   *rest = NIL;
+	char	   *key;
+	Request		r;
+	PExpr		x;
+	StringInfoData cond;
+
+	key_schema(st->table, NULL, &pk, &sk);
+	key = write_key(st, and_terms(st->where, NIL), pk, sk, &rest);
+	expr_init(&x);
+	initStringInfo(&cond);
+
+	/*
+	 * No item: nothing to delete, and no error.  An item the other terms
+	 * do not hold for: ConditionalCheckFailedException.
+	 */
+	if (rest != NIL)
+	{
+		char	   *terms;
+
+		appendStringInfoString(&cond, "attribute_not_exists(");
+		emit_name(&x, &cond, pk);
+		appendStringInfoString(&cond, ") OR ");
+		terms = emit_terms(&x, rest);
+		if (list_length(rest) > 1)
+			appendStringInfo(&cond, "(%s)", terms);
+		else
+			appendStringInfoString(&cond, terms);
+	}
+	req_begin(&r, st->table);
+	req_raw(&r, "Key", key);
+	req_string(&r, "ConditionExpression", cond.len ? cond.data : NULL);
+	req_expr(&r, &x);
+	req_string(&r, "ReturnValues", st->returning);
+	req_string(&r, "ReturnValuesOnConditionCheckFailure", o->on_failure);
+	req_common(&r, o);
+	return write_answer(run("DeleteItem", &r), st->returning, len);
+}
+
+/* A member of the request: NULL when absent or null. */
+static DdbJson *
+member(DdbJson *req, const char *name)
+{
+	DdbJson    *j = ddb_json_get(req, name);
+
+	return (j == NULL || j->type == DDB_JSON_NULL) ? NULL : j;
+}
+
+char *
+ddb_op_execute_statement(DdbJson *req, int *len)
+{
+	DdbValErrors e;
+	Options		o;
+	DdbJson    *j;
+	Statement  *st;
+
+	memset(&o, 0, sizeof(o));
+	ddb_valerr_init(&e);
+	if ((j = member(req, "Statement")) == NULL)
+		ddb_valerr_add(&e, NULL, "statement", "Member must not be null");
+	else
+	{
+		o.statement = ddb_json_member_cstring(j, "Statement");
+		if (strlen(o.statement) < 1)
+			ddb_valerr_add(&e, o.statement, "statement",
+						   "Member must have length greater than or equal to 1");
+		if (strlen(o.statement) > PQL_MAX_STATEMENT)
+			ddb_valerr_add(&e, o.statement, "statement",
+						   "Member must have length less than or equal to 8192");
+	}
+	if ((j = member(req, "NextToken")) != NULL)
+	{
+		o.next_token = ddb_json_member_cstring(j, "NextToken");
+		if (strlen(o.next_token) < 1)
+			ddb_valerr_add(&e, o.next_token, "nextToken",
+						   "Member must have length greater than or equal to 1");
+		if (strlen(o.next_token) > PQL_MAX_TOKEN)
+			ddb_valerr_add(&e, o.next_token, "nextToken",
+						   "Member must have length less than or equal to 32768");
+	}
+	if ((j = member(req, "Limit")) != NULL)
+	{
+		double		d = ddb_json_check_number(j, "Integer");
+
+		if (d < 1)
+			ddb_valerr_add(&e, psprintf("%.0f", d), "limit",
+						   "Member must have value greater than or equal to 1");
+		o.limit = (int) Min(d, PG_INT32_MAX);
+	}
+	if ((j = member(req, "Parameters")) != NULL)
+	{
+		ddb_json_check_list(j);
+		if (j->n < 1)
+			ddb_valerr_add(&e, "[]", "parameters",
+						   "Member must have length greater than or equal to 1");
+		o.params = j;
+	}
+	if ((j = member(req, "ConsistentRead")) != NULL)
+	{
+		(void) ddb_json_check_bool(j);
+		o.consistent = j;
+	}
+	if ((j = member(req, "ReturnConsumedCapacity")) != NULL)
+		o.rcc = ddb_json_member_cstring(j, "ReturnConsumedCapacity");
+	if ((j = member(req, "ReturnValuesOnConditionCheckFailure")) != NULL)
+		o.on_failure = ddb_json_member_cstring(j, "ReturnValuesOnConditionCheckFailure");
+	ddb_valerr_raise(&e);
+
+	st = parse_statement(o.statement, o.params);
+	switch (st->kind)
+	{
+		case STMT_SELECT:
+			return execute_select(st, &o, len);
+		case STMT_INSERT:
+			return execute_insert(st, &o, len);
+		case STMT_UPDATE:
+			return execute_update(st, &o, len);
+		case STMT_DELETE:
+			return execute_delete(st, &o, len);
+	}
+	pg_unreachable();
+}
