@@ -1,0 +1,147 @@
+-- ExecuteStatement: PartiQL statements through ddb_api, translated into the
+-- Query, Scan, PutItem, UpdateItem and DeleteItem requests ddb already runs
+-- (src/api/ddb_partiql.c), with DynamoDB's answers and errors.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS ddb;
+RESET client_min_messages;
+\set VERBOSITY terse
+CREATE SCHEMA partiql;
+SET ddb.schema = partiql;
+SET search_path = partiql, public;
+
+CREATE FUNCTION pq(statement text, extra jsonb DEFAULT '{}') RETURNS jsonb
+LANGUAGE sql AS $$
+  SELECT ddb_api('ExecuteStatement', jsonb_build_object('Statement', statement) || extra)
+$$;
+
+SELECT ddb_api('CreateTable', '{"TableName": "Music",
+  "AttributeDefinitions": [{"AttributeName": "Artist", "AttributeType": "S"},
+                           {"AttributeName": "Song", "AttributeType": "S"},
+                           {"AttributeName": "Year", "AttributeType": "N"}],
+  "KeySchema": [{"AttributeName": "Artist", "KeyType": "HASH"},
+                {"AttributeName": "Song", "KeyType": "RANGE"}],
+  "GlobalSecondaryIndexes": [{"IndexName": "ByYear",
+    "KeySchema": [{"AttributeName": "Year", "KeyType": "HASH"},
+                  {"AttributeName": "Song", "KeyType": "RANGE"}],
+    "Projection": {"ProjectionType": "ALL"}}],
+  "BillingMode": "PAY_PER_REQUEST"}') IS NOT NULL AS created;
+
+-- INSERT: literals of every kind; the answer is {}
+SELECT pq($$INSERT INTO "Music" VALUE {'Artist': 'Ada', 'Song': 'Engine', 'Year': 1843,
+  'tags': <<'b', 'a'>>, 'scores': <<3, -1.5>>, 'live': true, 'gone': NULL,
+  'meta': {'take': [1, 'two', false], 'it''s': 'quoted'}}$$);
+-- placeholders, in order, typed AttributeValues (a binary set from them)
+SELECT pq($$INSERT INTO Music VALUE {'Artist': ?, 'Song': ?, 'Year': ?, 'bin': <<?, ?>>}$$,
+  '{"Parameters": [{"S": "Ada"}, {"S": "Note"}, {"N": "1850"}, {"B": "AQ=="}, {"B": "Ag=="}]}');
+SELECT pq($$INSERT INTO Music VALUE {'Artist': 'Ada', 'Song': 'Poem', 'Year': 1850}$$);
+SELECT pq($$INSERT INTO Music VALUE {'Artist': 'Bob', 'Song': 'Blues', 'Year': 1843}$$);
+SELECT pq($$INSERT INTO Music VALUE ?$$,
+  '{"Parameters": [{"M": {"Artist": {"S": "Cy"}, "Song": {"S": "Cant"}, "Year": {"N": "1900"}}}]}');
+-- the same key again: DuplicateItemException; nothing changed
+SELECT pq($$INSERT INTO Music VALUE {'Artist': 'Ada', 'Song': 'Engine'}$$);
+SELECT ddb_api('GetItem', '{"TableName": "Music", "Key": {"Artist": {"S": "Ada"}, "Song": {"S": "Engine"}}}');
+-- an item without its key: PutItem's own message
+SELECT pq($$INSERT INTO Music VALUE {'Artist': 'Ada'}$$);
+
+-- SELECT with the partition key's equality: a Query, in sort key order
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada'$$);
+-- ORDER BY the sort key DESC: the Query backwards
+SELECT pq($$SELECT Song FROM Music WHERE Artist = ? ORDER BY Song DESC$$, '{"Parameters": [{"S": "Ada"}]}');
+-- key condition on the sort key, the rest a filter; paths project
+SELECT pq($$SELECT Song, meta.take[1] FROM Music WHERE Artist = 'Ada' AND Song BETWEEN 'A' AND 'O' AND "Year" < 1845$$);
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND begins_with(Song, 'P')$$);
+-- IN on the partition key: one Query per value
+SELECT pq($$SELECT Artist, Song FROM Music WHERE Artist IN ['Bob', 'Cy', 'Ada'] AND "Year" <> 1850$$);
+-- anything else: a Scan with the whole WHERE as its filter
+SELECT pq($$SELECT Song FROM Music WHERE "Year" = 1843 AND (live = true OR Artist = 'Bob')$$);
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND (Song = 'Note' OR Song = 'Poem')$$);
+SELECT jsonb_array_length(pq('SELECT * FROM Music')->'Items') AS all_items;
+-- conditions: IS [NOT] MISSING, IS NULL, NOT, contains, size, attribute_type, <> and !=
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND tags IS NOT MISSING$$);
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND tags IS MISSING AND bin IS MISSING$$);
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND gone IS NULL$$);
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND "Year" IS NOT NULL AND NOT live = true$$);
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND contains(tags, 'a') AND size(tags) = 2$$);
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND attribute_type(bin, 'BS') AND Song != 'x'$$);
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND "Year" NOT IN [1843] AND NOT "Year" BETWEEN 1 AND 2$$);
+-- an index: "Table"."Index", with the index's keys
+SELECT pq($$SELECT Artist, Song FROM "Music"."ByYear" WHERE "Year" = 1850 ORDER BY Song DESC$$);
+
+-- Limit and NextToken: one page at a time, the token carrying the rest
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada'$$, '{"Limit": 2}') - 'NextToken' AS page1;
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada'$$, '{"Limit": 2}')->>'NextToken' AS tok \gset
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada'$$, jsonb_build_object('Limit', 2, 'NextToken', :'tok')) AS page2;
+-- across the Queries of an IN list, and over a Scan
+SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Bob', 'Ada']$$, '{"Limit": 1}')->>'NextToken' AS tok \gset
+SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Bob', 'Ada']$$, jsonb_build_object('Limit', 2, 'NextToken', :'tok')) - 'NextToken' AS in_page2;
+SELECT pq('SELECT Song FROM Music', '{"Limit": 4}')->>'NextToken' AS tok \gset
+SELECT jsonb_array_length(pq('SELECT Song FROM Music', jsonb_build_object('NextToken', :'tok'))->'Items') AS scan_rest;
+-- a token of another statement, or not a token at all
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Bob'$$, jsonb_build_object('NextToken', :'tok'));
+SELECT pq($$SELECT Song FROM Music$$, '{"NextToken": "bm90IGEgdG9rZW4="}');
+-- ConsumedCapacity, summed over the Queries of an IN list
+SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Bob', 'Ada']$$, '{"ReturnConsumedCapacity": "TOTAL"}')->'ConsumedCapacity';
+
+-- UPDATE: SET, arithmetic, list_append, set_add, set_delete, REMOVE; the
+-- item must exist, and the other WHERE terms are conditions
+SELECT pq($$UPDATE Music SET "Year" = "Year" + 1 SET meta.take = list_append(meta.take, ['three'])
+  SET tags = set_add(tags, <<'c'>>), scores = set_delete(scores, <<3>>) REMOVE gone
+  WHERE Artist = 'Ada' AND Song = 'Engine' AND live = true RETURNING ALL NEW *$$);
+SELECT pq($$UPDATE Music SET live = false WHERE Artist = 'Ada' AND Song = 'Engine' RETURNING MODIFIED OLD *$$);
+SELECT pq($$UPDATE Music SET live = ? WHERE Artist = 'Ada' AND Song = 'Engine' RETURNING MODIFIED NEW *$$, '{"Parameters": [{"BOOL": true}]}');
+SELECT pq($$UPDATE Music SET n = 1 WHERE Artist = 'Bob' AND Song = 'Blues' RETURNING ALL OLD *$$);
+SELECT pq($$UPDATE Music SET n = 2 WHERE Song = 'Blues' AND Artist = 'Bob'$$);
+-- a false condition, or no such item: ConditionalCheckFailedException
+SELECT pq($$UPDATE Music SET n = 3 WHERE Artist = 'Bob' AND Song = 'Blues' AND n = 1$$);
+SELECT pq($$UPDATE Music SET n = 3 WHERE Artist = 'Zed' AND Song = 'None'$$);
+SELECT pq($$UPDATE Music SET n = 3 WHERE Artist = 'Bob' AND Song = 'Blues' AND n = 1$$,
+  '{"ReturnValuesOnConditionCheckFailure": "ALL_OLD"}');
+-- the whole primary key, by equality, or no UPDATE
+SELECT pq($$UPDATE Music SET n = 3 WHERE Artist = 'Bob'$$);
+SELECT pq($$UPDATE Music SET n = 3 WHERE Artist = 'Bob' AND Song > 'A'$$);
+SELECT pq($$UPDATE Music SET n = 3 WHERE Artist = 'Bob' OR Song = 'Blues'$$);
+-- a key attribute cannot be SET: UpdateItem's own message
+SELECT pq($$UPDATE Music SET Song = 'x' WHERE Artist = 'Bob' AND Song = 'Blues'$$);
+
+-- DELETE: RETURNING ALL OLD *; no item is no error; a false term is
+SELECT pq($$DELETE FROM Music WHERE Artist = 'Cy' AND Song = 'Cant' RETURNING ALL OLD *$$);
+SELECT pq($$DELETE FROM Music WHERE Artist = 'Cy' AND Song = 'Cant'$$);
+SELECT pq($$DELETE FROM Music WHERE Artist = 'Bob' AND Song = 'Blues' AND n = 99$$);
+SELECT pq($$DELETE FROM Music WHERE Artist = 'Bob' AND Song = 'Blues' AND n = 2 AND "Year" = 1843$$);
+SELECT pq($$SELECT * FROM Music WHERE Artist = 'Bob'$$);
+SELECT pq($$DELETE FROM Music WHERE Artist = 'Bob'$$);
+
+-- errors: syntax, unknown table or index, parameters, unsupported constructs
+SELECT pq('SELEC * FROM Music');
+SELECT pq('SELECT * FROM');
+SELECT pq($$SELECT * FROM Music WHERE Artist = 'Ada$$);
+SELECT pq('SELECT * FROM Music WHERE Artist = ''Ada'' AND');
+SELECT pq('SELECT * FROM Nowhere WHERE a = 1');
+SELECT pq('SELECT * FROM "Music"."NoIndex" WHERE a = 1');
+SELECT pq('INSERT INTO Nowhere VALUE {''a'': 1}');
+SELECT pq('SELECT * FROM Music WHERE Artist = ?');
+SELECT pq('SELECT * FROM Music WHERE Artist = ?', '{"Parameters": [{"S": "a"}, {"S": "b"}]}');
+SELECT pq('SELECT * FROM Music WHERE Artist = ?', '{"Parameters": [{"Q": "a"}]}');
+SELECT pq('SELECT * FROM Music m JOIN Other o ON m.a = o.a');
+SELECT pq('SELECT * FROM Music, Other');
+SELECT pq('SELECT * FROM Music WHERE Artist IN (SELECT Artist FROM Music)');
+SELECT pq('SELECT * FROM (SELECT * FROM Music)');
+SELECT pq('SELECT count(*) FROM Music');
+SELECT pq('SELECT * FROM Music GROUP BY Artist');
+SELECT pq('INSERT INTO Music VALUES (1, 2)');
+SELECT pq('INSERT INTO Music VALUE ''text''');
+SELECT pq('SELECT * FROM Music WHERE EXISTS(SELECT * FROM Music)');
+SELECT pq('SELECT * FROM Music WHERE upper(Song) = ''X''');
+SELECT pq('SELECT * FROM Music WHERE <<1, ''a''>> = tags');
+SELECT pq('SELECT * FROM Music ORDER BY Song');
+SELECT pq('SELECT * FROM Music WHERE live = true ORDER BY Song');
+SELECT pq('SELECT * FROM Music WHERE Artist = ''Ada'' ORDER BY "Year"');
+SELECT pq('DELETE FROM Music WHERE Artist = ''Ada'' AND Song = ''Note'' RETURNING ALL NEW *');
+-- the request's own members, as DynamoDB checks them
+SELECT ddb_api('ExecuteStatement', '{}');
+SELECT ddb_api('ExecuteStatement', '{"Statement": ""}');
+SELECT pq('SELECT * FROM Music', '{"Limit": 0}');
+SELECT pq('SELECT * FROM Music', '{"Parameters": []}');
+SELECT ddb_api('ExecuteStatement', '{"Statement": 1}');
+
+DROP SCHEMA partiql CASCADE;
