@@ -1,0 +1,93 @@
+"""PartiQL through boto3, unchanged: client.execute_statement with
+Parameters, paging through NextToken, UPDATE ... RETURNING, and the errors
+boto3 raises as their own exception classes (DuplicateItemException,
+ConditionalCheckFailedException, ValidationException).  ddb translates
+each statement into a Query, Scan, PutItem, UpdateItem or DeleteItem."""
+import pytest
+from botocore.exceptions import ClientError
+
+from conftest import create_table
+
+
+def S(v):
+    return {"S": v}
+
+
+def N(v):
+    return {"N": str(v)}
+
+
+@pytest.fixture
+def music(ddb, table_name):
+    create_table(ddb, table_name)
+    yield table_name
+    ddb.delete_table(TableName=table_name)
+
+
+def test_partiql_insert_select_paging(ddb, music):
+    """INSERT with placeholders, then a SELECT read in pages of 3 through
+    NextToken: every item once, in sort key order."""
+    for i in range(10):
+        r = ddb.execute_statement(
+            Statement=f'INSERT INTO "{music}" VALUE {{\'PK\': ?, \'SK\': ?, \'n\': ?}}',
+            Parameters=[S("A"), S(f"S#{i:02d}"), N(i)])
+        assert r.get("Items") is None
+    seen = []
+    token = None
+    pages = 0
+    while True:
+        kw = {"NextToken": token} if token else {}
+        r = ddb.execute_statement(Statement=f'SELECT SK, n FROM "{music}" WHERE PK = ?',
+                                  Parameters=[S("A")], Limit=3, **kw)
+        seen += [it["SK"]["S"] for it in r["Items"]]
+        pages += 1
+        token = r.get("NextToken")
+        if not token:
+            break
+    assert seen == [f"S#{i:02d}" for i in range(10)]
+    assert pages >= 4
+    # ORDER BY DESC and a filter
+    r = ddb.execute_statement(
+        Statement=f'SELECT SK FROM "{music}" WHERE PK = \'A\' AND n >= ? ORDER BY SK DESC',
+        Parameters=[N(8)])
+    assert [it["SK"]["S"] for it in r["Items"]] == ["S#09", "S#08"]
+
+
+def test_partiql_writes_and_errors(ddb, music):
+    """UPDATE RETURNING, DELETE, a duplicate INSERT, a failed condition and
+    a token that is not the statement's, as boto3's exceptions."""
+    ddb.execute_statement(Statement=f"INSERT INTO \"{music}\" VALUE {{'PK': 'p', 'SK': 's', 'n': 1}}")
+    with pytest.raises(ClientError) as e:
+        ddb.execute_statement(Statement=f"INSERT INTO \"{music}\" VALUE {{'PK': 'p', 'SK': 's'}}")
+    assert e.value.response["Error"]["Code"] == "DuplicateItemException"
+    assert e.value.response["Error"]["Message"] == "Duplicate primary key exists in table"
+    assert isinstance(e.value, ddb.exceptions.DuplicateItemException)
+
+    r = ddb.execute_statement(
+        Statement=f"UPDATE \"{music}\" SET n = n + ? WHERE PK = 'p' AND SK = 's' RETURNING ALL NEW *",
+        Parameters=[N(41)])
+    assert r["Items"] == [{"PK": S("p"), "SK": S("s"), "n": N(42)}]
+    with pytest.raises(ddb.exceptions.ConditionalCheckFailedException):
+        ddb.execute_statement(
+            Statement=f"UPDATE \"{music}\" SET n = 0 WHERE PK = 'p' AND SK = 's' AND n = 1")
+    with pytest.raises(ClientError) as e:
+        ddb.execute_statement(Statement=f"UPDATE \"{music}\" SET n = 0 WHERE PK = 'p'")
+    assert e.value.response["Error"]["Code"] == "ValidationException"
+    assert "mandatory equality on all key attributes" in e.value.response["Error"]["Message"]
+
+    r = ddb.execute_statement(
+        Statement=f"DELETE FROM \"{music}\" WHERE PK = 'p' AND SK = 's' RETURNING ALL OLD *")
+    assert r["Items"][0]["n"] == N(42)
+    assert ddb.execute_statement(Statement=f"SELECT * FROM \"{music}\"")["Items"] == []
+
+    with pytest.raises(ClientError) as e:
+        ddb.execute_statement(Statement=f"SELECT * FROM \"{music}\" WHERE PK = ?")
+    assert e.value.response["Error"]["Code"] == "ValidationException"
+    with pytest.raises(ClientError) as e:
+        ddb.execute_statement(Statement=f"SELECT * FROM \"{music}\" WHERE PK = 'p'",
+                              NextToken="bm90IGEgdG9rZW4=")
+    assert e.value.response["Error"]["Code"] == "ValidationException"
+    with pytest.raises(ClientError) as e:
+        ddb.execute_statement(Statement=f"SELECT * FROM \"{music}\" a JOIN \"{music}\" b ON a.PK = b.PK")
+    assert e.value.response["Error"]["Code"] == "ValidationException"
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
