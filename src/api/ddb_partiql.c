@@ -107,7 +107,7 @@ typedef enum NodeKind
 typedef struct PathElem
 {
 	char	   *name;			/* NULL: a list index */
-	int			index;
+	char	   *index;			/* its digits (the expression parser checks the range) */
 } PathElem;
 
 typedef struct PqlValue
@@ -717,7 +717,7 @@ parse_path(Parser *ps)
 			if (t->kind != T_NUMBER || strspn(t->text, "0123456789") != strlen(t->text))
 				malformed(ps, t);
 			e = palloc0(sizeof(PathElem));
-			e->index = atoi(t->text);
+			e->index = t->text;
 			expect_punct(ps, "]");
 		}
 		else
@@ -1199,7 +1199,7 @@ emit_path(PExpr *x, StringInfo buf, PNode *n)
 		PathElem   *e = lfirst(lc);
 
 		if (e->name == NULL)
-			appendStringInfo(buf, "[%d]", e->index);
+			appendStringInfo(buf, "[%s]", e->index);
 		else
 		{
 			if (lc != list_head(n->path))
@@ -1250,7 +1250,7 @@ emit_operand(PExpr *x, StringInfo buf, PNode *n)
 			break;
 		case N_ARITH:
 			validation_error(PQL_MALFORMED,
-							 psprintf("arithmetic is only allowed in SET (position %d)", n->pos));
+							 psprintf("arithmetic is only allowed in SET, as one + or - of two operands (position %d)", n->pos));
 			break;
 		default:
 			validation_error(PQL_MALFORMED,
@@ -2107,7 +2107,7 @@ execute_update(Statement *st, Options *o, int *len)
 				PathElem   *b = list_nth(c->target->path, i);
 
 				if ((a->name == NULL) != (b->name == NULL) ||
-					(a->name ? strcmp(a->name, b->name) != 0 : a->index != b->index))
+					strcmp(a->name ? a->name : a->index, b->name ? b->name : b->index) != 0)
 					unsupported(psprintf("%s of a path other than the one SET", v->op));
 			}
 			if (((PNode *) lsecond(v->args))->kind != N_VALUE)
