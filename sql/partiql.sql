@@ -79,6 +79,25 @@ SELECT jsonb_array_length(pq('SELECT Song FROM Music', jsonb_build_object('NextT
 -- a token of another statement, or not a token at all
 SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Bob'$$, jsonb_build_object('NextToken', :'tok'));
 SELECT pq($$SELECT Song FROM Music$$, '{"NextToken": "bm90IGEgdG9rZW4="}');
+-- a token edited: its start key, its Query (4294967296 once wrapped to 0)
+-- or its tag; each is refused (the token is signed)
+CREATE FUNCTION edit_token(tok text, pattern text, replacement text) RETURNS text
+LANGUAGE sql AS $$
+  SELECT translate(encode(convert_to(regexp_replace(convert_from(decode(tok, 'base64'), 'UTF8'),
+                                                    pattern, replacement), 'UTF8'), 'base64'), E'\n', '')
+$$;
+SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Bob', 'Ada']$$, '{"Limit": 1}')->>'NextToken' AS tok \gset
+SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Bob', 'Ada']$$,
+  jsonb_build_object('NextToken', edit_token(:'tok', '"Blues"', '"Aaa"')));
+SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Bob', 'Ada']$$,
+  jsonb_build_object('NextToken', edit_token(:'tok', '"i":0', '"i":4294967296')));
+SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Bob', 'Ada']$$,
+  jsonb_build_object('NextToken', edit_token(:'tok', '"i":0', '"i":1')));
+SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Bob', 'Ada']$$,
+  jsonb_build_object('NextToken', edit_token(:'tok', '.$', 'x')));
+-- the unedited token still reads on
+SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Bob', 'Ada']$$,
+  jsonb_build_object('NextToken', :'tok')) - 'NextToken' AS unedited;
 -- ConsumedCapacity, summed over the Queries of an IN list
 SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Bob', 'Ada']$$, '{"ReturnConsumedCapacity": "TOTAL"}')->'ConsumedCapacity';
 

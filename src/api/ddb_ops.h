@@ -397,6 +397,16 @@ extern char *ddb_op_get_shard_iterator(struct DdbJson *req, int *len);
 extern char *ddb_op_get_records(struct DdbJson *req, int *len);
 
 /*
+ * Tokens a client hands back (ddb_stream.c): a payload signed with the
+ * database's key for a purpose and a context, so that an edited one is
+ * refused.  Shard iterators (no purpose) and PartiQL's NextToken.
+ */
+extern char *ddb_token_sign(const char *purpose, const char *context, int contextlen,
+							const char *payload);
+extern char *ddb_token_payload(const char *purpose, const char *context, int contextlen,
+							   const char *token);
+
+/*
  * PartiQL (ddb_partiql.c): ExecuteStatement, translated into a Query, Scan,
  * PutItem, UpdateItem or DeleteItem request run by ddb_api_execute.
  */

@@ -24,10 +24,11 @@
  * Query or UpdateItem gets.  Nothing here touches a table directly.
  *
  * Paging: a SELECT answers one page (Limit items read, or 1 MB, as the
- * Query or Scan below it).  NextToken is base64 of a small JSON object: a
- * hash of the statement and its parameters, the index of the Query under
- * way (for IN lists) and that Query's LastEvaluatedKey.  A token whose hash
- * is not the statement's is refused.
+ * Query or Scan below it).  NextToken is base64 of a small JSON object,
+ * the index of the Query under way (for IN lists) and that Query's
+ * LastEvaluatedKey, signed with the database's key for the statement and
+ * its parameters (ddb_token_sign, as shard iterators are): a token that
+ * was edited, or made for another statement, is refused.
  *
  * What DynamoDB's PartiQL can say that this cannot (joins, nested
  * SELECTs, EXISTS, which only transactions take) is a ValidationException.
@@ -39,7 +40,6 @@
 #include <ctype.h>
 
 #include "common/base64.h"
-#include "common/hashfn.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
@@ -1620,29 +1620,30 @@ key_schema(const char *table, const char *index, char **pk, char **sk)
 }
 
 /* ------------------------------------------------------------------------
- * NextToken: base64 of {"h": statement hash, "i": query, "k": start key}
+ * NextToken: base64 of {"i": query, "k": start key}, signed for the
+ * statement and its parameters (ddb_token_sign)
  * ------------------------------------------------------------------------
  */
-static char *
-statement_hash(const char *statement, DdbJson *params)
-{
-	StringInfoData buf;
-	uint64		h;
 
-	initStringInfo(&buf);
-	appendStringInfoString(&buf, statement);
-	appendStringInfoChar(&buf, '\0');
+/* What a token is signed for: the statement, a NUL, its parameters. */
+static StringInfo
+token_context(const char *statement, DdbJson *params)
+{
+	StringInfo	buf = makeStringInfo();
+
+	appendStringInfoString(buf, statement);
+	appendStringInfoChar(buf, '\0');
 	if (params)
-		write_json(&buf, params);
-	h = hash_bytes_extended((const unsigned char *) buf.data, buf.len, 0x64646221);
-	return psprintf("%016llx", (unsigned long long) h);
+		write_json(buf, params);
+	return buf;
 }
 
 static char *
-token_encode(const char *hash, int query, DdbJson *start_key)
+token_encode(StringInfo context, int query, DdbJson *start_key)
 {
-	char	   *json = psprintf("{\"h\":\"%s\",\"i\":%d,\"k\":%s}", hash, query,
-								json_text(start_key));
+	char	   *json = ddb_token_sign("partiql", context->data, context->len,
+									  psprintf("{\"i\":%d,\"k\":%s}", query,
+											   json_text(start_key)));
 	int			len = strlen(json);
 	char	   *out = palloc(pg_b64_enc_len(len) + 1);
 	int			n = pg_b64_encode(json, len, out, pg_b64_enc_len(len));
@@ -1653,42 +1654,39 @@ token_encode(const char *hash, int query, DdbJson *start_key)
 
 /* The query index and start key a token carries; an error if not ours. */
 static DdbJson *
-token_decode(const char *token, const char *hash, int nqueries, int *query)
+token_decode(const char *token, StringInfo context, int nqueries, int *query)
 {
 	int			len = strlen(token);
-	char	   *json = palloc(pg_b64_dec_len(len) + 1);
-	int			n = pg_b64_decode(token, len, json, pg_b64_dec_len(len));
+	char	   *text = palloc(pg_b64_dec_len(len) + 1);
+	int			n = pg_b64_decode(token, len, text, pg_b64_dec_len(len));
+	char	   *json = NULL;
 	DdbJson    *j = NULL;
-	DdbJson    *h,
-			   *i,
+	DdbJson    *i,
 			   *k;
+	char	   *end;
+	long		qi = -1;
 
 	if (n > 0)
 	{
-		MemoryContext cxt = CurrentMemoryContext;
-
-		json[n] = '\0';
-		PG_TRY();
-		{
-			j = ddb_json_parse(json, n);
-		}
-		PG_CATCH();
-		{
-			/* (not JSON: reported as a bad token below) */
-			MemoryContextSwitchTo(cxt);
-			FlushErrorState();
-			j = NULL;
-		}
-		PG_END_TRY();
+		text[n] = '\0';
+		if (strlen(text) == n)
+			json = ddb_token_payload("partiql", context->data, context->len, text);
 	}
-	if (j == NULL || j->type != DDB_JSON_OBJECT ||
-		(h = resp_member(j, "h")) == NULL || h->type != DDB_JSON_STRING ||
-		strcmp(h->str, hash) != 0 ||
-		(i = resp_member(j, "i")) == NULL || i->type != DDB_JSON_NUMBER ||
-		atoi(i->str) < 0 || atoi(i->str) >= nqueries ||
+	/* (signed: what was signed is our JSON) */
+	if (json != NULL)
+		j = ddb_json_parse(json, strlen(json));
+	if (j != NULL && j->type == DDB_JSON_OBJECT &&
+		(i = resp_member(j, "i")) != NULL && i->type == DDB_JSON_NUMBER)
+	{
+		errno = 0;
+		qi = strtol(i->str, &end, 10);
+		if (errno != 0 || *end != '\0' || end == i->str)
+			qi = -1;
+	}
+	if (qi < 0 || qi >= nqueries ||
 		((k = resp_member(j, "k")) != NULL && k->type != DDB_JSON_OBJECT))
 		validation_error("Invalid NextToken: the token was not returned for this statement and its parameters");
-	*query = atoi(i->str);
+	*query = (int) qi;
 	return k;
 }
 
@@ -1736,7 +1734,7 @@ execute_select(Statement *st, Options *o, int *len)
 	int			nqueries;
 	int			qi = 0;
 	DdbJson    *start_key = NULL;
-	char	   *hash = statement_hash(o->statement, o->params);
+	StringInfo	context = token_context(o->statement, o->params);
 	StringInfoData items;
 	int			nitems = 0;
 	DdbJson    *capacity = NULL;
@@ -1823,7 +1821,7 @@ execute_select(Statement *st, Options *o, int *len)
 
 	nqueries = query ? list_length(pk_values) : 1;
 	if (o->next_token)
-		start_key = token_decode(o->next_token, hash, nqueries, &qi);
+		start_key = token_decode(o->next_token, context, nqueries, &qi);
 
 	initStringInfo(&items);
 	appendStringInfoChar(&items, '[');
@@ -1912,13 +1910,13 @@ execute_select(Statement *st, Options *o, int *len)
 		ddb_json_key(&out, &first, "LastEvaluatedKey");
 		write_json(&out, last_key);
 		ddb_json_key(&out, &first, "NextToken");
-		ddb_json_cstring(&out, token_encode(hash, qi, last_key));
+		ddb_json_cstring(&out, token_encode(context, qi, last_key));
 	}
 	else if (qi + 1 < nqueries)
 	{
 		/* Limit ran out at the end of a Query: the next one starts afresh */
 		ddb_json_key(&out, &first, "NextToken");
-		ddb_json_cstring(&out, token_encode(hash, qi + 1, NULL));
+		ddb_json_cstring(&out, token_encode(context, qi + 1, NULL));
 	}
 	if (capacity != NULL)
 	{

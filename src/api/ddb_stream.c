@@ -1666,26 +1666,34 @@ ddb_op_describe_stream(DdbJson *req, int *len)
 
 /*
  * Shard iterators: "<stream_id>:<shard>:<after>:<issued ms>:<ARN>|<tag>", a
- * position (read after this number) and its age.  The ARN makes an
- * iterator of a dropped and re-created stream id fail as not found.  The
- * tag is the first DDB_ITERATOR_TAG_BYTES of the HMAC-SHA256 of the
- * database's OID, ':' and the rest, under the database's key
- * (ddb_internal.stream_iterator_key, made at
- * CREATE EXTENSION, readable only by its owner), in hex: an iterator is
- * what GetShardIterator or GetRecords made, unedited, so that its issue
+ * position (read after this number) and its age, signed as a token below
+ * (ddb_token_sign, with no purpose).  The ARN makes an iterator of a
+ * dropped and re-created stream id fail as not found.  Signed, an iterator
+ * is what GetShardIterator or GetRecords made, unedited, so that its issue
  * time bounds its life to DDB_ITERATOR_LIFETIME_MS as DynamoDB's does
  * (moving the time forward kept one alive for ever) and its position is
  * one the reader was given.  Every call still checks the reader's
  * privileges on the stream.
+ *
+ * Tokens: "<payload>|<tag>", the tag the first DDB_TOKEN_TAG_BYTES of the
+ * HMAC-SHA256, in hex, of the database's OID, ':', then (for a purpose)
+ * the purpose, ':', the length of the context, ':', the context, and last
+ * the payload, under the database's key (ddb_internal.stream_iterator_key,
+ * made at CREATE EXTENSION, readable only by its owner).  The context is
+ * signed but not carried: a token opens only with the context it was made
+ * with (PartiQL's NextToken: the statement and its parameters).  A shard
+ * iterator has no purpose, so iterators signed before there were other
+ * tokens still open; no other token can pass for one (its purpose comes
+ * where an iterator's payload has its stream id, a number).
  */
-#define DDB_ITERATOR_TAG_BYTES	16
+#define DDB_TOKEN_TAG_BYTES	16
 
 /*
- * The database's iterator key, read once per transaction (GetRecords
- * checks one iterator and signs the next).
+ * The database's token key, read once per transaction (GetRecords checks
+ * one iterator and signs the next).
  */
 static bytea *
-iterator_key(void)
+token_key(void)
 {
 	static bytea *key = NULL;
 	static LocalTransactionId key_lxid = InvalidLocalTransactionId;
@@ -1722,53 +1730,69 @@ iterator_key(void)
 }
 
 static void
-iterator_tag(const char *payload, int len, char *hex)
+token_tag(const char *purpose, const char *context, int contextlen,
+		  const char *payload, int len, char *hex)
 {
-	bytea	   *key = iterator_key();
+	bytea	   *key = token_key();
 	pg_hmac_ctx *ctx;
 	uint8		mac[PG_SHA256_DIGEST_LENGTH];
-	/* a database made from a template shares its key, not its iterators */
+	/* a database made from a template shares its key, not its tokens */
 	char	   *db = psprintf("%u:", MyDatabaseId);
+	char	   *head = purpose ? psprintf("%s:%d:", purpose, contextlen) : "";
 
 	ctx = pg_hmac_create(PG_SHA256);
 	if (ctx == NULL ||
 		pg_hmac_init(ctx, (const uint8 *) VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key)) < 0 ||
 		pg_hmac_update(ctx, (const uint8 *) db, strlen(db)) < 0 ||
+		pg_hmac_update(ctx, (const uint8 *) head, strlen(head)) < 0 ||
+		(purpose && pg_hmac_update(ctx, (const uint8 *) context, contextlen) < 0) ||
 		pg_hmac_update(ctx, (const uint8 *) payload, len) < 0 ||
 		pg_hmac_final(ctx, mac, sizeof(mac)) < 0)
 		elog(ERROR, "could not compute HMAC-SHA256");
 	pg_hmac_free(ctx);
-	hex_encode((const char *) mac, DDB_ITERATOR_TAG_BYTES, hex);
-	hex[2 * DDB_ITERATOR_TAG_BYTES] = '\0';
+	hex_encode((const char *) mac, DDB_TOKEN_TAG_BYTES, hex);
+	hex[2 * DDB_TOKEN_TAG_BYTES] = '\0';
+}
+
+/*
+ * "<payload>|<tag>": payload signed for purpose (NULL: a shard iterator)
+ * and context (contextlen bytes; none without a purpose).
+ */
+char *
+ddb_token_sign(const char *purpose, const char *context, int contextlen,
+			   const char *payload)
+{
+	char		tag[2 * DDB_TOKEN_TAG_BYTES + 1];
+
+	token_tag(purpose, context, contextlen, payload, strlen(payload), tag);
+	return psprintf("%s|%s", payload, tag);
+}
+
+/*
+ * The payload of token, or NULL when it carries no tag or one that is not
+ * ddb_token_sign's for this purpose and context.
+ */
+char *
+ddb_token_payload(const char *purpose, const char *context, int contextlen,
+				  const char *token)
+{
+	const char *bar = strrchr(token, '|');
+	char		tag[2 * DDB_TOKEN_TAG_BYTES + 1];
+
+	if (bar == NULL || strlen(bar + 1) != 2 * DDB_TOKEN_TAG_BYTES)
+		return NULL;
+	token_tag(purpose, context, contextlen, token, bar - token, tag);
+	if (timingsafe_bcmp(tag, bar + 1, 2 * DDB_TOKEN_TAG_BYTES) != 0)
+		return NULL;
+	return pnstrdup(token, bar - token);
 }
 
 static char *
 make_iterator(const DdbStream *s, int shard, int64 after)
 {
-	char	   *payload = psprintf("%d:%d:%lld:%lld:%s", s->stream_id, shard, (long long) after,
-								   (long long) (GetCurrentTimestamp() / 1000), stream_arn(s));
-	char		tag[2 * DDB_ITERATOR_TAG_BYTES + 1];
-
-	iterator_tag(payload, strlen(payload), tag);
-	return psprintf("%s|%s", payload, tag);
-}
-
-/*
- * The part of iterator 'it' its tag signs, or NULL when it carries no tag
- * or a wrong one.
- */
-static char *
-iterator_payload(const char *it)
-{
-	const char *bar = strrchr(it, '|');
-	char		tag[2 * DDB_ITERATOR_TAG_BYTES + 1];
-
-	if (bar == NULL || strlen(bar + 1) != 2 * DDB_ITERATOR_TAG_BYTES)
-		return NULL;
-	iterator_tag(it, bar - it, tag);
-	if (timingsafe_bcmp(tag, bar + 1, 2 * DDB_ITERATOR_TAG_BYTES) != 0)
-		return NULL;
-	return pnstrdup(it, bar - it);
+	return ddb_token_sign(NULL, NULL, 0,
+						  psprintf("%d:%d:%lld:%lld:%s", s->stream_id, shard, (long long) after,
+								   (long long) (GetCurrentTimestamp() / 1000), stream_arn(s)));
 }
 
 static void
@@ -1888,7 +1912,7 @@ ddb_op_get_records(DdbJson *req, int *len)
 	 * (A tagged iterator from the future would need the server's clock to
 	 * have gone back: it would not expire for as long.)
 	 */
-	it = iterator_payload(it);
+	it = ddb_token_payload(NULL, NULL, 0, it);
 	if (it == NULL ||
 		sscanf(it, "%d:%d:%lld:%lld:%n", &stream_id, &shard, &after, &issued, &consumed) != 4 ||
 		consumed == 0 || after < 0 || issued > now_ms + 60000 ||
