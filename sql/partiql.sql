@@ -130,6 +130,22 @@ SELECT pq($$DELETE FROM Music WHERE Artist = 'Bob' AND Song = 'Blues' AND n = 2 
 SELECT pq($$SELECT * FROM Music WHERE Artist = 'Bob'$$);
 SELECT pq($$DELETE FROM Music WHERE Artist = 'Bob'$$);
 
+-- the privilege the operation needs, and only that: DELETE alone deletes
+-- an item (as DeleteItem does), and reads nothing
+SELECT pq($$INSERT INTO Music VALUE {'Artist': 'Del', 'Song': 'Gone'}$$);
+CREATE ROLE partiql_deleter;
+GRANT USAGE ON SCHEMA partiql TO partiql_deleter;
+GRANT DELETE ON partiql."Music" TO partiql_deleter;
+SET ROLE partiql_deleter;
+SELECT pq($$DELETE FROM Music WHERE Artist = 'Del' AND Song = 'Gone'$$);
+SELECT pq($$SELECT * FROM Music WHERE Artist = 'Del'$$);
+SELECT pq($$INSERT INTO Music VALUE {'Artist': 'Del', 'Song': 'Back'}$$);
+RESET ROLE;
+SELECT pq($$SELECT * FROM Music WHERE Artist = 'Del'$$);
+REVOKE ALL ON partiql."Music" FROM partiql_deleter;
+REVOKE ALL ON SCHEMA partiql FROM partiql_deleter;
+DROP ROLE partiql_deleter;
+
 -- errors: syntax, unknown table or index, parameters, unsupported constructs
 SELECT pq('SELEC * FROM Music');
 SELECT pq('SELECT * FROM');

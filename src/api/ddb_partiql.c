@@ -39,6 +39,7 @@
 
 #include <ctype.h>
 
+#include "access/relation.h"
 #include "common/base64.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -1575,48 +1576,34 @@ capacity_add(DdbJson *sum, DdbJson *c)
 	}
 }
 
-/* The table's (or an index's) key attribute names, from DescribeTable. */
+/*
+ * The table's (or an index's) key attribute names, from the table opened
+ * as the operation below opens it (ddb_table_open, with the privilege it
+ * needs, mode): a table or index that is not there, or a privilege that is
+ * missing, is that operation's error.  The operation opens the table
+ * again, under the lock held since.
+ */
 static void
-key_schema(const char *table, const char *index, char **pk, char **sk)
+key_schema(const char *table, const char *index, AclMode mode, char **pk, char **sk)
 {
-	Request		r;
-	DdbJson    *desc;
-	DdbJson    *keys = NULL;
+	Relation	rel = ddb_table_open(table, mode);
+	Relation	keyrel = rel;
+	const char *names[DDB_MAX_KEY_COLUMNS];
+	int			nkeys = ddb_get_keyinfo(rel)->nkeys;
 
-	*pk = *sk = NULL;
-	req_begin(&r, table);
-	desc = resp_member(run("DescribeTable", &r), "Table");
-	if (desc == NULL)
-		return;
-	if (index == NULL)
-		keys = resp_member(desc, "KeySchema");
-	else
+	if (index != NULL)
 	{
-		static const char *const lists[] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
+		char		kind;
+		bool		projects_all;
 
-		for (int l = 0; l < 2 && keys == NULL; l++)
-		{
-			DdbJson    *ix = resp_member(desc, lists[l]);
-
-			for (int i = 0; ix && i < ix->n; i++)
-			{
-				DdbJson    *name = resp_member(ix->elems[i], "IndexName");
-
-				if (name && strcmp(name->str, index) == 0)
-					keys = resp_member(ix->elems[i], "KeySchema");
-			}
-		}
+		keyrel = ddb_gsi_open_index(rel, index, &nkeys, &kind, &projects_all);
 	}
-	for (int i = 0; keys && i < keys->n; i++)
-	{
-		DdbJson    *name = resp_member(keys->elems[i], "AttributeName");
-		DdbJson    *type = resp_member(keys->elems[i], "KeyType");
-
-		if (name && type && strcmp(type->str, "HASH") == 0)
-			*pk = name->str;
-		else if (name && type)
-			*sk = name->str;
-	}
+	ddb_table_key_names(keyrel, names);
+	*pk = pstrdup(names[0]);
+	*sk = nkeys > 1 ? pstrdup(names[1]) : NULL;
+	if (keyrel != rel)
+		relation_close(keyrel, NoLock);
+	relation_close(rel, NoLock);
 }
 
 /* ------------------------------------------------------------------------
@@ -1744,7 +1731,7 @@ execute_select(Statement *st, Options *o, int *len)
 	bool		first = true;
 	ListCell   *lc;
 
-	key_schema(st->table, st->index, &pk, &sk);
+	key_schema(st->table, st->index, ACL_SELECT, &pk, &sk);
 
 	/* the partition key's equality or IN list, then a sort key condition */
 	foreach(lc, terms)
@@ -1752,12 +1739,12 @@ execute_select(Statement *st, Options *o, int *len)
 		PNode	   *t = lfirst(lc);
 		PqlValue   *v;
 
-		if (pk_term == NULL && pk != NULL && (v = key_equality(t, pk)) != NULL)
+		if (pk_term == NULL && (v = key_equality(t, pk)) != NULL)
 		{
 			pk_term = t;
 			pk_values = list_make1(v);
 		}
-		else if (pk_term == NULL && pk != NULL && t->kind == N_IN && !t->negated &&
+		else if (pk_term == NULL && t->kind == N_IN && !t->negated &&
 				 is_attr(linitial(t->args), pk))
 		{
 			ListCell   *vc;
@@ -1808,7 +1795,7 @@ execute_select(Statement *st, Options *o, int *len)
 
 		if (st->where == NULL)
 			validation_error("Must have WHERE clause in the statement when using ORDER BY clause.");
-		if ((pk == NULL || strcmp(k->name, pk) != 0) && (sk == NULL || strcmp(k->name, sk) != 0))
+		if (strcmp(k->name, pk) != 0 && (sk == NULL || strcmp(k->name, sk) != 0))
 			validation_error("ORDER BY can only name the key attributes of the table or index (%s is not one)",
 							 k->name);
 		if (!query)
@@ -1952,8 +1939,6 @@ write_key(Statement *st, List *terms, char *pk, char *sk, List **rest)
 			skv = v;
 		}
 	}
-	if (pk == NULL)
-		return NULL;			/* no such table: the write says so */
 	if (pkv == NULL || (sk != NULL && skv == NULL))
 		validation_error(PQL_KEY_EQUALITY);
 	*rest = NIL;
@@ -2012,20 +1997,17 @@ execute_insert(Statement *st, Options *o, int *len)
 	MemoryContext cxt = CurrentMemoryContext;
 	DdbJson    *item;
 
-	key_schema(st->table, NULL, &pk, &sk);
+	key_schema(st->table, NULL, ACL_INSERT, &pk, &sk);
 	expr_init(&x);
 	initStringInfo(&cond);
 	req_begin(&r, st->table);
 	item = ddb_json_parse(st->item->json, strlen(st->item->json));
 	req_raw(&r, "Item", json_text(item->elems[0]));
-	if (pk)
-	{
-		appendStringInfoString(&cond, "attribute_not_exists(");
-		emit_name(&x, &cond, pk);
-		appendStringInfoChar(&cond, ')');
-		req_string(&r, "ConditionExpression", cond.data);
-		req_expr(&r, &x);
-	}
+	appendStringInfoString(&cond, "attribute_not_exists(");
+	emit_name(&x, &cond, pk);
+	appendStringInfoChar(&cond, ')');
+	req_string(&r, "ConditionExpression", cond.data);
+	req_expr(&r, &x);
 	req_common(&r, o);
 
 	/* the put's failed condition is a duplicate key (raised anew, at once) */
@@ -2065,7 +2047,7 @@ execute_update(Statement *st, Options *o, int *len)
 				cond;
 	ListCell   *lc;
 
-	key_schema(st->table, NULL, &pk, &sk);
+	key_schema(st->table, NULL, ACL_UPDATE, &pk, &sk);
 	key = write_key(st, and_terms(st->where, NIL), pk, sk, &rest);
 	expr_init(&x);
 	initStringInfo(&set);
@@ -2160,22 +2142,19 @@ execute_update(Statement *st, Options *o, int *len)
 
 	/* UPDATE never creates an item: the item must exist */
 	initStringInfo(&cond);
-	if (pk)
+	appendStringInfoString(&cond, "attribute_exists(");
+	emit_name(&x, &cond, pk);
+	appendStringInfoChar(&cond, ')');
+	foreach(lc, rest)
 	{
-		appendStringInfoString(&cond, "attribute_exists(");
-		emit_name(&x, &cond, pk);
-		appendStringInfoChar(&cond, ')');
-		foreach(lc, rest)
-		{
-			appendStringInfoString(&cond, " AND ");
-			emit_child(&x, &cond, lfirst(lc));
-		}
+		appendStringInfoString(&cond, " AND ");
+		emit_child(&x, &cond, lfirst(lc));
 	}
 
 	req_begin(&r, st->table);
 	req_raw(&r, "Key", key);
 	req_string(&r, "UpdateExpression", upd.data);
-	req_string(&r, "ConditionExpression", cond.len ? cond.data : NULL);
+	req_string(&r, "ConditionExpression", cond.data);
 	req_expr(&r, &x);
 	req_string(&r, "ReturnValues", st->returning);
 	req_string(&r, "ReturnValuesOnConditionCheckFailure", o->on_failure);
@@ -2194,7 +2173,7 @@ execute_delete(Statement *st, Options *o, int *len)
 	PExpr		x;
 	StringInfoData cond;
 
-	key_schema(st->table, NULL, &pk, &sk);
+	key_schema(st->table, NULL, ACL_DELETE, &pk, &sk);
 	key = write_key(st, and_terms(st->where, NIL), pk, sk, &rest);
 	expr_init(&x);
 	initStringInfo(&cond);
