@@ -98,6 +98,33 @@ SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Bob', 'Ada']$$,
 -- the unedited token still reads on
 SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Bob', 'Ada']$$,
   jsonb_build_object('NextToken', :'tok')) - 'NextToken' AS unedited;
+-- IN takes at most 50 partition key values (ql-operators); 50 are one
+-- Query each
+SELECT pq('SELECT * FROM Music WHERE Artist IN [' ||
+  (SELECT string_agg(format('''a%s''', i), ', ') FROM generate_series(1, 51) i) || ']');
+SELECT pq('SELECT * FROM Music WHERE Artist IN [' ||
+  (SELECT string_agg(format('''a%s''', i), ', ') FROM generate_series(1, 50) i) || ']');
+-- a page holds about 1 MB of items: the Queries of an IN list stop once
+-- their items pass it, and NextToken starts the next Query.  Six
+-- partitions of three items of 100 KB: four Queries (1.2 MB), then two.
+SELECT count(pq('INSERT INTO Music VALUE {''Artist'': ?, ''Song'': ?, ''pad'': ?}',
+  jsonb_build_object('Parameters', jsonb_build_array(jsonb_build_object('S', 'Big' || p),
+    jsonb_build_object('S', 's' || s), jsonb_build_object('S', repeat('x', 100000))))))
+  FROM generate_series(0, 5) p, generate_series(1, 3) s;
+CREATE TABLE big_pages (page int, items jsonb, token text);
+INSERT INTO big_pages SELECT 1, r->'Items', r->>'NextToken'
+  FROM pq($$SELECT Artist, Song, pad FROM Music WHERE Artist IN ['Big0', 'Big1', 'Big2', 'Big3', 'Big4', 'Big5']$$) r;
+INSERT INTO big_pages SELECT 2, r->'Items', r->>'NextToken'
+  FROM big_pages b, pq($$SELECT Artist, Song, pad FROM Music WHERE Artist IN ['Big0', 'Big1', 'Big2', 'Big3', 'Big4', 'Big5']$$,
+                       jsonb_build_object('NextToken', b.token)) r
+  WHERE b.page = 1;
+SELECT page, jsonb_array_length(items) AS n, token IS NOT NULL AS more,
+  (SELECT string_agg(DISTINCT i->'Artist'->>'S', ' ') FROM jsonb_array_elements(items) i) AS artists,
+  (SELECT sum(length(i->'pad'->>'S')) FROM jsonb_array_elements(items) i) AS pad_bytes
+  FROM big_pages ORDER BY page;
+DROP TABLE big_pages;
+SELECT count(pq(format($$DELETE FROM Music WHERE Artist = 'Big%s' AND Song = 's%s'$$, p, s)))
+  FROM generate_series(0, 5) p, generate_series(1, 3) s;
 -- ConsumedCapacity, summed over the Queries of an IN list
 SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Bob', 'Ada']$$, '{"ReturnConsumedCapacity": "TOTAL"}')->'ConsumedCapacity';
 

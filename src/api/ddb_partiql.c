@@ -62,6 +62,8 @@
 #define PQL_DUPLICATE	"Duplicate primary key exists in table"
 #define PQL_MAX_STATEMENT 8192
 #define PQL_MAX_TOKEN	32768
+#define PQL_MAX_IN_KEYS	50		/* ql-operators: IN's partition key values */
+#define PQL_MAX_PAGE_BYTES (1024 * 1024)	/* a SELECT's page of items */
 
 /* ------------------------------------------------------------------------
  * Tokens
@@ -489,6 +491,18 @@ json_text(DdbJson *j)
 	initStringInfo(&buf);
 	write_json(&buf, j);
 	return buf.data;
+}
+
+/* A copy of j (NULL: NULL) in the current memory context. */
+static DdbJson *
+json_copy(DdbJson *j)
+{
+	char	   *text;
+
+	if (j == NULL)
+		return NULL;
+	text = json_text(j);
+	return ddb_json_parse(text, strlen(text));
 }
 
 static char *
@@ -1730,6 +1744,8 @@ execute_select(Statement *st, Options *o, int *len)
 	StringInfoData out;
 	bool		first = true;
 	ListCell   *lc;
+	MemoryContext outer = CurrentMemoryContext;
+	MemoryContext qcxt;
 
 	key_schema(st->table, st->index, ACL_SELECT, &pk, &sk);
 
@@ -1749,6 +1765,9 @@ execute_select(Statement *st, Options *o, int *len)
 		{
 			ListCell   *vc;
 
+			if (list_length(t->args) - 1 > PQL_MAX_IN_KEYS)
+				validation_error("IN takes at most %d values of the partition key; the statement has %d (position %d)",
+								 PQL_MAX_IN_KEYS, list_length(t->args) - 1, t->pos);
 			pk_term = t;
 			/* one Query per distinct value */
 			for_each_from(vc, t->args, 1)
@@ -1810,6 +1829,15 @@ execute_select(Statement *st, Options *o, int *len)
 	if (o->next_token)
 		start_key = token_decode(o->next_token, context, nqueries, &qi);
 
+	/*
+	 * Each Query runs in a context of its own, emptied for the next: only
+	 * its items (as text), ConsumedCapacity and LastEvaluatedKey are copied
+	 * out.  The page ends at a LastEvaluatedKey, when Limit items were
+	 * read, or when the items passed PQL_MAX_PAGE_BYTES (of their JSON
+	 * text, never less than their DynamoDB size): an IN list's page is at
+	 * most that and one Query's answer, not one per value.
+	 */
+	qcxt = AllocSetContextCreate(outer, "PartiQL Query", ALLOCSET_DEFAULT_SIZES);
 	initStringInfo(&items);
 	appendStringInfoChar(&items, '[');
 	for (; qi < nqueries; qi++)
@@ -1821,6 +1849,8 @@ execute_select(Statement *st, Options *o, int *len)
 		DdbJson    *j;
 		char	   *filter;
 
+		MemoryContextReset(qcxt);
+		MemoryContextSwitchTo(qcxt);
 		expr_init(&x);
 		req_begin(&r, st->table);
 		req_string(&r, "IndexName", st->index);
@@ -1864,6 +1894,7 @@ execute_select(Statement *st, Options *o, int *len)
 		req_common(&r, o);
 		resp = run(query ? "Query" : "Scan", &r);
 
+		MemoryContextSwitchTo(outer);
 		j = resp_member(resp, "Items");
 		for (int i = 0; j && i < j->n; i++)
 		{
@@ -1874,18 +1905,19 @@ execute_select(Statement *st, Options *o, int *len)
 		if ((j = resp_member(resp, "ConsumedCapacity")) != NULL)
 		{
 			if (capacity == NULL)
-				capacity = j;
+				capacity = json_copy(j);
 			else
 				capacity_add(capacity, j);
 		}
 		start_key = NULL;
-		last_key = resp_member(resp, "LastEvaluatedKey");
+		last_key = json_copy(resp_member(resp, "LastEvaluatedKey"));
 		if (o->limit > 0 && (j = resp_member(resp, "ScannedCount")) != NULL)
 			remaining -= atoi(j->str);
-		/* a page ends at LastEvaluatedKey, or when Limit items were read */
-		if (last_key != NULL || (o->limit > 0 && remaining <= 0))
+		if (last_key != NULL || (o->limit > 0 && remaining <= 0) ||
+			items.len > PQL_MAX_PAGE_BYTES)
 			break;
 	}
+	MemoryContextDelete(qcxt);
 	appendStringInfoChar(&items, ']');
 
 	initStringInfo(&out);
@@ -1901,7 +1933,7 @@ execute_select(Statement *st, Options *o, int *len)
 	}
 	else if (qi + 1 < nqueries)
 	{
-		/* Limit ran out at the end of a Query: the next one starts afresh */
+		/* Limit or the page ran out at a Query's end: the next starts afresh */
 		ddb_json_key(&out, &first, "NextToken");
 		ddb_json_cstring(&out, token_encode(context, qi + 1, NULL));
 	}
