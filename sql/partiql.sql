@@ -149,6 +149,14 @@ SELECT pq($$UPDATE Music SET n = 3 WHERE Artist = 'Bob' OR Song = 'Blues'$$);
 -- a key attribute cannot be SET: UpdateItem's own message
 SELECT pq($$UPDATE Music SET Song = 'x' WHERE Artist = 'Bob' AND Song = 'Blues'$$);
 
+-- set_add and set_delete take a set, nothing else (set_add(v, 5) once
+-- added 5 to a number)
+SELECT pq($$UPDATE Music SET "Year" = set_add("Year", 5) WHERE Artist = 'Ada' AND Song = 'Engine'$$);
+SELECT pq($$UPDATE Music SET tags = set_delete(tags, 'a') WHERE Artist = 'Ada' AND Song = 'Engine'$$);
+SELECT pq($$UPDATE Music SET tags = set_add(tags, ?) WHERE Artist = 'Ada' AND Song = 'Engine'$$,
+  '{"Parameters": [{"L": [{"S": "x"}]}]}');
+SELECT pq($$SELECT "Year", tags FROM Music WHERE Artist = 'Ada' AND Song = 'Engine'$$);
+
 -- DELETE: RETURNING ALL OLD *; no item is no error; a false term is
 SELECT pq($$DELETE FROM Music WHERE Artist = 'Cy' AND Song = 'Cant' RETURNING ALL OLD *$$);
 SELECT pq($$DELETE FROM Music WHERE Artist = 'Cy' AND Song = 'Cant'$$);

@@ -2122,7 +2122,11 @@ execute_update(Statement *st, Options *o, int *len)
 					strcmp(a->name ? a->name : a->index, b->name ? b->name : b->index) != 0)
 					unsupported(psprintf("%s of a path other than the one SET", v->op));
 			}
-			if (((PNode *) lsecond(v->args))->kind != N_VALUE)
+			/* a string, number or binary set (ql-functions), nothing else */
+			arg = lsecond(v->args);
+			if (arg->kind != N_VALUE ||
+				(strcmp(arg->value->type, "SS") != 0 && strcmp(arg->value->type, "NS") != 0 &&
+				 strcmp(arg->value->type, "BS") != 0))
 				validation_error(PQL_MALFORMED,
 								 psprintf("%s takes a set value (position %d)", v->op, v->pos));
 			buf = v->op[4] == 'a' ? &add : &del;
