@@ -207,6 +207,12 @@ SELECT pq('SELECT * FROM Music ORDER BY Song');
 SELECT pq('SELECT * FROM Music WHERE live = true ORDER BY Song');
 SELECT pq('SELECT * FROM Music WHERE Artist = ''Ada'' ORDER BY "Year"');
 SELECT pq('DELETE FROM Music WHERE Artist = ''Ada'' AND Song = ''Note'' RETURNING ALL NEW *');
+-- literals nest ([..], {..}, <<..>>): deep nesting is the stack depth
+-- error, not a crash
+SET max_stack_depth = '100kB';
+SELECT pq('SELECT * FROM Music WHERE Artist = ''Ada'' AND a = ' || repeat('[', 4000) || repeat(']', 4000));
+SELECT pq('SELECT * FROM Music WHERE Artist = ''Ada'' AND a = ' || repeat('{''k'': ', 1100) || '1' || repeat('}', 1100));
+RESET max_stack_depth;
 -- the request's own members, as DynamoDB checks them
 SELECT ddb_api('ExecuteStatement', '{}');
 SELECT ddb_api('ExecuteStatement', '{"Statement": ""}');

@@ -578,9 +578,12 @@ static PNode *
 parse_value_node(Parser *ps)
 {
 	Token	   *t = peek(ps, 0);
-	PNode	   *n = make_node(N_VALUE, t->pos);
+	PNode	   *n;
 	StringInfoData buf;
 
+	/* [..], {..} and <<..>> nest: each level comes back here */
+	check_stack_depth();
+	n = make_node(N_VALUE, t->pos);
 	initStringInfo(&buf);
 	if (t->kind == T_STRING)
 	{
