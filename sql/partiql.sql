@@ -186,6 +186,10 @@ SELECT pq('SELEC * FROM Music');
 SELECT pq('SELECT * FROM');
 SELECT pq($$SELECT * FROM Music WHERE Artist = 'Ada$$);
 SELECT pq('SELECT * FROM Music WHERE Artist = ''Ada'' AND');
+-- positions count characters, and an unexpected character is shown whole
+SELECT pq('SELECT * FROM Music WHERE é = 1');
+SELECT pq('SELECT * FROM "Müsic" WHERE a § 1');
+SELECT pq('SELECT * FROM "Müsic" WHERE WHERE');
 SELECT pq('SELECT * FROM Nowhere WHERE a = 1');
 SELECT pq('SELECT * FROM "Music"."NoIndex" WHERE a = 1');
 SELECT pq('INSERT INTO Nowhere VALUE {''a'': 1}');

@@ -42,6 +42,7 @@
 #include "access/relation.h"
 #include "common/base64.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
 #include "utils/elog.h"
@@ -213,6 +214,8 @@ tokenize(const char *s, int *ntoks)
 	Token	   *toks = palloc(cap * sizeof(Token));
 	int			i = 0;
 	int			len = strlen(s);
+	int			counted = 0;	/* bytes of s counted into chars */
+	int			chars = 0;
 
 	for (;;)
 	{
@@ -227,7 +230,10 @@ tokenize(const char *s, int *ntoks)
 			toks = repalloc(toks, cap * sizeof(Token));
 		}
 		t = &toks[n++];
-		t->pos = i + 1;
+		/* positions count characters, as a client sees them, not bytes */
+		chars += pg_mbstrlen_with_len(s + counted, i - counted);
+		counted = i;
+		t->pos = chars + 1;
 		if (i >= len)
 		{
 			t->kind = T_EOF;
@@ -314,8 +320,8 @@ tokenize(const char *s, int *ntoks)
 			{
 				if (strchr(one, s[i]) == NULL || s[i] == '\0')
 					validation_error(PQL_MALFORMED,
-									 psprintf("unexpected character '%c' at position %d",
-											  s[i], t->pos));
+									 psprintf("unexpected character '%.*s' at position %d",
+											  Min(pg_mblen(s + i), len - i), s + i, t->pos));
 				appendStringInfoChar(&buf, s[i++]);
 			}
 			t->kind = T_PUNCT;
