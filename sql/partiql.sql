@@ -223,5 +223,15 @@ SELECT ddb_api('ExecuteStatement', '{"Statement": ""}');
 SELECT pq('SELECT * FROM Music', '{"Limit": 0}');
 SELECT pq('SELECT * FROM Music', '{"Parameters": []}');
 SELECT ddb_api('ExecuteStatement', '{"Statement": 1}');
+-- the enum members are checked up front, whatever the statement
+SELECT pq('SELECT * FROM Music', '{"ReturnValuesOnConditionCheckFailure": "BOGUS"}');
+SELECT pq($$INSERT INTO Music VALUE {'Artist': 'x', 'Song': 'y'}$$,
+  '{"ReturnValuesOnConditionCheckFailure": "BOGUS", "ReturnConsumedCapacity": "ALL"}');
+SELECT pq($$SELECT * FROM Music WHERE Artist = 'x'$$);
+-- the length limit (8192) counts characters: 7,960 of them in 15,860
+-- bytes pass; 8,193 do not
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND note = '$$ || repeat('é', 7900) || $$'$$);
+DO $$ BEGIN PERFORM pq(repeat(' ', 8193));
+EXCEPTION WHEN others THEN RAISE NOTICE '%', right(SQLERRM, 63); END $$;
 
 DROP SCHEMA partiql CASCADE;

@@ -2274,10 +2274,11 @@ ddb_op_execute_statement(DdbJson *req, int *len)
 	else
 	{
 		o.statement = ddb_json_member_cstring(j, "Statement");
+		/* (lengths in characters, as DynamoDB's API reference counts them) */
 		if (strlen(o.statement) < 1)
 			ddb_valerr_add(&e, o.statement, "statement",
 						   "Member must have length greater than or equal to 1");
-		if (strlen(o.statement) > PQL_MAX_STATEMENT)
+		if (pg_mbstrlen(o.statement) > PQL_MAX_STATEMENT)
 			ddb_valerr_add(&e, o.statement, "statement",
 						   "Member must have length less than or equal to 8192");
 	}
@@ -2287,7 +2288,7 @@ ddb_op_execute_statement(DdbJson *req, int *len)
 		if (strlen(o.next_token) < 1)
 			ddb_valerr_add(&e, o.next_token, "nextToken",
 						   "Member must have length greater than or equal to 1");
-		if (strlen(o.next_token) > PQL_MAX_TOKEN)
+		if (pg_mbstrlen(o.next_token) > PQL_MAX_TOKEN)
 			ddb_valerr_add(&e, o.next_token, "nextToken",
 						   "Member must have length less than or equal to 32768");
 	}
@@ -2313,10 +2314,9 @@ ddb_op_execute_statement(DdbJson *req, int *len)
 		(void) ddb_json_check_bool(j);
 		o.consistent = j;
 	}
-	if ((j = member(req, "ReturnConsumedCapacity")) != NULL)
-		o.rcc = ddb_json_member_cstring(j, "ReturnConsumedCapacity");
-	if ((j = member(req, "ReturnValuesOnConditionCheckFailure")) != NULL)
-		o.on_failure = ddb_json_member_cstring(j, "ReturnValuesOnConditionCheckFailure");
+	/* the enums, as every item operation checks them, whatever the statement */
+	o.rcc = ddb_check_common(&e, req);
+	o.on_failure = ddb_check_return_on_failure(&e, req);
 	ddb_valerr_raise(&e);
 
 	st = parse_statement(o.statement, o.params);

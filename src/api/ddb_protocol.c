@@ -2055,9 +2055,12 @@ check_legacy_enums(DdbValErrors *e, DdbJson *req, const char *const *legacy)
 	}
 }
 
-/* Members every item operation shares: ReturnConsumedCapacity. */
-static const char *
-check_common(DdbValErrors *e, DdbJson *req)
+/*
+ * Members every item operation shares: ReturnConsumedCapacity.  (Also
+ * ExecuteStatement's check, ddb_partiql.c.)
+ */
+const char *
+ddb_check_common(DdbValErrors *e, DdbJson *req)
 {
 	return check_enum(e, member_string(req, "ReturnConsumedCapacity"), "ReturnConsumedCapacity",
 					  return_consumed_set, RETURN_CONSUMED_LIST);
@@ -2076,8 +2079,9 @@ check_item_collection_metrics(DdbValErrors *e, DdbJson *req)
 static const char *const rv_set[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL};
 #define RV_LIST "ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW"
 
-static const char *
-check_return_on_failure(DdbValErrors *e, DdbJson *req)
+/* ReturnValuesOnConditionCheckFailure: ALL_OLD, NONE or NULL (also ExecuteStatement's) */
+const char *
+ddb_check_return_on_failure(DdbValErrors *e, DdbJson *req)
 {
 	static const char *const set[] = {"ALL_OLD", "NONE", NULL};
 
@@ -2267,7 +2271,7 @@ op_get_item(DdbJson *req, int *len)
 	Capacity	c = {0};
 
 	ddb_valerr_init(&e);
-	rcc = check_common(&e, req);
+	rcc = ddb_check_common(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Key") == NULL)
 		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
@@ -2312,14 +2316,14 @@ op_put_item(DdbJson *req, int *len)
 	DdbWriteResult res;
 
 	ddb_valerr_init(&e);
-	rcc = check_common(&e, req);
+	rcc = ddb_check_common(&e, req);
 	check_legacy_enums(&e, req, legacy);
 	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Item") == NULL)
 		ddb_valerr_add(&e, NULL, "item", "Member must not be null");
 	rvs = check_enum(&e, member_string(req, "ReturnValues"), "ReturnValues", rv_set, RV_LIST);
-	on_failure = check_return_on_failure(&e, req);
+	on_failure = ddb_check_return_on_failure(&e, req);
 	ddb_valerr_raise(&e);
 	request_expressions(req, &x, expr, legacy);
 	item = request_item(req, "Item");
@@ -2364,14 +2368,14 @@ op_update_item(DdbJson *req, int *len)
 	DdbWriteResult res;
 
 	ddb_valerr_init(&e);
-	rcc = check_common(&e, req);
+	rcc = ddb_check_common(&e, req);
 	check_legacy_enums(&e, req, legacy);
 	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Key") == NULL)
 		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
 	rvs = check_enum(&e, member_string(req, "ReturnValues"), "ReturnValues", rv_set, RV_LIST);
-	on_failure = check_return_on_failure(&e, req);
+	on_failure = ddb_check_return_on_failure(&e, req);
 	ddb_valerr_raise(&e);
 	request_expressions(req, &x, expr, legacy);
 	key = request_item(req, "Key");
@@ -2416,14 +2420,14 @@ op_delete_item(DdbJson *req, int *len)
 	DdbWriteResult res;
 
 	ddb_valerr_init(&e);
-	rcc = check_common(&e, req);
+	rcc = ddb_check_common(&e, req);
 	check_legacy_enums(&e, req, legacy);
 	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (member(req, "Key") == NULL)
 		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
 	rvs = check_enum(&e, member_string(req, "ReturnValues"), "ReturnValues", rv_set, RV_LIST);
-	on_failure = check_return_on_failure(&e, req);
+	on_failure = ddb_check_return_on_failure(&e, req);
 	ddb_valerr_raise(&e);
 	request_expressions(req, &x, expr, legacy);
 	key = request_item(req, "Key");
@@ -2465,7 +2469,7 @@ read_op(DdbJson *req, int *len, bool is_query)
 
 	memset(&a, 0, sizeof(a));
 	ddb_valerr_init(&e);
-	rcc = check_common(&e, req);
+	rcc = ddb_check_common(&e, req);
 	check_legacy_enums(&e, req, is_query ? qlegacy : slegacy);
 	a.table_name = check_table_name(&e, req, "TableName");
 	index_name = member_string(req, "IndexName");
@@ -2661,7 +2665,7 @@ op_batch_write_item(DdbJson *req, int *len)
 	Response	r;
 
 	ddb_valerr_init(&e);
-	rcc = check_common(&e, req);
+	rcc = ddb_check_common(&e, req);
 	icm = check_item_collection_metrics(&e, req);
 	items = request_items(&e, req, "java.util.List<com.amazonaws.dynamodb.v20120810.WriteRequest>");
 	ddb_valerr_raise(&e);
@@ -2772,7 +2776,7 @@ op_batch_get_item(DdbJson *req, int *len)
 	bool		first;
 
 	ddb_valerr_init(&e);
-	rcc = check_common(&e, req);
+	rcc = ddb_check_common(&e, req);
 	items = request_items(&e, req, "com.amazonaws.dynamodb.v20120810.KeysAndAttributes");
 	ddb_valerr_raise(&e);
 
@@ -2950,7 +2954,7 @@ transact_actions(DdbJson *req, bool writes, int *n)
 		a->names = x.names;
 		a->vals = x.vals;
 		ddb_valerr_init(&e);
-		rv = check_return_on_failure(&e, spec);
+		rv = ddb_check_return_on_failure(&e, spec);
 		ddb_valerr_raise(&e);
 		a->return_old = rv != NULL && strcmp(rv, "ALL_OLD") == 0;
 	}
@@ -3021,7 +3025,7 @@ op_transact_write_items(DdbJson *req, int *len)
 	Response	r;
 
 	ddb_valerr_init(&e);
-	rcc = check_common(&e, req);
+	rcc = ddb_check_common(&e, req);
 	icm = check_item_collection_metrics(&e, req);
 	token = member_string(req, "ClientRequestToken");
 	if (member(req, "TransactItems") == NULL)
@@ -3093,7 +3097,7 @@ op_transact_get_items(DdbJson *req, int *len)
 	Response	r;
 
 	ddb_valerr_init(&e);
-	rcc = check_common(&e, req);
+	rcc = ddb_check_common(&e, req);
 	if (member(req, "TransactItems") == NULL)
 		ddb_valerr_add(&e, NULL, "transactItems", "Member must not be null");
 	ddb_valerr_raise(&e);
