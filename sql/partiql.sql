@@ -43,6 +43,12 @@ SELECT ddb_api('GetItem', '{"TableName": "Music", "Key": {"Artist": {"S": "Ada"}
 -- an item without its key: PutItem's own message
 SELECT pq($$INSERT INTO Music VALUE {'Artist': 'Ada'}$$);
 
+-- a map names each attribute once (ddb's choice: DynamoDB documents
+-- nothing; taking the last silently lost the first)
+SELECT pq($$INSERT INTO Music VALUE {'Artist': 'Dup', 'Song': 's', 'x': 1, 'x': 2}$$);
+SELECT pq($$UPDATE Music SET m = {'a': {'y': 1, 'y': 2}} WHERE Artist = 'Ada' AND Song = 'Engine'$$);
+SELECT pq($$SELECT * FROM Music WHERE Artist = 'Dup'$$);
+
 -- SELECT with the partition key's equality: a Query, in sort key order
 SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada'$$);
 -- ORDER BY the sort key DESC: the Query backwards

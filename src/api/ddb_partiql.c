@@ -633,7 +633,9 @@ parse_value_node(Parser *ps)
 	}
 	else if (is_punct(t, "{"))
 	{
-		/* a map: {'name': value, ...} */
+		/* a map: {'name': value, ...}, each name once */
+		List	   *names = NIL;
+
 		next(ps);
 		appendStringInfoString(&buf, "{\"M\":{");
 		if (!is_punct(peek(ps, 0), "}"))
@@ -641,9 +643,16 @@ parse_value_node(Parser *ps)
 			do
 			{
 				Token	   *k = next(ps);
+				ListCell   *lc;
 
 				if (k->kind != T_STRING)
 					malformed(ps, k);
+				foreach(lc, names)
+					if (strcmp(lfirst(lc), k->text) == 0)
+					validation_error(PQL_MALFORMED,
+									 psprintf("duplicate name '%s' in a map at position %d",
+											  k->text, k->pos));
+				names = lappend(names, k->text);
 				if (buf.data[buf.len - 1] != '{')
 					appendStringInfoChar(&buf, ',');
 				ddb_json_string(&buf, k->text, strlen(k->text));
