@@ -73,6 +73,27 @@ SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND "Year" NOT IN [1843]
 -- an index: "Table"."Index", with the index's keys
 SELECT pq($$SELECT Artist, Song FROM "Music"."ByYear" WHERE "Year" = 1850 ORDER BY Song DESC$$);
 
+-- names and strings a translation could confuse: placeholders' own
+-- spellings, a space, a dot, a double quote; backslashes and quotes
+SELECT pq($$INSERT INTO Music VALUE {'Artist': 'Odd', 'Song': 'names', '#n0': 'hash', ':v0': 'colon',
+  'a b': 'space', 'x.y': 'dot', 'q"t': 'dq', 'bs': 'back\slash \\ and ''quote'' "dq"'}$$);
+SELECT pq($$SELECT "#n0", ":v0", "a b", "x.y", "q""t", bs FROM Music
+  WHERE Artist = 'Odd' AND "#n0" = 'hash' AND ":v0" = 'colon' AND "a b" = 'space'
+  AND "x.y" = 'dot' AND "q""t" = 'dq' AND bs = 'back\slash \\ and ''quote'' "dq"'$$);
+SELECT pq($$UPDATE Music SET "x.y" = 'dot2', "q""t" = ? WHERE Artist = 'Odd' AND Song = 'names'
+  AND "#n0" = 'hash' RETURNING MODIFIED NEW *$$, '{"Parameters": [{"S": "\\\"\\u00e9"}]}');
+-- a list index in a path: projected, compared, SET and REMOVEd
+SELECT pq($$INSERT INTO Music VALUE {'Artist': 'Odd', 'Song': 'list', 'l': [10, [20, 21], {'m': 30}]}$$);
+SELECT pq($$SELECT l[0], l[1][1], l[2].m FROM Music WHERE Artist = 'Odd' AND l[1][0] = 20$$);
+SELECT pq($$UPDATE Music SET l[1][1] = 22 REMOVE l[0] WHERE Artist = 'Odd' AND Song = 'list' RETURNING ALL NEW *$$);
+-- ORDER BY DESC read in pages: backwards, each item once
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' ORDER BY Song DESC$$, '{"Limit": 2}') AS desc1 \gset
+SELECT :'desc1'::jsonb - 'NextToken' AS desc_page1;
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' ORDER BY Song DESC$$,
+  jsonb_build_object('Limit', 2, 'NextToken', :'desc1'::jsonb->>'NextToken')) AS desc_page2;
+SELECT pq($$DELETE FROM Music WHERE Artist = 'Odd' AND Song = 'names'$$);
+SELECT pq($$DELETE FROM Music WHERE Artist = 'Odd' AND Song = 'list'$$);
+
 -- Limit and NextToken: one page at a time, the token carrying the rest
 SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada'$$, '{"Limit": 2}') - 'NextToken' AS page1;
 SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada'$$, '{"Limit": 2}')->>'NextToken' AS tok \gset
@@ -167,6 +188,11 @@ SELECT pq($$SELECT "Year", tags FROM Music WHERE Artist = 'Ada' AND Song = 'Engi
 SELECT pq($$DELETE FROM Music WHERE Artist = 'Cy' AND Song = 'Cant' RETURNING ALL OLD *$$);
 SELECT pq($$DELETE FROM Music WHERE Artist = 'Cy' AND Song = 'Cant'$$);
 SELECT pq($$DELETE FROM Music WHERE Artist = 'Bob' AND Song = 'Blues' AND n = 99$$);
+-- ReturnValuesOnConditionCheckFailure: the item in the error's detail
+\set VERBOSITY default
+SELECT pq($$DELETE FROM Music WHERE Artist = 'Bob' AND Song = 'Blues' AND n = 99$$,
+  '{"ReturnValuesOnConditionCheckFailure": "ALL_OLD"}');
+\set VERBOSITY terse
 SELECT pq($$DELETE FROM Music WHERE Artist = 'Bob' AND Song = 'Blues' AND n = 2 AND "Year" = 1843$$);
 SELECT pq($$SELECT * FROM Music WHERE Artist = 'Bob'$$);
 SELECT pq($$DELETE FROM Music WHERE Artist = 'Bob'$$);
