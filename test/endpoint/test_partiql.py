@@ -91,3 +91,31 @@ def test_partiql_writes_and_errors(ddb, music):
         ddb.execute_statement(Statement=f"SELECT * FROM \"{music}\" a JOIN \"{music}\" b ON a.PK = b.PK")
     assert e.value.response["Error"]["Code"] == "ValidationException"
     assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+
+
+def test_partiql_edited_token_and_in_limit(ddb, music):
+    """A NextToken is signed: the same token reads on, an edited one is a
+    ValidationException.  IN takes at most 50 partition key values.
+    (ReturnValuesOnConditionCheckFailure on a SELECT is in the regression
+    suite: Debian's botocore does not know the member.)"""
+    import base64
+    for i in range(3):
+        ddb.execute_statement(
+            Statement=f'INSERT INTO "{music}" VALUE {{\'PK\': \'t\', \'SK\': ?}}',
+            Parameters=[S(f"s{i}")])
+    stmt = f'SELECT SK FROM "{music}" WHERE PK = \'t\''
+    token = ddb.execute_statement(Statement=stmt, Limit=1)["NextToken"]
+    r = ddb.execute_statement(Statement=stmt, NextToken=token)
+    assert [it["SK"]["S"] for it in r["Items"]] == ["s1", "s2"]
+    raw = base64.b64decode(token).decode()
+    edited = base64.b64encode(raw.replace('"s0"', '"s1"').encode()).decode()
+    assert edited != token
+    with pytest.raises(ClientError) as e:
+        ddb.execute_statement(Statement=stmt, NextToken=edited)
+    assert e.value.response["Error"]["Code"] == "ValidationException"
+    assert "Invalid NextToken" in e.value.response["Error"]["Message"]
+    values = ", ".join(f"'k{i}'" for i in range(51))
+    with pytest.raises(ClientError) as e:
+        ddb.execute_statement(Statement=f'SELECT * FROM "{music}" WHERE PK IN [{values}]')
+    assert e.value.response["Error"]["Code"] == "ValidationException"
+    assert "at most 50" in e.value.response["Error"]["Message"]
