@@ -411,8 +411,12 @@ extern char *ddb_token_payload(const char *purpose, const char *context, int con
 
 /*
  * PartiQL (ddb_partiql.c): ExecuteStatement, translated into a Query, Scan,
- * PutItem, UpdateItem or DeleteItem request run by ddb_api_execute.
+ * PutItem, UpdateItem or DeleteItem request run by ddb_api_execute;
+ * BatchExecuteStatement (each statement so, in a subtransaction of its own)
+ * and ExecuteTransaction (one TransactGetItems or TransactWriteItems).
  */
 extern char *ddb_op_execute_statement(struct DdbJson *req, int *len);
+extern char *ddb_op_batch_execute_statement(struct DdbJson *req, int *len);
+extern char *ddb_op_execute_transaction(struct DdbJson *req, int *len);
 
 #endif							/* DDB_OPS_H */

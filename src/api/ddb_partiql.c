@@ -40,6 +40,7 @@
 #include <ctype.h>
 
 #include "access/relation.h"
+#include "access/xact.h"
 #include "common/base64.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
@@ -48,6 +49,7 @@
 #include "utils/elog.h"
 #include "utils/formatting.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 
 #include "ddb.h"
 #include "api/ddb_json.h"
@@ -1738,6 +1740,25 @@ finish(StringInfo out, int *len)
 	return out->data;
 }
 
+/* ProjectionExpression: the SELECT's paths (none for *) */
+static void
+req_projection(Request *r, PExpr *x, Statement *st)
+{
+	StringInfoData proj;
+	ListCell   *lc;
+
+	if (st->projection == NIL)
+		return;
+	initStringInfo(&proj);
+	foreach(lc, st->projection)
+	{
+		if (lc != list_head(st->projection))
+			appendStringInfoString(&proj, ", ");
+		emit_path(x, &proj, lfirst(lc));
+	}
+	req_string(r, "ProjectionExpression", proj.data);
+}
+
 static char *
 execute_select(Statement *st, Options *o, int *len)
 {
@@ -1889,19 +1910,7 @@ execute_select(Statement *st, Options *o, int *len)
 		}
 		filter = emit_terms(&x, filter_terms);
 		req_string(&r, "FilterExpression", filter);
-		if (st->projection != NIL)
-		{
-			StringInfoData proj;
-
-			initStringInfo(&proj);
-			foreach(lc, st->projection)
-			{
-				if (lc != list_head(st->projection))
-					appendStringInfoString(&proj, ", ");
-				emit_path(&x, &proj, lfirst(lc));
-			}
-			req_string(&r, "ProjectionExpression", proj.data);
-		}
+		req_projection(&r, &x, st);
 		req_expr(&r, &x);
 		if (o->consistent)
 			req_raw(&r, "ConsistentRead", o->consistent->boolean ? "true" : "false");
@@ -2035,30 +2044,42 @@ write_answer(DdbJson *resp, const char *returning, int *len)
 	return finish(&out, len);
 }
 
-static char *
-execute_insert(Statement *st, Options *o, int *len)
+/*
+ * The request of a write statement's operation, not yet closed (run()
+ * closes it): PutItem, UpdateItem or DeleteItem; TransactWriteItems takes
+ * it as its Put, Update or Delete.
+ */
+static void
+build_insert(Statement *st, Options *o, Request *r)
 {
 	char	   *pk,
 			   *sk;
-	Request		r;
 	PExpr		x;
 	StringInfoData cond;
-	DdbJson    *volatile resp = NULL;
-	MemoryContext cxt = CurrentMemoryContext;
 	DdbJson    *item;
 
 	key_schema(st->table, NULL, ACL_INSERT, &pk, &sk);
 	expr_init(&x);
 	initStringInfo(&cond);
-	req_begin(&r, st->table);
+	req_begin(r, st->table);
 	item = ddb_json_parse(st->item->json, strlen(st->item->json));
-	req_raw(&r, "Item", json_text(item->elems[0]));
+	req_raw(r, "Item", json_text(item->elems[0]));
 	appendStringInfoString(&cond, "attribute_not_exists(");
 	emit_name(&x, &cond, pk);
 	appendStringInfoChar(&cond, ')');
-	req_string(&r, "ConditionExpression", cond.data);
-	req_expr(&r, &x);
-	req_common(&r, o);
+	req_string(r, "ConditionExpression", cond.data);
+	req_expr(r, &x);
+	req_common(r, o);
+}
+
+static char *
+execute_insert(Statement *st, Options *o, int *len)
+{
+	Request		r;
+	DdbJson    *volatile resp = NULL;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	build_insert(st, o, &r);
 
 	/* the put's failed condition is a duplicate key (raised anew, at once) */
 	PG_TRY();
@@ -2080,14 +2101,13 @@ execute_insert(Statement *st, Options *o, int *len)
 	return write_answer(resp, NULL, len);
 }
 
-static char *
-execute_update(Statement *st, Options *o, int *len)
+static void
+build_update(Statement *st, Options *o, Request *r)
 {
 	char	   *pk,
 			   *sk;
 	List	   *rest = NIL;
 	char	   *key;
-	Request		r;
 	PExpr		x;
 	StringInfoData set,
 				remove,
@@ -2205,25 +2225,23 @@ execute_update(Statement *st, Options *o, int *len)
 		emit_child(&x, &cond, lfirst(lc));
 	}
 
-	req_begin(&r, st->table);
-	req_raw(&r, "Key", key);
-	req_string(&r, "UpdateExpression", upd.data);
-	req_string(&r, "ConditionExpression", cond.data);
-	req_expr(&r, &x);
-	req_string(&r, "ReturnValues", st->returning);
-	req_string(&r, "ReturnValuesOnConditionCheckFailure", o->on_failure);
-	req_common(&r, o);
-	return write_answer(run("UpdateItem", &r), st->returning, len);
+	req_begin(r, st->table);
+	req_raw(r, "Key", key);
+	req_string(r, "UpdateExpression", upd.data);
+	req_string(r, "ConditionExpression", cond.data);
+	req_expr(r, &x);
+	req_string(r, "ReturnValues", st->returning);
+	req_string(r, "ReturnValuesOnConditionCheckFailure", o->on_failure);
+	req_common(r, o);
 }
 
-static char *
-execute_delete(Statement *st, Options *o, int *len)
+static void
+build_delete(Statement *st, Options *o, Request *r)
 {
 	char	   *pk,
 			   *sk;
 	List	   *rest = NIL;
 	char	   *key;
-	Request		r;
 	PExpr		x;
 	StringInfoData cond;
 
@@ -2249,14 +2267,27 @@ execute_delete(Statement *st, Options *o, int *len)
 		else
 			appendStringInfoString(&cond, terms);
 	}
-	req_begin(&r, st->table);
-	req_raw(&r, "Key", key);
-	req_string(&r, "ConditionExpression", cond.len ? cond.data : NULL);
-	req_expr(&r, &x);
-	req_string(&r, "ReturnValues", st->returning);
-	req_string(&r, "ReturnValuesOnConditionCheckFailure", o->on_failure);
-	req_common(&r, o);
-	return write_answer(run("DeleteItem", &r), st->returning, len);
+	req_begin(r, st->table);
+	req_raw(r, "Key", key);
+	req_string(r, "ConditionExpression", cond.len ? cond.data : NULL);
+	req_expr(r, &x);
+	req_string(r, "ReturnValues", st->returning);
+	req_string(r, "ReturnValuesOnConditionCheckFailure", o->on_failure);
+	req_common(r, o);
+}
+
+/* UPDATE and DELETE: UpdateItem or DeleteItem, and RETURNING's image */
+static char *
+execute_keyed_write(Statement *st, Options *o, int *len)
+{
+	Request		r;
+
+	if (st->kind == STMT_UPDATE)
+		build_update(st, o, &r);
+	else
+		build_delete(st, o, &r);
+	return write_answer(run(st->kind == STMT_UPDATE ? "UpdateItem" : "DeleteItem", &r),
+						st->returning, len);
 }
 
 /* A member of the request: NULL when absent or null. */
@@ -2268,6 +2299,63 @@ member(DdbJson *req, const char *name)
 	return (j == NULL || j->type == DDB_JSON_NULL) ? NULL : j;
 }
 
+/* Run a parsed statement: ExecuteStatement's answer. */
+static char *
+execute(Statement *st, Options *o, int *len)
+{
+	switch (st->kind)
+	{
+		case STMT_SELECT:
+			return execute_select(st, o, len);
+		case STMT_INSERT:
+			return execute_insert(st, o, len);
+		case STMT_UPDATE:
+		case STMT_DELETE:
+			return execute_keyed_write(st, o, len);
+	}
+	pg_unreachable();
+}
+
+/*
+ * The members of one statement: ExecuteStatement's request, or one
+ * element of BatchExecuteStatement's Statements or ExecuteTransaction's
+ * TransactStatements (prefix: "statements.1.member." and so on, as
+ * DynamoDB names them in its validation errors).
+ */
+static void
+statement_options(DdbValErrors *e, DdbJson *req, const char *prefix, Options *o)
+{
+	DdbJson    *j;
+
+	memset(o, 0, sizeof(*o));
+	if ((j = member(req, "Statement")) == NULL)
+		ddb_valerr_add(e, NULL, psprintf("%sstatement", prefix), "Member must not be null");
+	else
+	{
+		o->statement = ddb_json_member_cstring(j, "Statement");
+		/* (lengths in characters, as DynamoDB's API reference counts them) */
+		if (strlen(o->statement) < 1)
+			ddb_valerr_add(e, o->statement, psprintf("%sstatement", prefix),
+						   "Member must have length greater than or equal to 1");
+		if (pg_mbstrlen(o->statement) > PQL_MAX_STATEMENT)
+			ddb_valerr_add(e, o->statement, psprintf("%sstatement", prefix),
+						   "Member must have length less than or equal to 8192");
+	}
+	if ((j = member(req, "Parameters")) != NULL)
+	{
+		ddb_json_check_list(j);
+		if (j->n < 1)
+			ddb_valerr_add(e, "[]", psprintf("%sparameters", prefix),
+						   "Member must have length greater than or equal to 1");
+		o->params = j;
+	}
+	if ((j = member(req, "ConsistentRead")) != NULL)
+	{
+		(void) ddb_json_check_bool(j);
+		o->consistent = j;
+	}
+}
+
 char *
 ddb_op_execute_statement(DdbJson *req, int *len)
 {
@@ -2276,21 +2364,8 @@ ddb_op_execute_statement(DdbJson *req, int *len)
 	DdbJson    *j;
 	Statement  *st;
 
-	memset(&o, 0, sizeof(o));
 	ddb_valerr_init(&e);
-	if ((j = member(req, "Statement")) == NULL)
-		ddb_valerr_add(&e, NULL, "statement", "Member must not be null");
-	else
-	{
-		o.statement = ddb_json_member_cstring(j, "Statement");
-		/* (lengths in characters, as DynamoDB's API reference counts them) */
-		if (strlen(o.statement) < 1)
-			ddb_valerr_add(&e, o.statement, "statement",
-						   "Member must have length greater than or equal to 1");
-		if (pg_mbstrlen(o.statement) > PQL_MAX_STATEMENT)
-			ddb_valerr_add(&e, o.statement, "statement",
-						   "Member must have length less than or equal to 8192");
-	}
+	statement_options(&e, req, "", &o);
 	if ((j = member(req, "NextToken")) != NULL)
 	{
 		o.next_token = ddb_json_member_cstring(j, "NextToken");
@@ -2310,35 +2385,408 @@ ddb_op_execute_statement(DdbJson *req, int *len)
 						   "Member must have value greater than or equal to 1");
 		o.limit = (int) Min(d, PG_INT32_MAX);
 	}
-	if ((j = member(req, "Parameters")) != NULL)
-	{
-		ddb_json_check_list(j);
-		if (j->n < 1)
-			ddb_valerr_add(&e, "[]", "parameters",
-						   "Member must have length greater than or equal to 1");
-		o.params = j;
-	}
-	if ((j = member(req, "ConsistentRead")) != NULL)
-	{
-		(void) ddb_json_check_bool(j);
-		o.consistent = j;
-	}
 	/* the enums, as every item operation checks them, whatever the statement */
 	o.rcc = ddb_check_common(&e, req);
 	o.on_failure = ddb_check_return_on_failure(&e, req);
 	ddb_valerr_raise(&e);
 
 	st = parse_statement(o.statement, o.params);
-	switch (st->kind)
+	return execute(st, &o, len);
+}
+
+/* ------------------------------------------------------------------------
+ * BatchExecuteStatement and ExecuteTransaction
+ * ------------------------------------------------------------------------
+ */
+#define PQL_BATCH_MAX	25		/* Statements of a BatchExecuteStatement */
+#define PQL_TRANSACT_MAX 100	/* TransactStatements of an ExecuteTransaction */
+#define PQL_MAX_CLIENT_TOKEN 36
+/* ddb's wording: DynamoDB documents the rule, not its message */
+#define PQL_MIXED		"The %s must consist of either read statements or write statements, not both"
+
+/*
+ * The statements of a batch or transaction (member: "Statements" or
+ * "TransactStatements"), checked as DynamoDB checks a list of structures:
+ * null, 1 to max elements, each element's own members.
+ */
+static Options *
+list_options(DdbValErrors *e, DdbJson *req, const char *name, int max, int *n)
+{
+	DdbJson    *list = member(req, name);
+	char	   *lname = psprintf("%c%s", pg_ascii_tolower(name[0]), name + 1);
+	Options    *opts;
+
+	*n = 0;
+	if (list == NULL)
 	{
-		case STMT_SELECT:
-			return execute_select(st, &o, len);
-		case STMT_INSERT:
-			return execute_insert(st, &o, len);
-		case STMT_UPDATE:
-			return execute_update(st, &o, len);
-		case STMT_DELETE:
-			return execute_delete(st, &o, len);
+		ddb_valerr_add(e, NULL, lname, "Member must not be null");
+		return NULL;
 	}
-	pg_unreachable();
+	ddb_json_check_list(list);
+	if (list->n < 1)
+		ddb_valerr_add(e, "[]", lname, "Member must have length greater than or equal to 1");
+	if (list->n > max)
+		ddb_valerr_add(e, NULL, lname,
+					   psprintf("Member must have length less than or equal to %d", max));
+	*n = list->n;
+	opts = palloc0(sizeof(Options) * Max(list->n, 1));
+	for (int i = 0; i < list->n; i++)
+	{
+		ddb_json_check_struct(list->elems[i],
+							  max == PQL_BATCH_MAX ? "BatchStatementRequest" : "ParameterizedStatement");
+		statement_options(e, list->elems[i], psprintf("%s.%d.member.", lname, i + 1), &opts[i]);
+		opts[i].on_failure = ddb_check_return_on_failure(e, list->elems[i]);
+	}
+	return opts;
+}
+
+/* A statement of a batch or transaction may not ask for RETURNING (ddb's wording). */
+static void
+no_returning(Statement *st, const char *what)
+{
+	if (st->returning)
+		unsupported(psprintf("RETURNING in %s", what));
+}
+
+/*
+ * Run fn(arg) in a subtransaction: true when it succeeded (its work is
+ * kept).  A DynamoDB error a statement of a batch can have is caught
+ * (*edata, the subtransaction rolled back); any other error is raised.
+ */
+typedef void (*StatementFn) (void *arg);
+
+static const struct
+{
+	int			sqlerrcode;
+	const char *code;			/* BatchStatementError's Code */
+}			batch_codes[] =
+{
+	{DDB_ERRCODE_CONDITIONAL_CHECK, "ConditionalCheckFailed"},
+	{DDB_ERRCODE_DUPLICATE_ITEM, "DuplicateItem"},
+	{DDB_ERRCODE_VALIDATION, "ValidationError"},
+	{DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFound"},
+	{DDB_ERRCODE_ACCESS_DENIED, "AccessDenied"},
+	{DDB_ERRCODE_ITEM_COLLECTION_SIZE, "ItemCollectionSizeLimitExceeded"},
+	{DDB_ERRCODE_TRANSACTION_CONFLICT, "TransactionConflict"},
+	{DDB_ERRCODE_REQUEST_LIMIT, "RequestLimitExceeded"},
+};
+
+static const char *
+batch_code(int sqlerrcode)
+{
+	for (int i = 0; i < lengthof(batch_codes); i++)
+		if (batch_codes[i].sqlerrcode == sqlerrcode)
+			return batch_codes[i].code;
+	return NULL;
+}
+
+static bool
+run_caught(StatementFn fn, void *arg, ErrorData **edata)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool ok = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		fn(arg);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		*edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (batch_code((*edata)->sqlerrcode) == NULL)
+			ReThrowError(*edata);
+		ok = false;
+	}
+	PG_END_TRY();
+	return ok;
+}
+
+typedef struct BatchStatement
+{
+	Options    *o;
+	Statement  *st;
+	DdbJson    *resp;			/* the statement's answer */
+} BatchStatement;
+
+static void
+batch_parse(void *arg)
+{
+	BatchStatement *b = arg;
+
+	b->st = parse_statement(b->o->statement, b->o->params);
+	no_returning(b->st, "a batch");
+}
+
+/*
+ * One statement of a batch, as ExecuteStatement runs it.  A SELECT must
+ * name the whole primary key of the table (one item at most).
+ */
+static void
+batch_run(void *arg)
+{
+	BatchStatement *b = arg;
+	int			len;
+	char	   *resp;
+
+	if (b->st->kind == STMT_SELECT)
+	{
+		char	   *pk,
+				   *sk;
+		List	   *rest;
+
+		if (b->st->index != NULL)
+			validation_error(PQL_KEY_EQUALITY);
+		key_schema(b->st->table, NULL, ACL_SELECT, &pk, &sk);
+		(void) write_key(b->st, and_terms(b->st->where, NIL), pk, sk, &rest);
+	}
+	resp = execute(b->st, b->o, &len);
+	b->resp = ddb_json_parse(resp, len);
+}
+
+/* BatchStatementError of a caught error: Code, Message and maybe Item */
+static void
+write_batch_error(StringInfo out, ErrorData *edata)
+{
+	const char *msg = edata->message;
+	const char *colon = msg ? strstr(msg, ": ") : NULL;
+	bool		first = true;
+
+	appendStringInfoChar(out, '{');
+	ddb_json_key(out, &first, "Code");
+	ddb_json_cstring(out, batch_code(edata->sqlerrcode));
+	ddb_json_key(out, &first, "Message");
+	ddb_json_cstring(out, colon ? colon + 2 : (msg ? msg : ""));
+	if (edata->detail)
+	{
+		DdbJson    *extra = ddb_json_parse(edata->detail, strlen(edata->detail));
+		DdbJson    *item = extra->type == DDB_JSON_OBJECT ? resp_member(extra, "Item") : NULL;
+
+		if (item)
+		{
+			ddb_json_key(out, &first, "Item");
+			write_json(out, item);
+		}
+	}
+	appendStringInfoChar(out, '}');
+}
+
+char *
+ddb_op_batch_execute_statement(DdbJson *req, int *len)
+{
+	DdbValErrors e;
+	Options    *opts;
+	const char *rcc;
+	int			n;
+	BatchStatement *b;
+	ErrorData **errors;
+	int			reads = 0,
+				writes = 0;
+	StringInfoData out;
+	bool		first = true;
+	bool		any_capacity = false;
+	StringInfoData capacity;
+
+	ddb_valerr_init(&e);
+	opts = list_options(&e, req, "Statements", PQL_BATCH_MAX, &n);
+	rcc = ddb_check_common(&e, req);
+	ddb_valerr_raise(&e);
+
+	/* parse all first: reads and writes do not mix */
+	b = palloc0(sizeof(BatchStatement) * n);
+	errors = palloc0(sizeof(ErrorData *) * n);
+	for (int i = 0; i < n; i++)
+	{
+		b[i].o = &opts[i];
+		b[i].o->rcc = rcc;
+		if (!run_caught(batch_parse, &b[i], &errors[i]))
+			b[i].st = NULL;
+		else if (b[i].st->kind == STMT_SELECT)
+			reads++;
+		else
+			writes++;
+	}
+	if (reads > 0 && writes > 0)
+		validation_error(PQL_MIXED, "batch");
+
+	/* each statement on its own: one's error is its answer, not the batch's */
+	for (int i = 0; i < n; i++)
+		if (b[i].st != NULL && !run_caught(batch_run, &b[i], &errors[i]))
+			b[i].resp = NULL;
+
+	initStringInfo(&out);
+	initStringInfo(&capacity);
+	appendStringInfoChar(&out, '{');
+	ddb_json_key(&out, &first, "Responses");
+	appendStringInfoChar(&out, '[');
+	for (int i = 0; i < n; i++)
+	{
+		bool		f = true;
+		DdbJson    *j;
+
+		if (i > 0)
+			appendStringInfoChar(&out, ',');
+		appendStringInfoChar(&out, '{');
+		if (errors[i])
+		{
+			ddb_json_key(&out, &f, "Error");
+			write_batch_error(&out, errors[i]);
+		}
+		if (b[i].st)
+		{
+			ddb_json_key(&out, &f, "TableName");
+			ddb_json_cstring(&out, b[i].st->table);
+		}
+		if (b[i].resp && (j = resp_member(b[i].resp, "Items")) != NULL &&
+			j->type == DDB_JSON_ARRAY && j->n > 0)
+		{
+			ddb_json_key(&out, &f, "Item");
+			write_json(&out, j->elems[0]);
+		}
+		appendStringInfoChar(&out, '}');
+		if (b[i].resp && (j = resp_member(b[i].resp, "ConsumedCapacity")) != NULL)
+		{
+			if (any_capacity)
+				appendStringInfoChar(&capacity, ',');
+			write_json(&capacity, j);
+			any_capacity = true;
+		}
+	}
+	appendStringInfoChar(&out, ']');
+	if (any_capacity)
+	{
+		ddb_json_key(&out, &first, "ConsumedCapacity");
+		appendStringInfo(&out, "[%s]", capacity.data);
+	}
+	return finish(&out, len);
+}
+
+/*
+ * A SELECT of a transaction: TransactGetItems' Get, of the item its WHERE
+ * names by the whole primary key (and nothing else, which a Get could not
+ * filter on: ddb's wording).
+ */
+static void
+build_get(Statement *st, Request *r)
+{
+	char	   *pk,
+			   *sk;
+	List	   *rest;
+	char	   *key;
+	PExpr		x;
+
+	if (st->index != NULL)
+		validation_error(PQL_KEY_EQUALITY);
+	key_schema(st->table, NULL, ACL_SELECT, &pk, &sk);
+	key = write_key(st, and_terms(st->where, NIL), pk, sk, &rest);
+	if (rest != NIL)
+		unsupported("a SELECT in a transaction with conditions other than the primary key's equalities");
+	expr_init(&x);
+	req_begin(r, st->table);
+	req_raw(r, "Key", key);
+	req_projection(r, &x, st);
+	req_expr(r, &x);
+}
+
+/*
+ * ExecuteTransaction: the statements translated into one TransactGetItems
+ * (all SELECTs) or TransactWriteItems (all writes), run by ddb_api_execute:
+ * its checks, ClientRequestToken, cancellation reasons and capacity.
+ */
+char *
+ddb_op_execute_transaction(DdbJson *req, int *len)
+{
+	DdbValErrors e;
+	Options    *opts;
+	const char *rcc;
+	const char *token = NULL;
+	DdbJson    *j;
+	int			n;
+	int			reads = 0;
+	Statement **sts;
+	StringInfoData body;
+	bool		first = true;
+	char	   *resp;
+
+	ddb_valerr_init(&e);
+	opts = list_options(&e, req, "TransactStatements", PQL_TRANSACT_MAX, &n);
+	if ((j = member(req, "ClientRequestToken")) != NULL)
+	{
+		token = ddb_json_member_cstring(j, "ClientRequestToken");
+		if (strlen(token) < 1)
+			ddb_valerr_add(&e, token, "clientRequestToken",
+						   "Member must have length greater than or equal to 1");
+		if (pg_mbstrlen(token) > PQL_MAX_CLIENT_TOKEN)
+			ddb_valerr_add(&e, token, "clientRequestToken",
+						   "Member must have length less than or equal to 36");
+	}
+	rcc = ddb_check_common(&e, req);
+	ddb_valerr_raise(&e);
+
+	sts = palloc(sizeof(Statement *) * n);
+	for (int i = 0; i < n; i++)
+	{
+		sts[i] = parse_statement(opts[i].statement, opts[i].params);
+		no_returning(sts[i], "a transaction");
+		reads += sts[i]->kind == STMT_SELECT;
+	}
+	if (reads > 0 && reads < n)
+		validation_error(PQL_MIXED, "transaction");
+
+	initStringInfo(&body);
+	appendStringInfoChar(&body, '{');
+	ddb_json_key(&body, &first, "TransactItems");
+	appendStringInfoChar(&body, '[');
+	for (int i = 0; i < n; i++)
+	{
+		Request		r;
+		const char *kind = NULL;
+
+		switch (sts[i]->kind)
+		{
+			case STMT_SELECT:
+				build_get(sts[i], &r);
+				kind = "Get";
+				break;
+			case STMT_INSERT:
+				build_insert(sts[i], &opts[i], &r);
+				kind = "Put";
+				break;
+			case STMT_UPDATE:
+				build_update(sts[i], &opts[i], &r);
+				kind = "Update";
+				break;
+			case STMT_DELETE:
+				build_delete(sts[i], &opts[i], &r);
+				kind = "Delete";
+				break;
+		}
+		appendStringInfoChar(&r.buf, '}');
+		appendStringInfo(&body, "%s{\"%s\":%s}", i > 0 ? "," : "", kind, r.buf.data);
+	}
+	appendStringInfoChar(&body, ']');
+	if (token && reads == 0)
+	{
+		ddb_json_key(&body, &first, "ClientRequestToken");
+		ddb_json_cstring(&body, token);
+	}
+	if (rcc)
+	{
+		ddb_json_key(&body, &first, "ReturnConsumedCapacity");
+		ddb_json_cstring(&body, rcc);
+	}
+	appendStringInfoChar(&body, '}');
+	resp = ddb_api_execute(reads > 0 ? "TransactGetItems" : "TransactWriteItems",
+						   body.data, body.len, len);
+	return resp;
 }

@@ -3140,6 +3140,7 @@ typedef struct Operation
 } Operation;
 
 static const Operation operations[] = {
+	{"BatchExecuteStatement", ddb_op_batch_execute_statement},
 	{"BatchGetItem", op_batch_get_item},
 	{"BatchWriteItem", op_batch_write_item},
 	{"CreateTable", op_create_table},
@@ -3152,6 +3153,7 @@ static const Operation operations[] = {
 	{"DescribeTable", op_describe_table},
 	{"DescribeTimeToLive", op_describe_time_to_live},
 	{"ExecuteStatement", ddb_op_execute_statement},
+	{"ExecuteTransaction", ddb_op_execute_transaction},
 	{"GetItem", op_get_item},
 	{"GetRecords", ddb_op_get_records},
 	{"GetShardIterator", ddb_op_get_shard_iterator},
