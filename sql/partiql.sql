@@ -266,4 +266,92 @@ SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND note = '$$ || repeat
 DO $$ BEGIN PERFORM pq(repeat(' ', 8193));
 EXCEPTION WHEN others THEN RAISE NOTICE '%', right(SQLERRM, 63); END $$;
 
+-- BatchExecuteStatement: each statement run as ExecuteStatement runs it, in
+-- its own subtransaction; its error is its response, in request order
+CREATE FUNCTION pqb(VARIADIC statements text[]) RETURNS jsonb
+LANGUAGE sql AS $$
+  SELECT ddb_api('BatchExecuteStatement', jsonb_build_object('Statements',
+    (SELECT jsonb_agg(jsonb_build_object('Statement', s) ORDER BY i)
+       FROM unnest(statements) WITH ORDINALITY AS u(s, i))))
+$$;
+CREATE FUNCTION pqt(VARIADIC statements text[]) RETURNS jsonb
+LANGUAGE sql AS $$
+  SELECT ddb_api('ExecuteTransaction', jsonb_build_object('TransactStatements',
+    (SELECT jsonb_agg(jsonb_build_object('Statement', s) ORDER BY i)
+       FROM unnest(statements) WITH ORDINALITY AS u(s, i))))
+$$;
+SELECT pqb($$INSERT INTO Music VALUE {'Artist': 'B', 'Song': 's1', 'n': 1}$$,
+           $$INSERT INTO Music VALUE {'Artist': 'B', 'Song': 's2', 'n': 2}$$);
+-- a duplicate, a failed condition, a malformed statement, a missing table,
+-- and two that succeed: six answers in order, the good writes kept
+SELECT jsonb_pretty(pqb($$INSERT INTO Music VALUE {'Artist': 'B', 'Song': 's1'}$$,
+           $$UPDATE Music SET n = 5 WHERE Artist = 'B' AND Song = 'nope'$$,
+           $$INSERT INTO Music VALUE {'Artist': 'B', 'Song': 's3', 'n': 3}$$,
+           $$UPDATE Music SET n = 9 WHERE Artist = 'B' AND Song = 's2' AND n = 1$$,
+           $$INSERTT INTO Music VALUE {'Artist': 'B', 'Song': 's4'}$$,
+           $$DELETE FROM NoSuchTable WHERE Artist = 'B' AND Song = 's1'$$,
+           $$UPDATE Music SET n = 10 WHERE Artist = 'B' AND Song = 's1'$$));
+-- ALL_OLD: the failed condition's item in the error
+SELECT ddb_api('BatchExecuteStatement', '{"Statements": [{"Statement":
+  "UPDATE Music SET n = 9 WHERE Artist = ''B'' AND Song = ''s2'' AND n = 1",
+  "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}]}');
+-- reads: the whole key, one item or none (no Item), filters applied
+SELECT pqb($$SELECT Song, n FROM Music WHERE Artist = 'B' AND Song = 's1'$$,
+           $$SELECT * FROM Music WHERE Artist = 'B' AND Song = 'none'$$,
+           $$SELECT * FROM Music WHERE Artist = 'B' AND Song = 's3' AND n = 4$$,
+           $$SELECT * FROM Music WHERE Artist = 'B'$$,
+           $$SELECT n FROM Music WHERE Artist = 'B' AND Song = 's3'$$);
+-- reads and writes do not mix (DynamoDB's rule, ddb's wording)
+SELECT pqb($$SELECT * FROM Music WHERE Artist = 'B' AND Song = 's1'$$,
+           $$DELETE FROM Music WHERE Artist = 'B' AND Song = 's1'$$);
+SELECT pqb($$UPDATE Music SET n = 1 WHERE Artist = 'B' AND Song = 's9' RETURNING ALL OLD *$$);
+-- 1 to 25 statements
+SELECT ddb_api('BatchExecuteStatement', '{"Statements": []}');
+SELECT ddb_api('BatchExecuteStatement', '{}');
+SELECT pqb(VARIADIC array_fill($$SELECT * FROM Music WHERE Artist = 'B' AND Song = 's1'$$::text, ARRAY[26]));
+SELECT jsonb_array_length(pqb(VARIADIC array_fill($$SELECT * FROM Music WHERE Artist = 'B' AND Song = 's1'$$::text, ARRAY[25]))->'Responses');
+SELECT ddb_api('BatchExecuteStatement', '{"Statements": [{"Statement": "SELECT * FROM Music WHERE Artist = ''B'' AND Song = ''s1''"}],
+  "ReturnConsumedCapacity": "TOTAL"}') -> 'ConsumedCapacity';
+
+-- ExecuteTransaction: one TransactWriteItems or TransactGetItems
+SELECT pqt($$INSERT INTO Music VALUE {'Artist': 'T', 'Song': 't1', 'n': 1}$$,
+           $$UPDATE Music SET n = 11 WHERE Artist = 'B' AND Song = 's1'$$,
+           $$DELETE FROM Music WHERE Artist = 'B' AND Song = 's3'$$);
+SELECT pqt($$SELECT * FROM Music WHERE Artist = 'T' AND Song = 't1'$$,
+           $$SELECT n FROM Music WHERE Artist = 'B' AND Song = 's1'$$,
+           $$SELECT * FROM Music WHERE Artist = 'B' AND Song = 's3'$$);
+-- cancelled: reasons in statement order, nothing written
+DO $d$ BEGIN PERFORM pqt($$INSERT INTO Music VALUE {'Artist': 'T', 'Song': 't2'}$$,
+           $$UPDATE Music SET n = 2 WHERE Artist = 'T' AND Song = 'missing'$$,
+           $$DELETE FROM Music WHERE Artist = 'B' AND Song = 's1' AND n = 0$$);
+EXCEPTION WHEN others THEN
+  DECLARE d text; BEGIN GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL;
+  RAISE NOTICE '% %', SQLERRM, d; END;
+END $d$;
+SELECT pqt($$SELECT * FROM Music WHERE Artist = 'T' AND Song = 't2'$$,
+           $$SELECT n FROM Music WHERE Artist = 'B' AND Song = 's1'$$);
+-- a malformed statement fails the whole transaction
+SELECT pqt($$INSERT INTO Music VALUE {'Artist': 'T', 'Song': 't3'}$$, 'DELETE Music');
+SELECT pqt($$SELECT * FROM Music WHERE Artist = 'T' AND Song = 't3'$$);
+-- mixed, non-singleton reads, RETURNING, limits
+SELECT pqt($$SELECT * FROM Music WHERE Artist = 'T' AND Song = 't1'$$,
+           $$DELETE FROM Music WHERE Artist = 'T' AND Song = 't1'$$);
+SELECT pqt($$SELECT * FROM Music WHERE Artist = 'T'$$);
+SELECT pqt($$SELECT * FROM Music WHERE Artist = 'T' AND Song = 't1' AND n = 1$$);
+SELECT pqt($$DELETE FROM Music WHERE Artist = 'T' AND Song = 't1' RETURNING ALL OLD *$$);
+SELECT ddb_api('ExecuteTransaction', '{"TransactStatements": []}');
+SELECT pqt(VARIADIC array_fill($$SELECT * FROM Music WHERE Artist = 'B' AND Song = 's1'$$::text, ARRAY[101]));
+SELECT jsonb_array_length(pqt(VARIADIC ARRAY(SELECT format($$SELECT * FROM Music WHERE Artist = 'B' AND Song = 'x%s'$$, g)
+  FROM generate_series(1, 100) g))->'Responses');
+SELECT ddb_api('ExecuteTransaction', '{"TransactStatements": [{"Statement": "SELECT * FROM Music"}],
+  "ClientRequestToken": "0123456789012345678901234567890123456"}');
+-- ClientRequestToken: the same statements again are not run again
+SELECT ddb_api('ExecuteTransaction', '{"ClientRequestToken": "tok-1", "TransactStatements":
+  [{"Statement": "UPDATE Music SET n = n + 1 WHERE Artist = ''T'' AND Song = ''t1''"}]}');
+SELECT ddb_api('ExecuteTransaction', '{"ClientRequestToken": "tok-1", "TransactStatements":
+  [{"Statement": "UPDATE Music SET n = n + 1 WHERE Artist = ''T'' AND Song = ''t1''"}]}');
+SELECT pq($$SELECT n FROM Music WHERE Artist = 'T' AND Song = 't1'$$);
+SELECT ddb_api('ExecuteTransaction', '{"ClientRequestToken": "tok-1", "TransactStatements":
+  [{"Statement": "UPDATE Music SET n = n + 2 WHERE Artist = ''T'' AND Song = ''t1''"}]}');
+
 DROP SCHEMA partiql CASCADE;
