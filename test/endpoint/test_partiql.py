@@ -119,3 +119,39 @@ def test_partiql_edited_token_and_in_limit(ddb, music):
         ddb.execute_statement(Statement=f'SELECT * FROM "{music}" WHERE PK IN [{values}]')
     assert e.value.response["Error"]["Code"] == "ValidationException"
     assert "at most 50" in e.value.response["Error"]["Message"]
+
+
+def test_partiql_batch_and_transaction(ddb, music):
+    """batch_execute_statement: per-statement answers in order, a failure
+    kept to its statement; execute_transaction: all or nothing, with the
+    cancellation reasons in statement order."""
+    ins = f'INSERT INTO "{music}" VALUE {{\'PK\': ?, \'SK\': ?, \'n\': ?}}'
+    r = ddb.batch_execute_statement(Statements=[
+        {"Statement": ins, "Parameters": [S("B"), S("1"), N(1)]},
+        {"Statement": ins, "Parameters": [S("B"), S("1"), N(2)]},
+        {"Statement": ins, "Parameters": [S("B"), S("2"), N(2)]}])
+    codes = [x.get("Error", {}).get("Code") for x in r["Responses"]]
+    assert codes == [None, "DuplicateItem", None]
+    sel = f'SELECT n FROM "{music}" WHERE PK = ? AND SK = ?'
+    r = ddb.batch_execute_statement(Statements=[
+        {"Statement": sel, "Parameters": [S("B"), S("2")]},
+        {"Statement": sel, "Parameters": [S("B"), S("9")]}])
+    assert [x.get("Item") for x in r["Responses"]] == [{"n": N(2)}, None]
+    with pytest.raises(ClientError) as e:
+        ddb.execute_transaction(TransactStatements=[
+            {"Statement": f'UPDATE "{music}" SET n = 5 WHERE PK = ? AND SK = ?',
+             "Parameters": [S("B"), S("1")]},
+            {"Statement": f'UPDATE "{music}" SET n = 5 WHERE PK = ? AND SK = ?',
+             "Parameters": [S("B"), S("nope")]}])
+    assert e.value.response["Error"]["Code"] == "TransactionCanceledException"
+    assert [c["Code"] for c in e.value.response["CancellationReasons"]] == \
+        ["None", "ConditionalCheckFailed"]
+    r = ddb.execute_transaction(TransactStatements=[
+        {"Statement": sel, "Parameters": [S("B"), S("1")]}])
+    assert r["Responses"] == [{"Item": {"n": N(1)}}]
+    ddb.execute_transaction(ClientRequestToken="t-1", TransactStatements=[
+        {"Statement": f'UPDATE "{music}" SET n = n + 1 WHERE PK = ? AND SK = ?',
+         "Parameters": [S("B"), S("1")]}])
+    r = ddb.execute_transaction(TransactStatements=[
+        {"Statement": sel, "Parameters": [S("B"), S("1")]}])
+    assert r["Responses"] == [{"Item": {"n": N(2)}}]
