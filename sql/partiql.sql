@@ -354,4 +354,6 @@ SELECT pq($$SELECT n FROM Music WHERE Artist = 'T' AND Song = 't1'$$);
 SELECT ddb_api('ExecuteTransaction', '{"ClientRequestToken": "tok-1", "TransactStatements":
   [{"Statement": "UPDATE Music SET n = n + 2 WHERE Artist = ''T'' AND Song = ''t1''"}]}');
 
+-- (tokens are the database's: leave none for other tests)
+DELETE FROM ddb_internal.transaction_tokens WHERE token = 'tok-1';
 DROP SCHEMA partiql CASCADE;

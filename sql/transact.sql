@@ -151,7 +151,8 @@ UPDATE ddb_internal.transaction_tokens SET used = used - interval '11 minutes' W
 SELECT ddb_transact_write_items('[{"Update": {"TableName": "stock", "Key": {"sku": "apple"},
   "UpdateExpression": "SET qty = qty + :one", "ExpressionAttributeValues": {":one": 1}}}]', 'token-1');
 SELECT ddb_get_item('stock', '{"sku": "apple"}');
-SELECT token, used > now() - interval '1 minute' AS renewed FROM ddb_internal.transaction_tokens ORDER BY token;
+SELECT token, used > now() - interval '1 minute' AS renewed FROM ddb_internal.transaction_tokens
+ WHERE token LIKE 'token-%' ORDER BY token;
 
 -- Each new token purges up to 16 expired ones, oldest first.
 INSERT INTO ddb_internal.transaction_tokens
