@@ -150,8 +150,43 @@ SELECT page, jsonb_array_length(items) AS n, token IS NOT NULL AS more,
   (SELECT sum(length(i->'pad'->>'S')) FROM jsonb_array_elements(items) i) AS pad_bytes
   FROM big_pages ORDER BY page;
 DROP TABLE big_pages;
+-- With the 1.8 MB of Big items in the table, ConsumedCapacity tells a
+-- Query (the items of its partitions) from a Scan (every item).
+CREATE FUNCTION pq_cu(statement text) RETURNS jsonb LANGUAGE sql AS $$
+  SELECT jsonb_build_object('Items', r->'Items',
+    'CapacityUnits', r->'ConsumedCapacity'->'CapacityUnits')
+  FROM pq(statement, '{"ReturnConsumedCapacity": "TOTAL"}') r
+$$;
+-- an OR of partition key equalities is an IN list: one Query per value
+SELECT pq_cu($$SELECT Song FROM Music WHERE Artist = 'Bob' OR Artist = 'Ada'$$) AS or_pk;
+SELECT pq_cu($$SELECT Song FROM Music WHERE Artist IN ['Bob', 'Ada']$$) AS in_pk;
+SELECT pq_cu($$SELECT Song FROM Music WHERE (Artist = 'Bob' OR Artist = 'Ada' OR Artist = 'Bob') AND "Year" = 1843$$) AS or_pk_and;
+-- paged as an IN list's Queries are
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Bob' OR Artist = 'Ada'$$, '{"Limit": 1}') - 'NextToken' AS or_page1;
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Bob' OR Artist = 'Ada'$$, '{"Limit": 1}')->>'NextToken' AS tok \gset
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Bob' OR Artist = 'Ada'$$,
+  jsonb_build_object('Limit', 3, 'NextToken', :'tok')) - 'NextToken' AS or_page2;
+-- at most 50 values, as IN
+SELECT pq('SELECT * FROM Music WHERE ' ||
+  (SELECT string_agg(format('Artist = ''a%s''', i), ' OR ') FROM generate_series(1, 51) i));
+-- an OR with any other term stays a Scan
+SELECT (pq_cu($$SELECT Song FROM Music WHERE Artist = 'Bob' OR Song = 'Poem'$$)->>'CapacityUnits')::numeric > 100 AS or_other_scans;
+-- an inclusive range on the sort key, >= and <= (either way round), is
+-- one BETWEEN key condition; ORDER BY works on it as on any Query
+SELECT pq_cu($$SELECT Song FROM Music WHERE Artist = 'Ada' AND Song >= 'F' AND 'Poem' >= Song$$) AS sk_range;
+SELECT pq_cu($$SELECT Song FROM Music WHERE Artist = 'Ada' AND Song >= 'E' AND Song <= 'Poem' ORDER BY Song DESC$$) AS sk_range_desc;
+-- a strict bound cannot be a key condition with the other bound, nor a
+-- Query's filter (it names a key attribute): still a Scan
+SELECT (pq_cu($$SELECT Song FROM Music WHERE Artist = 'Ada' AND Song > 'Engine' AND Song <= 'Poem'$$)->>'CapacityUnits')::numeric > 100 AS sk_strict_scans;
+DROP FUNCTION pq_cu;
 SELECT count(pq(format($$DELETE FROM Music WHERE Artist = 'Big%s' AND Song = 's%s'$$, p, s)))
   FROM generate_series(0, 5) p, generate_series(1, 3) s;
+-- the same answers as the Scans above would give
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Bob' OR Song = 'Poem'$$) AS or_other;
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND Song > 'Engine' AND Song <= 'Poem'$$) AS sk_strict;
+-- inclusive bounds the wrong way round select nothing: a Scan, as BETWEEN
+-- refuses them
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND Song >= 'P' AND Song <= 'E'$$) AS sk_range_empty;
 -- ConsumedCapacity, summed over the Queries of an IN list
 SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Bob', 'Ada']$$, '{"ReturnConsumedCapacity": "TOTAL"}')->'ConsumedCapacity';
 

@@ -11,7 +11,8 @@
  *	SELECT ... FROM "T"[."I"] WHERE ...	Query when the WHERE's top-level AND
  *										terms give the partition key an
  *										equality (one Query) or an IN list
- *										(one Query per value), else Scan
+ *										or OR of equalities (one Query per
+ *										value), else Scan
  *	INSERT INTO "T" VALUE {...}			PutItem with attribute_not_exists(pk)
  *	UPDATE "T" SET/REMOVE ... WHERE ...	UpdateItem with attribute_exists(pk)
  *	DELETE FROM "T" WHERE ...			DeleteItem
@@ -47,12 +48,15 @@
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
 #include "utils/elog.h"
+#include "utils/builtins.h"
 #include "utils/formatting.h"
+#include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
 #include "ddb.h"
 #include "api/ddb_json.h"
+#include "model/ddb_expr.h"
 #include "api/ddb_ops.h"
 #include "api/ddb_protocol.h"
 
@@ -1525,6 +1529,90 @@ sort_key_term(PNode *n, const char *sk)
 	return false;
 }
 
+/*
+ * An OR (of ORs) whose every operand is 'pk = value': the values, as an IN
+ * list's; else NIL.
+ */
+static List *
+key_equalities(PNode *n, const char *pk, List *values)
+{
+	PqlValue   *v;
+
+	if (n->kind == N_OR)
+	{
+		values = key_equalities(linitial(n->args), pk, values);
+		if (values == NIL)
+			return NIL;
+		return key_equalities(lsecond(n->args), pk, values);
+	}
+	if ((v = key_equality(n, pk)) == NULL)
+		return NIL;
+	return lappend(values, v);
+}
+
+/*
+ * An inclusive bound of the sort key, 'sk >= value' or 'value <= sk' (a
+ * lower one), 'sk <= value' or 'value >= sk' (an upper one): the value's
+ * node, and *attr the key's; else NULL.
+ */
+static PNode *
+sort_key_bound(PNode *n, const char *sk, bool lower, PNode **attr)
+{
+	PNode	   *l,
+			   *r;
+
+	if (n->kind != N_CMP)
+		return NULL;
+	l = linitial(n->args);
+	r = lsecond(n->args);
+	if (is_attr(l, sk) && r->kind == N_VALUE &&
+		strcmp(n->op, lower ? ">=" : "<=") == 0)
+	{
+		*attr = l;
+		return r;
+	}
+	if (is_attr(r, sk) && l->kind == N_VALUE &&
+		strcmp(n->op, lower ? "<=" : ">=") == 0)
+	{
+		*attr = r;
+		return l;
+	}
+	return NULL;
+}
+
+/*
+ * lo <= hi, for two values of one scalar type (S, N or B) as the key
+ * compares them: a BETWEEN of them is a key condition Query takes.
+ */
+static bool
+bounds_ordered(PqlValue *lo, PqlValue *hi)
+{
+	DdbValue   *a,
+			   *b;
+
+	if (strcmp(lo->type, hi->type) != 0 ||
+		(strcmp(lo->type, "S") != 0 && strcmp(lo->type, "N") != 0 &&
+		 strcmp(lo->type, "B") != 0))
+		return false;
+	a = ddb_item_from_typed_jsonb(DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
+																	 CStringGetDatum(psprintf("{\"v\": %s}", lo->json)))));
+	b = ddb_item_from_typed_jsonb(DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
+																	 CStringGetDatum(psprintf("{\"v\": %s}", hi->json)))));
+	return ddb_scalar_cmp(a->u.map.vals[0], b->u.map.vals[0]) <= 0;
+}
+
+/* values += v, unless it is there already: one Query per distinct value */
+static List *
+add_key_value(List *values, PqlValue *v)
+{
+	ListCell   *lc;
+
+	foreach(lc, values)
+		if (strcmp(((PqlValue *) lfirst(lc))->json, v->json) == 0)
+		return values;
+	return lappend(values, v);
+}
+
 /* ------------------------------------------------------------------------
  * Requests and responses
  * ------------------------------------------------------------------------
@@ -1767,7 +1855,9 @@ execute_select(Statement *st, Options *o, int *len)
 	List	   *terms = and_terms(st->where, NIL);
 	PNode	   *pk_term = NULL;
 	PNode	   *sk_term = NULL;
+	List	   *key_terms = NIL;
 	List	   *pk_values = NIL;
+	List	   *ors = NIL;
 	List	   *filter_terms = NIL;
 	bool		forward = true;
 	bool		query;
@@ -1788,7 +1878,10 @@ execute_select(Statement *st, Options *o, int *len)
 
 	key_schema(st->table, st->index, ACL_SELECT, &pk, &sk);
 
-	/* the partition key's equality or IN list, then a sort key condition */
+	/*
+	 * The partition key's equality, IN list or OR of equalities, then a sort
+	 * key condition: an inclusive range (>= and <=) is one BETWEEN.
+	 */
 	foreach(lc, terms)
 	{
 		PNode	   *t = lfirst(lc);
@@ -1808,31 +1901,61 @@ execute_select(Statement *st, Options *o, int *len)
 				validation_error("IN takes at most %d values of the partition key; the statement has %d (position %d)",
 								 PQL_MAX_IN_KEYS, list_length(t->args) - 1, t->pos);
 			pk_term = t;
-			/* one Query per distinct value */
 			for_each_from(vc, t->args, 1)
-			{
-				PqlValue   *val = ((PNode *) lfirst(vc))->value;
-				ListCell   *dc;
-				bool		dup = false;
+				pk_values = add_key_value(pk_values, ((PNode *) lfirst(vc))->value);
+		}
+		else if (pk_term == NULL && t->kind == N_OR &&
+				 (ors = key_equalities(t, pk, NIL)) != NIL)
+		{
+			ListCell   *vc;
 
-				foreach(dc, pk_values)
-					dup |= strcmp(((PqlValue *) lfirst(dc))->json, val->json) == 0;
-				if (!dup)
-					pk_values = lappend(pk_values, val);
-			}
+			if (list_length(ors) > PQL_MAX_IN_KEYS)
+				validation_error("OR takes at most %d equalities of the partition key; the statement has %d (position %d)",
+								 PQL_MAX_IN_KEYS, list_length(ors), t->pos);
+			pk_term = t;
+			foreach(vc, ors)
+				pk_values = add_key_value(pk_values, lfirst(vc));
 		}
 	}
 	if (pk_term != NULL && sk != NULL)
+	{
+		PNode	   *lo_term = NULL,
+				   *hi_term = NULL,
+				   *lo = NULL,
+				   *hi = NULL,
+				   *attr = NULL;
+
 		foreach(lc, terms)
 		{
-			if (lfirst(lc) != pk_term && sort_key_term(lfirst(lc), sk))
-			{
-				sk_term = lfirst(lc);
-				break;
-			}
+			PNode	   *t = lfirst(lc);
+			PNode	   *v;
+
+			if (t == pk_term)
+				continue;
+			if (lo == NULL && (v = sort_key_bound(t, sk, true, &attr)) != NULL)
+				lo_term = t, lo = v;
+			else if (hi == NULL && (v = sort_key_bound(t, sk, false, &attr)) != NULL)
+				hi_term = t, hi = v;
 		}
+		if (lo != NULL && hi != NULL && bounds_ordered(lo->value, hi->value))
+		{
+			sk_term = make_node(N_BETWEEN, lo_term->pos);
+			sk_term->args = list_make3(attr, lo, hi);
+			key_terms = list_make2(lo_term, hi_term);
+		}
+		else
+			foreach(lc, terms)
+			{
+				if (lfirst(lc) != pk_term && sort_key_term(lfirst(lc), sk))
+				{
+					sk_term = lfirst(lc);
+					key_terms = list_make1(sk_term);
+					break;
+				}
+			}
+	}
 	foreach(lc, terms)
-		if (lfirst(lc) != pk_term && lfirst(lc) != sk_term)
+		if (lfirst(lc) != pk_term && !list_member_ptr(key_terms, lfirst(lc)))
 		filter_terms = lappend(filter_terms, lfirst(lc));
 
 	/*
