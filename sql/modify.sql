@@ -154,6 +154,33 @@ VACUUM churn;
 SELECT pg_relation_size('churn') <= 1.2 * :size1 AS bounded, (ddb_verify('churn')->>'live')::int AS live;
 DROP PROCEDURE churn_rounds(int);
 
+-- A row lock taken before a savepoint survives an update or delete rolled
+-- back to it: the version's xmax is a multixact of the lock and the update,
+-- as on heap (isolation/row-locks.spec shows another session still waiting).
+CREATE TABLE locked (k text, item jsonb) USING ddb;
+INSERT INTO locked VALUES ('a', '{"n": 1}'), ('b', '{"n": 2}'), ('c', '{"n": 3}');
+BEGIN;
+SELECT k FROM locked WHERE k IN ('a', 'b') ORDER BY k FOR UPDATE;
+SAVEPOINT s;
+UPDATE locked SET item = '{"n": 10}' WHERE k = 'a';
+DELETE FROM locked WHERE k = 'b';
+ROLLBACK TO s;
+SELECT k, m.mode FROM locked, pg_get_multixact_members(locked.xmax) m
+  WHERE k IN ('a', 'b') ORDER BY k, m.mode;
+-- the lock holder may still change the row; a plain rolled-back update
+UPDATE locked SET item = '{"n": 11}' WHERE k = 'a';
+SAVEPOINT t;
+UPDATE locked SET item = '{"n": 30}' WHERE k = 'c';
+ROLLBACK TO t;
+COMMIT;
+SELECT * FROM locked ORDER BY k;
+-- VACUUM FREEZE removes the xmax of 'b' (a multixact) and of 'c' (an
+-- aborted update); both point to themselves again, as ddb_verify checks.
+VACUUM FREEZE locked;
+SELECT k, xmax FROM locked ORDER BY k;
+SELECT (ddb_verify('locked')->>'live')::int;
+DROP TABLE locked;
+
 -- VACUUM FREEZE advances relfrozenxid (freezing every version).
 SELECT relfrozenxid AS before FROM pg_class WHERE relname = 'orders' \gset
 VACUUM FREEZE orders;

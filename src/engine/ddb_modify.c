@@ -5,16 +5,19 @@
  *	  row locks, with PostgreSQL's exact TM_Result semantics.
  *
  * These follow heap_delete, heap_update and heap_lock_tuple step by step,
- * on versions found through the row-id map, with three simplifications,
- * all documented in README.md:
+ * on versions found through the row-id map, with two simplifications,
+ * both documented in README.md:
  *
  *	- Every row lock is taken as an exclusive lock (FOR KEY SHARE, FOR
- *	  SHARE and FOR NO KEY UPDATE conflict like FOR UPDATE).  So xmax is
- *	  always a plain transaction id and multixacts never occur.
- *	- A lock taken by a transaction is replaced, not merged, when a later
- *	  subtransaction of it updates or deletes the row; if that subtransaction
- *	  rolls back, the row is no longer locked (heap would keep the lock in a
- *	  multixact).
+ *	  SHARE and FOR NO KEY UPDATE conflict like FOR UPDATE).  So only one
+ *	  transaction at a time locks or changes a version, and xmax is a plain
+ *	  transaction id but in one case: a subtransaction that updates or
+ *	  deletes a version its transaction has locked under another xid (a
+ *	  row lock taken before a SAVEPOINT) leaves a multixact of that lock
+ *	  and its update, as heap does (new_update_xmax), so that the lock
+ *	  outlives a rollback of the subtransaction.  All members of such a
+ *	  multixact belong to one transaction; another waits for them one by
+ *	  one (wait_for_modifier).
  *	- Key columns are immutable: an UPDATE that changes them is rejected, as
  *	  DynamoDB rejects it.
  *
@@ -45,12 +48,14 @@
 #include "access/heapam.h"
 #include "access/heaptoast.h"
 #include "access/htup_details.h"
+#include "access/multixact.h"
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
+#include "storage/procarray.h"
 #include "utils/rel.h"
 
 #include "ddb.h"
@@ -198,18 +203,48 @@ ddb_fetch_version(Relation rel, ItemPointer tid, Snapshot snapshot, bool *visibl
 }
 
 /*
+ * The transaction a BeingModified version waits for: its xmax, or for a
+ * multixact (see the file header) its first member still running that is
+ * not ours.  InvalidTransactionId when only our own transaction holds it.
+ */
+static TransactionId
+modifier_to_wait_for(HeapTupleHeader t)
+{
+	TransactionId xwait = HeapTupleHeaderGetRawXmax(t);
+	MultiXactMember *members;
+	int			n;
+
+	if (!(t->t_infomask & HEAP_XMAX_IS_MULTI))
+		return TransactionIdIsCurrentTransactionId(xwait) ? InvalidTransactionId : xwait;
+
+	n = GetMultiXactIdMembers(xwait, &members, false,
+							  HEAP_XMAX_IS_LOCKED_ONLY(t->t_infomask));
+	xwait = InvalidTransactionId;
+	for (int i = 0; i < n && !TransactionIdIsValid(xwait); i++)
+		if (!TransactionIdIsCurrentTransactionId(members[i].xid) &&
+			TransactionIdIsInProgress(members[i].xid))
+			xwait = members[i].xid;
+	if (n > 0)
+		pfree(members);
+	return xwait;
+}
+
+/*
  * Shared by delete, update and lock: after HeapTupleSatisfiesUpdate said
  * TM_BeingModified, wait for the other transaction unless it is ours.
- * Returns true when the caller must start over (the page was unlocked).
+ * Returns true when the caller must start over (the page was unlocked);
+ * *waited is the transaction waited for.
  */
 static bool
 wait_for_modifier(Relation rel, HeapTuple htup, Buffer buf, LockWaitPolicy policy,
-				  XLTW_Oper oper, bool *have_tuple_lock, TM_Result *result)
+				  XLTW_Oper oper, bool *have_tuple_lock, TM_Result *result,
+				  TransactionId *waited)
 {
-	TransactionId xwait = HeapTupleHeaderGetRawXmax(htup->t_data);
+	TransactionId xwait = modifier_to_wait_for(htup->t_data);
 	ItemPointerData tid = htup->t_self;
 
-	if (TransactionIdIsCurrentTransactionId(xwait))
+	*waited = xwait;
+	if (!TransactionIdIsValid(xwait))
 		return false;
 
 	UnlockReleaseBuffer(buf);
@@ -354,9 +389,10 @@ lock_for_modify(Relation rel, ItemPointer tid, BlockNumber leaf, CommandId cid,
 		if (result == TM_BeingModified && wait)
 		{
 			TM_Result	r;
+			TransactionId waited;
 
 			if (wait_for_modifier(rel, htup, *buf, LockWaitBlock, oper,
-								  have_tuple_lock, &r))
+								  have_tuple_lock, &r, &waited))
 				continue;		/* page was released: look again */
 			result = classify_modified(htup);
 		}
@@ -380,13 +416,74 @@ lock_for_modify(Relation rel, ItemPointer tid, BlockNumber leaf, CommandId cid,
 /* The mark of a version: an update or delete by us, or a row lock. */
 typedef struct XmaxMark
 {
-	TransactionId xid;
+	TransactionId xid;			/* or a multixact, with multi */
 	CommandId	cmax;
 	bool		iscombo;
 	bool		lock_only;		/* an exclusive row lock: next unused */
 	ItemPointer next;			/* the successor (t_ctid) of an update */
 	bool		moved_partitions;
+	bool		multi;			/* xid is a multixact (new_update_xmax) */
 } XmaxMark;
+
+/*
+ * The xmax that an update or delete by our xid 'xid' gives the version t,
+ * which HeapTupleSatisfiesUpdate allowed us to modify: *multi false and
+ * xid itself, unless another xid of our transaction that stays live holds
+ * a row lock on it -- a lock taken before a SAVEPOINT, or one kept in such
+ * a multixact by an earlier, rolled-back subtransaction.  Then a new
+ * multixact of those locks and our update, as heap's
+ * compute_new_xmax_infomask makes, so that rolling back this
+ * subtransaction leaves the row locked.  Called with the leaf locked, as
+ * heap does (a multixact is made and logged outside critical sections).
+ */
+static TransactionId
+new_update_xmax(HeapTupleHeader t, TransactionId xid, bool *multi)
+{
+	TransactionId old = HeapTupleHeaderGetRawXmax(t);
+	MultiXactMember *members = NULL;
+	MultiXactMember *keep;
+	int			n = 0;
+	int			nkeep = 0;
+	TransactionId result;
+
+	*multi = false;
+	if (t->t_infomask & HEAP_XMAX_INVALID)
+		return xid;
+	if (t->t_infomask & HEAP_XMAX_IS_MULTI)
+		n = GetMultiXactIdMembers(old, &members, false,
+								  HEAP_XMAX_IS_LOCKED_ONLY(t->t_infomask));
+	else if (HEAP_XMAX_IS_LOCKED_ONLY(t->t_infomask) && old != xid &&
+			 TransactionIdIsCurrentTransactionId(old))
+	{
+		/* the common case: one lock, taken before this subtransaction */
+		MultiXactMember both[2] = {{old, MultiXactStatusForUpdate},
+		{xid, MultiXactStatusUpdate}};
+
+		MultiXactIdSetOldestMember();
+		*multi = true;
+		return MultiXactIdCreateFromMembers(2, both);
+	}
+	if (n <= 0)
+		return xid;
+
+	keep = palloc(sizeof(MultiXactMember) * (n + 1));
+	for (int i = 0; i < n; i++)
+		if (!ISUPDATE_from_mxstatus(members[i].status) && members[i].xid != xid &&
+			TransactionIdIsCurrentTransactionId(members[i].xid))
+			keep[nkeep++] = (MultiXactMember) {members[i].xid, MultiXactStatusForUpdate};
+	pfree(members);
+	if (nkeep == 0)
+		result = xid;
+	else
+	{
+		keep[nkeep++] = (MultiXactMember) {xid, MultiXactStatusUpdate};
+		MultiXactIdSetOldestMember();
+		*multi = true;
+		result = MultiXactIdCreateFromMembers(nkeep, keep);
+	}
+	pfree(keep);
+	return result;
+}
 
 /*
  * Set xmax on the locked version at off of a page (a DdbMarkFn: called in
@@ -405,6 +502,11 @@ mark_xmax(Page page, OffsetNumber off, void *arg)
 	t->t_infomask2 |= HEAP_KEYS_UPDATED;
 	if (m->lock_only)
 		t->t_infomask |= HEAP_XMAX_EXCL_LOCK | HEAP_XMAX_LOCK_ONLY;
+	else if (m->multi)
+	{
+		/* GetMultiXactIdHintBits' bits for FOR UPDATE locks and an update */
+		t->t_infomask |= HEAP_XMAX_IS_MULTI | HEAP_XMAX_EXCL_LOCK;
+	}
 	HeapTupleHeaderSetXmax(t, m->xid);
 	if (!m->lock_only)
 	{
@@ -418,15 +520,15 @@ mark_xmax(Page page, OffsetNumber off, void *arg)
 
 /*
  * Set xmax on the locked version at off, WAL-logged: an update or delete by
- * us (with t_ctid = next), or an exclusive row lock (next = NULL,
- * lock_only).
+ * us (with t_ctid = next; xid as new_update_xmax gave it), or an exclusive
+ * row lock (next = NULL, lock_only).
  */
 static void
-set_xmax(Relation rel, Buffer buf, OffsetNumber off, TransactionId xid,
+set_xmax(Relation rel, Buffer buf, OffsetNumber off, TransactionId xid, bool multi,
 		 CommandId cid, bool iscombo, bool lock_only, ItemPointer next,
 		 bool moved_partitions)
 {
-	XmaxMark	m = {xid, cid, iscombo, lock_only, next, moved_partitions};
+	XmaxMark	m = {xid, cid, iscombo, lock_only, next, moved_partitions, multi};
 
 	ddb_wal_leaf_mark(rel, buf, off, mark_xmax, &m);
 }
@@ -461,6 +563,8 @@ delete_version(Relation rel, ItemPointer tid, BlockNumber leaf, CommandId cid,
 			   bool changingPart)
 {
 	TransactionId xid = GetCurrentTransactionId();
+	TransactionId xmax;
+	bool		multi;
 	Buffer		buf;
 	OffsetNumber off;
 	HeapTupleData htup;
@@ -483,7 +587,8 @@ delete_version(Relation rel, ItemPointer tid, BlockNumber leaf, CommandId cid,
 	HeapTupleHeaderAdjustCmax(htup.t_data, &cid, &iscombo);
 	if (HeapTupleHasExternal(&htup))
 		old = heap_copytuple(&htup);
-	set_xmax(rel, buf, off, xid, cid, iscombo, false, tid, changingPart);
+	xmax = new_update_xmax(htup.t_data, xid, &multi);
+	set_xmax(rel, buf, off, xmax, multi, cid, iscombo, false, tid, changingPart);
 	UnlockReleaseBuffer(buf);
 
 	/* toast values go with the version, transactionally, as in heap */
@@ -537,6 +642,8 @@ update_version(Relation rel, ItemPointer otid, BlockNumber leaf, bool key_first_
 			   ItemPointer newtid)
 {
 	TransactionId xid = GetCurrentTransactionId();
+	TransactionId xmax;
+	bool		multi;
 	Buffer		buf;
 	OffsetNumber off;
 	HeapTupleData htup;
@@ -596,6 +703,7 @@ update_version(Relation rel, ItemPointer otid, BlockNumber leaf, bool key_first_
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	HeapTupleHeaderAdjustCmax(htup.t_data, &cmax, &iscombo);
 	old = heap_copytuple(&htup);
+	xmax = new_update_xmax(htup.t_data, xid, &multi);
 
 	newtup->t_data->t_infomask &= ~HEAP_XACT_MASK;
 	newtup->t_data->t_infomask2 &= ~HEAP2_XACT_MASK;
@@ -614,7 +722,7 @@ update_version(Relation rel, ItemPointer otid, BlockNumber leaf, bool key_first_
 	 */
 	if (!ddb_stored_tuple_needs_toast(rel, newtup, old, newkeylen))
 	{
-		XmaxMark	m = {xid, cmax, iscombo, false, newtid, false};
+		XmaxMark	m = {xmax, cmax, iscombo, false, newtid, false, multi};
 		bool		beside;
 
 		/* (it may prune the leaf: off follows the old version) */
@@ -634,7 +742,7 @@ update_version(Relation rel, ItemPointer otid, BlockNumber leaf, bool key_first_
 	else if (BufferIsValid(mapbuf))
 		ReleaseBuffer(mapbuf);
 
-	set_xmax(rel, buf, off, xid, cmax, iscombo, false, newtid, false);
+	set_xmax(rel, buf, off, xmax, multi, cmax, iscombo, false, newtid, false);
 	UnlockReleaseBuffer(buf);
 	ddb_map_clear(rel, removed, nremoved);
 
@@ -681,42 +789,40 @@ ddb_lock_version(Relation rel, ItemPointer tid, CommandId cid,
 		result = HeapTupleSatisfiesUpdate(&htup, cid, buf);
 		if (result == TM_BeingModified)
 		{
-			TransactionId xwait = HeapTupleHeaderGetRawXmax(htup.t_data);
+			TM_Result	r;
+			TransactionId xwait;
 
-			if (TransactionIdIsCurrentTransactionId(xwait))
+			if (wait_for_modifier(rel, &htup, buf, wait_policy, XLTW_Lock,
+								  &have_tuple_lock, &r, &xwait))
 			{
-				/* we hold a lock or made the change ourselves */
-				result = HEAP_XMAX_IS_LOCKED_ONLY(htup.t_data->t_infomask) ?
-					TM_Ok : classify_modified(&htup);
-				if (result == TM_Ok)
+				if (r == TM_WouldBlock)
 				{
-					/* already locked by us: nothing to write */
-					*tuple = ddb_expand_tuple(rel, li->key, li->keylen,
-											  htup.t_data, htup.t_len, &li->tid);
-					UnlockReleaseBuffer(buf);
+					tmfd->ctid = *tid;
+					tmfd->xmax = xwait;
+					tmfd->cmax = InvalidCommandId;
 					if (have_tuple_lock)
 						UnlockTuple(rel, tid, AccessExclusiveLock);
-					return TM_Ok;
+					return TM_WouldBlock;
 				}
+				continue;
 			}
-			else
-			{
-				TM_Result	r;
 
-				if (wait_for_modifier(rel, &htup, buf, wait_policy, XLTW_Lock,
-									  &have_tuple_lock, &r))
-				{
-					if (r == TM_WouldBlock)
-					{
-						tmfd->ctid = *tid;
-						tmfd->xmax = xwait;
-						tmfd->cmax = InvalidCommandId;
-						if (have_tuple_lock)
-							UnlockTuple(rel, tid, AccessExclusiveLock);
-						return TM_WouldBlock;
-					}
-					continue;
-				}
+			/*
+			 * Only our own transaction holds it: a lock of ours (the
+			 * locker may be another xid of ours: every lock is exclusive,
+			 * so that lock will do), or a change a rolled-back
+			 * subtransaction of ours made beside one (a multixact).
+			 */
+			result = classify_modified(&htup);
+			if (result == TM_Ok)
+			{
+				/* already locked by us: nothing to write */
+				*tuple = ddb_expand_tuple(rel, li->key, li->keylen,
+										  htup.t_data, htup.t_len, &li->tid);
+				UnlockReleaseBuffer(buf);
+				if (have_tuple_lock)
+					UnlockTuple(rel, tid, AccessExclusiveLock);
+				return TM_Ok;
 			}
 		}
 		break;
@@ -739,7 +845,7 @@ ddb_lock_version(Relation rel, ItemPointer tid, CommandId cid,
 		return result;
 	}
 
-	set_xmax(rel, buf, off, xid, cid, false, true, NULL, false);
+	set_xmax(rel, buf, off, xid, false, cid, false, true, NULL, false);
 	li = (DdbLeafItem) PageGetItem(BufferGetPage(buf), PageGetItemId(BufferGetPage(buf), off));
 	*tuple = ddb_expand_tuple(rel, li->key, li->keylen, DdbLeafItemGetTuple(li),
 							  htup.t_len, &li->tid);

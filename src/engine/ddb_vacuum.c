@@ -256,8 +256,18 @@ ddb_prune_leaf(Relation rel, Buffer buf, GlobalVisState *vistest,
 		for (int i = 0; i < nfrozen; i++)
 		{
 			DdbLeafItem li = (DdbLeafItem) PageGetItem(copy, PageGetItemId(copy, frzoff[i]));
+			HeapTupleHeader t = DdbLeafItemGetTuple(li);
 
-			heap_execute_freeze_tuple(DdbLeafItemGetTuple(li), &frz[i]);
+			heap_execute_freeze_tuple(t, &frz[i]);
+
+			/*
+			 * An xmax that freezing removed was an aborted update's (a
+			 * committed one's version is dead and pruned) or a lock: the
+			 * version is as if never updated, and points to itself again,
+			 * as ddb_verify expects of such a version.
+			 */
+			if (HeapTupleHeaderGetRawXmax(t) == InvalidTransactionId)
+				t->t_ctid = li->tid;
 		}
 		if (ndeletable > 0)
 			PageIndexMultiDelete(copy, deletable, ndeletable);

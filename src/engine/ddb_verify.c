@@ -26,7 +26,8 @@
  *	  lengths
  *	- MVCC: at most one live version per key, a version that was never
  *	  updated or deleted has t_ctid pointing at itself, xmin/xmax lie between the
- *	  table's relfrozenxid and the next transaction id
+ *	  table's relfrozenxid and the next transaction id; a multixact xmax
+ *	  between relminmxid and the next multixact
  *	- row-id map: every committed version is found through the map at its
  *	  own leaf and offset, with its key's hash; the entry points into the
  *	  relation.  An entry whose block does not lead to the version by
@@ -60,6 +61,7 @@
  */
 #include "postgres.h"
 
+#include "access/multixact.h"
 #include "access/relation.h"
 #include "access/tableam.h"
 #include "catalog/pg_class.h"
@@ -117,6 +119,8 @@ typedef struct VerifyState
 	uint32		max_key_leaves; /* most leaves one key's versions span */
 	TransactionId relfrozenxid;
 	TransactionId nextxid;
+	MultiXactId relminmxid;
+	MultiXactId nextmulti;
 	uint64		next_rowid;		/* the metapage's row id counter */
 } VerifyState;
 
@@ -349,6 +353,24 @@ check_xid(VerifyState *vs, BlockNumber blk, OffsetNumber off, const char *what,
 }
 
 /*
+ * A multixact xmax (ddb_modify.c makes one only for an update or delete
+ * beside a row lock of the same transaction): between the table's
+ * relminmxid and the next multixact, so that the visibility routines can
+ * read its members.
+ */
+static void
+check_multi(VerifyState *vs, BlockNumber blk, OffsetNumber off, HeapTupleHeader t)
+{
+	MultiXactId multi = HeapTupleHeaderGetRawXmax(t);
+
+	if (!MultiXactIdIsValid(multi) ||
+		(MultiXactIdIsValid(vs->relminmxid) && MultiXactIdPrecedes(multi, vs->relminmxid)) ||
+		!MultiXactIdPrecedes(multi, vs->nextmulti))
+		corrupt(vs, blk, "item %u has multixact xmax %u outside relminmxid %u to next multixact %u",
+				off, multi, vs->relminmxid, vs->nextmulti);
+}
+
+/*
  * MVCC and row-id map checks of one leaf, on the real buffer (visibility
  * routines set hint bits, so they need it).
  */
@@ -385,10 +407,12 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 
 		if (!HeapTupleHeaderXminFrozen(t))
 			check_xid(vs, blk, off, "xmin", HeapTupleHeaderGetRawXmin(t));
-		if (!(t->t_infomask & HEAP_XMAX_INVALID))
+		if (t->t_infomask & HEAP_XMAX_INVALID)
+			;
+		else if (t->t_infomask & HEAP_XMAX_IS_MULTI)
+			check_multi(vs, blk, off, t);
+		else
 			check_xid(vs, blk, off, "xmax", HeapTupleHeaderGetRawXmax(t));
-		if (t->t_infomask & HEAP_XMAX_IS_MULTI)
-			corrupt(vs, blk, "item %u has a multixact xmax", off);
 
 		res = HeapTupleSatisfiesVacuum(&htup, oldest, buf);
 
@@ -740,6 +764,8 @@ ddb_verify(PG_FUNCTION_ARGS)
 	vs.live_leaf = palloc0(sizeof(bool) * vs.nblocks);
 	vs.relfrozenxid = vs.rel->rd_rel->relfrozenxid;
 	vs.nextxid = ReadNextTransactionId();
+	vs.relminmxid = vs.rel->rd_rel->relminmxid;
+	vs.nextmulti = ReadNextMultiXactId();
 
 	{
 		Page		mp = read_page(&vs, DDB_METAPAGE_BLKNO);

@@ -487,12 +487,13 @@ corruption('c_low_bound', 'a leaf\'s first item below the parent\'s separator',
 	});
 });
 
-corruption('c_multixact', 'a version whose xmax is a multixact',
-	qr/item \d+ has a multixact xmax/, sub {
+corruption('c_multixact', 'a version whose xmax is a multixact not yet created',
+	qr/item \d+ has multixact xmax \d+ outside relminmxid \d+ to next multixact \d+/, sub {
 	my ($f, $t) = @_;
 	edit_first_item($f, $t, sub {
 		my ($page, $item) = @_;
-		# a plausible xid as the raw xmax, so that only the multixact bit is wrong
+		# a plausible xid as the raw xmax: as a multixact it is far beyond
+		# the next one (this cluster has made at most a few)
 		substr($$page, $item->{tup} + 4, 4) = pack('L', $item->{xmin});
 		substr($$page, $item->{tup} + 20, 2) =
 		  pack('S', ($item->{infomask} & ~(XMAX_INVALID | XMAX_COMMITTED)) | XMAX_IS_MULTI);

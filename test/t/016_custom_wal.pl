@@ -21,9 +21,10 @@
 #       items, a second update in one transaction (a combo command id, so
 #       the header's middle is logged), an update after an aborted one (the
 #       new version goes before the aborted version, not at the old
-#       version's offset, so the record names its offset), and updates that
+#       version's offset, so the record names its offset), updates that
 #       prune their leaf first, whose removed versions' map entries are
-#       cleared by slot (MAP_CLEAR);
+#       cleared by slot (MAP_CLEAR), and updates beside a row lock of their
+#       own transaction (a multixact xmax);
 #   (c) a standby without the preload stops at the first ddb record, saying
 #       why, and with it catches up;
 #   (d) a crash with ddb records in WAL, restarted without the preload: the
@@ -113,6 +114,23 @@ sub workload
 		SELECT "SK" FROM t WHERE "PK" = 'P3' AND "SK" LIKE '$tag%' FOR UPDATE;
 		COMMIT;
 	});
+	# updates beside a row lock of their own transaction, in subtransactions
+	# rolled back and released: their xmax is a multixact of the lock and
+	# the update (the standby reads its members to judge them)
+	for my $tbl ('t', 's')
+	{
+		$node->safe_psql('postgres', qq{
+			BEGIN;
+			SELECT "SK" FROM $tbl WHERE "PK" = 'P4' AND "SK" LIKE '$tag%' FOR UPDATE;
+			SAVEPOINT a;
+			UPDATE $tbl SET item = item || '{"m": 1}' WHERE "PK" = 'P4' AND "SK" LIKE '$tag%';
+			ROLLBACK TO a;
+			SAVEPOINT b;
+			UPDATE $tbl SET item = item || '{"m": 2}' WHERE "PK" = 'P4' AND "SK" LIKE '$tag%' AND (item->>'n')::int % 2 = 0;
+			RELEASE b;
+			COMMIT;
+		});
+	}
 	# marks of versions inserted earlier in the same transaction (a combo
 	# command id, which a short MARK record does not log) and a lock, then a
 	# delete, of one version
@@ -275,6 +293,10 @@ is( $primary->safe_psql('postgres', qq{
 		       count(*) FILTER (WHERE description ~ 'pruned') > 0
 		FROM pg_get_wal_records_info('$lsn', '$end') WHERE record_type = 'UPDATE_MAP'}),
 	't|t|t', '(a) UPDATE_MAP records with a delta, with a new offset of their own, with a prune');
+cmp_ok($primary->safe_psql('postgres', qq{
+		SELECT count(*) FROM pg_get_wal_records_info('$lsn', '$end')
+		WHERE resource_manager = 'MultiXact' AND record_type = 'CREATE_ID'}), '>', 0,
+	'(a) the updates beside a row lock made multixacts');
 cmp_ok(waldump_count($primary, $lsn, $end, 'custom203'), '>', 0,
 	'(a) pg_waldump --stats counts them as custom203');
 
