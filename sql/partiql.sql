@@ -175,9 +175,20 @@ SELECT (pq_cu($$SELECT Song FROM Music WHERE Artist = 'Bob' OR Song = 'Poem'$$)-
 -- one BETWEEN key condition; ORDER BY works on it as on any Query
 SELECT pq_cu($$SELECT Song FROM Music WHERE Artist = 'Ada' AND Song >= 'F' AND 'Poem' >= Song$$) AS sk_range;
 SELECT pq_cu($$SELECT Song FROM Music WHERE Artist = 'Ada' AND Song >= 'E' AND Song <= 'Poem' ORDER BY Song DESC$$) AS sk_range_desc;
--- a strict bound cannot be a key condition with the other bound, nor a
--- Query's filter (it names a key attribute): still a Scan
-SELECT (pq_cu($$SELECT Song FROM Music WHERE Artist = 'Ada' AND Song > 'Engine' AND Song <= 'Poem'$$)->>'CapacityUnits')::numeric > 100 AS sk_strict_scans;
+-- a strict bound stays in the filter beside the BETWEEN of both bounds,
+-- and any other condition on a key attribute filters the Query: PartiQL's
+-- SELECT reads only the partition, as DynamoDB says it does, although the
+-- Query API's filter may not name a key attribute
+SELECT pq_cu($$SELECT Song FROM Music WHERE Artist = 'Ada' AND Song > 'Engine' AND Song <= 'Poem'$$) AS sk_strict;
+SELECT pq_cu($$SELECT Song FROM Music WHERE Artist = 'Ada' AND 'Engine' < Song AND Song < 'Poem'$$) AS sk_both_strict;
+SELECT pq_cu($$SELECT Song FROM Music WHERE Artist = 'Ada' AND Song > 'Poem' AND Song < 'Engine'$$) AS sk_crossed;
+SELECT pq_cu($$SELECT Song FROM Music WHERE Artist = 'Ada' AND (Song = 'Note' OR Song = 'Poem')$$) AS sk_or;
+SELECT pq_cu($$SELECT Song FROM Music WHERE Artist = 'Ada' AND Song <> 'Note' AND Artist = 'Ada'$$) AS sk_not;
+-- ... and the Query API still refuses one, also right after a PartiQL
+-- Query failed while it was allowed
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND Song > 'A' AND attribute_type(Song, 'XX')$$);
+SELECT ddb_api('Query', '{"TableName": "Music", "KeyConditionExpression": "Artist = :a",
+  "FilterExpression": "Song > :s", "ExpressionAttributeValues": {":a": {"S": "Ada"}, ":s": {"S": "A"}}}');
 DROP FUNCTION pq_cu;
 SELECT count(pq(format($$DELETE FROM Music WHERE Artist = 'Big%s' AND Song = 's%s'$$, p, s)))
   FROM generate_series(0, 5) p, generate_series(1, 3) s;

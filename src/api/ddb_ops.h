@@ -327,6 +327,7 @@ typedef struct DdbReadPage
 
 extern void ddb_read_page(DdbReadRequest *a, bool is_query, bool count_only,
 						  DdbReadPage *page);
+extern void ddb_query_allow_key_filter(bool allow);
 
 /* ------------------------------------------------------------------------
  * Request validation (ddb_protocol.c): DynamoDB's "N validation errors

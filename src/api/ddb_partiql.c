@@ -1472,22 +1472,6 @@ is_attr(PNode *n, const char *name)
 		strcmp(((PathElem *) linitial(n->path))->name, name) == 0;
 }
 
-/* Does a condition name the top-level attribute 'name' anywhere? */
-static bool
-mentions(PNode *n, const char *name)
-{
-	ListCell   *lc;
-
-	if (n == NULL || name == NULL)
-		return false;
-	if (n->kind == N_PATH)
-		return strcmp(((PathElem *) linitial(n->path))->name, name) == 0;
-	foreach(lc, n->args)
-		if (mentions(lfirst(lc), name))
-		return true;
-	return false;
-}
-
 /* 'name = value' (either way round): the value, else NULL. */
 static PqlValue *
 key_equality(PNode *n, const char *name)
@@ -1551,33 +1535,40 @@ key_equalities(PNode *n, const char *pk, List *values)
 }
 
 /*
- * An inclusive bound of the sort key, 'sk >= value' or 'value <= sk' (a
- * lower one), 'sk <= value' or 'value >= sk' (an upper one): the value's
- * node, and *attr the key's; else NULL.
+ * A bound of the sort key, 'sk >= value', 'sk > value' or their mirrors
+ * 'value <= sk', 'value < sk' (a lower one), 'sk <= value', 'sk < value' or
+ * theirs (an upper one): the value's node, *attr the key's, and *strict
+ * whether the bound excludes the value; else NULL.
  */
 static PNode *
-sort_key_bound(PNode *n, const char *sk, bool lower, PNode **attr)
+sort_key_bound(PNode *n, const char *sk, bool lower, PNode **attr, bool *strict)
 {
 	PNode	   *l,
 			   *r;
+	const char *op;
 
 	if (n->kind != N_CMP)
 		return NULL;
 	l = linitial(n->args);
 	r = lsecond(n->args);
-	if (is_attr(l, sk) && r->kind == N_VALUE &&
-		strcmp(n->op, lower ? ">=" : "<=") == 0)
+	/* as 'sk op value' */
+	if (is_attr(l, sk) && r->kind == N_VALUE)
+		op = n->op;
+	else if (is_attr(r, sk) && l->kind == N_VALUE)
 	{
-		*attr = l;
-		return r;
+		PNode	   *t = l;
+
+		l = r, r = t;
+		op = strcmp(n->op, "<") == 0 ? ">" : strcmp(n->op, ">") == 0 ? "<" :
+			strcmp(n->op, "<=") == 0 ? ">=" : strcmp(n->op, ">=") == 0 ? "<=" : n->op;
 	}
-	if (is_attr(r, sk) && l->kind == N_VALUE &&
-		strcmp(n->op, lower ? "<=" : ">=") == 0)
-	{
-		*attr = r;
-		return l;
-	}
-	return NULL;
+	else
+		return NULL;
+	if (strncmp(op, lower ? ">" : "<", 1) != 0 || (op[1] != '\0' && op[1] != '='))
+		return NULL;
+	*attr = l;
+	*strict = op[1] == '\0';
+	return r;
 }
 
 /*
@@ -1924,6 +1915,8 @@ execute_select(Statement *st, Options *o, int *len)
 				   *lo = NULL,
 				   *hi = NULL,
 				   *attr = NULL;
+		bool		lo_strict = false,
+					hi_strict = false;
 
 		foreach(lc, terms)
 		{
@@ -1932,16 +1925,24 @@ execute_select(Statement *st, Options *o, int *len)
 
 			if (t == pk_term)
 				continue;
-			if (lo == NULL && (v = sort_key_bound(t, sk, true, &attr)) != NULL)
+			if (lo == NULL && (v = sort_key_bound(t, sk, true, &attr, &lo_strict)) != NULL)
 				lo_term = t, lo = v;
-			else if (hi == NULL && (v = sort_key_bound(t, sk, false, &attr)) != NULL)
+			else if (hi == NULL && (v = sort_key_bound(t, sk, false, &attr, &hi_strict)) != NULL)
 				hi_term = t, hi = v;
 		}
+
+		/*
+		 * Two bounds are one BETWEEN; a strict one also stays in the filter,
+		 * which drops the item equal to it.
+		 */
 		if (lo != NULL && hi != NULL && bounds_ordered(lo->value, hi->value))
 		{
 			sk_term = make_node(N_BETWEEN, lo_term->pos);
 			sk_term->args = list_make3(attr, lo, hi);
-			key_terms = list_make2(lo_term, hi_term);
+			if (!lo_strict)
+				key_terms = lappend(key_terms, lo_term);
+			if (!hi_strict)
+				key_terms = lappend(key_terms, hi_term);
 		}
 		else
 			foreach(lc, terms)
@@ -1959,13 +1960,11 @@ execute_select(Statement *st, Options *o, int *len)
 		filter_terms = lappend(filter_terms, lfirst(lc));
 
 	/*
-	 * A Query's filter may not name a key attribute: such a statement reads
-	 * as a Scan, whose filter may, and gives the same items.
+	 * A Query on the partition key's values.  Its filter may name key
+	 * attributes (ddb_query_allow_key_filter, around the call below): a
+	 * strict bound, a second condition on the sort key.
 	 */
 	query = pk_term != NULL;
-	foreach(lc, filter_terms)
-		if (mentions(lfirst(lc), pk) || mentions(lfirst(lc), sk))
-		query = false;
 	if (!query)
 		filter_terms = terms;
 
@@ -2042,7 +2041,16 @@ execute_select(Statement *st, Options *o, int *len)
 		if (start_key)
 			req_raw(&r, "ExclusiveStartKey", json_text(start_key));
 		req_common(&r, o);
-		resp = run(query ? "Query" : "Scan", &r);
+		ddb_query_allow_key_filter(query);
+		PG_TRY();
+		{
+			resp = run(query ? "Query" : "Scan", &r);
+		}
+		PG_FINALLY();
+		{
+			ddb_query_allow_key_filter(false);
+		}
+		PG_END_TRY();
 
 		MemoryContextSwitchTo(outer);
 		j = resp_member(resp, "Items");

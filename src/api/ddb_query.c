@@ -382,6 +382,20 @@ check_key_value(DdbValue *v, DdbKeyType keytype, const char *name)
 }
 
 /*
+ * PartiQL's SELECT (ddb_partiql.c) runs as a Query whose filter may name
+ * key attributes -- a strict sort-key bound beside the key condition's
+ * range, say -- where DynamoDB's own Query refuses them; true only around
+ * that call.
+ */
+static bool key_filter_allowed = false;
+
+void
+ddb_query_allow_key_filter(bool allow)
+{
+	key_filter_allowed = allow;
+}
+
+/*
  * Query's FilterExpression (or legacy QueryFilter, whose message names it)
  * may not name key attributes (DynamoDB's rule).
  */
@@ -674,7 +688,7 @@ query_begin(DdbReadRequest *a, bool paged)
 	ddb_analyze_key_condition(kcond, ddb_key_name(r->rel, 0),
 							  r->nquerykeys > 1 ? ddb_key_name(r->rel, 1) : NULL,
 							  &kc);
-	if (r->filter)
+	if (r->filter && !key_filter_allowed)
 		check_filter_paths(r, r->filter, a->filter_legacy);
 
 	initStringInfo(&prefix);
