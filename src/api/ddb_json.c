@@ -21,7 +21,8 @@
  * strings and so carries U+0000 too; they are never printed as jsonb text.
  *
  * The writer emits JSON text directly from DdbValue trees (typed form),
- * escaping every control character, so U+0000 leaves as \u0000.
+ * or from a parsed DdbJson tree as it came in, escaping every control
+ * character, so U+0000 leaves as \u0000.
  *
  *-------------------------------------------------------------------------
  */
@@ -625,6 +626,52 @@ void
 ddb_json_write_jsonb_item(StringInfo buf, Jsonb *item)
 {
 	ddb_json_write_item(buf, ddb_item_from_jsonb(item));
+}
+
+/*
+ * A parsed tree back to JSON text, as it came in but for whitespace and
+ * escapes (numbers keep their lexeme, strings their every byte).
+ */
+void
+ddb_json_write_json(StringInfo buf, DdbJson *j)
+{
+	switch (j->type)
+	{
+		case DDB_JSON_NULL:
+			appendStringInfoString(buf, "null");
+			break;
+		case DDB_JSON_BOOL:
+			appendStringInfoString(buf, j->boolean ? "true" : "false");
+			break;
+		case DDB_JSON_NUMBER:
+			appendStringInfoString(buf, j->str);
+			break;
+		case DDB_JSON_STRING:
+			ddb_json_string(buf, j->str, j->len);
+			break;
+		case DDB_JSON_ARRAY:
+			appendStringInfoChar(buf, '[');
+			for (int i = 0; i < j->n; i++)
+			{
+				if (i > 0)
+					appendStringInfoChar(buf, ',');
+				ddb_json_write_json(buf, j->elems[i]);
+			}
+			appendStringInfoChar(buf, ']');
+			break;
+		case DDB_JSON_OBJECT:
+			appendStringInfoChar(buf, '{');
+			for (int i = 0; i < j->n; i++)
+			{
+				if (i > 0)
+					appendStringInfoChar(buf, ',');
+				ddb_json_string(buf, j->keys[i], j->keylens[i]);
+				appendStringInfoChar(buf, ':');
+				ddb_json_write_json(buf, j->elems[i]);
+			}
+			appendStringInfoChar(buf, '}');
+			break;
+	}
 }
 
 /* ------------------------------------------------------------------------

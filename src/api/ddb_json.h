@@ -60,6 +60,7 @@ ddb_has_nul(const char *s, int len)
 extern void ddb_json_string(StringInfo buf, const char *s, int len);
 extern void ddb_json_cstring(StringInfo buf, const char *s);
 extern void ddb_json_key(StringInfo buf, bool *first, const char *key);
+extern void ddb_json_write_json(StringInfo buf, DdbJson *j);
 
 /*
  * Typed AttributeValues ({"S": "x"}) to and from the item model.  'where'

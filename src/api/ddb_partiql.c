@@ -450,49 +450,6 @@ identifier(Parser *ps)
  * ------------------------------------------------------------------------
  */
 
-/* DdbJson back to JSON text. */
-static void
-write_json(StringInfo buf, DdbJson *j)
-{
-	switch (j->type)
-	{
-		case DDB_JSON_NULL:
-			appendStringInfoString(buf, "null");
-			break;
-		case DDB_JSON_BOOL:
-			appendStringInfoString(buf, j->boolean ? "true" : "false");
-			break;
-		case DDB_JSON_NUMBER:
-			appendStringInfoString(buf, j->str);
-			break;
-		case DDB_JSON_STRING:
-			ddb_json_string(buf, j->str, j->len);
-			break;
-		case DDB_JSON_ARRAY:
-			appendStringInfoChar(buf, '[');
-			for (int i = 0; i < j->n; i++)
-			{
-				if (i > 0)
-					appendStringInfoChar(buf, ',');
-				write_json(buf, j->elems[i]);
-			}
-			appendStringInfoChar(buf, ']');
-			break;
-		case DDB_JSON_OBJECT:
-			appendStringInfoChar(buf, '{');
-			for (int i = 0; i < j->n; i++)
-			{
-				if (i > 0)
-					appendStringInfoChar(buf, ',');
-				ddb_json_string(buf, j->keys[i], j->keylens[i]);
-				appendStringInfoChar(buf, ':');
-				write_json(buf, j->elems[i]);
-			}
-			appendStringInfoChar(buf, '}');
-			break;
-	}
-}
-
 static char *
 json_text(DdbJson *j)
 {
@@ -501,7 +458,7 @@ json_text(DdbJson *j)
 	if (j == NULL)
 		return "null";
 	initStringInfo(&buf);
-	write_json(&buf, j);
+	ddb_json_write_json(&buf, j);
 	return buf.data;
 }
 
@@ -1734,7 +1691,7 @@ token_context(const char *statement, DdbJson *params)
 	appendStringInfoString(buf, statement);
 	appendStringInfoChar(buf, '\0');
 	if (params)
-		write_json(buf, params);
+		ddb_json_write_json(buf, params);
 	return buf;
 }
 
@@ -2058,7 +2015,7 @@ execute_select(Statement *st, Options *o, int *len)
 		{
 			if (nitems++ > 0)
 				appendStringInfoChar(&items, ',');
-			write_json(&items, j->elems[i]);
+			ddb_json_write_json(&items, j->elems[i]);
 		}
 		if ((j = resp_member(resp, "ConsumedCapacity")) != NULL)
 		{
@@ -2085,7 +2042,7 @@ execute_select(Statement *st, Options *o, int *len)
 	if (last_key != NULL)
 	{
 		ddb_json_key(&out, &first, "LastEvaluatedKey");
-		write_json(&out, last_key);
+		ddb_json_write_json(&out, last_key);
 		ddb_json_key(&out, &first, "NextToken");
 		ddb_json_cstring(&out, token_encode(context, qi, last_key));
 	}
@@ -2098,7 +2055,7 @@ execute_select(Statement *st, Options *o, int *len)
 	if (capacity != NULL)
 	{
 		ddb_json_key(&out, &first, "ConsumedCapacity");
-		write_json(&out, capacity);
+		ddb_json_write_json(&out, capacity);
 	}
 	return finish(&out, len);
 }
@@ -2164,13 +2121,13 @@ write_answer(DdbJson *resp, const char *returning, int *len)
 		ddb_json_key(&out, &first, "Items");
 		appendStringInfoChar(&out, '[');
 		if ((j = resp_member(resp, "Attributes")) != NULL)
-			write_json(&out, j);
+			ddb_json_write_json(&out, j);
 		appendStringInfoChar(&out, ']');
 	}
 	if ((j = resp_member(resp, "ConsumedCapacity")) != NULL)
 	{
 		ddb_json_key(&out, &first, "ConsumedCapacity");
-		write_json(&out, j);
+		ddb_json_write_json(&out, j);
 	}
 	return finish(&out, len);
 }
@@ -2706,7 +2663,7 @@ write_batch_error(StringInfo out, ErrorData *edata)
 		if (item)
 		{
 			ddb_json_key(out, &first, "Item");
-			write_json(out, item);
+			ddb_json_write_json(out, item);
 		}
 	}
 	appendStringInfoChar(out, '}');
@@ -2782,14 +2739,14 @@ ddb_op_batch_execute_statement(DdbJson *req, int *len)
 			j->type == DDB_JSON_ARRAY && j->n > 0)
 		{
 			ddb_json_key(&out, &f, "Item");
-			write_json(&out, j->elems[0]);
+			ddb_json_write_json(&out, j->elems[0]);
 		}
 		appendStringInfoChar(&out, '}');
 		if (b[i].resp && (j = resp_member(b[i].resp, "ConsumedCapacity")) != NULL)
 		{
 			if (any_capacity)
 				appendStringInfoChar(&capacity, ',');
-			write_json(&capacity, j);
+			ddb_json_write_json(&capacity, j);
 			any_capacity = true;
 		}
 	}
