@@ -1562,45 +1562,38 @@ add_key_value(List *values, PqlValue *v)
 }
 
 /* ------------------------------------------------------------------------
- * Requests and responses
+ * Requests and responses: the operations' requests are written as their
+ * responses are (DdbResponse, ddb_protocol.h)
  * ------------------------------------------------------------------------
  */
-typedef struct Request
-{
-	StringInfoData buf;
-	bool		first;
-} Request;
-
 static void
-req_begin(Request *r, const char *table)
+req_begin(DdbResponse *r, const char *table)
 {
-	initStringInfo(&r->buf);
-	appendStringInfoChar(&r->buf, '{');
-	r->first = true;
-	ddb_json_key(&r->buf, &r->first, "TableName");
+	ddb_resp_begin(r);
+	ddb_resp_key(r, "TableName");
 	ddb_json_cstring(&r->buf, table);
 }
 
 static void
-req_string(Request *r, const char *key, const char *value)
+req_string(DdbResponse *r, const char *key, const char *value)
 {
 	if (value == NULL)
 		return;
-	ddb_json_key(&r->buf, &r->first, key);
+	ddb_resp_key(r, key);
 	ddb_json_cstring(&r->buf, value);
 }
 
 static void
-req_raw(Request *r, const char *key, const char *json)
+req_raw(DdbResponse *r, const char *key, const char *json)
 {
 	if (json == NULL)
 		return;
-	ddb_json_key(&r->buf, &r->first, key);
+	ddb_resp_key(r, key);
 	appendStringInfoString(&r->buf, json);
 }
 
 static void
-req_expr(Request *r, PExpr *x)
+req_expr(DdbResponse *r, PExpr *x)
 {
 	if (x->names.len > 0)
 		req_raw(r, "ExpressionAttributeNames", psprintf("{%s}", x->names.data));
@@ -1610,13 +1603,15 @@ req_expr(Request *r, PExpr *x)
 
 /* Run one operation through the protocol's entry point; its parsed response. */
 static DdbJson *
-run(const char *operation, Request *r)
+run(const char *operation, DdbResponse *r)
 {
+	char	   *body;
+	int			bodylen;
 	char	   *resp;
 	int			len;
 
-	appendStringInfoChar(&r->buf, '}');
-	resp = ddb_api_execute(operation, r->buf.data, r->buf.len, &len);
+	body = ddb_resp_end(r, &bodylen);
+	resp = ddb_api_execute(operation, body, bodylen, &len);
 	return ddb_json_parse(resp, len);
 }
 
@@ -1763,22 +1758,14 @@ typedef struct Options
 } Options;
 
 static void
-req_common(Request *r, Options *o)
+req_common(DdbResponse *r, Options *o)
 {
 	req_string(r, "ReturnConsumedCapacity", o->rcc);
 }
 
-static char *
-finish(StringInfo out, int *len)
-{
-	appendStringInfoChar(out, '}');
-	*len = out->len;
-	return out->data;
-}
-
 /* ProjectionExpression: the SELECT's paths (none for *) */
 static void
-req_projection(Request *r, PExpr *x, Statement *st)
+req_projection(DdbResponse *r, PExpr *x, Statement *st)
 {
 	StringInfoData proj;
 	ListCell   *lc;
@@ -1818,8 +1805,7 @@ execute_select(Statement *st, Options *o, int *len)
 	DdbJson    *capacity = NULL;
 	DdbJson    *last_key = NULL;
 	int			remaining = o->limit;
-	StringInfoData out;
-	bool		first = true;
+	DdbResponse out;
 	ListCell   *lc;
 	MemoryContext outer = CurrentMemoryContext;
 	MemoryContext qcxt;
@@ -1960,7 +1946,7 @@ execute_select(Statement *st, Options *o, int *len)
 	appendStringInfoChar(&items, '[');
 	for (; qi < nqueries; qi++)
 	{
-		Request		r;
+		DdbResponse r;
 		PExpr		x;
 		StringInfoData kc;
 		DdbJson    *resp;
@@ -2035,29 +2021,28 @@ execute_select(Statement *st, Options *o, int *len)
 	MemoryContextDelete(qcxt);
 	appendStringInfoChar(&items, ']');
 
-	initStringInfo(&out);
-	appendStringInfoChar(&out, '{');
-	ddb_json_key(&out, &first, "Items");
-	appendBinaryStringInfo(&out, items.data, items.len);
+	ddb_resp_begin(&out);
+	ddb_resp_key(&out, "Items");
+	appendBinaryStringInfo(&out.buf, items.data, items.len);
 	if (last_key != NULL)
 	{
-		ddb_json_key(&out, &first, "LastEvaluatedKey");
-		ddb_json_write_json(&out, last_key);
-		ddb_json_key(&out, &first, "NextToken");
-		ddb_json_cstring(&out, token_encode(context, qi, last_key));
+		ddb_resp_key(&out, "LastEvaluatedKey");
+		ddb_json_write_json(&out.buf, last_key);
+		ddb_resp_key(&out, "NextToken");
+		ddb_json_cstring(&out.buf, token_encode(context, qi, last_key));
 	}
 	else if (qi + 1 < nqueries)
 	{
 		/* Limit or the page ran out at a Query's end: the next starts afresh */
-		ddb_json_key(&out, &first, "NextToken");
-		ddb_json_cstring(&out, token_encode(context, qi + 1, NULL));
+		ddb_resp_key(&out, "NextToken");
+		ddb_json_cstring(&out.buf, token_encode(context, qi + 1, NULL));
 	}
 	if (capacity != NULL)
 	{
-		ddb_json_key(&out, &first, "ConsumedCapacity");
-		ddb_json_write_json(&out, capacity);
+		ddb_resp_key(&out, "ConsumedCapacity");
+		ddb_json_write_json(&out.buf, capacity);
 	}
-	return finish(&out, len);
+	return ddb_resp_end(&out, len);
 }
 
 /* The Key member of a write: the full primary key, from WHERE's equalities. */
@@ -2110,26 +2095,24 @@ write_key(Statement *st, List *terms, char *pk, char *sk, List **rest)
 static char *
 write_answer(DdbJson *resp, const char *returning, int *len)
 {
-	StringInfoData out;
-	bool		first = true;
+	DdbResponse out;
 	DdbJson    *j;
 
-	initStringInfo(&out);
-	appendStringInfoChar(&out, '{');
+	ddb_resp_begin(&out);
 	if (returning)
 	{
-		ddb_json_key(&out, &first, "Items");
-		appendStringInfoChar(&out, '[');
+		ddb_resp_key(&out, "Items");
+		appendStringInfoChar(&out.buf, '[');
 		if ((j = resp_member(resp, "Attributes")) != NULL)
-			ddb_json_write_json(&out, j);
-		appendStringInfoChar(&out, ']');
+			ddb_json_write_json(&out.buf, j);
+		appendStringInfoChar(&out.buf, ']');
 	}
 	if ((j = resp_member(resp, "ConsumedCapacity")) != NULL)
 	{
-		ddb_json_key(&out, &first, "ConsumedCapacity");
-		ddb_json_write_json(&out, j);
+		ddb_resp_key(&out, "ConsumedCapacity");
+		ddb_json_write_json(&out.buf, j);
 	}
-	return finish(&out, len);
+	return ddb_resp_end(&out, len);
 }
 
 /*
@@ -2138,7 +2121,7 @@ write_answer(DdbJson *resp, const char *returning, int *len)
  * it as its Put, Update or Delete.
  */
 static void
-build_insert(Statement *st, Options *o, Request *r)
+build_insert(Statement *st, Options *o, DdbResponse *r)
 {
 	char	   *pk,
 			   *sk;
@@ -2163,7 +2146,7 @@ build_insert(Statement *st, Options *o, Request *r)
 static char *
 execute_insert(Statement *st, Options *o, int *len)
 {
-	Request		r;
+	DdbResponse r;
 	DdbJson    *volatile resp = NULL;
 	MemoryContext cxt = CurrentMemoryContext;
 
@@ -2190,7 +2173,7 @@ execute_insert(Statement *st, Options *o, int *len)
 }
 
 static void
-build_update(Statement *st, Options *o, Request *r)
+build_update(Statement *st, Options *o, DdbResponse *r)
 {
 	char	   *pk,
 			   *sk;
@@ -2324,7 +2307,7 @@ build_update(Statement *st, Options *o, Request *r)
 }
 
 static void
-build_delete(Statement *st, Options *o, Request *r)
+build_delete(Statement *st, Options *o, DdbResponse *r)
 {
 	char	   *pk,
 			   *sk;
@@ -2368,7 +2351,7 @@ build_delete(Statement *st, Options *o, Request *r)
 static char *
 execute_keyed_write(Statement *st, Options *o, int *len)
 {
-	Request		r;
+	DdbResponse r;
 
 	if (st->kind == STMT_UPDATE)
 		build_update(st, o, &r);
@@ -2680,8 +2663,7 @@ ddb_op_batch_execute_statement(DdbJson *req, int *len)
 	ErrorData **errors;
 	int			reads = 0,
 				writes = 0;
-	StringInfoData out;
-	bool		first = true;
+	DdbResponse out;
 	bool		any_capacity = false;
 	StringInfoData capacity;
 
@@ -2712,36 +2694,35 @@ ddb_op_batch_execute_statement(DdbJson *req, int *len)
 		if (b[i].st != NULL && !run_caught(batch_run, &b[i], &errors[i]))
 			b[i].resp = NULL;
 
-	initStringInfo(&out);
+	ddb_resp_begin(&out);
 	initStringInfo(&capacity);
-	appendStringInfoChar(&out, '{');
-	ddb_json_key(&out, &first, "Responses");
-	appendStringInfoChar(&out, '[');
+	ddb_resp_key(&out, "Responses");
+	appendStringInfoChar(&out.buf, '[');
 	for (int i = 0; i < n; i++)
 	{
 		bool		f = true;
 		DdbJson    *j;
 
 		if (i > 0)
-			appendStringInfoChar(&out, ',');
-		appendStringInfoChar(&out, '{');
+			appendStringInfoChar(&out.buf, ',');
+		appendStringInfoChar(&out.buf, '{');
 		if (errors[i])
 		{
-			ddb_json_key(&out, &f, "Error");
-			write_batch_error(&out, errors[i]);
+			ddb_json_key(&out.buf, &f, "Error");
+			write_batch_error(&out.buf, errors[i]);
 		}
 		if (b[i].st)
 		{
-			ddb_json_key(&out, &f, "TableName");
-			ddb_json_cstring(&out, b[i].st->table);
+			ddb_json_key(&out.buf, &f, "TableName");
+			ddb_json_cstring(&out.buf, b[i].st->table);
 		}
 		if (b[i].resp && (j = resp_member(b[i].resp, "Items")) != NULL &&
 			j->type == DDB_JSON_ARRAY && j->n > 0)
 		{
-			ddb_json_key(&out, &f, "Item");
-			ddb_json_write_json(&out, j->elems[0]);
+			ddb_json_key(&out.buf, &f, "Item");
+			ddb_json_write_json(&out.buf, j->elems[0]);
 		}
-		appendStringInfoChar(&out, '}');
+		appendStringInfoChar(&out.buf, '}');
 		if (b[i].resp && (j = resp_member(b[i].resp, "ConsumedCapacity")) != NULL)
 		{
 			if (any_capacity)
@@ -2750,13 +2731,13 @@ ddb_op_batch_execute_statement(DdbJson *req, int *len)
 			any_capacity = true;
 		}
 	}
-	appendStringInfoChar(&out, ']');
+	appendStringInfoChar(&out.buf, ']');
 	if (any_capacity)
 	{
-		ddb_json_key(&out, &first, "ConsumedCapacity");
-		appendStringInfo(&out, "[%s]", capacity.data);
+		ddb_resp_key(&out, "ConsumedCapacity");
+		appendStringInfo(&out.buf, "[%s]", capacity.data);
 	}
-	return finish(&out, len);
+	return ddb_resp_end(&out, len);
 }
 
 /*
@@ -2765,7 +2746,7 @@ ddb_op_batch_execute_statement(DdbJson *req, int *len)
  * filter on: ddb's wording).
  */
 static void
-build_get(Statement *st, Request *r)
+build_get(Statement *st, DdbResponse *r)
 {
 	char	   *pk,
 			   *sk;
@@ -2802,9 +2783,9 @@ ddb_op_execute_transaction(DdbJson *req, int *len)
 	int			n;
 	int			reads = 0;
 	Statement **sts;
-	StringInfoData body;
-	bool		first = true;
-	char	   *resp;
+	DdbResponse body;
+	char	   *text;
+	int			textlen;
 
 	ddb_valerr_init(&e);
 	opts = list_options(&e, req, "TransactStatements", PQL_TRANSACT_MAX, &n);
@@ -2831,14 +2812,15 @@ ddb_op_execute_transaction(DdbJson *req, int *len)
 	if (reads > 0 && reads < n)
 		validation_error(PQL_MIXED, "transaction");
 
-	initStringInfo(&body);
-	appendStringInfoChar(&body, '{');
-	ddb_json_key(&body, &first, "TransactItems");
-	appendStringInfoChar(&body, '[');
+	ddb_resp_begin(&body);
+	ddb_resp_key(&body, "TransactItems");
+	appendStringInfoChar(&body.buf, '[');
 	for (int i = 0; i < n; i++)
 	{
-		Request		r;
+		DdbResponse r;
 		const char *kind = NULL;
+		char	   *item;
+		int			itemlen;
 
 		switch (sts[i]->kind)
 		{
@@ -2859,22 +2841,21 @@ ddb_op_execute_transaction(DdbJson *req, int *len)
 				kind = "Delete";
 				break;
 		}
-		appendStringInfoChar(&r.buf, '}');
-		appendStringInfo(&body, "%s{\"%s\":%s}", i > 0 ? "," : "", kind, r.buf.data);
+		item = ddb_resp_end(&r, &itemlen);
+		appendStringInfo(&body.buf, "%s{\"%s\":%s}", i > 0 ? "," : "", kind, item);
 	}
-	appendStringInfoChar(&body, ']');
+	appendStringInfoChar(&body.buf, ']');
 	if (token && reads == 0)
 	{
-		ddb_json_key(&body, &first, "ClientRequestToken");
-		ddb_json_cstring(&body, token);
+		ddb_resp_key(&body, "ClientRequestToken");
+		ddb_json_cstring(&body.buf, token);
 	}
 	if (rcc)
 	{
-		ddb_json_key(&body, &first, "ReturnConsumedCapacity");
-		ddb_json_cstring(&body, rcc);
+		ddb_resp_key(&body, "ReturnConsumedCapacity");
+		ddb_json_cstring(&body.buf, rcc);
 	}
-	appendStringInfoChar(&body, '}');
-	resp = ddb_api_execute(reads > 0 ? "TransactGetItems" : "TransactWriteItems",
-						   body.data, body.len, len);
-	return resp;
+	text = ddb_resp_end(&body, &textlen);
+	return ddb_api_execute(reads > 0 ? "TransactGetItems" : "TransactWriteItems",
+						   text, textlen, len);
 }

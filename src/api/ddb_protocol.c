@@ -330,37 +330,31 @@ check_table_name(DdbValErrors *e, DdbJson *req, const char *name)
  * Responses
  * ------------------------------------------------------------------------
  */
-typedef struct Response
-{
-	StringInfoData buf;
-	bool		first;
-} Response;
-
-static void
-resp_begin(Response *r)
+void
+ddb_resp_begin(DdbResponse *r)
 {
 	initStringInfo(&r->buf);
 	appendStringInfoChar(&r->buf, '{');
 	r->first = true;
 }
 
-static void
-resp_key(Response *r, const char *key)
+void
+ddb_resp_key(DdbResponse *r, const char *key)
 {
 	ddb_json_key(&r->buf, &r->first, key);
 }
 
 static void
-resp_item(Response *r, const char *key, Jsonb *item)
+resp_item(DdbResponse *r, const char *key, Jsonb *item)
 {
 	if (item == NULL)
 		return;
-	resp_key(r, key);
+	ddb_resp_key(r, key);
 	ddb_json_write_jsonb_item(&r->buf, item);
 }
 
-static char *
-resp_end(Response *r, int *len)
+char *
+ddb_resp_end(DdbResponse *r, int *len)
 {
 	appendStringInfoChar(&r->buf, '}');
 	*len = r->buf.len;
@@ -639,7 +633,7 @@ op_create_table(DdbJson *req, int *len)
 	int			ndefs = 0;
 	Oid			relid;
 	Relation	rel;
-	Response	r;
+	DdbResponse	r;
 	bool		has_stream;
 	const char *stream_view;
 	int64	   *gsi_rcu;
@@ -856,11 +850,11 @@ op_create_table(DdbJson *req, int *len)
 		ddb_stream_set(rel, stream_view);
 	if (tags != NULL)
 		add_tags(rel, tags);
-	resp_begin(&r);
-	resp_key(&r, "TableDescription");
+	ddb_resp_begin(&r);
+	ddb_resp_key(&r, "TableDescription");
 	ddb_describe_table_json(rel, "ACTIVE", &r.buf);
 	relation_close(rel, AccessShareLock);
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 /*
@@ -888,13 +882,13 @@ static char *
 op_describe_table(DdbJson *req, int *len)
 {
 	Relation	rel = open_named_table(req);
-	Response	r;
+	DdbResponse	r;
 
-	resp_begin(&r);
-	resp_key(&r, "Table");
+	ddb_resp_begin(&r);
+	ddb_resp_key(&r, "Table");
 	ddb_describe_table_json(rel, "ACTIVE", &r.buf);
 	relation_close(rel, AccessShareLock);
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 /*
@@ -936,13 +930,13 @@ open_backup_table(DdbJson *req)
 static char *
 continuous_backups_response(int *len)
 {
-	Response	r;
+	DdbResponse	r;
 
-	resp_begin(&r);
-	resp_key(&r, "ContinuousBackupsDescription");
+	ddb_resp_begin(&r);
+	ddb_resp_key(&r, "ContinuousBackupsDescription");
 	appendStringInfoString(&r.buf, "{\"ContinuousBackupsStatus\":\"ENABLED\","
 						   "\"PointInTimeRecoveryDescription\":{\"PointInTimeRecoveryStatus\":\"DISABLED\"}}");
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 /* DescribeContinuousBackups {TableName}: what Terraform reads of every table */
@@ -990,7 +984,7 @@ op_update_time_to_live(DdbJson *req, int *len)
 	const char *attr = NULL;
 	bool		enabled = false;
 	Relation	rel;
-	Response	r;
+	DdbResponse	r;
 
 	ddb_valerr_init(&e);
 	(void) check_table_name(&e, req, "TableName");
@@ -1011,13 +1005,13 @@ op_update_time_to_live(DdbJson *req, int *len)
 	ddb_valerr_raise(&e);
 	rel = open_named_table(req);
 	ddb_ttl_update_core(rel, attr, enabled);
-	resp_begin(&r);
-	resp_key(&r, "TimeToLiveSpecification");
+	ddb_resp_begin(&r);
+	ddb_resp_key(&r, "TimeToLiveSpecification");
 	appendStringInfoString(&r.buf, "{\"AttributeName\":");
 	ddb_json_cstring(&r.buf, attr);
 	appendStringInfo(&r.buf, ",\"Enabled\":%s}", enabled ? "true" : "false");
 	relation_close(rel, AccessShareLock);
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 /* DescribeTimeToLive: {"TableName"} */
@@ -1025,26 +1019,26 @@ static char *
 op_describe_time_to_live(DdbJson *req, int *len)
 {
 	Relation	rel = open_named_table(req);
-	Response	r;
+	DdbResponse	r;
 
-	resp_begin(&r);
-	resp_key(&r, "TimeToLiveDescription");
+	ddb_resp_begin(&r);
+	ddb_resp_key(&r, "TimeToLiveDescription");
 	ddb_ttl_describe_json(rel, &r.buf);
 	relation_close(rel, AccessShareLock);
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 static char *
 op_delete_table(DdbJson *req, int *len)
 {
 	Relation	rel = open_named_table(req);
-	Response	r;
+	DdbResponse	r;
 
-	resp_begin(&r);
-	resp_key(&r, "TableDescription");
+	ddb_resp_begin(&r);
+	ddb_resp_key(&r, "TableDescription");
 	ddb_describe_table_json(rel, "DELETING", &r.buf);
 	ddb_delete_table_core(rel);
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 static char *
@@ -1056,7 +1050,7 @@ op_list_tables(DdbJson *req, int *len)
 	bool		has_limit = member_number(req, "Limit", "Integer", &limit);
 	List	   *names;
 	ListCell   *lc;
-	Response	r;
+	DdbResponse	r;
 	int			n = 0;
 	const char *last = NULL;
 
@@ -1072,8 +1066,8 @@ op_list_tables(DdbJson *req, int *len)
 	ddb_valerr_raise(&e);
 
 	names = ddb_list_table_names();
-	resp_begin(&r);
-	resp_key(&r, "TableNames");
+	ddb_resp_begin(&r);
+	ddb_resp_key(&r, "TableNames");
 	appendStringInfoChar(&r.buf, '[');
 	foreach(lc, names)
 	{
@@ -1099,10 +1093,10 @@ op_list_tables(DdbJson *req, int *len)
 	/* more names follow: where the next page starts */
 	if (lc != NULL && last != NULL)
 	{
-		resp_key(&r, "LastEvaluatedTableName");
+		ddb_resp_key(&r, "LastEvaluatedTableName");
 		ddb_json_cstring(&r.buf, last);
 	}
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 /* The key type of an attribute in AttributeDefinitions, or NULL. */
@@ -1304,7 +1298,7 @@ op_update_table(DdbJson *req, int *len)
 	Relation	rel;
 	Oid			relid;
 	const DdbTableInfo *info;
-	Response	r;
+	DdbResponse	r;
 	bool		has_stream;
 	const char *stream_view;
 	int64	   *idx_rcu;
@@ -1493,40 +1487,40 @@ op_update_table(DdbJson *req, int *len)
 	if (has_stream)
 		ddb_stream_set(rel, stream_view);
 
-	resp_begin(&r);
-	resp_key(&r, "TableDescription");
+	ddb_resp_begin(&r);
+	ddb_resp_key(&r, "TableDescription");
 	ddb_describe_table_json(rel, "ACTIVE", &r.buf);
 	relation_close(rel, AccessShareLock);
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 /* DescribeLimits: DynamoDB's default account quotas. */
 static char *
 op_describe_limits(DdbJson *req, int *len)
 {
-	Response	r;
+	DdbResponse	r;
 
-	resp_begin(&r);
+	ddb_resp_begin(&r);
 	appendStringInfoString(&r.buf, "\"AccountMaxReadCapacityUnits\":80000,"
 						   "\"AccountMaxWriteCapacityUnits\":80000,"
 						   "\"TableMaxReadCapacityUnits\":40000,"
 						   "\"TableMaxWriteCapacityUnits\":40000");
 	r.first = false;
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 /* DescribeEndpoints: this server, as the region's DynamoDB endpoint. */
 static char *
 op_describe_endpoints(DdbJson *req, int *len)
 {
-	Response	r;
+	DdbResponse	r;
 
-	resp_begin(&r);
-	resp_key(&r, "Endpoints");
+	ddb_resp_begin(&r);
+	ddb_resp_key(&r, "Endpoints");
 	appendStringInfoString(&r.buf, "[{\"Address\":");
 	ddb_json_cstring(&r.buf, psprintf("dynamodb.%s.amazonaws.com", ddb_region));
 	appendStringInfoString(&r.buf, ",\"CachePeriodInMinutes\":1440}]");
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 /*
@@ -1639,7 +1633,7 @@ op_tag_resource(DdbJson *req, int *len)
 {
 	Relation	rel = open_arn_table(req, "TagResource", ACL_SELECT);
 	DdbJson    *tags = member_list(req, "Tags");
-	Response	r;
+	DdbResponse	r;
 
 	if (tags == NULL)
 		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
@@ -1648,8 +1642,8 @@ op_tag_resource(DdbJson *req, int *len)
 		validation_error("Atleast one Tag needs to be provided as Input.");
 	add_tags(rel, request_tags(tags));
 	relation_close(rel, AccessShareLock);
-	resp_begin(&r);
-	return resp_end(&r, len);
+	ddb_resp_begin(&r);
+	return ddb_resp_end(&r, len);
 }
 
 static char *
@@ -1658,7 +1652,7 @@ op_untag_resource(DdbJson *req, int *len)
 	Relation	rel = open_arn_table(req, "UntagResource", ACL_SELECT);
 	DdbJson    *keys = member_list(req, "TagKeys");
 	Datum	   *elems;
-	Response	r;
+	DdbResponse	r;
 
 	if (keys == NULL)
 		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
@@ -1678,22 +1672,22 @@ op_untag_resource(DdbJson *req, int *len)
 				PointerGetDatum(construct_array(elems, keys->n, TEXTOID, -1, false, TYPALIGN_INT)),
 				TEXTARRAYOID);
 	relation_close(rel, AccessShareLock);
-	resp_begin(&r);
-	return resp_end(&r, len);
+	ddb_resp_begin(&r);
+	return ddb_resp_end(&r, len);
 }
 
 static char *
 op_list_tags_of_resource(DdbJson *req, int *len)
 {
 	Relation	rel = open_arn_table(req, "ListTagsOfResource", ACL_SELECT);
-	Response	r;
+	DdbResponse	r;
 
 	(void) member_string(req, "NextToken");
-	resp_begin(&r);
-	resp_key(&r, "Tags");
+	ddb_resp_begin(&r);
+	ddb_resp_key(&r, "Tags");
 	ddb_table_tags_json(RelationGetRelid(rel), &r.buf);
 	relation_close(rel, AccessShareLock);
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 /* ------------------------------------------------------------------------
@@ -1974,11 +1968,11 @@ capacity_wanted(const char *mode)
 }
 
 static void
-resp_capacity(Response *r, Capacity *c, const char *table_name)
+resp_capacity(DdbResponse *r, Capacity *c, const char *table_name)
 {
 	if (!capacity_wanted(c->mode))
 		return;
-	resp_key(r, "ConsumedCapacity");
+	ddb_resp_key(r, "ConsumedCapacity");
 	capacity_object(&r->buf, c, table_name);
 }
 
@@ -2154,7 +2148,7 @@ item_collection_object(StringInfo buf, Relation rel, Jsonb *item, char **key)
 
 /* ItemCollectionMetrics of a single write */
 static void
-resp_item_collection(Response *r, Relation rel, DdbWriteResult *res)
+resp_item_collection(DdbResponse *r, Relation rel, DdbWriteResult *res)
 {
 	StringInfoData o;
 	char	   *key;
@@ -2162,7 +2156,7 @@ resp_item_collection(Response *r, Relation rel, DdbWriteResult *res)
 	initStringInfo(&o);
 	if (!item_collection_object(&o, rel, res->new ? res->new : res->old, &key))
 		return;
-	resp_key(r, "ItemCollectionMetrics");
+	ddb_resp_key(r, "ItemCollectionMetrics");
 	appendStringInfoString(&r->buf, o.data);
 }
 
@@ -2173,7 +2167,7 @@ resp_item_collection(Response *r, Relation rel, DdbWriteResult *res)
  * without LSIs have none; with none at all the member is left out.
  */
 static void
-resp_item_collections(Response *r, Relation *rels, Jsonb **docs, int n)
+resp_item_collections(DdbResponse *r, Relation *rels, Jsonb **docs, int n)
 {
 	const char **tables = palloc(sizeof(char *) * Max(n, 1));
 	StringInfoData *lists = palloc(sizeof(StringInfoData) * Max(n, 1));
@@ -2212,7 +2206,7 @@ resp_item_collections(Response *r, Relation *rels, Jsonb **docs, int n)
 	}
 	if (!any)
 		return;
-	resp_key(r, "ItemCollectionMetrics");
+	ddb_resp_key(r, "ItemCollectionMetrics");
 	appendStringInfoChar(&r->buf, '{');
 	for (int t = 0; t < ntables; t++)
 	{
@@ -2240,17 +2234,17 @@ static char *
 write_response(Relation rel, DdbWriteResult *res, DdbReturnValues rv, const char *rcc,
 			   const char *icm, int *len)
 {
-	Response	r;
+	DdbResponse	r;
 	Capacity	c = {0};
 
 	c.mode = rcc;
 	write_capacity(&c, rel, res);
-	resp_begin(&r);
+	ddb_resp_begin(&r);
 	resp_item(&r, "Attributes", ddb_write_result(res, rv));
 	resp_capacity(&r, &c, ddb_table_name(rel));
 	if (icm && strcmp(icm, "SIZE") == 0 && !res->condition_failed)
 		resp_item_collection(&r, rel, res);
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 static char *
@@ -2267,7 +2261,7 @@ op_get_item(DdbJson *req, int *len)
 	DdbProjection *proj = NULL;
 	Relation	rel;
 	Jsonb	   *item;
-	Response	r;
+	DdbResponse	r;
 	Capacity	c = {0};
 
 	ddb_valerr_init(&e);
@@ -2290,11 +2284,11 @@ op_get_item(DdbJson *req, int *len)
 	if (item != NULL && proj != NULL)
 		item = ddb_apply_projection(proj, item);
 
-	resp_begin(&r);
+	ddb_resp_begin(&r);
 	resp_item(&r, "Item", item);
 	resp_capacity(&r, &c, ddb_table_name(rel));
 	relation_close(rel, AccessShareLock);
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 static char *
@@ -2464,7 +2458,7 @@ read_op(DdbJson *req, int *len, bool is_query)
 	const char *index_name;
 	bool		consistent = member_bool(req, "ConsistentRead", false);
 	double		d;
-	Response	r;
+	DdbResponse	r;
 	Capacity	c = {0};
 
 	memset(&a, 0, sizeof(a));
@@ -2540,17 +2534,17 @@ read_op(DdbJson *req, int *len, bool is_query)
 	a.typed = true;				/* written as they are read, no document-form copies */
 	ddb_read_page(&a, is_query, select != NULL && strcmp(select, "COUNT") == 0, &page);
 
-	resp_begin(&r);
+	ddb_resp_begin(&r);
 	if (select == NULL || strcmp(select, "COUNT") != 0)
 	{
-		resp_key(&r, "Items");
+		ddb_resp_key(&r, "Items");
 		appendStringInfoChar(&r.buf, '[');
 		appendBinaryStringInfo(&r.buf, page.typed->data, page.typed->len);
 		appendStringInfoChar(&r.buf, ']');
 	}
-	resp_key(&r, "Count");
+	ddb_resp_key(&r, "Count");
 	appendStringInfo(&r.buf, INT64_FORMAT, page.count);
-	resp_key(&r, "ScannedCount");
+	ddb_resp_key(&r, "ScannedCount");
 	appendStringInfo(&r.buf, INT64_FORMAT, page.scanned);
 	resp_item(&r, "LastEvaluatedKey", page.last_key);
 	/* a Query or Scan is billed for what it read, in one sum */
@@ -2573,7 +2567,7 @@ read_op(DdbJson *req, int *len, bool is_query)
 	else
 		c.table = read_units(page.bytes, consistent);
 	resp_capacity(&r, &c, page.table_name);
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 static char *
@@ -2662,7 +2656,7 @@ op_batch_write_item(DdbJson *req, int *len)
 	DdbJson    *items;
 	DdbBatchWriteTable *tables;
 	int			ntables = 0;
-	Response	r;
+	DdbResponse	r;
 
 	ddb_valerr_init(&e);
 	rcc = ddb_check_common(&e, req);
@@ -2711,12 +2705,12 @@ op_batch_write_item(DdbJson *req, int *len)
 	}
 	ddb_batch_write_core(tables, ntables);
 
-	resp_begin(&r);
-	resp_key(&r, "UnprocessedItems");
+	ddb_resp_begin(&r);
+	ddb_resp_key(&r, "UnprocessedItems");
 	appendStringInfoString(&r.buf, "{}");
 	if (capacity_wanted(rcc))
 	{
-		resp_key(&r, "ConsumedCapacity");
+		ddb_resp_key(&r, "ConsumedCapacity");
 		appendStringInfoChar(&r.buf, '[');
 		for (int t = 0; t < ntables; t++)
 		{
@@ -2758,7 +2752,7 @@ op_batch_write_item(DdbJson *req, int *len)
 	}
 	for (int t = 0; t < ntables; t++)
 		relation_close(tables[t].rel, NoLock);	/* held to commit */
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 static char *
@@ -2772,7 +2766,7 @@ op_batch_get_item(DdbJson *req, int *len)
 	DdbJson   **specs;
 	DdbBatchGetTable *tables;
 	int			ntables = 0;
-	Response	r;
+	DdbResponse	r;
 	bool		first;
 
 	ddb_valerr_init(&e);
@@ -2816,8 +2810,8 @@ op_batch_get_item(DdbJson *req, int *len)
 	}
 	ddb_batch_get_core(tables, ntables);
 
-	resp_begin(&r);
-	resp_key(&r, "Responses");
+	ddb_resp_begin(&r);
+	ddb_resp_key(&r, "Responses");
 	appendStringInfoChar(&r.buf, '{');
 	for (int t = 0; t < ntables; t++)
 	{
@@ -2830,7 +2824,7 @@ op_batch_get_item(DdbJson *req, int *len)
 	appendStringInfoChar(&r.buf, '}');
 
 	/* the keys not read, with their table's request members, to send again */
-	resp_key(&r, "UnprocessedKeys");
+	ddb_resp_key(&r, "UnprocessedKeys");
 	appendStringInfoChar(&r.buf, '{');
 	first = true;
 	for (int t = 0; t < ntables; t++)
@@ -2866,7 +2860,7 @@ op_batch_get_item(DdbJson *req, int *len)
 
 	if (capacity_wanted(rcc))
 	{
-		resp_key(&r, "ConsumedCapacity");
+		ddb_resp_key(&r, "ConsumedCapacity");
 		appendStringInfoChar(&r.buf, '[');
 		for (int t = 0; t < ntables; t++)
 		{
@@ -2882,7 +2876,7 @@ op_batch_get_item(DdbJson *req, int *len)
 		}
 		appendStringInfoChar(&r.buf, ']');
 	}
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 /*
@@ -2966,12 +2960,12 @@ transact_actions(DdbJson *req, bool writes, int *n)
  * twice the units of the same non-transactional request.
  */
 static void
-transact_capacity(Response *r, DdbTransactAction *actions, int n, const char *rcc, bool read)
+transact_capacity(DdbResponse *r, DdbTransactAction *actions, int n, const char *rcc, bool read)
 {
 	Oid		   *relids = palloc(sizeof(Oid) * Max(n, 1));
 	int			nrels = 0;
 
-	resp_key(r, "ConsumedCapacity");
+	ddb_resp_key(r, "ConsumedCapacity");
 	appendStringInfoChar(&r->buf, '[');
 	for (int i = 0; i < n; i++)
 	{
@@ -3022,7 +3016,7 @@ op_transact_write_items(DdbJson *req, int *len)
 	int			n;
 	bool		replayed;
 	bool		ok;
-	Response	r;
+	DdbResponse	r;
 
 	ddb_valerr_init(&e);
 	rcc = ddb_check_common(&e, req);
@@ -3066,7 +3060,7 @@ op_transact_write_items(DdbJson *req, int *len)
 				 errmsg_internal("%s", ddb_transact_canceled_message(actions, n)),
 				 errdetail_internal("%s", extra.data)));
 	}
-	resp_begin(&r);
+	ddb_resp_begin(&r);
 	if (capacity_wanted(rcc))
 		transact_capacity(&r, actions, n, rcc, replayed);
 	if (icm && strcmp(icm, "SIZE") == 0)
@@ -3084,7 +3078,7 @@ op_transact_write_items(DdbJson *req, int *len)
 	}
 	for (int i = 0; i < n; i++)
 		relation_close(actions[i].rel, NoLock);	/* held to commit */
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 static char *
@@ -3094,7 +3088,7 @@ op_transact_get_items(DdbJson *req, int *len)
 	const char *rcc;
 	DdbTransactAction *actions;
 	int			n;
-	Response	r;
+	DdbResponse	r;
 
 	ddb_valerr_init(&e);
 	rcc = ddb_check_common(&e, req);
@@ -3104,8 +3098,8 @@ op_transact_get_items(DdbJson *req, int *len)
 	actions = transact_actions(req, false, &n);
 	ddb_transact_get_core(actions, n);
 
-	resp_begin(&r);
-	resp_key(&r, "Responses");
+	ddb_resp_begin(&r);
+	ddb_resp_key(&r, "Responses");
 	appendStringInfoChar(&r.buf, '[');
 	for (int i = 0; i < n; i++)
 	{
@@ -3124,7 +3118,7 @@ op_transact_get_items(DdbJson *req, int *len)
 		transact_capacity(&r, actions, n, rcc, true);
 	for (int i = 0; i < n; i++)
 		relation_close(actions[i].rel, AccessShareLock);
-	return resp_end(&r, len);
+	return ddb_resp_end(&r, len);
 }
 
 /* ------------------------------------------------------------------------

@@ -14,6 +14,8 @@
 #ifndef DDB_PROTOCOL_H
 #define DDB_PROTOCOL_H
 
+#include "lib/stringinfo.h"
+
 /*
  * Run one DynamoDB operation as the current user, in the caller's
  * transaction.  'operation' is the action name without its service prefix
@@ -51,5 +53,22 @@ extern const char *ddb_error_kind(int sqlerrcode, const char **type_prefix,
  */
 extern const char *ddb_error_client_message(int sqlerrcode, const char *message,
 											const char *role, const char *operation);
+
+/*
+ * A JSON object written member by member: ddb_resp_begin opens it,
+ * ddb_resp_key starts a member (its value is then appended to buf),
+ * ddb_resp_end closes it and returns its text and length.  The operations
+ * write their responses with it, and PartiQL the requests of the
+ * operations it runs.
+ */
+typedef struct DdbResponse
+{
+	StringInfoData buf;
+	bool		first;			/* no member yet */
+} DdbResponse;
+
+extern void ddb_resp_begin(DdbResponse *r);
+extern void ddb_resp_key(DdbResponse *r, const char *key);
+extern char *ddb_resp_end(DdbResponse *r, int *len);
 
 #endif							/* DDB_PROTOCOL_H */
