@@ -376,6 +376,39 @@ EXCEPTION WHEN others THEN
 END $d$;
 SELECT pqt($$SELECT * FROM Music WHERE Artist = 'T' AND Song = 't2'$$,
            $$SELECT n FROM Music WHERE Artist = 'B' AND Song = 's1'$$);
+-- EXISTS(SELECT ...) is a ConditionCheck: the write happens only when the
+-- item named by its whole key exists and its other terms hold
+SELECT pqt($$EXISTS(SELECT * FROM Music WHERE Artist = 'B' AND Song = 's1' AND n = 11)$$,
+           $$INSERT INTO Music VALUE {'Artist': 'T', 'Song': 'e1'}$$);
+DO $d$ BEGIN PERFORM pqt($$INSERT INTO Music VALUE {'Artist': 'T', 'Song': 'e2'}$$,
+           $$EXISTS(SELECT * FROM "Music" WHERE "Artist" = 'B' AND "Song" = 's1' AND n > 11)$$,
+           $$exists ( select Song from Music where Song = 'gone' and Artist = 'B' )$$);
+EXCEPTION WHEN others THEN
+  DECLARE d text; BEGIN GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL;
+  RAISE NOTICE '% %', SQLERRM, d; END;
+END $d$;
+SELECT pqt($$SELECT * FROM Music WHERE Artist = 'T' AND Song = 'e1'$$,
+           $$SELECT * FROM Music WHERE Artist = 'T' AND Song = 'e2'$$);
+-- only checks: fine; ALL_OLD returns the item a check failed on
+SELECT pqt($$EXISTS(SELECT * FROM Music WHERE Artist = 'T' AND Song = 'e1')$$);
+DO $d$ BEGIN PERFORM ddb_api('ExecuteTransaction', '{"TransactStatements": [{"Statement":
+  "EXISTS(SELECT * FROM Music WHERE Artist = ''B'' AND Song = ''s1'' AND n = 0)",
+  "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}]}');
+EXCEPTION WHEN others THEN
+  DECLARE d text; BEGIN GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL;
+  RAISE NOTICE '%', d; END;
+END $d$;
+-- EXISTS needs the whole key and the table, is refused outside a
+-- transaction and beside SELECTs, and is one SELECT in parentheses
+SELECT pqt($$EXISTS(SELECT * FROM Music WHERE Artist = 'B')$$);
+SELECT pqt($$EXISTS(SELECT * FROM Music."ByYear" WHERE "Year" = 1843 AND Song = 'Engine')$$);
+SELECT pqt($$EXISTS(SELECT * FROM Music WHERE Artist = 'B' AND Song = 's1')$$,
+           $$SELECT * FROM Music WHERE Artist = 'B' AND Song = 's1'$$);
+SELECT pq($$EXISTS(SELECT * FROM Music WHERE Artist = 'B' AND Song = 's1')$$);
+SELECT pqb($$EXISTS(SELECT * FROM Music WHERE Artist = 'B' AND Song = 's1')$$);
+SELECT pqt($$EXISTS(SELECT * FROM Music WHERE Artist = 'B' AND Song = 's1'$$);
+SELECT pqt($$EXISTS(SELECT * FROM Music WHERE Artist = 'B' AND Song = 's1') AND 1 = 1$$);
+SELECT pqt($$EXISTS(DELETE FROM Music WHERE Artist = 'B' AND Song = 's1')$$);
 -- a malformed statement fails the whole transaction
 SELECT pqt($$INSERT INTO Music VALUE {'Artist': 'T', 'Song': 't3'}$$, 'DELETE Music');
 SELECT pqt($$SELECT * FROM Music WHERE Artist = 'T' AND Song = 't3'$$);

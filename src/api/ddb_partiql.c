@@ -31,8 +31,9 @@
  * its parameters (ddb_token_sign, as shard iterators are): a token that
  * was edited, or made for another statement, is refused.
  *
- * What DynamoDB's PartiQL can say that this cannot (joins, nested
- * SELECTs, EXISTS, which only transactions take) is a ValidationException.
+ * In ExecuteTransaction, EXISTS(SELECT ...) is a ConditionCheck.  What
+ * DynamoDB's PartiQL can say that this cannot (joins, nested SELECTs) is a
+ * ValidationException.
  *
  *-------------------------------------------------------------------------
  */
@@ -143,7 +144,8 @@ typedef enum StmtKind
 	STMT_SELECT,
 	STMT_INSERT,
 	STMT_UPDATE,
-	STMT_DELETE
+	STMT_DELETE,
+	STMT_EXISTS					/* EXISTS(SELECT ...): a transaction's check */
 } StmtKind;
 
 typedef struct SetClause
@@ -952,8 +954,9 @@ parse_end(Parser *ps)
 		malformed(ps, t);
 }
 
+/* SELECT's select list, FROM and WHERE (after the SELECT keyword) */
 static void
-parse_select(Parser *ps, Statement *st)
+parse_select_body(Parser *ps, Statement *st)
 {
 	st->kind = STMT_SELECT;
 	if (!accept_punct(ps, "*"))
@@ -978,6 +981,12 @@ parse_select(Parser *ps, Statement *st)
 		unsupported("a nested SELECT");
 	parse_table(ps, st, true);
 	parse_where(ps, st, false);
+}
+
+static void
+parse_select(Parser *ps, Statement *st)
+{
+	parse_select_body(ps, st);
 	if (accept_kw(ps, "order"))
 	{
 		expect_kw(ps, "by");
@@ -1099,6 +1108,21 @@ parse_delete(Parser *ps, Statement *st)
 	parse_end(ps);
 }
 
+/*
+ * EXISTS(SELECT * FROM "T" WHERE <the whole primary key> [AND ...]): a
+ * ConditionCheck of ExecuteTransaction (after the EXISTS keyword).
+ */
+static void
+parse_exists(Parser *ps, Statement *st)
+{
+	expect_punct(ps, "(");
+	expect_kw(ps, "select");
+	parse_select_body(ps, st);
+	st->kind = STMT_EXISTS;
+	expect_punct(ps, ")");
+	parse_end(ps);
+}
+
 static Statement *
 parse_statement(const char *text, DdbJson *params)
 {
@@ -1125,6 +1149,8 @@ parse_statement(const char *text, DdbJson *params)
 		parse_update(&ps, st);
 	else if (is_kw(t, "delete"))
 		parse_delete(&ps, st);
+	else if (is_kw(t, "exists") && is_punct(peek(&ps, 0), "("))
+		parse_exists(&ps, st);
 	else if (is_kw(t, "upsert") || is_kw(t, "replace") || is_kw(t, "create") ||
 			 is_kw(t, "drop") || is_kw(t, "exists"))
 		unsupported(asc_toupper(t->text, strlen(t->text)));
@@ -2383,6 +2409,8 @@ execute(Statement *st, Options *o, int *len)
 		case STMT_UPDATE:
 		case STMT_DELETE:
 			return execute_keyed_write(st, o, len);
+		case STMT_EXISTS:
+			unsupported("EXISTS outside ExecuteTransaction");
 	}
 	pg_unreachable();
 }
@@ -2741,6 +2769,40 @@ ddb_op_batch_execute_statement(DdbJson *req, int *len)
 }
 
 /*
+ * EXISTS(SELECT ...) in a transaction: a ConditionCheck of the item its
+ * WHERE names by the whole primary key, that the item exists and that the
+ * other terms hold for it (as TransactWriteItems' ConditionCheck:
+ * otherwise the transaction is cancelled, reason ConditionalCheckFailed).
+ */
+static void
+build_check(Statement *st, Options *o, DdbResponse *r)
+{
+	char	   *pk,
+			   *sk;
+	List	   *rest;
+	char	   *key;
+	PExpr		x;
+	StringInfoData cond;
+
+	if (st->index != NULL)
+		validation_error(PQL_KEY_EQUALITY);
+	key_schema(st->table, NULL, ACL_SELECT, &pk, &sk);
+	key = write_key(st, and_terms(st->where, NIL), pk, sk, &rest);
+	expr_init(&x);
+	initStringInfo(&cond);
+	appendStringInfoString(&cond, "attribute_exists(");
+	emit_name(&x, &cond, pk);
+	appendStringInfoChar(&cond, ')');
+	if (rest != NIL)
+		appendStringInfo(&cond, " AND (%s)", emit_terms(&x, rest));
+	req_begin(r, st->table);
+	req_raw(r, "Key", key);
+	req_string(r, "ConditionExpression", cond.data);
+	req_expr(r, &x);
+	req_string(r, "ReturnValuesOnConditionCheckFailure", o->on_failure);
+}
+
+/*
  * A SELECT of a transaction: TransactGetItems' Get, of the item its WHERE
  * names by the whole primary key (and nothing else, which a Get could not
  * filter on: ddb's wording).
@@ -2839,6 +2901,10 @@ ddb_op_execute_transaction(DdbJson *req, int *len)
 			case STMT_DELETE:
 				build_delete(sts[i], &opts[i], &r);
 				kind = "Delete";
+				break;
+			case STMT_EXISTS:
+				build_check(sts[i], &opts[i], &r);
+				kind = "ConditionCheck";
 				break;
 		}
 		item = ddb_resp_end(&r, &itemlen);

@@ -155,3 +155,27 @@ def test_partiql_batch_and_transaction(ddb, music):
     r = ddb.execute_transaction(TransactStatements=[
         {"Statement": sel, "Parameters": [S("B"), S("1")]}])
     assert r["Responses"] == [{"Item": {"n": N(2)}}]
+
+
+def test_partiql_transaction_exists(ddb, music):
+    """EXISTS(SELECT ...) in execute_transaction is a ConditionCheck: the
+    writes beside it happen only when the item exists and the other terms
+    hold; outside a transaction it is a ValidationException."""
+    ddb.execute_statement(Statement=f"INSERT INTO \"{music}\" VALUE {{'PK': 'acct', 'SK': 'a', 'open': true}}")
+    check = f'EXISTS(SELECT * FROM "{music}" WHERE PK = ? AND SK = ? AND "open" = ?)'
+    ins = f'INSERT INTO "{music}" VALUE {{\'PK\': \'acct\', \'SK\': ?}}'
+    ddb.execute_transaction(TransactStatements=[
+        {"Statement": check, "Parameters": [S("acct"), S("a"), {"BOOL": True}]},
+        {"Statement": ins, "Parameters": [S("t1")]}])
+    with pytest.raises(ClientError) as e:
+        ddb.execute_transaction(TransactStatements=[
+            {"Statement": ins, "Parameters": [S("t2")]},
+            {"Statement": check, "Parameters": [S("acct"), S("a"), {"BOOL": False}]}])
+    assert e.value.response["Error"]["Code"] == "TransactionCanceledException"
+    reasons = e.value.response["CancellationReasons"]
+    assert [c["Code"] for c in reasons] == ["None", "ConditionalCheckFailed"]
+    got = ddb.execute_statement(Statement=f"SELECT SK FROM \"{music}\" WHERE PK = 'acct'")
+    assert [i["SK"] for i in got["Items"]] == [S("a"), S("t1")]
+    with pytest.raises(ClientError) as e:
+        ddb.execute_statement(Statement=check, Parameters=[S("acct"), S("a"), {"BOOL": True}])
+    assert e.value.response["Error"]["Code"] == "ValidationException"
