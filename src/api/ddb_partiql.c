@@ -51,7 +51,6 @@
 #include "utils/elog.h"
 #include "utils/builtins.h"
 #include "utils/formatting.h"
-#include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
@@ -1473,26 +1472,37 @@ key_equality(PNode *n, const char *name)
 	return NULL;
 }
 
+/*
+ * A value of the sort key's type, sktype ("S", "N" or "B")?  A key condition
+ * on a value of another type is a ValidationException; in the filter such a
+ * term is simply false, as a Scan's would be.
+ */
+static bool
+key_typed_value(PNode *n, const char *sktype)
+{
+	return n->kind == N_VALUE && strcmp(n->value->type, sktype) == 0;
+}
+
 /* A sort-key condition Query takes in its key condition? */
 static bool
-sort_key_term(PNode *n, const char *sk)
+sort_key_term(PNode *n, const char *sk, const char *sktype)
 {
 	if (n->kind == N_CMP && strcmp(n->op, "<>") != 0)
 	{
 		PNode	   *l = linitial(n->args);
 		PNode	   *r = lsecond(n->args);
 
-		return (is_attr(l, sk) && r->kind == N_VALUE) ||
-			(is_attr(r, sk) && l->kind == N_VALUE);
+		return (is_attr(l, sk) && key_typed_value(r, sktype)) ||
+			(is_attr(r, sk) && key_typed_value(l, sktype));
 	}
 	if (n->kind == N_BETWEEN && !n->negated)
 		return is_attr(linitial(n->args), sk) &&
-			((PNode *) lsecond(n->args))->kind == N_VALUE &&
-			((PNode *) lthird(n->args))->kind == N_VALUE;
+			key_typed_value(lsecond(n->args), sktype) &&
+			key_typed_value(lthird(n->args), sktype);
 	if (n->kind == N_FUNC && strcmp(n->op, "begins_with") == 0 &&
 		list_length(n->args) == 2)
 		return is_attr(linitial(n->args), sk) &&
-			((PNode *) lsecond(n->args))->kind == N_VALUE;
+			key_typed_value(lsecond(n->args), sktype);
 	return false;
 }
 
@@ -1524,7 +1534,8 @@ key_equalities(PNode *n, const char *pk, List *values)
  * whether the bound excludes the value; else NULL.
  */
 static PNode *
-sort_key_bound(PNode *n, const char *sk, bool lower, PNode **attr, bool *strict)
+sort_key_bound(PNode *n, const char *sk, const char *sktype, bool lower, PNode **attr,
+			   bool *strict)
 {
 	PNode	   *l,
 			   *r;
@@ -1535,9 +1546,9 @@ sort_key_bound(PNode *n, const char *sk, bool lower, PNode **attr, bool *strict)
 	l = linitial(n->args);
 	r = lsecond(n->args);
 	/* as 'sk op value' */
-	if (is_attr(l, sk) && r->kind == N_VALUE)
+	if (is_attr(l, sk) && key_typed_value(r, sktype))
 		op = n->op;
-	else if (is_attr(r, sk) && l->kind == N_VALUE)
+	else if (is_attr(r, sk) && key_typed_value(l, sktype))
 	{
 		PNode	   *t = l;
 
@@ -1556,7 +1567,10 @@ sort_key_bound(PNode *n, const char *sk, bool lower, PNode **attr, bool *strict)
 
 /*
  * lo <= hi, for two values of one scalar type (S, N or B) as the key
- * compares them: a BETWEEN of them is a key condition Query takes.
+ * compares them (ddb_scalar_cmp): a BETWEEN of them is a key condition
+ * Query takes.  The values are made from their typed JSON as the request's
+ * values are (ddb_json_parse, ddb_typed_value), never through jsonb's text
+ * input, which refuses a U+0000 in a string.
  */
 static bool
 bounds_ordered(PqlValue *lo, PqlValue *hi)
@@ -1568,11 +1582,9 @@ bounds_ordered(PqlValue *lo, PqlValue *hi)
 		(strcmp(lo->type, "S") != 0 && strcmp(lo->type, "N") != 0 &&
 		 strcmp(lo->type, "B") != 0))
 		return false;
-	a = ddb_item_from_typed_jsonb(DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
-																	 CStringGetDatum(psprintf("{\"v\": %s}", lo->json)))));
-	b = ddb_item_from_typed_jsonb(DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
-																	 CStringGetDatum(psprintf("{\"v\": %s}", hi->json)))));
-	return ddb_scalar_cmp(a->u.map.vals[0], b->u.map.vals[0]) <= 0;
+	a = ddb_typed_value(ddb_json_parse(lo->json, strlen(lo->json)));
+	b = ddb_typed_value(ddb_json_parse(hi->json, strlen(hi->json)));
+	return ddb_scalar_cmp(a, b) <= 0;
 }
 
 /* values += v, unless it is there already: one Query per distinct value */
@@ -1675,7 +1687,8 @@ capacity_add(DdbJson *sum, DdbJson *c)
  * again, under the lock held since.
  */
 static void
-key_schema(const char *table, const char *index, AclMode mode, char **pk, char **sk)
+key_schema(const char *table, const char *index, AclMode mode, char **pk, char **sk,
+		   const char **sktype)
 {
 	Relation	rel = ddb_table_open(table, mode);
 	Relation	keyrel = rel;
@@ -1692,6 +1705,12 @@ key_schema(const char *table, const char *index, AclMode mode, char **pk, char *
 	ddb_table_key_names(keyrel, names);
 	*pk = pstrdup(names[0]);
 	*sk = nkeys > 1 ? pstrdup(names[1]) : NULL;
+	if (sktype != NULL && nkeys > 1)
+	{
+		DdbKeyType	t = ddb_get_keyinfo(keyrel)->keytype[1];
+
+		*sktype = t == DDB_KEY_S ? "S" : t == DDB_KEY_N ? "N" : "B";
+	}
 	if (keyrel != rel)
 		relation_close(keyrel, NoLock);
 	relation_close(rel, NoLock);
@@ -1813,6 +1832,7 @@ execute_select(Statement *st, Options *o, int *len)
 {
 	char	   *pk,
 			   *sk;
+	const char *sktype = NULL;
 	List	   *terms = and_terms(st->where, NIL);
 	PNode	   *pk_term = NULL;
 	PNode	   *sk_term = NULL;
@@ -1836,7 +1856,7 @@ execute_select(Statement *st, Options *o, int *len)
 	MemoryContext outer = CurrentMemoryContext;
 	MemoryContext qcxt;
 
-	key_schema(st->table, st->index, ACL_SELECT, &pk, &sk);
+	key_schema(st->table, st->index, ACL_SELECT, &pk, &sk, &sktype);
 
 	/*
 	 * The partition key's equality, IN list or OR of equalities, then a sort
@@ -1894,9 +1914,11 @@ execute_select(Statement *st, Options *o, int *len)
 
 			if (t == pk_term)
 				continue;
-			if (lo == NULL && (v = sort_key_bound(t, sk, true, &attr, &lo_strict)) != NULL)
+			if (lo == NULL &&
+				(v = sort_key_bound(t, sk, sktype, true, &attr, &lo_strict)) != NULL)
 				lo_term = t, lo = v;
-			else if (hi == NULL && (v = sort_key_bound(t, sk, false, &attr, &hi_strict)) != NULL)
+			else if (hi == NULL &&
+					 (v = sort_key_bound(t, sk, sktype, false, &attr, &hi_strict)) != NULL)
 				hi_term = t, hi = v;
 		}
 
@@ -1916,7 +1938,7 @@ execute_select(Statement *st, Options *o, int *len)
 		else
 			foreach(lc, terms)
 			{
-				if (lfirst(lc) != pk_term && sort_key_term(lfirst(lc), sk))
+				if (lfirst(lc) != pk_term && sort_key_term(lfirst(lc), sk, sktype))
 				{
 					sk_term = lfirst(lc);
 					key_terms = list_make1(sk_term);
@@ -2155,7 +2177,7 @@ build_insert(Statement *st, Options *o, DdbResponse *r)
 	StringInfoData cond;
 	DdbJson    *item;
 
-	key_schema(st->table, NULL, ACL_INSERT, &pk, &sk);
+	key_schema(st->table, NULL, ACL_INSERT, &pk, &sk, NULL);
 	expr_init(&x);
 	initStringInfo(&cond);
 	req_begin(r, st->table);
@@ -2214,7 +2236,7 @@ build_update(Statement *st, Options *o, DdbResponse *r)
 				cond;
 	ListCell   *lc;
 
-	key_schema(st->table, NULL, ACL_UPDATE, &pk, &sk);
+	key_schema(st->table, NULL, ACL_UPDATE, &pk, &sk, NULL);
 	key = write_key(st, and_terms(st->where, NIL), pk, sk, &rest);
 	expr_init(&x);
 	initStringInfo(&set);
@@ -2342,7 +2364,7 @@ build_delete(Statement *st, Options *o, DdbResponse *r)
 	PExpr		x;
 	StringInfoData cond;
 
-	key_schema(st->table, NULL, ACL_DELETE, &pk, &sk);
+	key_schema(st->table, NULL, ACL_DELETE, &pk, &sk, NULL);
 	key = write_key(st, and_terms(st->where, NIL), pk, sk, &rest);
 	expr_init(&x);
 	initStringInfo(&cond);
@@ -2646,7 +2668,7 @@ batch_run(void *arg)
 
 		if (b->st->index != NULL)
 			validation_error(PQL_KEY_EQUALITY);
-		key_schema(b->st->table, NULL, ACL_SELECT, &pk, &sk);
+		key_schema(b->st->table, NULL, ACL_SELECT, &pk, &sk, NULL);
 		(void) write_key(b->st, and_terms(b->st->where, NIL), pk, sk, &rest);
 	}
 	resp = execute(b->st, b->o, &len);
@@ -2786,7 +2808,7 @@ build_check(Statement *st, Options *o, DdbResponse *r)
 
 	if (st->index != NULL)
 		validation_error(PQL_KEY_EQUALITY);
-	key_schema(st->table, NULL, ACL_SELECT, &pk, &sk);
+	key_schema(st->table, NULL, ACL_SELECT, &pk, &sk, NULL);
 	key = write_key(st, and_terms(st->where, NIL), pk, sk, &rest);
 	expr_init(&x);
 	initStringInfo(&cond);
@@ -2818,7 +2840,7 @@ build_get(Statement *st, DdbResponse *r)
 
 	if (st->index != NULL)
 		validation_error(PQL_KEY_EQUALITY);
-	key_schema(st->table, NULL, ACL_SELECT, &pk, &sk);
+	key_schema(st->table, NULL, ACL_SELECT, &pk, &sk, NULL);
 	key = write_key(st, and_terms(st->where, NIL), pk, sk, &rest);
 	if (rest != NIL)
 		unsupported("a SELECT in a transaction with conditions other than the primary key's equalities");
