@@ -347,6 +347,15 @@ check_xid(VerifyState *vs, BlockNumber blk, OffsetNumber off, const char *what,
 		TransactionIdPrecedes(xid, vs->relfrozenxid))
 		corrupt(vs, blk, "item %u has %s %u before relfrozenxid %u", off, what,
 				xid, vs->relfrozenxid);
+	/*
+	 * vs->nextxid was read when the check began; a transaction that started
+	 * since may have locked a version (a row lock does not conflict with
+	 * our ShareLock), or on a standby replay may have changed one.  The
+	 * counter passed such an xid before the version got it, so only an xid
+	 * the current counter has not reached is from the future.
+	 */
+	if (!TransactionIdPrecedes(xid, vs->nextxid))
+		vs->nextxid = ReadNextTransactionId();
 	if (!TransactionIdPrecedes(xid, vs->nextxid))
 		corrupt(vs, blk, "item %u has %s %u from the future (next xid %u)", off, what,
 				xid, vs->nextxid);
@@ -363,6 +372,9 @@ check_multi(VerifyState *vs, BlockNumber blk, OffsetNumber off, HeapTupleHeader 
 {
 	MultiXactId multi = HeapTupleHeaderGetRawXmax(t);
 
+	/* on a standby, replay may have made it since the check began: as check_xid */
+	if (MultiXactIdIsValid(multi) && !MultiXactIdPrecedes(multi, vs->nextmulti))
+		vs->nextmulti = ReadNextMultiXactId();
 	if (!MultiXactIdIsValid(multi) ||
 		(MultiXactIdIsValid(vs->relminmxid) && MultiXactIdPrecedes(multi, vs->relminmxid)) ||
 		!MultiXactIdPrecedes(multi, vs->nextmulti))

@@ -191,8 +191,10 @@ typedef struct xl_ddb_update
  *	- the new data without its first prefixlen and last suffixlen bytes,
  *	  which equal the old data's first and last bytes.
  *
- * An update whose new item does not fit that (a different key, row id or
- * xmin: none the engine writes) logs the whole item, without the flag.
+ * An update whose new item does not fit that logs the whole item, without
+ * the flag: one whose old version's xmax is a multixact (a lock kept beside
+ * the update, new_update_xmax in ddb_modify.c), not the new t_xmin.  (A
+ * different key or row id the engine never writes.)
  *
  * Whatever is taken from the old version is read at redo after the mark is
  * applied and before the new item is added, as the primary built it: the
