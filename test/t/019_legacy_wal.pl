@@ -46,21 +46,8 @@ wal_keep_size = '1GB'
 ));
 $primary->start;
 
-# the setting exists only in checks builds (make CHECKS=1, which
-# test/run.sh and CI install): a plain build skips, saying so; a checks
-# build without it (a renamed setting) fails rather than skip silently
-{
-	my ($have, $any) = split m{/}, $primary->safe_psql('postgres',
-		q{SELECT count(*) FILTER (WHERE name = 'ddb.check_wal_legacy') || '/' || count(*) FROM pg_settings WHERE name LIKE 'ddb.check\_%'});
-	plan skip_all => 'ddb.check_wal_legacy exists only in a checks build of ddb (make CHECKS=1; test/run.sh installs one)'
-	  if $any == 0;
-	if ($have != 1)
-	{
-		fail("a checks build of ddb (it has $any ddb.check_* settings) has ddb.check_wal_legacy");
-		done_testing();
-		exit 0;
-	}
-}
+# a checks build's setting: a plain build skips, a checks build without it fails
+DdbWal::require_check_setting($primary, 'ddb.check_wal_legacy');
 
 $primary->safe_psql('postgres', q{
 	CREATE EXTENSION ddb;

@@ -181,27 +181,15 @@ max_wal_size = '1GB'
 	return;
 }
 
-# The setting exists only in checks builds (make CHECKS=1, which
-# test/run.sh and CI install): a plain build skips the test, saying so; a
-# checks build without it fails (a renamed setting must not skip the test
-# silently where it is meant to run).
+# A checks build's setting (a plain build skips, a checks build without it
+# fails), asked of a node of its own: each case below starts its own.
 {
 	my $probe = PostgreSQL::Test::Cluster->new('probe');
 	$probe->init;
 	$probe->append_conf('postgresql.conf', "shared_preload_libraries = 'ddb'\nddb.http_port = 0\n");
 	$probe->start;
-	my $checks = $probe->safe_psql('postgres',
-		q{SELECT count(*) FILTER (WHERE name = 'ddb.check_wal_unknown_form') || '/' || count(*) FROM pg_settings WHERE name LIKE 'ddb.check\_%'});
+	DdbWal::require_check_setting($probe, 'ddb.check_wal_unknown_form');
 	$probe->stop;
-	my ($have, $any) = split m{/}, $checks;
-	plan skip_all => 'ddb.check_wal_unknown_form exists only in a checks build of ddb (make CHECKS=1; test/run.sh installs one)'
-	  if $any == 0;
-	if ($have != 1)
-	{
-		fail("a checks build of ddb (it has $any ddb.check_* settings) has ddb.check_wal_unknown_form");
-		done_testing();
-		exit 0;
-	}
 }
 
 # INSERT_MULTI (0x60; unknown: 0xE0): COPY into an existing table places a

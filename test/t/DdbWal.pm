@@ -11,7 +11,9 @@
 # once started; test/run.sh runs them in both modes.
 #
 # same_rows() is the oracle of the tests of ddb's own records (016, 019,
-# 022): a ddb table and its heap shadow hold the same rows.
+# 022): a ddb table and its heap shadow hold the same rows.  Those that
+# need a test-only setting of a checks build (019, 022) ask for it with
+# require_check_setting().
 
 package DdbWal;
 
@@ -68,6 +70,26 @@ sub same_rows
 	my ($ret, $out, $err) = $node->psql('postgres', "SELECT ddb_verify('t')");
 	ok($ret == 0 && $out =~ /^\{.*\}$/s, "$what: ddb_verify is clean: $out $err");
 	return;
+}
+
+# The test-only setting a test needs, asked of a started node with ddb
+# preloaded.  Such settings exist only in checks builds (make CHECKS=1,
+# which test/run.sh and CI install): a plain build (no ddb.check_* setting
+# at all) skips the whole test, saying so; a checks build without this one
+# (a renamed setting) fails it, rather than skip silently where it is meant
+# to run.
+sub require_check_setting
+{
+	my ($node, $setting) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	my ($have, $any) = split m{/}, $node->safe_psql('postgres',
+		qq{SELECT count(*) FILTER (WHERE name = '$setting') || '/' || count(*) FROM pg_settings WHERE name LIKE 'ddb.check\\_%'});
+	plan skip_all => "$setting exists only in a checks build of ddb (make CHECKS=1; test/run.sh installs one)"
+	  if $any == 0;
+	return if $have == 1;
+	fail("a checks build of ddb (it has $any ddb.check_* settings) has $setting");
+	done_testing();
+	exit 0;
 }
 
 1;
