@@ -58,6 +58,9 @@ SELECT pq($$SELECT Song, meta.take[1] FROM Music WHERE Artist = 'Ada' AND Song B
 SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND begins_with(Song, 'P')$$);
 -- IN on the partition key: one Query per value
 SELECT pq($$SELECT Artist, Song FROM Music WHERE Artist IN ['Bob', 'Cy', 'Ada'] AND "Year" <> 1850$$);
+-- IN values are one Query per distinct value: 1843, 1843.0 and 18.43e2
+-- are one number, whose items come once
+SELECT pq($$SELECT Song FROM Music."ByYear" WHERE "Year" IN [1843, 1843.0, 18.43e2]$$) AS in_by_value;
 -- anything else: a Scan with the whole WHERE as its filter
 SELECT pq($$SELECT Song FROM Music WHERE "Year" = 1843 AND (live = true OR Artist = 'Bob')$$);
 SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND (Song = 'Note' OR Song = 'Poem')$$);

@@ -1566,36 +1566,50 @@ sort_key_bound(PNode *n, const char *sk, const char *sktype, bool lower, PNode *
 }
 
 /*
- * lo <= hi, for two values of one scalar type (S, N or B) as the key
- * compares them (ddb_scalar_cmp): a BETWEEN of them is a key condition
- * Query takes.  The values are made from their typed JSON as the request's
+ * Compare two values of one scalar type (S, N or B) as the key compares
+ * them (ddb_scalar_cmp) into *cmp; false, with nothing compared, for any
+ * other pair.  The values are made from their typed JSON as the request's
  * values are (ddb_json_parse, ddb_typed_value), never through jsonb's text
  * input, which refuses a U+0000 in a string.
  */
 static bool
-bounds_ordered(PqlValue *lo, PqlValue *hi)
+key_values_cmp(PqlValue *a, PqlValue *b, int *cmp)
 {
-	DdbValue   *a,
-			   *b;
-
-	if (strcmp(lo->type, hi->type) != 0 ||
-		(strcmp(lo->type, "S") != 0 && strcmp(lo->type, "N") != 0 &&
-		 strcmp(lo->type, "B") != 0))
+	if (strcmp(a->type, b->type) != 0 ||
+		(strcmp(a->type, "S") != 0 && strcmp(a->type, "N") != 0 &&
+		 strcmp(a->type, "B") != 0))
 		return false;
-	a = ddb_typed_value(ddb_json_parse(lo->json, strlen(lo->json)));
-	b = ddb_typed_value(ddb_json_parse(hi->json, strlen(hi->json)));
-	return ddb_scalar_cmp(a, b) <= 0;
+	*cmp = ddb_scalar_cmp(ddb_typed_value(ddb_json_parse(a->json, strlen(a->json))),
+						  ddb_typed_value(ddb_json_parse(b->json, strlen(b->json))));
+	return true;
 }
 
-/* values += v, unless it is there already: one Query per distinct value */
+/* lo <= hi: a BETWEEN of them is a key condition Query takes */
+static bool
+bounds_ordered(PqlValue *lo, PqlValue *hi)
+{
+	int			cmp;
+
+	return key_values_cmp(lo, hi, &cmp) && cmp <= 0;
+}
+
+/*
+ * values += v, unless it is there already (the same value: 1 and 1.0 are
+ * one number): one Query per distinct value
+ */
 static List *
 add_key_value(List *values, PqlValue *v)
 {
 	ListCell   *lc;
 
 	foreach(lc, values)
-		if (strcmp(((PqlValue *) lfirst(lc))->json, v->json) == 0)
-		return values;
+	{
+		PqlValue   *w = lfirst(lc);
+		int			cmp;
+
+		if (key_values_cmp(w, v, &cmp) ? cmp == 0 : strcmp(w->json, v->json) == 0)
+			return values;
+	}
 	return lappend(values, v);
 }
 
