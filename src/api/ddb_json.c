@@ -419,6 +419,14 @@ ddb_json_get(DdbJson *obj, const char *key)
 	return NULL;
 }
 
+DdbJson *
+ddb_json_member(DdbJson *obj, const char *key)
+{
+	DdbJson    *j = ddb_json_get(obj, key);
+
+	return (j == NULL || j->type == DDB_JSON_NULL) ? NULL : j;
+}
+
 /* ------------------------------------------------------------------------
  * Writing
  * ------------------------------------------------------------------------

@@ -49,6 +49,9 @@ extern DdbJson *ddb_json_parse(const char *text, int len);
 /* An object's member (the last one of that name), or NULL. */
 extern DdbJson *ddb_json_get(DdbJson *obj, const char *key);
 
+/* ... NULL also when it is JSON null, which requests mean as absent. */
+extern DdbJson *ddb_json_member(DdbJson *obj, const char *key);
+
 /* Does a counted string hold a NUL byte? */
 static inline bool
 ddb_has_nul(const char *s, int len)

@@ -1667,14 +1667,6 @@ run(const char *operation, DdbResponse *r)
 	return ddb_json_parse(resp, len);
 }
 
-static DdbJson *
-resp_member(DdbJson *resp, const char *name)
-{
-	DdbJson    *j = ddb_json_get(resp, name);
-
-	return (j == NULL || j->type == DDB_JSON_NULL) ? NULL : j;
-}
-
 /* Add one ConsumedCapacity to another: every number member summed. */
 static void
 capacity_add(DdbJson *sum, DdbJson *c)
@@ -1787,7 +1779,7 @@ token_decode(const char *token, StringInfo context, int nqueries, int *query)
 	if (json != NULL)
 		j = ddb_json_parse(json, strlen(json));
 	if (j != NULL && j->type == DDB_JSON_OBJECT &&
-		(i = resp_member(j, "i")) != NULL && i->type == DDB_JSON_NUMBER)
+		(i = ddb_json_member(j, "i")) != NULL && i->type == DDB_JSON_NUMBER)
 	{
 		errno = 0;
 		qi = strtol(i->str, &end, 10);
@@ -1795,7 +1787,7 @@ token_decode(const char *token, StringInfo context, int nqueries, int *query)
 			qi = -1;
 	}
 	if (qi < 0 || qi >= nqueries ||
-		((k = resp_member(j, "k")) != NULL && k->type != DDB_JSON_OBJECT))
+		((k = ddb_json_member(j, "k")) != NULL && k->type != DDB_JSON_OBJECT))
 		validation_error("Invalid NextToken: the token was not returned for this statement and its parameters");
 	*query = (int) qi;
 	return k;
@@ -2058,14 +2050,14 @@ execute_select(Statement *st, Options *o, int *len)
 		PG_END_TRY();
 
 		MemoryContextSwitchTo(outer);
-		j = resp_member(resp, "Items");
+		j = ddb_json_member(resp, "Items");
 		for (int i = 0; j && i < j->n; i++)
 		{
 			if (nitems++ > 0)
 				appendStringInfoChar(&items, ',');
 			ddb_json_write_json(&items, j->elems[i]);
 		}
-		if ((j = resp_member(resp, "ConsumedCapacity")) != NULL)
+		if ((j = ddb_json_member(resp, "ConsumedCapacity")) != NULL)
 		{
 			if (capacity == NULL)
 				capacity = json_copy(j);
@@ -2073,8 +2065,8 @@ execute_select(Statement *st, Options *o, int *len)
 				capacity_add(capacity, j);
 		}
 		start_key = NULL;
-		last_key = json_copy(resp_member(resp, "LastEvaluatedKey"));
-		if (o->limit > 0 && (j = resp_member(resp, "ScannedCount")) != NULL)
+		last_key = json_copy(ddb_json_member(resp, "LastEvaluatedKey"));
+		if (o->limit > 0 && (j = ddb_json_member(resp, "ScannedCount")) != NULL)
 			remaining -= atoi(j->str);
 		if (last_key != NULL || (o->limit > 0 && remaining <= 0) ||
 			items.len > PQL_MAX_PAGE_BYTES)
@@ -2165,11 +2157,11 @@ write_answer(DdbJson *resp, const char *returning, int *len)
 	{
 		ddb_resp_key(&out, "Items");
 		appendStringInfoChar(&out.buf, '[');
-		if ((j = resp_member(resp, "Attributes")) != NULL)
+		if ((j = ddb_json_member(resp, "Attributes")) != NULL)
 			ddb_json_write_json(&out.buf, j);
 		appendStringInfoChar(&out.buf, ']');
 	}
-	if ((j = resp_member(resp, "ConsumedCapacity")) != NULL)
+	if ((j = ddb_json_member(resp, "ConsumedCapacity")) != NULL)
 	{
 		ddb_resp_key(&out, "ConsumedCapacity");
 		ddb_json_write_json(&out.buf, j);
@@ -2423,15 +2415,6 @@ execute_keyed_write(Statement *st, Options *o, int *len)
 						st->returning, len);
 }
 
-/* A member of the request: NULL when absent or null. */
-static DdbJson *
-member(DdbJson *req, const char *name)
-{
-	DdbJson    *j = ddb_json_get(req, name);
-
-	return (j == NULL || j->type == DDB_JSON_NULL) ? NULL : j;
-}
-
 /* Run a parsed statement: ExecuteStatement's answer. */
 static char *
 execute(Statement *st, Options *o, int *len)
@@ -2463,7 +2446,7 @@ statement_options(DdbValErrors *e, DdbJson *req, const char *prefix, Options *o)
 	DdbJson    *j;
 
 	memset(o, 0, sizeof(*o));
-	if ((j = member(req, "Statement")) == NULL)
+	if ((j = ddb_json_member(req, "Statement")) == NULL)
 		ddb_valerr_add(e, NULL, psprintf("%sstatement", prefix), "Member must not be null");
 	else
 	{
@@ -2476,7 +2459,7 @@ statement_options(DdbValErrors *e, DdbJson *req, const char *prefix, Options *o)
 			ddb_valerr_add(e, o->statement, psprintf("%sstatement", prefix),
 						   "Member must have length less than or equal to 8192");
 	}
-	if ((j = member(req, "Parameters")) != NULL)
+	if ((j = ddb_json_member(req, "Parameters")) != NULL)
 	{
 		ddb_json_check_list(j);
 		if (j->n < 1)
@@ -2484,7 +2467,7 @@ statement_options(DdbValErrors *e, DdbJson *req, const char *prefix, Options *o)
 						   "Member must have length greater than or equal to 1");
 		o->params = j;
 	}
-	if ((j = member(req, "ConsistentRead")) != NULL)
+	if ((j = ddb_json_member(req, "ConsistentRead")) != NULL)
 	{
 		(void) ddb_json_check_bool(j);
 		o->consistent = j;
@@ -2501,7 +2484,7 @@ ddb_op_execute_statement(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	statement_options(&e, req, "", &o);
-	if ((j = member(req, "NextToken")) != NULL)
+	if ((j = ddb_json_member(req, "NextToken")) != NULL)
 	{
 		o.next_token = ddb_json_member_cstring(j, "NextToken");
 		if (strlen(o.next_token) < 1)
@@ -2511,7 +2494,7 @@ ddb_op_execute_statement(DdbJson *req, int *len)
 			ddb_valerr_add(&e, o.next_token, "nextToken",
 						   "Member must have length less than or equal to 32768");
 	}
-	if ((j = member(req, "Limit")) != NULL)
+	if ((j = ddb_json_member(req, "Limit")) != NULL)
 	{
 		double		d = ddb_json_check_number(j, "Integer");
 
@@ -2547,7 +2530,7 @@ ddb_op_execute_statement(DdbJson *req, int *len)
 static Options *
 list_options(DdbValErrors *e, DdbJson *req, const char *name, int max, int *n)
 {
-	DdbJson    *list = member(req, name);
+	DdbJson    *list = ddb_json_member(req, name);
 	char	   *lname = psprintf("%c%s", pg_ascii_tolower(name[0]), name + 1);
 	Options    *opts;
 
@@ -2705,7 +2688,7 @@ write_batch_error(StringInfo out, ErrorData *edata)
 	if (edata->detail)
 	{
 		DdbJson    *extra = ddb_json_parse(edata->detail, strlen(edata->detail));
-		DdbJson    *item = extra->type == DDB_JSON_OBJECT ? resp_member(extra, "Item") : NULL;
+		DdbJson    *item = extra->type == DDB_JSON_OBJECT ? ddb_json_member(extra, "Item") : NULL;
 
 		if (item)
 		{
@@ -2780,14 +2763,14 @@ ddb_op_batch_execute_statement(DdbJson *req, int *len)
 			ddb_json_key(&out.buf, &f, "TableName");
 			ddb_json_cstring(&out.buf, b[i].st->table);
 		}
-		if (b[i].resp && (j = resp_member(b[i].resp, "Items")) != NULL &&
+		if (b[i].resp && (j = ddb_json_member(b[i].resp, "Items")) != NULL &&
 			j->type == DDB_JSON_ARRAY && j->n > 0)
 		{
 			ddb_json_key(&out.buf, &f, "Item");
 			ddb_json_write_json(&out.buf, j->elems[0]);
 		}
 		appendStringInfoChar(&out.buf, '}');
-		if (b[i].resp && (j = resp_member(b[i].resp, "ConsumedCapacity")) != NULL)
+		if (b[i].resp && (j = ddb_json_member(b[i].resp, "ConsumedCapacity")) != NULL)
 		{
 			if (any_capacity)
 				appendStringInfoChar(&capacity, ',');
@@ -2887,7 +2870,7 @@ ddb_op_execute_transaction(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	opts = list_options(&e, req, "TransactStatements", PQL_TRANSACT_MAX, &n);
-	if ((j = member(req, "ClientRequestToken")) != NULL)
+	if ((j = ddb_json_member(req, "ClientRequestToken")) != NULL)
 	{
 		token = ddb_json_member_cstring(j, "ClientRequestToken");
 		if (strlen(token) < 1)

@@ -189,19 +189,10 @@ ddb_valerr_raise(DdbValErrors *e)
  * ------------------------------------------------------------------------
  */
 
-/* A member, NULL when absent or null. */
-static DdbJson *
-member(DdbJson *req, const char *name)
-{
-	DdbJson    *j = ddb_json_get(req, name);
-
-	return (j == NULL || j->type == DDB_JSON_NULL) ? NULL : j;
-}
-
 static const char *
 member_string(DdbJson *req, const char *name)
 {
-	DdbJson    *j = member(req, name);
+	DdbJson    *j = ddb_json_member(req, name);
 
 	if (j == NULL)
 		return NULL;
@@ -211,7 +202,7 @@ member_string(DdbJson *req, const char *name)
 static bool
 member_bool(DdbJson *req, const char *name, bool dflt)
 {
-	DdbJson    *j = member(req, name);
+	DdbJson    *j = ddb_json_member(req, name);
 
 	return j ? ddb_json_check_bool(j) : dflt;
 }
@@ -219,7 +210,7 @@ member_bool(DdbJson *req, const char *name, bool dflt)
 static bool
 member_number(DdbJson *req, const char *name, const char *target, double *value)
 {
-	DdbJson    *j = member(req, name);
+	DdbJson    *j = ddb_json_member(req, name);
 
 	if (j == NULL)
 		return false;
@@ -230,7 +221,7 @@ member_number(DdbJson *req, const char *name, const char *target, double *value)
 static DdbJson *
 member_list(DdbJson *req, const char *name)
 {
-	DdbJson    *j = member(req, name);
+	DdbJson    *j = ddb_json_member(req, name);
 
 	if (j)
 		ddb_json_check_list(j);
@@ -240,7 +231,7 @@ member_list(DdbJson *req, const char *name)
 static DdbJson *
 member_struct(DdbJson *req, const char *name, const char *structname)
 {
-	DdbJson    *j = member(req, name);
+	DdbJson    *j = ddb_json_member(req, name);
 
 	if (j)
 		ddb_json_check_struct(j, structname);
@@ -261,7 +252,7 @@ listed(const char *const *list, const char *name)
 static DdbJson *
 legacy_member(DdbJson *req, const char *const *legacy, const char *name)
 {
-	return listed(legacy, name) ? member(req, name) : NULL;
+	return listed(legacy, name) ? ddb_json_member(req, name) : NULL;
 }
 
 /* ConditionalOperator goes with Expected, QueryFilter and ScanFilter. */
@@ -275,7 +266,7 @@ takes_conditional_operator(const char *const *legacy)
 static DdbJson *
 member_attribute_map(DdbJson *req, const char *name)
 {
-	DdbJson    *j = member(req, name);
+	DdbJson    *j = ddb_json_member(req, name);
 
 	if (j)
 		ddb_json_check_attribute_map(j);
@@ -430,7 +421,7 @@ static void create_index(Relation rel, DdbJson *defs, DdbJson *c, char kind);
 static void
 index_throughput_allowed(DdbJson *c, const char *iname, bool provisioned)
 {
-	bool		has = member(c, "ProvisionedThroughput") != NULL;
+	bool		has = ddb_json_member(c, "ProvisionedThroughput") != NULL;
 
 	if (provisioned && !has)
 		validation_error("One or more parameter values were invalid: ProvisionedThroughput is not specified for index: %s",
@@ -543,7 +534,7 @@ stream_specification(DdbJson *req, const char **view, bool creating)
 	*view = NULL;
 	if (ss == NULL)
 		return false;
-	en = member(ss, "StreamEnabled");
+	en = ddb_json_member(ss, "StreamEnabled");
 	ddb_valerr_init(&e);
 	if (en == NULL)
 		ddb_valerr_add(&e, NULL, "streamSpecification.streamEnabled", "Member must not be null");
@@ -793,8 +784,8 @@ op_create_table(DdbJson *req, int *len)
 	}
 	if (ct.nkeys == 2 && strcmp(ct.keys[0], ct.keys[1]) == 0)
 		validation_error("Both the Hash Key and the Range Key element in the KeySchema have the same name");
-	if (member(req, "GlobalSecondaryIndexes") == NULL &&
-		member(req, "LocalSecondaryIndexes") == NULL && ct.nkeys != ndefs)
+	if (ddb_json_member(req, "GlobalSecondaryIndexes") == NULL &&
+		ddb_json_member(req, "LocalSecondaryIndexes") == NULL && ct.nkeys != ndefs)
 		validation_error("One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions");
 	if (lsis != NULL)
 	{
@@ -957,7 +948,7 @@ op_update_continuous_backups(DdbJson *req, int *len)
 {
 	DdbJson    *spec = member_struct(req, "PointInTimeRecoverySpecification",
 									 "PointInTimeRecoverySpecification");
-	DdbJson    *en = spec ? member(spec, "PointInTimeRecoveryEnabled") : NULL;
+	DdbJson    *en = spec ? ddb_json_member(spec, "PointInTimeRecoveryEnabled") : NULL;
 	Relation	rel;
 
 	if (spec == NULL || en == NULL)
@@ -994,7 +985,7 @@ op_update_time_to_live(DdbJson *req, int *len)
 	else
 	{
 		attr = member_string(spec, "AttributeName");
-		if (member(spec, "Enabled") == NULL)
+		if (ddb_json_member(spec, "Enabled") == NULL)
 			ddb_valerr_add(&e, NULL, "timeToLiveSpecification.enabled", "Member must not be null");
 		else
 			enabled = member_bool(spec, "Enabled", false);
@@ -1237,8 +1228,8 @@ check_index_throughput(Relation rel, DdbJson *updates, int64 *idx_rcu, int64 *id
 	for (int i = 0; updates && i < updates->n; i++)
 	{
 		DdbJson    *u = updates->elems[i];
-		DdbJson    *c = member(u, "Create");
-		DdbJson    *up = member(u, "Update");
+		DdbJson    *c = ddb_json_member(u, "Create");
+		DdbJson    *up = ddb_json_member(u, "Update");
 		const char *iname;
 		int64		cur_rcu,
 					cur_wcu;
@@ -1249,7 +1240,7 @@ check_index_throughput(Relation rel, DdbJson *updates, int64 *idx_rcu, int64 *id
 			if (provisioned)
 				check_throughput_bounds(idx_rcu[i], idx_wcu[i]);
 		}
-		if (up == NULL || c != NULL || member(u, "Delete") != NULL)
+		if (up == NULL || c != NULL || ddb_json_member(u, "Delete") != NULL)
 			continue;
 		iname = member_string(up, "IndexName");
 		if (!ddb_gsi_throughput(rel, iname, &cur_rcu, &cur_wcu))
@@ -1275,7 +1266,7 @@ check_index_throughput(Relation rel, DdbJson *updates, int64 *idx_rcu, int64 *id
 			const char *other = gsi_update_index_name(updates->elems[i]);
 
 			given = other && strcmp(other, names[n]) == 0 &&
-				member(updates->elems[i], "Create") == NULL;
+				ddb_json_member(updates->elems[i], "Create") == NULL;
 		}
 		if (!given)
 			appendStringInfo(&missing, "%s%s", missing.len ? "," : "", names[n]);
@@ -1365,7 +1356,7 @@ op_update_table(DdbJson *req, int *len)
 	}
 	ddb_valerr_raise(&e);
 	if (pt == NULL && billing == NULL && (updates == NULL || updates->n == 0) &&
-		member(req, "StreamSpecification") == NULL && member(req, "SSESpecification") == NULL)
+		ddb_json_member(req, "StreamSpecification") == NULL && ddb_json_member(req, "SSESpecification") == NULL)
 		validation_error("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required");
 	if (billing && strcmp(billing, "PROVISIONED") == 0 && pt == NULL)
 		validation_error("One or more parameter values were invalid: ProvisionedThroughput must be specified when BillingMode is PROVISIONED");
@@ -1699,7 +1690,7 @@ op_list_tags_of_resource(DdbJson *req, int *len)
 static Jsonb *
 request_names(DdbJson *req)
 {
-	DdbJson    *j = member(req, "ExpressionAttributeNames");
+	DdbJson    *j = ddb_json_member(req, "ExpressionAttributeNames");
 	JsonbParseState *ps = NULL;
 
 	if (j == NULL)
@@ -1801,9 +1792,9 @@ request_expressions(DdbJson *req, ReqExpr *x, const char *const *expr,
 	{
 		/* a Query may combine KeyConditions with the other expressions */
 		if (strcmp(legacy[i], "KeyConditions") == 0 &&
-			member(req, "KeyConditionExpression") == NULL)
+			ddb_json_member(req, "KeyConditionExpression") == NULL)
 			continue;
-		if (member(req, legacy[i]) != NULL)
+		if (ddb_json_member(req, legacy[i]) != NULL)
 			appendStringInfo(&used_legacy, "%s%s", used_legacy.len ? ", " : "", legacy[i]);
 	}
 	if (any_expr && used_legacy.len)
@@ -1815,7 +1806,7 @@ request_expressions(DdbJson *req, ReqExpr *x, const char *const *expr,
 		bool		any_val_expr = false;
 
 		for (int i = 0; expr[i]; i++)
-			if (strcmp(expr[i], "ProjectionExpression") != 0 && member(req, expr[i]) != NULL)
+			if (strcmp(expr[i], "ProjectionExpression") != 0 && ddb_json_member(req, expr[i]) != NULL)
 				any_val_expr = true;
 		ddb_check_expression_use(any_expr, any_val_expr, val_exprs.data,
 								 x->names != NULL, vals != NULL);
@@ -2267,7 +2258,7 @@ op_get_item(DdbJson *req, int *len)
 	ddb_valerr_init(&e);
 	rcc = ddb_check_common(&e, req);
 	name = check_table_name(&e, req, "TableName");
-	if (member(req, "Key") == NULL)
+	if (ddb_json_member(req, "Key") == NULL)
 		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
 	ddb_valerr_raise(&e);
 	request_expressions(req, &x, expr, legacy);
@@ -2314,7 +2305,7 @@ op_put_item(DdbJson *req, int *len)
 	check_legacy_enums(&e, req, legacy);
 	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
-	if (member(req, "Item") == NULL)
+	if (ddb_json_member(req, "Item") == NULL)
 		ddb_valerr_add(&e, NULL, "item", "Member must not be null");
 	rvs = check_enum(&e, member_string(req, "ReturnValues"), "ReturnValues", rv_set, RV_LIST);
 	on_failure = ddb_check_return_on_failure(&e, req);
@@ -2366,7 +2357,7 @@ op_update_item(DdbJson *req, int *len)
 	check_legacy_enums(&e, req, legacy);
 	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
-	if (member(req, "Key") == NULL)
+	if (ddb_json_member(req, "Key") == NULL)
 		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
 	rvs = check_enum(&e, member_string(req, "ReturnValues"), "ReturnValues", rv_set, RV_LIST);
 	on_failure = ddb_check_return_on_failure(&e, req);
@@ -2378,7 +2369,7 @@ op_update_item(DdbJson *req, int *len)
 	rel = ddb_table_open(name, ACL_UPDATE);
 	ddb_check_write_privileges(rel, ACL_UPDATE, true);
 	parse_expressions(&x, &cond, &upd, NULL);
-	if (upd != NULL && member(req, "AttributeUpdates") != NULL)
+	if (upd != NULL && ddb_json_member(req, "AttributeUpdates") != NULL)
 	{
 		/* (a copy: the parsed update is cached, and shared) */
 		DdbUpdate  *legacy = palloc(sizeof(DdbUpdate));
@@ -2418,7 +2409,7 @@ op_delete_item(DdbJson *req, int *len)
 	check_legacy_enums(&e, req, legacy);
 	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
-	if (member(req, "Key") == NULL)
+	if (ddb_json_member(req, "Key") == NULL)
 		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
 	rvs = check_enum(&e, member_string(req, "ReturnValues"), "ReturnValues", rv_set, RV_LIST);
 	on_failure = ddb_check_return_on_failure(&e, req);
@@ -2524,7 +2515,7 @@ read_op(DdbJson *req, int *len, bool is_query)
 
 	a.key_condition = x.key_condition;
 	a.filter = x.filter;
-	a.filter_legacy = is_query && member(req, "QueryFilter") != NULL;
+	a.filter_legacy = is_query && ddb_json_member(req, "QueryFilter") != NULL;
 	a.projection = x.projection;
 	a.names = x.names;
 	a.vals = x.vals;
@@ -2631,7 +2622,7 @@ write_item_list(StringInfo buf, List *items)
 static DdbJson *
 request_items(DdbValErrors *e, DdbJson *req, const char *structname)
 {
-	DdbJson    *items = member(req, "RequestItems");
+	DdbJson    *items = ddb_json_member(req, "RequestItems");
 
 	if (items == NULL)
 	{
@@ -2695,7 +2686,7 @@ op_batch_write_item(DdbJson *req, int *len)
 			bt->is_put[i] = put != NULL;
 			path = psprintf("requestItems.%s.member.%d.member.%s", items->keys[t], i + 1,
 							put ? "putRequest.item" : "deleteRequest.key");
-			if (member(put ? put : del, put ? "Item" : "Key") == NULL)
+			if (ddb_json_member(put ? put : del, put ? "Item" : "Key") == NULL)
 			{
 				ddb_valerr_add(&e, NULL, path, "Member must not be null");
 				ddb_valerr_raise(&e);
@@ -2842,7 +2833,7 @@ op_batch_get_item(DdbJson *req, int *len)
 		write_item_list(&r.buf, tables[t].unprocessed);
 		for (int m = 0; m < lengthof(echo); m++)
 		{
-			DdbJson    *j = member(specs[t], echo[m]);
+			DdbJson    *j = ddb_json_member(specs[t], echo[m]);
 
 			if (j == NULL)
 				continue;
@@ -3022,7 +3013,7 @@ op_transact_write_items(DdbJson *req, int *len)
 	rcc = ddb_check_common(&e, req);
 	icm = check_item_collection_metrics(&e, req);
 	token = member_string(req, "ClientRequestToken");
-	if (member(req, "TransactItems") == NULL)
+	if (ddb_json_member(req, "TransactItems") == NULL)
 		ddb_valerr_add(&e, NULL, "transactItems", "Member must not be null");
 	ddb_valerr_raise(&e);
 	actions = transact_actions(req, true, &n);
@@ -3092,7 +3083,7 @@ op_transact_get_items(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = ddb_check_common(&e, req);
-	if (member(req, "TransactItems") == NULL)
+	if (ddb_json_member(req, "TransactItems") == NULL)
 		ddb_valerr_add(&e, NULL, "transactItems", "Member must not be null");
 	ddb_valerr_raise(&e);
 	actions = transact_actions(req, false, &n);

@@ -1369,18 +1369,10 @@ ddb_stream_sweep_all(void)
  * DescribeStream, GetShardIterator, GetRecords, run by ddb_api_execute
  * ------------------------------------------------------------------------
  */
-static DdbJson *
-req_member(DdbJson *req, const char *name)
-{
-	DdbJson    *j = ddb_json_get(req, name);
-
-	return (j == NULL || j->type == DDB_JSON_NULL) ? NULL : j;
-}
-
 static const char *
 req_string(DdbJson *req, const char *name)
 {
-	DdbJson    *j = req_member(req, name);
+	DdbJson    *j = ddb_json_member(req, name);
 
 	if (j == NULL)
 		return NULL;
@@ -1390,7 +1382,7 @@ req_string(DdbJson *req, const char *name)
 static bool
 req_int(DdbJson *req, const char *name, int64 *v)
 {
-	DdbJson    *j = req_member(req, name);
+	DdbJson    *j = ddb_json_member(req, name);
 
 	if (j == NULL)
 		return false;
@@ -1612,10 +1604,10 @@ ddb_op_describe_stream(DdbJson *req, int *len)
 
 		first_shard = k < 0 ? s->shards : k + 1;
 	}
-	if (req_member(req, "ShardFilter") != NULL)
+	if (ddb_json_member(req, "ShardFilter") != NULL)
 	{
 		/* the children of a shard: ddb's shards never split, so none */
-		DdbJson    *f = req_member(req, "ShardFilter");
+		DdbJson    *f = ddb_json_member(req, "ShardFilter");
 		DdbJson    *type = f->type == DDB_JSON_OBJECT ? ddb_json_get(f, "Type") : NULL;
 
 		ddb_json_check_struct(f, "ShardFilter");
