@@ -192,11 +192,48 @@ VACUUM c;
 SELECT pg_relation_size('c') = :c_size AS same_size, vfield('c', 'map_pages') AS map_pages,
 	vfield('c', 'live') AS live, (SELECT sum((item->>'n')::int) FROM c) AS total;
 
+-- A batch's map entries are written at commit (ddb_rowid.c, "deferred");
+-- those of a subtransaction that rolled back are dropped then and there.
+-- Its versions are dead, and the INSERT below prunes them when it finds
+-- their leaves full: an entry written at commit after that would name a
+-- version that is gone, and its map leaf would never be freed (the test
+-- kept 4 more map pages before the fix).  The kept batch and the insert are
+-- found by TID, and once everything is deleted VACUUM frees every leaf.
+CREATE TABLE sp_map ("PK" text, "SK" text, item jsonb) USING ddb WITH (autovacuum_enabled = false);
+CREATE FUNCTION sp_batch(lo int, hi int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	FOR i IN 0 .. (hi - lo) / 25 LOOP
+		PERFORM ddb_batch_write_item(jsonb_build_object('sp_map', (
+			SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item',
+				jsonb_build_object('PK', 'P', 'SK', lpad(g::text, 7, '0'), 'pad', repeat('x', 100)))))
+			FROM generate_series(lo + 25 * i, least(lo + 25 * i + 24, hi)) g)));
+	END LOOP;
+END $$;
+BEGIN;
+SAVEPOINT a;
+SELECT sp_batch(1, 1500);
+SAVEPOINT b;
+SELECT sp_batch(1501, 3000);
+RELEASE b;
+ROLLBACK TO a;
+SAVEPOINT c;
+SELECT sp_batch(3001, 3500);
+RELEASE c;
+INSERT INTO sp_map SELECT 'P', lpad(g::text, 6, '0'), '{"x": 1}' FROM generate_series(1, 3000) g;
+COMMIT;
+UPDATE sp_map SET item = item || '{"u": 1}';
+SELECT count(*) AS items, count(*) FILTER (WHERE item ? 'u') AS updated FROM sp_map;
+DELETE FROM sp_map;
+SELECT wait_no_xmin();
+VACUUM sp_map;
+SELECT vfield('sp_map', 'map_pages') AS map_pages, vfield('sp_map', 'items') AS items;
+
 -- TRUNCATE and VACUUM FULL start a file without deleted pages.
 VACUUM FULL q;
 SELECT vfield('q', 'deleted_pages') AS deleted_after_full,
 	vfield('q', 'live') = (SELECT count(*) FROM q_heap) AS all_live;
 
-DROP TABLE q, q_heap, m, one, c, fl;
+DROP TABLE q, q_heap, m, one, c, fl, sp_map;
+DROP FUNCTION sp_batch(int, int);
 DROP PROCEDURE bump(int);
 DROP FUNCTION wait_no_xmin(), vfield(regclass, text), buffers_of(text);

@@ -38,7 +38,9 @@
  * itself, and before a table rewrite swaps in or copies the file they
  * belong to: ddb_finish_bulk_insert, ddb_relation_copy_data).  Entries are
  * kept by file: those of a file the relation no longer has are dropped at
- * commit.  Only committed versions must be reachable through the map, and
+ * commit; those of a subtransaction are dropped when it aborts (its
+ * versions may be pruned before the commit writes them).  Only committed
+ * versions must be reachable through the map, and
  * a crash before commit loses only entries of versions that died with their
  * transaction.  This turns a WAL record per insert into one per thousand.
  * A backend remembers the map leaf it wrote last (map_leaf_for_write), so
@@ -627,6 +629,7 @@ typedef struct PendingEntry
 	uint64		rowid;
 	BlockNumber block;
 	uint32		hash;
+	SubTransactionId subid;		/* the subtransaction that wrote it */
 } PendingEntry;
 
 #define DDB_MAX_PENDING		65536
@@ -635,6 +638,7 @@ static PendingEntry *pending = NULL;
 static int	npending = 0;
 static int	maxpending = 0;
 static uint64 pending_min_rowid = 0;	/* the least row id pending, if any */
+static SubTransactionId pending_max_subid = InvalidSubTransactionId;
 static bool xact_callback_registered = false;
 
 /* pending_min_rowid after entries were removed */
@@ -867,8 +871,40 @@ ddb_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PREPARE:
 			npending = 0;
+			pending_max_subid = InvalidSubTransactionId;
 			break;
 	}
+}
+
+/*
+ * A subtransaction aborts: drop the entries it and its children recorded.
+ * Their versions are dead, and this transaction may prune them (an insert
+ * that finds their leaf full) before it commits: a prune clears only the
+ * entries already written, so an entry written at commit after it would
+ * name a version that is gone, and keep its map leaf from ever being freed
+ * (ddb_map_free_empty).  Subtransaction ids grow as subtransactions start,
+ * so those of the aborting one and of every subtransaction begun inside it
+ * are the ids from its own on; a committed child's entries need no
+ * relabelling.
+ */
+static void
+ddb_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					 SubTransactionId parentSubid, void *arg)
+{
+	int			keep = 0;
+
+	if (event != SUBXACT_EVENT_ABORT_SUB || npending == 0 ||
+		pending_max_subid < mySubid)
+		return;
+	pending_max_subid = InvalidSubTransactionId;
+	for (int i = 0; i < npending; i++)
+		if (pending[i].subid < mySubid)
+		{
+			pending_max_subid = Max(pending_max_subid, pending[i].subid);
+			pending[keep++] = pending[i];
+		}
+	npending = keep;
+	pending_recompute_min();
 }
 
 /* The pending list is full: write it out, or grow it if it stays full. */
@@ -911,6 +947,7 @@ ddb_map_set_deferred(Relation rel, ItemPointer tid, BlockNumber block, uint32 ha
 	if (!xact_callback_registered)
 	{
 		RegisterXactCallback(ddb_xact_callback, NULL);
+		RegisterSubXactCallback(ddb_subxact_callback, NULL);
 		xact_callback_registered = true;
 	}
 	if (npending == maxpending)
@@ -923,6 +960,9 @@ ddb_map_set_deferred(Relation rel, ItemPointer tid, BlockNumber block, uint32 ha
 		pending_min_rowid = e->rowid;
 	e->block = block;
 	e->hash = hash;
+	e->subid = GetCurrentSubTransactionId();
+	if (e->subid > pending_max_subid)
+		pending_max_subid = e->subid;
 }
 
 /* Before resolving a TID of rel: write our deferred entries for it. */
