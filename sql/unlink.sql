@@ -196,9 +196,10 @@ SELECT pg_relation_size('c') = :c_size AS same_size, vfield('c', 'map_pages') AS
 -- those of a subtransaction that rolled back are dropped then and there.
 -- Its versions are dead, and the INSERT below prunes them when it finds
 -- their leaves full: an entry written at commit after that would name a
--- version that is gone, and its map leaf would never be freed (the test
--- kept 4 more map pages before the fix).  The kept batch and the insert are
--- found by TID, and once everything is deleted VACUUM frees every leaf.
+-- version that is gone (ddb_verify's orphan_map_entries), and its map leaf
+-- would never be freed (the test kept 4 more map pages before the fix).
+-- The kept batch and the insert are found by TID, and once everything is
+-- deleted VACUUM frees every leaf.
 CREATE TABLE sp_map ("PK" text, "SK" text, item jsonb) USING ddb WITH (autovacuum_enabled = false);
 CREATE FUNCTION sp_batch(lo int, hi int) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
@@ -221,6 +222,7 @@ SELECT sp_batch(3001, 3500);
 RELEASE c;
 INSERT INTO sp_map SELECT 'P', lpad(g::text, 6, '0'), '{"x": 1}' FROM generate_series(1, 3000) g;
 COMMIT;
+SELECT vfield('sp_map', 'orphan_map_entries') AS orphan_entries;
 UPDATE sp_map SET item = item || '{"u": 1}';
 SELECT count(*) AS items, count(*) FILTER (WHERE item ? 'u') AS updated FROM sp_map;
 DELETE FROM sp_map;

@@ -369,7 +369,8 @@ extern bool ddb_find_version_ext(Relation rel, ItemPointer tid, int mode, Buffer
 								 OffsetNumber *off, DdbHintResult *hint_result);
 extern bool ddb_map_check(Relation rel, ItemPointer tid, uint32 hash, BlockNumber *hint);
 extern uint32 ddb_key_hash(const char *key);
-extern uint64 ddb_map_mark_pages(Relation rel, bool *seen, BlockNumber nblocks);
+extern uint64 ddb_map_mark_pages(Relation rel, bool *seen, BlockNumber nblocks, uint64 *entries);
+extern bool ddb_map_has_entry(Relation rel, ItemPointer tid);
 extern void ddb_map_build(Relation rel, BlockNumber *blocks, uint32 *hashes, uint64 n,
 						  BlockNumber *root, int *levels);
 

@@ -1297,11 +1297,13 @@ ddb_map_check(Relation rel, ItemPointer tid, uint32 hash, BlockNumber *hint)
 
 /*
  * For ddb_verify: mark every page of the map in seen[], checking kinds and
- * that no page is reached twice.  Returns the number of map pages.
+ * that no page is reached twice, and count the set entries of its leaves
+ * in *entries.  Returns the number of map pages.
  */
 static uint64
 map_mark(Relation rel, BlockNumber blkno, int level, uint64 first,
-		 BlockNumber parent, int idx, bool *seen, BlockNumber nblocks)
+		 BlockNumber parent, int idx, bool *seen, BlockNumber nblocks,
+		 uint64 *entries)
 {
 	Buffer		buf;
 	uint64		n = 1;
@@ -1340,7 +1342,17 @@ map_mark(Relation rel, BlockNumber blkno, int level, uint64 first,
 								 RelationGetRelationName(rel), blkno, marked, map_leaf_index(first))));
 	}
 	seen[blkno] = true;
-	if (level > 1)
+	if (level == 1)
+	{
+		Page		page = BufferGetPage(buf);
+		DdbMapEntry *e = (DdbMapEntry *) PageGetContents(page);
+		int			nslots = map_leaf_nslots(page);
+
+		for (int i = 0; i < nslots; i++)
+			if (e[i].block != 0)
+				(*entries)++;
+	}
+	else
 	{
 		map_check_page(rel, buf, DDB_PAGE_MAP_DIR);
 		children = palloc(sizeof(BlockNumber) * DDB_MAP_DIR_ENTRIES);
@@ -1354,21 +1366,33 @@ map_mark(Relation rel, BlockNumber blkno, int level, uint64 first,
 			if (children[i] != 0)
 				n += map_mark(rel, children[i], level - 1,
 							  first + (uint64) i * map_capacity(level - 1), blkno, i,
-							  seen, nblocks);
+							  seen, nblocks, entries);
 		pfree(children);
 	}
 	return n;
 }
 
 uint64
-ddb_map_mark_pages(Relation rel, bool *seen, BlockNumber nblocks)
+ddb_map_mark_pages(Relation rel, bool *seen, BlockNumber nblocks, uint64 *entries)
 {
 	DdbMetaPageData meta;
 
+	*entries = 0;
 	ddb_meta_read(rel, &meta);
 	if (meta.map_levels == 0)
 		return 0;
-	return map_mark(rel, meta.map_root, meta.map_levels, 0, InvalidBlockNumber, 0, seen, nblocks);
+	return map_mark(rel, meta.map_root, meta.map_levels, 0, InvalidBlockNumber, 0, seen, nblocks,
+					entries);
+}
+
+/* For ddb_verify: does rowid's version have a map entry at all? */
+bool
+ddb_map_has_entry(Relation rel, ItemPointer tid)
+{
+	BlockNumber block;
+	uint32		hash;
+
+	return map_get(rel, ddb_tid_to_rowid(tid), &block, &hash);
 }
 
 /*
