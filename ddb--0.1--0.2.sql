@@ -562,3 +562,67 @@ CREATE FUNCTION ddb_expression_cache_stats()
 RETURNS jsonb
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT VOLATILE;
+
+-- Publications: logical decoding does not see ddb tables' changes (Generic
+-- WAL and ddb's own records have no decoder), so a subscriber would copy a
+-- ddb table once and never hear of it again.  Listing one in a publication
+-- is refused; a publication that takes one in implicitly (FOR ALL TABLES,
+-- TABLES IN SCHEMA) is allowed, for its other tables, with a warning that
+-- names (the first ten of) the ddb tables it will not replicate.  Checked
+-- at the end of the command, so a refusal undoes it.
+CREATE FUNCTION ddb_publication_check()
+RETURNS event_trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+  r record;
+BEGIN
+  -- (ALTER PUBLICATION ... SET TABLE reports no objects: every listed
+  -- table is checked, and none can be there but by this command)
+  FOR r IN SELECT p.pubname, pr.prrelid::regclass AS tbl
+             FROM pg_publication_rel pr
+             JOIN pg_publication p ON p.oid = pr.prpubid
+             JOIN pg_class c ON c.oid = pr.prrelid
+             JOIN pg_am a ON a.oid = c.relam
+            WHERE a.amname = 'ddb'
+            ORDER BY p.pubname, c.relname
+            LIMIT 1
+  LOOP
+    RAISE EXCEPTION 'ddb table % cannot be added to publication "%"', r.tbl, r.pubname
+      USING ERRCODE = 'feature_not_supported',
+            DETAIL = 'Logical decoding does not see changes to ddb tables: a subscriber would never receive them.',
+            HINT = 'Use the table''s stream (ddb_update_stream) to follow its changes.';
+  END LOOP;
+  FOR r IN SELECT p.pubname,
+                  array_to_string((array_agg(format('%I.%I', pt.schemaname, pt.tablename)
+                                             ORDER BY pt.schemaname, pt.tablename))[1:10], ', ')
+                  || CASE WHEN count(*) > 10 THEN format(' and %s more', count(*) - 10) ELSE '' END
+                    AS tbls
+             FROM pg_publication p
+             JOIN pg_publication_tables pt ON pt.pubname = p.pubname
+             JOIN pg_namespace n ON n.nspname = pt.schemaname
+             JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = pt.tablename
+             JOIN pg_am a ON a.oid = c.relam
+            WHERE a.amname = 'ddb'
+              AND p.oid IN (SELECT CASE d.classid
+                                     WHEN 'pg_publication'::regclass THEN d.objid
+                                     WHEN 'pg_publication_namespace'::regclass
+                                       THEN (SELECT pn.pnpubid FROM pg_publication_namespace pn
+                                              WHERE pn.oid = d.objid)
+                                   END
+                              FROM pg_event_trigger_ddl_commands() d)
+            GROUP BY p.pubname
+            ORDER BY p.pubname
+  LOOP
+    RAISE WARNING 'publication "%" does not replicate ddb tables: %', r.pubname, r.tbls
+      USING DETAIL = 'Logical decoding does not see changes to ddb tables.',
+            HINT = 'Use a table''s stream (ddb_update_stream) to follow its changes.';
+  END LOOP;
+END
+$$;
+
+CREATE EVENT TRIGGER ddb_publication
+  ON ddl_command_end
+  WHEN TAG IN ('CREATE PUBLICATION', 'ALTER PUBLICATION')
+  EXECUTE FUNCTION ddb_publication_check();

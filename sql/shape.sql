@@ -106,4 +106,32 @@ ALTER TABLE plain ADD COLUMN b int;
 ALTER TABLE simple_key ALTER COLUMN id DROP NOT NULL;
 SELECT attnotnull FROM pg_attribute WHERE attrelid = 'simple_key'::regclass AND attname = 'id';
 
+-- Publications: logical decoding does not see ddb tables' changes, so
+-- listing one is refused (and changes nothing); FOR ALL TABLES and TABLES
+-- IN SCHEMA that take one in are allowed for their other tables, with a
+-- warning naming it.  (CREATE PUBLICATION also warns when wal_level is
+-- not logical.)
+SET client_min_messages = error;
+CREATE PUBLICATION pub_plain FOR TABLE plain;
+RESET client_min_messages;
+CREATE PUBLICATION pub_ddb FOR TABLE plain, simple_key;
+SELECT count(*) AS pub_ddb FROM pg_publication WHERE pubname = 'pub_ddb';
+ALTER PUBLICATION pub_plain ADD TABLE composite;
+ALTER PUBLICATION pub_plain SET TABLE plain, numeric_keys;
+SELECT tablename FROM pg_publication_tables WHERE pubname = 'pub_plain';
+CREATE SCHEMA pub_schema;
+CREATE TABLE pub_schema.t ("PK" text, item jsonb) USING ddb;
+CREATE TABLE pub_schema.h (a int);
+ALTER PUBLICATION pub_plain ADD TABLES IN SCHEMA pub_schema;
+SELECT tablename FROM pg_publication_tables WHERE pubname = 'pub_plain' ORDER BY 1;
+-- (the warning names ten of them)
+CREATE TABLE pub_schema.t2 ("PK" text, item jsonb) USING ddb;
+CREATE TABLE pub_schema.t3 ("PK" text, item jsonb) USING ddb;
+CREATE TABLE pub_schema.t4 ("PK" text, item jsonb) USING ddb;
+CREATE TABLE pub_schema.t5 ("PK" text, item jsonb) USING ddb;
+CREATE TABLE pub_schema.t6 ("PK" text, item jsonb) USING ddb;
+CREATE PUBLICATION pub_all FOR ALL TABLES;
+DROP PUBLICATION pub_plain, pub_all;
+DROP SCHEMA pub_schema CASCADE;
+
 DROP TABLE simple_key, composite, numeric_keys, binary_keys, ctas, plain;
