@@ -415,6 +415,18 @@ EXCEPTION WHEN others THEN
 END $d$;
 SELECT pqt($$SELECT * FROM Music WHERE Artist = 'T' AND Song = 't2'$$,
            $$SELECT n FROM Music WHERE Artist = 'B' AND Song = 's1'$$);
+-- an INSERT of a key that has an item: its reason is DuplicateItem, as
+-- the INSERT alone is DuplicateItemException; a failed condition beside it
+-- is still ConditionalCheckFailed, a statement that succeeded None
+DO $d$ BEGIN PERFORM pqt($$INSERT INTO Music VALUE {'Artist': 'T', 'Song': 't1'}$$,
+           $$INSERT INTO Music VALUE {'Artist': 'T', 'Song': 't4'}$$,
+           $$UPDATE Music SET n = 2 WHERE Artist = 'T' AND Song = 'missing'$$);
+EXCEPTION WHEN others THEN
+  DECLARE d text; BEGIN GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL;
+  RAISE NOTICE '% %', SQLERRM, d; END;
+END $d$;
+SELECT pqt($$SELECT n FROM Music WHERE Artist = 'T' AND Song = 't1'$$,
+           $$SELECT * FROM Music WHERE Artist = 'T' AND Song = 't4'$$);
 -- EXISTS(SELECT ...) is a ConditionCheck: the write happens only when the
 -- item named by its whole key exists and its other terms hold
 SELECT pqt($$EXISTS(SELECT * FROM Music WHERE Artist = 'B' AND Song = 's1' AND n = 11)$$,

@@ -179,3 +179,22 @@ def test_partiql_transaction_exists(ddb, music):
     with pytest.raises(ClientError) as e:
         ddb.execute_statement(Statement=check, Parameters=[S("acct"), S("a"), {"BOOL": True}])
     assert e.value.response["Error"]["Code"] == "ValidationException"
+
+
+def test_partiql_transaction_duplicate_insert(ddb, music):
+    """An INSERT of a key that has an item cancels the transaction with the
+    reason DuplicateItem (the INSERT alone is DuplicateItemException), not
+    ConditionalCheckFailed; nothing is written."""
+    ins = f'INSERT INTO "{music}" VALUE {{\'PK\': ?, \'SK\': ?}}'
+    ddb.execute_statement(Statement=ins, Parameters=[S("d"), S("1")])
+    with pytest.raises(ClientError) as e:
+        ddb.execute_transaction(TransactStatements=[
+            {"Statement": ins, "Parameters": [S("d"), S("2")]},
+            {"Statement": ins, "Parameters": [S("d"), S("1")]}])
+    assert e.value.response["Error"]["Code"] == "TransactionCanceledException"
+    assert "[None, DuplicateItem]" in e.value.response["Error"]["Message"]
+    reasons = e.value.response["CancellationReasons"]
+    assert [c["Code"] for c in reasons] == ["None", "DuplicateItem"]
+    assert reasons[1]["Message"] == "Duplicate primary key exists in table"
+    got = ddb.execute_statement(Statement=f"SELECT SK FROM \"{music}\" WHERE PK = 'd'")
+    assert got["Items"] == [{"SK": S("1")}]
