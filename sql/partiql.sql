@@ -389,7 +389,15 @@ SELECT pqb($$SELECT Song, n FROM Music WHERE Artist = 'B' AND Song = 's1'$$,
 -- reads and writes do not mix (DynamoDB's rule, ddb's wording)
 SELECT pqb($$SELECT * FROM Music WHERE Artist = 'B' AND Song = 's1'$$,
            $$DELETE FROM Music WHERE Artist = 'B' AND Song = 's1'$$);
-SELECT pqb($$UPDATE Music SET n = 1 WHERE Artist = 'B' AND Song = 's9' RETURNING ALL OLD *$$);
+-- RETURNING: a write's image is its Item, as a SELECT's item is (none
+-- when there is no image); a failed write is its error as without it
+SELECT jsonb_pretty(pqb($$INSERT INTO Music VALUE {'Artist': 'B', 'Song': 's6', 'n': 6}$$,
+           $$UPDATE Music SET n = 7 WHERE Artist = 'B' AND Song = 's6' RETURNING MODIFIED OLD *$$,
+           $$UPDATE Music SET m = 1 WHERE Artist = 'B' AND Song = 's6' RETURNING ALL NEW *$$,
+           $$DELETE FROM Music WHERE Artist = 'B' AND Song = 's6' RETURNING ALL OLD *$$,
+           $$DELETE FROM Music WHERE Artist = 'B' AND Song = 's6' RETURNING ALL OLD *$$,
+           $$UPDATE Music SET n = 1 WHERE Artist = 'B' AND Song = 's9' RETURNING ALL OLD *$$,
+           $$DELETE FROM Music WHERE Artist = 'B' AND Song = 's6' RETURNING ALL NEW *$$));
 -- 1 to 25 statements
 SELECT ddb_api('BatchExecuteStatement', '{"Statements": []}');
 SELECT ddb_api('BatchExecuteStatement', '{}');
@@ -468,7 +476,14 @@ SELECT pqt($$SELECT * FROM Music WHERE Artist = 'T' AND Song = 't1'$$,
            $$DELETE FROM Music WHERE Artist = 'T' AND Song = 't1'$$);
 SELECT pqt($$SELECT * FROM Music WHERE Artist = 'T'$$);
 SELECT pqt($$SELECT * FROM Music WHERE Artist = 'T' AND Song = 't1' AND n = 1$$);
+-- RETURNING: TransactWriteItems returns no images; DynamoDB's message
+-- names the first statement that asks (counted from 0), and nothing runs
 SELECT pqt($$DELETE FROM Music WHERE Artist = 'T' AND Song = 't1' RETURNING ALL OLD *$$);
+SELECT pqt($$INSERT INTO Music VALUE {'Artist': 'T', 'Song': 't5'}$$,
+           $$UPDATE Music SET n = 3 WHERE Artist = 'T' AND Song = 't1' RETURNING ALL NEW *$$,
+           $$DELETE FROM Music WHERE Artist = 'T' AND Song = 't1' RETURNING ALL OLD *$$);
+SELECT pqt($$SELECT * FROM Music WHERE Artist = 'T' AND Song = 't5'$$,
+           $$SELECT n FROM Music WHERE Artist = 'T' AND Song = 't1'$$);
 SELECT ddb_api('ExecuteTransaction', '{"TransactStatements": []}');
 SELECT pqt(VARIADIC array_fill($$SELECT * FROM Music WHERE Artist = 'B' AND Song = 's1'$$::text, ARRAY[101]));
 SELECT jsonb_array_length(pqt(VARIADIC ARRAY(SELECT format($$SELECT * FROM Music WHERE Artist = 'B' AND Song = 'x%s'$$, g)

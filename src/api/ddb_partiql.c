@@ -2558,14 +2558,6 @@ list_options(DdbValErrors *e, DdbJson *req, const char *name, int max, int *n)
 	return opts;
 }
 
-/* A statement of a batch or transaction may not ask for RETURNING (ddb's wording). */
-static void
-no_returning(Statement *st, const char *what)
-{
-	if (st->returning)
-		unsupported(psprintf("RETURNING in %s", what));
-}
-
 /*
  * Run fn(arg) in a subtransaction: true when it succeeded (its work is
  * kept).  A DynamoDB error a statement of a batch can have is caught
@@ -2643,12 +2635,12 @@ batch_parse(void *arg)
 	BatchStatement *b = arg;
 
 	b->st = parse_statement(b->o->statement, b->o->params);
-	no_returning(b->st, "a batch");
 }
 
 /*
  * One statement of a batch, as ExecuteStatement runs it.  A SELECT must
- * name the whole primary key of the table (one item at most).
+ * name the whole primary key of the table (one item at most).  A write's
+ * RETURNING image is its answer's Item, as a SELECT's item is.
  */
 static void
 batch_run(void *arg)
@@ -2967,7 +2959,10 @@ ddb_op_execute_transaction(DdbJson *req, int *len)
 	for (int i = 0; i < n; i++)
 	{
 		sts[i] = parse_statement(opts[i].statement, opts[i].params);
-		no_returning(sts[i], "a transaction");
+		/* TransactWriteItems returns no images: DynamoDB refuses it so */
+		if (sts[i]->returning)
+			validation_error("Validation failed in TransactStatements[%d]: RETURNING clause is not supported in ExecuteTransaction.",
+							 i);
 		reads += sts[i]->kind == STMT_SELECT;
 	}
 	if (reads > 0 && reads < n)

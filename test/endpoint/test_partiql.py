@@ -198,3 +198,25 @@ def test_partiql_transaction_duplicate_insert(ddb, music):
     assert reasons[1]["Message"] == "Duplicate primary key exists in table"
     got = ddb.execute_statement(Statement=f"SELECT SK FROM \"{music}\" WHERE PK = 'd'")
     assert got["Items"] == [{"SK": S("1")}]
+
+
+def test_partiql_returning_in_batch_and_transaction(ddb, music):
+    """batch_execute_statement honours RETURNING: the image is the
+    statement's Item.  execute_transaction refuses it with DynamoDB's
+    ValidationException, naming the statement, and runs nothing."""
+    ddb.execute_statement(Statement=f"INSERT INTO \"{music}\" VALUE {{'PK': 'r', 'SK': '1', 'n': 1}}")
+    upd = f'UPDATE "{music}" SET n = ? WHERE PK = \'r\' AND SK = \'1\' RETURNING ALL NEW *'
+    r = ddb.batch_execute_statement(Statements=[
+        {"Statement": upd, "Parameters": [N(2)]},
+        {"Statement": f'DELETE FROM "{music}" WHERE PK = \'r\' AND SK = \'0\' RETURNING ALL OLD *'}])
+    assert r["Responses"][0]["Item"] == {"PK": S("r"), "SK": S("1"), "n": N(2)}
+    assert "Item" not in r["Responses"][1] and "Error" not in r["Responses"][1]
+    with pytest.raises(ClientError) as e:
+        ddb.execute_transaction(TransactStatements=[
+            {"Statement": f'UPDATE "{music}" SET n = 5 WHERE PK = \'r\' AND SK = \'1\''},
+            {"Statement": upd, "Parameters": [N(3)]}])
+    assert e.value.response["Error"]["Code"] == "ValidationException"
+    assert e.value.response["Error"]["Message"] == \
+        "Validation failed in TransactStatements[1]: RETURNING clause is not supported in ExecuteTransaction."
+    got = ddb.execute_statement(Statement=f"SELECT n FROM \"{music}\" WHERE PK = 'r'")
+    assert got["Items"] == [{"n": N(2)}]
