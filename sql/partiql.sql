@@ -134,6 +134,16 @@ SELECT pq('SELECT * FROM Music WHERE Artist IN [' ||
   (SELECT string_agg(format('''a%s''', i), ', ') FROM generate_series(1, 51) i) || ']');
 SELECT pq('SELECT * FROM Music WHERE Artist IN [' ||
   (SELECT string_agg(format('''a%s''', i), ', ') FROM generate_series(1, 50) i) || ']');
+-- a partition key value of another type (or an empty string) in an IN
+-- list or an OR is the statement's ValidationException, as in 'pk = v',
+-- before any Query runs: not an error of the page that reaches it
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 1$$);
+SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Ada', 1]$$, '{"Limit": 1}');
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' OR Artist = ?$$,
+  '{"Limit": 1, "Parameters": [{"BOOL": true}]}');
+SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Ada', '']$$, '{"Limit": 1}');
+-- an index's partition key has its own type
+SELECT pq($$SELECT Song FROM Music."ByYear" WHERE "Year" IN [1850, '1843']$$, '{"Limit": 1}');
 -- a page holds about 1 MB of items: the Queries of an IN list stop once
 -- their items pass it, and NextToken starts the next Query.  Six
 -- partitions of three items of 100 KB: four Queries (1.2 MB), then two.

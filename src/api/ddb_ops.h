@@ -328,6 +328,7 @@ typedef struct DdbReadPage
 extern void ddb_read_page(DdbReadRequest *a, bool is_query, bool count_only,
 						  DdbReadPage *page);
 extern void ddb_query_allow_key_filter(bool allow);
+extern void ddb_query_check_key_value(DdbValue *v, DdbKeyType keytype, const char *name);
 
 /* ------------------------------------------------------------------------
  * Request validation (ddb_protocol.c): DynamoDB's "N validation errors

@@ -1686,15 +1686,16 @@ capacity_add(DdbJson *sum, DdbJson *c)
 }
 
 /*
- * The table's (or an index's) key attribute names, from the table opened
- * as the operation below opens it (ddb_table_open, with the privilege it
- * needs, mode): a table or index that is not there, or a privilege that is
- * missing, is that operation's error.  The operation opens the table
- * again, under the lock held since.
+ * The table's (or an index's) key attribute names, and if asked the
+ * partition key's type and the sort key's ("S", "N" or "B"), from the table
+ * opened as the operation below opens it (ddb_table_open, with the
+ * privilege it needs, mode): a table or index that is not there, or a
+ * privilege that is missing, is that operation's error.  The operation
+ * opens the table again, under the lock held since.
  */
 static void
 key_schema(const char *table, const char *index, AclMode mode, char **pk, char **sk,
-		   const char **sktype)
+		   DdbKeyType *pktype, const char **sktype)
 {
 	Relation	rel = ddb_table_open(table, mode);
 	Relation	keyrel = rel;
@@ -1711,6 +1712,8 @@ key_schema(const char *table, const char *index, AclMode mode, char **pk, char *
 	ddb_table_key_names(keyrel, names);
 	*pk = pstrdup(names[0]);
 	*sk = nkeys > 1 ? pstrdup(names[1]) : NULL;
+	if (pktype != NULL)
+		*pktype = ddb_get_keyinfo(keyrel)->keytype[0];
 	if (sktype != NULL && nkeys > 1)
 	{
 		DdbKeyType	t = ddb_get_keyinfo(keyrel)->keytype[1];
@@ -1838,6 +1841,7 @@ execute_select(Statement *st, Options *o, int *len)
 {
 	char	   *pk,
 			   *sk;
+	DdbKeyType	pktype;
 	const char *sktype = NULL;
 	List	   *terms = and_terms(st->where, NIL);
 	PNode	   *pk_term = NULL;
@@ -1862,7 +1866,7 @@ execute_select(Statement *st, Options *o, int *len)
 	MemoryContext outer = CurrentMemoryContext;
 	MemoryContext qcxt;
 
-	key_schema(st->table, st->index, ACL_SELECT, &pk, &sk, &sktype);
+	key_schema(st->table, st->index, ACL_SELECT, &pk, &sk, &pktype, &sktype);
 
 	/*
 	 * The partition key's equality, IN list or OR of equalities, then a sort
@@ -1964,6 +1968,21 @@ execute_select(Statement *st, Options *o, int *len)
 	query = pk_term != NULL;
 	if (!query)
 		filter_terms = terms;
+
+	/*
+	 * Every partition key value is checked as its Query would check it, but
+	 * before the first Query runs: a value of another type (or an empty
+	 * string) in an IN list or OR is the statement's ValidationException,
+	 * as it is in 'pk = v', not an error of the page that reaches it after
+	 * the earlier values' items were read.
+	 */
+	foreach(lc, pk_values)
+	{
+		PqlValue   *v = lfirst(lc);
+
+		ddb_query_check_key_value(ddb_typed_value(ddb_json_parse(v->json, strlen(v->json))),
+								  pktype, pk);
+	}
 
 	/* ORDER BY: the key attributes only, and only on a Query */
 	foreach(lc, st->order)
@@ -2183,7 +2202,7 @@ build_insert(Statement *st, Options *o, DdbResponse *r)
 	StringInfoData cond;
 	DdbJson    *item;
 
-	key_schema(st->table, NULL, ACL_INSERT, &pk, &sk, NULL);
+	key_schema(st->table, NULL, ACL_INSERT, &pk, &sk, NULL, NULL);
 	expr_init(&x);
 	initStringInfo(&cond);
 	req_begin(r, st->table);
@@ -2242,7 +2261,7 @@ build_update(Statement *st, Options *o, DdbResponse *r)
 				cond;
 	ListCell   *lc;
 
-	key_schema(st->table, NULL, ACL_UPDATE, &pk, &sk, NULL);
+	key_schema(st->table, NULL, ACL_UPDATE, &pk, &sk, NULL, NULL);
 	key = write_key(st, and_terms(st->where, NIL), pk, sk, &rest);
 	expr_init(&x);
 	initStringInfo(&set);
@@ -2370,7 +2389,7 @@ build_delete(Statement *st, Options *o, DdbResponse *r)
 	PExpr		x;
 	StringInfoData cond;
 
-	key_schema(st->table, NULL, ACL_DELETE, &pk, &sk, NULL);
+	key_schema(st->table, NULL, ACL_DELETE, &pk, &sk, NULL, NULL);
 	key = write_key(st, and_terms(st->where, NIL), pk, sk, &rest);
 	expr_init(&x);
 	initStringInfo(&cond);
@@ -2657,7 +2676,7 @@ batch_run(void *arg)
 
 		if (b->st->index != NULL)
 			validation_error(PQL_KEY_EQUALITY);
-		key_schema(b->st->table, NULL, ACL_SELECT, &pk, &sk, NULL);
+		key_schema(b->st->table, NULL, ACL_SELECT, &pk, &sk, NULL, NULL);
 		(void) write_key(b->st, and_terms(b->st->where, NIL), pk, sk, &rest);
 	}
 	resp = execute(b->st, b->o, &len);
@@ -2797,7 +2816,7 @@ build_check(Statement *st, Options *o, DdbResponse *r)
 
 	if (st->index != NULL)
 		validation_error(PQL_KEY_EQUALITY);
-	key_schema(st->table, NULL, ACL_SELECT, &pk, &sk, NULL);
+	key_schema(st->table, NULL, ACL_SELECT, &pk, &sk, NULL, NULL);
 	key = write_key(st, and_terms(st->where, NIL), pk, sk, &rest);
 	expr_init(&x);
 	initStringInfo(&cond);
@@ -2829,7 +2848,7 @@ build_get(Statement *st, DdbResponse *r)
 
 	if (st->index != NULL)
 		validation_error(PQL_KEY_EQUALITY);
-	key_schema(st->table, NULL, ACL_SELECT, &pk, &sk, NULL);
+	key_schema(st->table, NULL, ACL_SELECT, &pk, &sk, NULL, NULL);
 	key = write_key(st, and_terms(st->where, NIL), pk, sk, &rest);
 	if (rest != NIL)
 		unsupported("a SELECT in a transaction with conditions other than the primary key's equalities");

@@ -363,9 +363,13 @@ key_value_datum(DdbValue *v)
 	return (Datum) 0;
 }
 
-/* A key condition's value must have the key's type and not be empty. */
-static void
-check_key_value(DdbValue *v, DdbKeyType keytype, const char *name)
+/*
+ * A key condition's value must have the key's type and not be empty.  Also
+ * PartiQL's, for every partition key value of a SELECT before its first
+ * Query runs (ddb_partiql.c).
+ */
+void
+ddb_query_check_key_value(DdbValue *v, DdbKeyType keytype, const char *name)
 {
 	DdbType		want = keytype == DDB_KEY_S ? DDB_TYPE_S :
 		keytype == DDB_KEY_N ? DDB_TYPE_N : DDB_TYPE_B;
@@ -437,7 +441,7 @@ query_range(DdbReader *r, DdbKeyCondition *kc, DdbRange *range, StringInfo prefi
 	DdbKeyType sktype = r->nquerykeys > 1 ? ki->keytype[1] : DDB_KEY_S;
 	const char *skname = r->nquerykeys > 1 ? ddb_key_name(r->rel, 1) : NULL;
 
-	check_key_value(kc->pk_value, ki->keytype[0], ddb_key_name(r->rel, 0));
+	ddb_query_check_key_value(kc->pk_value, ki->keytype[0], ddb_key_name(r->rel, 0));
 	pk[0] = key_value_datum(kc->pk_value);
 	ddb_encode_key_prefix(ki, pk, 1, prefix);
 
@@ -451,10 +455,10 @@ query_range(DdbReader *r, DdbKeyCondition *kc, DdbRange *range, StringInfo prefi
 	if (kc->sk_kind == DDB_COND_BEGINS_WITH && sktype == DDB_KEY_N)
 		validation_error("ValidationException: Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: %s",
 						 ddb_type_name(kc->sk_value->type));
-	check_key_value(kc->sk_value, sktype, skname);
+	ddb_query_check_key_value(kc->sk_value, sktype, skname);
 	if (kc->sk_value2)
 	{
-		check_key_value(kc->sk_value2, sktype, skname);
+		ddb_query_check_key_value(kc->sk_value2, sktype, skname);
 		if (ddb_scalar_cmp(kc->sk_value, kc->sk_value2) > 0)
 			validation_error("ValidationException: Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: AttributeValue: %s, upper bound operand: AttributeValue: %s",
 							 ddb_value_describe(kc->sk_value),

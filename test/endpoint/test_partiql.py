@@ -220,3 +220,19 @@ def test_partiql_returning_in_batch_and_transaction(ddb, music):
         "Validation failed in TransactStatements[1]: RETURNING clause is not supported in ExecuteTransaction."
     got = ddb.execute_statement(Statement=f"SELECT n FROM \"{music}\" WHERE PK = 'r'")
     assert got["Items"] == [{"n": N(2)}]
+
+
+def test_partiql_in_key_of_another_type(ddb, music):
+    """A partition key value of another type in an IN list is the
+    statement's ValidationException, as in PK = v, even when the page
+    would end before the Query of that value."""
+    ddb.execute_statement(Statement=f"INSERT INTO \"{music}\" VALUE {{'PK': 'w', 'SK': '1'}}")
+    ddb.execute_statement(Statement=f"INSERT INTO \"{music}\" VALUE {{'PK': 'w', 'SK': '2'}}")
+    for stmt, params in ((f'SELECT SK FROM "{music}" WHERE PK = ?', [N(1)]),
+                         (f'SELECT SK FROM "{music}" WHERE PK IN [\'w\', ?]', [N(1)]),
+                         (f'SELECT SK FROM "{music}" WHERE PK = \'w\' OR PK = ?', [N(1)])):
+        with pytest.raises(ClientError) as e:
+            ddb.execute_statement(Statement=stmt, Parameters=params, Limit=1)
+        assert e.value.response["Error"]["Code"] == "ValidationException"
+        assert e.value.response["Error"]["Message"] == \
+            "One or more parameter values were invalid: Condition parameter type does not match schema type"
