@@ -75,6 +75,30 @@ SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND attribute_type(bin, 
 SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Ada' AND "Year" NOT IN [1843] AND NOT "Year" BETWEEN 1 AND 2$$);
 -- an index: "Table"."Index", with the index's keys
 SELECT pq($$SELECT Artist, Song FROM "Music"."ByYear" WHERE "Year" = 1850 ORDER BY Song DESC$$);
+-- ORDER BY with several partition keys (IN or OR): by the partition key,
+-- which DynamoDB requires there, then the sort key; the Queries run in the
+-- partition key's order, each in the sort key's
+SELECT pq($$SELECT Artist, Song FROM Music WHERE Artist IN ['Cy', 'Bob', 'Ada'] ORDER BY Artist$$);
+SELECT pq($$SELECT Artist, Song FROM Music WHERE Artist IN ['Ada', 'Cy', 'Bob'] ORDER BY Artist DESC, Song DESC$$);
+SELECT pq($$SELECT Artist, Song FROM Music WHERE Artist = 'Bob' OR Artist = ? ORDER BY Artist ASC, Song DESC$$,
+  '{"Parameters": [{"S": "Ada"}]}');
+SELECT pq($$SELECT Song, "Year" FROM "Music"."ByYear" WHERE "Year" IN [1843, 1900, 1850] ORDER BY "Year" DESC$$);
+-- read in pages: the order holds across them, each item once
+SELECT pq($$SELECT Artist, Song FROM Music WHERE Artist IN ['Cy', 'Bob', 'Ada'] ORDER BY Artist DESC$$,
+  '{"Limit": 2}') AS ord1 \gset
+SELECT :'ord1'::jsonb - 'NextToken' AS ord_page1;
+SELECT pq($$SELECT Artist, Song FROM Music WHERE Artist IN ['Cy', 'Bob', 'Ada'] ORDER BY Artist DESC$$,
+  jsonb_build_object('Limit', 2, 'NextToken', :'ord1'::jsonb->>'NextToken')) AS ord2 \gset
+SELECT :'ord2'::jsonb - 'NextToken' AS ord_page2;
+SELECT pq($$SELECT Artist, Song FROM Music WHERE Artist IN ['Cy', 'Bob', 'Ada'] ORDER BY Artist DESC$$,
+  jsonb_build_object('NextToken', :'ord2'::jsonb->>'NextToken')) AS ord_page3;
+-- without the partition key in ORDER BY: DynamoDB's ValidationException
+-- (values as written count, a repeated one too); after the sort key the
+-- partitions' items would need merging, which ddb does not do
+SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Bob', 'Ada'] ORDER BY Song$$);
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Bob' OR Artist = 'Ada' ORDER BY Song DESC$$);
+SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Ada', 'Ada'] ORDER BY Song$$);
+SELECT pq($$SELECT Song FROM Music WHERE Artist IN ['Bob', 'Ada'] ORDER BY Song, Artist$$);
 
 -- names and strings a translation could confuse: placeholders' own
 -- spellings, a space, a dot, a double quote; backslashes and quotes

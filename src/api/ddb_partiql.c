@@ -29,7 +29,9 @@
  * the index of the Query under way (for IN lists) and that Query's
  * LastEvaluatedKey, signed with the database's key for the statement and
  * its parameters (ddb_token_sign, as shard iterators are): a token that
- * was edited, or made for another statement, is refused.
+ * was edited, or made for another statement, is refused.  ORDER BY over
+ * several partition keys names the partition key first, so the Queries
+ * run in its order and no partition's items need merging with another's.
  *
  * In ExecuteTransaction, EXISTS(SELECT ...) is a ConditionCheck.  What
  * DynamoDB's PartiQL can say that this cannot (joins, nested SELECTs) is a
@@ -1613,6 +1615,25 @@ add_key_value(List *values, PqlValue *v)
 	return lappend(values, v);
 }
 
+/*
+ * list_sort comparators of partition key values of one type (they were
+ * checked against the key's): the key's order, and its reverse
+ */
+static int
+key_value_asc(const ListCell *a, const ListCell *b)
+{
+	int			cmp = 0;
+
+	(void) key_values_cmp(lfirst(a), lfirst(b), &cmp);
+	return cmp;
+}
+
+static int
+key_value_desc(const ListCell *a, const ListCell *b)
+{
+	return key_value_asc(b, a);
+}
+
 /* ------------------------------------------------------------------------
  * Requests and responses: the operations' requests are written as their
  * responses are (DdbResponse, ddb_protocol.h)
@@ -1850,6 +1871,9 @@ execute_select(Statement *st, Options *o, int *len)
 	List	   *pk_values = NIL;
 	List	   *ors = NIL;
 	List	   *filter_terms = NIL;
+	int			npk_listed = 0; /* partition key values as written */
+	OrderKey   *pk_order = NULL;
+	bool		sk_ordered_first = false;
 	bool		forward = true;
 	bool		query;
 	int			nqueries;
@@ -1881,6 +1905,7 @@ execute_select(Statement *st, Options *o, int *len)
 		{
 			pk_term = t;
 			pk_values = list_make1(v);
+			npk_listed = 1;
 		}
 		else if (pk_term == NULL && t->kind == N_IN && !t->negated &&
 				 is_attr(linitial(t->args), pk))
@@ -1891,6 +1916,7 @@ execute_select(Statement *st, Options *o, int *len)
 				validation_error("IN takes at most %d values of the partition key; the statement has %d (position %d)",
 								 PQL_MAX_IN_KEYS, list_length(t->args) - 1, t->pos);
 			pk_term = t;
+			npk_listed = list_length(t->args) - 1;
 			for_each_from(vc, t->args, 1)
 				pk_values = add_key_value(pk_values, ((PNode *) lfirst(vc))->value);
 		}
@@ -1903,6 +1929,7 @@ execute_select(Statement *st, Options *o, int *len)
 				validation_error("OR takes at most %d equalities of the partition key; the statement has %d (position %d)",
 								 PQL_MAX_IN_KEYS, list_length(ors), t->pos);
 			pk_term = t;
+			npk_listed = list_length(ors);
 			foreach(vc, ors)
 				pk_values = add_key_value(pk_values, lfirst(vc));
 		}
@@ -1996,10 +2023,31 @@ execute_select(Statement *st, Options *o, int *len)
 							 k->name);
 		if (!query)
 			validation_error("ORDER BY needs a WHERE clause with an equality or IN condition on the partition key");
-		if (list_length(pk_values) > 1)
-			validation_error("ORDER BY is not supported by ddb with an IN list of several partition keys");
-		if (sk != NULL && strcmp(k->name, sk) == 0)
+		if (strcmp(k->name, pk) == 0)
+			pk_order = k;
+		else
+		{
 			forward = !k->desc;
+			sk_ordered_first |= pk_order == NULL;
+		}
+	}
+
+	/*
+	 * Several partition keys: each Query reads one partition in sort key
+	 * order, so the items are in order when the Queries run in the
+	 * partition key's order and ORDER BY puts the partition key first.
+	 * DynamoDB asks for it in ORDER BY (its message); after the sort key,
+	 * the partitions' items would have to be merged, which ddb does not do.
+	 * The sorted values are a function of the statement and its parameters,
+	 * so a NextToken's Query index still names the same Query.
+	 */
+	if (st->order != NIL && npk_listed > 1)
+	{
+		if (pk_order == NULL)
+			validation_error("Must have hash key in ORDER BY clause when more than one hash key condition specified in WHERE clause.");
+		if (sk_ordered_first && list_length(pk_values) > 1)
+			unsupported("ORDER BY the sort key before the partition key of several partition keys");
+		list_sort(pk_values, pk_order->desc ? key_value_desc : key_value_asc);
 	}
 
 	nqueries = query ? list_length(pk_values) : 1;

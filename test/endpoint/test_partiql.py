@@ -236,3 +236,30 @@ def test_partiql_in_key_of_another_type(ddb, music):
         assert e.value.response["Error"]["Code"] == "ValidationException"
         assert e.value.response["Error"]["Message"] == \
             "One or more parameter values were invalid: Condition parameter type does not match schema type"
+
+
+def test_partiql_order_by_several_partitions(ddb, music):
+    """ORDER BY over an IN list of partition keys: by the partition key,
+    then the sort key, read in pages; without the partition key in ORDER BY
+    it is DynamoDB's ValidationException."""
+    for pk in ("a", "b", "c"):
+        for sk in ("1", "2"):
+            ddb.execute_statement(Statement=f'INSERT INTO "{music}" VALUE {{\'PK\': ?, \'SK\': ?}}',
+                                  Parameters=[S(pk), S(sk)])
+    stmt = f'SELECT PK, SK FROM "{music}" WHERE PK IN [\'b\', \'c\', \'a\'] ORDER BY PK DESC, SK'
+    seen = []
+    token = None
+    while True:
+        kw = {"NextToken": token} if token else {}
+        r = ddb.execute_statement(Statement=stmt, Limit=2, **kw)
+        seen += [(it["PK"]["S"], it["SK"]["S"]) for it in r["Items"]]
+        token = r.get("NextToken")
+        if not token:
+            break
+    assert seen == [("c", "1"), ("c", "2"), ("b", "1"), ("b", "2"), ("a", "1"), ("a", "2")]
+    with pytest.raises(ClientError) as e:
+        ddb.execute_statement(
+            Statement=f'SELECT * FROM "{music}" WHERE PK = \'a\' OR PK = \'b\' ORDER BY SK DESC')
+    assert e.value.response["Error"]["Code"] == "ValidationException"
+    assert e.value.response["Error"]["Message"] == \
+        "Must have hash key in ORDER BY clause when more than one hash key condition specified in WHERE clause."
