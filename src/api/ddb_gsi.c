@@ -1058,8 +1058,7 @@ ddb_gsi_maintain(Relation rel, Jsonb *olditem, Jsonb *newitem)
 static void
 exec_as_owner(Oid relid, const char *sql, int expect)
 {
-	Oid			save_userid;
-	int			save_sec;
+	DdbRunAs	save;
 	HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	Oid			owner;
 
@@ -1067,14 +1066,13 @@ exec_as_owner(Oid relid, const char *sql, int expect)
 		return;
 	owner = ((Form_pg_class) GETSTRUCT(tp))->relowner;
 	ReleaseSysCache(tp);
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(owner, save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	ddb_run_as_begin(owner, &save);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute(sql, false, 0) != expect)
 		elog(ERROR, "SPI_execute failed: %s", sql);
 	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec);
+	ddb_run_as_end(&save);
 }
 
 /*
@@ -1338,8 +1336,7 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 				nviolations = 0;
 	MemoryContext item_cxt,
 				old;
-	Oid			save_userid;
-	int			save_sec;
+	DdbRunAs	save;
 
 	pktype = key_type_of(pktype_name ? pktype_name : "S", "partition key");
 	if (sk)
@@ -1532,8 +1529,7 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 
 	/* the trigger function lives where this function does */
 	extschema = ddb_extension_schema();
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(gsi_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	ddb_run_as_begin(gsi_catalog_owner(), &save);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	spi_exec(sql.data, SPI_OK_UTILITY);
@@ -1602,7 +1598,7 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 							  base, fn), SPI_OK_UTILITY);
 	}
 	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec);
+	ddb_run_as_end(&save);
 	CacheInvalidateRelcache(rel);
 	CommandCounterIncrement();
 
@@ -1663,8 +1659,7 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 		Datum		args[3] = {ObjectIdGetDatum(relid), CStringGetTextDatum(index_name),
 		Int64GetDatum(nviolations)};
 
-		GetUserIdAndSecContext(&save_userid, &save_sec);
-		SetUserIdAndSecContext(gsi_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+		ddb_run_as_begin(gsi_catalog_owner(), &save);
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
 		if (SPI_execute_with_args("UPDATE " GSI_CATALOG " SET indexing_violations = $3 "
@@ -1672,7 +1667,7 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 								  3, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not update %s", GSI_CATALOG);
 		SPI_finish();
-		SetUserIdAndSecContext(save_userid, save_sec);
+		ddb_run_as_end(&save);
 		CacheInvalidateRelcache(rel);
 		ereport(NOTICE,
 				(errmsg("index %s left out " INT64_FORMAT " items whose index key has the wrong type, is empty or is too long",
@@ -1768,8 +1763,7 @@ ddb_index_drop(Oid relid, const char *index_name, char kind)
 	DdbGsi	   *list;
 	char	   *idxname;
 	Oid			idxoid;
-	Oid			save_userid;
-	int			save_sec;
+	DdbRunAs	save;
 
 	rel = open_base_for_ddl(relid);
 	g = gsi_find(rel, index_name);
@@ -1781,8 +1775,7 @@ ddb_index_drop(Oid relid, const char *index_name, char kind)
 	idxoid = g->indexrelid;
 	idxname = get_rel_name(idxoid);
 
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(gsi_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	ddb_run_as_begin(gsi_catalog_owner(), &save);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	{
@@ -1810,7 +1803,7 @@ ddb_index_drop(Oid relid, const char *index_name, char kind)
 		(void) ddb_upkeep_trigger_set(rel, GSI_TRUNC_TRIGGER, false);
 	}
 	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec);
+	ddb_run_as_end(&save);
 	CacheInvalidateRelcache(rel);
 	CommandCounterIncrement();
 	(void) gsi_list(rel, &list);

@@ -122,6 +122,17 @@ extern Oid	ddb_table_lookup(const char *name);
 extern Relation ddb_table_open(const char *name, AclMode mode);
 extern Relation ddb_table_open_arg(FunctionCallInfo fcinfo, int argno, AclMode mode);
 extern Oid	ddb_catalog_owner(void);
+
+/* SQL run as another role (ddb_run_as_begin): what ddb_run_as_end restores */
+typedef struct DdbRunAs
+{
+	Oid			userid;
+	int			sec_context;
+	int			nestlevel;
+} DdbRunAs;
+
+extern void ddb_run_as_begin(Oid role, DdbRunAs *save);
+extern void ddb_run_as_end(const DdbRunAs *save);
 extern void ddb_catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *args,
 							 const char *nulls, int expect);
 extern const char *ddb_key_sql_type(DdbKeyType t);

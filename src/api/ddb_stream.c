@@ -344,11 +344,9 @@ streams_query(const char *sql, int nargs, Oid *argtypes, Datum *args, const char
 {
 	MemoryContext caller = CurrentMemoryContext;
 	List	   *result = NIL;
-	Oid			save_userid;
-	int			save_sec;
+	DdbRunAs	save;
 
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(ddb_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	ddb_run_as_begin(ddb_catalog_owner(), &save);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	PushActiveSnapshot(GetLatestSnapshot());
@@ -365,7 +363,7 @@ streams_query(const char *sql, int nargs, Oid *argtypes, Datum *args, const char
 		MemoryContextSwitchTo(old);
 	}
 	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec);
+	ddb_run_as_end(&save);
 	return result;
 }
 
@@ -763,8 +761,7 @@ ddb_stream_set(Relation rel, const char *view_type)
 	char	   *name = ddb_table_name(rel);
 	char	   *qrel;
 	char	   *fn;
-	Oid			save_userid;
-	int			save_sec;
+	DdbRunAs	save;
 
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
@@ -786,7 +783,6 @@ ddb_stream_set(Relation rel, const char *view_type)
 									  RelationGetRelationName(rel));
 	fn = quote_qualified_identifier(get_namespace_name(ddb_extension_schema()),
 									"ddb_stream_trigger");
-	GetUserIdAndSecContext(&save_userid, &save_sec);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (view_type != NULL)
@@ -800,7 +796,7 @@ ddb_stream_set(Relation rel, const char *view_type)
 		args[3] = Int32GetDatum(DDB_STREAM_SHARDS);
 		args[4] = CStringGetTextDatum(key_schema_json(rel));
 		args[5] = ObjectIdGetDatum(rel->rd_rel->relowner);
-		SetUserIdAndSecContext(ddb_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+		ddb_run_as_begin(ddb_catalog_owner(), &save);
 		/* labels are unique per table name: never two in one millisecond */
 		if (SPI_execute_with_args("WITH t AS (SELECT date_trunc('milliseconds', greatest(clock_timestamp(), "
 								  "(SELECT max(created) + interval '1 millisecond' FROM " INTERNAL_SCHEMA ".streams "
@@ -811,7 +807,7 @@ ddb_stream_set(Relation rel, const char *view_type)
 								  "'YYYY-MM-DD\"T\"HH24:MI:SS.MS'), $3, $4, $5::jsonb, t.created, $6::regrole FROM t",
 								  6, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not insert into " INTERNAL_SCHEMA ".streams");
-		SetUserIdAndSecContext(save_userid, save_sec);
+		ddb_run_as_end(&save);
 		/* the capture of SQL writes, as the table's owner */
 		if (!ddb_upkeep_trigger_set(rel, STREAM_TRIGGER, true) &&
 			SPI_execute(psprintf("CREATE TRIGGER " STREAM_TRIGGER " AFTER INSERT OR UPDATE OR DELETE "
@@ -824,11 +820,11 @@ ddb_stream_set(Relation rel, const char *view_type)
 		Oid			argtypes[1] = {INT4OID};
 		Datum		args[1] = {Int32GetDatum(cur->stream_id)};
 
-		SetUserIdAndSecContext(ddb_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+		ddb_run_as_begin(ddb_catalog_owner(), &save);
 		if (SPI_execute_with_args("UPDATE " INTERNAL_SCHEMA ".streams SET disabled = now() "
 								  "WHERE stream_id = $1", 1, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not update " INTERNAL_SCHEMA ".streams");
-		SetUserIdAndSecContext(save_userid, save_sec);
+		ddb_run_as_end(&save);
 		(void) ddb_upkeep_trigger_set(rel, STREAM_TRIGGER, false);
 	}
 	SPI_finish();
@@ -1268,15 +1264,13 @@ ddb_stream_sweep_all(void)
 {
 	int64		removed = 0;
 	bool		trimmed = false;
-	Oid			save_userid;
-	int			save_sec;
+	DdbRunAs	save;
 	TimestampTz cutoff;
 	List	   *streams;
 	ListCell   *lc;
 
 	/* as the catalogs' owner: whoever was granted the function may sweep */
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(ddb_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	ddb_run_as_begin(ddb_catalog_owner(), &save);
 	streams = streams_query("SELECT " STREAM_COLUMNS " FROM " INTERNAL_SCHEMA ".streams",
 							0, NULL, NULL, NULL);
 	cutoff = GetCurrentTimestamp() - (TimestampTz) ddb_stream_retention * USECS_PER_SEC;
@@ -1357,7 +1351,7 @@ ddb_stream_sweep_all(void)
 	if (SPI_processed > 0)
 		trimmed = true;
 	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec);
+	ddb_run_as_end(&save);
 	/* readers cache the trimmed numbers */
 	if (trimmed)
 		CacheInvalidateRelcacheAll();

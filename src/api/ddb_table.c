@@ -609,6 +609,34 @@ ddb_catalog_owner(void)
 }
 
 /*
+ * Run SQL as 'role' (the catalogs' owner, the owner of an index table) on
+ * behalf of the caller, until ddb_run_as_end: the user is switched, and
+ * search_path is pg_catalog, pg_temp meanwhile, as a SECURITY DEFINER
+ * function's SET clause would make it.  The statements name ddb's relations
+ * with their schema, but their operators, functions and types are looked up
+ * in search_path, the caller's, and an operator whose argument types match
+ * exactly wins wherever it is: "=(regclass, oid)", which pg_catalog lacks,
+ * created in a schema the caller can write (public) would run as the owner,
+ * a superuser.  An error restores both, with the transaction's abort.
+ */
+void
+ddb_run_as_begin(Oid role, DdbRunAs *save)
+{
+	GetUserIdAndSecContext(&save->userid, &save->sec_context);
+	SetUserIdAndSecContext(role, save->sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	save->nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+}
+
+void
+ddb_run_as_end(const DdbRunAs *save)
+{
+	AtEOXact_GUC(true, save->nestlevel);
+	SetUserIdAndSecContext(save->userid, save->sec_context);
+}
+
+/*
  * Run one statement on ddb's catalogs (ddb_internal.tables, .gsi, ...) as
  * their owner, who installed the extension (SPI connected).
  */
@@ -616,14 +644,12 @@ void
 ddb_catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *args,
 				 const char *nulls, int expect)
 {
-	Oid			save_userid;
-	int			save_sec;
+	DdbRunAs	save;
 
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(ddb_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	ddb_run_as_begin(ddb_catalog_owner(), &save);
 	if (SPI_execute_with_args(sql, nargs, argtypes, args, nulls, false, 0) != expect)
 		elog(ERROR, "ddb catalog statement failed: %s", sql);
-	SetUserIdAndSecContext(save_userid, save_sec);
+	ddb_run_as_end(&save);
 }
 
 /*
