@@ -237,6 +237,8 @@ ddb_ttl_db_worker_main(Datum arg)
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+	/* a superuser's SQL: nothing of public's (see ddb_run_as_begin) */
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
 
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());

@@ -1446,6 +1446,15 @@ ddb_http_worker_main(Datum arg)
 										ALLOCSET_DEFAULT_SIZES);
 	apply_lock_timeout();
 
+	/*
+	 * The SQL ddb runs for a request, as the key's role, names its relations
+	 * with their schema and needs nothing of search_path; with the default
+	 * ("$user", public), an operator another role created in public with
+	 * argument types that match exactly (see ddb_run_as_begin) would run as
+	 * the key's role.  Tables are found by ddb.schema, not search_path.
+	 */
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+
 	daemon = MHD_start_daemon(MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL |
 							  MHD_USE_ERROR_LOG | MHD_USE_TURBO,
 							  0, NULL, NULL, access_handler, NULL,

@@ -6,15 +6,17 @@ looks their operators up in search_path, and prefers an operator whose
 argument types match exactly wherever it is: "relid = $1" on a regclass
 column and an oid parameter finds an "=(regclass, oid)" that a role with
 CREATE on public (as README suggests granting to application roles)
-defined there before pg_catalog's "=(oid, oid)".  Such an operator must not
-run as the catalogs' owner (a superuser).
+defined there before pg_catalog's "=(oid, oid)".  Such an operator must run
+neither as the catalogs' owner (a superuser), nor in the HTTP or TTL
+workers as whichever role they serve.
 """
 import subprocess
+import time
 import uuid
 
 import pytest
 
-from conftest import PGBIN, PGPORT, SOCK, create_table, psql
+from conftest import PGBIN, PGPORT, SOCK, client, create_table, psql, wait_for
 
 PLANTER = "ddb_sp_planter"
 
@@ -82,3 +84,19 @@ def test_catalog_statements_ignore_the_callers_search_path(planted, ddb):
     assert not superuser(PLANTER)
     ddb.delete_table(TableName=name + "_h")
 
+
+def test_workers_ignore_objects_in_public(planted, ddb, table_name):
+    """The HTTP workers run ddb's statements as the key's role, and the TTL
+    worker sweeps as a superuser: neither finds the planted operator."""
+    create_table(ddb, table_name, sk=None)
+    ddb.update_time_to_live(TableName=table_name, TimeToLiveSpecification={
+        "Enabled": True, "AttributeName": "exp"})
+    ddb.put_item(TableName=table_name, Item={"PK": {"S": "a"}, "exp": {"N": str(int(time.time()) - 60)}})
+    ddb.get_item(TableName=table_name, Key={"PK": {"S": "a"}})
+    ddb.describe_table(TableName=table_name)
+    # the TTL worker (every 5 s) deletes the expired item
+    assert wait_for(lambda: "Item" not in client().get_item(
+        TableName=table_name, Key={"PK": {"S": "a"}}, ConsistentRead=True), timeout=30)
+    assert not superuser(PLANTER)
+    assert psql("SELECT string_agg(DISTINCT who::text, ',') FROM public.sp_ran_as") == ""
+    ddb.delete_table(TableName=table_name)
