@@ -1523,6 +1523,15 @@ ddb_http_worker_main(Datum arg)
 			pgstat_report_stat(true);
 			proc_exit(1);		/* 1: restarted unless the server is stopping */
 		}
+
+		/*
+		 * A cancel that arrives between requests (pg_cancel_backend of the
+		 * request pg_stat_activity showed a moment ago) has nothing to
+		 * cancel, as for an idle session: ProcessInterrupts would raise it
+		 * here, outside any request, and end the worker with all its
+		 * connections.  A cancel during a request fails that request.
+		 */
+		QueryCancelPending = false;
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{

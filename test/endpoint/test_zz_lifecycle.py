@@ -84,6 +84,23 @@ def test_terminated_worker_comes_back():
     assert after and before[1] in after
 
 
+def test_cancel_between_requests_is_ignored():
+    """pg_cancel_backend on idle workers (a DBA cancelling the request that
+    pg_stat_activity showed a moment ago) has nothing to cancel: the
+    workers stay, and so do their keep-alive connections."""
+    before = wait_for(lambda: len(worker_pids()) == 2 and worker_pids(), 30)
+    r = Raw()
+    resp, data = r.post({})
+    assert resp.status == 200, data
+    assert psql("SELECT bool_and(pg_cancel_backend(pid)) FROM pg_stat_activity "
+                "WHERE backend_type = 'ddb http'") == "t"
+    time.sleep(1)
+    assert worker_pids() == before
+    resp, data = r.post({})
+    assert resp.status == 200, data
+    r.close()
+
+
 def test_clean_stop_with_open_connections():
     """A fast shutdown with idle keep-alive and half-sent connections open
     is quick and clean; the endpoint comes back with the server."""
