@@ -116,6 +116,7 @@
 #include "postgres.h"
 
 #include <limits.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -408,6 +409,73 @@ is_loopback(const struct sockaddr *sa)
 			(IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
 	}
 	return false;
+}
+
+/*
+ * Does 'host' (a Host header's value, or an Origin's host and port) name
+ * this machine's loopback: localhost or a name under .localhost, an IPv4
+ * address in 127/8, [::1]; with or without a port?  ddb.http_auth = 'none'
+ * answers only requests addressed so, and CORS only for pages served so.
+ * A page of another site can make the browser send requests to the
+ * endpoint (a preflight asks first, as X-Amz-Target is not a header pages
+ * may send freely) and, once its name resolves to 127.0.0.1 (DNS
+ * rebinding), even without CORS: its requests carry its own name as Host.
+ * With signatures neither matters, the page has no key.
+ */
+static bool
+loopback_host(const char *host)
+{
+	char		name[256];
+	size_t		len;
+	const char *end;
+
+	if (host[0] == '[')
+	{
+		end = strchr(host, ']');
+		if (end == NULL || end - host - 1 != 3 || strncmp(host + 1, "::1", 3) != 0)
+			return false;
+		end++;
+	}
+	else
+		end = host + strcspn(host, ":");
+	if (*end == ':')
+	{
+		if (end[1] == '\0' || strspn(end + 1, "0123456789") != strlen(end + 1))
+			return false;
+	}
+	else if (*end != '\0')
+		return false;
+	if (host[0] == '[')
+		return true;
+	len = end - host;
+	if (len == 0 || len >= sizeof(name))
+		return false;
+	memcpy(name, host, len);
+	name[len] = '\0';
+	if (len > 0 && name[len - 1] == '.')
+		name[--len] = '\0';	/* a fully qualified "localhost." */
+	if (pg_strcasecmp(name, "localhost") == 0 ||
+		(len > strlen(".localhost") &&
+		 pg_strcasecmp(name + len - strlen(".localhost"), ".localhost") == 0))
+		return true;
+	{
+		struct in_addr a;
+
+		return inet_pton(AF_INET, name, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+	}
+}
+
+/* An Origin's host and port, for loopback_host: "http://h:p" or "https://h:p" */
+static bool
+loopback_origin(const char *origin)
+{
+	if (strncmp(origin, "http://", 7) == 0)
+		origin += 7;
+	else if (strncmp(origin, "https://", 8) == 0)
+		origin += 8;
+	else
+		return false;
+	return loopback_host(origin);
 }
 
 /*
@@ -822,6 +890,19 @@ serve(struct MHD_Connection *conn, const char *url, const char *method,
 		collect(conn, MHD_HEADER_KIND, &view.nheaders, &view.hname, &view.hvalue);
 		collect(conn, MHD_GET_ARGUMENT_KIND, &view.nargs, &view.aname, &view.avalue);
 
+		/* without signatures: only requests addressed to the loopback */
+		if (http_auth == DDB_HTTP_AUTH_NONE)
+		{
+			const char *host = ddb_http_header(&view, "Host");
+
+			if (host == NULL || !loopback_host(host))
+			{
+				json_error(resp, 400, DDB_HTTP_CORAL "AccessDeniedException",
+						   "ddb.http_auth = 'none' answers only requests addressed to a loopback name (localhost, 127.0.0.1, [::1]) in their Host header");
+				goto done;
+			}
+		}
+
 		/* OPTIONS: a CORS preflight, answered in send_response */
 		if (strcmp(method, "OPTIONS") == 0)
 		{
@@ -1032,6 +1113,7 @@ send_response(struct MHD_Connection *conn, HttpResponse *resp)
 	char		rid[53];
 	char		crcbuf[16];
 	pg_crc32	crc;
+	const char *origin;
 
 	r = MHD_create_response_from_buffer(resp->body.len, resp->body.data,
 										MHD_RESPMEM_MUST_COPY);
@@ -1052,9 +1134,11 @@ send_response(struct MHD_Connection *conn, HttpResponse *resp)
 	 * CORS, as DynamoDB answers it (so that a browser's SDK may call): a
 	 * request from a page (Origin) may come from anywhere -- it is signed --
 	 * and may read the response's headers; a preflight is allowed the
-	 * method and headers it asks for.
+	 * method and headers it asks for.  Unsigned (ddb.http_auth = 'none'),
+	 * only from pages served from the loopback (see loopback_host).
 	 */
-	if (MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin") != NULL)
+	origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+	if (origin != NULL && (http_auth != DDB_HTTP_AUTH_NONE || loopback_origin(origin)))
 	{
 		MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
 		MHD_add_response_header(r, "Access-Control-Expose-Headers",

@@ -2,6 +2,7 @@
 they run, come back after a crash or a termination, stop cleanly with the
 server, and refuse to start where they must (auth = none off loopback, a
 port already taken).  Runs last: it restarts the suite's server."""
+import http.client
 import os
 import signal
 import socket
@@ -260,6 +261,45 @@ def test_auth_none_runs_as_the_role():
                                 "SELECT tableowner FROM pg_tables WHERE tablename = 'made_by_none'"],
                                capture_output=True, text=True).stdout.strip()
         assert owner == "ddb_local"
+
+        # Unsigned, the endpoint answers only requests addressed to the
+        # loopback: a page of another site whose name was made to resolve
+        # to 127.0.0.1 (DNS rebinding) sends its own name as Host.
+        for host in (f"localhost:{port}", "LOCALHOST", f"app.localhost:{port}", "localhost.",
+                     f"127.0.0.2:{port}", f"[::1]:{port}"):
+            resp, body = raw.post({}, sign=False, headers={"Host": host})
+            assert resp.status == 200, (host, body)
+        for host in (f"attacker.example:{port}", "127.0.0.1.attacker.example", "localhost.attacker.example",
+                     "128.0.0.1", "[::2]", f"127.0.0.1:{port}x", f"localhost:{port}:1", ""):
+            resp, body = raw.post({"TableName": "rebound", "BillingMode": "PAY_PER_REQUEST",
+                                   "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+                                   "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}]},
+                                  target="DynamoDB_20120810.CreateTable", sign=False, headers={"Host": host})
+            assert resp.status == 400, (host, body)
+            assert error_of(body) == ("AccessDeniedException",
+                                      "ddb.http_auth = 'none' answers only requests addressed to a loopback "
+                                      "name (localhost, 127.0.0.1, [::1]) in their Host header"), (host, body)
+        check = scratch_psql(d, "DO $$BEGIN IF to_regclass('rebound') IS NOT NULL THEN "
+                                "RAISE EXCEPTION 'table rebound exists'; END IF; END$$")
+        assert check.returncode == 0, check.stderr
+        # and CORS only for pages served from the loopback: a page of
+        # another site gets no Access-Control-Allow-Origin, so its browser
+        # sends nothing after the preflight
+        for origin, allowed in (("http://attacker.example", False), ("https://localhost.attacker.example", False),
+                                ("null", False), ("http://localhost:3000", True), ("http://127.0.0.1", True),
+                                ("https://[::1]:8443", True)):
+            for method in ("OPTIONS", "POST"):
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                conn.request(method, "/", body=b"{}" if method == "POST" else None,
+                             headers={"Origin": origin, "Content-Type": "application/x-amz-json-1.0",
+                                      "X-Amz-Target": "DynamoDB_20120810.ListTables",
+                                      "Access-Control-Request-Method": "POST"})
+                r = conn.getresponse()
+                r.read()
+                conn.close()
+                assert r.status == 200, (origin, method)
+                assert (r.getheader("Access-Control-Allow-Origin") == "*") == allowed, (origin, method)
+        raw.close()
     finally:
         stop_scratch(data)
 
