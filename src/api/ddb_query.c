@@ -299,19 +299,25 @@ set_successor_bound(const char **bound, int *len, const char *key, int keylen)
 /*
  * An exclusive start key, checked as DynamoDB checks it: a JSON object of
  * exactly the key attributes of what is read, each of its key type.
- * Returns its encoded key in *enc.
+ * Returns its encoded key in *enc.  A key of other attributes than those is
+ * "The provided starting key is invalid", bare (DynamoDB's words for a
+ * Query, and for a Scan of an index) or with the key-schema reason after it
+ * (a Scan of a table).
  */
 static void
-start_key_encode(DdbReader *r, Jsonb *start, StringInfo enc)
+start_key_encode(DdbReader *r, Jsonb *start, bool bare, StringInfo enc)
 {
 	Datum	   *values = palloc(sizeof(Datum) * r->ki.natts);
 	bool	   *isnull = palloc(sizeof(bool) * r->ki.natts);
+	const char *shape_msg = bare ?
+		"ValidationException: The provided starting key is invalid" :
+		"ValidationException: The provided starting key is invalid: The provided key element does not match the schema";
 
 	if (!JB_ROOT_IS_OBJECT(start) || JB_ROOT_IS_SCALAR(start) ||
 		JsonContainerSize(&start->root) != r->ki.nkeys)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_VALIDATION),
-				 errmsg("ValidationException: The provided starting key is invalid: The provided key element does not match the schema"),
+				 errmsg_internal("%s", shape_msg),
 				 errdetail("A start key of \"%s\" is a JSON object of exactly its %d key attributes.",
 						   RelationGetRelationName(r->rel), r->ki.nkeys)));
 	for (int k = 0; k < r->ki.nkeys; k++)
@@ -323,7 +329,7 @@ start_key_encode(DdbReader *r, Jsonb *start, StringInfo enc)
 		if (v == NULL)
 			ereport(ERROR,
 					(errcode(DDB_ERRCODE_VALIDATION),
-					 errmsg("ValidationException: The provided starting key is invalid: The provided key element does not match the schema"),
+					 errmsg_internal("%s", shape_msg),
 					 errdetail("Key attribute \"%s\" is missing from the start key.", name)));
 		/* S and N here; B's {"$B": ...} form is checked when it is decoded */
 		ok = r->ki.keytype[k] == DDB_KEY_S ? (v->type == jbvString && v->val.string.len > 0) :
@@ -542,9 +548,9 @@ query_resume(DdbReader *r, Jsonb *start, bool forward, DdbRange *range,
 	StringInfoData enc;
 
 	initStringInfo(&enc);
-	start_key_encode(r, start, &enc);
+	start_key_encode(r, start, true, &enc);
 	if (enc.len < prefix->len || memcmp(enc.data, prefix->data, prefix->len) != 0)
-		validation_error("ValidationException: The provided starting key is outside query boundaries based on provided condition");
+		validation_error("ValidationException: The provided starting key is outside query boundaries based on provided conditions");
 	if (key_cmp(enc.data, enc.len, range->lo, range->lolen) < 0 ||
 		(range->hi != NULL && key_cmp(enc.data, enc.len, range->hi, range->hilen) >= 0))
 		validation_error("ValidationException: The provided starting key does not match the range key predicate");
@@ -741,7 +747,7 @@ scan_begin(DdbReadRequest *a, bool paged)
 			uint32		h;
 
 			initStringInfo(&enc);
-			start_key_encode(r, a->start_key, &enc);
+			start_key_encode(r, a->start_key, r->rel != r->table, &enc);
 			h = ddb_key_hash(enc.data);
 			if (h < lohash || h >= hihash)
 				validation_error("ValidationException: The provided starting key is invalid: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. TotalSegments: %d Segment: %d",
@@ -754,7 +760,7 @@ scan_begin(DdbReadRequest *a, bool paged)
 		StringInfoData enc;
 
 		initStringInfo(&enc);
-		start_key_encode(r, a->start_key, &enc);
+		start_key_encode(r, a->start_key, r->rel != r->table, &enc);
 		set_successor_bound(&range.lo, &range.lolen, enc.data, enc.len);
 	}
 	/* after the request's keys, as DynamoDB judges them first */

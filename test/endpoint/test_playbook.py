@@ -134,6 +134,39 @@ def test_paging_with_last_evaluated_key(ddb, shop):
     assert len(seen) == 5 and seen == sorted(seen)
 
 
+def test_start_key_errors(ddb, shop):
+    """A start key that is not the read's key attributes, or that lies
+    outside the key condition, is refused in DynamoDB's words: a Query's
+    and an index Scan's "The provided starting key is invalid" stands
+    alone, a table Scan's gives the key-schema reason."""
+    load_orders(ddb, shop)
+
+    def refused(call, **kw):
+        with pytest.raises(ddb.exceptions.ClientError) as e:
+            call(TableName=shop, **kw)
+        assert e.value.response["Error"]["Code"] == "ValidationException"
+        return e.value.response["Error"]["Message"]
+
+    q = dict(KeyConditionExpression="PK = :c", ExpressionAttributeValues={":c": S("CUST#42")})
+    gq = dict(IndexName="GSI1", KeyConditionExpression="GSI1PK = :s",
+              ExpressionAttributeValues={":s": S("PENDING")})
+    for start in ({"PK": S("CUST#42")}, {"PK": S("CUST#42"), "SK": S("PROFILE"), "x": S("y")},
+                  {"PK": S("CUST#42"), "x": S("y")}):
+        assert refused(ddb.query, ExclusiveStartKey=start, **q) == "The provided starting key is invalid"
+    assert refused(ddb.query, ExclusiveStartKey={"PK": S("CUST#42"), "SK": S("PROFILE")},
+                   **gq) == "The provided starting key is invalid"
+    assert refused(ddb.scan, IndexName="GSI1", ExclusiveStartKey={"PK": S("CUST#42"), "SK": S("PROFILE")}) == \
+        "The provided starting key is invalid"
+    assert refused(ddb.scan, ExclusiveStartKey={"PK": S("CUST#42")}) == \
+        "The provided starting key is invalid: The provided key element does not match the schema"
+    assert refused(ddb.query, ExclusiveStartKey={"PK": S("CUST#7"), "SK": S("PROFILE")}, **q) == \
+        "The provided starting key is outside query boundaries based on provided conditions"
+    assert refused(ddb.query, KeyConditionExpression="PK = :c AND SK > :s",
+                   ExpressionAttributeValues={":c": S("CUST#42"), ":s": S("P")},
+                   ExclusiveStartKey={"PK": S("CUST#42"), "SK": S("ORDER#2025-01-09#0")}) == \
+        "The provided starting key does not match the range key predicate"
+
+
 def test_sparse_gsi(ddb, shop):
     """Only items with the GSI's keys are in the index: the open orders,
     oldest first."""
