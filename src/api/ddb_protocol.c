@@ -849,6 +849,19 @@ op_create_table(DdbJson *req, int *len)
 }
 
 /*
+ * The table-level operations that take nothing but a table (DescribeTable,
+ * DeleteTable, DescribeTimeToLive) and UpdateTable refuse a request without
+ * a TableName before any other check, in CreateTable's words rather than as
+ * a member constraint, as DynamoDB does.
+ */
+static void
+require_table_name(DdbJson *req)
+{
+	if (member_string(req, "TableName") == NULL)
+		validation_error(DDB_MSG_REQUIRED_PARAMETER, "TableName");
+}
+
+/*
  * The table a DescribeTable or DeleteTable names, opened; its
  * ResourceNotFoundException names the table, as DynamoDB's does.
  */
@@ -859,6 +872,7 @@ open_named_table(DdbJson *req)
 	const char *name;
 	Oid			relid;
 
+	require_table_name(req);
 	ddb_valerr_init(&e);
 	name = check_table_name(&e, req, "TableName");
 	ddb_valerr_raise(&e);
@@ -1298,6 +1312,7 @@ op_update_table(DdbJson *req, int *len)
 	bool		was_provisioned;
 	bool		provisioned;
 
+	require_table_name(req);
 	ddb_valerr_init(&e);
 	(void) check_table_name(&e, req, "TableName");
 	billing = check_enum(&e, member_string(req, "BillingMode"), "BillingMode", billing_set,

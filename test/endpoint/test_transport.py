@@ -88,6 +88,24 @@ def test_serialization_errors(raw):
     assert r.status == 400 and error_of(data)[0] == "SerializationException"
 
 
+def test_table_name_required(raw):
+    """The table operations DynamoDB checks for a TableName before anything
+    else say it is required, as CreateTable does; the item operations
+    report it with the other member constraints."""
+    for op in ("CreateTable", "DescribeTable", "DeleteTable", "UpdateTable", "DescribeTimeToLive"):
+        r, data = raw.post({}, target="DynamoDB_20120810." + op)
+        assert r.status == 400
+        assert error_of(data) == ("ValidationException",
+                                  "The parameter 'TableName' is required but was not present in the request"), op
+    r, data = raw.post({"BillingMode": "X"}, target="DynamoDB_20120810.UpdateTable")
+    assert error_of(data)[1] == "The parameter 'TableName' is required but was not present in the request"
+    r, data = raw.post({}, target="DynamoDB_20120810.GetItem")
+    assert error_of(data) == ("ValidationException",
+                              "2 validation errors detected: Value null at 'tableName' failed to satisfy constraint: "
+                              "Member must not be null; Value null at 'key' failed to satisfy constraint: "
+                              "Member must not be null")
+
+
 def test_unimplemented_operation_is_refused_after_auth():
     """An operation DynamoDB has and ddb does not implement is answered by
     the protocol layer as a 400, never a 500."""
