@@ -83,10 +83,12 @@
 #include "optimizer/restrictinfo.h"
 #include "access/nbtree.h"
 #include "utils/fmgroids.h"
+#include "utils/inval.h"
 #include "utils/pg_locale.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/spccache.h"
+#include "utils/syscache.h"
 
 #include "ddb.h"
 
@@ -767,6 +769,55 @@ add_parameterized_paths(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk,
  * ------------------------------------------------------------------------
  */
 
+/*
+ * The default btree operator family of each key type (text, numeric,
+ * bytea), looked up once per backend: GetDefaultOpClass has no syscache
+ * and scans pg_opclass's btree entries, 13 buffer hits and about 20,000
+ * instructions a key column on every plan of a statement on a ddb table.
+ * Any change to pg_opclass (CREATE or DROP OPERATOR CLASS, which is how a
+ * type's default can change) forgets them.
+ */
+static struct
+{
+	bool		valid;
+	Oid			opfamily;
+}			key_opfamilies[3];
+static bool key_opfamilies_callback = false;
+static uint64 key_opfamilies_forgotten = 0;
+
+static void
+forget_key_opfamilies(Datum arg, int cacheid, uint32 hashvalue)
+{
+	memset(key_opfamilies, 0, sizeof(key_opfamilies));
+	key_opfamilies_forgotten++;
+}
+
+static Oid
+key_opfamily(DdbKeyType type)
+{
+	int			i = type == DDB_KEY_S ? 0 : type == DDB_KEY_N ? 1 : 2;
+	uint64		forgotten = key_opfamilies_forgotten;
+	Oid			opclass;
+	Oid			opfamily;
+
+	if (!key_opfamilies_callback)
+	{
+		CacheRegisterSyscacheCallback(CLAOID, forget_key_opfamilies, (Datum) 0);
+		key_opfamilies_callback = true;
+	}
+	if (key_opfamilies[i].valid)
+		return key_opfamilies[i].opfamily;
+	opclass = GetDefaultOpClass(key_typid(type), BTREE_AM_OID);
+	opfamily = OidIsValid(opclass) ? get_opclass_family(opclass) : InvalidOid;
+	/* an invalidation during the lookup leaves it unknown: asked again */
+	if (forgotten == key_opfamilies_forgotten)
+	{
+		key_opfamilies[i].opfamily = opfamily;
+		key_opfamilies[i].valid = true;
+	}
+	return opfamily;
+}
+
 static bool
 load_plan_keys(RangeTblEntry *rte, Index rti, DdbPlanKeys *pk)
 {
@@ -787,12 +838,10 @@ load_plan_keys(RangeTblEntry *rte, Index rti, DdbPlanKeys *pk)
 		for (int k = 0; k < pk->ki.nkeys; k++)
 		{
 			Form_pg_attribute att = TupleDescAttr(desc, pk->ki.keyattno[k] - 1);
-			Oid			opclass;
 
 			pk->typid[k] = key_typid(pk->ki.keytype[k]);
 			pk->collid[k] = att->attcollation;
-			opclass = GetDefaultOpClass(pk->typid[k], BTREE_AM_OID);
-			pk->opfamily[k] = OidIsValid(opclass) ? get_opclass_family(opclass) : InvalidOid;
+			pk->opfamily[k] = key_opfamily(pk->ki.keytype[k]);
 			if (att->atttypid != pk->typid[k] || type_key(att->atttypid) == 0 ||
 				!OidIsValid(pk->opfamily[k]))
 				ok = false;
