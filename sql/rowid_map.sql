@@ -62,6 +62,28 @@ UPDATE rm_rollback SET item = '{"u": 5}';
 SELECT count(*) FILTER (WHERE item = '{"u": 5}') AS updated, ddb_verify('rm_rollback') ->> 'live' AS live
   FROM rm_rollback;
 
+-- A TRUNCATE in a savepoint, then another one in the same savepoint, which
+-- truncates the savepoint's file in place, rolled back: the old file is
+-- back, and so must be the deferred entries of the rows written into it
+-- before the savepoint (a batch defers them with either WAL).  The
+-- in-place truncation dropped every entry of the table, and the rows could
+-- be read but not updated, nor verified.
+CREATE TABLE rm_forget (pk text, sk text, item jsonb) USING ddb;
+INSERT INTO rm_forget VALUES ('a', 'b', '{}');
+BEGIN;
+SELECT ddb_batch_write_item(jsonb_build_object('rm_forget', (
+  SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item',
+    jsonb_build_object('pk', 'c', 'sk', i::text)))) FROM generate_series(1, 3) i))) AS unprocessed;
+SAVEPOINT a;
+TRUNCATE rm_forget;
+INSERT INTO rm_forget VALUES ('q', 's', '{}');
+TRUNCATE rm_forget;
+ROLLBACK TO a;
+COMMIT;
+SELECT ddb_verify('rm_forget') ->> 'live' AS live, ddb_verify('rm_forget') ->> 'orphan_map_entries' AS orphans;
+UPDATE rm_forget SET item = '{"u": 1}';
+SELECT count(*) FILTER (WHERE item = '{"u": 1}') AS updated FROM rm_forget;
+
 -- A committed TRUNCATE and a rewrite (VACUUM FULL builds the map anew in
 -- a new file) after entries of the old file were cached.
 INSERT INTO rm_rollback VALUES ('v', 'x', '{}');
@@ -103,4 +125,4 @@ SELECT ddb_verify('rm_verify') ->> 'live' AS live_in_transaction;
 COMMIT;
 SELECT ddb_verify('rm_verify') ->> 'live' AS live;
 
-DROP TABLE rm_inplace, rm_rollback, rm_many, rm_verify;
+DROP TABLE rm_inplace, rm_rollback, rm_forget, rm_many, rm_verify;

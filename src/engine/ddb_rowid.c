@@ -987,14 +987,21 @@ map_flush_for(Relation rel, uint64 rowid)
 		flush_pending(RelationGetRelid(rel), false);
 }
 
-/* The relation's file was truncated or replaced: its entries are void. */
+/*
+ * The relation's current file was truncated in place: its entries are void.
+ * Those of the relation's other files stay, as flush_pending keeps them: a
+ * file truncated in place is one this subtransaction created (TRUNCATE after
+ * TRUNCATE), and rolling back to a savepoint brings back the file before it,
+ * with the versions its kept entries name.
+ */
 void
 ddb_map_forget(Relation rel)
 {
 	int			keep = 0;
 
 	for (int i = 0; i < npending; i++)
-		if (pending[i].relid != RelationGetRelid(rel))
+		if (pending[i].relid != RelationGetRelid(rel) ||
+			!RelFileNodeEquals(pending[i].node, rel->rd_node))
 			pending[keep++] = pending[i];
 	npending = keep;
 	pending_recompute_min();

@@ -432,8 +432,9 @@ ddb_get_relcache(Relation rel)
 /*
  * The relation's storage was truncated or replaced: forget the cached tree
  * state and the row-id batch, which belong to the old file.  Deferred map
- * entries are kept by file (a rolled-back TRUNCATE brings the old file back)
- * except after an in-place truncation, which is never undone on its own.
+ * entries are kept by file (a rolled-back TRUNCATE brings the old file back);
+ * an in-place truncation, which is never undone on its own, voids those of
+ * the truncated file alone.
  */
 void
 ddb_reset_relcache(Relation rel, bool truncated_in_place)
