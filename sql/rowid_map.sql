@@ -84,6 +84,33 @@ SELECT ddb_verify('rm_forget') ->> 'live' AS live, ddb_verify('rm_forget') ->> '
 UPDATE rm_forget SET item = '{"u": 1}';
 SELECT count(*) FILTER (WHERE item = '{"u": 1}') AS updated FROM rm_forget;
 
+-- A DROP TABLE in a savepoint while the pending list fills up (65536
+-- entries: its flush writes every relation's entries it can), rolled back:
+-- the table is back, and so must be its deferred entries.  The flush found
+-- no relation and dropped them.
+CREATE TABLE rm_dropped (pk text, sk text, item jsonb) USING ddb;
+CREATE TABLE rm_filler (pk text, sk text, item jsonb) USING ddb;
+BEGIN;
+SELECT ddb_batch_write_item(jsonb_build_object('rm_dropped', (
+  SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item',
+    jsonb_build_object('pk', 'c', 'sk', i::text)))) FROM generate_series(1, 3) i))) AS unprocessed;
+SAVEPOINT a;
+DROP TABLE rm_dropped;
+DO $$
+BEGIN
+  FOR j IN 0 .. 2700 LOOP
+    PERFORM ddb_batch_write_item(jsonb_build_object('rm_filler', (
+      SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item',
+        jsonb_build_object('pk', 'p' || (i % 100), 'sk', i::text))))
+      FROM generate_series(j * 25, j * 25 + 24) i)));
+  END LOOP;
+END $$;
+ROLLBACK TO a;
+COMMIT;
+SELECT ddb_verify('rm_dropped') ->> 'live' AS live, ddb_verify('rm_dropped') ->> 'orphan_map_entries' AS orphans;
+UPDATE rm_dropped SET item = '{"u": 1}';
+SELECT count(*) FILTER (WHERE item = '{"u": 1}') AS updated FROM rm_dropped;
+
 -- A committed TRUNCATE and a rewrite (VACUUM FULL builds the map anew in
 -- a new file) after entries of the old file were cached.
 INSERT INTO rm_rollback VALUES ('v', 'x', '{}');
@@ -125,4 +152,4 @@ SELECT ddb_verify('rm_verify') ->> 'live' AS live_in_transaction;
 COMMIT;
 SELECT ddb_verify('rm_verify') ->> 'live' AS live;
 
-DROP TABLE rm_inplace, rm_rollback, rm_forget, rm_many, rm_verify;
+DROP TABLE rm_inplace, rm_rollback, rm_forget, rm_dropped, rm_filler, rm_many, rm_verify;

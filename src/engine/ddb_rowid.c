@@ -793,7 +793,8 @@ flush_entries(Relation rel, PendingEntry *e, int n)
  * belong to its current relfilenode.  Entries of another file of the
  * relation are void at commit (that file was truncated or replaced), but
  * before it they are kept: rolling back to a savepoint can bring the file
- * back.  Entries of a relation that no longer exists are dropped.
+ * back.  Entries of a relation that no longer exists are void at commit,
+ * and kept before it for the same reason: its DROP may be rolled back.
  */
 static void
 flush_pending(Oid only, bool at_commit)
@@ -847,6 +848,11 @@ flush_pending(Oid only, bool at_commit)
 					k = m;
 				}
 				RelationClose(rel);
+			}
+			else if (!at_commit)
+			{
+				memmove(&pending[keep], &pending[i], sizeof(PendingEntry) * (j - i));
+				keep += j - i;
 			}
 		}
 		i = j;
