@@ -235,6 +235,8 @@ extern bool ddb_is_ddb_relation(Relation rel);
 extern Relation ddb_open_table(Oid relid, AclMode mode);
 extern Relation ddb_open_locked_table(Oid relid, AclMode mode);
 extern LOCKMODE ddb_api_lockmode(AclMode mode);
+extern int	ddb_search_path_pin(void);
+extern void ddb_search_path_unpin(int nestlevel);
 
 /*
  * engine/ddb_key.c: the order-preserving key encoding and the routing hash.

@@ -229,7 +229,10 @@ gsi_load(Oid relid, MemoryContext cxt, DdbGsi **out)
 	Datum		args[1] = {ObjectIdGetDatum(relid)};
 	int			n;
 	DdbGsi	   *gsi = NULL;
+	int			pinned;
 
+	/* "base = $1" is regclass = oid: see ddb_search_path_pin */
+	pinned = ddb_search_path_pin();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	PushActiveSnapshot(GetLatestSnapshot());
@@ -286,6 +289,7 @@ gsi_load(Oid relid, MemoryContext cxt, DdbGsi **out)
 		MemoryContextSwitchTo(old);
 	}
 	SPI_finish();
+	ddb_search_path_unpin(pinned);
 	*out = gsi;
 	return n;
 }
@@ -1250,14 +1254,15 @@ spi_exec(const char *sql, int expect)
 }
 
 /*
- * Enable or disable ddb's upkeep trigger 'trigname' of rel, inside SPI;
- * false if the table has no such trigger.  ddb's triggers are disabled,
- * not dropped, when the last index or the stream goes, and enabled again
- * by the next: disabling needs no more than the SHARE ROW EXCLUSIVE these
- * changes hold, where DROP TRIGGER takes ACCESS EXCLUSIVE -- which made the
- * last drop wait for readers, and deadlock with a transaction that had
- * read the table and then wrote it.  (EnableDisableTrigger, not ALTER
- * TABLE, which refuses a table its caller has open.)
+ * Enable or disable ddb's upkeep trigger 'trigname' of rel, inside SPI with
+ * search_path pinned (ddb_search_path_pin); false if the table has no such
+ * trigger.  ddb's triggers are disabled, not dropped, when the last index
+ * or the stream goes, and enabled again by the next: disabling needs no
+ * more than the SHARE ROW EXCLUSIVE these changes hold, where DROP TRIGGER
+ * takes ACCESS EXCLUSIVE -- which made the last drop wait for readers, and
+ * deadlock with a transaction that had read the table and then wrote it.
+ * (EnableDisableTrigger, not ALTER TABLE, which refuses a table its caller
+ * has open.)
  */
 bool
 ddb_upkeep_trigger_set(Relation rel, const char *trigname, bool enable)

@@ -762,6 +762,7 @@ ddb_stream_set(Relation rel, const char *view_type)
 	char	   *qrel;
 	char	   *fn;
 	DdbRunAs	save;
+	int			pinned;
 
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
@@ -783,6 +784,8 @@ ddb_stream_set(Relation rel, const char *view_type)
 									  RelationGetRelationName(rel));
 	fn = quote_qualified_identifier(get_namespace_name(ddb_extension_schema()),
 									"ddb_stream_trigger");
+	/* the trigger's SQL, as the caller (see ddb_search_path_pin) */
+	pinned = ddb_search_path_pin();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (view_type != NULL)
@@ -828,6 +831,7 @@ ddb_stream_set(Relation rel, const char *view_type)
 		(void) ddb_upkeep_trigger_set(rel, STREAM_TRIGGER, false);
 	}
 	SPI_finish();
+	ddb_search_path_unpin(pinned);
 	CacheInvalidateRelcache(rel);
 	CommandCounterIncrement();
 }

@@ -29,6 +29,9 @@
  *
  * DDL (CREATE TABLE, DROP TABLE, catalog rows) runs through SPI, as the
  * catalog's owner where the catalog changes; the item operations never do.
+ * All of it, and the catalog reads, with search_path pinned to pg_catalog,
+ * pg_temp (ddb_search_path_pin, engine/ddb_shape.c; ddb_run_as_begin here
+ * for SQL run as another role): never through the caller's search_path.
  * A catalog row is changed by updating it, inserted only when missing:
  * a restore's COPY replaces rows the event trigger made ("auto" rows, see
  * ddb--0.1--0.2.sql), which must never happen to a row ddb changed.
@@ -242,10 +245,13 @@ table_info_load(Oid relid, MemoryContext cxt, DdbTableInfo *info)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		args[1] = {ObjectIdGetDatum(relid)};
+	int			pinned;
 
 	memset(info, 0, sizeof(DdbTableInfo));
 	info->relid = relid;
 	ddb_check_catalog_version();
+	/* "relid = $1" is regclass = oid: see ddb_search_path_pin */
+	pinned = ddb_search_path_pin();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	/* the catalog as it is now, not as the transaction's snapshot saw it */
@@ -291,6 +297,7 @@ table_info_load(Oid relid, MemoryContext cxt, DdbTableInfo *info)
 		MemoryContextSwitchTo(old);
 	}
 	SPI_finish();
+	ddb_search_path_unpin(pinned);
 }
 
 static bool
@@ -611,28 +618,24 @@ ddb_catalog_owner(void)
 /*
  * Run SQL as 'role' (the catalogs' owner, the owner of an index table) on
  * behalf of the caller, until ddb_run_as_end: the user is switched, and
- * search_path is pg_catalog, pg_temp meanwhile, as a SECURITY DEFINER
- * function's SET clause would make it.  The statements name ddb's relations
- * with their schema, but their operators, functions and types are looked up
- * in search_path, the caller's, and an operator whose argument types match
- * exactly wins wherever it is: "=(regclass, oid)", which pg_catalog lacks,
- * created in a schema the caller can write (public) would run as the owner,
- * a superuser.  An error restores both, with the transaction's abort.
+ * search_path is pinned to pg_catalog, pg_temp meanwhile
+ * (ddb_search_path_pin), as a SECURITY DEFINER function's SET clause would
+ * make it: an "=(regclass, oid)" that a role created in public must not run
+ * as the owner, a superuser.  An error restores both, with the
+ * transaction's abort.  SQL run as the caller pins search_path alone.
  */
 void
 ddb_run_as_begin(Oid role, DdbRunAs *save)
 {
 	GetUserIdAndSecContext(&save->userid, &save->sec_context);
 	SetUserIdAndSecContext(role, save->sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	save->nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET,
-							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	save->nestlevel = ddb_search_path_pin();
 }
 
 void
 ddb_run_as_end(const DdbRunAs *save)
 {
-	AtEOXact_GUC(true, save->nestlevel);
+	ddb_search_path_unpin(save->nestlevel);
 	SetUserIdAndSecContext(save->userid, save->sec_context);
 }
 
@@ -678,6 +681,7 @@ ddb_create_table_core(const DdbCreateTable *ct)
 	const char *itemcol = "item";
 	StringInfoData sql;
 	Oid			relid;
+	int			pinned;
 
 	if (!OidIsValid(nsp))
 		ereport(ERROR,
@@ -711,6 +715,8 @@ ddb_create_table_core(const DdbCreateTable *ct)
 						 ddb_key_sql_type(ct->keytypes[k]));
 	appendStringInfo(&sql, "%s jsonb NOT NULL) USING ddb", quote_identifier(itemcol));
 
+	/* the column types and collation: pg_catalog's, whatever the caller's path */
+	pinned = ddb_search_path_pin();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
@@ -755,6 +761,7 @@ ddb_create_table_core(const DdbCreateTable *ct)
 						 6, argtypes, args, nulls, SPI_OK_INSERT);
 	}
 	SPI_finish();
+	ddb_search_path_unpin(pinned);
 	CacheInvalidateRelcacheByRelid(relid);
 	CommandCounterIncrement();
 	return relid;
@@ -770,15 +777,18 @@ ddb_delete_table_core(Relation rel)
 	char	   *qualname = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 													  RelationGetRelationName(rel));
 	Oid			relid = RelationGetRelid(rel);
+	int			pinned;
 
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
 	relation_close(rel, NoLock);
+	pinned = ddb_search_path_pin();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute(psprintf("DROP TABLE %s", qualname), false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "could not drop table %s", qualname);
 	SPI_finish();
+	ddb_search_path_unpin(pinned);
 	CommandCounterIncrement();
 }
 
@@ -1037,6 +1047,7 @@ ddb_table_tag_count(Oid relid)
 	Datum		args[1] = {ObjectIdGetDatum(relid)};
 	int			n = 0;
 	bool		isnull;
+	int			pinned = ddb_search_path_pin();
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -1045,6 +1056,7 @@ ddb_table_tag_count(Oid relid)
 		SPI_processed == 1)
 		n = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
+	ddb_search_path_unpin(pinned);
 	return n;
 }
 
@@ -1054,6 +1066,7 @@ ddb_table_tags_json(Oid relid, StringInfo buf)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		args[1] = {ObjectIdGetDatum(relid)};
+	int			pinned = ddb_search_path_pin();
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -1072,4 +1085,5 @@ ddb_table_tags_json(Oid relid, StringInfo buf)
 	}
 	appendStringInfoChar(buf, ']');
 	SPI_finish();
+	ddb_search_path_unpin(pinned);
 }

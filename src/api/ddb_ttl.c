@@ -378,6 +378,7 @@ ddb_ttl_tables(void)
 {
 	List	   *relids = NIL;
 	MemoryContext caller = CurrentMemoryContext;
+	int			pinned = ddb_search_path_pin();	/* see its comment */
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -394,6 +395,7 @@ ddb_ttl_tables(void)
 		MemoryContextSwitchTo(spi);
 	}
 	SPI_finish();
+	ddb_search_path_unpin(pinned);
 	return relids;
 }
 

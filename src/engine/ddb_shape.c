@@ -36,6 +36,25 @@
  * executor (the item API, the inspection functions), with the lock,
  * privilege and row-level security checks the executor would make.
  *
+ * And the search path of ddb's own SQL (ddb_search_path_pin).  Every
+ * statement ddb runs through SPI -- the catalogs' reads and writes, the DDL
+ * of CreateTable, DeleteTable, indexes, TTL and streams, the event
+ * trigger's query here -- runs with search_path = pg_catalog, pg_temp,
+ * whoever calls and whatever their search_path: never through the
+ * caller's.  The statements name ddb's relations and the user's tables with
+ * their schema, but PostgreSQL looks up operators, functions, types and
+ * collations in search_path, and an operator whose argument types match
+ * exactly wins over pg_catalog's inexact one wherever it is: pg_catalog has
+ * no "=(regclass, oid)", so "relid = $1" on a regclass column with an oid
+ * parameter would run an "=(regclass, oid)" that any role with CREATE on
+ * public defined there -- as whoever called ddb (a superuser, a table's
+ * owner), or, inside ddb_run_as_begin (api/ddb_table.c, which pins with
+ * this), as the catalogs' owner.  Every SPI call of ddb's is inside a pin
+ * (the workers, HTTP and TTL, also set the same path once, when they
+ * start); event triggers that ddb's DDL fires see it too.  It lives in the
+ * engine because the engine runs SPI too (the event trigger) and calls no
+ * layer above it.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -61,6 +80,7 @@
 #include "nodes/pg_list.h"
 #include "parser/parse_type.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -83,6 +103,31 @@ PG_FUNCTION_INFO_V1(ddb_event_trigger_check);
 PG_FUNCTION_INFO_V1(ddb_event_trigger_alter_check);
 
 static Oid	ddb_am_oid = InvalidOid;
+
+/*
+ * Pin search_path to pg_catalog, pg_temp for SQL that ddb runs itself, until
+ * ddb_search_path_unpin with the level returned (see the file's header).
+ * The setting is saved at a new GUC nest level, as a function's SET clause
+ * saves it: unpinning restores the caller's, and an error restores it with
+ * the (sub)transaction's abort.  Pins nest, and unpin in reverse order.
+ * pg_temp is last, so nothing of it shadows pg_catalog's (PostgreSQL never
+ * looks up operators or functions in pg_temp unless asked by name).
+ */
+int
+ddb_search_path_pin(void)
+{
+	int			nestlevel = NewGUCNestLevel();
+
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	return nestlevel;
+}
+
+void
+ddb_search_path_unpin(int nestlevel)
+{
+	AtEOXact_GUC(true, nestlevel);
+}
 
 /*
  * Is this relation stored by the ddb access method?
@@ -544,6 +589,7 @@ ddb_check_and_fix_table(Oid relid, bool created)
 		StringInfoData sql;
 		ListCell   *lc;
 		const char *sep = "";
+		int			pinned;
 
 		initStringInfo(&sql);
 		appendStringInfo(&sql, "ALTER TABLE %s", qualname);
@@ -560,11 +606,13 @@ ddb_check_and_fix_table(Oid relid, bool created)
 							 sep, quote_identifier((char *) lfirst(lc)));
 			sep = ",";
 		}
+		pinned = ddb_search_path_pin();
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
 		if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
 			elog(ERROR, "could not fix the key columns of %s", qualname);
 		SPI_finish();
+		ddb_search_path_unpin(pinned);
 	}
 }
 
@@ -660,6 +708,7 @@ ddb_event_trigger_check(PG_FUNCTION_ARGS)
 	List	   *created = NIL;
 	ListCell   *lc;
 	MemoryContext outer = CurrentMemoryContext;
+	int			pinned;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -680,6 +729,8 @@ ddb_event_trigger_check(PG_FUNCTION_ARGS)
 	if (!OidIsValid(ddb_am_oid))
 		ddb_am_oid = get_table_am_oid("ddb", false);
 
+	/* "classid = regclass": an "=(oid, regclass)" in public would match */
+	pinned = ddb_search_path_pin();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	ret = SPI_execute("SELECT objid, command_tag IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO') "
@@ -706,6 +757,7 @@ ddb_event_trigger_check(PG_FUNCTION_ARGS)
 		}
 	}
 	SPI_finish();
+	ddb_search_path_unpin(pinned);
 
 	foreach(lc, relids)
 	{
