@@ -273,14 +273,19 @@ AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT VOLATILE;
 REVOKE ALL ON FUNCTION ddb_access_key_random(text) FROM PUBLIC;
 
+-- The functions' SQL never resolves a name through the caller's search_path
+-- (an operator or function another role put in public would run as the
+-- superuser calling): it is pinned, and ddb's own functions are named by
+-- their schema.
 CREATE FUNCTION ddb_create_access_key(role regrole,
                                       OUT access_key_id text,
                                       OUT secret_access_key text)
 AS $$
     INSERT INTO ddb_internal.access_keys (access_key_id, secret_access_key, role)
-    VALUES (ddb_access_key_random('id'), ddb_access_key_random('secret'), role)
+    VALUES (@extschema@.ddb_access_key_random('id'), @extschema@.ddb_access_key_random('secret'), role)
     RETURNING access_key_id, secret_access_key
-$$ LANGUAGE sql VOLATILE STRICT;
+$$ LANGUAGE sql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION ddb_create_access_key(regrole) IS 'creates an access key for the HTTP endpoint: requests signed with it run as the role';
 REVOKE ALL ON FUNCTION ddb_create_access_key(regrole) FROM PUBLIC;
 
@@ -294,7 +299,8 @@ BEGIN
             USING ERRCODE = 'undefined_object';
     END IF;
 END
-$$ LANGUAGE plpgsql VOLATILE STRICT;
+$$ LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION ddb_drop_access_key(text) IS 'drops an access key of the HTTP endpoint; requests signed with it fail from then on';
 REVOKE ALL ON FUNCTION ddb_drop_access_key(text) FROM PUBLIC;
 
