@@ -47,7 +47,7 @@ DATA = ddb--0.1.sql ddb--0.1--0.2.sql
 PGFILEDESC = "ddb - DynamoDB-style tables for PostgreSQL"
 
 # pg_regress: sql/NAME.sql against expected/NAME.out
-REGRESS = extension shape keys tree modify rewrite items items_security types expr_condition expr_update \
+REGRESS = extension shape keys tree modify rewrite items items_security search_path types expr_condition expr_update \
 	expr_projection expr_key_condition expr_errors model_messages query scan query_cost keyscan gsi \
 	gsi_verify big_items split_fill split_in_place fillfactor write_records bulk_load api_tables api_items api_query api_legacy names write_path \
 	api_indexes http_keys ttl ttl_cost lsi batch transact streams items_built items_in_from item_column old_extension \
