@@ -124,14 +124,25 @@ CREATE TABLE pub_schema.t ("PK" text, item jsonb) USING ddb;
 CREATE TABLE pub_schema.h (a int);
 ALTER PUBLICATION pub_plain ADD TABLES IN SCHEMA pub_schema;
 SELECT tablename FROM pg_publication_tables WHERE pubname = 'pub_plain' ORDER BY 1;
--- (the warning names ten of them)
+-- (a warning names ten of them)
 CREATE TABLE pub_schema.t2 ("PK" text, item jsonb) USING ddb;
 CREATE TABLE pub_schema.t3 ("PK" text, item jsonb) USING ddb;
 CREATE TABLE pub_schema.t4 ("PK" text, item jsonb) USING ddb;
 CREATE TABLE pub_schema.t5 ("PK" text, item jsonb) USING ddb;
 CREATE TABLE pub_schema.t6 ("PK" text, item jsonb) USING ddb;
+CREATE TABLE pub_schema.t7 ("PK" text, item jsonb) USING ddb;
+CREATE TABLE pub_schema.t8 ("PK" text, item jsonb) USING ddb;
+CREATE TABLE pub_schema.t9 ("PK" text, item jsonb) USING ddb;
+CREATE TABLE pub_schema.u1 ("PK" text, item jsonb) USING ddb;
+CREATE TABLE pub_schema.u2 ("PK" text, item jsonb) USING ddb;
+CREATE PUBLICATION pub_schema_all FOR TABLES IN SCHEMA pub_schema;
+-- FOR ALL TABLES warns the same way, naming every ddb table of the
+-- database (which depends on what the tests before left behind)
+SET client_min_messages = error;
 CREATE PUBLICATION pub_all FOR ALL TABLES;
-DROP PUBLICATION pub_plain, pub_all;
+RESET client_min_messages;
+SELECT pubname, puballtables FROM pg_publication WHERE pubname IN ('pub_all', 'pub_schema_all') ORDER BY 1;
+DROP PUBLICATION pub_plain, pub_all, pub_schema_all;
 DROP SCHEMA pub_schema CASCADE;
 
 DROP TABLE simple_key, composite, numeric_keys, binary_keys, ctas, plain;
