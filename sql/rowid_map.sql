@@ -152,4 +152,38 @@ SELECT ddb_verify('rm_verify') ->> 'live' AS live_in_transaction;
 COMMIT;
 SELECT ddb_verify('rm_verify') ->> 'live' AS live;
 
-DROP TABLE rm_inplace, rm_rollback, rm_forget, rm_dropped, rm_filler, rm_many, rm_verify;
+-- Deferred entries of a table's earlier file, kept for a savepoint
+-- rollback, and those of its current file have row ids alike (both count
+-- from 0): the current file's entries are still written a map leaf at a
+-- time, not in a record each (about 750 records here when the two files'
+-- entries were sorted together by row id alone).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS pg_walinspect;
+RESET client_min_messages;
+CREATE TABLE rm_files (pk text, sk text, item jsonb) USING ddb;
+CREATE FUNCTION rm_batches(tbl text, tag text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  FOR j IN 0 .. 39 LOOP
+    PERFORM ddb_batch_write_item(jsonb_build_object(tbl, (
+      SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item',
+        jsonb_build_object('pk', tag || (i % 10), 'sk', i::text))))
+      FROM generate_series(j * 25, j * 25 + 24) i)));
+  END LOOP;
+END $$;
+BEGIN;
+SELECT rm_batches('rm_files', 'a');
+SAVEPOINT a;
+TRUNCATE rm_files;
+SELECT rm_batches('rm_files', 'b');
+SELECT pg_current_wal_insert_lsn() AS lsn \gset
+COMMIT;
+SELECT count(*) BETWEEN 1 AND 20 AS a_record_per_map_leaf
+  FROM pg_get_wal_records_info(:'lsn', pg_current_wal_flush_lsn())
+  WHERE resource_manager IN ('Generic', 'ddb')
+    AND block_ref LIKE '%/' || pg_relation_filenode('rm_files') || ' %';
+SELECT count(*) AS rows, ddb_verify('rm_files') ->> 'orphan_map_entries' AS orphans FROM rm_files;
+UPDATE rm_files SET item = '{"u": 1}';
+SELECT count(*) FILTER (WHERE item = '{"u": 1}') AS updated FROM rm_files;
+
+DROP TABLE rm_inplace, rm_rollback, rm_forget, rm_dropped, rm_filler, rm_many, rm_verify, rm_files;
+DROP FUNCTION rm_batches(text, text);

@@ -650,6 +650,13 @@ pending_recompute_min(void)
 			pending_min_rowid = pending[i].rowid;
 }
 
+/*
+ * By relation, then by file, then by row id.  A file's entries must come
+ * together: each file numbers its row ids from the start, so those of a
+ * relation's earlier file (kept for a savepoint rollback, see
+ * flush_pending) and of its current one would otherwise alternate, and
+ * each entry of the current file would be written in a record of its own.
+ */
 static int
 pending_cmp(const void *a, const void *b)
 {
@@ -658,6 +665,10 @@ pending_cmp(const void *a, const void *b)
 
 	if (pa->relid != pb->relid)
 		return pa->relid < pb->relid ? -1 : 1;
+	if (pa->node.spcNode != pb->node.spcNode)
+		return pa->node.spcNode < pb->node.spcNode ? -1 : 1;
+	if (pa->node.relNode != pb->node.relNode)
+		return pa->node.relNode < pb->node.relNode ? -1 : 1;
 	if (pa->rowid != pb->rowid)
 		return pa->rowid < pb->rowid ? -1 : 1;
 	return 0;
