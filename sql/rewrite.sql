@@ -159,6 +159,14 @@ SELECT ddb_verify('rw_mv') ->> 'live' AS live;
 UPDATE rw_src SET item = item || '{"m": 1}';
 REFRESH MATERIALIZED VIEW rw_mv;
 SELECT count(*) FILTER (WHERE item ? 'm'), ddb_verify('rw_mv') ->> 'live' AS live FROM rw_mv;
+-- No parallel plan for it either (its scans refuse one, as a table's do).
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT count(*) FROM rw_mv;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
 DROP MATERIALIZED VIEW rw_mv;
 DROP TABLE rw_src;
 

@@ -200,9 +200,13 @@ ddb_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
 {
 }
 
+const TableAmRoutine *ddb_routine(void);
+
 /*
  * Keep parallel plans away from ddb tables: zero workers means the planner
- * builds no partial paths for them.
+ * builds no partial paths for them.  Any relation stored by ddb, not only
+ * the tables ddb_is_ddb_relation names: a materialized view USING ddb is
+ * scanned by the same callbacks, which refuse a parallel scan.
  */
 static void
 ddb_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
@@ -217,7 +221,7 @@ ddb_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
 
 		if (RelationIsValid(r))
 		{
-			if (ddb_is_ddb_relation(r))
+			if (r->rd_tableam == ddb_routine())
 				rel->rel_parallel_workers = 0;
 			RelationClose(r);
 		}
@@ -902,8 +906,6 @@ static const TableAmRoutine ddb_methods = {
 	.scan_sample_next_block = ddb_scan_sample_next_block,
 	.scan_sample_next_tuple = ddb_scan_sample_next_tuple
 };
-
-const TableAmRoutine *ddb_routine(void);
 
 const TableAmRoutine *
 ddb_routine(void)
