@@ -428,16 +428,22 @@ loopback_host(const char *host)
 	char		name[256];
 	size_t		len;
 	const char *end;
+	bool		bracketed = host[0] == '[';
+	struct sockaddr_storage ss;
 
-	if (host[0] == '[')
+	/* the name or address, and an optional port after it */
+	if (bracketed)
 	{
+		host++;
 		end = strchr(host, ']');
-		if (end == NULL || end - host - 1 != 3 || strncmp(host + 1, "::1", 3) != 0)
+		if (end == NULL)
 			return false;
-		end++;
 	}
 	else
 		end = host + strcspn(host, ":");
+	len = end - host;
+	if (bracketed)
+		end++;
 	if (*end == ':')
 	{
 		if (end[1] == '\0' || strspn(end + 1, "0123456789") != strlen(end + 1))
@@ -445,24 +451,29 @@ loopback_host(const char *host)
 	}
 	else if (*end != '\0')
 		return false;
-	if (host[0] == '[')
-		return true;
-	len = end - host;
 	if (len == 0 || len >= sizeof(name))
 		return false;
 	memcpy(name, host, len);
 	name[len] = '\0';
-	if (len > 0 && name[len - 1] == '.')
-		name[--len] = '\0';	/* a fully qualified "localhost." */
-	if (pg_strcasecmp(name, "localhost") == 0 ||
-		(len > strlen(".localhost") &&
-		 pg_strcasecmp(name + len - strlen(".localhost"), ".localhost") == 0))
-		return true;
-	{
-		struct in_addr a;
 
-		return inet_pton(AF_INET, name, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+	/* an address: is_loopback's judgement, as for the listening sockets */
+	memset(&ss, 0, sizeof(ss));
+	if (bracketed)
+	{
+		ss.ss_family = AF_INET6;
+		return inet_pton(AF_INET6, name, &((struct sockaddr_in6 *) &ss)->sin6_addr) == 1 &&
+			is_loopback((struct sockaddr *) &ss);
 	}
+	ss.ss_family = AF_INET;
+	if (inet_pton(AF_INET, name, &((struct sockaddr_in *) &ss)->sin_addr) == 1)
+		return is_loopback((struct sockaddr *) &ss);
+
+	/* a name: localhost, or one under .localhost (RFC 6761) */
+	if (name[len - 1] == '.')
+		name[--len] = '\0';	/* a fully qualified "localhost." */
+	return pg_strcasecmp(name, "localhost") == 0 ||
+		(len > strlen(".localhost") &&
+		 pg_strcasecmp(name + len - strlen(".localhost"), ".localhost") == 0);
 }
 
 /* An Origin's host and port, for loopback_host: "http://h:p" or "https://h:p" */
