@@ -728,7 +728,12 @@ run_action(DdbTransactAction *a, ActionExprs *x)
 		case DDB_TX_GET:
 			elog(ERROR, "a Get in TransactWriteItems");
 	}
-	if (a->res.condition_failed)
+	if (a->res.condition_failed && a->condition_code != NULL)
+	{
+		a->code = a->condition_code;
+		a->message = a->condition_message;
+	}
+	else if (a->res.condition_failed)
 	{
 		a->code = "ConditionalCheckFailed";
 		a->message = DDB_MSG_CONDITIONAL_FAILED;

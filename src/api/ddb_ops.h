@@ -269,10 +269,18 @@ typedef struct DdbTransactAction
 	Jsonb	   *names;
 	Jsonb	   *vals;
 	bool		return_old;		/* ReturnValuesOnConditionCheckFailure ALL_OLD */
+	/*
+	 * The cancellation reason a failed condition gives, when not
+	 * ConditionalCheckFailed (PartiQL's INSERT: DuplicateItem); the
+	 * reason then carries no item.
+	 */
+	const char *condition_code;
+	const char *condition_message;
 	/* set by the cores */
 	Relation	rel;			/* open, locked; the caller closes (NoLock) */
 	const char *code;			/* cancellation reason: NULL (None),
-								 * "ConditionalCheckFailed", "ValidationError" */
+								 * "ConditionalCheckFailed" (or condition_code),
+								 * "ValidationError" */
 	const char *message;		/* its message */
 	Jsonb	   *item;			/* ConditionalCheckFailed with ALL_OLD: the
 								 * item; Get: the item read (or NULL) */
@@ -431,5 +439,20 @@ extern char *ddb_token_payload(const char *purpose, const char *context, int con
 extern char *ddb_op_execute_statement(struct DdbJson *req, int *len);
 extern char *ddb_op_batch_execute_statement(struct DdbJson *req, int *len);
 extern char *ddb_op_execute_transaction(struct DdbJson *req, int *len);
+
+/*
+ * TransactWriteItems (ddb_protocol.c) for ExecuteTransaction: 'req' the
+ * parsed request; reasons[i], when its code is not NULL, is the
+ * cancellation reason action i's failed condition gives instead of
+ * ConditionalCheckFailed.
+ */
+typedef struct DdbConditionReason
+{
+	const char *code;
+	const char *message;
+} DdbConditionReason;
+
+extern char *ddb_transact_write_request(struct DdbJson *req,
+										const DdbConditionReason *reasons, int *len);
 
 #endif							/* DDB_OPS_H */

@@ -2914,77 +2914,22 @@ build_get(Statement *st, DdbResponse *r)
  * alone would give (ql-reference.multiplestatements.transactions: the
  * cancellation reasons are "the errors from the individual singleton
  * operations"), DuplicateItem with DuplicateItemException's message, as
- * BatchExecuteStatement's code for it is.  The other reasons are kept.
+ * BatchExecuteStatement's code for it is.  The other reasons are
+ * TransactWriteItems' own.
  */
 static char *
 transact_write(Statement **sts, int n, const char *body, int bodylen, int *len)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	char	   *volatile resp = NULL;
+	DdbConditionReason *reasons = palloc0(sizeof(DdbConditionReason) * Max(n, 1));
 
-	PG_TRY();
+	for (int i = 0; i < n; i++)
 	{
-		resp = ddb_api_execute("TransactWriteItems", body, bodylen, len);
+		if (sts[i]->kind != STMT_INSERT)
+			continue;
+		reasons[i].code = "DuplicateItem";
+		reasons[i].message = PQL_DUPLICATE;
 	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-		DdbJson    *reasons;
-		const char *bracket;
-		StringInfoData codes,
-					detail;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		if (edata->sqlerrcode != DDB_ERRCODE_TRANSACTION_CANCELED ||
-			edata->message == NULL || edata->detail == NULL ||
-			(bracket = strrchr(edata->message, '[')) == NULL)
-			PG_RE_THROW();
-		FlushErrorState();
-		reasons = ddb_json_member(ddb_json_parse(edata->detail, strlen(edata->detail)),
-								  "CancellationReasons");
-		if (reasons == NULL || reasons->type != DDB_JSON_ARRAY || reasons->n != n)
-			ReThrowError(edata);
-
-		/* the reasons, and the message's list of their codes, anew */
-		initStringInfo(&codes);
-		initStringInfo(&detail);
-		appendStringInfoString(&detail, "{\"CancellationReasons\":[");
-		for (int i = 0; i < n; i++)
-		{
-			DdbJson    *code = ddb_json_member(reasons->elems[i], "Code");
-			bool		duplicate = sts[i]->kind == STMT_INSERT && code != NULL &&
-				code->type == DDB_JSON_STRING &&
-				strcmp(code->str, "ConditionalCheckFailed") == 0;
-
-			if (i > 0)
-			{
-				appendStringInfoString(&codes, ", ");
-				appendStringInfoChar(&detail, ',');
-			}
-			if (duplicate)
-			{
-				appendStringInfoString(&codes, "DuplicateItem");
-				appendStringInfoString(&detail, "{\"Code\":\"DuplicateItem\",\"Message\":");
-				ddb_json_cstring(&detail, PQL_DUPLICATE);
-				appendStringInfoChar(&detail, '}');
-			}
-			else
-			{
-				appendStringInfoString(&codes, code && code->type == DDB_JSON_STRING ?
-									   code->str : "None");
-				ddb_json_write_json(&detail, reasons->elems[i]);
-			}
-		}
-		appendStringInfoString(&detail, "]}");
-		ereport(ERROR,
-				(errcode(DDB_ERRCODE_TRANSACTION_CANCELED),
-				 errmsg_internal("%.*s[%s]", (int) (bracket - edata->message),
-								 edata->message, codes.data),
-				 errdetail_internal("%s", detail.data)));
-	}
-	PG_END_TRY();
-	return resp;
+	return ddb_transact_write_request(ddb_json_parse(body, bodylen), reasons, len);
 }
 
 /*

@@ -3014,6 +3014,12 @@ transact_capacity(DdbResponse *r, DdbTransactAction *actions, int n, const char 
 static char *
 op_transact_write_items(DdbJson *req, int *len)
 {
+	return ddb_transact_write_request(req, NULL, len);
+}
+
+char *
+ddb_transact_write_request(DdbJson *req, const DdbConditionReason *reasons, int *len)
+{
 	DdbValErrors e;
 	const char *rcc;
 	const char *icm;
@@ -3032,6 +3038,11 @@ op_transact_write_items(DdbJson *req, int *len)
 		ddb_valerr_add(&e, NULL, "transactItems", "Member must not be null");
 	ddb_valerr_raise(&e);
 	actions = transact_actions(req, true, &n);
+	for (int i = 0; reasons != NULL && i < n; i++)
+	{
+		actions[i].condition_code = reasons[i].code;
+		actions[i].condition_message = reasons[i].message;
+	}
 	ok = ddb_transact_write_core(actions, n, DDB_TRANSACT_MAX, token, &replayed);
 	if (!ok)
 	{
