@@ -629,6 +629,7 @@ typedef struct HttpResponse
 	const char *content_type;
 	StringInfoData body;
 	bool		preflight;		/* the answer to a CORS preflight (OPTIONS) */
+	bool		close;			/* close the connection after it */
 } HttpResponse;
 
 static MemoryContext request_cxt = NULL;
@@ -1140,6 +1141,8 @@ send_response(struct MHD_Connection *conn, HttpResponse *resp)
 	MHD_add_response_header(r, "x-amz-crc32", crcbuf);
 	if (resp->content_type)
 		MHD_add_response_header(r, "Content-Type", resp->content_type);
+	if (resp->close)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 
 	/*
 	 * CORS, as DynamoDB answers it (so that a browser's SDK may call): a
@@ -1187,6 +1190,57 @@ send_too_large(struct MHD_Connection *conn)
 			 "{\"__type\":\"" DDB_HTTP_CORAL "RequestEntityTooLargeException\","
 			 "\"message\":\"Request body is larger than %d bytes\"}",
 			 DDB_HTTP_MAX_BODY);
+	resp.body.data = buf;
+	resp.body.len = strlen(buf);
+	return send_response(conn, &resp);
+}
+
+/*
+ * A request whose body's length its headers give in two ways: two
+ * Content-Length headers, or one with Transfer-Encoding.  libmicrohttpd
+ * takes the first Content-Length (or the chunked encoding) and reads what
+ * follows as the next request, where a proxy in front of the endpoint may
+ * have taken the other length: the bytes one reads as a body the other
+ * reads as a request of its own (request smuggling).  RFC 9112 section 6.3
+ * lets a server refuse both; this one does, with 400, and closes the
+ * connection without reading the body.
+ */
+static enum MHD_Result
+count_content_length(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	if (pg_strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
+		(*(int *) cls)++;
+	return MHD_YES;
+}
+
+static const char *
+ambiguous_length(struct MHD_Connection *conn)
+{
+	int			lengths = 0;
+
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_content_length, &lengths);
+	if (lengths > 1)
+		return "The request has more than one Content-Length header";
+	if (lengths > 0 &&
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+									MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL)
+		return "The request has both Content-Length and Transfer-Encoding headers";
+	return NULL;
+}
+
+static enum MHD_Result
+send_bad_length(struct MHD_Connection *conn, const char *message)
+{
+	HttpResponse resp;
+	char		buf[256];
+
+	memset(&resp, 0, sizeof(resp));
+	resp.content_type = "application/x-amz-json-1.0";
+	resp.status = 400;
+	resp.close = true;
+	snprintf(buf, sizeof(buf),
+			 "{\"__type\":\"" DDB_HTTP_CORAL "SerializationException\",\"Message\":\"%s\"}",
+			 message);
 	resp.body.data = buf;
 	resp.body.len = strlen(buf);
 	return send_response(conn, &resp);
@@ -1242,11 +1296,14 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 	if (hreq == NULL)
 	{
 		const char *cl;
+		const char *ambiguous;
 
 		hreq = calloc(1, sizeof(HttpRequest));
 		if (hreq == NULL)
 			return MHD_NO;
 		*con_cls = hreq;
+		if ((ambiguous = ambiguous_length(conn)) != NULL)
+			return send_bad_length(conn, ambiguous);
 		/* refuse an oversized body before reading it */
 		cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl)

@@ -153,6 +153,39 @@ def test_chunked_body_below_limit():
     assert out.startswith(b"HTTP/1.1 200 "), out[:200]
 
 
+def test_ambiguous_body_length_refused():
+    """A request that gives its body's length twice (two Content-Length
+    headers, or Content-Length with Transfer-Encoding) is refused with 400
+    and the connection closed: a proxy in front that took the other length
+    would otherwise see bytes the endpoint reads as a second request
+    (request smuggling).  Before, the first length was taken and the
+    smuggled request answered."""
+    body = json.dumps({}).encode()
+    smuggled = f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{PORT}\r\n\r\n".encode()
+    cases = {
+        "more than one Content-Length header": (
+            [("Content-Length", str(len(body))), ("Content-Length", str(len(body) + len(smuggled)))],
+            body + smuggled),
+        "both Content-Length and Transfer-Encoding headers": (
+            [("Content-Length", str(len(body) + 10)), ("Transfer-Encoding", "chunked")],
+            b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body) + smuggled),
+    }
+    for what, (lengths, payload) in cases.items():
+        h = signed_headers(body)
+        lines = [b"POST / HTTP/1.1", f"Host: 127.0.0.1:{PORT}".encode()]
+        lines += [f"{k}: {v}".encode() for k, v in h.items() if k.lower() != "content-length"]
+        lines += [f"{k}: {v}".encode() for k, v in lengths]
+        out = send_raw(b"\r\n".join(lines) + b"\r\n\r\n" + payload, timeout=5)
+        assert out.startswith(b"HTTP/1.1 400 "), (what, out[:300])
+        assert out.count(b"HTTP/1.1 ") == 1, (what, out)   # the smuggled GET is not answered
+        head, _, resp_body = out.partition(b"\r\n\r\n")
+        assert b"connection: close" in head.lower()
+        assert json.loads(resp_body) == {
+            "__type": "com.amazon.coral.service#SerializationException",
+            "Message": f"The request has {what}"}
+    valid_request_works()
+
+
 def test_malformed_json_and_wrong_types(raw):
     """Malformed JSON is SerializationException; well-formed JSON with wrong
     member types is refused by the protocol layer with a 4xx, never 5xx."""
