@@ -425,6 +425,33 @@ ddb_check_update_keys(Relation rel, DdbUpdate *upd)
 		return;
 	keys = key_names(rel, &nkeys);
 	ddb_update_check_key_attributes(upd, keys, nkeys);
+	ddb_check_update_key_paths(rel, upd);
+}
+
+/*
+ * An update may not name a path below a key attribute of the table or of
+ * one of its indexes (k.x, k[0]), as a target or in a value: DynamoDB's
+ * "Key attributes must be scalars" (with "Key" or "IndexKey"), a check of
+ * the request alone, made before the item is read.
+ */
+void
+ddb_check_update_key_paths(Relation rel, DdbUpdate *upd)
+{
+	const char **keys;
+	int			nkeys;
+
+	if (upd == NULL)
+		return;
+	keys = key_names(rel, &nkeys);
+	for (int k = 0; k < nkeys; k++)
+		if (ddb_update_nests_into(upd, keys[k]))
+			ereport(ERROR, (errcode(DDB_ERRCODE_VALIDATION),
+							errmsg("ValidationException: " DDB_MSG_KEY_NOT_SCALAR, "Key", keys[k])));
+	nkeys = ddb_index_key_names(rel, &keys);
+	for (int k = 0; k < nkeys; k++)
+		if (ddb_update_nests_into(upd, keys[k]))
+			ereport(ERROR, (errcode(DDB_ERRCODE_VALIDATION),
+							errmsg("ValidationException: " DDB_MSG_KEY_NOT_SCALAR, "IndexKey", keys[k])));
 }
 
 /*
@@ -655,7 +682,10 @@ ddb_update_item_core_ext(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbConditi
 	keys = key_names(rel, &nkeys);
 	ddb_request_key(rel, keydoc, true, &key);
 	if (upd)
+	{
 		ddb_update_check_key_attributes(upd, keys, nkeys);
+		ddb_check_update_key_paths(rel, upd);
+	}
 
 	cid = GetCurrentCommandId(true);
 	for (;;)

@@ -448,6 +448,39 @@ ddb_gsi_names(Relation rel, const char ***names)
 	return count;
 }
 
+/*
+ * The key attributes of a table's secondary indexes, global and local, that
+ * are not keys of the table, each once, index by index (palloc'd copies).
+ */
+int
+ddb_index_key_names(Relation rel, const char ***names)
+{
+	DdbGsi	   *gsi;
+	int			n = gsi_list(rel, &gsi);
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+	int			count = 0;
+
+	*names = palloc(sizeof(char *) * Max(2 * n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		if (gsi[i].kind != DDB_INDEX_GLOBAL && gsi[i].kind != DDB_INDEX_LOCAL)
+			continue;
+		for (int j = 0; j < (gsi[i].sk ? 2 : 1); j++)
+		{
+			const char *name = j == 0 ? gsi[i].pk : gsi[i].sk;
+			bool		dup = false;
+
+			for (int k = 0; k < ki->nkeys; k++)
+				dup |= strcmp(ddb_key_name(rel, k), name) == 0;
+			for (int k = 0; k < count; k++)
+				dup |= strcmp((*names)[k], name) == 0;
+			if (!dup)
+				(*names)[count++] = pstrdup(name);
+		}
+	}
+	return count;
+}
+
 /* A global index's provisioned throughput; false when there is no such index */
 bool
 ddb_gsi_throughput(Relation rel, const char *index_name, int64 *rcu, int64 *wcu)

@@ -193,6 +193,7 @@ extern void ddb_update_item_core_ext(Relation rel, Jsonb *key, DdbUpdate *upd,
 									 DdbCondition *cond, bool want_updated,
 									 DdbWriteResult *res);
 extern void ddb_check_update_keys(Relation rel, DdbUpdate *upd);
+extern void ddb_check_update_key_paths(Relation rel, DdbUpdate *upd);
 extern void ddb_delete_item_core(Relation rel, Jsonb *key, DdbCondition *cond,
 								 DdbWriteResult *res);
 extern void ddb_delete_item_core_ext(Relation rel, Jsonb *key, DdbCondition *cond,
@@ -385,6 +386,7 @@ extern bool ddb_index_info(Relation rel, char kind, char **index_name, Oid *inde
 						   char **pk, char **sk);
 extern char ddb_index_kind(Relation rel, const char *index_name);
 extern int	ddb_gsi_names(Relation rel, const char ***names);
+extern int	ddb_index_key_names(Relation rel, const char ***names);
 extern bool ddb_gsi_throughput(Relation rel, const char *index_name, int64 *rcu, int64 *wcu);
 extern void ddb_gsi_set_throughput(Relation rel, const char *index_name, int64 rcu, int64 wcu);
 extern Oid	ddb_extension_schema(void);

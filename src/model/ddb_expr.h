@@ -350,6 +350,7 @@ extern Jsonb *ddb_apply_update_partial(DdbUpdate *u, Jsonb *item,
 									   const char ***touched, int *ntouched);
 extern DdbValue *ddb_apply_update_value(DdbUpdate *u, DdbValue *item,
 										const char **key_attrs, int nkey_attrs);
+extern bool ddb_update_nests_into(DdbUpdate *u, const char *name);
 extern void ddb_update_check_key_attributes(DdbUpdate *u, const char **key_attrs,
 											int nkey_attrs);
 

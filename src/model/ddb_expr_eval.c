@@ -660,6 +660,40 @@ ddb_update_check_key_attributes(DdbUpdate *u, const char **key_attrs, int nkey_a
 	}
 }
 
+/* Does the operand, or one inside it, name a path below attribute 'name'? */
+static bool
+operand_nests_into(DdbOperand *op, const char *name)
+{
+	check_stack_depth();
+	if (op == NULL)
+		return false;
+	if (op->path != NULL && op->path->nelems > 1 &&
+		strcmp(op->path->elems[0].name, name) == 0)
+		return true;
+	return operand_nests_into(op->left, name) || operand_nests_into(op->right, name);
+}
+
+/*
+ * Does an update name a path below attribute 'name' (name.x, name[0]), as
+ * an action's target or in a SET's value?  DynamoDB refuses such a path
+ * into a key attribute, whose value is a scalar.
+ */
+bool
+ddb_update_nests_into(DdbUpdate *u, const char *name)
+{
+	for (int i = 0; i < u->nactions; i++)
+	{
+		DdbPath    *p = u->actions[i].path;
+
+		if (p->nelems > 1 && strcmp(p->elems[0].name, name) == 0)
+			return true;
+		if (u->actions[i].kind == DDB_UPDATE_SET &&
+			operand_nests_into(u->actions[i].value, name))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Apply an update to a DdbValue item (NULL: no item); returns the new item,
  * leaving the old one untouched.
