@@ -440,7 +440,8 @@ ddb_check_update_key_paths(Relation rel, DdbUpdate *upd)
 	const char **keys;
 	int			nkeys;
 
-	if (upd == NULL)
+	/* (most updates name no nested path: no index list to read) */
+	if (upd == NULL || !ddb_update_nests_into(upd, NULL))
 		return;
 	keys = key_names(rel, &nkeys);
 	for (int k = 0; k < nkeys; k++)

@@ -660,7 +660,10 @@ ddb_update_check_key_attributes(DdbUpdate *u, const char **key_attrs, int nkey_a
 	}
 }
 
-/* Does the operand, or one inside it, name a path below attribute 'name'? */
+/*
+ * Does the operand, or one inside it, name a path below attribute 'name'
+ * (any attribute when 'name' is NULL)?
+ */
 static bool
 operand_nests_into(DdbOperand *op, const char *name)
 {
@@ -668,7 +671,7 @@ operand_nests_into(DdbOperand *op, const char *name)
 	if (op == NULL)
 		return false;
 	if (op->path != NULL && op->path->nelems > 1 &&
-		strcmp(op->path->elems[0].name, name) == 0)
+		(name == NULL || strcmp(op->path->elems[0].name, name) == 0))
 		return true;
 	return operand_nests_into(op->left, name) || operand_nests_into(op->right, name);
 }
@@ -676,7 +679,8 @@ operand_nests_into(DdbOperand *op, const char *name)
 /*
  * Does an update name a path below attribute 'name' (name.x, name[0]), as
  * an action's target or in a SET's value?  DynamoDB refuses such a path
- * into a key attribute, whose value is a scalar.
+ * into a key attribute, whose value is a scalar.  'name' NULL: below any
+ * attribute.
  */
 bool
 ddb_update_nests_into(DdbUpdate *u, const char *name)
@@ -685,7 +689,7 @@ ddb_update_nests_into(DdbUpdate *u, const char *name)
 	{
 		DdbPath    *p = u->actions[i].path;
 
-		if (p->nelems > 1 && strcmp(p->elems[0].name, name) == 0)
+		if (p->nelems > 1 && (name == NULL || strcmp(p->elems[0].name, name) == 0))
 			return true;
 		if (u->actions[i].kind == DDB_UPDATE_SET &&
 			operand_nests_into(u->actions[i].value, name))
