@@ -7,6 +7,7 @@
 #   bash test/bench/run.sh --locale C.UTF-8      # the database in a UTF-8 locale
 #   bash test/bench/run.sh --shared-buffers 64MB --ops "get query" # a small cache
 #   bash test/bench/run.sh --preload --ops "put_new put_over update"  # ddb preloaded: its own WAL records
+#   bash test/bench/run.sh --huge-pages --ops "delete delete_old"  # shared memory in 2 MB pages
 #   bash test/bench/run.sh --scaling      # GetItem and Query-100 at 10^5 and 10^6 items
 #   bash test/bench/run.sh --scaling --big   # ... and 10^7 (long: about an hour)
 #   bash test/bench/run.sh --smoke        # 2,000 items, 1 s runs (CI: the scripts run, results agree)
@@ -68,8 +69,9 @@ db_locale=""
 shared_buffers=""
 only_ops=""
 preload=0
+huge_pages=0
 orig_args=("$@")
-usage() { sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--items) items=$2; shift ;;
@@ -80,6 +82,7 @@ while [ $# -gt 0 ]; do
 	--shared-buffers) shared_buffers=$2; shift ;;
 	--ops) only_ops=$2; shift ;;
 	--preload) preload=1 ;;
+	--huge-pages) huge_pages=1 ;;
 	--smoke) mode=smoke ;;
 	--scaling) mode=scaling ;;
 	--big) big=1 ;;
@@ -96,6 +99,9 @@ fi
 if [ $preload = 1 ] && [ $use_running = 1 ]; then
 	echo "--preload needs the script's own cluster (the running server's preload is its own)" >&2; exit 2
 fi
+if [ $huge_pages = 1 ] && [ $use_running = 1 ]; then
+	echo "--huge-pages needs the script's own cluster" >&2; exit 2
+fi
 case $items in ''|*[!0-9]*) echo "--items must be a number" >&2; exit 2 ;; esac
 case $duration in ''|*[!0-9]*) echo "--duration must be a number of seconds" >&2; exit 2 ;; esac
 case $rounds in ''|*[!0-9]*|0) echo "--rounds must be a positive number" >&2; exit 2 ;; esac
@@ -105,7 +111,47 @@ if [ $((items % 100)) != 0 ] || [ "$items" -lt 100 ]; then
 	echo "--items must be a multiple of 100 (100 items per partition)" >&2; exit 2
 fi
 
+# The throwaway cluster's shared_buffers.
+cluster_shared_buffers() {
+	local sb=2GB
+	[ $mode = smoke ] && sb=128MB
+	[ "$items" -ge 10000000 ] && sb=8GB
+	[ -n "$shared_buffers" ] && sb=$shared_buffers
+	echo $sb
+}
+
+# --huge-pages: the cluster's shared memory in 2 MB pages (huge_pages = on).
+# PostgreSQL's main shared memory is otherwise mapped in 4 kB pages, and
+# each backend takes a page fault the first time it touches each of them:
+# pgbench opens new connections for every run, so a run that touches many
+# distinct buffers (a delete of random keys) pays a fault for most of them,
+# which a pooled, long-lived connection would not.  With 2 MB pages a
+# backend takes a fault per 2 MB instead.  Run as root, the script reserves
+# the pages (vm.nr_hugepages: shared_buffers plus an eighth and 64 MB) and
+# gives them back at the end; otherwise they must be reserved already.
+huge_pages_needed() {
+	local sb mb
+	sb=$(cluster_shared_buffers)
+	case $sb in
+	*[Gg][Bb]) mb=$(( ${sb%??} * 1024 )) ;;
+	*[Mm][Bb]) mb=${sb%??} ;;
+	*[Kk][Bb]) mb=$(( ${sb%??} / 1024 )) ;;
+	*) echo "--huge-pages: cannot size shared_buffers $sb (give it in kB, MB or GB)" >&2; exit 2 ;;
+	esac
+	echo $(( (mb + mb / 8 + 64) / 2 ))
+}
+
 # initdb refuses root: run the whole benchmark as "postgres" instead.
+if [ "$(id -u)" = 0 ] && [ $huge_pages = 1 ]; then
+	hp_before=$(cat /proc/sys/vm/nr_hugepages)
+	hp_want=$(( hp_before + $(huge_pages_needed) ))
+	echo $hp_want >/proc/sys/vm/nr_hugepages 2>/dev/null
+	if [ "$(cat /proc/sys/vm/nr_hugepages)" -lt $hp_want ]; then
+		echo $hp_before >/proc/sys/vm/nr_hugepages
+		echo "--huge-pages: could not reserve $hp_want huge pages (vm.nr_hugepages)" >&2; exit 1
+	fi
+	trap 'echo $hp_before >/proc/sys/vm/nr_hugepages' EXIT
+fi
 if [ "$(id -u)" = 0 ]; then
 	id postgres >/dev/null 2>&1 || useradd -r -m postgres
 	envs="DDB_PGBIN=$(printf %q "$PGBIN") DDB_BENCH_PORT=${DDB_BENCH_PORT:-55480} DDB_KEEP=${DDB_KEEP:-}"
@@ -114,7 +160,11 @@ if [ "$(id -u)" = 0 ]; then
 	fi
 	args=""
 	[ ${#orig_args[@]} -gt 0 ] && args=$(printf ' %q' "${orig_args[@]}")
-	cd /tmp && exec su postgres -s /bin/bash -c "$envs bash $(printf %q "$bench_dir/$(basename "$0")")$args"
+	cmd="$envs bash $(printf %q "$bench_dir/$(basename "$0")")$args"
+	# (not exec'd with --huge-pages: the EXIT trap gives the pages back)
+	[ $huge_pages = 1 ] || { cd /tmp && exec su postgres -s /bin/bash -c "$cmd"; }
+	cd /tmp && su postgres -s /bin/bash -c "$cmd"
+	exit $?
 fi
 
 export PATH="$PGBIN:$PATH"
@@ -142,10 +192,8 @@ trap 'exit 130' INT TERM
 # --- the server ---------------------------------------------------------------
 
 start_cluster() {
-	local sb=2GB
-	[ $mode = smoke ] && sb=128MB
-	[ "$items" -ge 10000000 ] && sb=8GB
-	[ -n "$shared_buffers" ] && sb=$shared_buffers
+	local sb
+	sb=$(cluster_shared_buffers)
 	export PGHOST="$work/sock" PGPORT=${DDB_BENCH_PORT:-55480} PGUSER=$(id -un)
 	mkdir -p "$work/sock"
 	log "starting a throwaway cluster in $work (port $PGPORT, shared_buffers $sb)"
@@ -169,6 +217,7 @@ EOF
 	if [ $preload = 1 ]; then
 		printf "shared_preload_libraries = 'ddb'\nddb.http_port = 0\n" >>"$work/data/postgresql.conf"
 	fi
+	[ $huge_pages = 1 ] && echo "huge_pages = on" >>"$work/data/postgresql.conf"
 	pg_ctl -D "$work/data" -l "$work/server.log" -w start >/dev/null ||
 		{ cat "$work/server.log" >&2; die "the server did not start"; }
 	started_cluster=1
@@ -194,7 +243,7 @@ have_prewarm=1
 q -c 'CREATE EXTENSION pg_prewarm' 2>/dev/null ||
 	{ have_prewarm=0; log "no pg_prewarm: the first run on each table reads from the OS cache"; }
 settings=$(q -c "SELECT string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY name)
-	FROM pg_settings WHERE name IN ('shared_buffers', 'synchronous_commit', 'fsync', 'max_wal_size', 'work_mem', 'jit', 'lc_collate')")
+	FROM pg_settings WHERE name IN ('shared_buffers', 'synchronous_commit', 'fsync', 'max_wal_size', 'work_mem', 'jit', 'lc_collate', 'huge_pages')")
 server_version=$(q -c 'SHOW server_version')
 
 # --- loading ------------------------------------------------------------------
