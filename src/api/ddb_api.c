@@ -429,30 +429,80 @@ ddb_check_update_keys(Relation rel, DdbUpdate *upd)
 }
 
 /*
- * An update may not name a path below a key attribute of the table or of
- * one of its indexes (k.x, k[0]), as a target or in a value: DynamoDB's
- * "Key attributes must be scalars" (with "Key" or "IndexKey"), a check of
- * the request alone, made before the item is read.
+ * Is there a path below a key attribute of the table or of one of its
+ * indexes (k.x, k[0]) in an expression?  DynamoDB's "Key attributes must be
+ * scalars" (with "Key" for the table's keys, checked first, or "IndexKey"),
+ * a check of the request alone, made before the item is read.  'nests'
+ * answers for one attribute, or for any when given NULL: an expression
+ * without a nested path (the common case) reads no index list.
+ */
+static void
+check_key_paths(Relation rel, bool (*nests) (const void *expr, const char *name),
+				const void *expr)
+{
+	const DdbKeyInfo *ki;
+	const char **keys;
+	int			nkeys;
+
+	if (expr == NULL || !nests(expr, NULL))
+		return;
+	ki = ddb_get_keyinfo(rel);
+	for (int k = 0; k < ki->nkeys; k++)
+		if (nests(expr, ddb_key_name(rel, k)))
+			ereport(ERROR, (errcode(DDB_ERRCODE_VALIDATION),
+							errmsg("ValidationException: " DDB_MSG_KEY_NOT_SCALAR, "Key",
+								   ddb_key_name(rel, k))));
+	nkeys = ddb_index_key_names(rel, &keys);
+	for (int k = 0; k < nkeys; k++)
+		if (nests(expr, keys[k]))
+			ereport(ERROR, (errcode(DDB_ERRCODE_VALIDATION),
+							errmsg("ValidationException: " DDB_MSG_KEY_NOT_SCALAR, "IndexKey", keys[k])));
+}
+
+static bool
+update_nests(const void *expr, const char *name)
+{
+	return ddb_update_nests_into((DdbUpdate *) expr, name);
+}
+
+static bool
+projection_nests(const void *expr, const char *name)
+{
+	return ddb_projection_nests_into((DdbProjection *) expr, name);
+}
+
+static bool
+condition_nests(const void *expr, const char *name)
+{
+	return ddb_condition_nests_into((DdbCondition *) expr, name);
+}
+
+/*
+ * An update may not name a path below a key attribute, as a target or in
+ * a value.
  */
 void
 ddb_check_update_key_paths(Relation rel, DdbUpdate *upd)
 {
-	const char **keys;
-	int			nkeys;
+	check_key_paths(rel, update_nests, upd);
+}
 
-	/* (most updates name no nested path: no index list to read) */
-	if (upd == NULL || !ddb_update_nests_into(upd, NULL))
-		return;
-	keys = key_names(rel, &nkeys);
-	for (int k = 0; k < nkeys; k++)
-		if (ddb_update_nests_into(upd, keys[k]))
-			ereport(ERROR, (errcode(DDB_ERRCODE_VALIDATION),
-							errmsg("ValidationException: " DDB_MSG_KEY_NOT_SCALAR, "Key", keys[k])));
-	nkeys = ddb_index_key_names(rel, &keys);
-	for (int k = 0; k < nkeys; k++)
-		if (ddb_update_nests_into(upd, keys[k]))
-			ereport(ERROR, (errcode(DDB_ERRCODE_VALIDATION),
-							errmsg("ValidationException: " DDB_MSG_KEY_NOT_SCALAR, "IndexKey", keys[k])));
+/*
+ * A ProjectionExpression (GetItem, BatchGetItem, TransactGetItems, Query,
+ * Scan) may not name a path below a key attribute of the table or of an
+ * index.
+ */
+void
+ddb_check_projection_key_paths(Relation rel, DdbProjection *proj)
+{
+	check_key_paths(rel, projection_nests, proj);
+}
+
+/* Nor may a FilterExpression (Query, Scan). */
+void
+ddb_check_filter_key_paths(Relation rel, DdbCondition *filter)
+{
+	check_key_paths(rel, condition_nests, filter);
 }
 
 /*
@@ -505,13 +555,26 @@ write_item(Relation rel, Jsonb *item, Jsonb *itemcol, StringInfo key, Jsonb *old
 Jsonb *
 ddb_get_item_core(Relation rel, Jsonb *keydoc, DdbProjection *proj)
 {
+	return ddb_get_item_core_ext(rel, keydoc, proj, true);
+}
+
+/*
+ * ddb_get_item_core for a caller that applies the projection itself
+ * (project false: the whole item, the projection only checked).
+ */
+Jsonb *
+ddb_get_item_core_ext(Relation rel, Jsonb *keydoc, DdbProjection *proj, bool project)
+{
 	StringInfoData key;
 	const char *keynames[DDB_MAX_KEY_COLUMNS];
 
 	/* the key names once, for the key and the item */
 	ddb_table_key_names(rel, keynames);
 	request_key_named(rel, keynames, keydoc, true, &key);
-	return ddb_get_item_encoded(rel, key.data, key.len, proj, keynames);
+	/* the request's key first, then its projection (DynamoDB's order) */
+	if (proj)
+		ddb_check_projection_key_paths(rel, proj);
+	return ddb_get_item_encoded(rel, key.data, key.len, project ? proj : NULL, keynames);
 }
 
 /*

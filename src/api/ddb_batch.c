@@ -435,6 +435,9 @@ ddb_batch_get_core(DdbBatchGetTable *tables, int ntables)
 			enc[nrefs] = refs[nrefs];	/* in request order, for the reads */
 			nrefs++;
 		}
+		/* the table's keys first, then its projection (as GetItem) */
+		if (projs[t] != NULL)
+			ddb_check_projection_key_paths(rels[t], projs[t]);
 	}
 	if (sort_keys_find_duplicate(refs, nrefs))
 		validation_error(DDB_MSG_DUPLICATE_KEYS);

@@ -181,6 +181,8 @@ extern const DdbParsedExpressions *ddb_parse_expressions(const char *condition,
 														 Jsonb *names, Jsonb *vals);
 extern void ddb_condition_failed(void);
 extern Jsonb *ddb_get_item_core(Relation rel, Jsonb *key, DdbProjection *proj);
+extern Jsonb *ddb_get_item_core_ext(Relation rel, Jsonb *key, DdbProjection *proj,
+									 bool project);
 extern Jsonb *ddb_get_item_encoded(Relation rel, const char *key, int keylen,
 								   DdbProjection *proj, const char *const *keynames);
 extern void ddb_put_item_core(Relation rel, Jsonb *item, DdbCondition *cond,
@@ -194,6 +196,8 @@ extern void ddb_update_item_core_ext(Relation rel, Jsonb *key, DdbUpdate *upd,
 									 DdbWriteResult *res);
 extern void ddb_check_update_keys(Relation rel, DdbUpdate *upd);
 extern void ddb_check_update_key_paths(Relation rel, DdbUpdate *upd);
+extern void ddb_check_projection_key_paths(Relation rel, DdbProjection *proj);
+extern void ddb_check_filter_key_paths(Relation rel, DdbCondition *filter);
 extern void ddb_delete_item_core(Relation rel, Jsonb *key, DdbCondition *cond,
 								 DdbWriteResult *res);
 extern void ddb_delete_item_core_ext(Relation rel, Jsonb *key, DdbCondition *cond,

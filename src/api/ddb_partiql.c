@@ -1989,8 +1989,8 @@ execute_select(Statement *st, Options *o, int *len)
 
 	/*
 	 * A Query on the partition key's values.  Its filter may name key
-	 * attributes (ddb_query_allow_key_filter, around the call below): a
-	 * strict bound, a second condition on the sort key.
+	 * attributes (ddb_query_allow_key_filter, around the call below, for a
+	 * Scan too): a strict bound, a second condition on the sort key.
 	 */
 	query = pk_term != NULL;
 	if (!query)
@@ -2105,7 +2105,7 @@ execute_select(Statement *st, Options *o, int *len)
 		if (start_key)
 			req_raw(&r, "ExclusiveStartKey", json_text(start_key));
 		req_common(&r, o);
-		ddb_query_allow_key_filter(query);
+		ddb_query_allow_key_filter(true);
 		PG_TRY();
 		{
 			resp = run(query ? "Query" : "Scan", &r);

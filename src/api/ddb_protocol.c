@@ -2282,7 +2282,7 @@ op_get_item(DdbJson *req, int *len)
 	rel = ddb_table_open(name, ACL_SELECT);
 	parse_expressions(&x, NULL, NULL, &proj);
 	/* one lookup: the whole item is billed, whatever the projection */
-	item = ddb_get_item_core(rel, key, NULL);
+	item = ddb_get_item_core_ext(rel, key, proj, false);
 	c.mode = rcc;
 	c.read = true;
 	if (capacity_wanted(rcc))

@@ -392,10 +392,11 @@ ddb_query_check_key_value(DdbValue *v, DdbKeyType keytype, const char *name)
 }
 
 /*
- * PartiQL's SELECT (ddb_partiql.c) runs as a Query whose filter may name
- * key attributes -- a strict sort-key bound beside the key condition's
- * range, say -- where DynamoDB's own Query refuses them; true only around
- * that call.
+ * PartiQL's SELECT (ddb_partiql.c) runs as a Query or Scan whose filter may
+ * name key attributes -- a strict sort-key bound beside the key
+ * condition's range, say -- where DynamoDB's own Query refuses them, and
+ * whose paths are the statement's, not a ProjectionExpression's or
+ * FilterExpression's; true only around that call.
  */
 static bool key_filter_allowed = false;
 
@@ -670,6 +671,23 @@ check_index_projection(DdbReader *r)
 						 r->partial_gsi, names.data);
 }
 
+/*
+ * Neither the projection nor the filter may name a path below a key
+ * attribute of the table or of any of its indexes (k.x, k[0]), whatever is
+ * read: DynamoDB's "Key attributes must be scalars", after the request's
+ * keys (its start key; a Query's key condition) are judged.
+ */
+static void
+check_key_paths(DdbReader *r)
+{
+	if (key_filter_allowed)
+		return;
+	if (r->projection)
+		ddb_check_projection_key_paths(r->table, r->projection);
+	if (r->filter)
+		ddb_check_filter_key_paths(r->table, r->filter);
+}
+
 /* Parse FilterExpression and ProjectionExpression into the reader. */
 static void
 parse_filter_projection(DdbReader *r, DdbExprContext *cx, DdbReadRequest *a)
@@ -705,6 +723,7 @@ query_begin(DdbReadRequest *a, bool paged)
 	query_range(r, &kc, &range, &prefix);
 	if (a->start_key)
 		query_resume(r, a->start_key, a->forward, &range, &prefix);
+	check_key_paths(r);
 	check_index_projection(r);
 
 	r->scan = ddb_range_begin_stored(r->rel, GetActiveSnapshot(), &range, a->forward);
@@ -764,6 +783,7 @@ scan_begin(DdbReadRequest *a, bool paged)
 		set_successor_bound(&range.lo, &range.lolen, enc.data, enc.len);
 	}
 	/* after the request's keys, as DynamoDB judges them first */
+	check_key_paths(r);
 	check_index_projection(r);
 
 	/* the scan copies its bounds */

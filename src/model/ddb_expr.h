@@ -351,6 +351,8 @@ extern Jsonb *ddb_apply_update_partial(DdbUpdate *u, Jsonb *item,
 extern DdbValue *ddb_apply_update_value(DdbUpdate *u, DdbValue *item,
 										const char **key_attrs, int nkey_attrs);
 extern bool ddb_update_nests_into(DdbUpdate *u, const char *name);
+extern bool ddb_condition_nests_into(DdbCondition *c, const char *name);
+extern bool ddb_projection_nests_into(DdbProjection *p, const char *name);
 extern void ddb_update_check_key_attributes(DdbUpdate *u, const char **key_attrs,
 											int nkey_attrs);
 

@@ -699,6 +699,37 @@ ddb_update_nests_into(DdbUpdate *u, const char *name)
 }
 
 /*
+ * Does a condition (a FilterExpression) name a path below attribute 'name'
+ * (any attribute when 'name' is NULL)?
+ */
+bool
+ddb_condition_nests_into(DdbCondition *c, const char *name)
+{
+	check_stack_depth();
+	if (c == NULL)
+		return false;
+	for (int i = 0; i < c->nargs; i++)
+		if (operand_nests_into(c->args[i], name))
+			return true;
+	return ddb_condition_nests_into(c->left, name) ||
+		ddb_condition_nests_into(c->right, name);
+}
+
+/*
+ * Does a projection name a path below attribute 'name' (any attribute when
+ * 'name' is NULL)?
+ */
+bool
+ddb_projection_nests_into(DdbProjection *p, const char *name)
+{
+	for (int i = 0; i < p->npaths; i++)
+		if (p->paths[i]->nelems > 1 &&
+			(name == NULL || strcmp(p->paths[i]->elems[0].name, name) == 0))
+			return true;
+	return false;
+}
+
+/*
  * Apply an update to a DdbValue item (NULL: no item); returns the new item,
  * leaving the old one untouched.
  */

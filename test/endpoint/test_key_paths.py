@@ -3,7 +3,14 @@ is a scalar, so DynamoDB refuses any path below one (k.x, k[0]) -- as an
 action's target or inside a SET value -- with "Key attributes must be
 scalars; ...: Key: k" or "...: IndexKey: k", before the item is read.
 The texts are the service's, as recorded in dynalite's tests and quoted
-in ScyllaDB's GSI tests, which run against DynamoDB."""
+in ScyllaDB's GSI tests, which run against DynamoDB.
+
+The same holds for a ProjectionExpression (GetItem, BatchGetItem,
+TransactGetItems, Query, Scan) and a FilterExpression (Query, Scan), any
+of the table's and its indexes' keys whatever is read; a Query's filter
+naming a key of what it queries keeps "Filter Expression can only contain
+non-primary key attributes", which comes first (dynalite's recorded tests:
+GetItem's projection, Scan's and Query's filters)."""
 import pytest
 from botocore.exceptions import ClientError
 
@@ -19,11 +26,11 @@ def N(v):
     return {"N": str(v)}
 
 
-def refused(call, **kw):
+def refused(call, code="ValidationException", **kw):
     with pytest.raises(ClientError) as e:
         call(**kw)
     err = e.value.response["Error"]
-    assert err["Code"] == "ValidationException", err
+    assert err["Code"] == code, err
     return err["Message"]
 
 
@@ -44,7 +51,8 @@ def indexed(ddb, table_name):
                                               {"AttributeName": "l", "KeyType": "RANGE"}],
                                 "Projection": {"ProjectionType": "ALL"}}])
     key = {"PK": S("p"), "SK": S("s")}
-    ddb.put_item(TableName=table_name, Item=dict(key, g=S("g1"), l=S("l1"), m={"M": {}}))
+    ddb.put_item(TableName=table_name, Item=dict(key, g=S("g1"), l=S("l1"), m={"M": {}},
+                                                 n=N(1), o={"M": {"x": N(1)}}))
     return key
 
 
@@ -86,3 +94,92 @@ def test_update_whole_index_key_still_works(ddb, table_name, indexed):
                     ExpressionAttributeValues={":g": S("g2"), ":l": S("l2")})
     item = ddb.get_item(TableName=table_name, Key=indexed, ConsistentRead=True)["Item"]
     assert item["g"] == S("g2") and item["l"] == S("l2") and item["m"] == {"M": {"g": S("g1")}}
+
+
+@pytest.mark.parametrize("proj, which", [
+    ("#a.b.c", "Key: PK"),
+    ("#a[0]", "Key: PK"),
+    ("o.x, SK.y", "Key: SK"),
+    ("g.x", "IndexKey: g"),
+    ("o, l[0]", "IndexKey: l"),
+    # the table's keys before the indexes'
+    ("l.x, PK.x", "Key: PK"),
+])
+def test_projection_path_into_key(ddb, table_name, indexed, proj, which):
+    names = {"#a": "PK"} if "#a" in proj else {}
+    extra = {"ExpressionAttributeNames": names} if names else {}
+    msg = NOT_SCALAR + which
+    assert refused(ddb.get_item, TableName=table_name, Key=indexed,
+                   ProjectionExpression=proj, **extra) == msg
+    # an item that does not exist: a check of the request alone
+    assert refused(ddb.get_item, TableName=table_name, Key={"PK": S("no"), "SK": S("no")},
+                   ProjectionExpression=proj, **extra) == msg
+    assert refused(ddb.batch_get_item, RequestItems={table_name: dict(
+        Keys=[indexed], ProjectionExpression=proj, **extra)}) == msg
+    assert refused(ddb.transact_get_items, TransactItems=[{"Get": dict(
+        TableName=table_name, Key=indexed, ProjectionExpression=proj, **extra)}]) == msg
+    assert refused(ddb.scan, TableName=table_name, ProjectionExpression=proj, **extra) == msg
+    assert refused(ddb.query, TableName=table_name, KeyConditionExpression="PK = :p",
+                   ExpressionAttributeValues={":p": S("p")},
+                   ProjectionExpression=proj, **extra) == msg
+
+
+def test_projection_nested_nonkey_still_works(ddb, table_name, indexed):
+    item = ddb.get_item(TableName=table_name, Key=indexed,
+                        ProjectionExpression="o.x, g, l")["Item"]
+    assert item == {"o": {"M": {"x": N(1)}}, "g": S("g1"), "l": S("l1")}
+    items = ddb.scan(TableName=table_name, FilterExpression="o.x = :one",
+                     ExpressionAttributeValues={":one": N(1)})["Items"]
+    assert len(items) == 1
+
+
+def test_projection_key_checked_first(ddb, table_name, indexed):
+    # the key is judged before the projection (dynalite's order)
+    msg = refused(ddb.get_item, TableName=table_name, Key={"PK": S("p")},
+                  ProjectionExpression="g.x")
+    assert msg == "The provided key element does not match the schema"
+
+
+@pytest.mark.parametrize("filt, which", [
+    ("attribute_exists(PK.b.c)", "Key: PK"),
+    ("attribute_exists(SK.b) AND #a = :one", "Key: SK"),
+    ("g[1] = :one", "IndexKey: g"),
+    ("size(l.x) > :one", "IndexKey: l"),
+])
+def test_scan_filter_path_into_key(ddb, table_name, indexed, filt, which):
+    kw = dict(TableName=table_name, FilterExpression=filt)
+    if "#a" in filt:
+        kw["ExpressionAttributeNames"] = {"#a": "n"}
+    if ":one" in filt:
+        kw["ExpressionAttributeValues"] = {":one": N(1)}
+    assert refused(ddb.scan, **kw) == NOT_SCALAR + which
+    # on an index's scan too: every index's keys count
+    assert refused(ddb.scan, IndexName="ByG", **kw) == NOT_SCALAR + which
+
+
+def test_query_filter_path_into_key(ddb, table_name, indexed):
+    kv = {":p": S("p"), ":one": N(1)}
+    # the keys of what is queried: DynamoDB's own rule, first
+    assert refused(ddb.query, TableName=table_name, KeyConditionExpression="PK = :p",
+                   FilterExpression="attribute_exists(SK.x) AND n = :one",
+                   ExpressionAttributeValues=kv) == \
+        "Filter Expression can only contain non-primary key attributes: Primary key attribute: SK"
+    # an index key below, when the table is queried
+    assert refused(ddb.query, TableName=table_name, KeyConditionExpression="PK = :p",
+                   FilterExpression="g[1] = :one", ExpressionAttributeValues=kv) == \
+        NOT_SCALAR + "IndexKey: g"
+    assert refused(ddb.query, TableName=table_name, KeyConditionExpression="PK = :p",
+                   FilterExpression="attribute_exists(l.c) AND n = :one",
+                   ExpressionAttributeValues=kv) == NOT_SCALAR + "IndexKey: l"
+    # a table key below, when an index is queried
+    assert refused(ddb.query, TableName=table_name, IndexName="ByG",
+                   KeyConditionExpression="g = :g", FilterExpression="SK.x = :one",
+                   ExpressionAttributeValues={":g": S("g1"), ":one": N(1)}) == \
+        NOT_SCALAR + "Key: SK"
+
+
+def test_condition_paths_unchanged(ddb, table_name, indexed):
+    # a ConditionExpression below a key is not refused (no recorded test says so)
+    assert refused(ddb.put_item, code="ConditionalCheckFailedException",
+                   TableName=table_name, Item=dict(indexed, g=S("g2")),
+                   ConditionExpression="attribute_exists(g.x)")
