@@ -130,6 +130,7 @@
 #define DDB_MSG_UPDATE_INVALID_PATH		"The document path provided in the update expression is invalid for update"
 #define DDB_MSG_UPDATE_KEY_ATTRIBUTE	"One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key"
 #define DDB_MSG_KEY_NOT_SCALAR			"Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: %s: %s"
+#define DDB_MSG_UPDATE_INDEX_KEY_TYPE	"The update expression attempted to update the secondary index key to unsupported type"
 #define DDB_MSG_UPDATE_ITEM_SIZE		"Item size to update has exceeded the maximum allowed size"
 
 /* The item model */

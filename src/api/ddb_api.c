@@ -478,12 +478,16 @@ condition_nests(const void *expr, const char *name)
 }
 
 /*
- * An update may not name a path below a key attribute, as a target or in
- * a value.
+ * An update may not set an index key to a type the request shows to be
+ * wrong (ddb_gsi_check_update_types), nor name a path below a key
+ * attribute, as a target or in a value (check_key_paths), in that order.
  */
 void
 ddb_check_update_key_paths(Relation rel, DdbUpdate *upd)
 {
+	if (upd == NULL)
+		return;
+	ddb_gsi_check_update_types(rel, upd);
 	check_key_paths(rel, update_nests, upd);
 }
 
@@ -779,6 +783,7 @@ ddb_update_item_core_ext(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbConditi
 				res->new = ddb_apply_update(upd, res->old ? res->old : keydoc, keys, nkeys,
 											want_updated ? &res->updated_old : NULL,
 											want_updated ? &res->updated_new : NULL);
+			ddb_gsi_check_update_values(rel, upd, res->new);
 		}
 		ddb_check_item_size_msg(res->new, upd ? DDB_MSG_UPDATE_ITEM_SIZE : DDB_MSG_ITEM_SIZE);
 		if (write_item(rel, res->new, NULL, &key, res->old, exists, &tid, leaf, cid))

@@ -481,6 +481,122 @@ ddb_index_key_names(Relation rel, const char ***names)
 	return count;
 }
 
+static bool jbv_is_key_type(JsonbValue *v, DdbKeyType type, int *len);
+
+/*
+ * The SET or ADD of an update that gives top-level attribute 'name' a
+ * value whose type the request shows (*type); NULL when there is none.
+ * from_item: instead, the SET whose value comes from the item.
+ */
+static DdbUpdateAction *
+update_action_on(DdbUpdate *upd, const char *name, bool from_item, DdbType *type)
+{
+	for (int i = 0; i < upd->nactions; i++)
+	{
+		DdbUpdateAction *a = &upd->actions[i];
+		bool		known;
+
+		if (a->path->nelems != 1 || strcmp(a->path->elems[0].name, name) != 0)
+			continue;
+		if (a->kind == DDB_UPDATE_SET)
+			known = ddb_operand_request_type(a->value, type);
+		else if (a->kind == DDB_UPDATE_ADD)
+		{
+			*type = a->value->value->type;
+			known = true;
+		}
+		else
+			continue;
+		if (known != from_item)
+			return a;
+	}
+	return NULL;
+}
+
+static DdbType
+key_value_type(DdbKeyType t)
+{
+	return t == DDB_KEY_S ? DDB_TYPE_S : t == DDB_KEY_N ? DDB_TYPE_N : DDB_TYPE_B;
+}
+
+/*
+ * Does an update SET a top-level attribute to a value from the item
+ * (SET c = e, SET c = if_not_exists(x, e))?
+ */
+static bool
+update_sets_from_item(DdbUpdate *upd)
+{
+	DdbType		type;
+
+	for (int i = 0; i < upd->nactions; i++)
+		if (upd->actions[i].kind == DDB_UPDATE_SET && upd->actions[i].path->nelems == 1 &&
+			!ddb_operand_request_type(upd->actions[i].value, &type))
+			return true;
+	return false;
+}
+
+/*
+ * The index keys an update gives a value of another type, index by index
+ * as the table lists them, the partition key before the sort key.  item
+ * NULL: the values whose type the request shows (SET k = :v, SET k = a +
+ * :v, ADD k :v), DynamoDB's "Type mismatch for Index Key", refused before
+ * the item is read.  Else the updated item's values taken from the item
+ * (SET k = e), DynamoDB's "The update expression attempted to update the
+ * secondary index key to unsupported type" (a TransactWriteItems action's
+ * ValidationError reason).
+ */
+static void
+check_update_index_keys(Relation rel, DdbUpdate *upd, Jsonb *item)
+{
+	DdbGsi	   *gsi;
+	int			n = gsi_list(rel, &gsi);
+
+	for (int i = 0; i < n; i++)
+	{
+		if (gsi[i].kind != DDB_INDEX_GLOBAL && gsi[i].kind != DDB_INDEX_LOCAL)
+			continue;
+		for (int j = 0; j < (gsi[i].sk ? 2 : 1); j++)
+		{
+			const char *name = j == 0 ? gsi[i].pk : gsi[i].sk;
+			DdbKeyType	kt = j == 0 ? gsi[i].pktype : gsi[i].sktype;
+			DdbType		type;
+			JsonbValue *v;
+			int			len;
+
+			if (update_action_on(upd, name, item != NULL, &type) == NULL)
+				continue;
+			if (item == NULL && type != key_value_type(kt))
+				ereport(ERROR,
+						(errcode(DDB_ERRCODE_VALIDATION),
+						 errmsg("ValidationException: One or more parameter values were invalid: Type mismatch for Index Key %s Expected: %s Actual: %s IndexName: %s",
+								name, ddb_key_type_name(kt), ddb_type_name(type), gsi[i].name)));
+			if (item == NULL)
+				continue;
+			v = getKeyJsonValueFromContainer(&item->root, name, strlen(name), NULL);
+			if (v != NULL && !jbv_is_key_type(v, kt, &len))
+				ereport(ERROR,
+						(errcode(DDB_ERRCODE_VALIDATION),
+						 errmsg("ValidationException: " DDB_MSG_UPDATE_INDEX_KEY_TYPE)));
+		}
+	}
+}
+
+/* An update's index key values of a type the request shows to be wrong. */
+void
+ddb_gsi_check_update_types(Relation rel, DdbUpdate *upd)
+{
+	check_update_index_keys(rel, upd, NULL);
+}
+
+/* An updated item's index key values, of the wrong type, from the item. */
+void
+ddb_gsi_check_update_values(Relation rel, DdbUpdate *upd, Jsonb *item)
+{
+	/* (most updates set nothing from the item: no index list to read) */
+	if (item != NULL && update_sets_from_item(upd))
+		check_update_index_keys(rel, upd, item);
+}
+
 /* A global index's provisioned throughput; false when there is no such index */
 bool
 ddb_gsi_throughput(Relation rel, const char *index_name, int64 *rcu, int64 *wcu)
@@ -561,6 +677,38 @@ gsi_leave_out(void)
 }
 
 /*
+ * Is v a value of key type 'type'?  *len: its string's or binary's length
+ * (1 for a number).
+ */
+static bool
+jbv_is_key_type(JsonbValue *v, DdbKeyType type, int *len)
+{
+	*len = 1;
+	switch (type)
+	{
+		case DDB_KEY_S:
+			if (v->type != jbvString)
+				return false;
+			*len = v->val.string.len;
+			return true;
+		case DDB_KEY_N:
+			return v->type == jbvNumeric;
+		default:
+			{
+				JsonbValue *b64 = NULL;
+
+				if (v->type == jbvBinary && JsonContainerIsObject(v->val.binary.data) &&
+					JsonContainerSize(v->val.binary.data) == 1)
+					b64 = getKeyJsonValueFromContainer(v->val.binary.data, "$B", 2, NULL);
+				if (b64 == NULL || b64->type != jbvString)
+					return false;
+				*len = b64->val.string.len;
+				return true;
+			}
+	}
+}
+
+/*
  * An index key attribute of an item: false when the item lacks it (no
  * entry), ValidationException when it has the wrong type or is empty
  * (while backfilling: false, and gsi_violation set).
@@ -570,36 +718,14 @@ gsi_key_attr(DdbGsi *g, Jsonb *item, const char *name, DdbKeyType type)
 {
 	JsonbValue *v = getKeyJsonValueFromContainer(&item->root, name, strlen(name), NULL);
 	bool		ok;
-	int			len = 1;
+	int			len;
 
 	if (v == NULL)
 		return false;
 	/* TTL ignores items whose attribute is no number, as DynamoDB does */
 	if (g->kind == DDB_INDEX_TTL)
 		return v->type == jbvNumeric;
-	switch (type)
-	{
-		case DDB_KEY_S:
-			ok = v->type == jbvString;
-			if (ok)
-				len = v->val.string.len;
-			break;
-		case DDB_KEY_N:
-			ok = v->type == jbvNumeric;
-			break;
-		default:
-			{
-				JsonbValue *b64 = NULL;
-
-				if (v->type == jbvBinary && JsonContainerIsObject(v->val.binary.data) &&
-					JsonContainerSize(v->val.binary.data) == 1)
-					b64 = getKeyJsonValueFromContainer(v->val.binary.data, "$B", 2, NULL);
-				ok = b64 != NULL && b64->type == jbvString;
-				if (ok)
-					len = b64->val.string.len;
-				break;
-			}
-	}
+	ok = jbv_is_key_type(v, type, &len);
 	if ((!ok || len == 0) && gsi_lenient)
 		return gsi_leave_out();
 	if (!ok)

@@ -353,6 +353,7 @@ extern DdbValue *ddb_apply_update_value(DdbUpdate *u, DdbValue *item,
 extern bool ddb_update_nests_into(DdbUpdate *u, const char *name);
 extern bool ddb_condition_nests_into(DdbCondition *c, const char *name);
 extern bool ddb_projection_nests_into(DdbProjection *p, const char *name);
+extern bool ddb_operand_request_type(DdbOperand *op, DdbType *type);
 extern void ddb_update_check_key_attributes(DdbUpdate *u, const char **key_attrs,
 											int nkey_attrs);
 

@@ -730,6 +730,34 @@ ddb_projection_nests_into(DdbProjection *p, const char *name)
 }
 
 /*
+ * The type of the value an operand of a SET gives, when the request alone
+ * shows it: a value, arithmetic (N), list_append (L), or if_not_exists of a
+ * default that shows it.  False when it comes from the item (a path).
+ */
+bool
+ddb_operand_request_type(DdbOperand *op, DdbType *type)
+{
+	check_stack_depth();
+	switch (op->kind)
+	{
+		case DDB_OPERAND_VALUE:
+			*type = op->value->type;
+			return true;
+		case DDB_OPERAND_PLUS:
+		case DDB_OPERAND_MINUS:
+			*type = DDB_TYPE_N;
+			return true;
+		case DDB_OPERAND_LIST_APPEND:
+			*type = DDB_TYPE_L;
+			return true;
+		case DDB_OPERAND_IF_NOT_EXISTS:
+			return ddb_operand_request_type(op->left, type);
+		default:
+			return false;
+	}
+}
+
+/*
  * Apply an update to a DdbValue item (NULL: no item); returns the new item,
  * leaving the old one untouched.
  */

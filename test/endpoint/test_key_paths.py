@@ -10,12 +10,22 @@ TransactGetItems, Query, Scan) and a FilterExpression (Query, Scan), any
 of the table's and its indexes' keys whatever is read; a Query's filter
 naming a key of what it queries keeps "Filter Expression can only contain
 non-primary key attributes", which comes first (dynalite's recorded tests:
-GetItem's projection, Scan's and Query's filters)."""
+GetItem's projection, Scan's and Query's filters).
+
+An update that gives an index key a value of another type that the
+request shows (a value, arithmetic, list_append, ADD) is "Type mismatch
+for Index Key ...", refused before the item is read and before a path
+below a key; one whose value comes from the item (SET c = e) is "The
+update expression attempted to update the secondary index key to
+unsupported type" (dynalite's recorded tests; the TransactWriteItems API
+reference lists the text among its ValidationError reasons)."""
 import pytest
 from botocore.exceptions import ClientError
 
 NOT_SCALAR = ("Key attributes must be scalars; list random access '[]' and "
               "map lookup '.' are not allowed: ")
+UNSUPPORTED = ("The update expression attempted to update the secondary "
+               "index key to unsupported type")
 
 
 def S(v):
@@ -183,3 +193,57 @@ def test_condition_paths_unchanged(ddb, table_name, indexed):
     assert refused(ddb.put_item, code="ConditionalCheckFailedException",
                    TableName=table_name, Item=dict(indexed, g=S("g2")),
                    ConditionExpression="attribute_exists(g.x)")
+
+
+# ------------------------------------------------------------------------
+# SET of an index key to a value of the wrong type
+# ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("expr, values, actual", [
+    ("SET g = :n", {":n": N(1)}, "N"),
+    ("SET l = n + :n", {":n": N(1)}, "N"),
+    ("SET g = list_append(:l, :l)", {":l": {"L": []}}, "L"),
+    ("SET g = if_not_exists(g, :n)", {":n": N(1)}, "N"),
+    ("ADD g :n", {":n": N(1)}, "N"),
+    # before a path below an index key (dynalite's recorded 'set d.a = a add c :a')
+    ("SET l.a = n ADD g :n", {":n": N(1)}, "N"),
+    ("SET o.e = l[1], g = n + :n", {":n": N(1)}, "N"),
+])
+def test_update_index_key_type_from_request(ddb, table_name, indexed, expr, values, actual):
+    kw = dict(TableName=table_name, Key=indexed, UpdateExpression=expr,
+              ExpressionAttributeValues=values,
+              # a condition that fails: the check comes before the item is read
+              ConditionExpression="attribute_not_exists(PK)")
+    which = "g" if ("g =" in expr or "ADD g" in expr) else "l"
+    index = "ByG" if which == "g" else "ByL"
+    msg = ("One or more parameter values were invalid: Type mismatch for Index Key "
+           "%s Expected: S Actual: %s IndexName: %s" % (which, actual, index))
+    assert refused(ddb.update_item, **kw) == msg
+    # TransactWriteItems refuses it as a request error, not a cancellation
+    assert refused(ddb.transact_write_items, TransactItems=[{"Update": dict(kw)}]) == msg
+
+
+@pytest.mark.parametrize("expr", ["SET g = n", "SET l = n", "SET g = o",
+                                  "SET l = if_not_exists(nope, n)"])
+def test_update_index_key_type_from_item(ddb, table_name, indexed, expr):
+    assert refused(ddb.update_item, TableName=table_name, Key=indexed,
+                   UpdateExpression=expr) == UNSUPPORTED
+    item = ddb.get_item(TableName=table_name, Key=indexed, ConsistentRead=True)["Item"]
+    assert item["g"] == S("g1") and item["l"] == S("l1")
+    # in a transaction it depends on the item: a ValidationError reason
+    with pytest.raises(ClientError) as e:
+        ddb.transact_write_items(TransactItems=[{"Update": dict(
+            TableName=table_name, Key=indexed, UpdateExpression=expr)}])
+    err = e.value.response["Error"]
+    assert err["Code"] == "TransactionCanceledException", err
+    reasons = e.value.response.get("CancellationReasons")
+    assert reasons == [{"Code": "ValidationError", "Message": UNSUPPORTED}], reasons
+
+
+def test_update_index_key_from_item_right_type(ddb, table_name, indexed):
+    ddb.update_item(TableName=table_name, Key=indexed,
+                    UpdateExpression="SET s2 = :s", ExpressionAttributeValues={":s": S("x")})
+    ddb.update_item(TableName=table_name, Key=indexed,
+                    UpdateExpression="SET g = s2, l = if_not_exists(l, n)")
+    item = ddb.get_item(TableName=table_name, Key=indexed, ConsistentRead=True)["Item"]
+    assert item["g"] == S("x") and item["l"] == S("l1")
