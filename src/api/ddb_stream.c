@@ -1288,29 +1288,32 @@ ddb_stream_sweep_all(void)
 
 		for (int shard = 0; shard < st->shards; shard++)
 		{
-			Oid			types[4] = {INT4OID, INT2OID, TIMESTAMPTZOID, INT8OID};
-			Datum		args[4];
-			int64		keep_from = PG_INT64_MAX;
+			Oid			types[3] = {INT4OID, INT2OID, TIMESTAMPTZOID};
+			Datum		args[3];
 			bool		isnull;
 
 			CHECK_FOR_INTERRUPTS();
 			args[0] = Int32GetDatum(st->stream_id);
 			args[1] = Int16GetDatum((int16) shard);
 			args[2] = TimestampTzGetDatum(cutoff);
-			/* the first record to keep: the index from the shard's start */
-			if (SPI_execute_with_args("SELECT seq FROM " INTERNAL_SCHEMA ".stream_records "
-									  "WHERE stream_id = $1 AND shard = $2 AND created >= $3 "
-									  "ORDER BY seq LIMIT 1", 3, types, args, NULL, true, 0) != SPI_OK_SELECT)
-				elog(ERROR, "could not read stream records");
-			if (SPI_processed == 1)
-				keep_from = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-														SPI_tuptable->tupdesc, 1, &isnull));
-			/* and everything before it, by index range */
-			args[3] = Int64GetDatum(keep_from);
+
+			/*
+			 * The first record to keep (the index from the shard's start),
+			 * and everything before it, by index range: in one statement, so
+			 * with one snapshot.  Found with one snapshot and deleted with a
+			 * later one, a shard whose records the first did not see (none
+			 * yet, or none young) had "nothing to keep", and the delete
+			 * removed records that committed in between, however young.
+			 * "created < $3" says the rule once more, whatever the snapshot.
+			 */
 			if (SPI_execute_with_args("WITH d AS (DELETE FROM " INTERNAL_SCHEMA ".stream_records "
-									  "WHERE stream_id = $1 AND shard = $2 AND seq < $4 RETURNING seq) "
+									  "WHERE stream_id = $1 AND shard = $2 AND created < $3 "
+									  "AND seq < coalesce((SELECT k.seq FROM " INTERNAL_SCHEMA ".stream_records k "
+									  "WHERE k.stream_id = $1 AND k.shard = $2 AND k.created >= $3 "
+									  "ORDER BY k.seq LIMIT 1), 9223372036854775807) "
+									  "RETURNING seq) "
 									  "SELECT count(*), max(seq) FROM d",
-									  4, types, args, NULL, false, 0) != SPI_OK_SELECT)
+									  3, types, args, NULL, false, 0) != SPI_OK_SELECT)
 				elog(ERROR, "could not delete stream records");
 			removed += DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 			{
