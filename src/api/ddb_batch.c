@@ -258,8 +258,11 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 	DdbValErrors e;
 	int			total = 0;
 	KeyRef	   *refs;
+	int		   *tab_of;			/* a ref's table and request, by its index */
+	int		   *req_of;
 	int			nrefs = 0;
 	StringInfoData **keys = palloc(sizeof(StringInfoData *) * Max(ntables, 1));
+	bool	  **done = palloc(sizeof(bool *) * Max(ntables, 1));
 
 	PreventCommandIfReadOnly("BatchWriteItem");
 	/* the request's shape: DynamoDB's member constraints */
@@ -292,6 +295,8 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 
 	/* the tables, then their keys: one request per item */
 	refs = palloc(sizeof(KeyRef) * Max(total, 1));
+	tab_of = palloc(sizeof(int) * Max(total, 1));
+	req_of = palloc(sizeof(int) * Max(total, 1));
 	for (int t = 0; t < ntables; t++)
 	{
 		DdbBatchWriteTable *bt = &tables[t];
@@ -323,6 +328,8 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 			refs[nrefs].key = key->data;
 			refs[nrefs].len = key->len;
 			refs[nrefs].index = nrefs;
+			tab_of[nrefs] = t;
+			req_of[nrefs] = r;
 			nrefs++;
 		}
 	}
@@ -331,24 +338,32 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 
 	/*
 	 * The writes, unconditional puts and deletes: a table's puts of new keys
-	 * together, then the rest in request order.
+	 * together, then the rest in the order of their tables and keys (refs,
+	 * sorted above), as TransactWriteItems runs its actions.  Each waits for
+	 * another writer of its item and keeps the item locked until the batch's
+	 * transaction ends; in request order, two batches over the same items
+	 * listed in different orders locked them in different orders and
+	 * deadlocked.
 	 */
 	for (int t = 0; t < ntables; t++)
 	{
 		DdbBatchWriteTable *bt = &tables[t];
-		bool	   *done = palloc0(sizeof(bool) * bt->nrequests);
 
+		done[t] = palloc0(sizeof(bool) * bt->nrequests);
 		bt->results = palloc0(sizeof(DdbWriteResult) * bt->nrequests);
-		batch_put_new_items(bt, keys[t], done);
-		for (int r = 0; r < bt->nrequests; r++)
-		{
-			if (done[r])
-				continue;
-			if (bt->is_put[r])
-				ddb_put_item_core(bt->rel, bt->docs[r], NULL, &bt->results[r]);
-			else
-				ddb_delete_item_core(bt->rel, bt->docs[r], NULL, &bt->results[r]);
-		}
+		batch_put_new_items(bt, keys[t], done[t]);
+	}
+	for (int i = 0; i < nrefs; i++)
+	{
+		DdbBatchWriteTable *bt = &tables[tab_of[refs[i].index]];
+		int			r = req_of[refs[i].index];
+
+		if (done[tab_of[refs[i].index]][r])
+			continue;
+		if (bt->is_put[r])
+			ddb_put_item_core(bt->rel, bt->docs[r], NULL, &bt->results[r]);
+		else
+			ddb_delete_item_core(bt->rel, bt->docs[r], NULL, &bt->results[r]);
 	}
 }
 
