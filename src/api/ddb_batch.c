@@ -261,6 +261,7 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 	int		   *tab_of;			/* a ref's table and request, by its index */
 	int		   *req_of;
 	int			nrefs = 0;
+	int			mark;
 	StringInfoData **keys = palloc(sizeof(StringInfoData *) * Max(ntables, 1));
 	bool	  **done = palloc(sizeof(bool *) * Max(ntables, 1));
 
@@ -345,26 +346,37 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 	 * listed in different orders locked them in different orders and
 	 * deadlocked.
 	 */
-	for (int t = 0; t < ntables; t++)
+	mark = ddb_collection_defer_begin();	/* items, then collection rows */
+	PG_TRY();
 	{
-		DdbBatchWriteTable *bt = &tables[t];
+		for (int t = 0; t < ntables; t++)
+		{
+			DdbBatchWriteTable *bt = &tables[t];
 
-		done[t] = palloc0(sizeof(bool) * bt->nrequests);
-		bt->results = palloc0(sizeof(DdbWriteResult) * bt->nrequests);
-		batch_put_new_items(bt, keys[t], done[t]);
+			done[t] = palloc0(sizeof(bool) * bt->nrequests);
+			bt->results = palloc0(sizeof(DdbWriteResult) * bt->nrequests);
+			batch_put_new_items(bt, keys[t], done[t]);
+		}
+		for (int i = 0; i < nrefs; i++)
+		{
+			DdbBatchWriteTable *bt = &tables[tab_of[refs[i].index]];
+			int			r = req_of[refs[i].index];
+
+			if (done[tab_of[refs[i].index]][r])
+				continue;
+			if (bt->is_put[r])
+				ddb_put_item_core(bt->rel, bt->docs[r], NULL, &bt->results[r]);
+			else
+				ddb_delete_item_core(bt->rel, bt->docs[r], NULL, &bt->results[r]);
+		}
 	}
-	for (int i = 0; i < nrefs; i++)
+	PG_CATCH();
 	{
-		DdbBatchWriteTable *bt = &tables[tab_of[refs[i].index]];
-		int			r = req_of[refs[i].index];
-
-		if (done[tab_of[refs[i].index]][r])
-			continue;
-		if (bt->is_put[r])
-			ddb_put_item_core(bt->rel, bt->docs[r], NULL, &bt->results[r]);
-		else
-			ddb_delete_item_core(bt->rel, bt->docs[r], NULL, &bt->results[r]);
+		ddb_collection_defer_end(mark, false);
+		PG_RE_THROW();
 	}
+	PG_END_TRY();
+	ddb_collection_defer_end(mark, true);
 }
 
 /* ------------------------------------------------------------------------
@@ -959,7 +971,8 @@ ddb_transact_write_core(DdbTransactAction *actions, int n, int max_actions,
 	int		   *order;
 	Relation	trel = NULL;
 	uint8		hash[PG_SHA256_DIGEST_LENGTH];
-	bool		ok;
+	volatile bool ok;
+	int			mark;
 
 	*replayed = false;
 	/* (a ConditionCheck alone locks its item, which a read-only one may not) */
@@ -1003,7 +1016,19 @@ ddb_transact_write_core(DdbTransactAction *actions, int n, int max_actions,
 		}
 	}
 
-	ok = run_actions(actions, exprs, order, n);
+	/* items first, then their collection rows (ddb_gsi.c: lock order) */
+	mark = ddb_collection_defer_begin();
+	PG_TRY();
+	{
+		ok = run_actions(actions, exprs, order, n);
+	}
+	PG_CATCH();
+	{
+		ddb_collection_defer_end(mark, false);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	ddb_collection_defer_end(mark, ok);
 	if (ok && trel != NULL)
 	{
 		purge_tokens(trel);

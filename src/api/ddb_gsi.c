@@ -968,6 +968,17 @@ gsi_apply(DdbGsi *g, Relation idx, Jsonb *olditem, Jsonb *newitem, CommandId cid
  * the writing transaction, so the sum is exact and costs one point write,
  * not a scan of the collection; the price is that writers of one
  * collection serialize on that row until they commit.
+ *
+ * Lock order: a write locks its item, then its collection row.  A request
+ * of several writes (TransactWriteItems, BatchWriteItem) locks its items
+ * in the order of their tables and keys, and defers its collection changes
+ * (ddb_collection_defer_begin/end) to the end, where it applies them in
+ * the order of their collection tables and keys, once per collection: all
+ * its items first, then all its collection rows.  Had each write taken its
+ * collection row right after its item, two such requests, or one and a
+ * single write, sharing a partition would each hold what the other wanted
+ * next (A: item 1, the collection row, then item 3; B: item 3, then the
+ * row) and deadlock.
  * ------------------------------------------------------------------------
  */
 int			ddb_item_collection_limit_kb = 10 * 1024 * 1024;	/* 10 GB */
@@ -1065,9 +1076,96 @@ collection_row(Relation cidx, int64 size)
 	return heap_form_tuple(RelationGetDescr(cidx), values, isnull);
 }
 
+/* A collection change deferred to the end of a request (see above). */
+typedef struct DeferredDelta
+{
+	Oid			indexrelid;
+	char	   *key;
+	int			keylen;
+	int64		delta;
+} DeferredDelta;
+
+static int	defer_depth = 0;
+static List *deferred = NIL;	/* of DeferredDelta, in TopTransactionContext */
+
+static void collection_add(Oid indexrelid, const char *key, int keylen, int64 delta);
+
 /*
- * Add a write's difference to its collection's size; a write that grows a
- * collection past ddb.item_collection_size_limit fails with
+ * Collect collection changes from here until the matching
+ * ddb_collection_defer_end, instead of applying each at its write.
+ * Returns the mark to hand to it.
+ */
+int
+ddb_collection_defer_begin(void)
+{
+	if (defer_depth++ == 0)
+		deferred = NIL;			/* (a list of an ended transaction is gone) */
+	return list_length(deferred);
+}
+
+static int
+deferred_cmp(const DeferredDelta *x, const DeferredDelta *y)
+{
+	int			c;
+
+	if (x->indexrelid != y->indexrelid)
+		return x->indexrelid < y->indexrelid ? -1 : 1;
+	c = memcmp(x->key, y->key, Min(x->keylen, y->keylen));
+	if (c != 0)
+		return c;
+	return x->keylen < y->keylen ? -1 : x->keylen > y->keylen ? 1 : 0;
+}
+
+static int
+deferred_cell_cmp(const ListCell *a, const ListCell *b)
+{
+	return deferred_cmp(lfirst(a), lfirst(b));
+}
+
+/*
+ * End the ddb_collection_defer_begin that returned 'mark'.  apply false
+ * (the request failed and its writes are rolled back, or it raised an
+ * error): the changes it collected are dropped.  apply true: the outermost
+ * end applies every change collected, summed per collection, in the order
+ * of their collection tables and keys.  Error paths must call it.
+ */
+void
+ddb_collection_defer_end(int mark, bool apply)
+{
+	List	   *todo;
+	DeferredDelta *prev = NULL;
+	ListCell   *lc;
+
+	Assert(defer_depth > 0);
+	if (!apply)
+		deferred = list_truncate(deferred, mark);
+	if (--defer_depth > 0)
+		return;
+	todo = deferred;
+	deferred = NIL;
+	list_sort(todo, deferred_cell_cmp);
+	foreach(lc, todo)
+	{
+		DeferredDelta *d = lfirst(lc);
+
+		if (prev != NULL && deferred_cmp(prev, d) == 0)
+		{
+			prev->delta += d->delta;
+			continue;
+		}
+		if (prev != NULL && prev->delta != 0)
+			collection_add(prev->indexrelid, prev->key, prev->keylen, prev->delta);
+		prev = d;
+	}
+	if (prev != NULL && prev->delta != 0)
+		collection_add(prev->indexrelid, prev->key, prev->keylen, prev->delta);
+	list_free(todo);
+}
+
+/*
+ * Add a write's difference to its collection's size (at once, or at the
+ * end of a deferring request); a write that grows a collection past
+ * ddb.item_collection_size_limit fails with
  * ItemCollectionSizeLimitExceededException (and, being in the writing
  * transaction, writes nothing).
  *
@@ -1086,7 +1184,6 @@ collection_apply(DdbGsi *c, DdbGsi *gsi, int n, Jsonb *olditem, Jsonb *newitem)
 	int64		delta = collection_bytes(gsi, n, newitem) - collection_bytes(gsi, n, olditem);
 	Relation	cidx;
 	StringInfoData key;
-	CommandId	cid;
 
 	if (delta == 0)
 		return;
@@ -1094,6 +1191,33 @@ collection_apply(DdbGsi *c, DdbGsi *gsi, int n, Jsonb *olditem, Jsonb *newitem)
 	if (cidx == NULL)
 		return;
 	collection_key(cidx, newitem ? newitem : olditem, &key);
+	relation_close(cidx, NoLock);
+	if (defer_depth > 0)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+		DeferredDelta *d = palloc(sizeof(DeferredDelta));
+
+		d->indexrelid = c->indexrelid;
+		d->key = palloc(key.len);	/* (binary: pnstrdup stops at a zero) */
+		memcpy(d->key, key.data, key.len);
+		d->keylen = key.len;
+		d->delta = delta;
+		deferred = lappend(deferred, d);
+		MemoryContextSwitchTo(old);
+		return;
+	}
+	collection_add(c->indexrelid, key.data, key.len, delta);
+}
+
+/* Add 'delta' to the size in the collection row of 'key'. */
+static void
+collection_add(Oid indexrelid, const char *key, int keylen, int64 delta)
+{
+	Relation	cidx = try_relation_open(indexrelid, RowExclusiveLock);
+	CommandId	cid;
+
+	if (cidx == NULL)
+		return;
 	CommandCounterIncrement();
 	cid = GetCurrentCommandId(true);
 	for (;;)
@@ -1102,7 +1226,7 @@ collection_apply(DdbGsi *c, DdbGsi *gsi, int n, Jsonb *olditem, Jsonb *newitem)
 		ItemPointerData newtid;
 		HeapTuple	current;
 		TM_FailureData tmfd;
-		bool		exists = ddb_lock_current(cidx, key.data, key.len, cid, &tid, &current);
+		bool		exists = ddb_lock_current(cidx, key, keylen, cid, &tid, &current);
 		int64		size = (exists ? collection_row_size(cidx, current) : 0) + delta;
 
 		if (size < 0)
@@ -1116,12 +1240,12 @@ collection_apply(DdbGsi *c, DdbGsi *gsi, int n, Jsonb *olditem, Jsonb *newitem)
 					 errhint("Spread the items over more partition key values (DynamoDB's limit is 10 GB, ddb.item_collection_size_limit).")));
 		if (exists)
 		{
-			if (ddb_update_version(cidx, &tid, collection_row(cidx, size), key.data, key.len,
+			if (ddb_update_version(cidx, &tid, collection_row(cidx, size), key, keylen,
 								   cid, InvalidSnapshot, true, &tmfd, &newtid) != TM_Ok)
 				elog(ERROR, "ddb item collection row locked by this transaction changed");
 			break;
 		}
-		if (ddb_insert_version(cidx, key.data, key.len, collection_row(cidx, size), cid,
+		if (ddb_insert_version(cidx, key, keylen, collection_row(cidx, size), cid,
 							   DDB_UNIQUE_RETURN, &newtid))
 			break;
 		/* a concurrent writer made the row first: add to it */

@@ -391,6 +391,8 @@ extern bool ddb_index_info(Relation rel, char kind, char **index_name, Oid *inde
 extern char ddb_index_kind(Relation rel, const char *index_name);
 extern int	ddb_gsi_names(Relation rel, const char ***names);
 extern int	ddb_index_key_names(Relation rel, const char ***names);
+extern int	ddb_collection_defer_begin(void);
+extern void ddb_collection_defer_end(int mark, bool apply);
 extern void ddb_gsi_check_update_types(Relation rel, DdbUpdate *upd);
 extern void ddb_gsi_check_update_values(Relation rel, DdbUpdate *upd, Jsonb *item);
 extern bool ddb_gsi_throughput(Relation rel, const char *index_name, int64 *rcu, int64 *wcu);
