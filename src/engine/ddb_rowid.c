@@ -632,7 +632,14 @@ typedef struct PendingEntry
 	SubTransactionId subid;		/* the subtransaction that wrote it */
 } PendingEntry;
 
+/*
+ * The pending list's first size.  A test build may set it small
+ * (COPT=-DDDB_MAX_PENDING=8) so that make_room flushes and grows the list
+ * all the time; the WAL record counts multi_insert.out expects then differ.
+ */
+#ifndef DDB_MAX_PENDING
 #define DDB_MAX_PENDING		65536
+#endif
 
 static PendingEntry *pending = NULL;
 static int	npending = 0;
