@@ -24,7 +24,12 @@
  * latest version (waiting for a writer in progress) and evaluates the
  * condition on it, so an item whose TTL a concurrent transaction moved to
  * the future or removed is never deleted, and the deletion maintains every
- * index (global, local, and this one) as any DeleteItem does.
+ * index (global, local, and this one) as any DeleteItem does.  It
+ * deletes them in the order of their keys, not of their expiry, and takes
+ * the collection rows of a table with LSIs after all its items (ddb_gsi.c's
+ * lock order), as TransactWriteItems does, so that a sweep and a
+ * transaction over the same items wait for each other instead of
+ * deadlocking.
  *
  * The background worker (ddb_ttl_worker.c) runs ddb_ttl_sweep_table in
  * transactions of one batch each; ddb_ttl_sweep() runs a whole sweep in the
@@ -252,6 +257,26 @@ one_member(const char *name, const char *numtext, const char *strval)
 	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(s.data)));
 }
 
+/* An expired item's key: its encoding, for the order, and the request key */
+typedef struct SweepKey
+{
+	char	   *enc;
+	int			enclen;
+	Jsonb	   *doc;
+} SweepKey;
+
+static int
+sweep_key_cmp(const void *a, const void *b)
+{
+	const SweepKey *x = a;
+	const SweepKey *y = b;
+	int			c = memcmp(x->enc, y->enc, Min(x->enclen, y->enclen));
+
+	if (c != 0)
+		return c;
+	return x->enclen < y->enclen ? -1 : x->enclen > y->enclen ? 1 : 0;
+}
+
 /*
  * Delete up to limit expired items of rel (a ddb table opened with
  * RowExclusiveLock); *more is set when the batch was full.  Reads only
@@ -282,6 +307,9 @@ ddb_ttl_sweep_table(Relation rel, int64 limit, bool *more)
 			   *vals;
 	MemoryContext cxt,
 				old;
+	SweepKey   *sorted;
+	int			nsorted = 0;
+	int			mark;
 
 	*more = false;
 	if (!ddb_index_info(rel, DDB_INDEX_TTL, NULL, &idxoid, NULL, &attr))
@@ -344,30 +372,49 @@ ddb_ttl_sweep_table(Relation rel, int64 limit, bool *more)
 	cond = ddb_parse_condition(cx, "#t < :now AND #t >= :lo", "ConditionExpression");
 	ddb_expr_end(cx);
 
+	/* in key order (see the header) */
+	sorted = palloc(sizeof(SweepKey) * Max(list_length(keys), 1));
+	foreach(lc, keys)
+	{
+		StringInfoData enc;
+
+		ddb_request_key(rel, lfirst(lc), true, &enc);
+		sorted[nsorted].enc = enc.data;
+		sorted[nsorted].enclen = enc.len;
+		sorted[nsorted].doc = lfirst(lc);
+		nsorted++;
+	}
+	qsort(sorted, nsorted, sizeof(SweepKey), sweep_key_cmp);
+
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb ttl sweep",
 								ALLOCSET_DEFAULT_SIZES);
 	/* the deletions are the service's, in a stream's records */
 	ddb_stream_service_begin();
+	mark = ddb_collection_defer_begin();
 	PG_TRY();
 	{
-		foreach(lc, keys)
+		for (int i = 0; i < nsorted; i++)
 		{
 			DdbWriteResult res;
 
 			CHECK_FOR_INTERRUPTS();
 			old = MemoryContextSwitchTo(cxt);
-			ddb_delete_item_core(rel, lfirst(lc), cond, &res);
+			ddb_delete_item_core(rel, sorted[i].doc, cond, &res);
 			if (!res.condition_failed && res.old != NULL)
 				deleted++;
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(cxt);
 		}
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
+		ddb_collection_defer_end(mark, false);
 		ddb_stream_service_end();
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	ddb_collection_defer_end(mark, true);
+	ddb_stream_service_end();
 	MemoryContextDelete(cxt);
 	return deleted;
 }
