@@ -970,8 +970,9 @@ gsi_apply(DdbGsi *g, Relation idx, Jsonb *olditem, Jsonb *newitem, CommandId cid
  * collection serialize on that row until they commit.
  *
  * Lock order: a write locks its item, then its collection row.  A request
- * of several writes (TransactWriteItems, BatchWriteItem) locks its items
- * in the order of their tables and keys, and defers its collection changes
+ * of several writes (TransactWriteItems, BatchWriteItem, a TTL sweep's
+ * batch) locks its items in the order of their tables and keys, and
+ * defers its collection changes
  * (ddb_collection_defer_begin/end) to the end, where it applies them in
  * the order of their collection tables and keys, once per collection: all
  * its items first, then all its collection rows.  Had each write taken its
