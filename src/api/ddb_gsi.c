@@ -1089,7 +1089,8 @@ typedef struct DeferredDelta
 static int	defer_depth = 0;
 static List *deferred = NIL;	/* of DeferredDelta, in TopTransactionContext */
 
-static void collection_add(Oid indexrelid, const char *key, int keylen, int64 delta);
+static void collection_add(Relation cidx, const char *key, int keylen, int64 delta);
+static void collection_add_by_oid(Oid indexrelid, const char *key, int keylen, int64 delta);
 
 /*
  * Collect collection changes from here until the matching
@@ -1107,14 +1108,9 @@ ddb_collection_defer_begin(void)
 static int
 deferred_cmp(const DeferredDelta *x, const DeferredDelta *y)
 {
-	int			c;
-
 	if (x->indexrelid != y->indexrelid)
 		return x->indexrelid < y->indexrelid ? -1 : 1;
-	c = memcmp(x->key, y->key, Min(x->keylen, y->keylen));
-	if (c != 0)
-		return c;
-	return x->keylen < y->keylen ? -1 : x->keylen > y->keylen ? 1 : 0;
+	return ddb_compare_bytes(x->key, x->keylen, y->key, y->keylen);
 }
 
 static int
@@ -1155,11 +1151,11 @@ ddb_collection_defer_end(int mark, bool apply)
 			continue;
 		}
 		if (prev != NULL && prev->delta != 0)
-			collection_add(prev->indexrelid, prev->key, prev->keylen, prev->delta);
+			collection_add_by_oid(prev->indexrelid, prev->key, prev->keylen, prev->delta);
 		prev = d;
 	}
 	if (prev != NULL && prev->delta != 0)
-		collection_add(prev->indexrelid, prev->key, prev->keylen, prev->delta);
+		collection_add_by_oid(prev->indexrelid, prev->key, prev->keylen, prev->delta);
 	list_free(todo);
 }
 
@@ -1192,7 +1188,6 @@ collection_apply(DdbGsi *c, DdbGsi *gsi, int n, Jsonb *olditem, Jsonb *newitem)
 	if (cidx == NULL)
 		return;
 	collection_key(cidx, newitem ? newitem : olditem, &key);
-	relation_close(cidx, NoLock);
 	if (defer_depth > 0)
 	{
 		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
@@ -1205,20 +1200,30 @@ collection_apply(DdbGsi *c, DdbGsi *gsi, int n, Jsonb *olditem, Jsonb *newitem)
 		d->delta = delta;
 		deferred = lappend(deferred, d);
 		MemoryContextSwitchTo(old);
-		return;
 	}
-	collection_add(c->indexrelid, key.data, key.len, delta);
+	else
+		collection_add(cidx, key.data, key.len, delta);
+	relation_close(cidx, NoLock);
 }
 
-/* Add 'delta' to the size in the collection row of 'key'. */
+/* collection_add for a deferred change: its table may be gone since */
 static void
-collection_add(Oid indexrelid, const char *key, int keylen, int64 delta)
+collection_add_by_oid(Oid indexrelid, const char *key, int keylen, int64 delta)
 {
 	Relation	cidx = try_relation_open(indexrelid, RowExclusiveLock);
-	CommandId	cid;
 
 	if (cidx == NULL)
 		return;
+	collection_add(cidx, key, keylen, delta);
+	relation_close(cidx, NoLock);
+}
+
+/* Add 'delta' to the size in the collection row of 'key' (cidx open). */
+static void
+collection_add(Relation cidx, const char *key, int keylen, int64 delta)
+{
+	CommandId	cid;
+
 	CommandCounterIncrement();
 	cid = GetCurrentCommandId(true);
 	for (;;)
@@ -1251,7 +1256,6 @@ collection_add(Oid indexrelid, const char *key, int keylen, int64 delta)
 			break;
 		/* a concurrent writer made the row first: add to it */
 	}
-	relation_close(cidx, NoLock);
 }
 
 /*

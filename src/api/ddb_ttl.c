@@ -60,6 +60,7 @@
 #include "ddb.h"
 #include "api/ddb_ops.h"
 #include "api/ddb_json.h"
+#include "engine/ddb_page.h"
 #include "model/ddb_expr.h"
 
 PG_FUNCTION_INFO_V1(ddb_update_time_to_live);
@@ -270,11 +271,8 @@ sweep_key_cmp(const void *a, const void *b)
 {
 	const SweepKey *x = a;
 	const SweepKey *y = b;
-	int			c = memcmp(x->enc, y->enc, Min(x->enclen, y->enclen));
 
-	if (c != 0)
-		return c;
-	return x->enclen < y->enclen ? -1 : x->enclen > y->enclen ? 1 : 0;
+	return ddb_compare_bytes(x->enc, x->enclen, y->enc, y->enclen);
 }
 
 /*
