@@ -303,8 +303,8 @@ typedef struct DdbNewVersion
 	ItemPointerData tid;		/* its row id, set by ddb_insert_versions */
 	bool		inserted;		/* false: DDB_UNIQUE_RETURN found the key live */
 } DdbNewVersion;
-extern void ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
-								  DdbUniqueCheck check_unique);
+extern int	ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
+								  DdbUniqueCheck check_unique, bool stop_at_live);
 
 /*
  * Scratch memory for one batch, kept from batch to batch (ddb_scratch_enter
@@ -482,6 +482,10 @@ extern bool ddb_insert_version_at(Relation rel, BlockNumber first_leaf,
 								  CommandId cid, DdbUniqueCheck check, ItemPointer tid);
 extern void ddb_insert_versions(Relation rel, DdbNewVersion *versions, int n,
 								CommandId cid, DdbUniqueCheck check, bool frozen);
+extern void ddb_prepare_versions(Relation rel, DdbNewVersion *versions, int n,
+								 CommandId cid, bool frozen);
+extern int	ddb_place_versions(Relation rel, DdbNewVersion *versions, int n,
+							   DdbUniqueCheck check, bool stop_at_live);
 extern bool ddb_lock_current(Relation rel, const char *key, int keylen,
 							 CommandId cid, ItemPointer tid, HeapTuple *current);
 extern bool ddb_read_current(Relation rel, const char *key, int keylen,

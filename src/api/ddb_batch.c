@@ -188,68 +188,90 @@ batch_put_key(Relation rel, Jsonb *item, StringInfo key)
  */
 
 /*
- * The puts of one table's requests whose keys are new, inserted together
- * (ddb_insert_versions: one descent and one WAL record per leaf instead of
- * one each per item), then each indexed and streamed as PutItem's core
- * does it for a new item.  keys[r] is request r's encoded key.  Sets
- * done[r] for the requests it wrote; the others -- puts of keys that have
- * a live item (an overwrite), puts of items that need TOAST, deletes -- are
- * left to the single-item cores.
- *
- * Under REPEATABLE READ and SERIALIZABLE it writes nothing: there PutItem
- * reads the current item first so that an item changed after the
- * transaction's snapshot is a serialization failure, and that read is kept.
- * Under READ COMMITTED, PutItem's read of a key that has no item finds what
- * the insert's uniqueness check finds (it waits for an in-progress writer of
- * the key the same way), so it is skipped: a key found live is not
- * inserted, and PutItem's core replaces its item.
+ * New versions of a run of one table's puts, consecutive in key order, for
+ * ddb_insert_versions' batch path: one descent and one WAL record per leaf
+ * instead of one each per item.
+ */
+typedef struct PutRun
+{
+	DdbBatchWriteTable *bt;
+	DdbNewVersion *versions;
+	int		   *reqs;			/* each version's request */
+	int			n;
+} PutRun;
+
+/* The single-item core for request r: PutItem's or DeleteItem's. */
+static void
+batch_write_one(DdbBatchWriteTable *bt, int r)
+{
+	if (bt->is_put[r])
+		ddb_put_item_core(bt->rel, bt->docs[r], NULL, &bt->results[r]);
+	else
+		ddb_delete_item_core(bt->rel, bt->docs[r], NULL, &bt->results[r]);
+}
+
+/*
+ * Write a run's puts, strictly in key order: place the new keys together
+ * (ddb_place_versions) up to the first key found live, which PutItem's core
+ * then overwrites, and go on after it.  Each inserted item is indexed and
+ * streamed as PutItem's core does it for a new item.  Stopping at the live
+ * key keeps the batch's lock order its keys' order: placed past it, the
+ * later keys would be held while PutItem's core waits for the live one.
  */
 static void
-batch_put_new_items(DdbBatchWriteTable *bt, StringInfoData *keys, bool *done)
+batch_put_run(PutRun *pr)
 {
-	Relation	rel = bt->rel;
-	DdbNewVersion *versions;
-	int		   *reqs;
-	int			n = 0;
+	DdbBatchWriteTable *bt = pr->bt;
+	int			pos = 0;
 
-	if (IsolationUsesXactSnapshot())
+	if (pr->n == 0)
 		return;
-	versions = palloc(sizeof(DdbNewVersion) * bt->nrequests);
-	reqs = palloc(sizeof(int) * bt->nrequests);
-	for (int r = 0; r < bt->nrequests; r++)
+	ddb_prepare_versions(bt->rel, pr->versions, pr->n, GetCurrentCommandId(true), false);
+	while (pos < pr->n)
 	{
-		HeapTuple	stored;
+		int			stop = pos + ddb_place_versions(bt->rel, pr->versions + pos,
+													pr->n - pos, DDB_UNIQUE_RETURN, true);
 
-		if (!bt->is_put[r])
-			continue;
-		stored = ddb_form_stored_item(rel, ddb_item_without_keys(rel, bt->docs[r]));
-		/* not inserted would leave its TOAST values behind: PutItem's way */
-		if (ddb_stored_tuple_needs_toast(rel, stored, NULL, keys[r].len))
-			continue;
-		versions[n].key = keys[r].data;
-		versions[n].keylen = keys[r].len;
-		versions[n].tuple = stored;
-		reqs[n] = r;
-		n++;
+		for (int k = pos; k < stop; k++)
+		{
+			int			r = pr->reqs[k];
+
+			/* the engine fires no triggers: the indexes and the stream see every item */
+			ddb_gsi_maintain(bt->rel, NULL, bt->docs[r]);
+			ddb_stream_capture(bt->rel, NULL, bt->docs[r]);
+			bt->results[r].new = bt->docs[r];
+		}
+		CommandCounterIncrement();
+		if (stop < pr->n)
+			batch_write_one(bt, pr->reqs[stop]);
+		pos = stop + 1;
 	}
-	if (n == 0)
+	pr->n = 0;
+}
+
+/*
+ * Add request r, a put, to the run, or write it alone when its item needs
+ * TOAST: not inserted, a version would leave its TOAST values behind, so it
+ * goes through PutItem's core, after the run's keys before it.
+ */
+static void
+batch_put_add(PutRun *pr, int r, StringInfo key)
+{
+	DdbBatchWriteTable *bt = pr->bt;
+	HeapTuple	stored = ddb_form_stored_item(bt->rel,
+											  ddb_item_without_keys(bt->rel, bt->docs[r]));
+
+	if (ddb_stored_tuple_needs_toast(bt->rel, stored, NULL, key->len))
+	{
+		batch_put_run(pr);
+		batch_write_one(bt, r);
 		return;
-
-	ddb_insert_versions(rel, versions, n, GetCurrentCommandId(true), DDB_UNIQUE_RETURN,
-						false);
-	for (int k = 0; k < n; k++)
-	{
-		int			r = reqs[k];
-
-		if (!versions[k].inserted)
-			continue;
-		/* the engine fires no triggers: the indexes and the stream see every item */
-		ddb_gsi_maintain(rel, NULL, bt->docs[r]);
-		ddb_stream_capture(rel, NULL, bt->docs[r]);
-		bt->results[r].new = bt->docs[r];
-		done[r] = true;
 	}
-	CommandCounterIncrement();
+	pr->versions[pr->n].key = key->data;
+	pr->versions[pr->n].keylen = key->len;
+	pr->versions[pr->n].tuple = stored;
+	pr->reqs[pr->n] = r;
+	pr->n++;
 }
 
 void
@@ -263,7 +285,6 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 	int			nrefs = 0;
 	int			mark;
 	StringInfoData **keys = palloc(sizeof(StringInfoData *) * Max(ntables, 1));
-	bool	  **done = palloc(sizeof(bool *) * Max(ntables, 1));
 
 	PreventCommandIfReadOnly("BatchWriteItem");
 	/* the request's shape: DynamoDB's member constraints */
@@ -338,37 +359,49 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 		validation_error(DDB_MSG_DUPLICATE_KEYS);
 
 	/*
-	 * The writes, unconditional puts and deletes: a table's puts of new keys
-	 * together, then the rest in the order of their tables and keys (refs,
-	 * sorted above), as TransactWriteItems runs its actions.  Each waits for
-	 * another writer of its item and keeps the item locked until the batch's
-	 * transaction ends; in request order, two batches over the same items
-	 * listed in different orders locked them in different orders and
-	 * deadlocked.
+	 * The writes, unconditional puts and deletes, in the order of their
+	 * tables and keys (refs, sorted above), as TransactWriteItems runs its
+	 * actions.  Each waits for another writer of its item and keeps the item
+	 * locked until the batch's transaction ends; in request order, two
+	 * batches over the same items listed in different orders locked them in
+	 * different orders and deadlocked.  A table's consecutive puts go to the
+	 * tree together (batch_put_run), still in key order, under READ
+	 * COMMITTED: there PutItem's read of a key that has no item finds what
+	 * the insert's uniqueness check finds (it waits for an in-progress
+	 * writer of the key the same way), so it is skipped.  Under REPEATABLE
+	 * READ and SERIALIZABLE PutItem reads the current item first, so that an
+	 * item changed after the transaction's snapshot is a serialization
+	 * failure, and every put takes that path.
 	 */
 	mark = ddb_collection_defer_begin();	/* items, then collection rows */
 	PG_TRY();
 	{
-		for (int t = 0; t < ntables; t++)
-		{
-			DdbBatchWriteTable *bt = &tables[t];
+		PutRun		pr;
 
-			done[t] = palloc0(sizeof(bool) * bt->nrequests);
-			bt->results = palloc0(sizeof(DdbWriteResult) * bt->nrequests);
-			batch_put_new_items(bt, keys[t], done[t]);
-		}
+		pr.bt = NULL;
+		pr.versions = palloc(sizeof(DdbNewVersion) * Max(nrefs, 1));
+		pr.reqs = palloc(sizeof(int) * Max(nrefs, 1));
+		pr.n = 0;
+		for (int t = 0; t < ntables; t++)
+			tables[t].results = palloc0(sizeof(DdbWriteResult) * tables[t].nrequests);
 		for (int i = 0; i < nrefs; i++)
 		{
-			DdbBatchWriteTable *bt = &tables[tab_of[refs[i].index]];
+			int			t = tab_of[refs[i].index];
 			int			r = req_of[refs[i].index];
+			DdbBatchWriteTable *bt = &tables[t];
 
-			if (done[tab_of[refs[i].index]][r])
-				continue;
-			if (bt->is_put[r])
-				ddb_put_item_core(bt->rel, bt->docs[r], NULL, &bt->results[r]);
+			if (pr.bt != bt)
+				batch_put_run(&pr);
+			pr.bt = bt;
+			if (bt->is_put[r] && !IsolationUsesXactSnapshot())
+				batch_put_add(&pr, r, &keys[t][r]);
 			else
-				ddb_delete_item_core(bt->rel, bt->docs[r], NULL, &bt->results[r]);
+			{
+				batch_put_run(&pr);
+				batch_write_one(bt, r);
+			}
 		}
+		batch_put_run(&pr);
 	}
 	PG_CATCH();
 	{

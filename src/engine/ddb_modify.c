@@ -926,11 +926,15 @@ void
 ddb_insert_versions(Relation rel, DdbNewVersion *versions, int n, CommandId cid,
 					DdbUniqueCheck check, bool frozen)
 {
-	int			ninserted = 0;
+	ddb_prepare_versions(rel, versions, n, cid, frozen);
+	ddb_place_versions(rel, versions, n, check, false);
+}
 
-	if (n <= 0)
-		return;
-	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+/* ddb_insert_versions' first half: row ids, transaction headers, TOAST. */
+void
+ddb_prepare_versions(Relation rel, DdbNewVersion *versions, int n, CommandId cid,
+					 bool frozen)
+{
 	for (int i = 0; i < n; i++)
 	{
 		DdbNewVersion *v = &versions[i];
@@ -941,10 +945,30 @@ ddb_insert_versions(Relation rel, DdbNewVersion *versions, int n, CommandId cid,
 			HeapTupleHeaderSetXminFrozen(v->tuple->t_data);
 		v->tuple = ddb_toast_stored_tuple(rel, v->tuple, NULL, v->keylen);
 	}
-	ddb_tree_insert_multi(rel, versions, n, check);
+}
+
+/*
+ * ddb_insert_versions' second half, on prepared versions: the tree.  With
+ * stop_at_live (DDB_UNIQUE_RETURN, versions in key order) it stops at the
+ * first live key and returns its index (n when none was live); the versions
+ * after it are untouched and can be placed by a later call
+ * (ddb_tree_insert_multi).
+ */
+int
+ddb_place_versions(Relation rel, DdbNewVersion *versions, int n,
+				   DdbUniqueCheck check, bool stop_at_live)
+{
+	int			ninserted = 0;
+	int			stopped;
+
+	if (n <= 0)
+		return n;
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+	stopped = ddb_tree_insert_multi(rel, versions, n, check, stop_at_live);
 	for (int i = 0; i < n; i++)
 		ninserted += versions[i].inserted;
 	pgstat_count_heap_insert(rel, ninserted);
+	return stopped;
 }
 
 /*

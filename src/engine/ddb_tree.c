@@ -4135,10 +4135,18 @@ static DdbScratch multi_scratch = {NULL, "ddb multi insert", 512 * 1024};
  * Locks: one leaf at a time, exclusively, plus the at most two leaves
  * ddb_check_unique reads to its right; so the rules in the header hold as
  * for a single insert.
+ *
+ * 'stop_at_live' (with DDB_UNIQUE_RETURN; versions in key order, distinct
+ * keys): stop at the first key found live, so that the batch's keys are
+ * taken strictly in key order when the caller writes that key before the
+ * rest (BatchWriteItem, whose lock order is its keys' order).  Returns the
+ * index of that version (n when none was live): those before it are
+ * inserted, it and those after it are not, and those after it have not been
+ * looked at.  Without stop_at_live, returns n.
  */
-void
+int
 ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
-					  DdbUniqueCheck check_unique)
+					  DdbUniqueCheck check_unique, bool stop_at_live)
 {
 	MemoryContext cxt;
 	MemoryContext old;
@@ -4152,11 +4160,13 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 	int			i;
 	int			made_room_at = -1;	/* the item a split last made room for */
 	BlockNumber pruned = InvalidBlockNumber;	/* the leaf last pruned */
+	int			stopped = n;	/* stop_at_live: the live version's index */
 
 	if (check_unique == DDB_UNIQUE_NONE)
 		elog(ERROR, "ddb_tree_insert_multi needs a uniqueness check");
+	Assert(!stop_at_live || check_unique == DDB_UNIQUE_RETURN);
 	if (n <= 0)
-		return;
+		return n;
 
 	/* the batch's copies and sort: gone at the end, whatever the caller's context */
 	cxt = ddb_scratch_enter(&multi_scratch);
@@ -4176,6 +4186,10 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 										 &mi[i].itemkey, &mi[i].itemkeylen);
 	}
 	qsort(mi, n, sizeof(MultiItem), multi_item_cmp);
+	/* stop_at_live: the caller's order is the sort's, so the index is its */
+	for (i = 0; stop_at_live && i < n; i++)
+		if (mi[i].v != &versions[i])
+			elog(ERROR, "ddb_tree_insert_multi: versions not in key order");
 	ddb_tree_init_if_needed(rel);
 	/* read before any leaf is locked: the first read may look at pg_class */
 	table_reserve = ddb_leaf_reserve_bytes(rel);
@@ -4208,6 +4222,8 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 		if (i > 0 && ddb_compare_bytes(first->v->key, first->v->keylen,
 									   mi[i - 1].v->key, mi[i - 1].v->keylen) == 0)
 		{
+			if (stop_at_live)
+				elog(ERROR, "ddb_tree_insert_multi: a key twice");
 			MemoryContextSwitchTo(old);
 			first->v->inserted = ddb_tree_insert(rel, first->v->key, first->v->keylen,
 												 &first->v->tid, first->v->tuple,
@@ -4258,6 +4274,11 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 										check_unique == DDB_UNIQUE_RETURN ? &duplicate : NULL);
 			if (TransactionIdIsValid(wait_xid))
 				break;			/* the single path waits, with no lock held */
+			if (duplicate && stop_at_live)
+			{
+				stopped = j;	/* the run before it goes in, then stop */
+				break;
+			}
 			if (duplicate)
 				continue;		/* live: not inserted (DDB_UNIQUE_RETURN) */
 			run[nrun++] = j;
@@ -4354,6 +4375,8 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 
 		if (BufferIsValid(buf))
 			UnlockReleaseBuffer(buf);
+		if (stopped < n)
+			break;
 
 		/*
 		 * A full leaf that pruning did not help: one pessimistic descent
@@ -4404,6 +4427,11 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 												 &first->v->tid, first->v->tuple,
 												 check_unique);
 			MemoryContextSwitchTo(cxt);
+			if (!first->v->inserted && stop_at_live)
+			{
+				stopped = i;
+				break;
+			}
 			j = i + 1;
 		}
 		i = j;
@@ -4411,4 +4439,5 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 
 	MemoryContextSwitchTo(old);
 	ddb_scratch_leave(&multi_scratch, cxt);
+	return stopped;
 }
