@@ -105,6 +105,24 @@ SELECT ddb_verify('sessions'::regclass) IS NOT NULL AS tree_ok;
 -- a second sweep finds nothing
 SELECT ddb_ttl_sweep('sessions');
 
+-- A sweep from SQL takes all expired items in one pass, in key order,
+-- however many there are.  (It swept in batches of 1,000, each scanning
+-- the TTL index with the statement's snapshot, which still saw the entries
+-- the batches before had deleted: with more than 1,000 expired items it
+-- found the same 1,000 again and again, without end, until it ran out of
+-- memory.  The timeout only guards against that.)
+SET statement_timeout = '60s';
+SELECT ddb_create_table('many', 'id', 'N');
+SELECT ddb_update_time_to_live('many', 'ttl', true);
+SELECT count(*) FROM (SELECT ddb_put_item('many', jsonb_build_object('id', i, 'ttl', epoch_in(-10 - i)))
+                      FROM generate_series(1, 2500) i) s;
+SELECT ddb_put_item('many', jsonb_build_object('id', 0, 'ttl', epoch_in(100)));
+SELECT ddb_ttl_sweep('many') AS swept;
+SELECT count(*) AS left FROM ddb_scan('many');
+SELECT ddb_verify_gsi('many');
+RESET statement_timeout;
+DROP TABLE many;
+
 -- ddb_ttl_sweep() sweeps every TTL-enabled table; tables without TTL are
 -- left alone.
 SELECT ddb_create_table('carts', 'id', 'N');

@@ -33,7 +33,8 @@
  *
  * The background worker (ddb_ttl_worker.c) runs ddb_ttl_sweep_table in
  * transactions of one batch each; ddb_ttl_sweep() runs a whole sweep in the
- * caller's transaction, for pg_cron or by hand.
+ * caller's transaction, for pg_cron or by hand, as one batch: in key order
+ * from its first item to its last (a tuplesort, so in bounded memory).
  *
  *-------------------------------------------------------------------------
  */
@@ -41,6 +42,7 @@
 
 #include "access/relation.h"
 #include "access/xact.h"
+#include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -56,6 +58,7 @@
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
+#include "utils/tuplesort.h"
 
 #include "ddb.h"
 #include "api/ddb_ops.h"
@@ -73,9 +76,6 @@ PG_FUNCTION_INFO_V1(ddb_ttl_sweep);
 
 /* Items expired longer ago than this are not deleted, as in DynamoDB. */
 #define DDB_TTL_MAX_AGE_SECONDS	(5 * 365 * 86400 + 2 * 86400)
-
-/* Items one transaction of ddb_ttl_sweep() deletes before looking again. */
-#define DDB_TTL_SWEEP_BATCH		1000
 
 /* ------------------------------------------------------------------------
  * UpdateTimeToLive / DescribeTimeToLive
@@ -259,27 +259,52 @@ one_member(const char *name, const char *numtext, const char *strval)
 }
 
 /* An expired item's key: its encoding, for the order, and the request key */
-typedef struct SweepKey
+/*
+ * A sweep's keys, in key order: a tuplesort of bytea datums, encoded key ||
+ * the key as a jsonb document || key length (2 bytes), as the bulk load
+ * spools its rows (ddb_bulk.c).  No encoded key is a proper prefix of
+ * another, so bytewise order is key order.  It takes work_mem and spills
+ * to temporary files beyond it, so a sweep of the whole table from SQL
+ * sorts all its keys however many expired.
+ */
+static void
+sweep_put_key(Tuplesortstate *sort, const char *enc, int enclen, Jsonb *doc)
 {
-	char	   *enc;
-	int			enclen;
+	bytea	   *blob;
+	char	   *p;
+	uint16		kl = (uint16) enclen;
+
+	blob = palloc(VARHDRSZ + enclen + VARSIZE(doc) + sizeof(uint16));
+	SET_VARSIZE(blob, VARHDRSZ + enclen + VARSIZE(doc) + sizeof(uint16));
+	p = VARDATA(blob);
+	memcpy(p, enc, enclen);
+	memcpy(p + enclen, doc, VARSIZE(doc));
+	memcpy(p + enclen + VARSIZE(doc), &kl, sizeof(uint16));
+	tuplesort_putdatum(sort, PointerGetDatum(blob), false);
+	pfree(blob);
+}
+
+/* The key document of a sorted datum, copied out (aligned). */
+static Jsonb *
+sweep_key_doc(Datum d)
+{
+	bytea	   *blob = DatumGetByteaPP(d);
+	char	   *p = VARDATA_ANY(blob);
+	int			len = VARSIZE_ANY_EXHDR(blob);
+	uint16		kl;
 	Jsonb	   *doc;
-} SweepKey;
 
-static int
-sweep_key_cmp(const void *a, const void *b)
-{
-	const SweepKey *x = a;
-	const SweepKey *y = b;
-
-	return ddb_compare_bytes(x->enc, x->enclen, y->enc, y->enclen);
+	memcpy(&kl, p + len - sizeof(uint16), sizeof(uint16));
+	doc = palloc(len - kl - sizeof(uint16));
+	memcpy(doc, p + kl, len - kl - sizeof(uint16));
+	return doc;
 }
 
 /*
  * Delete up to limit expired items of rel (a ddb table opened with
- * RowExclusiveLock); *more is set when the batch was full.  Reads only
- * the TTL index's expired range.  Returns the number deleted; 0 when TTL
- * is disabled.  Needs an active snapshot.
+ * RowExclusiveLock), all of them when limit is 0; *more is set when the
+ * batch was full.  Reads only the TTL index's expired range.  Returns the
+ * number deleted; 0 when TTL is disabled.  Needs an active snapshot.
  */
 int64
 ddb_ttl_sweep_table(Relation rel, int64 limit, bool *more)
@@ -295,8 +320,7 @@ ddb_ttl_sweep_table(Relation rel, int64 limit, bool *more)
 	DdbRange	range;
 	DdbRangeScan scan;
 	HeapTuple	tuple;
-	List	   *keys = NIL;
-	ListCell   *lc;
+	int64		nkeys = 0;
 	int64		deleted = 0;
 	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
 	DdbExprContext *cx;
@@ -305,8 +329,9 @@ ddb_ttl_sweep_table(Relation rel, int64 limit, bool *more)
 			   *vals;
 	MemoryContext cxt,
 				old;
-	SweepKey   *sorted;
-	int			nsorted = 0;
+	Tuplesortstate *sort;
+	Datum		d;
+	bool		isnull;
 	int			mark;
 
 	*more = false;
@@ -325,14 +350,26 @@ ddb_ttl_sweep_table(Relation rel, int64 limit, bool *more)
 	range.hi = hi.data;
 	range.hilen = hi.len;
 
-	/* first the keys of the expired entries: the deletions change the index */
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb ttl sweep",
+								ALLOCSET_DEFAULT_SIZES);
+
+	/*
+	 * First the keys of the expired entries (the deletions change the
+	 * index), sorted into key order (see the header).
+	 */
+	sort = tuplesort_begin_datum(BYTEAOID, ByteaLessOperator, InvalidOid, false,
+								 work_mem, NULL, TUPLESORT_NONE);
 	scan = ddb_range_begin(idx, GetActiveSnapshot(), &range, true);
-	while (list_length(keys) < limit && (tuple = ddb_range_next(scan)) != NULL)
+	while ((limit == 0 || nkeys < limit) && (tuple = ddb_range_next(scan)) != NULL)
 	{
-		Jsonb	   *entry = ddb_tuple_to_item(idx, tuple);
+		Jsonb	   *entry;
 		JsonbParseState *ps = NULL;
+		StringInfoData enc;
+		Jsonb	   *doc;
 
 		CHECK_FOR_INTERRUPTS();
+		old = MemoryContextSwitchTo(cxt);
+		entry = ddb_tuple_to_item(idx, tuple);
 		pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
 		for (int k = 0; k < ki->nkeys; k++)
 		{
@@ -349,11 +386,17 @@ ddb_ttl_sweep_table(Relation rel, int64 limit, bool *more)
 			pushJsonbValue(&ps, WJB_KEY, &kv);
 			pushJsonbValue(&ps, WJB_VALUE, v);
 		}
-		keys = lappend(keys, JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL)));
+		doc = JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+		ddb_request_key(rel, doc, true, &enc);
+		MemoryContextSwitchTo(old);
+		sweep_put_key(sort, enc.data, enc.len, doc);
+		MemoryContextReset(cxt);
+		nkeys++;
 	}
-	*more = list_length(keys) >= limit;
+	*more = limit > 0 && nkeys >= limit;
 	ddb_range_end(scan);
 	relation_close(idx, AccessShareLock);
+	tuplesort_performsort(sort);
 
 	/* then each item, if it is still expired when its latest version is read */
 	names = one_member("#t", NULL, attr);
@@ -370,37 +413,22 @@ ddb_ttl_sweep_table(Relation rel, int64 limit, bool *more)
 	cond = ddb_parse_condition(cx, "#t < :now AND #t >= :lo", "ConditionExpression");
 	ddb_expr_end(cx);
 
-	/* in key order (see the header) */
-	sorted = palloc(sizeof(SweepKey) * Max(list_length(keys), 1));
-	foreach(lc, keys)
-	{
-		StringInfoData enc;
-
-		ddb_request_key(rel, lfirst(lc), true, &enc);
-		sorted[nsorted].enc = enc.data;
-		sorted[nsorted].enclen = enc.len;
-		sorted[nsorted].doc = lfirst(lc);
-		nsorted++;
-	}
-	qsort(sorted, nsorted, sizeof(SweepKey), sweep_key_cmp);
-
-	cxt = AllocSetContextCreate(CurrentMemoryContext, "ddb ttl sweep",
-								ALLOCSET_DEFAULT_SIZES);
 	/* the deletions are the service's, in a stream's records */
 	ddb_stream_service_begin();
 	mark = ddb_collection_defer_begin();
 	PG_TRY();
 	{
-		for (int i = 0; i < nsorted; i++)
+		while (tuplesort_getdatum(sort, true, &d, &isnull, NULL))
 		{
 			DdbWriteResult res;
 
 			CHECK_FOR_INTERRUPTS();
 			old = MemoryContextSwitchTo(cxt);
-			ddb_delete_item_core(rel, sorted[i].doc, cond, &res);
+			ddb_delete_item_core(rel, sweep_key_doc(d), cond, &res);
 			if (!res.condition_failed && res.old != NULL)
 				deleted++;
 			MemoryContextSwitchTo(old);
+			pfree(DatumGetPointer(d));
 			MemoryContextReset(cxt);
 		}
 	}
@@ -413,6 +441,7 @@ ddb_ttl_sweep_table(Relation rel, int64 limit, bool *more)
 	PG_END_TRY();
 	ddb_collection_defer_end(mark, true);
 	ddb_stream_service_end();
+	tuplesort_end(sort);
 	MemoryContextDelete(cxt);
 	return deleted;
 }
@@ -454,56 +483,69 @@ may_sweep(Oid relid)
 		check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED;
 }
 
-/* A whole sweep of one table, batch after batch, in this transaction. */
+/*
+ * A whole sweep of one table in this transaction: one batch of all its
+ * expired items, so that they are deleted in key order (in batches, each in
+ * key order, a later batch's smaller key was taken while the earlier
+ * batches' keys were still held).
+ */
 static int64
 sweep_all(Relation rel)
 {
-	int64		total = 0;
-	bool		more = true;
+	bool		more;
 
-	while (more)
-	{
-		total += ddb_ttl_sweep_table(rel, DDB_TTL_SWEEP_BATCH, &more);
-		CommandCounterIncrement();
-	}
-	return total;
+	return ddb_ttl_sweep_table(rel, 0, &more);
 }
 
 /*
  * ddb_ttl_sweep(tbl DEFAULT NULL) RETURNS bigint: delete the expired items
  * of a table, or of every TTL-enabled table the caller may delete from
- * (others are skipped), in the caller's transaction.
+ * (others are skipped), in the caller's transaction.  Tables go in OID
+ * order, each in key order, and the collection rows of tables with LSIs
+ * after all their items (one deferral around the whole sweep): the order
+ * TransactWriteItems locks in.
  */
 Datum
 ddb_ttl_sweep(PG_FUNCTION_ARGS)
 {
 	int64		total = 0;
+	int			mark = ddb_collection_defer_begin();
 
-	if (!PG_ARGISNULL(0))
+	PG_TRY();
 	{
-		Relation	rel = ddb_open_table(PG_GETARG_OID(0), ACL_DELETE);
-
-		ddb_check_write_privileges(rel, ACL_DELETE, true);
-		total = sweep_all(rel);
-		relation_close(rel, NoLock);
-	}
-	else
-	{
-		ListCell   *lc;
-
-		foreach(lc, ddb_ttl_tables())
+		if (!PG_ARGISNULL(0))
 		{
-			Oid			relid = lfirst_oid(lc);
-			Relation	rel;
+			Relation	rel = ddb_open_table(PG_GETARG_OID(0), ACL_DELETE);
 
-			if (!may_sweep(relid))
-				continue;
-			rel = try_relation_open(relid, RowExclusiveLock);
-			if (rel == NULL)
-				continue;
-			total += sweep_all(rel);
+			ddb_check_write_privileges(rel, ACL_DELETE, true);
+			total = sweep_all(rel);
 			relation_close(rel, NoLock);
 		}
+		else
+		{
+			ListCell   *lc;
+
+			foreach(lc, ddb_ttl_tables())
+			{
+				Oid			relid = lfirst_oid(lc);
+				Relation	rel;
+
+				if (!may_sweep(relid))
+					continue;
+				rel = try_relation_open(relid, RowExclusiveLock);
+				if (rel == NULL)
+					continue;
+				total += sweep_all(rel);
+				relation_close(rel, NoLock);
+			}
+		}
 	}
+	PG_CATCH();
+	{
+		ddb_collection_defer_end(mark, false);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	ddb_collection_defer_end(mark, true);
 	PG_RETURN_INT64(total);
 }
