@@ -236,6 +236,8 @@ batch_put_run(PutRun *pr)
 		{
 			int			r = pr->reqs[k];
 
+			if (!pr->versions[k].inserted)
+				elog(ERROR, "BatchWriteItem: a put before the first live key was not inserted");
 			/* the engine fires no triggers: the indexes and the stream see every item */
 			ddb_gsi_maintain(bt->rel, NULL, bt->docs[r]);
 			ddb_stream_capture(bt->rel, NULL, bt->docs[r]);
