@@ -1157,6 +1157,14 @@ ddb_collection_defer_end(int mark, bool apply)
 	if (prev != NULL && prev->delta != 0)
 		collection_add_by_oid(prev->indexrelid, prev->key, prev->keylen, prev->delta);
 	list_free(todo);
+
+	/*
+	 * collection_add increments the command counter before its write, not
+	 * after, as each write core does at its end: without this the last row
+	 * written stayed invisible to ItemCollectionMetrics' read
+	 * (ddb_item_collection_size, GetLatestSnapshot) in the same command.
+	 */
+	CommandCounterIncrement();
 }
 
 /*
