@@ -10,8 +10,11 @@
  * replace, insert or delete exactly that version; if it changed meanwhile
  * (or a concurrent insert of the key won) they start over, as EvalPlanQual
  * would, or fail with a serialization error under REPEATABLE READ.  No SPI and no planning on these paths.
- * Each write ends with CommandCounterIncrement, so later calls in the same
- * statement see it, as DynamoDB requests would.
+ * Each write ends with CommandCounterIncrement, so later writes in the same
+ * statement see it (their read of the current version does), as DynamoDB
+ * requests would.  GetItem reads with the statement's snapshot, as every
+ * other read of the statement does (see ddb_get_item_core_ext): it sees
+ * the writes of earlier statements, not those of its own.
  *
  * What a write does not do (issue 19, single-item writes): parse an
  * expression it parsed before (ddb_parse_expressions, a per-backend cache
