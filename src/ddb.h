@@ -250,8 +250,11 @@ extern void ddb_search_path_unpin(int nestlevel);
  *	B (bytea)  : same as S over the raw bytes
  *	N (numeric): normalized decimal; see ddb_key.c for the byte layout
  * Comparing two encoded keys of one table with memcmp (shorter first on a
- * tie) orders them by (hash, pk, sk...), each column by DynamoDB's rules.
+ * tie: ddb_compare_bytes, in engine/ddb_tree.c) orders them by (hash, pk,
+ * sk...), each column by DynamoDB's rules; writers that lock several items
+ * lock them in that order.
  */
+extern int	ddb_compare_bytes(const char *a, int alen, const char *b, int blen);
 extern void ddb_encode_key_column(StringInfo buf, DdbKeyType type, Datum value);
 extern void ddb_encode_key(const DdbKeyInfo *ki, Datum *values, bool *isnull,
 						   StringInfo buf);

@@ -137,14 +137,10 @@ keyref_cmp(const void *a, const void *b)
 {
 	const KeyRef *x = a;
 	const KeyRef *y = b;
-	int			c;
 
 	if (x->relid != y->relid)
 		return x->relid < y->relid ? -1 : 1;
-	c = memcmp(x->key, y->key, Min(x->len, y->len));
-	if (c != 0)
-		return c;
-	return x->len < y->len ? -1 : x->len > y->len ? 1 : 0;
+	return ddb_compare_bytes(x->key, x->len, y->key, y->len);
 }
 
 /* Sort keys by table and key; true when two are the same item. */

@@ -251,7 +251,6 @@ ddb_key_item_size(int keylen)
 /* ddb_tree.c: comparisons and page helpers shared with scan, verify, build */
 extern void ddb_leaf_item_key(DdbLeafItem li, char *buf, int *len);
 extern int	ddb_compare_leaf(const char *key, int keylen, DdbLeafItem li);
-extern int	ddb_compare_bytes(const char *a, int alen, const char *b, int blen);
 extern int	ddb_compare_leaf_keypart(const char *key, int keylen, DdbLeafItem li);
 extern DdbMetaPageData *ddb_meta_read(Relation rel, DdbMetaPageData *copy);
 extern void ddb_check_leaf(Relation rel, Buffer buf);
