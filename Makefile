@@ -61,7 +61,7 @@ ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew
 	multi-insert-race multi-insert-span relcache-inval put-new-key rowid-map-cache table-open-drop \
 	unlink-reader unlink-reuse-horizon unlink-vs-insert unlink-put rowid-batches stream-sweep-race batch-lock-order \
 	lsi-lock-order ttl-key-order stream-enable-wait \
-	ttl-sweep-batches ttl-sweep-tables
+	ttl-sweep-batches ttl-sweep-tables pql-batch-order
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
 # TAP tests: test/t/*.pl (they start clusters of their own with initdb, so

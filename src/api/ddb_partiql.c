@@ -2694,6 +2694,10 @@ typedef struct BatchStatement
 	Options    *o;
 	Statement  *st;
 	DdbJson    *resp;			/* the statement's answer */
+	int			index;			/* its place in the request */
+	Oid			relid;			/* a write: its item's table and key */
+	char	   *key;			/* (NULL: not known, see batch_key) */
+	int			keylen;
 } BatchStatement;
 
 static void
@@ -2731,6 +2735,66 @@ batch_run(void *arg)
 	b->resp = ddb_json_parse(resp, len);
 }
 
+/*
+ * A write's table and encoded key, from the request the statement becomes
+ * (its Key, or an INSERT's Item), as BatchWriteItem and TransactWriteItems
+ * find theirs.
+ */
+static void
+batch_key(void *arg)
+{
+	BatchStatement *b = arg;
+	DdbResponse r;
+	DdbJson    *req;
+	DdbJson    *key;
+	char	   *body;
+	int			len;
+	Relation	rel;
+	StringInfoData enc;
+
+	if (b->st->kind == STMT_INSERT)
+		build_insert(b->st, b->o, &r);
+	else if (b->st->kind == STMT_UPDATE)
+		build_update(b->st, b->o, &r);
+	else
+		build_delete(b->st, b->o, &r);
+	body = ddb_resp_end(&r, &len);
+	req = ddb_json_parse(body, len);
+	key = ddb_json_member(req, b->st->kind == STMT_INSERT ? "Item" : "Key");
+	rel = ddb_table_open(b->st->table, b->st->kind == STMT_INSERT ? ACL_INSERT :
+						 b->st->kind == STMT_UPDATE ? ACL_UPDATE : ACL_DELETE);
+	ddb_request_key(rel, ddb_typed_item_jsonb(key), b->st->kind != STMT_INSERT, &enc);
+	b->relid = RelationGetRelid(rel);
+	relation_close(rel, NoLock);
+	b->key = enc.data;
+	b->keylen = enc.len;
+}
+
+/*
+ * The order the writes of a batch run in: their tables' and keys' (those
+ * whose key could not be found first: they fail when they run), as
+ * TransactWriteItems and BatchWriteItem lock their items.
+ */
+static int
+batch_order_cmp(const void *a, const void *b)
+{
+	const BatchStatement *x = *(BatchStatement *const *) a;
+	const BatchStatement *y = *(BatchStatement *const *) b;
+
+	if ((x->key == NULL) != (y->key == NULL))
+		return x->key == NULL ? -1 : 1;
+	if (x->key != NULL && x->relid != y->relid)
+		return x->relid < y->relid ? -1 : 1;
+	if (x->key != NULL)
+	{
+		int			c = ddb_compare_bytes(x->key, x->keylen, y->key, y->keylen);
+
+		if (c != 0)
+			return c;
+	}
+	return x->index - y->index;
+}
+
 /* BatchStatementError of a caught error: Code, Message and maybe Item */
 static void
 write_batch_error(StringInfo out, ErrorData *edata)
@@ -2766,6 +2830,7 @@ ddb_op_batch_execute_statement(DdbJson *req, int *len)
 	const char *rcc;
 	int			n;
 	BatchStatement *b;
+	BatchStatement **order;
 	ErrorData **errors;
 	int			reads = 0,
 				writes = 0;
@@ -2795,10 +2860,30 @@ ddb_op_batch_execute_statement(DdbJson *req, int *len)
 	if (reads > 0 && writes > 0)
 		validation_error(PQL_MIXED, "batch");
 
-	/* each statement on its own: one's error is its answer, not the batch's */
+	/*
+	 * Each statement on its own: one's error is its answer, not the
+	 * batch's.  Writes run in the order of their tables and keys, not the
+	 * request's: each keeps its item locked until the request ends, and two
+	 * batches over the same items listed in different orders deadlocked.
+	 * A write whose key cannot be found (batch_key's error is dropped: the
+	 * statement raises it again when it runs) runs first.
+	 */
+	order = palloc(sizeof(BatchStatement *) * n);
 	for (int i = 0; i < n; i++)
-		if (b[i].st != NULL && !run_caught(batch_run, &b[i], &errors[i]))
-			b[i].resp = NULL;
+	{
+		ErrorData  *ignored = NULL;
+
+		b[i].index = i;
+		order[i] = &b[i];
+		if (writes > 0 && b[i].st != NULL && !run_caught(batch_key, &b[i], &ignored))
+			b[i].key = NULL;
+	}
+	if (writes > 0)
+		qsort(order, n, sizeof(BatchStatement *), batch_order_cmp);
+	for (int i = 0; i < n; i++)
+		if (order[i]->st != NULL &&
+			!run_caught(batch_run, order[i], &errors[order[i]->index]))
+			order[i]->resp = NULL;
 
 	ddb_resp_begin(&out);
 	initStringInfo(&capacity);
