@@ -181,6 +181,39 @@ FROM ddb_api('BatchGetItem', jsonb_build_object('RequestItems', jsonb_build_obje
   'Keys', (SELECT jsonb_agg(jsonb_build_object('id', jsonb_build_object('N', i::text))) FROM generate_series(1, 45) i))))) a;
 
 -- ------------------------------------------------------------------------
+-- A batch writes in key order, its puts of new keys together up to a key
+-- that has an item (PutItem's code overwrites it, and the inserts go on
+-- after it), a put large enough for TOAST and the deletes in their places.
+-- One batch with all of them, listed out of order: every write lands, the
+-- stream has one record each, in key order, and the tree and its map
+-- verify.
+-- ------------------------------------------------------------------------
+SELECT ddb_create_table('mixed', 'pk', 'S', 'sk', 'N');
+SELECT ddb_update_stream('mixed', 'NEW_AND_OLD_IMAGES') ? 'LatestStreamArn' AS stream;
+SELECT count(*) FROM generate_series(1, 10) k,
+  ddb_put_item('mixed', jsonb_build_object('pk', 'p', 'sk', k * 10, 'v', 'old'));
+SELECT ddb_batch_write_item(jsonb_build_object('mixed', jsonb_agg(r ORDER BY o)))
+FROM (VALUES
+  (1, jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('pk', 'p', 'sk', 95, 'v', 'new')))),
+  (2, jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('pk', 'p', 'sk', 50, 'v', 'over')))),
+  (3, jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('pk', 'p', 'sk', 5, 'v', 'new')))),
+  (4, jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('pk', 'p', 'sk', 55, 'v', repeat('t', 300000))))),
+  (5, jsonb_build_object('DeleteRequest', jsonb_build_object('Key', jsonb_build_object('pk', 'p', 'sk', 70)))),
+  (6, jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('pk', 'p', 'sk', 52, 'v', 'new')))),
+  (7, jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('pk', 'p', 'sk', 10, 'v', 'over')))),
+  (8, jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('pk', 'p', 'sk', 51, 'v', 'new'))))) AS b(o, r);
+SELECT string_agg((item->>'sk') || ':' || left(item->>'v', 4), ' ' ORDER BY (item->>'sk')::numeric) AS items
+FROM ddb_query('mixed', 'pk = :p', '{":p": "p"}') item;
+SELECT string_agg(r->>'eventName' || ':' || (r->'dynamodb'->'Keys'->>'sk'), ' '
+                  ORDER BY (r->'dynamodb'->>'SequenceNumber')::numeric) AS stream
+FROM ddb_stream_records('mixed') r WHERE (r->'dynamodb'->>'SequenceNumber')::numeric >
+  (SELECT max((r2->'dynamodb'->>'SequenceNumber')::numeric) FROM ddb_stream_records('mixed') r2
+   WHERE r2->'dynamodb'->'Keys'->>'sk' = '100' AND r2->>'eventName' = 'INSERT');
+SELECT (v->>'orphan_map_entries')::int AS orphans, v->>'leaf_fill' IS NOT NULL AS verified
+FROM ddb_verify('mixed'::regclass) v;
+DROP TABLE mixed;
+
+-- ------------------------------------------------------------------------
 -- Privileges: a batch needs what its single-item operations need, on each
 -- of its tables -- puts INSERT and UPDATE, deletes DELETE, reads SELECT.
 -- ------------------------------------------------------------------------
