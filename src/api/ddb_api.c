@@ -505,11 +505,15 @@ ddb_check_projection_key_paths(Relation rel, DdbProjection *proj)
 	check_key_paths(rel, projection_nests, proj);
 }
 
-/* Nor may a FilterExpression (Query, Scan). */
+/*
+ * Nor may a condition: a FilterExpression (Query, Scan) or a
+ * ConditionExpression (PutItem, UpdateItem, DeleteItem, each action of
+ * TransactWriteItems), checked before the item is read.
+ */
 void
-ddb_check_filter_key_paths(Relation rel, DdbCondition *filter)
+ddb_check_condition_key_paths(Relation rel, DdbCondition *cond)
 {
-	check_key_paths(rel, condition_nests, filter);
+	check_key_paths(rel, condition_nests, cond);
 }
 
 /*
@@ -652,6 +656,7 @@ ddb_put_item_core_ext(Relation rel, Jsonb *item, DdbCondition *cond, bool want_o
 	ddb_check_item(item);
 	/* the key and the item column in one pass over the item */
 	itemcol = request_key_ext(rel, NULL, item, false, true, &key);
+	ddb_check_condition_key_paths(rel, cond);
 	need_old = old_item_needed(rel, want_old, cond);
 
 	cid = GetCurrentCommandId(true);
@@ -752,6 +757,8 @@ ddb_update_item_core_ext(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbConditi
 	PreventCommandIfReadOnly("UpdateItem");
 	keys = key_names(rel, &nkeys);
 	ddb_request_key(rel, keydoc, true, &key);
+	/* the condition's paths before the update's (DynamoDB Local's order) */
+	ddb_check_condition_key_paths(rel, cond);
 	if (upd)
 	{
 		ddb_update_check_key_attributes(upd, keys, nkeys);
@@ -823,6 +830,7 @@ ddb_delete_item_core_ext(Relation rel, Jsonb *keydoc, DdbCondition *cond, bool w
 	memset(res, 0, sizeof(DdbWriteResult));
 	PreventCommandIfReadOnly("DeleteItem");
 	ddb_request_key(rel, keydoc, true, &key);
+	ddb_check_condition_key_paths(rel, cond);
 	need_old = old_item_needed(rel, want_old, cond);
 
 	cid = GetCurrentCommandId(true);

@@ -974,6 +974,7 @@ prepare_actions(DdbTransactAction *actions, int n, int max_actions, ActionExprs 
 
 		ddb_request_key(a->rel, a->doc, a->kind != DDB_TX_PUT, &key);
 		/* not the action's ValidationError: it does not depend on the item */
+		ddb_check_condition_key_paths(a->rel, exprs[i].cond);
 		ddb_check_update_keys(a->rel, exprs[i].upd);
 		refs[i].relid = RelationGetRelid(a->rel);
 		refs[i].key = key.data;

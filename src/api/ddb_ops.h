@@ -197,7 +197,7 @@ extern void ddb_update_item_core_ext(Relation rel, Jsonb *key, DdbUpdate *upd,
 extern void ddb_check_update_keys(Relation rel, DdbUpdate *upd);
 extern void ddb_check_update_key_paths(Relation rel, DdbUpdate *upd);
 extern void ddb_check_projection_key_paths(Relation rel, DdbProjection *proj);
-extern void ddb_check_filter_key_paths(Relation rel, DdbCondition *filter);
+extern void ddb_check_condition_key_paths(Relation rel, DdbCondition *cond);
 extern void ddb_delete_item_core(Relation rel, Jsonb *key, DdbCondition *cond,
 								 DdbWriteResult *res);
 extern void ddb_delete_item_core_ext(Relation rel, Jsonb *key, DdbCondition *cond,

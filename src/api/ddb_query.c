@@ -394,9 +394,8 @@ ddb_query_check_key_value(DdbValue *v, DdbKeyType keytype, const char *name)
 /*
  * PartiQL's SELECT (ddb_partiql.c) runs as a Query or Scan whose filter may
  * name key attributes -- a strict sort-key bound beside the key
- * condition's range, say -- where DynamoDB's own Query refuses them, and
- * whose paths are the statement's, not a ProjectionExpression's or
- * FilterExpression's; true only around that call.
+ * condition's range, say -- where DynamoDB's own Query refuses them; true
+ * only around that call.
  */
 static bool key_filter_allowed = false;
 
@@ -675,17 +674,18 @@ check_index_projection(DdbReader *r)
  * Neither the projection nor the filter may name a path below a key
  * attribute of the table or of any of its indexes (k.x, k[0]), whatever is
  * read: DynamoDB's "Key attributes must be scalars", after the request's
- * keys (its start key; a Query's key condition) are judged.
+ * keys (its start key; a Query's key condition) are judged.  A PartiQL
+ * SELECT's paths too (key_filter_allowed lets its filter name a key, not
+ * a path below one), as DynamoDB Local's SelectStatementProcessor checks
+ * them.
  */
 static void
 check_key_paths(DdbReader *r)
 {
-	if (key_filter_allowed)
-		return;
 	if (r->projection)
 		ddb_check_projection_key_paths(r->table, r->projection);
 	if (r->filter)
-		ddb_check_filter_key_paths(r->table, r->filter);
+		ddb_check_condition_key_paths(r->table, r->filter);
 }
 
 /* Parse FilterExpression and ProjectionExpression into the reader. */

@@ -10,7 +10,10 @@ TransactGetItems, Query, Scan) and a FilterExpression (Query, Scan), any
 of the table's and its indexes' keys whatever is read; a Query's filter
 naming a key of what it queries keeps "Filter Expression can only contain
 non-primary key attributes", which comes first (dynalite's recorded tests:
-GetItem's projection, Scan's and Query's filters).
+GetItem's projection, Scan's and Query's filters).  And for a
+ConditionExpression (PutItem, UpdateItem, DeleteItem, every action of
+TransactWriteItems) and a PartiQL statement's WHERE, SET and projection,
+as DynamoDB Local -- AWS's own emulator -- checks them.
 
 An update that gives an index key a value of another type that the
 request shows (a value, arithmetic, list_append, ADD) is "Type mismatch
@@ -188,11 +191,71 @@ def test_query_filter_path_into_key(ddb, table_name, indexed):
         NOT_SCALAR + "Key: SK"
 
 
-def test_condition_paths_unchanged(ddb, table_name, indexed):
-    # a ConditionExpression below a key is not refused (no recorded test says so)
-    assert refused(ddb.put_item, code="ConditionalCheckFailedException",
-                   TableName=table_name, Item=dict(indexed, g=S("g2")),
-                   ConditionExpression="attribute_exists(g.x)")
+@pytest.mark.parametrize("cond, which", [
+    ("attribute_exists(PK.x) OR n = :v", "Key: PK"),
+    ("SK[0] = :v", "Key: SK"),
+    ("attribute_exists(g.x) OR n = :v", "IndexKey: g"),
+    ("size(l[1]) > :v", "IndexKey: l"),
+    # the table's keys before the indexes'
+    ("l.x = :v AND attribute_exists(SK.y)", "Key: SK"),
+])
+def test_condition_path_into_key(ddb, table_name, indexed, cond, which):
+    # DynamoDB Local (AWS's own) checks a ConditionExpression as it checks
+    # projections and filters: PutItem, UpdateItem, DeleteItem
+    msg = NOT_SCALAR + which
+    c = dict(ConditionExpression=cond, ExpressionAttributeValues={":v": N(1)})
+    missing = {"PK": S("no"), "SK": S("no")}
+    assert refused(ddb.put_item, TableName=table_name,
+                   Item=dict(indexed, g=S("g2")), **c) == msg
+    for key in (indexed, missing):
+        # before the item is read: whether it exists does not matter
+        assert refused(ddb.update_item, TableName=table_name, Key=key,
+                       UpdateExpression="SET n = :v", **c) == msg
+        assert refused(ddb.delete_item, TableName=table_name, Key=key, **c) == msg
+    # TransactWriteItems refuses it as a request error, for each kind
+    for action in ({"ConditionCheck": dict(TableName=table_name, Key=indexed, **c)},
+                   {"Put": dict(TableName=table_name, Item=dict(indexed, g=S("g2")), **c)},
+                   {"Update": dict(TableName=table_name, Key=indexed,
+                                   UpdateExpression="SET n = :v", **c)},
+                   {"Delete": dict(TableName=table_name, Key=indexed, **c)}):
+        assert refused(ddb.transact_write_items, TransactItems=[action]) == msg
+    item = ddb.get_item(TableName=table_name, Key=indexed, ConsistentRead=True)["Item"]
+    assert item["g"] == S("g1") and item["n"] == N(1)
+
+
+def test_condition_path_before_update_path(ddb, table_name, indexed):
+    # the condition's paths are judged before the update's (DynamoDB Local)
+    assert refused(ddb.update_item, TableName=table_name, Key=indexed,
+                   UpdateExpression="SET g.x = :v",
+                   ConditionExpression="attribute_exists(l.y)",
+                   ExpressionAttributeValues={":v": N(1)}) == NOT_SCALAR + "IndexKey: l"
+
+
+def test_condition_nested_nonkey_still_works(ddb, table_name, indexed):
+    ddb.update_item(TableName=table_name, Key=indexed, UpdateExpression="SET n = :two",
+                    ConditionExpression="o.x = :one AND attribute_exists(g) AND SK = :s",
+                    ExpressionAttributeValues={":one": N(1), ":two": N(2), ":s": S("s")})
+    assert refused(ddb.delete_item, code="ConditionalCheckFailedException",
+                   TableName=table_name, Key=indexed, ConditionExpression="attribute_exists(o.y)")
+
+
+@pytest.mark.parametrize("stmt, which", [
+    # UPDATE and DELETE: the WHERE's other terms are the item's condition
+    ("UPDATE \"{t}\" SET n = 2 WHERE PK = 'p' AND SK = 's' AND g.x = 1", "IndexKey: g"),
+    ("DELETE FROM \"{t}\" WHERE PK = 'p' AND SK = 's' AND SK.x = 1", "Key: SK"),
+    ("UPDATE \"{t}\" SET l[0] = 2 WHERE PK = 'p' AND SK = 's'", "IndexKey: l"),
+    # SELECT: its filter and its projection
+    ("SELECT * FROM \"{t}\" WHERE PK = 'p' AND g.x = 1", "IndexKey: g"),
+    ("SELECT * FROM \"{t}\" WHERE l[0] = 'a'", "IndexKey: l"),
+    ("SELECT PK.x FROM \"{t}\" WHERE PK = 'p'", "Key: PK"),
+])
+def test_partiql_path_into_key(ddb, table_name, indexed, stmt, which):
+    # DynamoDB Local's PartiQL processors check the statement's condition,
+    # update, filter and projection as the item operations do
+    assert refused(ddb.execute_statement,
+                   Statement=stmt.format(t=table_name)) == NOT_SCALAR + which
+    item = ddb.get_item(TableName=table_name, Key=indexed, ConsistentRead=True)["Item"]
+    assert item["n"] == N(1)
 
 
 # ------------------------------------------------------------------------
