@@ -484,9 +484,10 @@ ddb_index_key_names(Relation rel, const char ***names)
 static bool jbv_is_key_type(JsonbValue *v, DdbKeyType type, int *len);
 
 /*
- * The SET or ADD of an update that gives top-level attribute 'name' a
- * value whose type the request shows (*type); NULL when there is none.
- * from_item: instead, the SET whose value comes from the item.
+ * The SET, ADD or DELETE of an update that gives top-level attribute 'name'
+ * a value whose type the request shows (*type; a DELETE's, its set's);
+ * NULL when there is none.  from_item: instead, the SET whose value comes
+ * from the item.
  */
 static DdbUpdateAction *
 update_action_on(DdbUpdate *upd, const char *name, bool from_item, DdbType *type)
@@ -500,7 +501,7 @@ update_action_on(DdbUpdate *upd, const char *name, bool from_item, DdbType *type
 			continue;
 		if (a->kind == DDB_UPDATE_SET)
 			known = ddb_operand_request_type(a->value, type);
-		else if (a->kind == DDB_UPDATE_ADD)
+		else if (a->kind == DDB_UPDATE_ADD || a->kind == DDB_UPDATE_DELETE)
 		{
 			*type = a->value->value->type;
 			known = true;
@@ -539,11 +540,11 @@ update_sets_from_item(DdbUpdate *upd)
  * The index keys an update gives a value of another type, index by index
  * as the table lists them, the partition key before the sort key.  item
  * NULL: the values whose type the request shows (SET k = :v, SET k = a +
- * :v, ADD k :v), DynamoDB's "Type mismatch for Index Key", refused before
- * the item is read.  Else the updated item's values taken from the item
- * (SET k = e), DynamoDB's "The update expression attempted to update the
- * secondary index key to unsupported type" (a TransactWriteItems action's
- * ValidationError reason).
+ * :v, ADD k :v, DELETE k :set), DynamoDB's "Type mismatch for Index Key",
+ * refused before the item is read.  Else the updated item's values taken
+ * from the item (SET k = e), DynamoDB's "The update expression attempted to
+ * update the secondary index key to unsupported type" (a TransactWriteItems
+ * action's ValidationError reason).
  */
 static void
 check_update_index_keys(Relation rel, DdbUpdate *upd, Jsonb *item)

@@ -21,7 +21,8 @@ for Index Key ...", refused before the item is read and before a path
 below a key; one whose value comes from the item (SET c = e) is "The
 update expression attempted to update the secondary index key to
 unsupported type" (dynalite's recorded tests; the TransactWriteItems API
-reference lists the text among its ValidationError reasons)."""
+reference lists the text among its ValidationError reasons).  A DELETE of
+a set from an index key gives it the set's type: "Type mismatch" too."""
 import pytest
 from botocore.exceptions import ClientError
 
@@ -284,6 +285,31 @@ def test_update_index_key_type_from_request(ddb, table_name, indexed, expr, valu
     assert refused(ddb.update_item, **kw) == msg
     # TransactWriteItems refuses it as a request error, not a cancellation
     assert refused(ddb.transact_write_items, TransactItems=[{"Update": dict(kw)}]) == msg
+
+
+@pytest.mark.parametrize("expr, values, which, actual", [
+    ("DELETE g :ss", {":ss": {"SS": ["g1"]}}, "g", "SS"),
+    ("DELETE l :ns", {":ns": {"NS": ["1"]}}, "l", "NS"),
+    ("DELETE m.a :bs, g :bs", {":bs": {"BS": [b"x"]}}, "g", "BS"),
+])
+def test_update_index_key_delete(ddb, table_name, indexed, expr, values, actual, which):
+    # DELETE gives the key its set's type (dynalite judges it as ADD)
+    index = "ByG" if which == "g" else "ByL"
+    msg = ("One or more parameter values were invalid: Type mismatch for Index Key "
+           "%s Expected: S Actual: %s IndexName: %s" % (which, actual, index))
+    other = {"PK": S("p"), "SK": S("other")}    # no index keys: DELETE would do nothing
+    for key in (indexed, other):
+        kw = dict(TableName=table_name, Key=key, UpdateExpression=expr,
+                  ExpressionAttributeValues=values)
+        assert refused(ddb.update_item, **kw) == msg
+        assert refused(ddb.transact_write_items, TransactItems=[{"Update": dict(kw)}]) == msg
+    # AttributeUpdates' DELETE of a set too
+    assert refused(ddb.update_item, TableName=table_name, Key=indexed,
+                   AttributeUpdates={which: {"Action": "DELETE",
+                                             "Value": list(values.values())[0]}}) == msg
+    item = ddb.get_item(TableName=table_name, Key=indexed, ConsistentRead=True)["Item"]
+    assert item["g"] == S("g1") and item["l"] == S("l1")
+    assert "Item" not in ddb.get_item(TableName=table_name, Key=other, ConsistentRead=True)
 
 
 @pytest.mark.parametrize("expr", ["SET g = n", "SET l = n", "SET g = o",
