@@ -315,6 +315,11 @@ SELECT sks('bins', 'PK = :p', '{":p": "AQI="}');
 SELECT sks('app', 'PK = :p', '{":p": ""}');
 SELECT sks('app', 'PK = :p AND begins_with(SK, :s)', '{":p": "WORDS", ":s": ""}');
 SELECT sks('nums', 'PK = :p AND begins_with(SK, :v)', '{":p": "N", ":v": 1}');
+-- a string or binary prefix of a number sort key, a string prefix of a
+-- binary one: the value is not of the key's type, as in any comparison
+SELECT sks('nums', 'PK = :p AND begins_with(SK, :v)', '{":p": "N", ":v": "1"}');
+SELECT sks('nums', 'PK = :p AND begins_with(SK, :v)', '{":p": "N", ":v": {"$B": "AQ=="}}');
+SELECT sks('bins', 'PK = :p AND begins_with(SK, :v)', '{":p": {"$B": "AQI="}, ":v": "A"}');
 SELECT sks('app', 'PK = :p AND SK BETWEEN :a AND :b', '{":p": "WORDS", ":a": "B", ":b": "A"}');
 -- the filter may not name key attributes; unused or missing placeholders
 SELECT sks('app', 'PK = :p', '{":p": "CUST#1", ":s": "A"}', filter => 'SK = :s');

@@ -457,10 +457,12 @@ query_range(DdbReader *r, DdbKeyCondition *kc, DdbRange *range, StringInfo prefi
 	if (!kc->has_sk)
 		return;
 
-	/* the sort-key condition, checked as DynamoDB does */
-	if (kc->sk_kind == DDB_COND_BEGINS_WITH && sktype == DDB_KEY_N)
-		validation_error("ValidationException: Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: %s",
-						 ddb_type_name(kc->sk_value->type));
+	/*
+	 * The sort-key condition, checked as DynamoDB does.  begins_with of a
+	 * number was refused as the expression was parsed, so one here on a
+	 * number sort key has a value of another type: "Condition parameter
+	 * type does not match schema type", as for any other comparison.
+	 */
 	ddb_query_check_key_value(kc->sk_value, sktype, skname);
 	if (kc->sk_value2)
 	{
