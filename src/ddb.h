@@ -251,8 +251,8 @@ extern void ddb_search_path_unpin(int nestlevel);
  *	N (numeric): normalized decimal; see ddb_key.c for the byte layout
  * Comparing two encoded keys of one table with memcmp (shorter first on a
  * tie: ddb_compare_bytes, in engine/ddb_tree.c) orders them by (hash, pk,
- * sk...), each column by DynamoDB's rules; writers that lock several items
- * lock them in that order.
+ * sk...), each column by DynamoDB's rules; requests that write several
+ * items lock them in that order (the rule: api/ddb_batch.c's header).
  */
 extern int	ddb_compare_bytes(const char *a, int alen, const char *b, int blen);
 extern void ddb_encode_key_column(StringInfo buf, DdbKeyType type, Datum value);

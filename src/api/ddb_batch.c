@@ -46,6 +46,16 @@
  * TransactGetItems reads all its items with the statement's snapshot: one
  * consistent view across items and tables.
  *
+ * Lock order.  Every request that writes several items writes them in the
+ * order of their tables' OIDs and then of their encoded keys
+ * (ddb_compare_bytes): TransactWriteItems (and ExecuteTransaction, which
+ * becomes one), BatchWriteItem (its puts of new keys too: see
+ * batch_put_run), BatchExecuteStatement (ddb_partiql.c) and the TTL sweep
+ * (ddb_ttl.c); LSI collection rows come after all of a request's items
+ * (ddb_gsi.c).  Each write keeps its item locked until the transaction
+ * ends, so two such requests over the same items wait for each other
+ * instead of deadlocking.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -258,7 +258,6 @@ one_member(const char *name, const char *numtext, const char *strval)
 	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(s.data)));
 }
 
-/* An expired item's key: its encoding, for the order, and the request key */
 /*
  * A sweep's keys, in key order: a tuplesort of bytea datums, encoded key ||
  * the key as a jsonb document || key length (2 bytes), as the bulk load
