@@ -1115,8 +1115,10 @@ typedef struct DeferredDelta
 	int64		delta;
 } DeferredDelta;
 
+#define DDB_DEFER_MAX_DEPTH 8
 static int	defer_depth = 0;
 static List *deferred = NIL;	/* of DeferredDelta, in TopTransactionContext */
+static int	defer_floor[DDB_DEFER_MAX_DEPTH];	/* each level's mark */
 
 static void collection_add(Relation cidx, const char *key, int keylen, int64 delta);
 static void collection_add_by_oid(Oid indexrelid, const char *key, int keylen, int64 delta);
@@ -1129,9 +1131,12 @@ static void collection_add_by_oid(Oid indexrelid, const char *key, int keylen, i
 int
 ddb_collection_defer_begin(void)
 {
-	if (defer_depth++ == 0)
+	if (defer_depth >= DDB_DEFER_MAX_DEPTH)
+		elog(ERROR, "collection changes deferred %d levels deep", defer_depth);
+	if (defer_depth == 0)
 		deferred = NIL;			/* (a list of an ended transaction is gone) */
-	return list_length(deferred);
+	defer_floor[defer_depth] = list_length(deferred);
+	return defer_floor[defer_depth++];
 }
 
 static int
@@ -1162,7 +1167,9 @@ ddb_collection_defer_end(int mark, bool apply)
 	DeferredDelta *prev = NULL;
 	ListCell   *lc;
 
-	Assert(defer_depth > 0);
+	bool		wrote = false;
+
+	Assert(defer_depth > 0 && defer_floor[defer_depth - 1] == mark);
 	if (!apply)
 		deferred = list_truncate(deferred, mark);
 	if (--defer_depth > 0)
@@ -1180,11 +1187,17 @@ ddb_collection_defer_end(int mark, bool apply)
 			continue;
 		}
 		if (prev != NULL && prev->delta != 0)
+		{
 			collection_add_by_oid(prev->indexrelid, prev->key, prev->keylen, prev->delta);
+			wrote = true;
+		}
 		prev = d;
 	}
 	if (prev != NULL && prev->delta != 0)
+	{
 		collection_add_by_oid(prev->indexrelid, prev->key, prev->keylen, prev->delta);
+		wrote = true;
+	}
 	list_free(todo);
 
 	/*
@@ -1192,8 +1205,11 @@ ddb_collection_defer_end(int mark, bool apply)
 	 * after, as each write core does at its end: without this the last row
 	 * written stayed invisible to ItemCollectionMetrics' read
 	 * (ddb_item_collection_size, GetLatestSnapshot) in the same command.
+	 * Only after a write: on an error path (apply false) nothing was
+	 * written, and the increment could itself fail there.
 	 */
-	CommandCounterIncrement();
+	if (wrote)
+		CommandCounterIncrement();
 }
 
 /*
@@ -1227,9 +1243,29 @@ collection_apply(DdbGsi *c, DdbGsi *gsi, int n, Jsonb *olditem, Jsonb *newitem)
 	collection_key(cidx, newitem ? newitem : olditem, &key);
 	if (defer_depth > 0)
 	{
-		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
-		DeferredDelta *d = palloc(sizeof(DeferredDelta));
+		MemoryContext old;
+		DeferredDelta *d;
 
+		/*
+		 * The same collection as the change before, in this level's part of
+		 * the list (a failed level drops only its own part): added to it.
+		 * Writers in key order (a TTL sweep of a whole table) meet each
+		 * collection's changes one after another, so the list grows with
+		 * the partitions written, not the items.
+		 */
+		if (list_length(deferred) > defer_floor[defer_depth - 1])
+		{
+			d = llast(deferred);
+			if (d->indexrelid == c->indexrelid &&
+				ddb_compare_bytes(d->key, d->keylen, key.data, key.len) == 0)
+			{
+				d->delta += delta;
+				relation_close(cidx, NoLock);
+				return;
+			}
+		}
+		old = MemoryContextSwitchTo(TopTransactionContext);
+		d = palloc(sizeof(DeferredDelta));
 		d->indexrelid = c->indexrelid;
 		d->key = palloc(key.len);	/* (binary: pnstrdup stops at a zero) */
 		memcpy(d->key, key.data, key.len);
