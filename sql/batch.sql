@@ -192,6 +192,7 @@ SELECT ddb_create_table('mixed', 'pk', 'S', 'sk', 'N');
 SELECT ddb_update_stream('mixed', 'NEW_AND_OLD_IMAGES') ? 'LatestStreamArn' AS stream;
 SELECT count(*) FROM generate_series(1, 10) k,
   ddb_put_item('mixed', jsonb_build_object('pk', 'p', 'sk', k * 10, 'v', 'old'));
+BEGIN;
 SELECT ddb_batch_write_item(jsonb_build_object('mixed', jsonb_agg(r ORDER BY o)))
 FROM (VALUES
   (1, jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('pk', 'p', 'sk', 95, 'v', 'new')))),
@@ -202,6 +203,12 @@ FROM (VALUES
   (6, jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('pk', 'p', 'sk', 52, 'v', 'new')))),
   (7, jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('pk', 'p', 'sk', 10, 'v', 'over')))),
   (8, jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('pk', 'p', 'sk', 51, 'v', 'new'))))) AS b(o, r);
+-- the items inserted after the stops (51, 52, 95) are the transaction's
+-- own to the statements after the batch
+SELECT ddb_update_item('mixed', '{"pk": "p", "sk": 51}', 'SET v = :v', vals => '{":v": "upd"}') IS NULL AS updated;
+UPDATE mixed SET item = item || '{"v": "sql"}' WHERE pk = 'p' AND sk = 95;
+DELETE FROM mixed WHERE pk = 'p' AND sk = 52;
+COMMIT;
 SELECT string_agg((item->>'sk') || ':' || left(item->>'v', 4), ' ' ORDER BY (item->>'sk')::numeric) AS items
 FROM ddb_query('mixed', 'pk = :p', '{":p": "p"}') item;
 SELECT string_agg(r->>'eventName' || ':' || (r->'dynamodb'->'Keys'->>'sk'), ' '
