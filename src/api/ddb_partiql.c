@@ -2736,34 +2736,37 @@ batch_run(void *arg)
 }
 
 /*
- * A write's table and encoded key, from the request the statement becomes
- * (its Key, or an INSERT's Item), as BatchWriteItem and TransactWriteItems
- * find theirs.
+ * A write's table and encoded key: an INSERT's item's, or the key its WHERE
+ * names, as build_insert and write_key find them for the request the
+ * statement becomes, and as BatchWriteItem and TransactWriteItems encode
+ * theirs.
  */
 static void
 batch_key(void *arg)
 {
 	BatchStatement *b = arg;
-	DdbResponse r;
-	DdbJson    *req;
+	Statement  *st = b->st;
+	AclMode		mode = st->kind == STMT_INSERT ? ACL_INSERT :
+		st->kind == STMT_UPDATE ? ACL_UPDATE : ACL_DELETE;
 	DdbJson    *key;
-	char	   *body;
-	int			len;
 	Relation	rel;
 	StringInfoData enc;
 
-	if (b->st->kind == STMT_INSERT)
-		build_insert(b->st, b->o, &r);
-	else if (b->st->kind == STMT_UPDATE)
-		build_update(b->st, b->o, &r);
+	if (st->kind == STMT_INSERT)
+		key = ddb_json_parse(st->item->json, strlen(st->item->json))->elems[0];
 	else
-		build_delete(b->st, b->o, &r);
-	body = ddb_resp_end(&r, &len);
-	req = ddb_json_parse(body, len);
-	key = ddb_json_member(req, b->st->kind == STMT_INSERT ? "Item" : "Key");
-	rel = ddb_table_open(b->st->table, b->st->kind == STMT_INSERT ? ACL_INSERT :
-						 b->st->kind == STMT_UPDATE ? ACL_UPDATE : ACL_DELETE);
-	ddb_request_key(rel, ddb_typed_item_jsonb(key), b->st->kind != STMT_INSERT, &enc);
+	{
+		char	   *pk,
+				   *sk,
+				   *json;
+		List	   *rest;
+
+		key_schema(st->table, NULL, mode, &pk, &sk, NULL, NULL);
+		json = write_key(st, and_terms(st->where, NIL), pk, sk, &rest);
+		key = ddb_json_parse(json, strlen(json));
+	}
+	rel = ddb_table_open(st->table, mode);
+	ddb_request_key(rel, ddb_typed_item_jsonb(key), st->kind != STMT_INSERT, &enc);
 	b->relid = RelationGetRelid(rel);
 	relation_close(rel, NoLock);
 	b->key = enc.data;

@@ -885,24 +885,31 @@ def test_indexes_and_stream_under_concurrent_writes(ddb, indexed_table):
         rng = random.Random(5)
         c = ddl_client
         exists = False
+
+        def update_gsis(what, **kw):
+            """UpdateTable; False when it met a writer's lock (counted)."""
+            try:
+                c.update_table(TableName=t, **kw)
+            except botocore.exceptions.ClientError as e:
+                if e.response["Error"]["Code"] != "TransactionConflictException":
+                    raise
+                wl.count("ddl_conflict")
+                return False
+            wl.count(what)
+            return True
+
         try:
             while True:
                 if not exists:
-                    try:
-                        c.update_table(
-                            TableName=t, AttributeDefinitions=[{"AttributeName": "h", "AttributeType": "S"},
-                                                               {"AttributeName": "x", "AttributeType": "N"}],
+                    if not update_gsis(
+                            "ddl_create", AttributeDefinitions=[{"AttributeName": "h", "AttributeType": "S"},
+                                                                {"AttributeName": "x", "AttributeType": "N"}],
                             GlobalSecondaryIndexUpdates=[{"Create": {
                                 "IndexName": "ByZ", "Projection": {"ProjectionType": "ALL"},
                                 "KeySchema": [{"AttributeName": "h", "KeyType": "HASH"},
-                                              {"AttributeName": "x", "KeyType": "RANGE"}]}}])
-                        exists = True
-                        wl.count("ddl_create")
-                    except botocore.exceptions.ClientError as e:
-                        if e.response["Error"]["Code"] != "TransactionConflictException":
-                            raise
-                        wl.count("ddl_conflict")
+                                              {"AttributeName": "x", "KeyType": "RANGE"}]}}]):
                         continue
+                    exists = True
                 if not writing.is_set():
                     return
                 time.sleep(rng.uniform(0.2, 0.6))
@@ -917,14 +924,8 @@ def test_indexes_and_stream_under_concurrent_writes(ddb, indexed_table):
                     wl.count("read_index_ByZ")
                 if not writing.is_set():
                     return
-                try:
-                    c.update_table(TableName=t, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "ByZ"}}])
+                if update_gsis("ddl_drop", GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "ByZ"}}]):
                     exists = False
-                    wl.count("ddl_drop")
-                except botocore.exceptions.ClientError as e:
-                    if e.response["Error"]["Code"] != "TransactionConflictException":
-                        raise
-                    wl.count("ddl_conflict")
                 time.sleep(rng.uniform(0.2, 0.6))
         except Exception as e:
             oracle.violate(f"ByZ: {e!r}")
