@@ -1,12 +1,14 @@
 -- A batch of new items goes in with one descent and one WAL record per
--- leaf (ddb_tree.c ddb_tree_insert_multi): COPY's row path (a table not
--- created in the COPY's transaction) and BatchWriteItem's puts of new
--- keys.  Proves: the rows are all there (against a heap shadow of the same
--- rows) and the tree is sound (ddb_verify) after batches that span many
--- leaves and partitions and that split leaves; a duplicate of an existing
--- key is the same unique_violation as before and leaves nothing; one WAL
--- record per leaf (pg_walinspect, in either WAL mode); BatchWriteItem's
--- overwrites, deletes, large items and indexes alongside.
+-- leaf (ddb_tree.c ddb_tree_insert_multi): COPY's row path, batch by batch
+-- as COPY hands them over (a table with insert triggers, or ddb.bulk_load
+-- = off, as here: otherwise COPY spools and sorts its rows, bulk_load.sql),
+-- and BatchWriteItem's puts of new keys.  Proves: the rows are all there
+-- (against a heap shadow of the same rows) and the tree is sound
+-- (ddb_verify) after batches that span many leaves and partitions and
+-- that split leaves; a duplicate of an existing key is the same
+-- unique_violation as before and leaves nothing; one WAL record per leaf
+-- (pg_walinspect, in either WAL mode); BatchWriteItem's overwrites,
+-- deletes, large items and indexes alongside.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
 CREATE EXTENSION IF NOT EXISTS pg_walinspect;
@@ -14,6 +16,7 @@ RESET client_min_messages;
 CREATE SCHEMA multi;
 SET ddb.schema = multi;
 SET search_path = multi, public;
+SET ddb.bulk_load = off;
 
 -- WAL records on tbl's blocks since lsn (flushed WAL): Generic ones, or
 -- ddb's own when ddb is preloaded, so the counts hold in both modes.
