@@ -152,8 +152,8 @@ log "loading the worked example (test/demo.sql)"
 "${psql[@]}" -d ddb_demo -q -v ON_ERROR_STOP=1 -P pager=off -f "$here/test/demo.sql"
 
 # --- the HTTP endpoint -----------------------------------------------------------
-# demo.sql recreated the extension, and with it the access keys: make one for
-# the cluster's owner, so requests signed with it may do anything.
+# An access key for the cluster's owner, so requests signed with it may do
+# anything (a new one on every run; the earlier ones stay valid).
 read -r key_id key_secret < <("${psql[@]}" -d ddb_demo -tA -F ' ' -c \
 	"SELECT access_key_id, secret_access_key FROM ddb_create_access_key(current_user::regrole)")
 endpoint="http://127.0.0.1:$HTTP_PORT"

@@ -3,17 +3,18 @@
 -- One table holds several entity types, as in DynamoDB's single-table
 -- design: a customer's profile and orders share the partition key CUST#<id>,
 -- and the sort key says what each item is.  Every access pattern below reads
--- one partition.  Safe to run again: it rebuilds the table.
+-- one partition.  Safe to run again: it rebuilds the table app and leaves
+-- every other table, and the access keys, as they are.
 --
 -- The same table is reachable both ways: DynamoDB-style functions
 -- (ddb_put_item, ddb_get_item, ddb_update_item, ...) and plain SQL.
 
 \set ON_ERROR_STOP 1
 SET client_min_messages = warning;
--- the demo database is rebuilt from scratch, extension included, so a newer
--- build's install script always applies
-DROP EXTENSION IF EXISTS ddb CASCADE;
-CREATE EXTENSION ddb;
+-- the extension as the installed build has it (a newer build's upgrade
+-- script applies), and app from scratch (its GSI table goes with it)
+CREATE EXTENSION IF NOT EXISTS ddb;
+ALTER EXTENSION ddb UPDATE;
 DROP TABLE IF EXISTS app;
 RESET client_min_messages;
 
