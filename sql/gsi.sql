@@ -48,6 +48,10 @@ SELECT sqlstate_of($$SELECT ddb_query('orders', 'orderId = :o', '{":o": "o1"}', 
 SELECT sqlstate_of($$SELECT ddb_query('orders', '#s = :s', '{":s": "PENDING", ":d": "x"}', '{"#s": "status"}', filter => 'createdAt > :d', index_name => 'StatusIndex')$$);
 -- An unknown index.
 SELECT sqlstate_of($$SELECT ddb_query('orders', '#s = :s', '{":s": "PENDING"}', '{"#s": "status"}', index_name => 'NoSuchIndex')$$);
+-- A start key that is not the index's key names the index and its table,
+-- not the index's backing table.
+SELECT ddb_query('orders', '#s = :s', '{":s": "PENDING"}', '{"#s": "status"}',
+                 index_name => 'StatusIndex', start_key => '{"orderId": "o1"}');
 -- Scan of the index: every entry.
 SELECT x->>'orderId' AS id FROM ddb_scan('orders', index_name => 'StatusIndex') x ORDER BY 1;
 

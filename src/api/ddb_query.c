@@ -94,6 +94,7 @@ typedef struct DdbReader
 {
 	Relation	table;			/* the table named by the request */
 	Relation	rel;			/* what is read: the table, or an index */
+	const char *index_name;		/* the index's DynamoDB name, or NULL */
 	DdbKeyInfo	ki;				/* rel's key schema (a copy: rd_amcache may go) */
 	const char *keynames[DDB_MAX_KEY_COLUMNS];	/* rel's key attribute names */
 	int			nquerykeys;		/* key attributes a key condition may name */
@@ -318,8 +319,11 @@ start_key_encode(DdbReader *r, Jsonb *start, bool bare, StringInfo enc)
 		ereport(ERROR,
 				(errcode(DDB_ERRCODE_VALIDATION),
 				 errmsg_internal("%s", shape_msg),
+				 r->index_name ?
+				 errdetail("A start key of index \"%s\" of table \"%s\" is a JSON object of exactly its %d key attributes.",
+						   r->index_name, RelationGetRelationName(r->table), r->ki.nkeys) :
 				 errdetail("A start key of \"%s\" is a JSON object of exactly its %d key attributes.",
-						   RelationGetRelationName(r->rel), r->ki.nkeys)));
+						   RelationGetRelationName(r->table), r->ki.nkeys)));
 	for (int k = 0; k < r->ki.nkeys; k++)
 	{
 		const char *name = ddb_key_name(r->rel, k);
@@ -579,6 +583,7 @@ reader_open(DdbReadRequest *a, bool paged)
 	r->table = OidIsValid(a->relid) ? ddb_open_table(a->relid, ACL_SELECT) :
 		ddb_table_open(a->table_name, ACL_SELECT);
 	r->rel = open_read_source(r->table, a->index_name, &r->nquerykeys, &kind, &projects_all);
+	r->index_name = a->index_name;
 	r->ki = *ddb_get_keyinfo(r->rel);
 	for (int k = 0; k < r->ki.nkeys; k++)
 		r->keynames[k] = pstrdup(ddb_key_name(r->rel, k));
