@@ -682,6 +682,7 @@ ddb_create_table_core(const DdbCreateTable *ct)
 	StringInfoData sql;
 	Oid			relid;
 	int			pinned;
+	MemoryContext cxt = CurrentMemoryContext;
 
 	if (!OidIsValid(nsp))
 		ereport(ERROR,
@@ -719,8 +720,33 @@ ddb_create_table_core(const DdbCreateTable *ct)
 	pinned = ddb_search_path_pin();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "could not create table \"%s\"", ct->name);
+
+	/*
+	 * Another transaction creating the same name, not yet committed, is
+	 * invisible to the check above: CREATE TABLE then waits for it and,
+	 * once it commits, fails on the catalogs' unique index (pg_type's or
+	 * pg_class's name).  That is the same "already exists", as DynamoDB
+	 * answers a second CreateTable, not an internal error.
+	 */
+	PG_TRY();
+	{
+		if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not create table \"%s\"", ct->name);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION &&
+			edata->sqlerrcode != ERRCODE_DUPLICATE_TABLE)
+			PG_RE_THROW();
+		FlushErrorState();
+		ddb_raise(DDB_ERRCODE_RESOURCE_IN_USE, "ResourceInUseException",
+				  DDB_MSG_TABLE_IN_USE, ct->name);
+	}
+	PG_END_TRY();
 	relid = get_relname_relid(relname, nsp);
 	if (!OidIsValid(relid))
 		elog(ERROR, "table \"%s\" was not created", ct->name);

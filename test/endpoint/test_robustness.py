@@ -898,6 +898,34 @@ def test_lock_timeout_takes_effect_on_reload(ddb, table_name):
     assert v_of(ddb, table_name) == "first"
 
 
+def test_concurrent_create_table_is_resource_in_use(ddb, table_name):
+    """CreateTable of a name another transaction is creating, not yet
+    committed: the existence check cannot see that table, so CREATE TABLE
+    waits for the other transaction and, once it commits, meets the
+    catalogs' unique index.  The answer is DynamoDB's second CreateTable's,
+    400 ResourceInUseException "Table already exists: <name>" (it was a 500
+    InternalServerError), and the table is the other transaction's."""
+    from conftest import create_table
+    holder = Session()
+    try:
+        with server_settings({"ddb.http_lock_timeout": "30s"}):
+            holder.run(f"BEGIN; SET LOCAL ROLE ddb_app; "
+                       f"SELECT ddb_create_table('{table_name}', 'PK', 'S', 'SK', 'S')")
+            t, result = in_background(lambda: create_table(client(), table_name))
+            assert wait_for(lambda: worker_blocked_by(holder.pid), 10)
+            holder.run("COMMIT")
+            t.join(30)
+    finally:
+        holder.close()
+    err = result["error"].response
+    assert err["ResponseMetadata"]["HTTPStatusCode"] == 400, err
+    assert (err["Error"]["Code"], err["Error"]["Message"]) == \
+        ("ResourceInUseException", f"Table already exists: {table_name}"), err
+    ddb.put_item(TableName=table_name, Item={"PK": {"S": "a"}, "SK": {"S": "b"}})
+    assert psql(f"SELECT count(*) FROM \"{table_name}\"") == "1"
+    ddb.delete_table(TableName=table_name)
+
+
 def test_request_timeout(ddb, table_name):
     """A request runs at most ddb.http_request_timeout, then fails with
     InternalServerError (which SDKs retry) and a line in the server log;
