@@ -47,6 +47,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
@@ -103,7 +104,7 @@ ddb_ttl_attribute(Relation rel)
 void
 ddb_ttl_update_core(Relation rel, const char *attribute, bool enabled)
 {
-	char	   *current = ddb_ttl_attribute(rel);
+	char	   *current;
 	DdbValErrors e;
 
 	ddb_valerr_init(&e);
@@ -117,6 +118,18 @@ ddb_ttl_update_core(Relation rel, const char *attribute, bool enabled)
 		ddb_valerr_add(&e, attribute, "timeToLiveSpecification.attributeName",
 					   "Member must have length less than or equal to 255");
 	ddb_valerr_raise(&e);
+
+	/*
+	 * The lock the index's creation or drop takes, before TTL's state is
+	 * read: another UpdateTimeToLive not yet committed is waited for and
+	 * its outcome seen (taking the lock reads the invalidations), so the
+	 * second of two enables is "already enabled" rather than the index
+	 * code's "Attempting to create an index which already exists", and
+	 * the second of two disables "already disabled" rather than
+	 * ResourceNotFoundException.
+	 */
+	LockRelationOid(RelationGetRelid(rel), ShareRowExclusiveLock);
+	current = ddb_ttl_attribute(rel);
 
 	if (enabled)
 	{

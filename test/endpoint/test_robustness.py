@@ -926,6 +926,58 @@ def test_concurrent_create_table_is_resource_in_use(ddb, table_name):
     ddb.delete_table(TableName=table_name)
 
 
+def behind_sql_transaction(sql, request):
+    """Runs request() (an endpoint call) while a SQL transaction of
+    ddb_app's that ran sql holds what it took, commits that transaction
+    once the request waits for it, and returns the request's ClientError
+    response (None if it succeeded)."""
+    holder = Session()
+    try:
+        with server_settings({"ddb.http_lock_timeout": "30s"}):
+            holder.run(f"BEGIN; SET LOCAL ROLE ddb_app; {sql}")
+            t, result = in_background(request)
+            assert wait_for(lambda: worker_blocked_by(holder.pid), 10)
+            holder.run("COMMIT")
+            t.join(30)
+    finally:
+        holder.close()
+    assert not t.is_alive()
+    if "error" not in result:
+        return None
+    return result["error"].response
+
+
+def test_concurrent_time_to_live_updates(ddb, table_name):
+    """UpdateTimeToLive behind another one not yet committed waits for it
+    and answers as it would after it: enabling twice is
+    ValidationException "TimeToLive is already enabled" (it was the index
+    code's "Attempting to create an index which already exists"),
+    disabling twice "TimeToLive is already disabled" (it was
+    ResourceNotFoundException)."""
+    from conftest import create_table
+    create_table(ddb, table_name)
+    spec = {"AttributeName": "ttl", "Enabled": True}
+    api = ("SELECT ddb_api('UpdateTimeToLive', '{\"TableName\": \"%s\", "
+           "\"TimeToLiveSpecification\": {\"AttributeName\": \"ttl\", \"Enabled\": %s}}')")
+    err = behind_sql_transaction(
+        api % (table_name, "true"),
+        lambda: ddb.update_time_to_live(TableName=table_name, TimeToLiveSpecification=spec))
+    assert err is not None
+    assert err["ResponseMetadata"]["HTTPStatusCode"] == 400, err
+    assert (err["Error"]["Code"], err["Error"]["Message"]) == \
+        ("ValidationException", "TimeToLive is already enabled"), err
+    spec["Enabled"] = False
+    err = behind_sql_transaction(
+        api % (table_name, "false"),
+        lambda: ddb.update_time_to_live(TableName=table_name, TimeToLiveSpecification=spec))
+    assert err is not None
+    assert err["ResponseMetadata"]["HTTPStatusCode"] == 400, err
+    assert (err["Error"]["Code"], err["Error"]["Message"]) == \
+        ("ValidationException", "TimeToLive is already disabled"), err
+    assert ddb.describe_time_to_live(TableName=table_name)["TimeToLiveDescription"] == \
+        {"TimeToLiveStatus": "DISABLED"}
+
+
 def test_request_timeout(ddb, table_name):
     """A request runs at most ddb.http_request_timeout, then fails with
     InternalServerError (which SDKs retry) and a line in the server log;
