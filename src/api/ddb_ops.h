@@ -120,6 +120,7 @@ extern const char *ddb_table_key_name(Relation rel, int k);
 extern void ddb_table_key_names(Relation rel, const char **names);
 extern Oid	ddb_table_lookup(const char *name);
 extern Relation ddb_table_open(const char *name, AclMode mode);
+extern Relation ddb_table_open_named(const char *name, AclMode mode);
 extern Relation ddb_table_open_arg(FunctionCallInfo fcinfo, int argno, AclMode mode);
 extern Oid	ddb_catalog_owner(void);
 

@@ -870,17 +870,12 @@ open_named_table(DdbJson *req)
 {
 	DdbValErrors e;
 	const char *name;
-	Oid			relid;
 
 	require_table_name(req);
 	ddb_valerr_init(&e);
 	name = check_table_name(&e, req, "TableName");
 	ddb_valerr_raise(&e);
-	relid = ddb_table_lookup(name);
-	if (!OidIsValid(relid))
-		ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
-				  DDB_MSG_TABLE_NOT_FOUND, name);
-	return ddb_open_table(relid, ACL_SELECT);
+	return ddb_table_open_named(name, ACL_SELECT);
 }
 
 static char *

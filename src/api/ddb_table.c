@@ -533,12 +533,18 @@ ddb_table_lookup(const char *name)
 	return relid;
 }
 
+/* DescribeTable's and DeleteTable's text names the table; the others' not */
 static void
-table_not_found(void)
+table_not_found(const char *named)
 {
+	if (named != NULL)
+		ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
+				  DDB_MSG_TABLE_NOT_FOUND, named);
 	ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
 			  DDB_MSG_RESOURCE_NOT_FOUND);
 }
+
+static Relation table_open_by_name(const char *name, AclMode mode, bool named);
 
 /*
  * Open a DynamoDB table by name for an operation: ResourceNotFoundException
@@ -548,6 +554,24 @@ table_not_found(void)
 Relation
 ddb_table_open(const char *name, AclMode mode)
 {
+	return table_open_by_name(name, mode, false);
+}
+
+/*
+ * ddb_table_open whose ResourceNotFoundException names the table, as
+ * DynamoDB's DescribeTable and DeleteTable do ("Requested resource not
+ * found: Table: <name> not found"), also when the table is dropped while
+ * the call waits for its lock.
+ */
+Relation
+ddb_table_open_named(const char *name, AclMode mode)
+{
+	return table_open_by_name(name, mode, true);
+}
+
+static Relation
+table_open_by_name(const char *name, AclMode mode, bool named)
+{
 	LOCKMODE	lockmode = ddb_api_lockmode(mode);
 
 	for (;;)
@@ -556,7 +580,7 @@ ddb_table_open(const char *name, AclMode mode)
 		Oid			relid = ddb_table_lookup(name);
 
 		if (!OidIsValid(relid))
-			table_not_found();
+			table_not_found(named ? name : NULL);
 		LockRelationOid(relid, lockmode);
 
 		/*

@@ -978,6 +978,29 @@ def test_concurrent_time_to_live_updates(ddb, table_name):
         {"TimeToLiveStatus": "DISABLED"}
 
 
+def test_table_dropped_while_waiting_is_named_as_not_found(ddb, table_name):
+    """DescribeTable, DeleteTable and DescribeTimeToLive name the table in
+    their ResourceNotFoundException ("Requested resource not found:
+    Table: <name> not found", as DynamoDB's do), also when the table is
+    dropped by a transaction they waited for (they answered without the
+    name then)."""
+    from conftest import create_table
+    expected = ("ResourceNotFoundException", f"Requested resource not found: Table: {table_name} not found")
+    drop = f"SELECT ddb_api('DeleteTable', '{{\"TableName\": \"{table_name}\"}}')"
+    for request in (lambda: ddb.describe_table(TableName=table_name),
+                    lambda: ddb.delete_table(TableName=table_name),
+                    lambda: ddb.describe_time_to_live(TableName=table_name)):
+        create_table(ddb, table_name)
+        err = behind_sql_transaction(drop, request)
+        assert err is not None
+        assert err["ResponseMetadata"]["HTTPStatusCode"] == 400, err
+        assert (err["Error"]["Code"], err["Error"]["Message"]) == expected, err
+        # and as any request after the drop is answered
+        with pytest.raises(ddb.exceptions.ResourceNotFoundException) as e:
+            request()
+        assert (e.value.response["Error"]["Code"], e.value.response["Error"]["Message"]) == expected
+
+
 def test_request_timeout(ddb, table_name):
     """A request runs at most ddb.http_request_timeout, then fails with
     InternalServerError (which SDKs retry) and a line in the server log;
