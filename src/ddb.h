@@ -30,6 +30,7 @@
 #include "access/tableam.h"
 #include "lib/stringinfo.h"
 #include "nodes/parsenodes.h"
+#include "utils/hsearch.h"
 #include "utils/jsonb.h"
 #include "storage/block.h"
 #include "storage/buf.h"
@@ -229,6 +230,8 @@ extern void ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink,
 
 /* engine/ddb_shape.c */
 extern const DdbKeyInfo *ddb_get_keyinfo(Relation rel);
+extern int	ddb_keyinfo_forget_dropped(void);
+extern int	ddb_cache_forget_dropped(HTAB *cache, void (*forget) (void *entry));
 extern DdbRelCache *ddb_get_relcache(Relation rel);
 extern void ddb_reset_relcache(Relation rel, bool truncated_in_place);
 extern bool ddb_is_ddb_relation(Relation rel);

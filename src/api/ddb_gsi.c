@@ -163,8 +163,10 @@ static HTAB *gsi_cache = NULL;
 /*
  * The entry of the last call: a write asks for its table's indexes three
  * times or more (ddb_index_any, ddb_gsi_maintain, ...), and a run of writes
- * to one table more.  Entries are never removed and dynahash never moves
- * one, so the pointer stays good; invalidation clears e->valid through the
+ * to one table more.  Entries are never removed while they may be in use
+ * (only a dropped table's, between the HTTP worker's requests: see
+ * ddb_forget_dropped_tables) and dynahash never moves one, so the pointer
+ * stays good; invalidation clears e->valid through the
  * hash table, on the same entry.
  */
 static GsiCacheEntry *gsi_last = NULL;
@@ -200,6 +202,24 @@ gsi_cache_invalidate(Datum arg, Oid relid)
 	hash_seq_init(&status, gsi_cache);
 	while ((e = hash_seq_search(&status)) != NULL)
 		e->valid = false;
+}
+
+/* Forget the index lists of dropped tables (see ddb_forget_dropped_tables). */
+static void
+gsi_cache_forget(void *entry)
+{
+	GsiCacheEntry *e = (GsiCacheEntry *) entry;
+
+	if (e->cxt)
+		MemoryContextDelete(e->cxt);
+	if (e == gsi_last)
+		gsi_last = NULL;
+}
+
+int
+ddb_gsi_cache_forget_dropped(void)
+{
+	return ddb_cache_forget_dropped(gsi_cache, gsi_cache_forget);
 }
 
 static DdbKeyType

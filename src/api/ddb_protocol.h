@@ -35,6 +35,12 @@ extern char *ddb_api_execute(const char *operation, const char *body, int bodyle
 							 int *resplen);
 
 /*
+ * Forget what the caches hold about dropped tables; only between requests,
+ * in a transaction (ddb_table.c).  Returns the entries removed.
+ */
+extern int	ddb_forget_dropped_tables(void);
+
+/*
  * The DynamoDB error an SQLSTATE stands for: its name (the part after '#'
  * in the response's __type, e.g. "ValidationException"), its __type
  * namespace prefix in *type_prefix, and its HTTP status in *http_status.

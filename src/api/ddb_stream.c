@@ -463,6 +463,24 @@ table_stream(Oid relid)
 	return e->has_stream ? &e->stream : NULL;
 }
 
+/* Forget the streams of dropped tables (see ddb_forget_dropped_tables). */
+static void
+stream_cache_forget(void *entry)
+{
+	StreamCacheEntry *e = (StreamCacheEntry *) entry;
+
+	if (e->cxt)
+		MemoryContextDelete(e->cxt);
+	if (e == stream_last)
+		stream_last = NULL;
+}
+
+int
+ddb_stream_cache_forget_dropped(void)
+{
+	return ddb_cache_forget_dropped(stream_cache, stream_cache_forget);
+}
+
 /* ------------------------------------------------------------------------
  * Names: ARNs, shard ids, sequence numbers
  * ------------------------------------------------------------------------

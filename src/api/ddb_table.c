@@ -76,6 +76,7 @@
 #include "ddb.h"
 #include "api/ddb_json.h"
 #include "api/ddb_ops.h"
+#include "api/ddb_protocol.h"
 
 PG_FUNCTION_INFO_V1(ddb_list_tables);
 
@@ -123,7 +124,8 @@ static uint64 name_cache_generation = 1;
 /*
  * The entry of the last name found, checked before hashing: an item API
  * call names the table its predecessor named, as often as not.  Entries
- * are never removed, so the pointer stays good.
+ * are removed only by ddb_forget_dropped_tables, which resets this, so the
+ * pointer stays good.
  */
 static NameCacheEntry *name_cache_last = NULL;
 
@@ -350,8 +352,10 @@ ddb_table_info(Oid relid)
 	}
 	/*
 	 * The last table asked for, without hashing: an item API call asks for
-	 * its table's key names once per key and per item.  Entries are never
-	 * removed, only marked invalid, so the pointer stays good.
+	 * its table's key names once per key and per item.  Entries are only
+	 * marked invalid (removed only when their table is gone, between the
+	 * HTTP worker's requests: ddb_forget_dropped_tables), so the pointer
+	 * stays good.
 	 */
 	if (last_entry != NULL && last_entry->relid == relid && last_entry->valid)
 		return &last_entry->info;
@@ -392,6 +396,55 @@ ddb_table_info(Oid relid)
 	}
 	last_entry = e;
 	return &e->info;
+}
+
+/*
+ * Forget what ddb's caches hold about tables that no longer exist.  The
+ * caches keep an entry per table for the backend's life and never remove
+ * one on their own, so that a pointer handed out stays good for as long as
+ * its caller runs (see last_entry, name_cache_last, gsi_last, stream_last);
+ * where tables come and go, the entries of dropped ones pile up, some
+ * kilobytes each.  The HTTP worker, a process that lives as long as the
+ * server, calls this between two requests, when no caller holds anything
+ * (in a transaction: the existence check reads pg_class).  Returns how many
+ * entries it removed.
+ */
+static void
+table_cache_forget(void *entry)
+{
+	TableCacheEntry *e = (TableCacheEntry *) entry;
+
+	if (e->cxt)
+		MemoryContextDelete(e->cxt);
+	if (e == last_entry)
+		last_entry = NULL;
+}
+
+int
+ddb_forget_dropped_tables(void)
+{
+	HASH_SEQ_STATUS status;
+	int			n = ddb_cache_forget_dropped(table_cache, table_cache_forget);
+
+	/* names are the key here: look at each entry's table */
+	if (name_cache != NULL)
+	{
+		NameCacheEntry *e;
+
+		hash_seq_init(&status, name_cache);
+		while ((e = hash_seq_search(&status)) != NULL)
+			if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(e->relid)))
+			{
+				if (e == name_cache_last)
+					name_cache_last = NULL;
+				hash_search(name_cache, e->name, HASH_REMOVE, NULL);
+				n++;
+			}
+	}
+	n += ddb_gsi_cache_forget_dropped();
+	n += ddb_stream_cache_forget_dropped();
+	n += ddb_keyinfo_forget_dropped();
+	return n;
 }
 
 /* The DynamoDB name of a table (palloc'd). */

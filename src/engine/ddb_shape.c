@@ -412,7 +412,9 @@ ddb_build_keyinfo(TupleDesc desc, const char *relname, DdbKeyInfo *ki)
  * VACUUM or ANALYZE of the table, an anti-wraparound autovacuum included,
  * sends such invalidations at any time.  So ddb_get_keyinfo hands out a
  * pointer into this table instead, which stays valid for the life of the
- * backend: entries are never removed, and dynahash never moves one.  An
+ * backend: entries are never removed while a relation may use them (only
+ * those of dropped relations, between the HTTP worker's requests:
+ * ddb_keyinfo_forget_dropped), and dynahash never moves one.  An
  * entry is rewritten only when its relation's key schema differs from the
  * one stored (an ALTER TABLE of a key column, or the OID reused by a new
  * table), which takes a lock that no statement reading the old schema
@@ -447,6 +449,47 @@ ddb_stable_keyinfo(Oid relid, const DdbKeyInfo *ki)
 	if (!found || memcmp(&e->ki, ki, sizeof(DdbKeyInfo)) != 0)
 		e->ki = *ki;
 	return &e->ki;
+}
+
+/*
+ * Remove from a cache keyed by relation OID (the key first in each entry)
+ * the entries of relations that no longer exist, calling forget(entry)
+ * before each goes (NULL: nothing to release).  Only for a caller that
+ * holds no pointer into the cache: see ddb_forget_dropped_tables.  Returns
+ * how many it removed.
+ */
+int
+ddb_cache_forget_dropped(HTAB *cache, void (*forget) (void *entry))
+{
+	HASH_SEQ_STATUS status;
+	void	   *e;
+	int			n = 0;
+
+	if (cache == NULL)
+		return 0;
+	hash_seq_init(&status, cache);
+	while ((e = hash_seq_search(&status)) != NULL)
+	{
+		Oid			relid = *(Oid *) e;
+
+		if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+			continue;
+		if (forget)
+			forget(e);
+		hash_search(cache, &relid, HASH_REMOVE, NULL);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Forget the key schemas of relations that no longer exist (their drop
+ * committed, so no relcache entry points here any more).
+ */
+int
+ddb_keyinfo_forget_dropped(void)
+{
+	return ddb_cache_forget_dropped(keyinfo_table, NULL);
 }
 
 /*

@@ -219,6 +219,14 @@ typedef struct WorkerLoad
 static WorkerLoad *worker_load = NULL;
 static int	my_worker = -1;
 
+/*
+ * Every this many requests, between two of them, a worker lets ddb's
+ * caches forget the tables dropped since (ddb_forget_dropped_tables): a
+ * pass over the cached tables, one catalog lookup each.
+ */
+#define DDB_HTTP_SWEEP_EVERY	64
+static int	requests_since_sweep = 0;
+
 /* How long a worker that let a connection pass stops polling (ms), and how
  * many such pauses before it takes a waiting connection anyway. */
 #define ACCEPT_PAUSE_MS		2
@@ -1005,6 +1013,18 @@ serve(struct MHD_Connection *conn, const char *url, const char *method,
 					 errmsg("extension \"ddb\" is not installed in database \"%s\" (ddb.http_database)",
 							get_database_name(MyDatabaseId)),
 					 errhint("Run CREATE EXTENSION ddb in that database.")));
+
+		/*
+		 * Between two requests nothing holds a pointer into ddb's caches:
+		 * now and then let them forget tables dropped since (a worker lives
+		 * as long as the server, and tables may come and go by the
+		 * thousand).
+		 */
+		if (++requests_since_sweep >= DDB_HTTP_SWEEP_EVERY)
+		{
+			requests_since_sweep = 0;
+			ddb_forget_dropped_tables();
+		}
 
 		/* who is asking */
 		if (http_auth == DDB_HTTP_AUTH_NONE)

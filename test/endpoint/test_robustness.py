@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import (PORT, Raw, Session, client, connections_held, drained, error_of,
+from conftest import (PORT, Raw, Session, client, connections_held, create_table, drained, error_of,
                       in_background, psql, server_end, server_settings, set_server_settings,
                       signed_headers, tcp_sockets, wait_for, worker_blocked_by, worker_of,
                       worker_pids, workers_of)
@@ -425,6 +425,47 @@ def test_no_memory_growth_across_requests():
         r.close()
     for p in pids:
         assert after[p] - before[p] < 20 * 1024, (p, before[p], after[p])
+
+
+def private_dirty_kb(pid):
+    """The process's own written memory: what a leak grows (resident size
+    also counts shared buffers it touched)."""
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            if line.startswith("Private_Dirty:"):
+                return int(line.split()[1])
+    return 0
+
+
+def test_dropped_tables_leave_no_memory_behind():
+    """A worker lives as long as the server, and a test suite against it may
+    create and delete tables by the thousand: what ddb caches per table (its
+    names, key schema, index list and stream: three memory contexts and
+    some entries) is let go once the table is dropped, between requests.
+    Measured over 400 tables created, written and deleted through one
+    connection (so one worker): the worker that served them grew by about
+    8.6 kB a table before, 4.4 kB now (what PostgreSQL's own caches keep of
+    a table and its TOAST table); the bound is 6 kB."""
+    pids = worker_pids()
+    c = client()
+
+    def churn(n, tag):
+        for i in range(n):
+            name = f"churn_{tag}_{i}"
+            create_table(c, name)
+            c.put_item(TableName=name, Item={"PK": {"S": "a"}, "SK": {"S": "b"}, "n": {"N": "1"}})
+            c.get_item(TableName=name, Key={"PK": {"S": "a"}, "SK": {"S": "b"}})
+            c.delete_table(TableName=name)
+        for _ in range(70):     # past the next sweep (every 64 requests)
+            c.list_tables()
+
+    churn(60, "warm")
+    before = {p: private_dirty_kb(p) for p in pids}
+    churn(400, "n")
+    after = {p: private_dirty_kb(p) for p in pids}
+    assert worker_pids() == pids
+    for p in pids:
+        assert after[p] - before[p] < 400 * 6, (p, before[p], after[p])
 
 
 def test_index_key_limits_are_client_errors(ddb, table_name):
