@@ -246,6 +246,52 @@ RESET client_min_messages;
 COMMIT;
 SELECT * FROM bl_log ORDER BY what;
 
+-- A partition whose partition tree has AFTER insert triggers on another
+-- table keeps the row path too: COPY into the parent fires the parent's
+-- AFTER STATEMENT triggers and the other partitions' AFTER ROW triggers
+-- before it finishes its partitions, and here they count all the rows.
+-- Each trigger sees the three rows of its COPY; with no trigger left, a
+-- partition spools again.
+CREATE TABLE bl_parts ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb)
+  PARTITION BY LIST ("PK");
+CREATE TABLE bl_part_a PARTITION OF bl_parts FOR VALUES IN ('a') USING ddb;
+CREATE TABLE bl_part_b PARTITION OF bl_parts FOR VALUES IN ('b') USING ddb;
+CREATE TABLE bl_part_log (what text, n bigint);
+CREATE FUNCTION bl_parts_count() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO bl_part_log SELECT TG_TABLE_NAME || ' ' || TG_LEVEL, count(*) FROM bl_parts;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER s AFTER INSERT ON bl_parts FOR EACH STATEMENT EXECUTE FUNCTION bl_parts_count();
+SET client_min_messages = debug1;
+COPY bl_parts FROM stdin;
+a	1	{}
+a	2	{}
+b	1	{}
+\.
+RESET client_min_messages;
+DROP TRIGGER s ON bl_parts;
+TRUNCATE bl_parts;
+CREATE TRIGGER r AFTER INSERT ON bl_part_b FOR EACH ROW EXECUTE FUNCTION bl_parts_count();
+SET client_min_messages = debug1;
+COPY bl_parts FROM stdin;
+a	1	{}
+a	2	{}
+b	1	{}
+\.
+RESET client_min_messages;
+DROP TRIGGER r ON bl_part_b;
+SET client_min_messages = debug1;
+COPY bl_parts FROM stdin;
+a	3	{}
+b	2	{}
+\.
+RESET client_min_messages;
+SELECT * FROM bl_part_log ORDER BY what;
+SELECT "PK", "SK" FROM bl_parts ORDER BY 1, 2;
+DROP TABLE bl_parts, bl_part_log;
+DROP FUNCTION bl_parts_count();
+
 -- A table with a GSI (maintained by an AFTER ROW trigger): the row path,
 -- and the index follows.
 CREATE TABLE bl_gsi ("PK" text, "SK" text, item jsonb) USING ddb;

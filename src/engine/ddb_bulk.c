@@ -51,6 +51,15 @@
  *	   of the statement, before finish_bulk_insert, and they read the rows
  *	   by TID or by scanning: the rows must be in the tree by then.  BEFORE
  *	   ROW triggers make COPY insert one row at a time anyway;
+ *	 - a partition whose partition tree has such triggers on any other
+ *	   table: COPY into a partitioned table fires the target's AFTER
+ *	   STATEMENT triggers and every partition's queued AFTER ROW triggers
+ *	   at the end of the statement too, and they may read this partition
+ *	   (a count over the parent, say) -- but the partitions are finished
+ *	   only after them (CopyMultiInsertInfoCleanup).  The tree's tables
+ *	   are read from the catalogs once per COPY (tree_fires_after_insert);
+ *	   ddb's own maintenance triggers count too, so a GSI on one partition
+ *	   keeps its siblings on the row path;
  *	 - ddb.bulk_load = off.
  * One table spools at a time per backend: COPY into a partitioned table
  * spools the first eligible partition it meets; the others take the row
@@ -76,8 +85,13 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_operator_d.h"
 #include "catalog/pg_type_d.h"
 #include "catalog/pg_trigger.h"
@@ -87,9 +101,12 @@
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/predicate.h"
+#include "storage/proc.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/tuplesort.h"
 
 #include "ddb.h"
@@ -183,11 +200,86 @@ typedef enum SpoolMode
 } SpoolMode;
 
 /*
+ * rel is a partition: has any other table of its partition tree (from the
+ * topmost ancestor down) an enabled insert trigger that fires after the
+ * rows, AFTER ROW or AFTER STATEMENT (see the file header)?  Read from
+ * pg_trigger, without opening (or locking) the tables COPY has not routed
+ * a row to yet.  COPY asks for each of its partitions' batches while none
+ * spools, so the answer is kept for the command (cid) of this transaction.
+ */
+static bool
+tree_fires_after_insert(Relation rel, CommandId cid)
+{
+	static LocalTransactionId cached_lxid = InvalidLocalTransactionId;
+	static CommandId cached_cid = InvalidCommandId;
+	static Oid	cached_root = InvalidOid;
+	static bool cached_fires = false;
+	List	   *ancestors = get_partition_ancestors(RelationGetRelid(rel));
+	Oid			root;
+	List	   *members;
+	Relation	tgrel;
+	bool		fires = false;
+	ListCell   *lc;
+
+	if (ancestors == NIL)
+		return false;			/* detached meanwhile */
+	root = llast_oid(ancestors);
+	list_free(ancestors);
+	if (cached_lxid == MyProc->lxid && cached_cid == cid && cached_root == root)
+		return cached_fires;
+
+	members = find_all_inheritors(root, NoLock, NULL);
+	tgrel = table_open(TriggerRelationId, AccessShareLock);
+	foreach(lc, members)
+	{
+		Oid			relid = lfirst_oid(lc);
+		HeapTuple	tup;
+		bool		hastriggers;
+		ScanKeyData key;
+		SysScanDesc scan;
+
+		if (relid == RelationGetRelid(rel))
+			continue;			/* its own triggers: spool_mode */
+		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+		if (!HeapTupleIsValid(tup))
+			continue;			/* dropped meanwhile */
+		hastriggers = ((Form_pg_class) GETSTRUCT(tup))->relhastriggers;
+		ReleaseSysCache(tup);
+		if (!hastriggers)
+			continue;
+		ScanKeyInit(&key, Anum_pg_trigger_tgrelid, BTEqualStrategyNumber, F_OIDEQ,
+					ObjectIdGetDatum(relid));
+		scan = systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 1, &key);
+		while (!fires && HeapTupleIsValid(tup = systable_getnext(scan)))
+		{
+			Form_pg_trigger t = (Form_pg_trigger) GETSTRUCT(tup);
+
+			fires = t->tgenabled != TRIGGER_DISABLED &&
+				TRIGGER_FOR_INSERT(t->tgtype) &&
+				!TRIGGER_FOR_BEFORE(t->tgtype) &&
+				!TRIGGER_FOR_INSTEAD(t->tgtype);
+		}
+		systable_endscan(scan);
+		if (fires)
+			break;
+	}
+	table_close(tgrel, AccessShareLock);
+	list_free(members);
+
+	cached_lxid = MyProc->lxid;
+	cached_cid = cid;
+	cached_root = root;
+	cached_fires = fires;
+	return fires;
+}
+
+/*
  * How may COPY's rows into rel be spooled?  The checks that cost nothing
- * come first; the file's size is asked for last.
+ * come first; the partition tree's triggers and the file's size are asked
+ * for last.
  */
 static SpoolMode
-spool_mode(Relation rel)
+spool_mode(Relation rel, CommandId cid)
 {
 	SubTransactionId mysubid = GetCurrentSubTransactionId();
 	TriggerDesc *td = rel->trigdesc;
@@ -208,6 +300,8 @@ spool_mode(Relation rel)
 				TRIGGER_FOR_INSERT(td->triggers[i].tgtype))
 				return SPOOL_NONE;
 	}
+	if (rel->rd_rel->relispartition && tree_fires_after_insert(rel, cid))
+		return SPOOL_NONE;
 	if (rel->rd_createSubid != mysubid && rel->rd_newRelfilenodeSubid != mysubid)
 		return SPOOL_INSERT;
 	return RelationGetNumberOfBlocks(rel) == 0 ? SPOOL_BUILD : SPOOL_INSERT;
@@ -255,7 +349,7 @@ ddb_bulk_multi_insert(Relation rel, TupleTableSlot **slots, int ntuples,
 
 	if (spool == NULL)
 	{
-		SpoolMode	mode = spool_mode(rel);
+		SpoolMode	mode = spool_mode(rel, cid);
 
 		if (mode == SPOOL_NONE)
 			return false;
