@@ -65,7 +65,15 @@
  * spools the first eligible partition it meets; the others take the row
  * path.  Rows inserted into the table through another path while its COPY
  * spools (a CHECK constraint's function, say) create the tree; the spool
- * then goes in row by row at the end, with fresh row ids.
+ * then goes in row by row at the end, with fresh row ids.  Such a function
+ * may itself COPY into the table: that COPY (another command) takes the
+ * row path, and its finish_bulk_insert, which cannot tell the two COPYs
+ * apart, inserts the spool so far -- the rows the outer COPY has handed
+ * over, as the row path would have inserted them by then -- and the outer
+ * COPY's later rows start a spool of their own.  The spool's versions
+ * carry its transaction (set when spooled), and finish_bulk_insert writes
+ * their map entries at once, so a subtransaction of the function rolled
+ * back afterwards takes nothing of them.
  *
  * The spool is a tuplesort of bytea datums, key || stored tuple || key
  * length (2 bytes), compared bytewise: no encoded key is a proper prefix
@@ -359,8 +367,7 @@ ddb_bulk_multi_insert(Relation rel, TupleTableSlot **slots, int ntuples,
 			 !RelFileNodeEquals(spool->node, rel->rd_node))
 		return false;			/* another table is spooling */
 	else if (spool->cid != cid)
-		elog(ERROR, "bulk load of ddb table \"%s\" was not finished",
-			 RelationGetRelationName(rel));
+		return false;			/* a COPY run during the COPY: see below */
 
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	initStringInfo(&key);
@@ -530,7 +537,7 @@ spool_build(Relation rel, Tuplesortstate *sort)
 /*
  * COPY's finish_bulk_insert: build the tree from the spool of rel, or
  * insert its rows, if it has one.  The spool is dropped here, or by the
- * abort that an error here causes.
+ * abort that an error here causes (its memory goes with the caller's).
  */
 void
 ddb_bulk_finish(Relation rel)
@@ -542,6 +549,13 @@ ddb_bulk_finish(Relation rel)
 		!RelFileNodeEquals(sp->node, rel->rd_node))
 		return;
 
+	/*
+	 * Finished here, or dropped with the error that stops it, whichever
+	 * subtransaction that aborts (a COPY run by a function during the COPY
+	 * finishes the spool in the function's: see the file header).
+	 */
+	spool = NULL;
+	MemoryContextSetParent(sp->cxt, CurrentMemoryContext);
 	old = MemoryContextSwitchTo(sp->cxt);
 	tuplesort_performsort(sp->sort);
 	if (!sp->build)
@@ -567,5 +581,5 @@ ddb_bulk_finish(Relation rel)
 	}
 	tuplesort_end(sp->sort);
 	MemoryContextSwitchTo(old);
-	spool_drop(true);
+	MemoryContextDelete(sp->cxt);
 }
