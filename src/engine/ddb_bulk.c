@@ -44,7 +44,7 @@
  * behind.  Inserting in key order is also the lock order of every
  * multi-item writer (ddb_batch.c's header).
  *
- * What stays row by row, and why:
+ * What takes the row path (ddb_multi_insert: batch by batch), and why:
  *	 - a table with insert triggers other than BEFORE STATEMENT: COPY fires
  *	   AFTER ROW and AFTER STATEMENT triggers (GSI, LSI, TTL and stream
  *	   maintenance are AFTER ROW triggers; so are foreign keys) at the end
@@ -65,7 +65,7 @@
  * spools the first eligible partition it meets; the others take the row
  * path.  Rows inserted into the table through another path while its COPY
  * spools (a CHECK constraint's function, say) create the tree; the spool
- * then goes in row by row at the end, with fresh row ids.  Such a function
+ * then goes in in key order at the end, with fresh row ids.  Such a function
  * may itself COPY into the table: that COPY (another command) takes the
  * row path, and its finish_bulk_insert, which cannot tell the two COPYs
  * apart, inserts the spool so far -- the rows the outer COPY has handed

@@ -391,7 +391,7 @@ static void
 ddb_multi_insert(Relation relation, TupleTableSlot **slots, int ntuples,
 				 CommandId cid, int options, BulkInsertState bistate)
 {
-	/* into a table new in this subtransaction: spooled (ddb_bulk.c) */
+	/* into a table without insert triggers: spooled (ddb_bulk.c) */
 	DdbNewVersion *versions;
 	MemoryContext cxt;
 	MemoryContext old;
@@ -574,14 +574,15 @@ retry:
 }
 
 /*
- * End of a bulk insert.  A COPY that spooled its rows builds the tree now
- * (ddb_bulk.c).  Table rewrites (ALTER TABLE rewrites, SET ACCESS
- * METHOD, REFRESH MATERIALIZED VIEW) fill a transient relation, swap its
- * file into the target and drop the transient relation, all before commit:
- * the deferred row-id map entries recorded under the transient relation
- * would be dropped at commit with it (flush_pending cannot open it), and
- * the rows could be read but never updated or deleted.  Write them now,
- * into the file that becomes the table's.
+ * End of a bulk insert.  A COPY that spooled its rows builds the tree, or
+ * inserts them in key order, now (ddb_bulk.c).  Table rewrites (ALTER
+ * TABLE rewrites, SET ACCESS METHOD, REFRESH MATERIALIZED VIEW) fill a
+ * transient relation, swap its file into the target and drop the transient
+ * relation, all before commit: the deferred row-id map entries recorded
+ * under the transient relation would be dropped at commit with it
+ * (flush_pending cannot open it), and the rows could be read but never
+ * updated or deleted.  Write them now, into the file that becomes the
+ * table's.
  */
 static void
 ddb_finish_bulk_insert(Relation relation, int options)
