@@ -456,6 +456,11 @@ spool_insert_rows(Relation rel, Tuplesortstate *sort, bool fresh_rowids)
 	Datum		d;
 	bool		isnull;
 
+	/*
+	 * Checked when the rows were spooled too; again here, where they go in,
+	 * so that the check does not depend on when COPY calls multi_insert.
+	 */
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	for (;;)
 	{
 		bool		more = tuplesort_getdatum(sort, true, &d, &isnull, NULL);
@@ -484,7 +489,7 @@ spool_insert_rows(Relation rel, Tuplesortstate *sort, bool fresh_rowids)
 		}
 		if (n > 0 && (!more || n == SPOOL_CHUNK || bytes >= SPOOL_CHUNK_BYTES))
 		{
-			/* counted, and checked for serializable conflicts, when spooled */
+			/* counted when spooled */
 			ddb_tree_insert_multi(rel, v, n, DDB_UNIQUE_ERROR, false);
 			MemoryContextReset(chunk);
 			n = 0;
