@@ -185,5 +185,25 @@ SELECT count(*) AS rows, ddb_verify('rm_files') ->> 'orphan_map_entries' AS orph
 UPDATE rm_files SET item = '{"u": 1}';
 SELECT count(*) FILTER (WHERE item = '{"u": 1}') AS updated FROM rm_files;
 
-DROP TABLE rm_inplace, rm_rollback, rm_forget, rm_dropped, rm_filler, rm_many, rm_verify, rm_files;
+-- A parallel query's workers resolve TIDs through the map too, and they
+-- cannot see the deferred entries of the backend that started them: those
+-- are written before the query starts.  The batch defers its entries with
+-- or without ddb's own WAL, a single INSERT without it.  The join below runs
+-- whole in a worker, whose TID scan must find every row of the transaction.
+CREATE TABLE rm_parallel (pk text, sk text, item jsonb) USING ddb;
+INSERT INTO rm_parallel VALUES ('old', '1', '{}');
+BEGIN;
+SELECT ddb_batch_write_item('{"rm_parallel": [
+  {"PutRequest": {"Item": {"pk": "bw", "sk": "1"}}},
+  {"PutRequest": {"Item": {"pk": "bw", "sk": "2"}}}]}');
+INSERT INTO rm_parallel VALUES ('ins', '1', '{"i": 1}');
+SET LOCAL force_parallel_mode = on;
+SET LOCAL enable_hashjoin = off;
+SET LOCAL enable_mergejoin = off;
+EXPLAIN (COSTS OFF)
+SELECT b.pk, b.sk, b.item FROM rm_parallel a JOIN rm_parallel b ON b.ctid = a.ctid ORDER BY 1, 2;
+SELECT b.pk, b.sk, b.item FROM rm_parallel a JOIN rm_parallel b ON b.ctid = a.ctid ORDER BY 1, 2;
+COMMIT;
+
+DROP TABLE rm_inplace, rm_rollback, rm_forget, rm_dropped, rm_filler, rm_many, rm_verify, rm_files, rm_parallel;
 DROP FUNCTION rm_batches(text, text);

@@ -363,6 +363,7 @@ extern bool ddb_map_same_leaf(ItemPointer a, ItemPointer b);
 extern void ddb_map_set_deferred(Relation rel, ItemPointer tid, BlockNumber block,
 								 uint32 hash);
 extern void ddb_map_flush(Relation rel);
+extern void ddb_map_flush_all(void);
 extern void ddb_map_forget(Relation rel);
 extern bool ddb_find_version(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 							 OffsetNumber *off);

@@ -25,6 +25,7 @@
 #include "catalog/storage.h"
 #include "catalog/storage_xlog.h"
 #include "commands/vacuum.h"
+#include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -47,6 +48,7 @@ PG_FUNCTION_INFO_V1(ddb_tableam_handler);
 
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
+static ExecutorStart_hook_type prev_executor_start_hook = NULL;
 
 /*
  * The scan descriptor of a sequential scan: a forward range scan over the
@@ -954,6 +956,24 @@ ddb_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 	}
 }
 
+/*
+ * A plan that may run in parallel workers: write this backend's deferred
+ * row-id map entries first (ddb_map_flush_all), or a worker that resolves
+ * a TID of a version this transaction wrote (a TID scan, a join on ctid)
+ * would not find it.  The executor enters parallel mode only after
+ * ExecutorStart, so the entries can still be written here.
+ */
+static void
+ddb_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	if (queryDesc->plannedstmt->parallelModeNeeded && !IsInParallelMode())
+		ddb_map_flush_all();
+	if (prev_executor_start_hook)
+		prev_executor_start_hook(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
 /* The engine's hooks and settings, installed when the library loads. */
 void
 ddb_engine_init(void)
@@ -962,6 +982,8 @@ ddb_engine_init(void)
 	get_relation_info_hook = ddb_get_relation_info;
 	prev_post_parse_analyze_hook = post_parse_analyze_hook;
 	post_parse_analyze_hook = ddb_post_parse_analyze;
+	prev_executor_start_hook = ExecutorStart_hook;
+	ExecutorStart_hook = ddb_executor_start;
 	ddb_verify_init();
 	ddb_bulk_init();
 #ifdef DDB_CHECKS

@@ -998,6 +998,20 @@ ddb_map_flush(Relation rel)
 }
 
 /*
+ * Before a parallel query: write every deferred entry.  Its workers resolve
+ * TIDs through the map (a TID scan, a join on ctid), and they cannot see
+ * this backend's pending list, so a version this transaction wrote would
+ * be missing to them.  Parallel mode forbids writes, so nothing is deferred
+ * again until the query ends.
+ */
+void
+ddb_map_flush_all(void)
+{
+	if (npending > 0)
+		flush_pending(InvalidOid, false);
+}
+
+/*
  * Before resolving row id 'rowid' of rel: the same, but only when rowid
  * may be one of them.  A statement that updates or deletes many rows
  * resolves the TIDs of versions that existed before it, whose row ids are
