@@ -123,6 +123,73 @@ SELECT ddb_scan_page('inv', 'i >');
 SELECT ddb_scan_page('inv', vals => '{":x": 1}');
 SELECT * FROM ddb_scan('inv', index_name => 'ByStatus');
 
+-- A SCROLL cursor over a sequential scan moves both ways, as on heap:
+-- backward from the row fetched last, across leaves, and back from either
+-- end.  scroll_walk fetches at random offsets and checks each row against
+-- the forward order; FIRST and ABSOLUTE rewind the scan.
+BEGIN;
+DECLARE inv_c SCROLL CURSOR FOR SELECT "PK", "SK" FROM inv;
+FETCH 2 FROM inv_c;
+FETCH BACKWARD 1 FROM inv_c;
+FETCH BACKWARD 1 FROM inv_c;
+FETCH NEXT FROM inv_c;
+MOVE LAST IN inv_c;
+FETCH BACKWARD 2 FROM inv_c;
+FETCH FORWARD 5 FROM inv_c;
+FETCH PRIOR FROM inv_c;
+CLOSE inv_c;
+COMMIT;
+CREATE FUNCTION scroll_walk(steps int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  keys text[] := ARRAY(SELECT "PK" || '/' || "SK" FROM inv);
+  n int := array_length(keys, 1);
+  pos int := 0;					-- 0: before the first row, n + 1: after the last
+  c refcursor := 'inv_walk';
+  k text;
+  step int;
+  kind int;
+BEGIN
+  PERFORM setseed(0.25);
+  OPEN c SCROLL FOR SELECT "PK" || '/' || "SK" FROM inv;
+  FOR i IN 1 .. steps LOOP
+    kind := (random() * 9)::int;
+    IF kind = 0 THEN
+      FETCH FIRST FROM c INTO k; pos := 1;
+    ELSIF kind = 1 THEN
+      step := 1 + (random() * (n - 1))::int;
+      FETCH ABSOLUTE step FROM c INTO k; pos := step;
+    ELSIF kind = 2 THEN
+      FETCH LAST FROM c INTO k; pos := n;
+    ELSE
+      step := (random() * 1200)::int - 600;
+      IF step = 0 THEN step := 1; END IF;
+      FETCH RELATIVE step FROM c INTO k;
+      pos := greatest(0, least(n + 1, pos + step));
+    END IF;
+    IF pos BETWEEN 1 AND n THEN
+      IF NOT FOUND OR k IS DISTINCT FROM keys[pos] THEN
+        RETURN format('step %s: at %s of %s got %s, want %s', i, pos, n, k, keys[pos]);
+      END IF;
+    ELSIF FOUND THEN
+      RETURN format('step %s: off the end (%s) got %s', i, pos, k);
+    END IF;
+  END LOOP;
+  CLOSE c;
+  RETURN 'ok';
+END $$;
+BEGIN;
+SELECT scroll_walk(300);
+COMMIT;
+-- WHERE CURRENT OF names the row a backward fetch returned.
+BEGIN;
+DECLARE inv_u SCROLL CURSOR FOR SELECT "PK", "SK" FROM inv;
+MOVE FORWARD 700 IN inv_u;
+FETCH BACKWARD 1 FROM inv_u \gset cur_
+UPDATE inv SET item = item || '{"moved": true}' WHERE CURRENT OF inv_u RETURNING item ? 'moved' AS moved;
+SELECT "PK" = :'cur_PK' AND "SK" = :'cur_SK' AS same_row FROM inv WHERE item ? 'moved';
+ROLLBACK;
+DROP FUNCTION scroll_walk(int);
+
 -- Privileges: SELECT on the table; no row-level security.
 CREATE ROLE ddb_scan_nobody;
 GRANT USAGE ON SCHEMA public TO ddb_scan_nobody;

@@ -60,6 +60,13 @@ typedef struct DdbScanDescData
 	DdbRangeScan range;
 	Buffer		abuf;			/* ANALYZE: the sampled leaf, share-locked */
 	OffsetNumber aoff;			/* ANALYZE: next offset on it */
+
+	/* a SCROLL cursor's position, for a change of direction */
+	bool		started;		/* a row was asked for since the (re)start */
+	bool		forward;		/* direction of the range scan */
+	bool		exhausted;		/* ran off the end in that direction */
+	bool		have_pos;		/* a row was returned: lasttid */
+	ItemPointerData lasttid;	/* the row returned last */
 } DdbScanDescData;
 typedef DdbScanDescData *DdbScanDesc;
 
@@ -152,6 +159,81 @@ ddb_scan_rescan(TableScanDesc sscan, ScanKey key, bool set_params,
 
 	if (scan->range)
 		ddb_range_rescan(scan->range, &all, true);
+	scan->started = false;
+}
+
+/*
+ * A SCROLL cursor changes direction: read on from the row returned last, in
+ * the new direction, as heap does -- from the row after it (before it), or,
+ * when the scan had run off the end, from that row itself.  The position is
+ * kept as the row's TID, which costs nothing per row; its key is read back
+ * only here.  The version stays where the map finds it: the scan's snapshot
+ * sees it, so nothing prunes it.
+ */
+static void
+seq_change_direction(DdbScanDesc scan, bool forward)
+{
+	Relation	rel = scan->base.rs_rd;
+	DdbRange	r = {0};
+	StringInfoData key;
+	StringInfoData succ;
+	HeapTuple	tup;
+	bool		visible;
+	Datum		values[DDB_MAX_KEY_COLUMNS];
+	bool		isnull[DDB_MAX_KEY_COLUMNS];
+	const DdbKeyInfo *ki;
+
+	if (!scan->have_pos)
+	{
+		/* nothing was returned: start over from the new direction's end */
+		scan->started = false;
+		return;
+	}
+
+	tup = ddb_fetch_version(rel, &scan->lasttid, SnapshotAny, &visible);
+	if (tup == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg_internal("ddb table \"%s\" lost the version (%u,%u) a scan returned",
+								 RelationGetRelationName(rel),
+								 ItemPointerGetBlockNumberNoCheck(&scan->lasttid),
+								 ItemPointerGetOffsetNumberNoCheck(&scan->lasttid))));
+	ki = ddb_get_keyinfo(rel);
+	for (int k = 0; k < ki->nkeys; k++)
+		values[k] = heap_getattr(tup, ki->keyattno[k], RelationGetDescr(rel), &isnull[k]);
+	initStringInfo(&key);
+	initStringInfo(&succ);
+	ddb_encode_key(ki, values, isnull, &key);
+
+	if (forward == scan->exhausted)
+	{
+		/* forward after running off the start: from the row itself */
+		/* backward in the middle: below the row */
+		if (forward)
+			r.lo = key.data, r.lolen = key.len;
+		else
+			r.hi = key.data, r.hilen = key.len;
+	}
+	else if (forward)
+	{
+		/* forward in the middle: after the row */
+		if (ddb_key_successor(key.data, key.len, &succ))
+			r.lo = succ.data, r.lolen = succ.len;
+		else
+			r.lo = r.hi = key.data, r.lolen = r.hilen = key.len;	/* empty */
+	}
+	else
+	{
+		/* backward after running off the end: from the row itself */
+		if (ddb_key_successor(key.data, key.len, &succ))
+			r.hi = succ.data, r.hilen = succ.len;
+	}
+	ddb_range_rescan(scan->range, &r, forward);
+	scan->forward = forward;
+	scan->exhausted = false;
+	heap_freetuple(tup);
+	pfree(key.data);
+	pfree(succ.data);
 }
 
 static bool
@@ -160,21 +242,34 @@ ddb_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 {
 	DdbScanDesc scan = (DdbScanDesc) sscan;
 	HeapTuple	tuple;
+	bool		forward = !ScanDirectionIsBackward(direction);
 
-	if (direction == BackwardScanDirection)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("backward sequential scans of ddb tables are not supported"),
-				 errhint("Declare the cursor WITH HOLD or without SCROLL, or query by key.")));
+	if (scan->started && forward != scan->forward)
+		seq_change_direction(scan, forward);
+	if (!scan->started)
+	{
+		DdbRange	all = {0};
+
+		/* begin and rescan set up a forward scan of everything */
+		if (!forward)
+			ddb_range_rescan(scan->range, &all, false);
+		scan->started = true;
+		scan->forward = forward;
+		scan->exhausted = false;
+		scan->have_pos = false;
+	}
 
 	tuple = ddb_range_next(scan->range);
 	if (tuple == NULL)
 	{
+		scan->exhausted = true;
 		ExecClearTuple(slot);
 		return false;
 	}
 	pgstat_count_heap_getnext(scan->base.rs_rd);
 	ExecStoreHeapTuple(tuple, slot, false);
+	scan->lasttid = tuple->t_self;
+	scan->have_pos = true;
 	return true;
 }
 
