@@ -117,6 +117,34 @@ DROP TABLE cust_orders, customers;
 -- parse analysis, pointing to ddb_put_item.
 INSERT INTO orders VALUES ('CUST#1', 'ORDER#0001', '{}') ON CONFLICT DO NOTHING;
 INSERT INTO orders VALUES ('CUST#1', 'ORDER#0001', '{}') ON CONFLICT ("PK", "SK") DO NOTHING;
+-- The same through a data-modifying WITH, a view, a partitioned table with
+-- a ddb partition (at any level) and a view of it: refused at planning,
+-- once the rewriter has found the table.  (A partitioned table has no
+-- arbiter either, so a duplicate would otherwise be unique_violation.)
+WITH ins AS (INSERT INTO orders VALUES ('CUST#1', 'ORDER#0001', '{}') ON CONFLICT DO NOTHING RETURNING 1)
+SELECT count(*) FROM ins;
+CREATE VIEW orders_v AS SELECT * FROM orders;
+INSERT INTO orders_v VALUES ('CUST#1', 'ORDER#0001', '{}') ON CONFLICT DO NOTHING;
+CREATE TABLE oc_parts ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb) PARTITION BY LIST ("PK");
+CREATE TABLE oc_heap PARTITION OF oc_parts FOR VALUES IN ('h');
+CREATE TABLE oc_sub PARTITION OF oc_parts FOR VALUES IN ('a', 'b') PARTITION BY LIST ("PK");
+CREATE TABLE oc_a PARTITION OF oc_sub FOR VALUES IN ('a') USING ddb;
+INSERT INTO oc_parts VALUES ('a', '1', '{}');
+INSERT INTO oc_parts VALUES ('a', '1', '{}') ON CONFLICT DO NOTHING;
+INSERT INTO oc_parts VALUES ('h', '1', '{}') ON CONFLICT DO NOTHING;
+INSERT INTO oc_sub VALUES ('a', '1', '{}') ON CONFLICT DO NOTHING;
+CREATE VIEW oc_parts_v AS SELECT * FROM oc_parts;
+INSERT INTO oc_parts_v VALUES ('a', '1', '{}') ON CONFLICT DO NOTHING;
+-- A plan made before a ddb partition was attached is made again.
+ALTER TABLE oc_parts DETACH PARTITION oc_sub;
+PREPARE oc_ins AS INSERT INTO oc_parts VALUES ('h', '2', '{}') ON CONFLICT DO NOTHING;
+EXECUTE oc_ins;
+ALTER TABLE oc_parts ATTACH PARTITION oc_sub FOR VALUES IN ('a', 'b');
+EXECUTE oc_ins;
+SELECT tableoid::regclass, * FROM oc_parts ORDER BY 2, 3;
+DEALLOCATE oc_ins;
+DROP VIEW orders_v, oc_parts_v;
+DROP TABLE oc_parts;
 
 -- A 350 kB item round-trips byte for byte (TOAST).
 CREATE TABLE blobs (k text, item jsonb) USING ddb;

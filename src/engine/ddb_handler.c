@@ -21,6 +21,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/index.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/storage.h"
 #include "catalog/storage_xlog.h"
@@ -29,7 +30,9 @@
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "optimizer/optimizer.h"
 #include "optimizer/plancat.h"
+#include "optimizer/planner.h"
 #include "parser/analyze.h"
 #include "parser/parsetree.h"
 #include "pgstat.h"
@@ -49,6 +52,7 @@ PG_FUNCTION_INFO_V1(ddb_tableam_handler);
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
 static ExecutorStart_hook_type prev_executor_start_hook = NULL;
+static planner_hook_type prev_planner_hook = NULL;
 
 /*
  * The scan descriptor of a sequential scan: a forward range scan over the
@@ -1021,34 +1025,107 @@ ddb_tableam_handler(PG_FUNCTION_ARGS)
  * INSERT ... ON CONFLICT needs an arbiter index, and ddb tables have none
  * (the table is its own index).  Say so, and what to use instead, rather
  * than let the planner complain about a missing unique constraint or let a
- * duplicate surface as unique_violation.  Parse analysis opens the target
- * table, which loads this library, before this hook runs.
+ * duplicate surface as unique_violation.
+ *
+ * The target may be a ddb table itself, a partitioned table with ddb
+ * partitions (at any level), or a view over either: parse analysis sees
+ * the first (and opens the target table, which loads this library, before
+ * its hook runs), the planner the others, after the rewriter has replaced
+ * a view by its table.  A partitioned table without unique indexes (which
+ * it cannot have over a ddb partition) takes ON CONFLICT DO NOTHING as a
+ * plain INSERT, so a duplicate in a ddb partition would fail with
+ * unique_violation instead of being skipped.  A partition attached later
+ * invalidates the parent, and so the plans that name it.
  */
+static void
+on_conflict_refuse(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("INSERT ... ON CONFLICT is not supported on ddb tables"),
+			 errdetail("A ddb table has no arbiter index: it is itself ordered by its key."),
+			 errhint("Use ddb_put_item() to insert or replace an item, with condition 'attribute_not_exists(<partition key>)' to insert only if absent.")));
+}
+
+/* Is relid a ddb table, or a partitioned table with a ddb partition? */
+static bool
+on_conflict_reaches_ddb(Oid relid)
+{
+	Relation	r = RelationIdGetRelation(relid);
+	bool		isddb = false;
+	bool		partitioned = false;
+
+	if (!RelationIsValid(r))
+		return false;
+	isddb = ddb_is_ddb_relation(r);
+	partitioned = r->rd_rel->relkind == RELKIND_PARTITIONED_TABLE;
+	RelationClose(r);
+	if (partitioned)
+	{
+		/* the statement holds the parent's lock; the partitions' come later */
+		List	   *parts = find_all_inheritors(relid, NoLock, NULL);
+		ListCell   *lc;
+
+		foreach(lc, parts)
+		{
+			Oid			part = lfirst_oid(lc);
+
+			if (part == relid)
+				continue;
+			r = RelationIdGetRelation(part);
+			if (RelationIsValid(r))
+			{
+				isddb = ddb_is_ddb_relation(r);
+				RelationClose(r);
+				if (isddb)
+					break;
+			}
+		}
+		list_free(parts);
+	}
+	return isddb;
+}
+
+/* the statement and its WITH queries (an INSERT there may have one too) */
+static void
+check_on_conflict(Query *query)
+{
+	ListCell   *lc;
+
+	if (query->commandType == CMD_INSERT && query->onConflict != NULL &&
+		query->resultRelation > 0)
+	{
+		RangeTblEntry *rte = rt_fetch(query->resultRelation, query->rtable);
+
+		if (rte->rtekind == RTE_RELATION && on_conflict_reaches_ddb(rte->relid))
+			on_conflict_refuse();
+	}
+	foreach(lc, query->cteList)
+	{
+		CommonTableExpr *cte = lfirst_node(CommonTableExpr, lc);
+
+		if (IsA(cte->ctequery, Query))
+			check_on_conflict((Query *) cte->ctequery);
+	}
+}
+
 static void
 ddb_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 {
 	if (prev_post_parse_analyze_hook)
 		prev_post_parse_analyze_hook(pstate, query, jstate);
 
-	if (query->commandType == CMD_INSERT && query->onConflict != NULL &&
-		query->resultRelation > 0)
-	{
-		RangeTblEntry *rte = rt_fetch(query->resultRelation, query->rtable);
-		Relation	r = RelationIdGetRelation(rte->relid);
+	check_on_conflict(query);
+}
 
-		if (RelationIsValid(r))
-		{
-			bool		isddb = ddb_is_ddb_relation(r);
-
-			RelationClose(r);
-			if (isddb)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("INSERT ... ON CONFLICT is not supported on ddb tables"),
-						 errdetail("A ddb table has no arbiter index: it is itself ordered by its key."),
-						 errhint("Use ddb_put_item() to insert or replace an item, with condition 'attribute_not_exists(<partition key>)' to insert only if absent.")));
-		}
-	}
+static PlannedStmt *
+ddb_planner(Query *parse, const char *query_string, int cursorOptions,
+			ParamListInfo boundParams)
+{
+	check_on_conflict(parse);
+	if (prev_planner_hook)
+		return prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+	return standard_planner(parse, query_string, cursorOptions, boundParams);
 }
 
 /*
@@ -1077,6 +1154,8 @@ ddb_engine_init(void)
 	get_relation_info_hook = ddb_get_relation_info;
 	prev_post_parse_analyze_hook = post_parse_analyze_hook;
 	post_parse_analyze_hook = ddb_post_parse_analyze;
+	prev_planner_hook = planner_hook;
+	planner_hook = ddb_planner;
 	prev_executor_start_hook = ExecutorStart_hook;
 	ExecutorStart_hook = ddb_executor_start;
 	ddb_verify_init();
