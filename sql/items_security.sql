@@ -73,3 +73,19 @@ SELECT * FROM api_orders;
 SELECT * FROM api_audit;
 DROP TABLE api_orders, api_customers, api_audit;
 DROP FUNCTION api_audit_fn();
+
+-- Nor do they compute stored generated columns: a put would store the sort
+-- key (or item) the request names, a row SQL could never write.  Reads and
+-- deletes stay allowed.
+CREATE TABLE api_gen ("PK" text COLLATE "C", "SK" text COLLATE "C" GENERATED ALWAYS AS ("PK" || '#meta') STORED,
+                      item jsonb) USING ddb;
+INSERT INTO api_gen ("PK", item) VALUES ('a', '{"n": 1}');
+\set VERBOSITY terse
+SELECT ddb_put_item('api_gen', '{"PK": "z", "SK": "anything"}');
+SELECT ddb_update_item('api_gen', '{"PK": "a", "SK": "a#meta"}', 'SET n = :n', vals => '{":n": 2}');
+SELECT ddb_batch_write_item('{"api_gen": [{"PutRequest": {"Item": {"PK": "y", "SK": "y"}}}]}');
+\set VERBOSITY default
+SELECT ddb_get_item('api_gen', '{"PK": "a", "SK": "a#meta"}');
+SELECT ddb_delete_item('api_gen', '{"PK": "a", "SK": "a#meta"}', return_values => 'ALL_OLD');
+SELECT * FROM api_gen;
+DROP TABLE api_gen;

@@ -168,10 +168,10 @@ ddb_own_trigger_function(Oid fnoid)
 
 /*
  * The item functions write the tree directly, without the executor, so
- * nothing would check a table's CHECK constraints and foreign keys or fire
- * its triggers: they refuse to write such a table, as they refuse one with
- * row-level security, rather than write rows SQL would have refused or
- * skip an audit trigger.  ddb's own triggers are fine (the functions do
+ * nothing would check a table's CHECK constraints and foreign keys, compute
+ * its generated columns or fire its triggers: they refuse to write such a
+ * table, as they refuse one with row-level security, rather than write
+ * rows SQL would have refused or skip an audit trigger.  ddb's own triggers are fine (the functions do
  * their work), and so are disabled ones.  The refusal is a
  * ValidationException (DB001): the request, not the server, is at fault,
  * and the endpoint answers it as such.
@@ -191,6 +191,29 @@ ddb_check_api_writable(Relation rel, AclMode mode)
 						RelationGetRelationName(rel), constr->check[0].ccname),
 				 errdetail("The item functions write the table directly, without the checks and triggers of SQL writes."),
 				 errhint("Write it with SQL (INSERT, UPDATE, DELETE), or drop the constraint.")));
+
+	/*
+	 * A stored generated column (a key or the item column computed from
+	 * the others) is computed by the executor: a put would store whatever
+	 * the request says instead, a row SQL could never have written.
+	 */
+	if (mode != ACL_DELETE && constr != NULL && constr->has_generated_stored)
+	{
+		TupleDesc	desc = RelationGetDescr(rel);
+
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+
+			if (att->attgenerated == ATTRIBUTE_GENERATED_STORED && !att->attisdropped)
+				ereport(ERROR,
+						(errcode(DDB_ERRCODE_VALIDATION),
+						 errmsg("ValidationException: ddb functions cannot write to table \"%s\" because it has generated column \"%s\"",
+								RelationGetRelationName(rel), NameStr(att->attname)),
+						 errdetail("The item functions write the table directly, without the checks and triggers of SQL writes."),
+						 errhint("Write it with SQL (INSERT, UPDATE, DELETE), or drop the generation expression.")));
+		}
+	}
 
 	/*
 	 * rel->trigdesc is read afresh after each look-up of a trigger function:
