@@ -80,6 +80,18 @@ ALTER TABLE composite RENAME COLUMN "PK" TO b;
 ALTER TABLE composite RENAME COLUMN b TO "PK";
 SELECT * FROM composite ORDER BY 1, 2;
 
+-- A generated column may read a text key, but then the key must be declared
+-- COLLATE "C": PostgreSQL cannot change the collation of a column a
+-- generated column uses, and the error says what to declare.
+CREATE TABLE gen_key ("PK" text, "SK" text GENERATED ALWAYS AS ("PK" || '#meta') STORED, item jsonb) USING ddb;
+CREATE TABLE gen_key ("PK" text, "SK" text, item jsonb GENERATED ALWAYS AS (('{"of": "' || "SK" || '"}')::jsonb) STORED) USING ddb;
+CREATE TABLE gen_key ("PK" text COLLATE "C", "SK" text GENERATED ALWAYS AS ("PK" || '#meta') STORED, item jsonb) USING ddb;
+INSERT INTO gen_key ("PK") VALUES ('a');
+SELECT "PK", "SK", pg_typeof("SK"), item FROM gen_key;
+SELECT attname, attnotnull, collname FROM pg_attribute JOIN pg_collation c ON c.oid = attcollation
+  WHERE attrelid = 'gen_key'::regclass AND attnum > 0 ORDER BY attnum;
+DROP TABLE gen_key;
+
 -- ddb tables as partitions (or inheritance children): a text key cannot
 -- inherit the default collation (the partition cannot make it "C"), which
 -- the error says clearly; and the parent's ALTER TABLE may not drop or

@@ -95,6 +95,8 @@
 #include "catalog/pg_trigger.h"
 #include "utils/fmgroids.h"
 #include "commands/trigger.h"
+#include "nodes/bitmapset.h"
+#include "optimizer/optimizer.h"
 
 #include "ddb.h"
 
@@ -577,6 +579,33 @@ ddb_get_keyinfo(Relation rel)
 }
 
 /*
+ * The name of a stored generated column whose expression reads column
+ * attno of rel, or NULL.
+ */
+static const char *
+generated_column_using(Relation rel, AttrNumber attno)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	TupleConstr *constr = desc->constr;
+
+	if (constr == NULL || !constr->has_generated_stored)
+		return NULL;
+	for (int i = 0; i < constr->num_defval; i++)
+	{
+		AttrDefault *def = &constr->defval[i];
+		Form_pg_attribute gatt = TupleDescAttr(desc, def->adnum - 1);
+		Bitmapset  *used = NULL;
+
+		if (gatt->attgenerated != ATTRIBUTE_GENERATED_STORED)
+			continue;
+		pull_varattnos(stringToNode(def->adbin), 1, &used);
+		if (bms_is_member(attno - FirstLowInvalidHeapAttributeNumber, used))
+			return NameStr(gatt->attname);
+	}
+	return NULL;
+}
+
+/*
  * Check one table's shape, make its key columns NOT NULL and its text key
  * columns of the default collation COLLATE "C" (see the file header).
  * Called by the event trigger for every created or altered ddb table;
@@ -636,7 +665,23 @@ ddb_check_and_fix_table(Oid relid, bool created)
 					 errdetail("ddb stores text keys in byte order, COLLATE \"C\", and a partition or child table cannot change the collation of an inherited column."),
 					 errhint("Declare the parent's column COLLATE \"C\".")));
 		if (att->attcollation == DEFAULT_COLLATION_OID)
+		{
+			const char *gen = generated_column_using(rel, ki.keyattno[k]);
+
+			/*
+			 * PostgreSQL cannot change the collation (the type) of a column
+			 * a generated column reads: say so, and what to declare,
+			 * rather than fail inside the ALTER TABLE below.
+			 */
+			if (gen != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+						 errmsg("text key column \"%s\" of ddb table \"%s\" takes the default collation and is used by generated column \"%s\"",
+								NameStr(att->attname), RelationGetRelationName(rel), gen),
+						 errdetail("ddb declares text key columns COLLATE \"C\" (byte order), and PostgreSQL cannot change the collation of a column that a generated column uses."),
+						 errhint("Declare \"%s\" COLLATE \"C\".", NameStr(att->attname))));
 			fixcoll = lappend(fixcoll, pstrdup(NameStr(att->attname)));
+		}
 		else if (created && k > 0 && OidIsValid(att->attcollation) &&
 				 !lc_collate_is_c(att->attcollation))
 			ereport(NOTICE,
