@@ -146,6 +146,25 @@ DEALLOCATE oc_ins;
 DROP VIEW orders_v, oc_parts_v;
 DROP TABLE oc_parts;
 
+-- RETURNING reads the system columns of the version written, as on heap:
+-- the inserting transaction, no xmax, the command, the new row id -- also
+-- when INSERT ... SELECT hands on the row of the scan that read it.
+CREATE TABLE sysret (pk text, sk text, item jsonb) USING ddb;
+CREATE TABLE sysret_src (pk text, sk text, item jsonb) USING ddb;
+INSERT INTO sysret_src VALUES ('src', '1', '{}');
+BEGIN;
+SELECT txid_current() AS sysret_x \gset
+INSERT INTO sysret VALUES ('a', '1', '{}')
+  RETURNING ctid, xmin = :sysret_x::text::xid AS mine, xmax, cmin;
+UPDATE sysret SET item = '{"u": 1}' WHERE pk = 'a' AND sk = '1'
+  RETURNING ctid, xmin = :sysret_x::text::xid AS mine, xmax, cmin;
+INSERT INTO sysret SELECT * FROM sysret_src
+  RETURNING ctid, xmin = :sysret_x::text::xid AS mine, xmax, cmin;
+SELECT pk, ctid, xmin = :sysret_x::text::xid AS mine, xmax, cmin FROM sysret ORDER BY pk;
+SELECT xmin = :sysret_x::text::xid AS mine FROM sysret_src;
+COMMIT;
+DROP TABLE sysret, sysret_src;
+
 -- A 350 kB item round-trips byte for byte (TOAST).
 CREATE TABLE blobs (k text, item jsonb) USING ddb;
 INSERT INTO blobs SELECT 'b', jsonb_build_object('data', string_agg(md5(i::text), '')) FROM generate_series(1, 11000) i;

@@ -450,6 +450,40 @@ ddb_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
  * ------------------------------------------------------------------------
  */
 
+/*
+ * The executor's slot holds the row as the statement formed it, not the
+ * stored version: a heap tuple whose header is heap_form_tuple's
+ * composite-datum header (its length, type id and typmod where xmin, cmin
+ * and xmax are).  heap_insert and heap_update write the new version's
+ * header into that very tuple, which is how RETURNING xmin, xmax and cmin
+ * (and anything else that reads the slot's system columns) see the
+ * version; do the same.  The slot is made to own its tuple first, as
+ * heap's ExecFetchSlotHeapTuple does: it may hold the row of the scan that
+ * produced it (INSERT ... SELECT), whose header is that row's.
+ */
+static void
+slot_set_version_header(Relation rel, TupleTableSlot *slot, ItemPointer tid,
+						CommandId cid)
+{
+	HeapTuple	tuple;
+	HeapTupleHeader td;
+
+	if (!TTS_IS_HEAPTUPLE(slot))
+		return;
+	ExecMaterializeSlot(slot);
+	tuple = ((HeapTupleTableSlot *) slot)->tuple;
+	td = tuple->t_data;
+	td->t_infomask &= ~HEAP_XACT_MASK;
+	td->t_infomask2 &= ~HEAP2_XACT_MASK;
+	td->t_infomask |= HEAP_XMAX_INVALID;
+	HeapTupleHeaderSetXmin(td, GetCurrentTransactionId());
+	HeapTupleHeaderSetCmin(td, cid);
+	HeapTupleHeaderSetXmax(td, InvalidTransactionId);
+	td->t_ctid = *tid;
+	tuple->t_self = *tid;
+	tuple->t_tableOid = RelationGetRelid(rel);
+}
+
 static void
 ddb_tuple_insert(Relation relation, TupleTableSlot *slot, CommandId cid,
 				 int options, BulkInsertState bistate)
@@ -462,6 +496,7 @@ ddb_tuple_insert(Relation relation, TupleTableSlot *slot, CommandId cid,
 	tuple = ddb_form_stored_tuple(relation, slot, &key);
 	ddb_insert_version(relation, key.data, key.len, tuple, cid,
 					   DDB_UNIQUE_ERROR, &tid);
+	slot_set_version_header(relation, slot, &tid, cid);
 	slot->tts_tableOid = RelationGetRelid(relation);
 	slot->tts_tid = tid;
 	pfree(key.data);
@@ -556,6 +591,7 @@ ddb_tuple_update(Relation relation, ItemPointer otid, TupleTableSlot *slot,
 								crosscheck, wait, tmfd, &newtid);
 	if (result == TM_Ok)
 	{
+		slot_set_version_header(relation, slot, &newtid, cid);
 		slot->tts_tableOid = RelationGetRelid(relation);
 		slot->tts_tid = newtid;
 	}
