@@ -75,6 +75,7 @@ typedef struct DdbScanDescData
 typedef DdbScanDescData *DdbScanDesc;
 
 static void ddb_not_supported(const char *what) pg_attribute_noreturn();
+static void ddb_tablesample_refuse(void) pg_attribute_noreturn();
 
 static void
 ddb_not_supported(const char *what)
@@ -82,6 +83,16 @@ ddb_not_supported(const char *what)
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("%s is not supported on ddb tables yet", what)));
+}
+
+/* TABLESAMPLE: refused when the scan begins, which comes first */
+static void
+ddb_tablesample_refuse(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("TABLESAMPLE is not supported on ddb tables"),
+			 errhint("Use ddb_scan() with segment and total_segments to read a hash-range slice of the table.")));
 }
 
 /* ------------------------------------------------------------------------
@@ -116,7 +127,9 @@ ddb_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("parallel scans of ddb tables are not supported")));
-	if (flags & (SO_TYPE_SAMPLESCAN | SO_TYPE_BITMAPSCAN | SO_TYPE_TIDRANGESCAN))
+	if (flags & SO_TYPE_SAMPLESCAN)
+		ddb_tablesample_refuse();
+	if (flags & (SO_TYPE_BITMAPSCAN | SO_TYPE_TIDRANGESCAN))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("this kind of scan is not supported on ddb tables"),
@@ -967,10 +980,7 @@ ddb_scan_bitmap_next_tuple(TableScanDesc scan, TBMIterateResult *tbmres,
 static bool
 ddb_scan_sample_next_block(TableScanDesc scan, SampleScanState *scanstate)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("TABLESAMPLE is not supported on ddb tables"),
-			 errhint("Use ddb_scan() with segment and total_segments to read a hash-range slice of the table.")));
+	ddb_tablesample_refuse();
 }
 
 static bool
