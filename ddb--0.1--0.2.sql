@@ -600,22 +600,37 @@ BEGIN
             DETAIL = 'Logical decoding does not see changes to ddb tables: a subscriber would never receive them.',
             HINT = 'Use the table''s stream (ddb_update_stream) to follow its changes.';
   END LOOP;
+  -- The ddb tables a publication the command created or changed takes
+  -- in: by FOR ALL TABLES or TABLES IN SCHEMA, or as partitions of a
+  -- partitioned table it lists (ADD TABLE reports a pg_publication_rel;
+  -- with publish_via_partition_root pg_publication_tables shows only the
+  -- root, so every listed table is taken with its leaf partitions).
   FOR r IN SELECT p.pubname,
-                  array_to_string((array_agg(format('%I.%I', pt.schemaname, pt.tablename)
-                                             ORDER BY pt.schemaname, pt.tablename))[1:10], ', ')
+                  array_to_string((array_agg(format('%I.%I', x.nspname, x.relname)
+                                             ORDER BY x.nspname, x.relname))[1:10], ', ')
                   || CASE WHEN count(*) > 10 THEN format(' and %s more', count(*) - 10) ELSE '' END
                     AS tbls
              FROM pg_publication p
-             JOIN pg_publication_tables pt ON pt.pubname = p.pubname
-             JOIN pg_namespace n ON n.nspname = pt.schemaname
-             JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = pt.tablename
-             JOIN pg_am a ON a.oid = c.relam
-            WHERE a.amname = 'ddb'
-              AND p.oid IN (SELECT CASE d.classid
+             CROSS JOIN LATERAL (
+                  SELECT DISTINCT n.nspname, c.relname
+                    FROM pg_publication_tables pt
+                    CROSS JOIN LATERAL (SELECT format('%I.%I', pt.schemaname, pt.tablename)::regclass) t(rel)
+                    CROSS JOIN LATERAL (SELECT t.rel
+                                        UNION
+                                        SELECT tree.relid FROM pg_partition_tree(t.rel) tree
+                                         WHERE tree.isleaf) leaf(relid)
+                    JOIN pg_class c ON c.oid = leaf.relid
+                    JOIN pg_namespace n ON n.oid = c.relnamespace
+                    JOIN pg_am a ON a.oid = c.relam
+                   WHERE pt.pubname = p.pubname AND a.amname = 'ddb') x
+            WHERE p.oid IN (SELECT CASE d.classid
                                      WHEN 'pg_publication'::regclass THEN d.objid
                                      WHEN 'pg_publication_namespace'::regclass
                                        THEN (SELECT pn.pnpubid FROM pg_publication_namespace pn
                                               WHERE pn.oid = d.objid)
+                                     WHEN 'pg_publication_rel'::regclass
+                                       THEN (SELECT pr.prpubid FROM pg_publication_rel pr
+                                              WHERE pr.oid = d.objid)
                                    END
                               FROM pg_event_trigger_ddl_commands() d)
             GROUP BY p.pubname

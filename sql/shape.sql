@@ -156,5 +156,20 @@ RESET client_min_messages;
 SELECT pubname, puballtables FROM pg_publication WHERE pubname IN ('pub_all', 'pub_schema_all') ORDER BY 1;
 DROP PUBLICATION pub_plain, pub_all, pub_schema_all;
 DROP SCHEMA pub_schema CASCADE;
+-- A partitioned table with a ddb partition takes that partition in however
+-- the publication lists it: the same warning, for ADD TABLE too and when
+-- the publication publishes through the root (which is all that
+-- pg_publication_tables shows then).
+CREATE TABLE pub_parted ("PK" text COLLATE "C", item jsonb) PARTITION BY LIST ("PK");
+CREATE TABLE pub_parted_d PARTITION OF pub_parted FOR VALUES IN ('d') USING ddb;
+CREATE TABLE pub_parted_h PARTITION OF pub_parted FOR VALUES IN ('h');
+CREATE PUBLICATION pub_root FOR TABLE pub_parted WITH (publish_via_partition_root = true);
+SET client_min_messages = error;
+CREATE PUBLICATION pub_leaf FOR TABLE plain;
+RESET client_min_messages;
+ALTER PUBLICATION pub_leaf ADD TABLE pub_parted;
+SELECT pubname, tablename FROM pg_publication_tables WHERE pubname IN ('pub_root', 'pub_leaf') ORDER BY 1, 2;
+DROP PUBLICATION pub_root, pub_leaf;
+DROP TABLE pub_parted;
 
 DROP TABLE simple_key, composite, numeric_keys, binary_keys, ctas, plain;
