@@ -143,6 +143,27 @@ ALTER TABLE oc_parts ATTACH PARTITION oc_sub FOR VALUES IN ('a', 'b');
 EXECUTE oc_ins;
 SELECT tableoid::regclass, * FROM oc_parts ORDER BY 2, 3;
 DEALLOCATE oc_ins;
+-- A ddb partition attached below a sub-partitioned partition invalidates
+-- only that partition, which the plan does not name: the plan kept is
+-- checked when it starts.
+ALTER TABLE oc_sub DETACH PARTITION oc_a;
+CREATE TABLE oc_b PARTITION OF oc_sub FOR VALUES IN ('b');
+SET plan_cache_mode = force_generic_plan;
+PREPARE oc_ins(text) AS INSERT INTO oc_parts VALUES ($1, '1', '{}') ON CONFLICT DO NOTHING;
+EXECUTE oc_ins('b');
+ALTER TABLE oc_sub ATTACH PARTITION oc_a FOR VALUES IN ('a');
+EXECUTE oc_ins('a');
+EXECUTE oc_ins('b');
+CREATE FUNCTION oc_fn(k text) RETURNS void LANGUAGE plpgsql
+  AS $$ BEGIN INSERT INTO oc_parts VALUES (k, '1', '{}') ON CONFLICT DO NOTHING; END $$;
+ALTER TABLE oc_sub DETACH PARTITION oc_a;
+SELECT oc_fn('b');
+ALTER TABLE oc_sub ATTACH PARTITION oc_a FOR VALUES IN ('a');
+SELECT oc_fn('a');
+SELECT tableoid::regclass, * FROM oc_parts ORDER BY 2, 3;
+RESET plan_cache_mode;
+DEALLOCATE oc_ins;
+DROP FUNCTION oc_fn;
 DROP VIEW orders_v, oc_parts_v;
 DROP TABLE oc_parts;
 

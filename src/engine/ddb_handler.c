@@ -1175,6 +1175,50 @@ ddb_planner(Query *parse, const char *query_string, int cursorOptions,
 }
 
 /*
+ * The same check on the plan, each time one starts.  The planner's check
+ * holds for a plan made again whenever a relation it names changes, which
+ * covers a ddb partition attached to (or created in) the target itself;
+ * but a plan of an INSERT into a partitioned table names only that table,
+ * not its sub-partitioned partitions, so a ddb partition attached or
+ * created one level further down invalidates no plan that a prepared
+ * statement or a function keeps, and DO NOTHING would go on as a plain
+ * INSERT into it.  The targets are looked at here only for a plan that has
+ * an ON CONFLICT clause: the statement's own ModifyTable, or one of a
+ * data-modifying WITH query (a subplan).
+ */
+static void
+check_modify_on_conflict(PlannedStmt *stmt, Plan *plan)
+{
+	ModifyTable *mt;
+	ListCell   *lc;
+
+	if (plan == NULL || !IsA(plan, ModifyTable))
+		return;
+	mt = (ModifyTable *) plan;
+	if (mt->operation != CMD_INSERT || mt->onConflictAction == ONCONFLICT_NONE)
+		return;
+	foreach(lc, mt->resultRelations)
+	{
+		RangeTblEntry *rte = rt_fetch(lfirst_int(lc), stmt->rtable);
+
+		if (rte->rtekind == RTE_RELATION && on_conflict_reaches_ddb(rte->relid))
+			on_conflict_refuse();
+	}
+}
+
+static void
+check_plan_on_conflict(PlannedStmt *stmt)
+{
+	ListCell   *lc;
+
+	if (stmt->commandType == CMD_INSERT)
+		check_modify_on_conflict(stmt, stmt->planTree);
+	if (stmt->hasModifyingCTE)
+		foreach(lc, stmt->subplans)
+			check_modify_on_conflict(stmt, (Plan *) lfirst(lc));
+}
+
+/*
  * A plan that may run in parallel workers: write this backend's deferred
  * row-id map entries first (ddb_map_flush_all), or a worker that resolves
  * a TID of a version this transaction wrote (a TID scan, a join on ctid)
@@ -1184,6 +1228,7 @@ ddb_planner(Query *parse, const char *query_string, int cursorOptions,
 static void
 ddb_executor_start(QueryDesc *queryDesc, int eflags)
 {
+	check_plan_on_conflict(queryDesc->plannedstmt);
 	if (queryDesc->plannedstmt->parallelModeNeeded && !IsInParallelMode())
 		ddb_map_flush_all();
 	if (prev_executor_start_hook)
