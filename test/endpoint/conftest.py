@@ -183,16 +183,18 @@ def table_name():
     return "t_" + uuid.uuid4().hex[:12]
 
 
-def create_table(c, name, pk="PK", sk="SK", gsis=None, attrs=None):
+def create_table(c, name, pk="PK", sk="SK", gsis=None, attrs=None, sk_type="S", **extra):
+    """An on-demand table keyed pk (S) and sk (sk_type; None: no sort key);
+    'extra' goes into the request as it is (StreamSpecification, say)."""
     attr_defs = [{"AttributeName": pk, "AttributeType": "S"}]
     keys = [{"AttributeName": pk, "KeyType": "HASH"}]
     if sk:
-        attr_defs.append({"AttributeName": sk, "AttributeType": "S"})
+        attr_defs.append({"AttributeName": sk, "AttributeType": sk_type})
         keys.append({"AttributeName": sk, "KeyType": "RANGE"})
     for a, t in (attrs or {}).items():
         attr_defs.append({"AttributeName": a, "AttributeType": t})
     kw = dict(TableName=name, KeySchema=keys, AttributeDefinitions=attr_defs,
-              BillingMode="PAY_PER_REQUEST")
+              BillingMode="PAY_PER_REQUEST", **extra)
     if gsis:
         kw["GlobalSecondaryIndexes"] = gsis
     return c.create_table(**kw)

@@ -26,7 +26,7 @@ from collections import Counter
 
 import botocore.exceptions
 
-from conftest import client, psql
+from conftest import client, create_table, psql
 
 KEYS = 12
 PER_BATCH = 8
@@ -62,12 +62,7 @@ def batch_statements(rng, table, w):
 
 
 def test_batches_in_any_order_do_not_deadlock(ddb, table_name):
-    ddb.create_table(
-        TableName=table_name, BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": "p", "AttributeType": "S"},
-                              {"AttributeName": "s", "AttributeType": "N"}],
-        KeySchema=[{"AttributeName": "p", "KeyType": "HASH"},
-                   {"AttributeName": "s", "KeyType": "RANGE"}])
+    create_table(ddb, table_name, pk="p", sk="s", sk_type="N")
     ddb.batch_write_item(RequestItems={table_name: [
         {"PutRequest": {"Item": {"p": {"S": "a"}, "s": {"N": str(k)}}}} for k in range(KEYS)]})
     stats = Counter()

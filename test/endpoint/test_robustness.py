@@ -392,12 +392,17 @@ def test_workers_survive_bad_input():
     assert worker_pids() == before
 
 
-def rss_kb(pid):
-    with open(f"/proc/{pid}/status") as f:
+def proc_kb(pid, path, field):
+    """A "<field>: <n> kB" line of /proc/<pid>/<path>, in kB (0: none)."""
+    with open(f"/proc/{pid}/{path}") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
+
+
+def rss_kb(pid):
+    return proc_kb(pid, "status", "VmRSS")
 
 
 def test_no_memory_growth_across_requests():
@@ -430,11 +435,7 @@ def test_no_memory_growth_across_requests():
 def private_dirty_kb(pid):
     """The process's own written memory: what a leak grows (resident size
     also counts shared buffers it touched)."""
-    with open(f"/proc/{pid}/smaps_rollup") as f:
-        for line in f:
-            if line.startswith("Private_Dirty:"):
-                return int(line.split()[1])
-    return 0
+    return proc_kb(pid, "smaps_rollup", "Private_Dirty")
 
 
 def test_dropped_tables_leave_no_memory_behind():

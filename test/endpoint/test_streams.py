@@ -10,7 +10,7 @@ import botocore.config
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import ENDPOINT, KEY_ID, READER_KEY_ID, READER_SECRET, REGION, SECRET, psql
+from conftest import ENDPOINT, KEY_ID, READER_KEY_ID, READER_SECRET, REGION, SECRET, create_table, psql
 
 
 def streams_client(key_id=KEY_ID, secret=SECRET):
@@ -35,13 +35,8 @@ def error_code(exc):
 @pytest.fixture
 def streamed(ddb, table_name):
     """A table created with a NEW_AND_OLD_IMAGES stream."""
-    ddb.create_table(
-        TableName=table_name, BillingMode="PAY_PER_REQUEST",
-        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"},
-                   {"AttributeName": "SK", "KeyType": "RANGE"}],
-        AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"},
-                              {"AttributeName": "SK", "AttributeType": "S"}],
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})
+    create_table(ddb, table_name,
+                 StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})
     yield table_name
     try:
         ddb.delete_table(TableName=table_name)
