@@ -30,9 +30,7 @@
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "miscadmin.h"
-#include "optimizer/optimizer.h"
 #include "optimizer/plancat.h"
-#include "optimizer/planner.h"
 #include "parser/analyze.h"
 #include "parser/parsetree.h"
 #include "pgstat.h"
@@ -52,7 +50,6 @@ PG_FUNCTION_INFO_V1(ddb_tableam_handler);
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
 static ExecutorStart_hook_type prev_executor_start_hook = NULL;
-static planner_hook_type prev_planner_hook = NULL;
 
 /*
  * The scan descriptor of a sequential scan: a forward range scan over the
@@ -1076,12 +1073,13 @@ ddb_tableam_handler(PG_FUNCTION_ARGS)
  * The target may be a ddb table itself, a partitioned table with ddb
  * partitions (at any level), or a view over either: parse analysis sees
  * the first (and opens the target table, which loads this library, before
- * its hook runs), the planner the others, after the rewriter has replaced
- * a view by its table.  A partitioned table without unique indexes (which
- * it cannot have over a ddb partition) takes ON CONFLICT DO NOTHING as a
- * plain INSERT, so a duplicate in a ddb partition would fail with
- * unique_violation instead of being skipped.  A partition attached later
- * invalidates the parent, and so the plans that name it.
+ * its hook runs), and refuses it early, at PREPARE too; every plan is
+ * checked again as it starts (check_plan_on_conflict), after the rewriter
+ * has replaced a view by its table and whatever was attached since.  A
+ * partitioned table without unique indexes (which it cannot have over a
+ * ddb partition) takes ON CONFLICT DO NOTHING as a plain INSERT, so a
+ * duplicate in a ddb partition would fail with unique_violation instead of
+ * being skipped.
  */
 static void
 on_conflict_refuse(void)
@@ -1164,23 +1162,11 @@ ddb_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 	check_on_conflict(query);
 }
 
-static PlannedStmt *
-ddb_planner(Query *parse, const char *query_string, int cursorOptions,
-			ParamListInfo boundParams)
-{
-	check_on_conflict(parse);
-	if (prev_planner_hook)
-		return prev_planner_hook(parse, query_string, cursorOptions, boundParams);
-	return standard_planner(parse, query_string, cursorOptions, boundParams);
-}
-
 /*
- * The same check on the plan, each time one starts.  The planner's check
- * holds for a plan made again whenever a relation it names changes, which
- * covers a ddb partition attached to (or created in) the target itself;
- * but a plan of an INSERT into a partitioned table names only that table,
- * not its sub-partitioned partitions, so a ddb partition attached or
- * created one level further down invalidates no plan that a prepared
+ * The same check on the plan, each time one starts (EXPLAIN too).  Not at
+ * planning: a plan of an INSERT into a partitioned table names only that
+ * table, not its sub-partitioned partitions, so a ddb partition attached
+ * or created one level further down invalidates no plan that a prepared
  * statement or a function keeps, and DO NOTHING would go on as a plain
  * INSERT into it.  The targets are looked at here only for a plan that has
  * an ON CONFLICT clause: the statement's own ModifyTable, or one of a
@@ -1245,8 +1231,6 @@ ddb_engine_init(void)
 	get_relation_info_hook = ddb_get_relation_info;
 	prev_post_parse_analyze_hook = post_parse_analyze_hook;
 	post_parse_analyze_hook = ddb_post_parse_analyze;
-	prev_planner_hook = planner_hook;
-	planner_hook = ddb_planner;
 	prev_executor_start_hook = ExecutorStart_hook;
 	ExecutorStart_hook = ddb_executor_start;
 	ddb_verify_init();
