@@ -398,17 +398,7 @@ ddb_table_info(Oid relid)
 	return &e->info;
 }
 
-/*
- * Forget what ddb's caches hold about tables that no longer exist.  The
- * caches keep an entry per table for the backend's life and never remove
- * one on their own, so that a pointer handed out stays good for as long as
- * its caller runs (see last_entry, name_cache_last, gsi_last, stream_last);
- * where tables come and go, the entries of dropped ones pile up, some
- * kilobytes each.  The HTTP worker, a process that lives as long as the
- * server, calls this between two requests, when no caller holds anything
- * (in a transaction: the existence check reads pg_class).  Returns how many
- * entries it removed.
- */
+/* A dropped table's entry goes (ddb_forget_dropped_tables). */
 static void
 table_cache_forget(void *entry)
 {
@@ -420,6 +410,17 @@ table_cache_forget(void *entry)
 		last_entry = NULL;
 }
 
+/*
+ * Forget what ddb's caches hold about tables that no longer exist.  The
+ * caches keep an entry per table for the backend's life and never remove
+ * one on their own, so that a pointer handed out stays good for as long as
+ * its caller runs (see last_entry, name_cache_last, gsi_last, stream_last);
+ * where tables come and go, the entries of dropped ones pile up, some
+ * kilobytes each.  The HTTP worker, a process that lives as long as the
+ * server, calls this between two requests, when no caller holds anything
+ * (in a transaction: the existence check reads pg_class).  Returns how many
+ * entries it removed.
+ */
 int
 ddb_forget_dropped_tables(void)
 {
