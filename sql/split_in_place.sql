@@ -11,6 +11,26 @@
 -- written by the same statements.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
+
+-- Wait until no other backend holds a snapshot or transaction older than
+-- now, so that VACUUM can prune what this file deleted: an autovacuum
+-- ANALYZE running meanwhile in this database holds the horizon back
+-- (unlink.sql says more).
+CREATE FUNCTION wait_no_xmin() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+	now_xid xid := (txid_current() % 4294967296)::text::xid;
+BEGIN
+	FOR i IN 1 .. 600 LOOP
+		PERFORM pg_stat_clear_snapshot();
+		IF NOT EXISTS (SELECT FROM pg_stat_activity
+					   WHERE pid <> pg_backend_pid()
+						 AND (age(backend_xmin) > age(now_xid) OR age(backend_xid) > age(now_xid))) THEN
+			RETURN;
+		END IF;
+		PERFORM pg_sleep(0.1);
+	END LOOP;
+	RAISE EXCEPTION 'a backend kept a snapshot older than xid % for a minute', now_xid;
+END $$;
 RESET client_min_messages;
 
 -- incompressible text of n bytes, so that long items stay on the page
@@ -86,9 +106,11 @@ JOIN (SELECT "SK", row_number() OVER (ORDER BY "SK") AS r FROM sip_heap WHERE "P
   USING (r);
 
 -- vacuum removes the dead versions; the tree stays sound
+SELECT wait_no_xmin();
 VACUUM sip;
 SELECT (v ->> 'items')::int = (v ->> 'live')::int AS only_live
 FROM ddb_verify('sip') v;
 
 DROP TABLE sip, sip_heap, sip_rows;
 DROP FUNCTION sip_text(int, int);
+DROP FUNCTION wait_no_xmin();
