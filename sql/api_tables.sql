@@ -320,3 +320,44 @@ SELECT ddb_api('UpdateContinuousBackups', '{"TableName": "Backed"}');
 SELECT ddb_api('UpdateContinuousBackups', '{"TableName": "NoSuchTable",
   "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": false}}');
 SELECT ddb_api('DeleteTable', '{"TableName": "Backed"}') #>> '{TableDescription,TableStatus}' AS deleted;
+
+-- A backend forgets what its caches hold about a dropped table once the
+-- drop has committed (ddb_table.c, "A backend's sweep"): a table used
+-- through the item functions has a memory context of its own in each of
+-- three caches, and 40 tables created, written and deleted, one per
+-- transaction or all in one, leave none behind (before, a backend kept them
+-- for its life).  A drop rolled back leaves the table as it was.
+CREATE FUNCTION ddb_table_contexts() RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(*) FROM pg_backend_memory_contexts
+  WHERE name IN ('ddb table info', 'ddb gsi list', 'ddb stream info') $$;
+CREATE PROCEDURE cycle_tables(n int) LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1 .. n LOOP
+    PERFORM ddb_create_table('cycle' || i, 'PK', 'S');
+    PERFORM ddb_put_item('cycle' || i, '{"PK": "a"}');
+    PERFORM ddb_api('DeleteTable', jsonb_build_object('TableName', 'cycle' || i));
+    COMMIT;
+  END LOOP;
+END $$;
+SELECT ddb_table_contexts() AS contexts_before \gset
+CALL cycle_tables(40);
+SELECT ddb_table_contexts() - :contexts_before AS left_behind;
+BEGIN;
+SELECT count(ddb_create_table('cycle' || i, 'PK', 'S')) AS created FROM generate_series(1, 40) i;
+SELECT count(*) AS written FROM (SELECT ddb_put_item('cycle' || i, '{"PK": "a"}') FROM generate_series(1, 40) i) w;
+SELECT ddb_table_contexts() - :contexts_before AS in_use;
+SELECT count(*) AS deleted FROM (SELECT ddb_api('DeleteTable', jsonb_build_object('TableName', 'cycle' || i))
+  FROM generate_series(1, 40) i) d;
+COMMIT;
+SELECT ddb_table_contexts() - :contexts_before AS left_behind;
+SELECT ddb_create_table('kept', 'PK', 'S');
+SELECT ddb_put_item('kept', '{"PK": "a", "n": 1}');
+BEGIN;
+SELECT ddb_api('DeleteTable', '{"TableName": "kept"}') #>> '{TableDescription,TableStatus}' AS deleting;
+ROLLBACK;
+SELECT ddb_get_item('kept', '{"PK": "a"}') AS still_there;
+SELECT ddb_table_contexts() - :contexts_before AS kept_table_contexts;
+SELECT ddb_api('DeleteTable', '{"TableName": "kept"}') #>> '{TableDescription,TableStatus}' AS deleted;
+SELECT ddb_table_contexts() - :contexts_before AS left_behind;
+DROP PROCEDURE cycle_tables(int);
+DROP FUNCTION ddb_table_contexts();

@@ -230,8 +230,10 @@ extern void ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink,
 
 /* engine/ddb_shape.c */
 extern const DdbKeyInfo *ddb_get_keyinfo(Relation rel);
-extern int	ddb_keyinfo_forget_dropped(void);
-extern int	ddb_cache_forget_dropped(HTAB *cache, void (*forget) (void *entry));
+extern int	ddb_keyinfo_forget(bool (*gone) (Oid relid));
+extern bool ddb_keyinfo_cached(Oid relid);
+extern int	ddb_cache_forget(HTAB *cache, bool (*gone) (Oid relid),
+							 void (*forget) (void *entry));
 extern DdbRelCache *ddb_get_relcache(Relation rel);
 extern void ddb_reset_relcache(Relation rel, bool truncated_in_place);
 extern bool ddb_is_ddb_relation(Relation rel);

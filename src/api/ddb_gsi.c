@@ -164,8 +164,8 @@ static HTAB *gsi_cache = NULL;
  * The entry of the last call: a write asks for its table's indexes three
  * times or more (ddb_index_any, ddb_gsi_maintain, ...), and a run of writes
  * to one table more.  Entries are never removed while they may be in use
- * (only a dropped table's, between the HTTP worker's requests: see
- * ddb_forget_dropped_tables) and dynahash never moves one, so the pointer
+ * (only a dropped table's, where no caller holds one: see
+ * ddb_forget_tables) and dynahash never moves one, so the pointer
  * stays good; invalidation clears e->valid through the
  * hash table, on the same entry.
  */
@@ -204,7 +204,7 @@ gsi_cache_invalidate(Datum arg, Oid relid)
 		e->valid = false;
 }
 
-/* Forget the index lists of dropped tables (see ddb_forget_dropped_tables). */
+/* Forget the index lists of dropped tables (see ddb_forget_tables). */
 static void
 gsi_cache_forget(void *entry)
 {
@@ -217,9 +217,9 @@ gsi_cache_forget(void *entry)
 }
 
 int
-ddb_gsi_cache_forget_dropped(void)
+ddb_gsi_cache_forget(bool (*gone) (Oid relid))
 {
-	return ddb_cache_forget_dropped(gsi_cache, gsi_cache_forget);
+	return ddb_cache_forget(gsi_cache, gone, gsi_cache_forget);
 }
 
 static DdbKeyType

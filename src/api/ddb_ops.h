@@ -391,7 +391,7 @@ extern bool ddb_index_info(Relation rel, char kind, char **index_name, Oid *inde
 						   char **pk, char **sk);
 extern char ddb_index_kind(Relation rel, const char *index_name);
 extern int	ddb_gsi_names(Relation rel, const char ***names);
-extern int	ddb_gsi_cache_forget_dropped(void);
+extern int	ddb_gsi_cache_forget(bool (*gone) (Oid relid));
 extern int	ddb_index_key_names(Relation rel, const char ***names);
 extern int	ddb_collection_defer_begin(void);
 extern void ddb_collection_defer_end(int mark, bool apply);
@@ -420,7 +420,7 @@ extern void ddb_ttl_worker_init(void);
  */
 struct DdbJson;
 extern void ddb_stream_init(void);
-extern int	ddb_stream_cache_forget_dropped(void);
+extern int	ddb_stream_cache_forget(bool (*gone) (Oid relid));
 extern void ddb_stream_capture(Relation rel, Jsonb *olditem, Jsonb *newitem);
 extern bool ddb_stream_capturing(Relation rel);
 extern int64 ddb_stream_sweep_all(void);

@@ -463,7 +463,7 @@ table_stream(Oid relid)
 	return e->has_stream ? &e->stream : NULL;
 }
 
-/* Forget the streams of dropped tables (see ddb_forget_dropped_tables). */
+/* Forget the streams of dropped tables (see ddb_forget_tables). */
 static void
 stream_cache_forget(void *entry)
 {
@@ -476,9 +476,9 @@ stream_cache_forget(void *entry)
 }
 
 int
-ddb_stream_cache_forget_dropped(void)
+ddb_stream_cache_forget(bool (*gone) (Oid relid))
 {
-	return ddb_cache_forget_dropped(stream_cache, stream_cache_forget);
+	return ddb_cache_forget(stream_cache, gone, stream_cache_forget);
 }
 
 /* ------------------------------------------------------------------------

@@ -45,6 +45,7 @@
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "access/skey.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
@@ -124,10 +125,13 @@ static uint64 name_cache_generation = 1;
 /*
  * The entry of the last name found, checked before hashing: an item API
  * call names the table its predecessor named, as often as not.  Entries
- * are removed only by ddb_forget_dropped_tables, which resets this, so the
+ * are removed only by ddb_forget_tables, which resets this, so the
  * pointer stays good.
  */
 static NameCacheEntry *name_cache_last = NULL;
+
+static void tables_relcache_callback(Datum arg, Oid relid);
+static void tables_xact_callback(XactEvent event, void *arg);
 
 static void
 name_cache_invalidate(Datum arg, int cacheid, uint32 hashvalue)
@@ -153,6 +157,8 @@ ddb_api_init(void)
 	ddb_gsi_init();
 	ddb_ttl_worker_init();
 	ddb_stream_init();
+	CacheRegisterRelcacheCallback(tables_relcache_callback, (Datum) 0);
+	RegisterXactCallback(tables_xact_callback, NULL);
 }
 
 /* ------------------------------------------------------------------------
@@ -353,9 +359,8 @@ ddb_table_info(Oid relid)
 	/*
 	 * The last table asked for, without hashing: an item API call asks for
 	 * its table's key names once per key and per item.  Entries are only
-	 * marked invalid (removed only when their table is gone, between the
-	 * HTTP worker's requests: ddb_forget_dropped_tables), so the pointer
-	 * stays good.
+	 * marked invalid (removed only when their table is gone, where no
+	 * caller holds one: ddb_forget_tables), so the pointer stays good.
 	 */
 	if (last_entry != NULL && last_entry->relid == relid && last_entry->valid)
 		return &last_entry->info;
@@ -398,7 +403,7 @@ ddb_table_info(Oid relid)
 	return &e->info;
 }
 
-/* A dropped table's entry goes (ddb_forget_dropped_tables). */
+/* A dropped table's entry goes (ddb_forget_tables). */
 static void
 table_cache_forget(void *entry)
 {
@@ -411,21 +416,22 @@ table_cache_forget(void *entry)
 }
 
 /*
- * Forget what ddb's caches hold about tables that no longer exist.  The
- * caches keep an entry per table for the backend's life and never remove
- * one on their own, so that a pointer handed out stays good for as long as
- * its caller runs (see last_entry, name_cache_last, gsi_last, stream_last);
- * where tables come and go, the entries of dropped ones pile up, some
- * kilobytes each.  The HTTP worker, a process that lives as long as the
- * server, calls this between two requests, when no caller holds anything
- * (in a transaction: the existence check reads pg_class).  Returns how many
+ * Forget what ddb's caches hold about the tables gone(relid) names, which
+ * must be dropped ones.  The caches keep an entry per table and never
+ * remove one on their own, so that a pointer handed out stays good for as
+ * long as its caller runs (see last_entry, name_cache_last, gsi_last,
+ * stream_last, and engine/ddb_shape.c's key schemas); where tables come
+ * and go, the entries of dropped ones pile up, some kilobytes each.  So
+ * this runs only where no caller holds anything: in the HTTP worker
+ * between two requests (ddb_forget_dropped_tables), and in a backend after
+ * a transaction committed (tables_xact_callback).  Returns how many
  * entries it removed.
  */
-int
-ddb_forget_dropped_tables(void)
+static int
+ddb_forget_tables(bool (*gone) (Oid relid))
 {
 	HASH_SEQ_STATUS status;
-	int			n = ddb_cache_forget_dropped(table_cache, table_cache_forget);
+	int			n = ddb_cache_forget(table_cache, gone, table_cache_forget);
 
 	/* names are the key here: look at each entry's table */
 	if (name_cache != NULL)
@@ -434,7 +440,7 @@ ddb_forget_dropped_tables(void)
 
 		hash_seq_init(&status, name_cache);
 		while ((e = hash_seq_search(&status)) != NULL)
-			if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(e->relid)))
+			if (gone(e->relid))
 			{
 				if (e == name_cache_last)
 					name_cache_last = NULL;
@@ -442,10 +448,110 @@ ddb_forget_dropped_tables(void)
 				n++;
 			}
 	}
-	n += ddb_gsi_cache_forget_dropped();
-	n += ddb_stream_cache_forget_dropped();
-	n += ddb_keyinfo_forget_dropped();
+	n += ddb_gsi_cache_forget(gone);
+	n += ddb_stream_cache_forget(gone);
+	n += ddb_keyinfo_forget(gone);
 	return n;
+}
+
+/* Is relid no table any more (in a transaction: reads pg_class)? */
+static bool
+table_missing(Oid relid)
+{
+	return !SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid));
+}
+
+/*
+ * Forget the tables that no longer exist.  The HTTP worker, a process that
+ * lives as long as the server, calls this between two requests, in a
+ * transaction.
+ */
+int
+ddb_forget_dropped_tables(void)
+{
+	return ddb_forget_tables(table_missing);
+}
+
+/*
+ * A backend's sweep.  A backend may live as long as a connection pool
+ * keeps it, and a test suite may create and drop thousands of tables
+ * through it, so it forgets dropped tables too, at the one point where no
+ * caller of ddb holds a pointer into its caches: the end of a top-level
+ * transaction.  (ddb has no procedure, so no ddb function is running when
+ * a procedure's COMMIT ends one either; a cursor kept past the commit has
+ * run its query to the end before.)  The pg_class lookups need the
+ * transaction, the removal its commit: at PRE_COMMIT the tables found
+ * missing are noted (a table this transaction dropped is missing already),
+ * and at COMMIT, when each of those drops has committed and nothing of ddb
+ * runs any more, their entries go; an abort removes nothing.  Only when a
+ * relcache invalidation of a cached table (every DROP sends one) or a
+ * reset has arrived since the last sweep.  Background workers keep to
+ * their own points (the HTTP worker's between requests; the TTL worker
+ * holds its tables across its transactions).
+ */
+static bool sweep_due = false;
+static Oid *doomed = NULL;		/* noted at PRE_COMMIT, sorted, in TopMemoryContext */
+static int	ndoomed = 0;
+static int	doomed_size = 0;
+
+static void
+tables_relcache_callback(Datum arg, Oid relid)
+{
+	if (!OidIsValid(relid) || ddb_keyinfo_cached(relid) ||
+		(table_cache != NULL && hash_search(table_cache, &relid, HASH_FIND, NULL) != NULL))
+		sweep_due = true;
+}
+
+/* note relid when it is missing (once per cache that holds it); remove nothing */
+static bool
+note_missing(Oid relid)
+{
+	if (!table_missing(relid))
+		return false;
+	if (ndoomed == doomed_size)
+	{
+		doomed_size = Max(16, doomed_size * 2);
+		doomed = doomed == NULL
+			? MemoryContextAlloc(TopMemoryContext, sizeof(Oid) * doomed_size)
+			: repalloc(doomed, sizeof(Oid) * doomed_size);
+	}
+	doomed[ndoomed++] = relid;
+	return false;
+}
+
+static bool
+is_doomed(Oid relid)
+{
+	return bsearch(&relid, doomed, ndoomed, sizeof(Oid), oid_cmp) != NULL;
+}
+
+static void
+tables_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			ndoomed = 0;
+			if (!sweep_due || MyBackendType != B_BACKEND)
+				return;
+			sweep_due = false;
+			ddb_forget_tables(note_missing);
+			if (ndoomed > 1)
+				qsort(doomed, ndoomed, sizeof(Oid), oid_cmp);
+			break;
+		case XACT_EVENT_COMMIT:
+			if (ndoomed > 0)
+				ddb_forget_tables(is_doomed);
+			ndoomed = 0;
+			break;
+		case XACT_EVENT_ABORT:
+			if (ndoomed > 0)
+				sweep_due = true;	/* the next commit looks again */
+			ndoomed = 0;
+			break;
+		default:
+			break;
+	}
 }
 
 /* The DynamoDB name of a table (palloc'd). */

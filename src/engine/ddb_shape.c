@@ -438,8 +438,8 @@ ddb_build_keyinfo(TupleDesc desc, const char *relname, DdbKeyInfo *ki)
  * sends such invalidations at any time.  So ddb_get_keyinfo hands out a
  * pointer into this table instead, which stays valid for the life of the
  * backend: entries are never removed while a relation may use them (only
- * those of dropped relations, between the HTTP worker's requests:
- * ddb_keyinfo_forget_dropped), and dynahash never moves one.  An
+ * those of dropped relations, where no caller holds one:
+ * ddb_keyinfo_forget), and dynahash never moves one.  An
  * entry is rewritten only when its relation's key schema differs from the
  * one stored (an ALTER TABLE of a key column, or the OID reused by a new
  * table), which takes a lock that no statement reading the old schema
@@ -478,13 +478,15 @@ ddb_stable_keyinfo(Oid relid, const DdbKeyInfo *ki)
 
 /*
  * Remove from a cache keyed by relation OID (the key first in each entry)
- * the entries of relations that no longer exist, calling forget(entry)
+ * the entries of the relations gone(relid) names, calling forget(entry)
  * before each goes (NULL: nothing to release).  Only for a caller that
- * holds no pointer into the cache: see ddb_forget_dropped_tables.  Returns
- * how many it removed.
+ * holds no pointer into the cache: see ddb_forget_tables.  gone may also
+ * just note what it is asked and answer false (the backends' sweep,
+ * ddb_table.c, collects the dropped tables in the transaction and removes
+ * them after it committed).  Returns how many it removed.
  */
 int
-ddb_cache_forget_dropped(HTAB *cache, void (*forget) (void *entry))
+ddb_cache_forget(HTAB *cache, bool (*gone) (Oid relid), void (*forget) (void *entry))
 {
 	HASH_SEQ_STATUS status;
 	void	   *e;
@@ -497,7 +499,7 @@ ddb_cache_forget_dropped(HTAB *cache, void (*forget) (void *entry))
 	{
 		Oid			relid = *(Oid *) e;
 
-		if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		if (!gone(relid))
 			continue;
 		if (forget)
 			forget(e);
@@ -507,14 +509,22 @@ ddb_cache_forget_dropped(HTAB *cache, void (*forget) (void *entry))
 	return n;
 }
 
+/* Does the key schema cache hold relid (one of the tables a sweep looks at)? */
+bool
+ddb_keyinfo_cached(Oid relid)
+{
+	return keyinfo_table != NULL && hash_search(keyinfo_table, &relid, HASH_FIND, NULL) != NULL;
+}
+
 /*
- * Forget the key schemas of relations that no longer exist (their drop
- * committed, so no relcache entry points here any more).
+ * Forget the key schemas of the relations gone(relid) names, which no
+ * longer exist (their drop committed, so no relcache entry that may be
+ * used again points here).
  */
 int
-ddb_keyinfo_forget_dropped(void)
+ddb_keyinfo_forget(bool (*gone) (Oid relid))
 {
-	return ddb_cache_forget_dropped(keyinfo_table, NULL);
+	return ddb_cache_forget(keyinfo_table, gone, NULL);
 }
 
 /*
