@@ -114,4 +114,21 @@ INSERT INTO pks SELECT repeat('k', 2044) || lpad(i::text, 4, '0'), jsonb_build_o
 FROM generate_series(1, 300) i ORDER BY random();
 SELECT count(*) AS n, (SELECT (v ->> 'live')::int FROM ddb_verify('pks') v) AS live FROM pks;
 
+-- SET STORAGE: PLAIN and EXTERNAL keep values uncompressed, and an item
+-- too big for a leaf still goes out of line (a heap table with PLAIN
+-- storage refuses the row); the default compresses.
+CREATE TABLE st_plain (pk text, item jsonb) USING ddb;
+ALTER TABLE st_plain ALTER COLUMN item SET STORAGE PLAIN;
+CREATE TABLE st_external (pk text, item jsonb) USING ddb;
+ALTER TABLE st_external ALTER COLUMN item SET STORAGE EXTERNAL;
+CREATE TABLE st_default (pk text, item jsonb) USING ddb;
+INSERT INTO st_plain VALUES ('a', jsonb_build_object('x', repeat('y', 20000)));
+INSERT INTO st_external VALUES ('a', jsonb_build_object('x', repeat('y', 20000)));
+INSERT INTO st_default VALUES ('a', jsonb_build_object('x', repeat('y', 20000)));
+SELECT t, pg_column_size(item) AS stored, length(item ->> 'x') AS length
+FROM (SELECT 'plain' AS t, item FROM st_plain UNION ALL SELECT 'external', item FROM st_external
+      UNION ALL SELECT 'default', item FROM st_default) s ORDER BY t;
+SELECT pg_relation_size(reltoastrelid) >= 20000 AS in_toast FROM pg_class WHERE relname = 'st_plain';
+DROP TABLE st_plain, st_external, st_default;
+
 DROP TABLE grid, grid_sql, seps, pks;
