@@ -89,3 +89,48 @@ SELECT ddb_get_item('api_gen', '{"PK": "a", "SK": "a#meta"}');
 SELECT ddb_delete_item('api_gen', '{"PK": "a", "SK": "a#meta"}', return_values => 'ALL_OLD');
 SELECT * FROM api_gen;
 DROP TABLE api_gen;
+
+-- Write privileges, as README's table says: puts need INSERT and UPDATE,
+-- deletes DELETE, and both SELECT as well when they read the stored item:
+-- for a condition, for return values, and for ReturnConsumedCapacity,
+-- which bills the larger of the old and new item (so its units tell
+-- whether the item exists and how large it is).
+SELECT ddb_create_table('priv_items', 'PK');
+SELECT ddb_put_item('priv_items', jsonb_build_object('PK', 'big', 'pad', repeat('z', 5000)));
+CREATE ROLE ddb_writer;
+GRANT INSERT, UPDATE, DELETE ON priv_items TO ddb_writer;
+SET ROLE ddb_writer;
+\set VERBOSITY terse
+SELECT ddb_put_item('priv_items', '{"PK": "w1"}');
+SELECT ddb_delete_item('priv_items', '{"PK": "w1"}');
+SELECT ddb_api('PutItem', '{"TableName": "priv_items", "Item": {"PK": {"S": "w2"}}}');
+SELECT ddb_api('DeleteItem', '{"TableName": "priv_items", "Key": {"PK": {"S": "w2"}}}');
+SELECT ddb_batch_write_item('{"priv_items": [{"PutRequest": {"Item": {"PK": "w3"}}}, {"DeleteRequest": {"Key": {"PK": "w4"}}}]}');
+SELECT ddb_transact_write_items('[{"Put": {"TableName": "priv_items", "Item": {"PK": "w5"}}},
+                                  {"Delete": {"TableName": "priv_items", "Key": {"PK": "w3"}}}]');
+-- what reads the item is refused
+SELECT ddb_put_item('priv_items', '{"PK": "big"}', 'attribute_exists(PK)');
+SELECT ddb_put_item('priv_items', '{"PK": "big"}', return_values => 'ALL_OLD');
+SELECT ddb_delete_item('priv_items', '{"PK": "big"}', 'attribute_exists(PK)');
+SELECT ddb_update_item('priv_items', '{"PK": "big"}', 'SET n = :n', vals => '{":n": 1}');
+SELECT ddb_api('PutItem', '{"TableName": "priv_items", "Item": {"PK": {"S": "big"}}, "ReturnConsumedCapacity": "TOTAL"}');
+SELECT ddb_api('DeleteItem', '{"TableName": "priv_items", "Key": {"PK": {"S": "big"}}, "ReturnConsumedCapacity": "INDEXES"}');
+SELECT ddb_api('BatchWriteItem', '{"RequestItems": {"priv_items": [{"PutRequest": {"Item": {"PK": {"S": "big"}}}}]},
+                                   "ReturnConsumedCapacity": "TOTAL"}');
+SELECT ddb_api('BatchWriteItem', '{"RequestItems": {"priv_items": [{"DeleteRequest": {"Key": {"PK": {"S": "big"}}}}]},
+                                   "ReturnConsumedCapacity": "TOTAL"}');
+SELECT ddb_api('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "priv_items", "Item": {"PK": {"S": "big"}}}}],
+                                       "ReturnConsumedCapacity": "TOTAL"}');
+SELECT ddb_api('ExecuteStatement', '{"Statement": "DELETE FROM priv_items WHERE PK = ''big''", "ReturnConsumedCapacity": "TOTAL"}');
+-- "NONE" asks for nothing
+SELECT ddb_api('PutItem', '{"TableName": "priv_items", "Item": {"PK": {"S": "w6"}}, "ReturnConsumedCapacity": "NONE"}');
+\set VERBOSITY default
+RESET ROLE;
+-- nothing refused was written: big keeps its pad
+SELECT "PK", length(item ->> 'pad') AS pad FROM priv_items ORDER BY "PK" COLLATE "C";
+GRANT SELECT ON priv_items TO ddb_writer;
+SET ROLE ddb_writer;
+SELECT ddb_api('DeleteItem', '{"TableName": "priv_items", "Key": {"PK": {"S": "big"}}, "ReturnConsumedCapacity": "TOTAL"}');
+RESET ROLE;
+DROP TABLE priv_items;
+DROP ROLE ddb_writer;

@@ -338,10 +338,13 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 			puts |= bt->is_put[r];
 			deletes |= !bt->is_put[r];
 		}
-		/* puts need INSERT and UPDATE, deletes DELETE, as PutItem's and DeleteItem's */
+		/*
+		 * puts need INSERT and UPDATE, deletes DELETE, as PutItem's and
+		 * DeleteItem's, and both SELECT when the answer bills the stored
+		 * items (ReturnConsumedCapacity)
+		 */
 		bt->rel = ddb_table_open(bt->table_name, puts ? ACL_INSERT : ACL_DELETE);
-		if (puts)
-			ddb_check_write_privileges(bt->rel, ACL_INSERT, false);
+		ddb_check_write_privileges(bt->rel, puts ? ACL_INSERT : ACL_DELETE, bt->reads_old);
 		if (puts && deletes &&
 			pg_class_aclcheck(RelationGetRelid(bt->rel), GetUserId(), ACL_DELETE) != ACLCHECK_OK)
 			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(bt->rel));
@@ -980,7 +983,8 @@ prepare_actions(DdbTransactAction *actions, int n, int max_actions, ActionExprs 
 				aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(a->rel));
 		}
 		else if (a->kind != DDB_TX_GET)
-			ddb_check_write_privileges(a->rel, mode, a->condition != NULL || a->return_old);
+			ddb_check_write_privileges(a->rel, mode,
+									   a->condition != NULL || a->return_old || a->reads_old);
 
 		ddb_request_key(a->rel, a->doc, a->kind != DDB_TX_PUT, &key);
 		/* not the action's ValidationError: it does not depend on the item */

@@ -234,6 +234,8 @@ typedef struct DdbBatchWriteTable
 	int			nrequests;
 	bool	   *is_put;			/* PutRequest (else DeleteRequest) */
 	Jsonb	  **docs;			/* PutRequest's Item or DeleteRequest's Key */
+	bool		reads_old;		/* the answer shows the stored items' sizes
+								 * (ReturnConsumedCapacity): needs SELECT */
 	/* set by ddb_batch_write_core */
 	Relation	rel;			/* open, locked; the caller closes (NoLock) */
 	DdbWriteResult *results;
@@ -275,6 +277,8 @@ typedef struct DdbTransactAction
 	Jsonb	   *names;
 	Jsonb	   *vals;
 	bool		return_old;		/* ReturnValuesOnConditionCheckFailure ALL_OLD */
+	bool		reads_old;		/* the answer shows the stored item's size
+								 * (ReturnConsumedCapacity): needs SELECT */
 	/*
 	 * The cancellation reason a failed condition gives, when not
 	 * ConditionalCheckFailed (PartiQL's INSERT: DuplicateItem); the

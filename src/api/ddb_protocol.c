@@ -2334,7 +2334,9 @@ op_put_item(DdbJson *req, int *len)
 	if (VARSIZE(item) > DDB_MAX_ITEM_BYTES)
 		ddb_check_item(item);
 	rel = ddb_table_open(name, ACL_INSERT);
-	ddb_check_write_privileges(rel, ACL_INSERT, x.condition != NULL || rv != DDB_RV_NONE);
+	/* ConsumedCapacity bills the stored item's size: it reads the item too */
+	ddb_check_write_privileges(rel, ACL_INSERT,
+							   x.condition != NULL || rv != DDB_RV_NONE || capacity_wanted(rcc));
 	parse_expressions(&x, &cond, NULL, NULL);
 	ddb_put_item_core_ext(rel, item, cond, write_needs_old(rv, rcc, icm), &res);
 	relation_close(rel, NoLock);
@@ -2429,7 +2431,8 @@ op_delete_item(DdbJson *req, int *len)
 	rv = ddb_parse_return_values(rvs, false);
 
 	rel = ddb_table_open(name, ACL_DELETE);
-	ddb_check_write_privileges(rel, ACL_DELETE, x.condition != NULL || rv != DDB_RV_NONE);
+	ddb_check_write_privileges(rel, ACL_DELETE,
+							   x.condition != NULL || rv != DDB_RV_NONE || capacity_wanted(rcc));
 	parse_expressions(&x, &cond, NULL, NULL);
 	ddb_delete_item_core_ext(rel, key, cond, write_needs_old(rv, rcc, icm), &res);
 	relation_close(rel, NoLock);
@@ -2678,6 +2681,7 @@ op_batch_write_item(DdbJson *req, int *len)
 		}
 		ddb_json_check_list(list);
 		bt->table_name = items->keys[t];
+		bt->reads_old = capacity_wanted(rcc);
 		bt->nrequests = list->n;
 		bt->is_put = palloc(sizeof(bool) * Max(list->n, 1));
 		bt->docs = palloc(sizeof(Jsonb *) * Max(list->n, 1));
@@ -3033,10 +3037,14 @@ ddb_transact_write_request(DdbJson *req, const DdbConditionReason *reasons, int 
 		ddb_valerr_add(&e, NULL, "transactItems", "Member must not be null");
 	ddb_valerr_raise(&e);
 	actions = transact_actions(req, true, &n);
-	for (int i = 0; reasons != NULL && i < n; i++)
+	for (int i = 0; i < n; i++)
 	{
-		actions[i].condition_code = reasons[i].code;
-		actions[i].condition_message = reasons[i].message;
+		actions[i].reads_old = capacity_wanted(rcc);
+		if (reasons != NULL)
+		{
+			actions[i].condition_code = reasons[i].code;
+			actions[i].condition_message = reasons[i].message;
+		}
 	}
 	ok = ddb_transact_write_core(actions, n, DDB_TRANSACT_MAX, token, &replayed);
 	if (!ok)
