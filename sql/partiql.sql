@@ -326,6 +326,14 @@ SET ROLE partiql_deleter;
 SELECT pq($$DELETE FROM Music WHERE Artist = 'Del' AND Song = 'Gone'$$);
 SELECT pq($$SELECT * FROM Music WHERE Artist = 'Del'$$);
 SELECT pq($$INSERT INTO Music VALUE {'Artist': 'Del', 'Song': 'Back'}$$);
+-- in a batch, a statement the role may not run is that statement's
+-- AccessDenied; the others still run
+RESET ROLE;
+SELECT pq($$INSERT INTO Music VALUE {'Artist': 'Del', 'Song': 'Again'}$$);
+SET ROLE partiql_deleter;
+SELECT ddb_api('BatchExecuteStatement', $${"Statements": [
+  {"Statement": "INSERT INTO Music VALUE {'Artist': 'Del', 'Song': 'Back'}"},
+  {"Statement": "DELETE FROM Music WHERE Artist = 'Del' AND Song = 'Again'"}]}$$);
 RESET ROLE;
 SELECT pq($$SELECT * FROM Music WHERE Artist = 'Del'$$);
 REVOKE ALL ON partiql."Music" FROM partiql_deleter;

@@ -2627,8 +2627,9 @@ list_options(DdbValErrors *e, DdbJson *req, const char *name, int max, int *n)
 
 /*
  * Run fn(arg) in a subtransaction: true when it succeeded (its work is
- * kept).  A DynamoDB error a statement of a batch can have is caught
- * (*edata, the subtransaction rolled back); any other error is raised.
+ * kept).  A DynamoDB error a statement of a batch can have (PostgreSQL's
+ * privilege errors included, DynamoDB's AccessDenied) is caught (*edata, the
+ * subtransaction rolled back); any other error is raised.
  */
 typedef void (*StatementFn) (void *arg);
 
@@ -2643,6 +2644,8 @@ static const struct
 	{DDB_ERRCODE_VALIDATION, "ValidationError"},
 	{DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFound"},
 	{DDB_ERRCODE_ACCESS_DENIED, "AccessDenied"},
+	/* a statement its role lacks the privileges for, as DynamoDB's IAM */
+	{ERRCODE_INSUFFICIENT_PRIVILEGE, "AccessDenied"},
 	{DDB_ERRCODE_ITEM_COLLECTION_SIZE, "ItemCollectionSizeLimitExceeded"},
 	{DDB_ERRCODE_TRANSACTION_CONFLICT, "TransactionConflict"},
 	{DDB_ERRCODE_REQUEST_LIMIT, "RequestLimitExceeded"},
@@ -2802,15 +2805,28 @@ batch_order_cmp(const void *a, const void *b)
 static void
 write_batch_error(StringInfo out, ErrorData *edata)
 {
-	const char *msg = edata->message;
-	const char *colon = msg ? strstr(msg, ": ") : NULL;
+	const char *msg = edata->message ? edata->message : "";
+	const char *colon = strstr(msg, ": ");
 	bool		first = true;
 
+	if (edata->sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE)
+	{
+		/*
+		 * PostgreSQL's own refusal in the words the endpoint answers it
+		 * with; ddb's own (row-level security) keeps its words
+		 */
+		const char *own = ddb_error_client_message(edata->sqlerrcode, msg,
+												   GetUserNameFromId(GetUserId(), false),
+												   "BatchExecuteStatement");
+
+		msg = own ? own : msg;
+		colon = NULL;
+	}
 	appendStringInfoChar(out, '{');
 	ddb_json_key(out, &first, "Code");
 	ddb_json_cstring(out, batch_code(edata->sqlerrcode));
 	ddb_json_key(out, &first, "Message");
-	ddb_json_cstring(out, colon ? colon + 2 : (msg ? msg : ""));
+	ddb_json_cstring(out, colon ? colon + 2 : msg);
 	if (edata->detail)
 	{
 		DdbJson    *extra = ddb_json_parse(edata->detail, strlen(edata->detail));
