@@ -395,7 +395,7 @@ extern void ddb_copy_for_cluster(Relation OldTable, Relation NewTable,
 								 TransactionId OldestXmin, double *num_tuples,
 								 double *tups_vacuumed, double *tups_recently_dead);
 
-/* engine/ddb_bulk.c: COPY into a table new in this subtransaction, built bottom-up */
+/* engine/ddb_bulk.c: COPY's spool, built bottom-up into a new file or inserted in key order */
 extern bool ddb_bulk_load;
 extern void ddb_bulk_init(void);
 extern bool ddb_bulk_multi_insert(Relation rel, TupleTableSlot **slots, int ntuples,
