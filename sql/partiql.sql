@@ -418,6 +418,10 @@ SELECT jsonb_pretty(pqb($$INSERT INTO Music VALUE {'Artist': 'B', 'Song': 's1'}$
            $$INSERTT INTO Music VALUE {'Artist': 'B', 'Song': 's4'}$$,
            $$DELETE FROM NoSuchTable WHERE Artist = 'B' AND Song = 's1'$$,
            $$UPDATE Music SET n = 10 WHERE Artist = 'B' AND Song = 's1'$$));
+-- a ValidationException with a DETAIL (a key over 2048 bytes) is its
+-- statement's ValidationError too
+SELECT pqb(format($$INSERT INTO Music VALUE {'Artist': '%s', 'Song': 's5'}$$, repeat('x', 2049)),
+           $$INSERT INTO Music VALUE {'Artist': 'B', 'Song': 's5', 'n': 5}$$);
 -- ALL_OLD: the failed condition's item in the error
 SELECT ddb_api('BatchExecuteStatement', '{"Statements": [{"Statement":
   "UPDATE Music SET n = 9 WHERE Artist = ''B'' AND Song = ''s2'' AND n = 1",

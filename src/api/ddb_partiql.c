@@ -2827,7 +2827,8 @@ write_batch_error(StringInfo out, ErrorData *edata)
 	ddb_json_cstring(out, batch_code(edata->sqlerrcode));
 	ddb_json_key(out, &first, "Message");
 	ddb_json_cstring(out, colon ? colon + 2 : msg);
-	if (edata->detail)
+	/* ALL_OLD's item (write_condition_failed); other details are prose */
+	if (edata->sqlerrcode == DDB_ERRCODE_CONDITIONAL_CHECK && edata->detail)
 	{
 		DdbJson    *extra = ddb_json_parse(edata->detail, strlen(edata->detail));
 		DdbJson    *item = extra->type == DDB_JSON_OBJECT ? ddb_json_member(extra, "Item") : NULL;
