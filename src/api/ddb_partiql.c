@@ -2627,9 +2627,11 @@ list_options(DdbValErrors *e, DdbJson *req, const char *name, int max, int *n)
 
 /*
  * Run fn(arg) in a subtransaction: true when it succeeded (its work is
- * kept).  A DynamoDB error a statement of a batch can have (PostgreSQL's
- * privilege errors included, DynamoDB's AccessDenied) is caught (*edata, the
- * subtransaction rolled back); any other error is raised.
+ * kept).  A DynamoDB error a statement of a batch can have is caught
+ * (*edata, the subtransaction rolled back), and so are PostgreSQL's errors
+ * with a DynamoDB meaning (privileges: AccessDenied; lock timeouts,
+ * serialization failures, deadlocks: TransactionConflict); any other error
+ * is raised.
  */
 typedef void (*StatementFn) (void *arg);
 
@@ -2648,6 +2650,10 @@ static const struct
 	{ERRCODE_INSUFFICIENT_PRIVILEGE, "AccessDenied"},
 	{DDB_ERRCODE_ITEM_COLLECTION_SIZE, "ItemCollectionSizeLimitExceeded"},
 	{DDB_ERRCODE_TRANSACTION_CONFLICT, "TransactionConflict"},
+	/* PostgreSQL's, which the endpoint answers TransactionConflictException */
+	{ERRCODE_LOCK_NOT_AVAILABLE, "TransactionConflict"},
+	{ERRCODE_T_R_SERIALIZATION_FAILURE, "TransactionConflict"},
+	{ERRCODE_T_R_DEADLOCK_DETECTED, "TransactionConflict"},
 	{DDB_ERRCODE_REQUEST_LIMIT, "RequestLimitExceeded"},
 };
 
@@ -2807,19 +2813,19 @@ write_batch_error(StringInfo out, ErrorData *edata)
 {
 	const char *msg = edata->message ? edata->message : "";
 	const char *colon = strstr(msg, ": ");
+	const char *own;
 	bool		first = true;
 
-	if (edata->sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE)
+	/*
+	 * PostgreSQL's own errors in the words the endpoint answers them with;
+	 * ddb's own refusals (row-level security) keep theirs
+	 */
+	own = ddb_error_client_message(edata->sqlerrcode, msg,
+								   GetUserNameFromId(GetUserId(), false),
+								   "BatchExecuteStatement");
+	if (own != NULL)
 	{
-		/*
-		 * PostgreSQL's own refusal in the words the endpoint answers it
-		 * with; ddb's own (row-level security) keeps its words
-		 */
-		const char *own = ddb_error_client_message(edata->sqlerrcode, msg,
-												   GetUserNameFromId(GetUserId(), false),
-												   "BatchExecuteStatement");
-
-		msg = own ? own : msg;
+		msg = own;
 		colon = NULL;
 	}
 	appendStringInfoChar(out, '{');

@@ -832,6 +832,33 @@ def test_item_lock_wait_is_a_transaction_conflict(ddb, table_name):
     assert v_of(ddb, table_name) == "sql"
 
 
+def test_batch_statement_lock_wait_is_its_transaction_conflict(ddb, table_name):
+    """In a BatchExecuteStatement each statement runs in a subtransaction of
+    its own, so a statement whose item an SQL transaction is writing waits
+    ddb.http_lock_timeout and is that statement's TransactionConflict
+    (DynamoDB's BatchStatementError code, with the endpoint's words); the
+    other statements of the batch are written.  (The lock timeout failed
+    the whole batch before.)"""
+    from conftest import create_table
+    create_table(ddb, table_name)
+    for sk in ("b", "c"):
+        ddb.put_item(TableName=table_name, Item={"PK": {"S": "a"}, "SK": {"S": sk}, "v": {"S": "0"}})
+    holder = Session()
+    try:
+        holder.run("BEGIN; SELECT " + item_sql(table_name, {"PK": "a", "SK": "b", "v": "sql"}))
+        got = ddb.batch_execute_statement(Statements=[
+            {"Statement": f"UPDATE \"{table_name}\" SET v = 'http' WHERE PK = 'a' AND SK = '{sk}'"}
+            for sk in ("b", "c")])["Responses"]
+        assert holder.in_transaction()
+        holder.run("COMMIT")
+    finally:
+        holder.close()
+    assert [r.get("Error", {}).get("Code") for r in got] == ["TransactionConflict", None], got
+    assert got[0]["Error"]["Message"] == CONFLICT[1], got
+    assert v_of(ddb, table_name, sk="b") == "sql"
+    assert v_of(ddb, table_name, sk="c") == "http"
+
+
 def test_serialization_failure_is_a_transaction_conflict(ddb, table_name):
     """Under REPEATABLE READ (default_transaction_isolation, here for the
     workers), a request that waited for an item an SQL transaction then
