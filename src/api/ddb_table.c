@@ -417,15 +417,15 @@ table_cache_forget(void *entry)
 
 /*
  * Forget what ddb's caches hold about the tables gone(relid) names, which
- * must be dropped ones.  The caches keep an entry per table and never
- * remove one on their own, so that a pointer handed out stays good for as
- * long as its caller runs (see last_entry, name_cache_last, gsi_last,
- * stream_last, and engine/ddb_shape.c's key schemas); where tables come
- * and go, the entries of dropped ones pile up, some kilobytes each.  So
- * this runs only where no caller holds anything: in the HTTP worker
- * between two requests (ddb_forget_dropped_tables), and in a backend after
- * a transaction committed (tables_xact_callback).  Returns how many
- * entries it removed.
+ * must be missing from pg_class (see ddb_keyinfo_forget).  The caches keep
+ * an entry per table and never remove one on their own, so that a pointer
+ * handed out stays good for as long as its caller runs (see last_entry,
+ * name_cache_last, gsi_last, stream_last, and engine/ddb_shape.c's key
+ * schemas); where tables come and go, the entries of dropped ones pile
+ * up, some kilobytes each.  So this runs only where no caller holds
+ * anything: in the HTTP worker between two requests
+ * (ddb_forget_dropped_tables), and in a backend after a transaction
+ * committed (tables_xact_callback).  Returns how many entries it removed.
  */
 static int
 ddb_forget_tables(bool (*gone) (Oid relid))
@@ -491,9 +491,9 @@ ddb_forget_dropped_tables(void)
  * VACUUM, ANALYZE, GRANT or TRUNCATE of any of them sends one too, and a
  * pass over all of them made each such commit pay for every table cached
  * (0.7 ms of CPU for 2000).  A reset, or more tables than the list holds,
- * makes the next sweep look at all of them.
- * Background workers keep to their own points (the HTTP worker's between
- * requests; the TTL worker holds its tables across its transactions).
+ * makes the next sweep look at all of them.  Background workers keep to
+ * their own points (the HTTP worker's between requests; the TTL worker
+ * holds its tables across its transactions).
  */
 #define SWEEP_SUSPECTS	64
 

@@ -517,9 +517,13 @@ ddb_keyinfo_cached(Oid relid)
 }
 
 /*
- * Forget the key schemas of the relations gone(relid) names, which no
- * longer exist (their drop committed, so no relcache entry that may be
- * used again points here).
+ * Forget the key schemas of the relations gone(relid) names, which this
+ * backend no longer finds in pg_class: dropped, or created by a
+ * transaction that is prepared and not yet committed (the backend that
+ * prepared it sweeps it at its next commit).  A relcache entry may still
+ * point here, but it is rebuilt before it is used again: using it takes
+ * the relation's lock, which the dropping or preparing transaction keeps
+ * until it has sent the relation's invalidation.
  */
 int
 ddb_keyinfo_forget(bool (*gone) (Oid relid))
