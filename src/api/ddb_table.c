@@ -130,7 +130,8 @@ static uint64 name_cache_generation = 1;
  */
 static NameCacheEntry *name_cache_last = NULL;
 
-static void tables_relcache_callback(Datum arg, Oid relid);
+static void table_cache_invalidate(Datum arg, Oid relid);
+static void note_suspect(Oid relid);
 static void tables_xact_callback(XactEvent event, void *arg);
 
 static void
@@ -157,7 +158,7 @@ ddb_api_init(void)
 	ddb_gsi_init();
 	ddb_ttl_worker_init();
 	ddb_stream_init();
-	CacheRegisterRelcacheCallback(tables_relcache_callback, (Datum) 0);
+	CacheRegisterRelcacheCallback(table_cache_invalidate, (Datum) 0);
 	RegisterXactCallback(tables_xact_callback, NULL);
 }
 
@@ -205,6 +206,10 @@ ddb_schema_oid(void)
  * The catalog cache
  * ------------------------------------------------------------------------
  */
+/*
+ * Every relcache invalidation (registered by ddb_api_init: a backend has
+ * only ten such callbacks, so this one also serves the sweep).
+ */
 static void
 table_cache_invalidate(Datum arg, Oid relid)
 {
@@ -212,6 +217,7 @@ table_cache_invalidate(Datum arg, Oid relid)
 	TableCacheEntry *e;
 
 	name_cache_generation++;
+	note_suspect(relid);
 	if (table_cache == NULL)
 		return;
 	if (OidIsValid(relid))
@@ -354,7 +360,6 @@ ddb_table_info(Oid relid)
 		ctl.hcxt = CacheMemoryContext;
 		table_cache = hash_create("ddb table cache", 64, &ctl,
 								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		CacheRegisterRelcacheCallback(table_cache_invalidate, (Datum) 0);
 	}
 	/*
 	 * The last table asked for, without hashing: an item API call asks for
@@ -523,9 +528,9 @@ add_suspect(Oid relid)
 		suspects[nsuspects++] = relid;
 }
 
-/* Runs for every relcache invalidation: two hash probes at most. */
+/* From every relcache invalidation (table_cache_invalidate): two hash probes at most. */
 static void
-tables_relcache_callback(Datum arg, Oid relid)
+note_suspect(Oid relid)
 {
 	if (!OidIsValid(relid))
 		sweep_all = true;
@@ -696,10 +701,7 @@ name_cache_put(const char *name, Oid relid, uint64 generation)
 		name_cache = hash_create("ddb table names", 64, &ctl,
 								 HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 
-		/*
-		 * Relcache invalidations reach table_cache_invalidate, registered
-		 * by the ddb_table_info call every lookup makes before this.
-		 */
+		/* relcache invalidations reach table_cache_invalidate (ddb_api_init) */
 		CacheRegisterSyscacheCallback(NAMESPACEOID, name_cache_invalidate, (Datum) 0);
 	}
 	e = hash_search(name_cache, name, HASH_ENTER, NULL);
