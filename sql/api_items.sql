@@ -78,6 +78,15 @@ SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk
 SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {"M": []}}}');
 SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": "plain"}}');
 SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {"B": "abc"}}}');
+-- A scalar for a structure: an element of a list or map of structures is a
+-- "value", as an attribute value is; a member is a "field".
+SELECT ddb_api('BatchWriteItem', '{"RequestItems": {"Items": [true]}}');
+SELECT ddb_api('BatchGetItem', '{"RequestItems": {"Items": 1}}');
+SELECT ddb_api('BatchGetItem', '{"RequestItems": {"Items": {"Keys": [{"pk": {"S": "a"}, "sk": {"N": "1"}}]}, "Other": 1}}');
+SELECT ddb_api('CreateTable', '{"TableName": "Items2", "AttributeDefinitions": ["pk"],
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST"}');
+SELECT ddb_api('CreateTable', '{"TableName": "Items2", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}], "ProvisionedThroughput": 5}');
 SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {}}}');
 SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {"S": "a", "N": "1"}}}');
 SELECT ddb_api('PutItem', '{"TableName": "Items", "Item": {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {"NULL": false}}}');

@@ -1152,8 +1152,14 @@ ddb_json_check_list(DdbJson *j)
 	check_list(j);
 }
 
-void
-ddb_json_check_struct(DdbJson *j, const char *structname)
+/*
+ * A structure: a member's value (ddb_json_check_struct) or an element of a
+ * list or map of structures (ddb_json_check_value_struct).  DynamoDB words
+ * a scalar in the two places differently: "Unexpected field type" for a
+ * member, "Unexpected value type in payload" for an element.
+ */
+static void
+check_struct(DdbJson *j, const char *structname, const char *scalar_msg)
 {
 	if (j->type == DDB_JSON_ARRAY)
 		ereport(ERROR,
@@ -1161,7 +1167,19 @@ ddb_json_check_struct(DdbJson *j, const char *structname)
 				 errmsg("SerializationException: Unrecognized collection type class com.amazonaws.dynamodb.v20120810.%s",
 						structname)));
 	if (j->type != DDB_JSON_OBJECT)
-		serialization_error(DDB_MSG_SER_FIELD_TYPE);
+		serialization_error(scalar_msg);
+}
+
+void
+ddb_json_check_struct(DdbJson *j, const char *structname)
+{
+	check_struct(j, structname, DDB_MSG_SER_FIELD_TYPE);
+}
+
+void
+ddb_json_check_value_struct(DdbJson *j, const char *structname)
+{
+	check_struct(j, structname, DDB_MSG_SER_VALUE_TYPE);
 }
 
 /* A map of strings (ExpressionAttributeNames, Tags as a map) */

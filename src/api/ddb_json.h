@@ -84,6 +84,7 @@ extern bool ddb_json_check_bool(DdbJson *j);
 extern double ddb_json_check_number(DdbJson *j, const char *target);
 extern void ddb_json_check_list(DdbJson *j);
 extern void ddb_json_check_struct(DdbJson *j, const char *structname);
+extern void ddb_json_check_value_struct(DdbJson *j, const char *structname);
 extern void ddb_json_check_string_map(DdbJson *j);
 extern void ddb_json_check_attribute_map(DdbJson *j);
 extern void ddb_json_write_value(StringInfo buf, DdbValue *v);

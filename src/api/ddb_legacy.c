@@ -278,7 +278,7 @@ ddb_legacy_conditions(DdbLegacy *lx, DdbJson *conds, const char *condop, const c
 
 		if (c->type == DDB_JSON_NULL)
 			continue;
-		ddb_json_check_struct(c, "Condition");
+		ddb_json_check_value_struct(c, "Condition");
 		op = ddb_json_get(c, "ComparisonOperator");
 		list = ddb_json_get(c, "AttributeValueList");
 		if (op == NULL || op->type == DDB_JSON_NULL)
@@ -347,7 +347,7 @@ ddb_legacy_expected(DdbLegacy *lx, DdbJson *expected, const char *condop)
 
 		if (c->type == DDB_JSON_NULL)
 			continue;
-		ddb_json_check_struct(c, "ExpectedAttributeValue");
+		ddb_json_check_value_struct(c, "ExpectedAttributeValue");
 		value = ddb_json_get(c, "Value");
 		exists = ddb_json_get(c, "Exists");
 		op = ddb_json_get(c, "ComparisonOperator");
@@ -431,7 +431,7 @@ ddb_legacy_updates(DdbLegacy *lx, DdbJson *updates)
 
 		if (u->type == DDB_JSON_NULL)
 			continue;
-		ddb_json_check_struct(u, "AttributeValueUpdate");
+		ddb_json_check_value_struct(u, "AttributeValueUpdate");
 		action = ddb_json_get(u, "Action");
 		value = ddb_json_get(u, "Value");
 		value = value && value->type != DDB_JSON_NULL ? value : NULL;

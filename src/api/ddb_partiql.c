@@ -2617,8 +2617,8 @@ list_options(DdbValErrors *e, DdbJson *req, const char *name, int max, int *n)
 	opts = palloc0(sizeof(Options) * Max(list->n, 1));
 	for (int i = 0; i < list->n; i++)
 	{
-		ddb_json_check_struct(list->elems[i],
-							  max == PQL_BATCH_MAX ? "BatchStatementRequest" : "ParameterizedStatement");
+		ddb_json_check_value_struct(list->elems[i],
+									max == PQL_BATCH_MAX ? "BatchStatementRequest" : "ParameterizedStatement");
 		statement_options(e, list->elems[i], psprintf("%s.%d.member.", lname, i + 1), &opts[i]);
 		opts[i].on_failure = ddb_check_return_on_failure(e, list->elems[i]);
 	}

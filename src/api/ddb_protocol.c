@@ -498,7 +498,7 @@ index_list_name(DdbJson *list, int i, const char *structname, const char *member
 {
 	const char *iname;
 
-	ddb_json_check_struct(list->elems[i], structname);
+	ddb_json_check_value_struct(list->elems[i], structname);
 	iname = member_string(list->elems[i], "IndexName");
 	if (iname == NULL)
 		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
@@ -651,7 +651,7 @@ op_create_table(DdbJson *req, int *len)
 			if (d->type == DDB_JSON_NULL)
 				continue;
 			if (d->type != DDB_JSON_OBJECT)
-				ddb_json_check_struct(d, "AttributeDefinition");
+				ddb_json_check_value_struct(d, "AttributeDefinition");
 			defnames[ndefs] = member_string(d, "AttributeName");
 			deftypes[ndefs] = member_string(d, "AttributeType");
 			if (defnames[ndefs] == NULL)
@@ -685,7 +685,7 @@ op_create_table(DdbJson *req, int *len)
 			char	   *path = psprintf("keySchema.%d.member", i + 1);
 			const char *kt;
 
-			ddb_json_check_struct(k, "KeySchemaElement");
+			ddb_json_check_value_struct(k, "KeySchemaElement");
 			ct.keys[i] = member_string(k, "AttributeName");
 			kt = member_string(k, "KeyType");
 			if (ct.keys[i] == NULL)
@@ -718,7 +718,7 @@ op_create_table(DdbJson *req, int *len)
 		char	   *path = psprintf("globalSecondaryIndexes.%d.member", i + 1);
 		DdbJson    *gpt;
 
-		ddb_json_check_struct(gsis->elems[i], "GlobalSecondaryIndex");
+		ddb_json_check_value_struct(gsis->elems[i], "GlobalSecondaryIndex");
 		index_member_errors(&e, gsis->elems[i], path);
 		gpt = member_struct(gsis->elems[i], "ProvisionedThroughput", "ProvisionedThroughput");
 		if (gpt)
@@ -726,7 +726,7 @@ op_create_table(DdbJson *req, int *len)
 	}
 	for (int i = 0; lsis && i < lsis->n; i++)
 	{
-		ddb_json_check_struct(lsis->elems[i], "LocalSecondaryIndex");
+		ddb_json_check_value_struct(lsis->elems[i], "LocalSecondaryIndex");
 		index_member_errors(&e, lsis->elems[i], psprintf("localSecondaryIndexes.%d.member", i + 1));
 	}
 	ddb_valerr_raise(&e);
@@ -1109,7 +1109,7 @@ defined_type(DdbJson *defs, const char *name)
 		const char *n,
 				   *t;
 
-		ddb_json_check_struct(d, "AttributeDefinition");
+		ddb_json_check_value_struct(d, "AttributeDefinition");
 		n = member_string(d, "AttributeName");
 		t = member_string(d, "AttributeType");
 		if (n && t && strcmp(n, name) == 0)
@@ -1142,7 +1142,7 @@ create_index(Relation rel, DdbJson *defs, DdbJson *c, char kind)
 	{
 		const char *kt;
 
-		ddb_json_check_struct(ks->elems[i], "KeySchemaElement");
+		ddb_json_check_value_struct(ks->elems[i], "KeySchemaElement");
 		keys[i] = member_string(ks->elems[i], "AttributeName");
 		kt = member_string(ks->elems[i], "KeyType");
 		if (keys[i] == NULL || kt == NULL)
@@ -1324,7 +1324,7 @@ op_update_table(DdbJson *req, int *len)
 				   *d,
 				   *up;
 
-		ddb_json_check_struct(u, "GlobalSecondaryIndexUpdate");
+		ddb_json_check_value_struct(u, "GlobalSecondaryIndexUpdate");
 		c = member_struct(u, "Create", "CreateGlobalSecondaryIndexAction");
 		d = member_struct(u, "Delete", "DeleteGlobalSecondaryIndexAction");
 		up = member_struct(u, "Update", "UpdateGlobalSecondaryIndexAction");
@@ -1463,7 +1463,7 @@ op_update_table(DdbJson *req, int *len)
 				   *d,
 				   *up;
 
-		ddb_json_check_struct(u, "GlobalSecondaryIndexUpdate");
+		ddb_json_check_value_struct(u, "GlobalSecondaryIndexUpdate");
 		c = member_struct(u, "Create", "CreateGlobalSecondaryIndexAction");
 		d = member_struct(u, "Delete", "DeleteGlobalSecondaryIndexAction");
 		up = member_struct(u, "Update", "UpdateGlobalSecondaryIndexAction");
@@ -1589,7 +1589,7 @@ request_tags(DdbJson *tags)
 		JsonbValue	jk,
 					jv;
 
-		ddb_json_check_struct(tags->elems[i], "Tag");
+		ddb_json_check_value_struct(tags->elems[i], "Tag");
 		k = member_string(tags->elems[i], "Key");
 		v = member_string(tags->elems[i], "Value");
 		if (k == NULL || v == NULL)
@@ -2692,7 +2692,7 @@ op_batch_write_item(DdbJson *req, int *len)
 					   *del;
 			const char *path;
 
-			ddb_json_check_struct(w, "WriteRequest");
+			ddb_json_check_value_struct(w, "WriteRequest");
 			put = member_struct(w, "PutRequest", "PutRequest");
 			del = member_struct(w, "DeleteRequest", "DeleteRequest");
 			if ((put == NULL) == (del == NULL))
@@ -2790,7 +2790,7 @@ op_batch_get_item(DdbJson *req, int *len)
 
 		if (spec->type == DDB_JSON_NULL)
 			continue;
-		ddb_json_check_struct(spec, "KeysAndAttributes");
+		ddb_json_check_value_struct(spec, "KeysAndAttributes");
 		specs[ntables++] = spec;
 		keys = member_list(spec, "Keys");
 		if (keys == NULL)
@@ -2913,7 +2913,7 @@ transact_actions(DdbJson *req, bool writes, int *n)
 		const char *rv;
 		DdbValErrors e;
 
-		ddb_json_check_struct(elem, writes ? "TransactWriteItem" : "TransactGetItem");
+		ddb_json_check_value_struct(elem, writes ? "TransactWriteItem" : "TransactGetItem");
 		if (writes)
 		{
 			int			found = 0;
