@@ -851,14 +851,19 @@ op_create_table(DdbJson *req, int *len)
 /*
  * The table-level operations that take nothing but a table (DescribeTable,
  * DeleteTable, DescribeTimeToLive) and UpdateTable refuse a request without
- * a TableName before any other check, in CreateTable's words rather than as
- * a member constraint, as DynamoDB does.
+ * a TableName, or with one shorter than 3 or longer than 255 characters,
+ * before any other check, in CreateTable's words rather than as a member
+ * constraint, as DynamoDB does.
  */
 static void
 require_table_name(DdbJson *req)
 {
-	if (member_string(req, "TableName") == NULL)
+	const char *name = member_string(req, "TableName");
+
+	if (name == NULL)
 		validation_error(DDB_MSG_REQUIRED_PARAMETER, "TableName");
+	if (strlen(name) < 3 || strlen(name) > 255)
+		validation_error("TableName must be at least 3 characters long and at most 255 characters long");
 }
 
 /*

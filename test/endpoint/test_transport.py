@@ -106,6 +106,21 @@ def test_table_name_required(raw):
                               "Member must not be null")
 
 
+def test_table_name_length(raw):
+    """The same operations say a TableName's length is wrong in
+    CreateTable's words too, before its pattern; the item operations
+    report it as a member constraint."""
+    msg = "TableName must be at least 3 characters long and at most 255 characters long"
+    for op in ("CreateTable", "DescribeTable", "DeleteTable", "UpdateTable", "DescribeTimeToLive"):
+        for name in ("ab", "t" * 256, "a$"):
+            r, data = raw.post({"TableName": name}, target="DynamoDB_20120810." + op)
+            assert r.status == 400
+            assert error_of(data) == ("ValidationException", msg), (op, name)
+    r, data = raw.post({"TableName": "ab", "Key": {}}, target="DynamoDB_20120810.GetItem")
+    assert error_of(data)[1] == ("1 validation error detected: Value 'ab' at 'tableName' failed to satisfy "
+                                 "constraint: Member must have length greater than or equal to 3")
+
+
 def test_unimplemented_operation_is_refused_after_auth():
     """An operation DynamoDB has and ddb does not implement is answered by
     the protocol layer as a 400, never a 500."""
