@@ -1532,9 +1532,16 @@ op_describe_endpoints(DdbJson *req, int *len)
 /*
  * The table a ResourceArn names (arn:aws:dynamodb:<region>:<account>:
  * table/<name>), opened; DynamoDB's errors for a malformed or unknown ARN.
+ *
+ * TagResource and UntagResource also take a list, 'list' (already read, so
+ * that a malformed one is refused first): DynamoDB checks that it is there
+ * once the ARN has the shape of one, and that it is not empty before it
+ * looks the table up.  Only UntagResource's unknown table is the bare
+ * "Requested resource not found".
  */
 static Relation
-open_arn_table(DdbJson *req, const char *action, AclMode mode)
+open_arn_table(DdbJson *req, const char *action, AclMode mode,
+			   DdbJson *list, const char *listname, const char *emptymsg)
 {
 	const char *arn = member_string(req, "ResourceArn");
 	const char *slash;
@@ -1550,13 +1557,23 @@ open_arn_table(DdbJson *req, const char *action, AclMode mode)
 	if (colons < 5 || slash == NULL)
 		ddb_raise(DDB_ERRCODE_ACCESS_DENIED, "AccessDeniedException",
 				  "User is not authorized to perform: dynamodb:%s on resource: %s", action, arn);
+	if (listname && list == NULL)
+		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
+						 psprintf(DDB_MSG_CONSTRAINT, "null", listname, "Member must not be null"));
 	if (strncmp(arn, prefix, strlen(prefix)) != 0 ||
 		strncmp(slash - 6, ":table", 6) != 0 || strlen(slash + 1) < 3 || strchr(slash + 1, '/'))
 		validation_error("Invalid TableArn: Invalid ResourceArn provided as input %s", arn);
+	if (listname && list->n == 0)
+		validation_error("%s", emptymsg);
 	relid = ddb_table_lookup(slash + 1);
 	if (!OidIsValid(relid) || strcmp(arn, ddb_table_arn(slash + 1)) != 0)
+	{
+		if (strcmp(action, "UntagResource") == 0)
+			ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
+					  DDB_MSG_RESOURCE_NOT_FOUND);
 		ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
 				  "Requested resource not found: ResourcArn: %s not found", arn);
+	}
 	return ddb_open_table(relid, mode);
 }
 
@@ -1637,15 +1654,18 @@ add_tags(Relation rel, Jsonb *tags)
 static char *
 op_tag_resource(DdbJson *req, int *len)
 {
-	Relation	rel = open_arn_table(req, "TagResource", ACL_SELECT);
 	DdbJson    *tags = member_list(req, "Tags");
+	Relation	rel;
 	DdbResponse	r;
 
-	if (tags == NULL)
-		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-						 psprintf(DDB_MSG_CONSTRAINT, "null", "tags", "Member must not be null"));
-	if (tags->n == 0)
-		validation_error("Atleast one Tag needs to be provided as Input.");
+	for (int i = 0; tags && i < tags->n; i++)
+	{
+		ddb_json_check_value_struct(tags->elems[i], "Tag");
+		(void) member_string(tags->elems[i], "Key");
+		(void) member_string(tags->elems[i], "Value");
+	}
+	rel = open_arn_table(req, "TagResource", ACL_SELECT, tags, "tags",
+						 "Atleast one Tag needs to be provided as Input.");
 	add_tags(rel, request_tags(tags));
 	relation_close(rel, AccessShareLock);
 	ddb_resp_begin(&r);
@@ -1655,22 +1675,18 @@ op_tag_resource(DdbJson *req, int *len)
 static char *
 op_untag_resource(DdbJson *req, int *len)
 {
-	Relation	rel = open_arn_table(req, "UntagResource", ACL_SELECT);
 	DdbJson    *keys = member_list(req, "TagKeys");
+	Relation	rel;
 	Datum	   *elems;
 	DdbResponse	r;
 
-	if (keys == NULL)
-		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-						 psprintf(DDB_MSG_CONSTRAINT, "null", "tagKeys", "Member must not be null"));
-	if (keys->n == 0)
-		validation_error("Atleast one Tag Key needs to be provided as Input.");
+	for (int i = 0; keys && i < keys->n; i++)
+		ddb_json_check_string(keys->elems[i]);
+	rel = open_arn_table(req, "UntagResource", ACL_SELECT, keys, "tagKeys",
+						 "Atleast one Tag Key needs to be provided as Input.");
 	elems = palloc(sizeof(Datum) * keys->n);
 	for (int i = 0; i < keys->n; i++)
-	{
-		ddb_json_check_string(keys->elems[i]);
 		elems[i] = CStringGetTextDatum(keys->elems[i]->str);
-	}
 	change_tags(rel, "WITH u AS (UPDATE ddb_internal.tables SET tags = tags - $2, auto = false "
 				"WHERE relid = $1 RETURNING 1) "
 				"INSERT INTO ddb_internal.tables (relid) SELECT $1 "
@@ -1685,7 +1701,7 @@ op_untag_resource(DdbJson *req, int *len)
 static char *
 op_list_tags_of_resource(DdbJson *req, int *len)
 {
-	Relation	rel = open_arn_table(req, "ListTagsOfResource", ACL_SELECT);
+	Relation	rel = open_arn_table(req, "ListTagsOfResource", ACL_SELECT, NULL, NULL, NULL);
 	DdbResponse	r;
 
 	(void) member_string(req, "NextToken");

@@ -121,6 +121,40 @@ def test_table_name_length(raw):
                                  "constraint: Member must have length greater than or equal to 3")
 
 
+def test_tag_requests_checked_before_the_table(raw):
+    """TagResource and UntagResource read their whole request first (a
+    malformed Tags or TagKeys is a SerializationException), and refuse a
+    missing or empty list before they look the table up; UntagResource's
+    unknown table is the bare "Requested resource not found"."""
+    arn = "arn:aws:dynamodb:us-east-1:000000000000:table/no_such_table"
+    for op, member, path, empty in (
+            ("TagResource", "Tags", "tags", "Atleast one Tag needs to be provided as Input."),
+            ("UntagResource", "TagKeys", "tagKeys", "Atleast one Tag Key needs to be provided as Input.")):
+        target = "DynamoDB_20120810." + op
+        r, data = raw.post({"ResourceArn": arn}, target=target)
+        assert error_of(data) == ("ValidationException", f"1 validation error detected: Value null at '{path}' "
+                                  "failed to satisfy constraint: Member must not be null"), op
+        r, data = raw.post({"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:index/x", member: None},
+                           target=target)
+        assert error_of(data)[1].startswith("1 validation error detected: Value null"), op
+        r, data = raw.post({"ResourceArn": arn, member: []}, target=target)
+        assert error_of(data) == ("ValidationException", empty), op
+        r, data = raw.post({"ResourceArn": arn, member: "x"}, target=target)
+        assert error_of(data) == ("SerializationException", "Unexpected field type"), op
+        r, data = raw.post({"ResourceArn": "nope", member: 1}, target=target)
+        assert error_of(data)[0] == "SerializationException", op
+    r, data = raw.post({"ResourceArn": arn, "Tags": [1]}, target="DynamoDB_20120810.TagResource")
+    assert error_of(data) == ("SerializationException", "Unexpected value type in payload")
+    r, data = raw.post({"ResourceArn": arn, "TagKeys": [[]]}, target="DynamoDB_20120810.UntagResource")
+    assert error_of(data)[0] == "SerializationException"
+    r, data = raw.post({"ResourceArn": arn, "TagKeys": ["k"]}, target="DynamoDB_20120810.UntagResource")
+    assert error_of(data) == ("ResourceNotFoundException", "Requested resource not found")
+    r, data = raw.post({"ResourceArn": arn, "Tags": [{"Key": "k", "Value": "v"}]},
+                       target="DynamoDB_20120810.TagResource")
+    assert error_of(data) == ("ResourceNotFoundException",
+                              f"Requested resource not found: ResourcArn: {arn} not found")
+
+
 def test_unimplemented_operation_is_refused_after_auth():
     """An operation DynamoDB has and ddb does not implement is answered by
     the protocol layer as a 400, never a 500."""
