@@ -11,8 +11,9 @@
 # python3-pytest): transport and robustness, SigV4, the server's life cycle
 # (worker crash and restart, clean stop, pg_stat_activity, auth = none),
 # the single-table playbook through boto3's client and resource APIs, the
-# AWS CLI (Debian's awscli), and dynamodb-admin (npm, installed into
-# node_modules here on first use) rendered by headless Chromium.
+# AWS CLI (Debian's awscli), dynamodb-admin (npm, installed into
+# node_modules here on first use) rendered by headless Chromium, and
+# the same requests to dynalite (npm, test/bench/dynalite) side by side.
 #
 # test/run.sh runs it as its "endpoint" part with DDB_BUILT=1 (it has built
 # and installed ddb already).  Knobs: DDB_PGBIN as in test/run.sh,
@@ -40,6 +41,15 @@ if [ ! -x "$tests/node_modules/.bin/dynamodb-admin" ]; then
 	log "installing dynamodb-admin (npm)"
 	(cd "$tests" && npm install --no-audit --no-fund --loglevel=error) >&2 ||
 		echo "npm install of dynamodb-admin failed; its test will fail" >&2
+fi
+
+# dynalite, the second implementation test_dynalite_diff.py compares the
+# endpoint with: the benchmark's pinned copy, installed there once
+dyn="$here/test/bench/dynalite"
+if [ ! -f "$dyn/node_modules/dynalite/cli.js" ]; then
+	log "installing dynalite (npm)"
+	(cd "$dyn" && npm install --no-audit --no-fund --loglevel=error) >&2 ||
+		echo "npm install of dynalite failed; its test will fail" >&2
 fi
 
 ddb_cluster_user
