@@ -532,6 +532,7 @@ extern Jsonb *ddb_jsonb_array(Jsonb **elems, int n);
 extern Jsonb *ddb_jsonb_object(const char **keys, Jsonb **vals, int n);
 extern void ddb_key_from_jsonb(Relation rel, Jsonb *doc, bool exact,
 							   Datum *values, bool *isnull, StringInfo enckey);
+extern bool ddb_jbv_is_key_type(DdbKeyType type, JsonbValue *v);
 extern void ddb_key_from_jsonb_named(Relation rel, const char **names, Jsonb *doc,
 									 bool exact, Datum *values, bool *isnull,
 									 StringInfo enckey);

@@ -166,24 +166,37 @@ sort_keys_find_duplicate(KeyRef *refs, int n)
 }
 
 /*
- * A put's key, as BatchWriteItem checks it: a missing key attribute is "The
- * provided key element does not match the schema" there, not PutItem's
- * "Missing the key".
+ * A put's key, as BatchWriteItem checks it: a missing key attribute, or
+ * one of the wrong type, is "The provided key element does not match the
+ * schema" there, not PutItem's "Missing the key" or "Type mismatch for
+ * key".
  */
 static void
 batch_put_key(Relation rel, Jsonb *item, StringInfo key)
 {
-	for (int k = 0; k < ddb_get_keyinfo(rel)->nkeys; k++)
+	const DdbKeyInfo *ki = ddb_get_keyinfo(rel);
+
+	for (int k = 0; k < ki->nkeys; k++)
 	{
 		const char *name = ddb_key_name(rel, k);
+		JsonbValue *v;
 
-		if (JB_ROOT_IS_OBJECT(item) &&
-			getKeyJsonValueFromContainer(&item->root, name, strlen(name), NULL) == NULL)
+		if (!JB_ROOT_IS_OBJECT(item))
+			break;
+		v = getKeyJsonValueFromContainer(&item->root, name, strlen(name), NULL);
+		if (v == NULL)
 			ereport(ERROR,
 					(errcode(DDB_ERRCODE_VALIDATION),
 					 errmsg("ValidationException: " DDB_MSG_KEY_SCHEMA_MISMATCH),
 					 errdetail("Key attribute \"%s\" of table \"%s\" is missing.",
 							   name, RelationGetRelationName(rel))));
+		if (!ddb_jbv_is_key_type(ki->keytype[k], v))
+			ereport(ERROR,
+					(errcode(DDB_ERRCODE_VALIDATION),
+					 errmsg("ValidationException: " DDB_MSG_KEY_SCHEMA_MISMATCH),
+					 errdetail("Key attribute \"%s\" of table \"%s\" must be of type %s.",
+							   name, RelationGetRelationName(rel),
+							   ddb_key_type_name(ki->keytype[k]))));
 	}
 	ddb_request_key(rel, item, false, key);
 }

@@ -824,6 +824,21 @@ jbv_type_name(JsonbValue *v)
 		v->type == jbvBool ? "BOOL" : "NULL";
 }
 
+/* Is a document-form value of key type type? */
+bool
+ddb_jbv_is_key_type(DdbKeyType type, JsonbValue *v)
+{
+	switch (type)
+	{
+		case DDB_KEY_S:
+			return v->type == jbvString;
+		case DDB_KEY_N:
+			return v->type == jbvNumeric;
+		default:
+			return v->type == jbvBinary && ddb_value_from_jbv(v)->type == DDB_TYPE_B;
+	}
+}
+
 /*
  * An item's key attribute of the wrong type: PutItem's message names the
  * key and both types.
@@ -831,22 +846,8 @@ jbv_type_name(JsonbValue *v)
 static void
 check_item_key_type(DdbKeyType type, JsonbValue *v, const char *name)
 {
-	bool		ok;
-
 	nul_key_check(v, name);
-	switch (type)
-	{
-		case DDB_KEY_S:
-			ok = v->type == jbvString;
-			break;
-		case DDB_KEY_N:
-			ok = v->type == jbvNumeric;
-			break;
-		default:
-			ok = v->type == jbvBinary && ddb_value_from_jbv(v)->type == DDB_TYPE_B;
-			break;
-	}
-	if (!ok)
+	if (!ddb_jbv_is_key_type(type, v))
 		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_KEY_TYPE_MISMATCH,
 				  name, ddb_key_type_name(type), jbv_type_name(v));
 }

@@ -73,7 +73,6 @@ KNOWN = {
     "batchwrite:no-requests": "ddb renders the map value as DynamoDB's Java toString ('{t=[0 requests]}'), dynalite as JSON",
     "batchwrite:26": "as batchwrite:no-requests",
     "batchwrite:both": "a WriteRequest holds exactly one of PutRequest and DeleteRequest; dynalite takes the put",
-    "batchwrite:bad-key": "not yet settled: dynalite reports a put's key type mismatch as 'does not match the schema' (see report)",
     "create:two-hash": "two HASH elements: DynamoDB says the second is not a RANGE key; dynalite's check runs on definitions first",
     "create:include-no-attrs": "INCLUDE without NonKeyAttributes is refused by DynamoDB; dynalite accepts it",
     "tags:bad-arn": "ddb has no IAM user ARN to put in AccessDeniedException's message",
