@@ -370,12 +370,22 @@ SELECT pq('SELECT * FROM Music ORDER BY Song');
 SELECT pq('SELECT * FROM Music WHERE live = true ORDER BY Song');
 SELECT pq('SELECT * FROM Music WHERE Artist = ''Ada'' ORDER BY "Year"');
 SELECT pq('DELETE FROM Music WHERE Artist = ''Ada'' AND Song = ''Note'' RETURNING ALL NEW *');
--- literals nest ([..], {..}, <<..>>): deep nesting is the stack depth
--- error, not a crash
+-- literals nest ([..], {..}, <<..>>) at most as deep as an attribute
+-- value (32 levels, in an INSERT's item 33): deeper is DynamoDB's
+-- ValidationException, before the parser recurses into the stack depth
+-- and before the request the statement becomes (twice as deep in JSON)
+-- was refused as a SerializationException, "The request body nests too
+-- deeply", of a body the client never sent
 SET max_stack_depth = '100kB';
 SELECT pq('SELECT * FROM Music WHERE Artist = ''Ada'' AND a = ' || repeat('[', 4000) || repeat(']', 4000));
 SELECT pq('SELECT * FROM Music WHERE Artist = ''Ada'' AND a = ' || repeat('{''k'': ', 1100) || '1' || repeat('}', 1100));
 RESET max_stack_depth;
+SELECT pq('SELECT * FROM Music WHERE Artist = ''Ada'' AND a = ' || repeat('[', 100) || repeat(']', 100));
+SELECT pq($$INSERT INTO Music VALUE {'Artist': 'Deep', 'Song': 'd32', 'd': $$ || repeat('[', 32) || repeat(']', 32) || '}');
+SELECT pq($$INSERT INTO Music VALUE {'Artist': 'Deep', 'Song': 'd33', 'd': $$ || repeat('[', 33) || repeat(']', 33) || '}');
+SELECT pq($$INSERT INTO Music VALUE {'Artist': 'Deep', 'Song': 'd150', 'd': $$ || repeat('[', 150) || repeat(']', 150) || '}');
+SELECT pq($$SELECT Song FROM Music WHERE Artist = 'Deep'$$);
+SELECT pq($$DELETE FROM Music WHERE Artist = 'Deep' AND Song = 'd32'$$);
 -- the request's own members, as DynamoDB checks them
 SELECT ddb_api('ExecuteStatement', '{}');
 SELECT ddb_api('ExecuteStatement', '{"Statement": ""}');
@@ -422,6 +432,11 @@ SELECT jsonb_pretty(pqb($$INSERT INTO Music VALUE {'Artist': 'B', 'Song': 's1'}$
 -- statement's ValidationError too
 SELECT pqb(format($$INSERT INTO Music VALUE {'Artist': '%s', 'Song': 's5'}$$, repeat('x', 2049)),
            $$INSERT INTO Music VALUE {'Artist': 'B', 'Song': 's5', 'n': 5}$$);
+-- a literal nested too deeply is its statement's ValidationError, not the
+-- whole batch's SerializationException
+SELECT pqb($$INSERT INTO Music VALUE {'Artist': 'B', 'Song': 'deep', 'd': $$ || repeat('[', 150) || repeat(']', 150) || '}',
+           $$INSERT INTO Music VALUE {'Artist': 'B', 'Song': 'deep', 'n': 0}$$);
+SELECT pq($$DELETE FROM Music WHERE Artist = 'B' AND Song = 'deep' RETURNING ALL OLD *$$);
 -- ALL_OLD: the failed condition's item in the error
 SELECT ddb_api('BatchExecuteStatement', '{"Statements": [{"Statement":
   "UPDATE Music SET n = 9 WHERE Artist = ''B'' AND Song = ''s2'' AND n = 1",

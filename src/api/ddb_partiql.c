@@ -182,6 +182,7 @@ typedef struct Parser
 	int			pos;
 	DdbJson    *params;			/* the request's Parameters, or NULL */
 	int			nextparam;
+	int			depth;			/* lists and maps open around the value parsed */
 } Parser;
 
 /* ------------------------------------------------------------------------
@@ -508,6 +509,29 @@ string_value(const char *s)
 	return scalar_value("S", buf.data);
 }
 
+/*
+ * Levels of lists and maps a value may nest in a statement: an attribute
+ * value's DDB_MAX_NESTING_DEPTH, and the INSERT's item around its values.
+ * Deeper is refused here, as the item or ExpressionAttributeValues check
+ * would refuse it: the request the statement becomes holds the value in
+ * JSON nested twice as deep, which the protocol's parser refuses past its
+ * own depth as a request body that nests too deeply (a
+ * SerializationException of a body the client never sent, which also
+ * failed a whole BatchExecuteStatement for one statement).
+ */
+#define PQL_MAX_VALUE_DEPTH (DDB_MAX_NESTING_DEPTH + 1)
+
+static void
+check_value_depth(int depth)
+{
+	if (depth > PQL_MAX_VALUE_DEPTH)
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: " DDB_MSG_NESTING),
+				 errdetail("Lists and maps nest at most %d levels deep.",
+						   DDB_MAX_NESTING_DEPTH)));
+}
+
 /* The next Parameters element, checked as an AttributeValue. */
 static PqlValue *
 param_value(Parser *ps)
@@ -603,6 +627,7 @@ parse_value_node(Parser *ps)
 		List	   *names = NIL;
 
 		next(ps);
+		check_value_depth(++ps->depth);
 		appendStringInfoString(&buf, "{\"M\":{");
 		if (!is_punct(peek(ps, 0), "}"))
 		{
@@ -628,6 +653,7 @@ parse_value_node(Parser *ps)
 			} while (accept_punct(ps, ","));
 		}
 		expect_punct(ps, "}");
+		ps->depth--;
 		appendStringInfoString(&buf, "}}");
 		n->value = palloc0(sizeof(PqlValue));
 		n->value->type = "M";
@@ -636,6 +662,7 @@ parse_value_node(Parser *ps)
 	else if (is_punct(t, "["))
 	{
 		next(ps);
+		check_value_depth(++ps->depth);
 		appendStringInfoString(&buf, "{\"L\":[");
 		if (!is_punct(peek(ps, 0), "]"))
 		{
@@ -647,6 +674,7 @@ parse_value_node(Parser *ps)
 			} while (accept_punct(ps, ","));
 		}
 		expect_punct(ps, "]");
+		ps->depth--;
 		appendStringInfoString(&buf, "]}");
 		n->value = palloc0(sizeof(PqlValue));
 		n->value->type = "L";
