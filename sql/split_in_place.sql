@@ -12,25 +12,8 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
 
--- Wait until no other backend holds a snapshot or transaction older than
--- now, so that VACUUM can prune what this file deleted: an autovacuum
--- ANALYZE running meanwhile in this database holds the horizon back
--- (unlink.sql says more).
-CREATE FUNCTION wait_no_xmin() RETURNS void LANGUAGE plpgsql AS $$
-DECLARE
-	now_xid xid := (txid_current() % 4294967296)::text::xid;
-BEGIN
-	FOR i IN 1 .. 600 LOOP
-		PERFORM pg_stat_clear_snapshot();
-		IF NOT EXISTS (SELECT FROM pg_stat_activity
-					   WHERE pid <> pg_backend_pid()
-						 AND (age(backend_xmin) > age(now_xid) OR age(backend_xid) > age(now_xid))) THEN
-			RETURN;
-		END IF;
-		PERFORM pg_sleep(0.1);
-	END LOOP;
-	RAISE EXCEPTION 'a backend kept a snapshot older than xid % for a minute', now_xid;
-END $$;
+-- wait_no_xmin(), before the VACUUMs whose pruning this file checks
+\i test/regress/wait_no_xmin.sql
 RESET client_min_messages;
 
 -- incompressible text of n bytes, so that long items stay on the page

@@ -4,31 +4,8 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
 
--- Wait until no other backend holds a snapshot or transaction older than
--- now, so that a deleted leaf's safexid can fall behind every snapshot.
-CREATE FUNCTION wait_no_xmin() RETURNS void LANGUAGE plpgsql AS $$
-DECLARE
-	-- an xid of now: once no other backend's snapshot or transaction is
-	-- older, every page deleted before this call is past the horizon.  (The
-	-- horizon of deleted pages is the whole server's: autovacuum's ANALYZE
-	-- in any database holds it back while it runs, so the wait is for
-	-- those; a backend that starts later cannot hold it below now.  The
-	-- old version of this wait, for no xmin at all, returned while such a
-	-- backend held an xid without a snapshot, and gave up silently.)
-	now_xid xid := (txid_current() % 4294967296)::text::xid;
-BEGIN
-	FOR i IN 1 .. 600 LOOP
-		-- (a transaction reads backends' status once unless told again)
-		PERFORM pg_stat_clear_snapshot();
-		IF NOT EXISTS (SELECT FROM pg_stat_activity
-					   WHERE pid <> pg_backend_pid()
-						 AND (age(backend_xmin) > age(now_xid) OR age(backend_xid) > age(now_xid))) THEN
-			RETURN;
-		END IF;
-		PERFORM pg_sleep(0.1);
-	END LOOP;
-	RAISE EXCEPTION 'a backend kept a snapshot older than xid % for a minute', now_xid;
-END $$;
+-- wait_no_xmin(), before the VACUUMs whose pruning this file checks
+\i test/regress/wait_no_xmin.sql
 
 CREATE FUNCTION vfield(t regclass, f text) RETURNS bigint LANGUAGE sql
 	AS $$ SELECT (ddb_verify(t)->>f)::bigint $$;
