@@ -187,6 +187,24 @@ SET ROLE ttl_user;
 SELECT ddb_ttl_sweep();
 RESET ROLE;
 SELECT count(*) AS carts_left FROM ddb_scan('carts');
+-- Its deletions fire no triggers (the service's, as the worker's), so a
+-- table with a DELETE trigger of its own (an audit) is swept only by its
+-- owner: a role that may delete from it would skip the trigger.
+CREATE TABLE carts_audit (id jsonb);
+CREATE FUNCTION carts_audit() RETURNS trigger LANGUAGE plpgsql AS
+$$BEGIN INSERT INTO carts_audit VALUES (OLD.id); RETURN OLD; END$$;
+SELECT ddb_put_item('carts', jsonb_build_object('id', 7, 'ttl', epoch_in(-10)));
+CREATE TRIGGER carts_audit AFTER DELETE ON carts FOR EACH ROW EXECUTE FUNCTION carts_audit();
+SET ROLE ttl_user;
+SELECT ddb_ttl_sweep();                          -- skipped: not the owner
+SELECT sqlstate_of($$SELECT ddb_ttl_sweep('carts')$$);  -- refused, as DeleteItem is
+RESET ROLE;
+SELECT count(*) AS carts_left FROM ddb_scan('carts');
+SELECT ddb_ttl_sweep();                          -- the owner's call
+SELECT count(*) AS carts_left, (SELECT count(*) FROM carts_audit) AS audited FROM ddb_scan('carts');
+DROP TRIGGER carts_audit ON carts;
+DROP FUNCTION carts_audit();
+DROP TABLE carts_audit;
 
 -- Dropping the table drops its TTL index.
 DROP TABLE carts;

@@ -239,6 +239,7 @@ extern void ddb_reset_relcache(Relation rel, bool truncated_in_place);
 extern bool ddb_is_ddb_relation(Relation rel);
 extern Relation ddb_open_table(Oid relid, AclMode mode);
 extern Relation ddb_open_locked_table(Oid relid, AclMode mode);
+extern bool ddb_has_user_delete_trigger(Relation rel);
 extern LOCKMODE ddb_api_lockmode(AclMode mode);
 extern int	ddb_search_path_pin(void);
 extern void ddb_search_path_unpin(int nestlevel);

@@ -512,7 +512,11 @@ sweep_all(Relation rel)
 /*
  * ddb_ttl_sweep(tbl DEFAULT NULL) RETURNS bigint: delete the expired items
  * of a table, or of every TTL-enabled table the caller may delete from
- * (others are skipped), in the caller's transaction.  Tables go in OID
+ * (others are skipped), in the caller's transaction.  Without a table the
+ * deletions are the service's, as the worker's: they fire no triggers, so
+ * a table with DELETE triggers of its own is swept only by its owner (who
+ * may drop them anyway), never by a role that may merely delete from it,
+ * whose own deletions fire them.  Tables go in OID
  * order, each in key order, and the collection rows of tables with LSIs
  * after all their items (one deferral around the whole sweep): the order
  * TransactWriteItems locks in.
@@ -547,6 +551,13 @@ ddb_ttl_sweep(PG_FUNCTION_ARGS)
 				rel = try_relation_open(relid, RowExclusiveLock);
 				if (rel == NULL)
 					continue;
+				/* the service's deletions skip triggers: their owner's call */
+				if (ddb_has_user_delete_trigger(rel) &&
+					!pg_class_ownercheck(relid, GetUserId()))
+				{
+					relation_close(rel, RowExclusiveLock);
+					continue;
+				}
 				total += sweep_all(rel);
 				relation_close(rel, NoLock);
 			}

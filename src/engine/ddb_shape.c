@@ -169,6 +169,42 @@ ddb_own_trigger_function(Oid fnoid)
 }
 
 /*
+ * The index in rel->trigdesc of the first enabled trigger, not ddb's own,
+ * that fires on one of 'events', or -1.
+ *
+ * rel->trigdesc is read afresh after each look-up of a trigger function:
+ * a syscache miss takes a lock and so takes in invalidations, and a
+ * relcache rebuild frees the trigger list it replaces (PostgreSQL keeps
+ * rd_rel and an unchanged tuple descriptor in place, not the triggers).
+ * The caller's lock keeps the list itself from changing, so index i still
+ * names the same trigger in the rebuilt one.
+ */
+static int
+first_user_trigger(Relation rel, int16 events)
+{
+	for (int i = 0; rel->trigdesc != NULL && i < rel->trigdesc->numtriggers; i++)
+	{
+		Trigger    *t = &rel->trigdesc->triggers[i];
+
+		if ((t->tgtype & events) == 0 || t->tgenabled == TRIGGER_DISABLED)
+			continue;
+		if (!ddb_own_trigger_function(t->tgfoid))
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Does a deletion of one of rel's rows fire a trigger that is not ddb's
+ * own?  ddb_ttl_sweep() leaves such a table to its owner (ddb_ttl.c).
+ */
+bool
+ddb_has_user_delete_trigger(Relation rel)
+{
+	return first_user_trigger(rel, TRIGGER_TYPE_DELETE) >= 0;
+}
+
+/*
  * The item functions write the tree directly, without the executor, so
  * nothing would check a table's CHECK constraints and foreign keys, compute
  * its generated columns or fire its triggers: they refuse to write such a
@@ -185,6 +221,7 @@ ddb_check_api_writable(Relation rel, AclMode mode)
 	/* (puts and updates may replace or, in a batch, come with deletes) */
 	int16		events = mode == ACL_DELETE ? TRIGGER_TYPE_DELETE :
 		TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE;
+	int			i;
 
 	if (mode != ACL_DELETE && constr != NULL && constr->num_check > 0)
 		ereport(ERROR,
@@ -203,9 +240,9 @@ ddb_check_api_writable(Relation rel, AclMode mode)
 	{
 		TupleDesc	desc = RelationGetDescr(rel);
 
-		for (int i = 0; i < desc->natts; i++)
+		for (int a = 0; a < desc->natts; a++)
 		{
-			Form_pg_attribute att = TupleDescAttr(desc, i);
+			Form_pg_attribute att = TupleDescAttr(desc, a);
 
 			if (att->attgenerated == ATTRIBUTE_GENERATED_STORED && !att->attisdropped)
 				ereport(ERROR,
@@ -217,23 +254,11 @@ ddb_check_api_writable(Relation rel, AclMode mode)
 		}
 	}
 
-	/*
-	 * rel->trigdesc is read afresh after each look-up of a trigger function:
-	 * a syscache miss takes a lock and so takes in invalidations, and a
-	 * relcache rebuild frees the trigger list it replaces (PostgreSQL keeps
-	 * rd_rel and an unchanged tuple descriptor in place, not the triggers).
-	 * Our lock keeps the list itself from changing, so index i still names
-	 * the same trigger in the rebuilt one.
-	 */
-	for (int i = 0; rel->trigdesc != NULL && i < rel->trigdesc->numtriggers; i++)
+	i = first_user_trigger(rel, events);
+	if (i >= 0)
 	{
 		Trigger    *t = &rel->trigdesc->triggers[i];
 
-		if ((t->tgtype & events) == 0 || t->tgenabled == TRIGGER_DISABLED)
-			continue;
-		if (ddb_own_trigger_function(t->tgfoid))
-			continue;
-		t = &rel->trigdesc->triggers[i];
 		if (OidIsValid(t->tgconstraint))
 			ereport(ERROR,
 					(errcode(DDB_ERRCODE_VALIDATION),
