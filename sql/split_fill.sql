@@ -2,7 +2,8 @@
 -- extends its partition, the leaf splits where that partition can go on
 -- growing instead of in the middle, so loads that append to partitions --
 -- interleaved across partitions, as real traffic arrives, or one partition
--- after another -- leave the leaves fuller.  The load bounds below fail
+-- after another, or at a point inside each partition -- leave the leaves
+-- fuller.  The load bounds below fail
 -- with a balanced split (leaf_fill 0.54 to 0.60 for these loads); random
 -- inserts keep the balanced split; a round of updates after the load keeps
 -- every item (the leaves split at most once each).  ddb_verify also proves
@@ -48,6 +49,25 @@ INSERT INTO fill_b
 SELECT v ->> 'items' AS items, (v ->> 'leaf_fill')::float >= 0.65 AS fill_ok
 FROM ddb_verify('fill_b') v;
 
+-- A partition that grows at a point inside it: each partition's "PROFILE"
+-- item first, then its orders, interleaved, each sorting before "PROFILE".
+-- The last insert into a leaf went right before the next one's place
+-- (ddb_inserting_after_newest); the bound fails with the balanced split
+-- (0.58 for this load).
+CREATE TABLE fill_mid ("PK" text, "SK" text, item jsonb) USING ddb;
+INSERT INTO fill_mid
+  SELECT 'CUST#' || i, 'PROFILE', jsonb_build_object('note', repeat('x', 150))
+  FROM generate_series(0, 199) i;
+INSERT INTO fill_mid
+  SELECT 'CUST#' || (i % 200), 'ORDER#' || lpad((i / 200)::text, 4, '0'),
+         jsonb_build_object('note', repeat('x', 150))
+  FROM generate_series(0, 11999) i ORDER BY i;
+SELECT v ->> 'items' AS items, (v ->> 'leaf_fill')::float >= 0.65 AS fill_ok
+FROM ddb_verify('fill_mid') v;
+SELECT count(*) AS profiles_last FROM (
+  SELECT "PK", "SK", lead("PK") OVER (ORDER BY "PK", "SK") AS next_pk FROM fill_mid) s
+WHERE "SK" = 'PROFILE' AND next_pk IS DISTINCT FROM "PK";
+
 -- Random order: no partition is appended to, the balanced split stays
 -- (about 0.7 full, as any B-tree under random inserts).
 SELECT setseed(0.19);
@@ -88,4 +108,4 @@ SELECT count(*) FILTER (WHERE item ->> 'v' = '2') AS updated, count(*) AS items 
 SELECT v ->> 'live' AS live FROM ddb_verify('fill_s') v;
 SELECT item ->> 'v' AS v FROM fill_s WHERE "PK" = 'CUST#7' AND "SK" = 'ORDER#0059';
 
-DROP TABLE fill_s, fill_seq, fill_n, fill_b, fill_rand;
+DROP TABLE fill_s, fill_seq, fill_n, fill_b, fill_mid, fill_rand;

@@ -1566,10 +1566,18 @@ ddb_leaf_split_point(int nv, char **vkey, int *vkeylen, Size *vsize, int skip,
  *	   before that key's older versions);
  *	 - it is the last item of its partition: the next item on the page, or
  *	   the high key when it would be the page's last, is beyond the
- *	   partition;
+ *	   partition; or, inside the partition, the item before it is the
+ *	   partition's newest on the page (ddb_inserting_after_newest): its
+ *	   last insert went right there, so the partition grows at a point inside it -- a sort
+ *	   key of a time or a sequence before the partition's other items
+ *	   ("ORDER#<time>" before "PROFILE"), the evidence nbtree reads in
+ *	   adjacent heap TIDs.  The split right after the new item then moves
+ *	   the partition's later items right once, and the appends that follow
+ *	   fill the left half and, split off alone, pages of their own;
  *	 - the left half keeps at least DDB_SPLIT_MIN_LEFT, and both halves fit.
  * Otherwise, and for random inserts (which rarely land at the end of a
- * run), the balanced split stays.  'pktype' is the partition key's type.
+ * run or right after their partition's newest item), the balanced split
+ * stays.  'pktype' is the partition key's type.
  * Returns the virtual item v that starts the right half, or -1.
  */
 #define DDB_SPLIT_RUN		2
@@ -1579,6 +1587,37 @@ static inline bool
 ddb_in_partition(const char *key, int keylen, const char *part, int partlen)
 {
 	return keylen >= partlen && memcmp(key, part, partlen) == 0;
+}
+
+/*
+ * Is the item before the new one, v = newpos - 1, the newest of its
+ * partition's items on the page (the largest row id, that is the smallest
+ * suffix: an item key ends in its row id's complement), and the new item a
+ * new key (not a new version, which sorts right before its key's older
+ * ones)?  Then the partition's last insert into this page went where this
+ * one goes: an insertion point that moves forward an item at a time inside
+ * the partition.  (Only the partition's own items count: items arriving
+ * interleaved across partitions that share the page are no evidence
+ * either way.)  The partition's items are a run around newpos, its
+ * encoded prefix of 'plen' bytes.
+ */
+static bool
+ddb_inserting_after_newest(int nv, char **vkey, int *vkeylen, int newpos, int plen)
+{
+	const char *nk = vkey[newpos];
+	int			klen = vkeylen[newpos] - DDB_SUFFIX_LEN;
+	const char *pred = vkey[newpos - 1] + vkeylen[newpos - 1] - DDB_SUFFIX_LEN;
+
+	if (newpos + 1 < nv && vkeylen[newpos + 1] - DDB_SUFFIX_LEN == klen &&
+		memcmp(vkey[newpos + 1], nk, klen) == 0)
+		return false;
+	for (int v = newpos - 2; v >= 0 && ddb_in_partition(vkey[v], vkeylen[v], nk, plen); v--)
+		if (memcmp(vkey[v] + vkeylen[v] - DDB_SUFFIX_LEN, pred, DDB_SUFFIX_LEN) < 0)
+			return false;
+	for (int v = newpos + 1; v < nv && ddb_in_partition(vkey[v], vkeylen[v], nk, plen); v++)
+		if (memcmp(vkey[v] + vkeylen[v] - DDB_SUFFIX_LEN, pred, DDB_SUFFIX_LEN) < 0)
+			return false;
+	return true;
 }
 
 static int
@@ -1591,6 +1630,7 @@ ddb_leaf_split_after_new(DdbKeyType pktype, int nv, char **vkey, int *vkeylen,
 	int			ncand = 0;
 	int			rs;
 	Size		total = 0;
+	bool		partition_ends;
 
 	if (plen < 0 || newpos < DDB_SPLIT_RUN)
 		return -1;
@@ -1598,25 +1638,34 @@ ddb_leaf_split_after_new(DdbKeyType pktype, int nv, char **vkey, int *vkeylen,
 		if (!ddb_in_partition(vkey[newpos - i], vkeylen[newpos - i], nk, plen))
 			return -1;
 	if (newpos + 1 < nv)
-	{
-		if (ddb_in_partition(vkey[newpos + 1], vkeylen[newpos + 1], nk, plen))
-			return -1;
+		partition_ends = !ddb_in_partition(vkey[newpos + 1], vkeylen[newpos + 1], nk, plen);
+	else						/* (a high key shorter than plen is beyond it) */
+		partition_ends = oldhk == NULL ||
+			!ddb_in_partition(oldhk->key, oldhk->keylen, nk, plen);
+	if (!partition_ends && !ddb_inserting_after_newest(nv, vkey, vkeylen, newpos, plen))
+		return -1;
+	if (newpos + 1 < nv)
 		cand[ncand++] = newpos + 1;
-	}
-	else if (oldhk != NULL && ddb_in_partition(oldhk->key, oldhk->keylen, nk, plen))
-		return -1;				/* (a high key shorter than plen is beyond it) */
 
 	/*
 	 * Candidates, best first: right after the new item; before its
-	 * partition's run (the whole partition goes on growing on the right);
-	 * right before it (alone, or with the partitions after it).  The first
-	 * that leaves both halves fitting and the left one not nearly empty.
+	 * partition's run (the whole partition goes on growing on the right),
+	 * when it grows at its end; right before it (alone, or with the
+	 * partitions after it).  The first that leaves both halves fitting and
+	 * the left one not nearly empty.  A partition growing inside itself
+	 * does not move its run: the partitions before it on the page end
+	 * where its own items start, which tells nothing of their growth, and
+	 * the new item alone on the right leaves the left full and moves
+	 * nothing.
 	 */
-	rs = newpos - DDB_SPLIT_RUN;
-	while (rs > 0 && ddb_in_partition(vkey[rs - 1], vkeylen[rs - 1], nk, plen))
-		rs--;
-	if (rs > 0)
-		cand[ncand++] = rs;
+	if (partition_ends)
+	{
+		rs = newpos - DDB_SPLIT_RUN;
+		while (rs > 0 && ddb_in_partition(vkey[rs - 1], vkeylen[rs - 1], nk, plen))
+			rs--;
+		if (rs > 0)
+			cand[ncand++] = rs;
+	}
 	cand[ncand++] = newpos;
 
 	for (int i = 0; i < nv; i++)

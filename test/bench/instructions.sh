@@ -362,7 +362,8 @@ per_statement() {   # SCRIPT TABLE PRELOAD TAG
 
 label() {
 	case $1 in
-	put_new) echo "PutItem, new key" ;; put_over) echo "PutItem, overwrite" ;;
+	put_new) echo "PutItem, new key" ;; put_seq) echo "PutItem, new key in sequence" ;;
+	put_over) echo "PutItem, overwrite" ;;
 	update) echo "UpdateItem, counter +1" ;; delete) echo "DeleteItem" ;;
 	delete_old) echo "DeleteItem, a loaded item" ;;
 	get) echo "GetItem" ;; query) echo "Query 100 items, forward" ;;

@@ -414,7 +414,7 @@ bench() {
 # Variants per operation: api = ddb's SQL function, sql = plain SQL on the ddb
 # table, heap, clust = the clustered heap (reads only).
 read_ops="get query query_back prefix last"
-write_ops="put_new put_over update delete delete_old"
+write_ops="put_new put_seq put_over update delete delete_old"
 # Batches: api = ddb_batch_write_item / ddb_batch_get_item, sql = the same
 # items as single ddb_put_item / ddb_get_item calls in one transaction
 # (*_singles.sql), heap = one INSERT of 25 rows / one SELECT ... IN (100 keys).
@@ -437,7 +437,7 @@ variants_for() {
 	case $op in batch_*) echo "api sql heap"; return ;; esac
 	case $op in
 	get) echo "api heap sql" ;;
-	put_new|update|delete|delete_old) echo "api heap sql" ;;
+	put_new|put_seq|update|delete|delete_old) echo "api heap sql" ;;
 	put_over) echo "api heap" ;;  # no ON CONFLICT on ddb: no arbiter index
 	*) echo "api heap sql clust" ;;
 	esac | if [ $mode = smoke ]; then
@@ -494,9 +494,9 @@ restore_old_deletes() {   # TABLE CLIENTS K RUN
 # run_op OP CLIENTS: --rounds rounds; each runs every side once, in an
 # order reversed every other round (ABBA), so drift weighs on all alike.
 #
-# Operations that add keys (put_new, batch_put) first run one unmeasured
-# warm-up round, "round 0", every side once (with 1 client only, before the
-# first measured round of the operation).  The tables are bulk-loaded with
+# Operations that add keys (put_new, put_seq, batch_put) first run one
+# unmeasured warm-up round, "round 0", every side once (with 1 client only,
+# before the first measured round of the operation).  The tables are bulk-loaded with
 # full leaves (ddb's fillfactor 95, the heap's pages full), so the first
 # new key that lands on a leaf splits it, and the API and SQL sides share
 # bench_ddb: without the warm-up, whichever ddb side ran first in a round
@@ -504,7 +504,7 @@ restore_old_deletes() {   # TABLE CLIENTS K RUN
 # the API first in two rounds of three.  After the warm-up every side
 # meets leaves that have room about as often as the other.  The smoke
 # mode runs it too, so that CI's bench part exercises it.
-warm_ups=" put_new batch_put "
+warm_ups=" put_new put_seq batch_put "
 run_op() {   # OP CLIENTS
 	local op=$1 clients=$2 v tbl k left r order
 	if [ "$clients" = 1 ] && [[ $warm_ups == *" $op "* ]]; then
@@ -700,6 +700,7 @@ op_name() {
 	prefix) echo "Query begins_with (~8 items)" ;;
 	last) echo "Query limit 1, newest first" ;;
 	put_new) echo "PutItem, new key" ;;
+	put_seq) echo "PutItem, new key in sequence" ;;
 	put_over) echo "PutItem, overwrite" ;;
 	batch_put) echo "BatchWriteItem, 25 new items" ;;
 	batch_get) echo "BatchGetItem, 100 keys" ;;
