@@ -118,8 +118,23 @@ SELECT sqlstate_of($$SELECT ddb_put_item('orders', jsonb_build_object('customer'
 SELECT sqlstate_of($$INSERT INTO orders VALUES ('big', 'd7', jsonb_build_object('pad', repeat('x', 2000)))$$);
 SELECT sqlstate_of($$SELECT ddb_update_item('orders', '{"customer": "big", "orderDate": "d1"}', 'SET #p = :p', names => '{"#p": "pad"}', vals => jsonb_build_object(':p', repeat('y', 2000)))$$);
 SELECT sqlstate_of(format($$SELECT ddb_api('PutItem', %L)$$, format('{"TableName": "orders", "Item": {"customer": {"S": "big"}, "orderDate": {"S": "d8"}, "pad": {"S": "%s"}}}', repeat('x', 1500))));
+-- in a transaction, the collection grown too large cancels it, as
+-- DynamoDB documents: the Put's reason is ItemCollectionSizeLimitExceeded,
+-- "Collection size exceeded"; the other actions' None
+SELECT ddb_api('TransactWriteItems', format('{"TransactItems": [
+  {"ConditionCheck": {"TableName": "orders", "Key": {"customer": {"S": "big"}, "orderDate": {"S": "d1"}},
+                      "ConditionExpression": "attribute_exists(customer)"}},
+  {"Put": {"TableName": "orders", "Item": {"customer": {"S": "big"}, "orderDate": {"S": "d9"}, "pad": {"S": "%s"}}}},
+  {"Put": {"TableName": "orders", "Item": {"customer": {"S": "small"}, "orderDate": {"S": "d9"}}}}]}', repeat('x', 1500))::jsonb);
+SELECT ddb_api('ExecuteTransaction', format('{"TransactStatements": [
+  {"Statement": "INSERT INTO orders VALUE {''customer'': ''big'', ''orderDate'': ''d9'', ''pad'': ''%s''}"}]}', repeat('x', 1500))::jsonb);
+SELECT ddb_transact_write_items(jsonb_build_array(jsonb_build_object('Update', jsonb_build_object(
+  'TableName', 'orders', 'Key', '{"customer": "big", "orderDate": "d1"}'::jsonb,
+  'UpdateExpression', 'SET #p = :p', 'ExpressionAttributeNames', '{"#p": "pad"}'::jsonb,
+  'ExpressionAttributeValues', jsonb_build_object(':p', repeat('y', 2000))))));
 SELECT count(*) AS big_items, ddb_get_item('orders', '{"customer": "big", "orderDate": "d1"}') ->> 'pad' = repeat('x', 400) AS d1_unchanged
 FROM ddb_query('orders', 'customer = :c', '{":c": "big"}');
+SELECT ddb_get_item('orders', '{"customer": "small", "orderDate": "d9"}') AS small_d9_not_written;
 -- other partitions are other collections; shrinking writes always pass
 SELECT ddb_put_item('orders', jsonb_build_object('customer', 'small', 'orderDate', 'd1', 'pad', repeat('x', 1500)));
 SELECT ddb_update_item('orders', '{"customer": "big", "orderDate": "d1"}', 'REMOVE #p', names => '{"#p": "pad"}');

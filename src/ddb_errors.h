@@ -191,6 +191,8 @@
 #define DDB_MSG_TABLE_NOT_FOUND			"Requested resource not found: Table: %s not found"
 #define DDB_MSG_TABLE_IN_USE			"Table already exists: %s"
 #define DDB_MSG_CONDITIONAL_FAILED		"The conditional request failed"
+/* the Developer Guide's "Error handling" table and TransactionCanceledException's reasons */
+#define DDB_MSG_COLLECTION_SIZE			"Collection size exceeded"
 #define DDB_MSG_KEY_SCHEMA_MISMATCH		"The provided key element does not match the schema"
 #define DDB_MSG_REQUIRED_PARAMETER		"The parameter '%s' is required but was not present in the request"
 #define DDB_MSG_VALIDATION_ERRORS		"%d validation error%s detected: %s"

@@ -903,6 +903,64 @@ run_actions(DdbTransactAction *actions, ActionExprs *exprs, int *order, int n)
 	return !failed;
 }
 
+/*
+ * Apply the collection changes of a transaction whose actions all
+ * succeeded (ddb_collection_defer_end).  A collection grown past its limit
+ * cancels the transaction, as DynamoDB does ("a local secondary index
+ * (LSI) becomes too large"): the reason ItemCollectionSizeLimitExceeded
+ * goes to each Put and Update of that collection, and false is returned
+ * (the caller raises the cancellation, which undoes the writes).
+ */
+static bool
+apply_collections(DdbTransactAction *actions, int n, int mark)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	ErrorData  *volatile edata = NULL;
+	bool		named = false;
+
+	ddb_collection_overflow_reset();
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		ddb_collection_defer_end(mark, true);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode != DDB_ERRCODE_ITEM_COLLECTION_SIZE)
+			ReThrowError(edata);
+	}
+	PG_END_TRY();
+	if (edata == NULL)
+		return true;
+	for (int i = 0; i < n; i++)
+	{
+		DdbTransactAction *a = &actions[i];
+
+		if ((a->kind == DDB_TX_PUT || a->kind == DDB_TX_UPDATE) &&
+			ddb_collection_overflowed(a->rel, a->doc))
+		{
+			a->code = "ItemCollectionSizeLimitExceeded";
+			a->message = DDB_MSG_COLLECTION_SIZE;
+			a->item = NULL;
+			named = true;
+		}
+	}
+	if (!named)
+		ReThrowError(edata);	/* (not expected: no action wrote it) */
+	return false;
+}
+
 /* Sort actions by table and key (order[] gets their indexes). */
 static int *
 key_order(KeyRef *refs, int n)
@@ -1087,7 +1145,10 @@ ddb_transact_write_core(DdbTransactAction *actions, int n, int max_actions,
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	ddb_collection_defer_end(mark, ok);
+	if (ok)
+		ok = apply_collections(actions, n, mark);
+	else
+		ddb_collection_defer_end(mark, false);
 	if (ok && trel != NULL)
 	{
 		purge_tokens(trel);

@@ -1141,6 +1141,15 @@ static List *deferred = NIL;	/* of DeferredDelta, in TopTransactionContext */
 static int	defer_floor[DDB_DEFER_MAX_DEPTH];	/* each level's mark */
 
 static void collection_add(Relation cidx, const char *key, int keylen, int64 delta);
+
+/*
+ * The collection whose growth last raised ItemCollectionSizeLimitExceeded
+ * (its "$collections" table and key, in TopTransactionContext): a
+ * transaction names the actions that wrote it (ddb_collection_overflowed).
+ */
+static Oid	overflow_relid = InvalidOid;
+static char *overflow_key = NULL;
+static int	overflow_keylen = 0;
 static void collection_add_by_oid(Oid indexrelid, const char *key, int keylen, int64 delta);
 
 /*
@@ -1331,12 +1340,22 @@ collection_add(Relation cidx, const char *key, int keylen, int64 delta)
 		if (size < 0)
 			size = 0;
 		if (delta > 0 && size > (int64) ddb_item_collection_limit_kb * 1024)
+		{
+			/* which collection, for a transaction's cancellation reasons */
+			MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+
+			overflow_relid = RelationGetRelid(cidx);
+			overflow_key = palloc(Max(keylen, 1));
+			memcpy(overflow_key, key, keylen);
+			overflow_keylen = keylen;
+			MemoryContextSwitchTo(old);
 			ereport(ERROR,
 					(errcode(DDB_ERRCODE_ITEM_COLLECTION_SIZE),
-					 errmsg("ItemCollectionSizeLimitExceededException: Item collection size limit exceeded"),
+					 errmsg("ItemCollectionSizeLimitExceededException: " DDB_MSG_COLLECTION_SIZE),
 					 errdetail("The write would make the item collection of its partition key " INT64_FORMAT " bytes (the items and their local secondary index entries); the limit is %d kB.",
 							   size, ddb_item_collection_limit_kb),
 					 errhint("Spread the items over more partition key values (DynamoDB's limit is 10 GB, ddb.item_collection_size_limit).")));
+		}
 		if (exists)
 		{
 			if (ddb_update_version(cidx, &tid, collection_row(cidx, size), key, keylen,
@@ -1376,6 +1395,41 @@ ddb_item_collection_size(Relation rel, Jsonb *item)
 	size = tuple ? collection_row_size(cidx, tuple) : 0;
 	relation_close(cidx, AccessShareLock);
 	return size;
+}
+
+/*
+ * Forget the collection that last overflowed; a request that runs
+ * ddb_collection_defer_end under a catch calls it first.
+ */
+void
+ddb_collection_overflow_reset(void)
+{
+	overflow_relid = InvalidOid;
+}
+
+/*
+ * Whether item (or key) belongs to the collection whose growth raised the
+ * last ItemCollectionSizeLimitExceeded since ddb_collection_overflow_reset.
+ */
+bool
+ddb_collection_overflowed(Relation rel, Jsonb *item)
+{
+	Oid			cidxoid;
+	Relation	cidx;
+	StringInfoData key;
+	bool		same;
+
+	if (!OidIsValid(overflow_relid) || item == NULL ||
+		!ddb_index_info(rel, DDB_INDEX_COLLECTION, NULL, &cidxoid, NULL, NULL) ||
+		cidxoid != overflow_relid)
+		return false;
+	cidx = try_relation_open(cidxoid, AccessShareLock);
+	if (cidx == NULL)
+		return false;
+	collection_key(cidx, item, &key);
+	same = ddb_compare_bytes(key.data, key.len, overflow_key, overflow_keylen) == 0;
+	relation_close(cidx, AccessShareLock);
+	return same;
 }
 
 /*
