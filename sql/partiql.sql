@@ -462,6 +462,11 @@ SELECT jsonb_pretty(pqb($$INSERT INTO Music VALUE {'Artist': 'B', 'Song': 's6', 
 -- 1 to 25 statements
 SELECT ddb_api('BatchExecuteStatement', '{"Statements": []}');
 SELECT ddb_api('BatchExecuteStatement', '{}');
+-- a statement's enum member is named by its path in the list
+SELECT ddb_api('BatchExecuteStatement', $${"Statements": [{"Statement": "DELETE FROM Music WHERE Artist = 'B' AND Song = 's1'"},
+  {"Statement": "DELETE FROM Music WHERE Artist = 'B' AND Song = 's2'", "ReturnValuesOnConditionCheckFailure": "ALL_NEW"}]}$$);
+SELECT ddb_api('ExecuteTransaction', $${"TransactStatements": [
+  {"Statement": "DELETE FROM Music WHERE Artist = 'B' AND Song = 's2'", "ReturnValuesOnConditionCheckFailure": "ALL_NEW"}]}$$);
 SELECT pqb(VARIADIC array_fill($$SELECT * FROM Music WHERE Artist = 'B' AND Song = 's1'$$::text, ARRAY[26]));
 SELECT jsonb_array_length(pqb(VARIADIC array_fill($$SELECT * FROM Music WHERE Artist = 'B' AND Song = 's1'$$::text, ARRAY[25]))->'Responses');
 SELECT ddb_api('BatchExecuteStatement', '{"Statements": [{"Statement": "SELECT * FROM Music WHERE Artist = ''B'' AND Song = ''s1''"}],

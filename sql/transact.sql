@@ -84,6 +84,9 @@ SELECT ddb_transact_write_items('[{"Put": {"Item": {"sku": "apple"}}}]');
 SELECT ddb_transact_write_items('[{"Delete": {"TableName": "stock"}}]');
 SELECT ddb_transact_write_items('[{"Put": {"TableName": "stock", "Item": {"sku": "x"},
                                            "ReturnValuesOnConditionCheckFailure": "ALL_NEW"}}]');
+-- the typed form names the same member in the same path
+SELECT ddb_api('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "stock", "Item": {"sku": {"S": "x"}}}},
+  {"Delete": {"TableName": "stock", "Key": {"sku": {"S": "y"}}, "ReturnValuesOnConditionCheckFailure": "ALL_NEW"}}]}');
 -- expressions are checked as the single-item operations check them
 SELECT ddb_transact_write_items('[{"Put": {"TableName": "stock", "Item": {"sku": "x"},
                                            "ExpressionAttributeValues": {":a": 1}}}]');

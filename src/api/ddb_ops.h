@@ -377,7 +377,8 @@ extern void ddb_valerr_name(DdbValErrors *e, const char *value, const char *memb
 extern void ddb_valerr_raise(DdbValErrors *e);
 struct DdbJson;
 extern const char *ddb_check_common(DdbValErrors *e, struct DdbJson *req);
-extern const char *ddb_check_return_on_failure(DdbValErrors *e, struct DdbJson *req);
+extern const char *ddb_check_return_on_failure(DdbValErrors *e, struct DdbJson *req,
+												const char *prefix);
 
 /* gsi (ddb_gsi.c) */
 extern void ddb_create_gsi_core(Oid relid, char *index_name, char *pk,

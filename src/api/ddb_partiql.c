@@ -2600,7 +2600,7 @@ ddb_op_execute_statement(DdbJson *req, int *len)
 	}
 	/* the enums, as every item operation checks them, whatever the statement */
 	o.rcc = ddb_check_common(&e, req);
-	o.on_failure = ddb_check_return_on_failure(&e, req);
+	o.on_failure = ddb_check_return_on_failure(&e, req, "");
 	ddb_valerr_raise(&e);
 
 	st = parse_statement(o.statement, o.params);
@@ -2639,16 +2639,18 @@ list_options(DdbValErrors *e, DdbJson *req, const char *name, int max, int *n)
 	if (list->n < 1)
 		ddb_valerr_add(e, "[]", lname, "Member must have length greater than or equal to 1");
 	if (list->n > max)
-		ddb_valerr_add(e, NULL, lname,
+		ddb_valerr_add(e, psprintf("[%d statements]", list->n), lname,
 					   psprintf("Member must have length less than or equal to %d", max));
 	*n = list->n;
 	opts = palloc0(sizeof(Options) * Max(list->n, 1));
 	for (int i = 0; i < list->n; i++)
 	{
+		char	   *prefix = psprintf("%s.%d.member.", lname, i + 1);
+
 		ddb_json_check_value_struct(list->elems[i],
 									max == PQL_BATCH_MAX ? "BatchStatementRequest" : "ParameterizedStatement");
-		statement_options(e, list->elems[i], psprintf("%s.%d.member.", lname, i + 1), &opts[i]);
-		opts[i].on_failure = ddb_check_return_on_failure(e, list->elems[i]);
+		statement_options(e, list->elems[i], prefix, &opts[i]);
+		opts[i].on_failure = ddb_check_return_on_failure(e, list->elems[i], prefix);
 	}
 	return opts;
 }

@@ -2095,14 +2095,19 @@ check_item_collection_metrics(DdbValErrors *e, DdbJson *req)
 static const char *const rv_set[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL};
 #define RV_LIST "ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW"
 
-/* ReturnValuesOnConditionCheckFailure: ALL_OLD, NONE or NULL (also ExecuteStatement's) */
+/*
+ * ReturnValuesOnConditionCheckFailure: ALL_OLD, NONE or NULL (also
+ * ExecuteStatement's).  prefix: the path of the structure that holds it in
+ * a list ("transactItems.1.member.put.", "statements.1.member."), as the
+ * validation message names its other members; "" at the top.
+ */
 const char *
-ddb_check_return_on_failure(DdbValErrors *e, DdbJson *req)
+ddb_check_return_on_failure(DdbValErrors *e, DdbJson *req, const char *prefix)
 {
 	static const char *const set[] = {"ALL_OLD", "NONE", NULL};
 
 	return check_enum(e, member_string(req, "ReturnValuesOnConditionCheckFailure"),
-					  "ReturnValuesOnConditionCheckFailure", set, "ALL_OLD, NONE");
+					  psprintf("%sreturnValuesOnConditionCheckFailure", prefix), set, "ALL_OLD, NONE");
 }
 
 /*
@@ -2339,7 +2344,7 @@ op_put_item(DdbJson *req, int *len)
 	if (ddb_json_member(req, "Item") == NULL)
 		ddb_valerr_add(&e, NULL, "item", "Member must not be null");
 	rvs = check_enum(&e, member_string(req, "ReturnValues"), "ReturnValues", rv_set, RV_LIST);
-	on_failure = ddb_check_return_on_failure(&e, req);
+	on_failure = ddb_check_return_on_failure(&e, req, "");
 	ddb_valerr_raise(&e);
 	request_expressions(req, &x, expr, legacy);
 	item = request_item(req, "Item");
@@ -2393,7 +2398,7 @@ op_update_item(DdbJson *req, int *len)
 	if (ddb_json_member(req, "Key") == NULL)
 		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
 	rvs = check_enum(&e, member_string(req, "ReturnValues"), "ReturnValues", rv_set, RV_LIST);
-	on_failure = ddb_check_return_on_failure(&e, req);
+	on_failure = ddb_check_return_on_failure(&e, req, "");
 	ddb_valerr_raise(&e);
 	request_expressions(req, &x, expr, legacy);
 	key = request_item(req, "Key");
@@ -2445,7 +2450,7 @@ op_delete_item(DdbJson *req, int *len)
 	if (ddb_json_member(req, "Key") == NULL)
 		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
 	rvs = check_enum(&e, member_string(req, "ReturnValues"), "ReturnValues", rv_set, RV_LIST);
-	on_failure = ddb_check_return_on_failure(&e, req);
+	on_failure = ddb_check_return_on_failure(&e, req, "");
 	ddb_valerr_raise(&e);
 	request_expressions(req, &x, expr, legacy);
 	key = request_item(req, "Key");
@@ -2974,7 +2979,9 @@ transact_actions(DdbJson *req, bool writes, int *n)
 		a->names = x.names;
 		a->vals = x.vals;
 		ddb_valerr_init(&e);
-		rv = ddb_check_return_on_failure(&e, spec);
+		rv = ddb_check_return_on_failure(&e, spec,
+										 psprintf("transactItems.%d.member.%s.", i + 1,
+												  lower_first(wkinds[a->kind])));
 		ddb_valerr_raise(&e);
 		a->return_old = rv != NULL && strcmp(rv, "ALL_OLD") == 0;
 	}
