@@ -919,6 +919,11 @@ apply_collections(DdbTransactAction *actions, int n, int mark)
 	ErrorData  *volatile edata = NULL;
 	bool		named = false;
 
+	if (!ddb_collection_defer_pending(mark))
+	{
+		ddb_collection_defer_end(mark, true);	/* nothing to write here */
+		return true;
+	}
 	ddb_collection_overflow_reset();
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);

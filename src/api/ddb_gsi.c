@@ -1183,6 +1183,19 @@ deferred_cell_cmp(const ListCell *a, const ListCell *b)
 }
 
 /*
+ * Whether ending the ddb_collection_defer_begin that returned 'mark' with
+ * apply true would write collection rows (so could raise
+ * ItemCollectionSizeLimitExceeded): it is the outermost, and changes were
+ * collected.
+ */
+bool
+ddb_collection_defer_pending(int mark)
+{
+	Assert(defer_depth > 0 && defer_floor[defer_depth - 1] == mark);
+	return defer_depth == 1 && list_length(deferred) > 0;
+}
+
+/*
  * End the ddb_collection_defer_begin that returned 'mark'.  apply false
  * (the request failed and its writes are rolled back, or it raised an
  * error): the changes it collected are dropped.  apply true: the outermost

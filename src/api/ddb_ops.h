@@ -400,6 +400,7 @@ extern int	ddb_gsi_cache_forget(bool (*gone) (Oid relid));
 extern int	ddb_index_key_names(Relation rel, const char ***names);
 extern int	ddb_collection_defer_begin(void);
 extern void ddb_collection_defer_end(int mark, bool apply);
+extern bool ddb_collection_defer_pending(int mark);
 extern void ddb_gsi_check_update_types(Relation rel, DdbUpdate *upd);
 extern void ddb_gsi_check_update_values(Relation rel, DdbUpdate *upd, Jsonb *item);
 extern bool ddb_gsi_throughput(Relation rel, const char *index_name, int64 *rcu, int64 *wcu);
