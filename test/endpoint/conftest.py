@@ -201,11 +201,27 @@ def create_table(c, name, pk="PK", sk="SK", gsis=None, attrs=None, sk_type="S", 
 
 
 def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+    """A free loopback port: the kernel's pick, or one of the range
+    DDB_TEST_FREE_PORTS ("56220-56299") names, on machines where tests must
+    keep to given ports."""
+    rng = os.environ.get("DDB_TEST_FREE_PORTS")
+    cands = [0]
+    if rng:
+        lo, hi = (int(x) for x in rng.split("-"))
+        cands = list(range(lo, hi + 1))
+        import random
+        random.shuffle(cands)
+    for c in cands:
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", c))
+        except OSError:
+            s.close()
+            continue
+        p = s.getsockname()[1]
+        s.close()
+        return p
+    raise RuntimeError(f"no free port in {rng}")
 
 
 def _proc_addr(addr):

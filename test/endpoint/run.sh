@@ -17,7 +17,9 @@
 #
 # test/run.sh runs it as its "endpoint" part with DDB_BUILT=1 (it has built
 # and installed ddb already).  Knobs: DDB_PGBIN as in test/run.sh,
-# DDB_KEEP=1 keeps the work directory.
+# DDB_TEST_PORT (PostgreSQL's port), DDB_TEST_HTTP_PORT (the endpoint's;
+# default a free one), DDB_TEST_FREE_PORTS ("lo-hi": where tests that
+# start servers of their own take ports), DDB_KEEP=1 keeps the work directory.
 set -u
 set -o pipefail
 
@@ -64,8 +66,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A free loopback port for the endpoint (the kernel picks it).
-http_port=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# A free loopback port for the endpoint (the kernel picks it), or
+# DDB_TEST_HTTP_PORT's, for machines where tests must keep to given ports.
+http_port=${DDB_TEST_HTTP_PORT:-$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')}
 # PostgreSQL itself listens only on a private socket directory.
 pg_port=${DDB_TEST_PORT:-55439}
 
