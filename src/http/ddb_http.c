@@ -1086,6 +1086,7 @@ serve(struct MHD_Connection *conn, const char *url, const char *method,
 		}
 		PopActiveSnapshot();
 		CommitTransactionCommand();
+		MemoryContextSwitchTo(request_cxt);	/* (the commit left TopMemoryContext) */
 		in_xact = false;
 		resp->status = 200;
 		appendBinaryStringInfo(&resp->body, result, resultlen);
@@ -1095,6 +1096,7 @@ done:
 		{
 			/* refused before the operation ran: nothing to keep */
 			AbortCurrentTransaction();
+			MemoryContextSwitchTo(request_cxt);
 			in_xact = false;
 		}
 	}
@@ -1110,6 +1112,14 @@ done:
 		AbortCurrentTransaction();
 		QueryCancelPending = false;
 		RESUME_INTERRUPTS();
+
+		/*
+		 * The abort leaves TopMemoryContext current: the error response is
+		 * made in the request's context, which is reset after it is sent,
+		 * or each failed request would leave its bytes in the worker for
+		 * good.
+		 */
+		MemoryContextSwitchTo(request_cxt);
 		error_response(resp, edata, target, role_name);
 	}
 	PG_END_TRY();

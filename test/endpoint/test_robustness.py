@@ -3,13 +3,14 @@ request gets a clear 4xx in DynamoDB's format (or, where HTTP allows it,
 the connection is dropped), and a valid request works right after it."""
 import http.client
 import json
+import os
 import re
 import socket
 import time
 
 import pytest
 
-from conftest import (PORT, Raw, Session, client, connections_held, create_table, drained, error_of,
+from conftest import (PORT, WORK, Raw, Session, client, connections_held, create_table, drained, error_of,
                       in_background, psql, server_end, server_settings, set_server_settings,
                       signed_headers, tcp_sockets, wait_for, worker_blocked_by, worker_of,
                       worker_pids, workers_of)
@@ -430,6 +431,54 @@ def test_no_memory_growth_across_requests():
         r.close()
     for p in pids:
         assert after[p] - before[p] < 20 * 1024, (p, before[p], after[p])
+
+
+def top_memory_used(pid):
+    """Bytes used in the worker's TopMemoryContext, from the memory context
+    dump pg_log_backend_memory_contexts writes to the server log."""
+    log = os.path.join(WORK, "server.log")
+    start = os.path.getsize(log)
+    psql(f"SELECT pg_log_backend_memory_contexts({pid})")
+    pat = re.compile(rf"\[{pid}\] LOG:  level: 0; TopMemoryContext: .*; (\d+) used")
+
+    def found():
+        with open(log, "rb") as f:
+            f.seek(start)
+            m = pat.search(f.read().decode(errors="replace"))
+        return int(m.group(1)) if m else None
+    v = wait_for(found, 10)
+    assert v is not None, "no memory context dump in the server log"
+    return v
+
+
+def test_failed_requests_leave_nothing_in_top_memory():
+    """A request that fails with a DynamoDB error is answered from the
+    request's memory, not from what the transaction's abort left current
+    (TopMemoryContext): each failed request left about 150 bytes there for
+    good, so a client sending failing requests grew a worker without
+    bound.  Measured in the worker's TopMemoryContext itself, which
+    resident size is too coarse to show."""
+    r = Raw()
+    bodies = [
+        ("DynamoDB_20120810.GetItem", {"TableName": "no_such_table", "Key": {"PK": {"S": "a"}}}),
+        ("DynamoDB_20120810.PutItem", {"TableName": "no_such_table", "Item": {}}),
+        ("DynamoDB_20120810.CreateTable", {"TableName": "x"}),
+    ]
+
+    def burst(n):
+        for i in range(n):
+            target, body = bodies[i % len(bodies)]
+            resp, data = r.post(body, target=target)
+            assert resp.status == 400, data
+
+    burst(30)
+    pid = worker_of(r.conn.sock, worker_pids())
+    before = top_memory_used(pid)
+    burst(600)
+    after = top_memory_used(pid)
+    r.close()
+    # before the fix: about 90 kB
+    assert after - before < 8192, (before, after)
 
 
 def private_dirty_kb(pid):
