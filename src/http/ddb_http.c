@@ -1235,26 +1235,49 @@ send_too_large(struct MHD_Connection *conn)
  * lets a server refuse both; this one does, with 400, and closes the
  * connection without reading the body.
  */
-static enum MHD_Result
-count_content_length(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+typedef struct LengthHeaders
 {
+	int			lengths;		/* Content-Length headers */
+	int			encodings;		/* Transfer-Encoding headers */
+} LengthHeaders;
+
+static enum MHD_Result
+count_length_headers(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	LengthHeaders *h = cls;
+
 	if (pg_strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
-		(*(int *) cls)++;
+		h->lengths++;
+	if (pg_strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0)
+		h->encodings++;
 	return MHD_YES;
 }
 
+/*
+ * A Transfer-Encoding other than "chunked" alone is refused too (RFC 9112
+ * section 6.3: when chunked is not the final coding the length cannot be
+ * determined, and the server must answer 400 and close): libmicrohttpd
+ * decodes only a lone "chunked" and takes any other coding ("gzip",
+ * "gzip, chunked", two Transfer-Encoding headers) as a body that lasts
+ * until the connection closes, so the request was never answered and
+ * its connection held until the idle timeout -- and a proxy that
+ * decoded the chunked coding would have had every later request it sent
+ * on that connection swallowed as its body.
+ */
 static const char *
 ambiguous_length(struct MHD_Connection *conn)
 {
-	int			lengths = 0;
+	LengthHeaders h = {0, 0};
+	const char *te;
 
-	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_content_length, &lengths);
-	if (lengths > 1)
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_length_headers, &h);
+	if (h.lengths > 1)
 		return "The request has more than one Content-Length header";
-	if (lengths > 0 &&
-		MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-									MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL)
+	if (h.lengths > 0 && h.encodings > 0)
 		return "The request has both Content-Length and Transfer-Encoding headers";
+	te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	if (h.encodings > 1 || (te != NULL && pg_strcasecmp(te, "chunked") != 0))
+		return "The request has a Transfer-Encoding other than chunked";
 	return NULL;
 }
 
