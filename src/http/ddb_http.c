@@ -88,6 +88,16 @@
  *   anyone who can connect could make each worker hold 256 connections x
  *   16 MB.
  *
+ * - Responses are held whole until sent, and a client need not read
+ *   them: one that sends a request on each of its connections and reads
+ *   nothing leaves a worker holding every response (a BatchGetItem's may
+ *   be 16 MB) until libmicrohttpd's inactivity timeout, so 256
+ *   connections could make a worker hold 4 GB.  A worker therefore
+ *   counts the responses it has not finished sending (libmicrohttpd
+ *   tells when it lets one go), and while they come to
+ *   DDB_HTTP_MAX_UNSENT answers a request with ThrottlingException instead
+ *   of running it.
+ *
  * - Time limits.  A worker serves one request at a time, so a request that
  *   waits -- for a lock an open SQL transaction holds, say -- stalls every
  *   connection of its worker, and a few such requests the endpoint.
@@ -162,6 +172,8 @@
 /* DynamoDB's request size limit: larger bodies are refused with 413. */
 #define DDB_HTTP_MAX_BODY		(16 * 1024 * 1024)
 #define DDB_HTTP_MAX_BUFFERED	(4 * DDB_HTTP_MAX_BODY)	/* per worker, see above */
+/* responses computed and not yet sent, per worker, see "Responses" above */
+#define DDB_HTTP_MAX_UNSENT		(4 * DDB_HTTP_MAX_BODY)
 /* an oversized body up to this is read (and dropped) to answer 413 cleanly */
 #define DDB_HTTP_MAX_DISCARD	(4 * DDB_HTTP_MAX_BODY)
 /* Connections one worker holds at once (idle keep-alive ones included). */
@@ -616,6 +628,9 @@ typedef struct HttpRequest
 
 /* the body bytes this worker's connections hold (their caps) */
 static size_t buffered = 0;
+
+/* the bytes of the responses libmicrohttpd holds, not yet (all) sent */
+static size_t unsent = 0;
 
 /* One open connection's clock (see "Deadlines" above). */
 typedef struct ConnClock
@@ -1147,20 +1162,48 @@ request_id(char *out)
 	out[52] = '\0';
 }
 
+/* A response's body as libmicrohttpd holds it until it is sent. */
+typedef struct HeldResponse
+{
+	size_t		len;
+	char		data[FLEXIBLE_ARRAY_MEMBER];
+} HeldResponse;
+
+/* libmicrohttpd is done with a response (sent, or its connection closed) */
+static void
+response_sent(void *cls)
+{
+	HeldResponse *held = cls;
+
+	unsent -= held->len;
+	free(held);
+}
+
 static enum MHD_Result
 send_response(struct MHD_Connection *conn, HttpResponse *resp)
 {
 	struct MHD_Response *r;
+	HeldResponse *held;
 	enum MHD_Result ret;
 	char		rid[53];
 	char		crcbuf[16];
 	pg_crc32	crc;
 	const char *origin;
 
-	r = MHD_create_response_from_buffer(resp->body.len, resp->body.data,
-										MHD_RESPMEM_MUST_COPY);
-	if (r == NULL)
+	/* a copy counted in 'unsent' until libmicrohttpd lets it go */
+	held = malloc(offsetof(HeldResponse, data) + Max(resp->body.len, 1));
+	if (held == NULL)
 		return MHD_NO;
+	held->len = resp->body.len;
+	memcpy(held->data, resp->body.data, resp->body.len);
+	r = MHD_create_response_from_buffer_with_free_callback_cls(held->len, held->data,
+															   response_sent, held);
+	if (r == NULL)
+	{
+		free(held);
+		return MHD_NO;
+	}
+	unsent += held->len;
 	request_id(rid);
 	/* zlib's CRC-32 of the body, which SDKs check */
 	INIT_TRADITIONAL_CRC32(crc);
@@ -1418,6 +1461,9 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 	/* the whole request is here */
 	if (hreq->too_large)
 		return send_too_large(conn);
+	/* clients that do not read their responses: see "Responses" above */
+	if (unsent >= DDB_HTTP_MAX_UNSENT)
+		return send_throttled(conn);
 	memset(&resp, 0, sizeof(resp));
 	resp.status = 500;
 	resp.content_type = "application/x-amz-json-1.0";

@@ -755,6 +755,59 @@ def test_throttled_at_64mb():
     assert_served_again()
 
 
+def test_unread_responses_are_bounded(ddb, table_name):
+    """Responses are held until sent, and a client need not read them: five
+    BatchGetItems of 16 MB each, sent on five connections to one worker
+    that read nothing, leave that worker holding 80 MB (256 such
+    connections held 4 GB, until libmicrohttpd's inactivity timeout let
+    them go).  Past 64 MB unsent the worker answers a request with
+    ThrottlingException instead of running it, and serves again once the
+    responses are gone (here: their connections closed)."""
+    create_table(ddb, table_name)
+    big = "x" * (390 * 1024)
+    keys = [{"PK": {"S": str(i)}, "SK": {"S": "x"}} for i in range(42)]
+    for i in range(0, len(keys), 21):
+        ddb.batch_write_item(RequestItems={table_name: [
+            {"PutRequest": {"Item": dict(k, v={"S": big})}} for k in keys[i:i + 21]]})
+    body = json.dumps({"RequestItems": {table_name: {"Keys": keys}}}).encode()
+    pids = worker_pids()
+    opened = []
+    try:
+        first = socket.create_connection(HOST, timeout=10)
+        opened.append(first)
+        w = worker_of(first, pids)
+        assert w is not None
+        readers = [first] + [on_worker(w, pids, opened) for _ in range(4)]
+        # connections to the same worker, opened while it is idle (a busy
+        # worker leaves new ones to the other)
+        probes = [on_worker(w, pids, opened) for _ in range(40)]
+        for s in readers:
+            h = dict(signed_headers(body, "DynamoDB_20120810.BatchGetItem"),
+                     **{"Content-Length": str(len(body))})
+            s.sendall(request_bytes(body, h))
+        # (well within the idle timeout, 5 s here, that would close them)
+        end = time.time() + 4
+        status = None
+        while time.time() < end and probes:
+            probe = probes.pop()
+            probe.sendall(request_bytes(b"{}", dict(signed_headers(b"{}"), **{"Content-Length": "2"})))
+            resp = http.client.HTTPResponse(probe)
+            resp.begin()
+            data = resp.read()
+            status = resp.status
+            if status == 400:
+                break
+            time.sleep(0.1)
+        assert status == 400, "a worker holding 80 MB of unread responses still ran requests"
+        assert json.loads(data) == {
+            "__type": "com.amazon.coral.availability#ThrottlingException",
+            "message": "Rate of requests exceeds the allowed throughput."}
+    finally:
+        for s in opened:
+            s.close()
+    assert_served_again()
+
+
 def test_slow_request_is_cut():
     """A request sent a byte at a time, each within the idle timeout (5 s
     here), is closed once the connection has gone that long without
