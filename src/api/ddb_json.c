@@ -48,6 +48,7 @@ typedef struct JsonParser
 	const char *p;
 	const char *end;
 	int			depth;
+	StringInfoData scratch;		/* a string being de-escaped */
 } JsonParser;
 
 static DdbJson *parse_value(JsonParser *jp);
@@ -225,17 +226,31 @@ check_string_encoding(const char *s, int len)
 	}
 }
 
+/*
+ * A string token de-escaped, in a palloc'd copy of its own size.  (Each
+ * one used to keep the 1 kB buffer it was de-escaped into: a 16 MB body of
+ * short strings, ["a","a",...], took a worker past 4 GB.)
+ */
+static char *
+parse_string_copy(JsonParser *jp, int *len)
+{
+	char	   *copy;
+
+	resetStringInfo(&jp->scratch);
+	parse_string_into(jp, &jp->scratch);
+	check_string_encoding(jp->scratch.data, jp->scratch.len);
+	copy = palloc(jp->scratch.len + 1);
+	memcpy(copy, jp->scratch.data, jp->scratch.len + 1);
+	*len = jp->scratch.len;
+	return copy;
+}
+
 static DdbJson *
 parse_string(JsonParser *jp)
 {
 	DdbJson    *j = new_node(DDB_JSON_STRING);
-	StringInfoData buf;
 
-	initStringInfo(&buf);
-	parse_string_into(jp, &buf);
-	check_string_encoding(buf.data, buf.len);
-	j->str = buf.data;
-	j->len = buf.len;
+	j->str = parse_string_copy(jp, &j->len);
 	return j;
 }
 
@@ -324,15 +339,9 @@ parse_container(JsonParser *jp, bool object)
 		skip_ws(jp);
 		if (object)
 		{
-			StringInfoData key;
-
 			if (jp->p >= jp->end || *jp->p != '"')
 				parse_fail(jp);
-			initStringInfo(&key);
-			parse_string_into(jp, &key);
-			check_string_encoding(key.data, key.len);
-			j->keys[j->n] = key.data;
-			j->keylens[j->n] = key.len;
+			j->keys[j->n] = parse_string_copy(jp, &j->keylens[j->n]);
 			skip_ws(jp);
 			if (jp->p >= jp->end || *jp->p != ':')
 				parse_fail(jp);
@@ -398,6 +407,7 @@ ddb_json_parse(const char *text, int len)
 	jp.p = text;
 	jp.end = text + len;
 	jp.depth = 0;
+	initStringInfo(&jp.scratch);
 	j = parse_value(&jp);
 	skip_ws(&jp);
 	if (jp.p != jp.end)

@@ -497,6 +497,29 @@ def private_dirty_kb(pid):
     return proc_kb(pid, "smaps_rollup", "Private_Dirty")
 
 
+def test_many_short_strings_parse_in_little_memory():
+    """A request body is parsed into a tree whose strings take about their
+    own size: each string used to keep the 1 kB buffer it was de-escaped
+    into, so 2 MB of ["a","a",...] (half a million strings) took the
+    worker's peak past 550 MB, and a 16 MB body past 4 GB, from any key
+    (the body is parsed before anything is checked).  Now about 60 MB.
+    Measured as the growth of the worker's peak resident size, which is
+    reset (clear_refs) just before."""
+    r = Raw()
+    resp, data = r.post({})
+    assert resp.status == 200, data
+    pid = worker_of(r.conn.sock, worker_pids())
+    body = b'{"TableName": "no_such_table", "x": [' + b",".join([b'"a"'] * 500000) + b"]}"
+    with open(f"/proc/{pid}/clear_refs", "w") as f:
+        f.write("5")    # the peak resident size starts again from now
+    start = rss_kb(pid)
+    resp, data = r.post(body, target="DynamoDB_20120810.Scan")
+    peak = proc_kb(pid, "status", "VmHWM")
+    r.close()
+    assert resp.status == 400 and error_of(data)[0] == "ResourceNotFoundException", data
+    assert peak - start < 150 * 1024, (start, peak)
+
+
 def test_dropped_tables_leave_no_memory_behind():
     """A worker lives as long as the server, and a test suite against it may
     create and delete tables by the thousand: what ddb caches per table (its
