@@ -35,6 +35,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 
 #include "ddb.h"
@@ -49,7 +50,64 @@ typedef struct JsonParser
 	const char *end;
 	int			depth;
 	StringInfoData scratch;		/* a string being de-escaped */
+	char	   *arena;			/* the rest of the current block (see */
+	Size		arena_left;		/* parse_alloc) */
 } JsonParser;
+
+/*
+ * The tree's nodes, strings and member arrays are carved out of 32 kB
+ * blocks rather than palloc'd one by one: palloc's chunk header and
+ * power-of-two rounding took a one-byte number 100 bytes, so that a 16 MB
+ * body of [1,1,...] or of {"N":"1"}s took a worker near 1 GB.  Nothing
+ * in the tree is freed or resized by its users; it goes with the memory
+ * context.  Larger pieces get a palloc of their own.
+ */
+#define PARSE_BLOCK			(32 * 1024)
+#define PARSE_OWN_CHUNK		1024
+
+static void *
+parse_alloc(JsonParser *jp, Size size, bool align)
+{
+	void	   *p;
+
+	if (size > PARSE_OWN_CHUNK)
+		return palloc(size);
+	if (align)
+	{
+		Size		pad = (Size) (MAXALIGN((uintptr_t) jp->arena) - (uintptr_t) jp->arena);
+
+		if (jp->arena_left < pad + size)
+			jp->arena_left = 0;
+		else
+		{
+			jp->arena += pad;
+			jp->arena_left -= pad;
+		}
+	}
+	if (jp->arena_left < size)
+	{
+		jp->arena = palloc(PARSE_BLOCK);
+		jp->arena_left = PARSE_BLOCK;
+	}
+	p = jp->arena;
+	jp->arena += size;
+	jp->arena_left -= size;
+	return p;
+}
+
+/* A member array grown from 'old' (n elements) to 'cap' elements. */
+static void *
+parse_grow(JsonParser *jp, void *old, int n, int cap, Size elemsize)
+{
+	void	   *p;
+
+	if (old != NULL && (Size) n * elemsize > PARSE_OWN_CHUNK)
+		return repalloc(old, (Size) cap * elemsize);
+	p = parse_alloc(jp, (Size) cap * elemsize, true);
+	if (n > 0)
+		memcpy(p, old, (Size) n * elemsize);
+	return p;
+}
 
 static DdbJson *parse_value(JsonParser *jp);
 
@@ -76,10 +134,11 @@ parse_fail(JsonParser *jp)
 }
 
 static DdbJson *
-new_node(DdbJsonType type)
+new_node(JsonParser *jp, DdbJsonType type)
 {
-	DdbJson    *j = palloc0(sizeof(DdbJson));
+	DdbJson    *j = parse_alloc(jp, sizeof(DdbJson), true);
 
+	memset(j, 0, sizeof(DdbJson));
 	j->type = type;
 	return j;
 }
@@ -239,7 +298,7 @@ parse_string_copy(JsonParser *jp, int *len)
 	resetStringInfo(&jp->scratch);
 	parse_string_into(jp, &jp->scratch);
 	check_string_encoding(jp->scratch.data, jp->scratch.len);
-	copy = palloc(jp->scratch.len + 1);
+	copy = parse_alloc(jp, jp->scratch.len + 1, false);
 	memcpy(copy, jp->scratch.data, jp->scratch.len + 1);
 	*len = jp->scratch.len;
 	return copy;
@@ -248,7 +307,7 @@ parse_string_copy(JsonParser *jp, int *len)
 static DdbJson *
 parse_string(JsonParser *jp)
 {
-	DdbJson    *j = new_node(DDB_JSON_STRING);
+	DdbJson    *j = new_node(jp, DDB_JSON_STRING);
 
 	j->str = parse_string_copy(jp, &j->len);
 	return j;
@@ -284,9 +343,11 @@ parse_number(JsonParser *jp)
 		while (jp->p < jp->end && isdigit((unsigned char) *jp->p))
 			jp->p++;
 	}
-	j = new_node(DDB_JSON_NUMBER);
-	j->str = pnstrdup(start, jp->p - start);
+	j = new_node(jp, DDB_JSON_NUMBER);
 	j->len = jp->p - start;
+	j->str = parse_alloc(jp, j->len + 1, false);
+	memcpy(j->str, start, j->len);
+	j->str[j->len] = '\0';
 	return j;
 }
 
@@ -306,7 +367,7 @@ match_word(JsonParser *jp, const char *word)
 static DdbJson *
 parse_container(JsonParser *jp, bool object)
 {
-	DdbJson    *j = new_node(object ? DDB_JSON_OBJECT : DDB_JSON_ARRAY);
+	DdbJson    *j = new_node(jp, object ? DDB_JSON_OBJECT : DDB_JSON_ARRAY);
 	int			cap = 0;
 	char		close = object ? '}' : ']';
 
@@ -325,15 +386,15 @@ parse_container(JsonParser *jp, bool object)
 	{
 		if (j->n == cap)
 		{
-			cap = cap ? cap * 2 : 8;
-			j->elems = j->elems ? repalloc(j->elems, cap * sizeof(DdbJson *)) :
-				palloc(cap * sizeof(DdbJson *));
+			/* (most objects of a request have one or two members) */
+			cap = cap ? cap * 2 : 2;
+			if (cap > (int) (MaxAllocSize / sizeof(DdbJson *)))
+				serialization_error("The request body has too many members");
+			j->elems = parse_grow(jp, j->elems, j->n, cap, sizeof(DdbJson *));
 			if (object)
 			{
-				j->keys = j->keys ? repalloc(j->keys, cap * sizeof(char *)) :
-					palloc(cap * sizeof(char *));
-				j->keylens = j->keylens ? repalloc(j->keylens, cap * sizeof(int)) :
-					palloc(cap * sizeof(int));
+				j->keys = parse_grow(jp, j->keys, j->n, cap, sizeof(char *));
+				j->keylens = parse_grow(jp, j->keylens, j->n, cap, sizeof(int));
 			}
 		}
 		skip_ws(jp);
@@ -383,7 +444,7 @@ parse_value(JsonParser *jp)
 			return parse_string(jp);
 		case 't':
 		case 'f':
-			j = new_node(DDB_JSON_BOOL);
+			j = new_node(jp, DDB_JSON_BOOL);
 			if (match_word(jp, "true"))
 				j->boolean = true;
 			else if (!match_word(jp, "false"))
@@ -392,7 +453,7 @@ parse_value(JsonParser *jp)
 		case 'n':
 			if (!match_word(jp, "null"))
 				parse_fail(jp);
-			return new_node(DDB_JSON_NULL);
+			return new_node(jp, DDB_JSON_NULL);
 		default:
 			return parse_number(jp);
 	}
@@ -408,6 +469,8 @@ ddb_json_parse(const char *text, int len)
 	jp.end = text + len;
 	jp.depth = 0;
 	initStringInfo(&jp.scratch);
+	jp.arena = NULL;
+	jp.arena_left = 0;
 	j = parse_value(&jp);
 	skip_ws(&jp);
 	if (jp.p != jp.end)
