@@ -1282,7 +1282,20 @@ typedef struct LengthHeaders
 {
 	int			lengths;		/* Content-Length headers */
 	int			encodings;		/* Transfer-Encoding headers */
+	bool		bad_name;		/* a field name that is not a token */
 } LengthHeaders;
+
+/* Is 'name' an HTTP token (RFC 9110 section 5.6.2)? */
+static bool
+is_token(const char *name)
+{
+	if (*name == '\0')
+		return false;
+	for (const char *c = name; *c; c++)
+		if (!isalnum((unsigned char) *c) && strchr("!#$%&'*+-.^_`|~", *c) == NULL)
+			return false;
+	return true;
+}
 
 static enum MHD_Result
 count_length_headers(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
@@ -1293,6 +1306,8 @@ count_length_headers(void *cls, enum MHD_ValueKind kind, const char *key, const 
 		h->lengths++;
 	if (pg_strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0)
 		h->encodings++;
+	if (!is_token(key))
+		h->bad_name = true;
 	return MHD_YES;
 }
 
@@ -1307,13 +1322,23 @@ count_length_headers(void *cls, enum MHD_ValueKind kind, const char *key, const 
  * decoded the chunked coding would have had every later request it sent
  * on that connection swallowed as its body.
  */
+/*
+ * So is a field name that is not a token, "Transfer-Encoding : chunked"
+ * above all (RFC 9112 section 5.1: whitespace before the colon must be
+ * answered 400).  libmicrohttpd keeps the blank in the name, so it knew
+ * neither the header nor that the length was given twice, and used
+ * Content-Length, where a proxy that trims the name uses chunked: the same
+ * smuggling.
+ */
 static const char *
 ambiguous_length(struct MHD_Connection *conn)
 {
-	LengthHeaders h = {0, 0};
+	LengthHeaders h = {0, 0, false};
 	const char *te;
 
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_length_headers, &h);
+	if (h.bad_name)
+		return "The request has a header field name that is not a token";
 	if (h.lengths > 1)
 		return "The request has more than one Content-Length header";
 	if (h.lengths > 0 && h.encodings > 0)
