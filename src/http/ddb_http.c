@@ -1283,6 +1283,7 @@ typedef struct LengthHeaders
 	int			lengths;		/* Content-Length headers */
 	int			encodings;		/* Transfer-Encoding headers */
 	bool		bad_name;		/* a field name that is not a token */
+	bool		bad_value;		/* a control character in a value */
 } LengthHeaders;
 
 /* Is 'name' an HTTP token (RFC 9110 section 5.6.2)? */
@@ -1298,7 +1299,8 @@ is_token(const char *name)
 }
 
 static enum MHD_Result
-count_length_headers(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+count_length_headers(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+					 const char *value, size_t value_size)
 {
 	LengthHeaders *h = cls;
 
@@ -1306,8 +1308,11 @@ count_length_headers(void *cls, enum MHD_ValueKind kind, const char *key, const 
 		h->lengths++;
 	if (pg_strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0)
 		h->encodings++;
-	if (!is_token(key))
+	if (strlen(key) != key_size || !is_token(key))
 		h->bad_name = true;
+	for (size_t i = 0; value != NULL && i < value_size; i++)
+		if (((unsigned char) value[i] < 0x20 && value[i] != '\t') || value[i] == 0x7f)
+			h->bad_value = true;
 	return MHD_YES;
 }
 
@@ -1328,17 +1333,23 @@ count_length_headers(void *cls, enum MHD_ValueKind kind, const char *key, const 
  * answered 400).  libmicrohttpd keeps the blank in the name, so it knew
  * neither the header nor that the length was given twice, and used
  * Content-Length, where a proxy that trims the name uses chunked: the same
- * smuggling.
+ * smuggling.  And so is a value with a control character: a bare CR,
+ * which some proxies end a line at ("X-A: a\rTransfer-Encoding: chunked"
+ * is one header here, two there), or another control character (RFC
+ * 9110 section 5.5: invalid).  (A NUL libmicrohttpd cuts the value at
+ * itself.)
  */
 static const char *
 ambiguous_length(struct MHD_Connection *conn)
 {
-	LengthHeaders h = {0, 0, false};
+	LengthHeaders h = {0, 0, false, false};
 	const char *te;
 
-	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_length_headers, &h);
+	MHD_get_connection_values_n(conn, MHD_HEADER_KIND, count_length_headers, &h);
 	if (h.bad_name)
 		return "The request has a header field name that is not a token";
+	if (h.bad_value)
+		return "The request has a control character in a header field value";
 	if (h.lengths > 1)
 		return "The request has more than one Content-Length header";
 	if (h.lengths > 0 && h.encodings > 0)
