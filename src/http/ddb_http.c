@@ -1293,7 +1293,8 @@ is_token(const char *name)
 	if (*name == '\0')
 		return false;
 	for (const char *c = name; *c; c++)
-		if (!isalnum((unsigned char) *c) && strchr("!#$%&'*+-.^_`|~", *c) == NULL)
+		if (!(*c >= 'a' && *c <= 'z') && !(*c >= 'A' && *c <= 'Z') &&
+			!(*c >= '0' && *c <= '9') && strchr("!#$%&'*+-.^_`|~", *c) == NULL)
 			return false;
 	return true;
 }
