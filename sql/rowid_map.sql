@@ -31,6 +31,50 @@ UPDATE rm_inplace SET item = '{"u": 3}';
 SELECT count(*) FILTER (WHERE item = '{"u": 3}') AS updated, ddb_verify('rm_inplace') ->> 'live' AS live
   FROM rm_inplace;
 
+-- The leaf where this backend last saw a version (ddb_modify.c,
+-- last_fetched: a TID fetch or a key scan of an UPDATE's target notes it,
+-- and the next lookup of that TID starts there) must not outlive its file
+-- either.  After an in-place TRUNCATE the row id it names is a new row's,
+-- and the leaf, from a tree of hundreds of pages, lies past the end of the
+-- new file of a few: fetching that TID, or an UPDATE or DELETE that finds
+-- its row by a sequential scan (which notes no leaf), read that block and
+-- failed with "could not read block".
+BEGIN;
+CREATE TABLE rm_seen (pk text, sk text, item jsonb) USING ddb;
+INSERT INTO rm_seen SELECT 'p' || (i % 50), 's' || i, jsonb_build_object('pad', repeat('x', 1000))
+  FROM generate_series(1, 2000) i;
+SELECT pk, sk FROM rm_seen WHERE ctid = '(0,6)';
+TRUNCATE rm_seen;
+INSERT INTO rm_seen SELECT 'q', 's' || i, jsonb_build_object('n', i) FROM generate_series(1, 10) i;
+SELECT pg_relation_size('rm_seen') / current_setting('block_size')::int <= 3 AS small_file;
+SELECT pk, sk FROM rm_seen WHERE ctid = '(0,6)';
+TRUNCATE rm_seen;
+INSERT INTO rm_seen SELECT 'p' || (i % 50), 's' || i, jsonb_build_object('pad', repeat('x', 1000))
+  FROM generate_series(1, 2000) i;
+SELECT pk, sk FROM rm_seen WHERE ctid = '(0,7)';
+TRUNCATE rm_seen;
+INSERT INTO rm_seen SELECT 'r', 's' || i, jsonb_build_object('n', i) FROM generate_series(1, 10) i;
+UPDATE rm_seen SET item = '{"u": 1}' WHERE item ->> 'n' = '7';
+COMMIT;
+SELECT count(*) AS rows, count(*) FILTER (WHERE item = '{"u": 1}') AS updated,
+       ddb_verify('rm_seen') ->> 'live' AS live
+  FROM rm_seen;
+
+-- The same across transactions: a temporary table ON COMMIT DELETE ROWS
+-- is truncated in place at every commit.
+CREATE TEMP TABLE rm_seen_temp (pk text, sk text, item jsonb) USING ddb ON COMMIT DELETE ROWS;
+BEGIN;
+INSERT INTO rm_seen_temp SELECT 'p' || (i % 50), 's' || i, jsonb_build_object('pad', repeat('x', 1000))
+  FROM generate_series(1, 2000) i;
+SELECT pk, sk FROM rm_seen_temp WHERE ctid = '(0,7)';
+COMMIT;
+BEGIN;
+INSERT INTO rm_seen_temp SELECT 'r', 's' || i, jsonb_build_object('n', i) FROM generate_series(1, 10) i;
+DELETE FROM rm_seen_temp WHERE item ->> 'n' = '7';
+SELECT count(*) AS rows FROM rm_seen_temp;
+COMMIT;
+DROP TABLE rm_seen_temp;
+
 -- A TRUNCATE (a new relfilenode) rolled back: the entries written into the
 -- new file were cached, and the old file is back.
 CREATE TABLE rm_rollback (pk text, sk text, item jsonb) USING ddb;

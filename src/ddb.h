@@ -466,6 +466,7 @@ extern HeapTuple ddb_fetch_version(Relation rel, ItemPointer tid, Snapshot snaps
 								   bool *visible);
 extern void ddb_version_seen_on(Relation rel, ItemPointer tid, BlockNumber leaf,
 								OffsetNumber off);
+extern void ddb_forget_versions_seen(Relation rel);
 extern TM_Result ddb_delete_version(Relation rel, ItemPointer tid, CommandId cid,
 									Snapshot crosscheck, bool wait,
 									TM_FailureData *tmfd, bool changingPart);

@@ -114,6 +114,20 @@ ddb_version_seen_on(Relation rel, ItemPointer tid, BlockNumber leaf, OffsetNumbe
 	last_fetched.off = off;
 }
 
+/*
+ * The table's file was truncated in place (ddb_relation_nontransactional_
+ * truncate): the same relfilenode, its blocks and row ids starting over.
+ * What this backend saw in the old tree names no page of the new one -- the
+ * leaf may lie past the new file's end -- and its TID may name a new row:
+ * forget it, as the relcache entry forgets its hints.
+ */
+void
+ddb_forget_versions_seen(Relation rel)
+{
+	if (last_fetched.relid == RelationGetRelid(rel))
+		last_fetched.relid = InvalidOid;
+}
+
 static bool find_version_on(Relation rel, ItemPointer tid, BlockNumber leaf,
 							int mode, Buffer *buf, OffsetNumber *off);
 

@@ -622,6 +622,8 @@ ddb_map_free_empty(Relation rel, BufferAccessStrategy bstrategy)
  * Deferred entries
  * ------------------------------------------------------------------------
  */
+static void forget_pending_repair(Relation rel);
+
 typedef struct PendingEntry
 {
 	Oid			relid;
@@ -1026,8 +1028,8 @@ map_flush_for(Relation rel, uint64 rowid)
 }
 
 /*
- * The relation's current file was truncated in place: its entries are void.
- * Those of the relation's other files stay, as flush_pending keeps them: a
+ * The relation's current file was truncated in place: its entries are void,
+ * and so is a repair still waiting for it (pending_repair).  Those of the relation's other files stay, as flush_pending keeps them: a
  * file truncated in place is one this subtransaction created (TRUNCATE after
  * TRUNCATE), and rolling back to a savepoint brings back the file before it,
  * with the versions its kept entries name.
@@ -1036,6 +1038,8 @@ void
 ddb_map_forget(Relation rel)
 {
 	int			keep = 0;
+
+	forget_pending_repair(rel);
 
 	for (int i = 0; i < npending; i++)
 		if (pending[i].relid != RelationGetRelid(rel) ||
@@ -1125,6 +1129,15 @@ static struct
 	BlockNumber block;
 	XLogRecPtr	lsn;			/* the leaf's LSN when the version was found */
 }			pending_repair;
+
+/* The file was truncated in place (ddb_map_forget): the repair is the old tree's. */
+static void
+forget_pending_repair(Relation rel)
+{
+	if (pending_repair.valid && pending_repair.relid == RelationGetRelid(rel) &&
+		RelFileNodeEquals(pending_repair.node, rel->rd_node))
+		pending_repair.valid = false;
+}
 
 static void
 apply_pending_repair(Relation rel)
