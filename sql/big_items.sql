@@ -107,6 +107,32 @@ SELECT count(*) FILTER (WHERE ddb_get_item('ends', jsonb_build_object('pk', repe
 FROM generate_series(1, 400) i, unnest(ARRAY['P', 'D', 'R']) p;
 DROP TABLE ends;
 
+-- The batch path (ddb_tree_insert_multi: BatchWriteItem, COPY's row path)
+-- splits a full leaf once for all of the batch's items that belong on it
+-- (ddb_split_point_for_run), or, when not even two of them fit on a half,
+-- for the first one alone.  That split was asked to leave room for the
+-- whole run, which no split can beside a long high key; with a leaf of
+-- one item it found none and the batch failed with "could not find a
+-- split point".  Long keys, ascending within each batch of 20 and 25.
+CREATE TABLE batch_seps (pk text, sk text, item jsonb) USING ddb;
+SELECT ddb_batch_write_item(jsonb_build_object('batch_seps', (
+  SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item',
+    jsonb_build_object('pk', repeat(' ', 1989) || 'P', 'sk', repeat(' ', 999) || 'S' || i,
+                       'p', repeat(' ', (i * 37) % 400) || 'v'))))
+  FROM generate_series(b, least(b + 19, 40)) i))) -> 'UnprocessedItems' AS unprocessed
+FROM generate_series(1, 40, 20) b;
+SELECT ddb_batch_write_item(jsonb_build_object('batch_seps', (
+  SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item',
+    jsonb_build_object('pk', repeat(' ', 1989) || 'Q', 'sk', repeat(' ', 999) || 'S' || i,
+                       'p', repeat(' ', (i * 37) % 400) || 'v'))))
+  FROM generate_series(b, least(b + 24, 100)) i))) -> 'UnprocessedItems' AS unprocessed
+FROM generate_series(1, 100, 25) b;
+SELECT (v ->> 'live')::int AS live FROM ddb_verify('batch_seps') v;
+SELECT count(*) FILTER (WHERE ddb_get_item('batch_seps', jsonb_build_object('pk', repeat(' ', 1989) || p,
+         'sk', repeat(' ', 999) || 'S' || i)) ->> 'p' = repeat(' ', (i * 37) % 400) || 'v') AS found
+FROM generate_series(1, 100) i, unnest(ARRAY['P', 'Q']) p WHERE p = 'Q' OR i <= 40;
+DROP TABLE batch_seps;
+
 -- the same with partition keys only (no sort key): 2048-byte keys that
 -- differ in their last bytes, items of mixed sizes
 CREATE TABLE pks (pk text, item jsonb) USING ddb;

@@ -2595,9 +2595,21 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 	}
 
 	if (leaf && run != NULL && run->n > 1)
+	{
 		best = ddb_split_point_for_run(page, pktype, items, nitems, run, oldhk,
 									   oldhk ? oldhksize + sizeof(ItemIdData) : 0,
 									   &sep, &seplen);
+
+		/*
+		 * Not even the run's first two items fit: split for the first one
+		 * alone, as its single insert would.  'newsize' is the whole run's
+		 * (the room the caller asked for), which no split may leave beside
+		 * the high key; with it the fallback below looked for a split of
+		 * the existing items alone, and a leaf of one item has none.
+		 */
+		if (best < 0)
+			newsize = run->size[0] + run->reserve + sizeof(ItemIdData);
+	}
 	if (best >= 0)
 		;						/* the run's split (leaf) */
 	else if (leaf)
