@@ -1029,10 +1029,11 @@ map_flush_for(Relation rel, uint64 rowid)
 
 /*
  * The relation's current file was truncated in place: its entries are void,
- * and so is a repair still waiting for it (pending_repair).  Those of the relation's other files stay, as flush_pending keeps them: a
- * file truncated in place is one this subtransaction created (TRUNCATE after
- * TRUNCATE), and rolling back to a savepoint brings back the file before it,
- * with the versions its kept entries name.
+ * and so is a repair still waiting for it (pending_repair).  Those of the
+ * relation's other files stay, as flush_pending keeps them: a file
+ * truncated in place is one this subtransaction created (TRUNCATE after
+ * TRUNCATE), and rolling back to a savepoint brings back the file before
+ * it, with the versions its kept entries name.
  */
 void
 ddb_map_forget(Relation rel)
