@@ -1566,18 +1566,19 @@ ddb_leaf_split_point(int nv, char **vkey, int *vkeylen, Size *vsize, int skip,
  *	   before that key's older versions);
  *	 - it is the last item of its partition: the next item on the page, or
  *	   the high key when it would be the page's last, is beyond the
- *	   partition; or, inside the partition, the item before it is the
- *	   partition's newest on the page (ddb_inserting_after_newest): its
- *	   last insert went right there, so the partition grows at a point inside it -- a sort
- *	   key of a time or a sequence before the partition's other items
- *	   ("ORDER#<time>" before "PROFILE"), the evidence nbtree reads in
- *	   adjacent heap TIDs.  The split right after the new item then moves
- *	   the partition's later items right once, and the appends that follow
- *	   fill the left half and, split off alone, pages of their own;
+ *	   partition; or, inside the partition, the items before it are the
+ *	   partition's newest on the page, in the order they came
+ *	   (ddb_inserting_in_sequence): its last inserts went right there, so
+ *	   the partition grows at a point inside it -- a sort key of a time or
+ *	   a sequence before the partition's other items ("ORDER#<time>"
+ *	   before "PROFILE"), the evidence nbtree reads in adjacent heap TIDs.
+ *	   The split right after the new item then moves the partition's later
+ *	   items right once, and the appends that follow fill the left half
+ *	   and, split off alone, pages of their own;
  *	 - the left half keeps at least DDB_SPLIT_MIN_LEFT, and both halves fit.
  * Otherwise, and for random inserts (which rarely land at the end of a
- * run or right after their partition's newest item), the balanced split
- * stays.  'pktype' is the partition key's type.
+ * run or after a chain of their partition's newest items), the balanced
+ * split stays.  'pktype' is the partition key's type.
  * Returns the virtual item v that starts the right half, or -1.
  */
 #define DDB_SPLIT_RUN		2
@@ -1590,32 +1591,76 @@ ddb_in_partition(const char *key, int keylen, const char *part, int partlen)
 }
 
 /*
- * Is the item before the new one, v = newpos - 1, the newest of its
- * partition's items on the page (the largest row id, that is the smallest
- * suffix: an item key ends in its row id's complement), and the new item a
- * new key (not a new version, which sorts right before its key's older
- * ones)?  Then the partition's last insert into this page went where this
- * one goes: an insertion point that moves forward an item at a time inside
- * the partition.  (Only the partition's own items count: items arriving
- * interleaved across partitions that share the page are no evidence
- * either way.)  The partition's items are a run around newpos, its
- * encoded prefix of 'plen' bytes.
+ * Evidence that a partition grows at a point inside it, an item at a time:
+ * a sort key of a time or a sequence before the partition's other items
+ * ("ORDER#<time>" before "PROFILE").  The items right before the new one
+ * must be a chain of the partition's newest on the page, each newer than
+ * the one before it, and every other item of the partition on the page
+ * older; and the chain must hold at least DDB_SPLIT_SEQ separate writes:
+ * links whose row ids are not adjacent, so that other writes came between
+ * them.  A few items written together at a random point (an order and its
+ * lines) are one write by this count, and two or three such groups that
+ * happen to lie side by side on a page in the order they came are two or
+ * three: taken for a sequence they would split off pages of a narrow key
+ * range that stay nearly empty.  (A partition that grows inside itself
+ * with nothing else written between its inserts is not recognized; it
+ * keeps the balanced split.)  Only the partition's own items count:
+ * partitions that share a page grow interleaved.  The new item must be a
+ * new key, not a new version (which sorts right before its key's older
+ * ones).  Item keys end in their row id's complement (ddb_suffix), so a
+ * newer item has the smaller suffix.  The partition's items are a run
+ * around newpos, its encoded prefix of 'plen' bytes.
  */
+#define DDB_SPLIT_SEQ		6
+
+static uint64
+ddb_vkey_rowid(const char *key, int keylen)
+{
+	const unsigned char *s = (const unsigned char *) key + keylen - DDB_SUFFIX_LEN;
+	BlockNumber blk = ~(((BlockNumber) s[0] << 24) | ((BlockNumber) s[1] << 16) |
+						((BlockNumber) s[2] << 8) | (BlockNumber) s[3]);
+	OffsetNumber off = (OffsetNumber) ~(((unsigned) s[4] << 8) | (unsigned) s[5]);
+	ItemPointerData tid;
+
+	ItemPointerSet(&tid, blk, off);
+	return ddb_tid_to_rowid(&tid);
+}
+
 static bool
-ddb_inserting_after_newest(int nv, char **vkey, int *vkeylen, int newpos, int plen)
+ddb_inserting_in_sequence(int nv, char **vkey, int *vkeylen, int newpos, int plen)
 {
 	const char *nk = vkey[newpos];
 	int			klen = vkeylen[newpos] - DDB_SUFFIX_LEN;
-	const char *pred = vkey[newpos - 1] + vkeylen[newpos - 1] - DDB_SUFFIX_LEN;
+	int			writes = 1;
+	int			v;
+	uint64		next = 0;
+	uint64		oldest = 0;
 
 	if (newpos + 1 < nv && vkeylen[newpos + 1] - DDB_SUFFIX_LEN == klen &&
 		memcmp(vkey[newpos + 1], nk, klen) == 0)
 		return false;
-	for (int v = newpos - 2; v >= 0 && ddb_in_partition(vkey[v], vkeylen[v], nk, plen); v--)
-		if (memcmp(vkey[v] + vkeylen[v] - DDB_SUFFIX_LEN, pred, DDB_SUFFIX_LEN) < 0)
+	/* the chain: items of the partition, each older than the one after it */
+	for (v = newpos - 1; v >= 0 && ddb_in_partition(vkey[v], vkeylen[v], nk, plen); v--)
+	{
+		uint64		r = ddb_vkey_rowid(vkey[v], vkeylen[v]);
+
+		if (v < newpos - 1)
+		{
+			if (r >= next)
+				break;
+			if (r + 1 != next)
+				writes++;
+		}
+		next = oldest = r;
+	}
+	if (writes < DDB_SPLIT_SEQ)
+		return false;
+	/* every other item of the partition on the page older than the chain */
+	for (; v >= 0 && ddb_in_partition(vkey[v], vkeylen[v], nk, plen); v--)
+		if (ddb_vkey_rowid(vkey[v], vkeylen[v]) > oldest)
 			return false;
-	for (int v = newpos + 1; v < nv && ddb_in_partition(vkey[v], vkeylen[v], nk, plen); v++)
-		if (memcmp(vkey[v] + vkeylen[v] - DDB_SUFFIX_LEN, pred, DDB_SUFFIX_LEN) < 0)
+	for (v = newpos + 1; v < nv && ddb_in_partition(vkey[v], vkeylen[v], nk, plen); v++)
+		if (ddb_vkey_rowid(vkey[v], vkeylen[v]) > oldest)
 			return false;
 	return true;
 }
@@ -1642,7 +1687,7 @@ ddb_leaf_split_after_new(DdbKeyType pktype, int nv, char **vkey, int *vkeylen,
 	else						/* (a high key shorter than plen is beyond it) */
 		partition_ends = oldhk == NULL ||
 			!ddb_in_partition(oldhk->key, oldhk->keylen, nk, plen);
-	if (!partition_ends && !ddb_inserting_after_newest(nv, vkey, vkeylen, newpos, plen))
+	if (!partition_ends && !ddb_inserting_in_sequence(nv, vkey, vkeylen, newpos, plen))
 		return -1;
 	if (newpos + 1 < nv)
 		cand[ncand++] = newpos + 1;
