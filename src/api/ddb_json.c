@@ -52,6 +52,7 @@ typedef struct JsonParser
 	StringInfoData scratch;		/* a string being de-escaped */
 	char	   *arena;			/* the rest of the current block (see */
 	Size		arena_left;		/* parse_alloc) */
+	Size		next_block;		/* the size of the next block */
 } JsonParser;
 
 /*
@@ -86,8 +87,10 @@ parse_alloc(JsonParser *jp, Size size, bool align)
 	}
 	if (jp->arena_left < size)
 	{
-		jp->arena = palloc(PARSE_BLOCK);
-		jp->arena_left = PARSE_BLOCK;
+		/* first blocks sized by the text, so a small one takes little */
+		jp->arena = palloc(jp->next_block);
+		jp->arena_left = jp->next_block;
+		jp->next_block = Min(PARSE_BLOCK, jp->next_block * 2);
 	}
 	p = jp->arena;
 	jp->arena += size;
@@ -295,7 +298,10 @@ parse_string_copy(JsonParser *jp, int *len)
 {
 	char	   *copy;
 
-	resetStringInfo(&jp->scratch);
+	if (jp->scratch.data == NULL)
+		initStringInfo(&jp->scratch);
+	else
+		resetStringInfo(&jp->scratch);
 	parse_string_into(jp, &jp->scratch);
 	check_string_encoding(jp->scratch.data, jp->scratch.len);
 	copy = parse_alloc(jp, jp->scratch.len + 1, false);
@@ -468,9 +474,11 @@ ddb_json_parse(const char *text, int len)
 	jp.p = text;
 	jp.end = text + len;
 	jp.depth = 0;
-	initStringInfo(&jp.scratch);
+	jp.scratch.data = NULL;		/* made at the first string */
 	jp.arena = NULL;
 	jp.arena_left = 0;
+	/* (a 1 kB floor keeps a block above PARSE_OWN_CHUNK) */
+	jp.next_block = Min(PARSE_BLOCK, Max((Size) 1024, (Size) len * 2));
 	j = parse_value(&jp);
 	skip_ws(&jp);
 	if (jp.p != jp.end)
