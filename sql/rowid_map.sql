@@ -249,5 +249,5 @@ SELECT b.pk, b.sk, b.item FROM rm_parallel a JOIN rm_parallel b ON b.ctid = a.ct
 SELECT b.pk, b.sk, b.item FROM rm_parallel a JOIN rm_parallel b ON b.ctid = a.ctid ORDER BY 1, 2;
 COMMIT;
 
-DROP TABLE rm_inplace, rm_rollback, rm_forget, rm_dropped, rm_filler, rm_many, rm_verify, rm_files, rm_parallel;
+DROP TABLE rm_inplace, rm_seen, rm_rollback, rm_forget, rm_dropped, rm_filler, rm_many, rm_verify, rm_files, rm_parallel;
 DROP FUNCTION rm_batches(text, text);
