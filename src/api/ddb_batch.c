@@ -925,7 +925,17 @@ apply_collections(DdbTransactAction *actions, int n, int mark)
 		return true;
 	}
 	ddb_collection_overflow_reset();
-	BeginInternalSubTransaction(NULL);
+	/* a failure to start one must still end the deferral (its list is ours) */
+	PG_TRY();
+	{
+		BeginInternalSubTransaction(NULL);
+	}
+	PG_CATCH();
+	{
+		ddb_collection_defer_end(mark, false);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
