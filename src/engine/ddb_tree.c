@@ -1567,11 +1567,12 @@ ddb_leaf_split_point(int nv, char **vkey, int *vkeylen, Size *vsize, int skip,
  *	 - it is the last item of its partition: the next item on the page, or
  *	   the high key when it would be the page's last, is beyond the
  *	   partition; or, inside the partition, the items before it are the
- *	   partition's newest on the page, in the order they came
- *	   (ddb_inserting_in_sequence): its last inserts went right there, so
- *	   the partition grows at a point inside it -- a sort key of a time or
- *	   a sequence before the partition's other items ("ORDER#<time>"
- *	   before "PROFILE"), the evidence nbtree reads in adjacent heap TIDs.
+ *	   partition's newest on the page, in the order they came, written by
+ *	   at least DDB_SPLIT_SEQ separate writes (ddb_inserting_in_sequence):
+ *	   its last inserts went right there, so the partition grows at a
+ *	   point inside it -- a sort key of a time or a sequence before the
+ *	   partition's other items ("ORDER#<time>" before "PROFILE"), the
+ *	   evidence nbtree reads in adjacent heap TIDs.
  *	   The split right after the new item then moves the partition's later
  *	   items right once, and the appends that follow fill the left half
  *	   and, split off alone, pages of their own;
