@@ -562,7 +562,6 @@ extern void ddb_raise_key_size(bool partition, const char *name, const char *ind
 #define DDB_MAX_LSI_PER_TABLE	5	/* DynamoDB's limit, not adjustable */
 extern int	ddb_item_collection_limit_kb;
 extern int64 ddb_item_collection_size(Relation rel, Jsonb *item);
-extern void ddb_collection_overflow_reset(void);
 extern bool ddb_collection_overflowed(Relation rel, Jsonb *item);
 extern bool ddb_gsi_exists(Relation rel);
 extern bool ddb_index_any(Relation rel);

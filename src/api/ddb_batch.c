@@ -840,6 +840,27 @@ reason_message(const char *msg)
 }
 
 /*
+ * In the PG_CATCH of work begun with BeginInternalSubTransaction from
+ * memory context 'cxt' and resource owner 'owner': the error, copied into
+ * cxt, with the subtransaction rolled back and cxt and owner current again
+ * (plpgsql's exception blocks do the same).  The caller rethrows what it
+ * does not handle.
+ */
+ErrorData *
+ddb_subxact_caught(MemoryContext cxt, ResourceOwner owner)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	RollbackAndReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	return edata;
+}
+
+/*
  * Run the actions, in 'order', in subtransactions: one when all goes
  * well.  An action whose ValidationException depends on the stored item
  * gets the reason ValidationError and the run goes on after it in a new
@@ -873,14 +894,8 @@ run_actions(DdbTransactAction *actions, ActionExprs *exprs, int *order, int n)
 		}
 		PG_CATCH();
 		{
-			ErrorData  *edata;
+			ErrorData  *edata = ddb_subxact_caught(cxt, owner);
 
-			MemoryContextSwitchTo(cxt);
-			edata = CopyErrorData();
-			FlushErrorState();
-			RollbackAndReleaseCurrentSubTransaction();
-			MemoryContextSwitchTo(cxt);
-			CurrentResourceOwner = owner;
 			if (edata->sqlerrcode != DDB_ERRCODE_VALIDATION)
 				ReThrowError(edata);
 			actions[order[i]].code = "ValidationError";
@@ -917,6 +932,7 @@ apply_collections(DdbTransactAction *actions, int n, int mark)
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 	ErrorData  *volatile edata = NULL;
+	volatile bool started = false;
 	bool		named = false;
 
 	if (!ddb_collection_defer_pending(mark))
@@ -924,21 +940,11 @@ apply_collections(DdbTransactAction *actions, int n, int mark)
 		ddb_collection_defer_end(mark, true);	/* nothing to write here */
 		return true;
 	}
-	ddb_collection_overflow_reset();
-	/* a failure to start one must still end the deferral (its list is ours) */
 	PG_TRY();
 	{
 		BeginInternalSubTransaction(NULL);
-	}
-	PG_CATCH();
-	{
-		ddb_collection_defer_end(mark, false);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
+		started = true;
+		MemoryContextSwitchTo(cxt);
 		ddb_collection_defer_end(mark, true);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
@@ -946,12 +952,13 @@ apply_collections(DdbTransactAction *actions, int n, int mark)
 	}
 	PG_CATCH();
 	{
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
+		/* (a subtransaction that could not start leaves the deferral to end) */
+		if (!started)
+		{
+			ddb_collection_defer_end(mark, false);
+			PG_RE_THROW();
+		}
+		edata = ddb_subxact_caught(cxt, owner);
 		if (edata->sqlerrcode != DDB_ERRCODE_ITEM_COLLECTION_SIZE)
 			ReThrowError(edata);
 	}

@@ -1146,6 +1146,7 @@ static void collection_add(Relation cidx, const char *key, int keylen, int64 del
  * The collection whose growth last raised ItemCollectionSizeLimitExceeded
  * (its "$collections" table and key, in TopTransactionContext): a
  * transaction names the actions that wrote it (ddb_collection_overflowed).
+ * The outermost ddb_collection_defer_begin forgets it.
  */
 static Oid	overflow_relid = InvalidOid;
 static char *overflow_key = NULL;
@@ -1163,7 +1164,10 @@ ddb_collection_defer_begin(void)
 	if (defer_depth >= DDB_DEFER_MAX_DEPTH)
 		elog(ERROR, "collection changes deferred %d levels deep", defer_depth);
 	if (defer_depth == 0)
+	{
 		deferred = NIL;			/* (a list of an ended transaction is gone) */
+		overflow_relid = InvalidOid;	/* (and so is its overflow's key) */
+	}
 	defer_floor[defer_depth] = list_length(deferred);
 	return defer_floor[defer_depth++];
 }
@@ -1411,18 +1415,9 @@ ddb_item_collection_size(Relation rel, Jsonb *item)
 }
 
 /*
- * Forget the collection that last overflowed; a request that runs
- * ddb_collection_defer_end under a catch calls it first.
- */
-void
-ddb_collection_overflow_reset(void)
-{
-	overflow_relid = InvalidOid;
-}
-
-/*
  * Whether item (or key) belongs to the collection whose growth raised the
- * last ItemCollectionSizeLimitExceeded since ddb_collection_overflow_reset.
+ * last ItemCollectionSizeLimitExceeded since the outermost
+ * ddb_collection_defer_begin.
  */
 bool
 ddb_collection_overflowed(Relation rel, Jsonb *item)

@@ -56,12 +56,13 @@ typedef struct JsonParser
 } JsonParser;
 
 /*
- * The tree's nodes, strings and member arrays are carved out of 32 kB
- * blocks rather than palloc'd one by one: palloc's chunk header and
- * power-of-two rounding took a one-byte number 100 bytes, so that a 16 MB
- * body of [1,1,...] or of {"N":"1"}s took a worker near 1 GB.  Nothing
- * in the tree is freed or resized by its users; it goes with the memory
- * context.  Larger pieces get a palloc of their own.
+ * The tree's nodes, strings and member arrays are carved out of blocks
+ * (twice the text at first, at least 1 kB, doubling up to 32 kB) rather
+ * than palloc'd one by one: palloc's chunk header and power-of-two
+ * rounding took a one-byte number 100 bytes, so that a 16 MB body of
+ * [1,1,...] or of {"N":"1"}s took a worker near 1 GB.  Nothing in the tree
+ * is freed or resized by its users; it goes with the memory context.
+ * Larger pieces get a palloc of their own.
  */
 #define PARSE_BLOCK			(32 * 1024)
 #define PARSE_OWN_CHUNK		1024

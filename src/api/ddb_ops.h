@@ -304,6 +304,7 @@ extern bool ddb_transact_write_core(DdbTransactAction *actions, int nactions,
 									int max_actions, const char *token, bool *replayed);
 extern void ddb_transact_get_core(DdbTransactAction *actions, int nactions);
 extern char *ddb_transact_canceled_message(DdbTransactAction *actions, int nactions);
+extern ErrorData *ddb_subxact_caught(MemoryContext cxt, ResourceOwner owner);
 
 /* ------------------------------------------------------------------------
  * Query and Scan (ddb_query.c)

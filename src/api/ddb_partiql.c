@@ -2714,12 +2714,7 @@ run_caught(StatementFn fn, void *arg, ErrorData **edata)
 	}
 	PG_CATCH();
 	{
-		MemoryContextSwitchTo(cxt);
-		*edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
+		*edata = ddb_subxact_caught(cxt, owner);
 		if (batch_code((*edata)->sqlerrcode) == NULL)
 			ReThrowError(*edata);
 		ok = false;

@@ -293,6 +293,20 @@ ddb_suffix(ItemPointer tid, unsigned char *out)
 	out[5] = off & 0xff;
 }
 
+/* The row id of an item key's version suffix (ddb_suffix's inverse). */
+static inline uint64
+ddb_suffix_rowid(const char *itemkey, int len)
+{
+	const unsigned char *s = (const unsigned char *) itemkey + len - DDB_SUFFIX_LEN;
+	ItemPointerData tid;
+
+	ItemPointerSet(&tid,
+				   ~(((BlockNumber) s[0] << 24) | ((BlockNumber) s[1] << 16) |
+					 ((BlockNumber) s[2] << 8) | (BlockNumber) s[3]),
+				   (OffsetNumber) ~(((unsigned) s[4] << 8) | (unsigned) s[5]));
+	return ddb_tid_to_rowid(&tid);
+}
+
 /* Write a leaf item's item key (key || suffix) into buf. */
 void
 ddb_leaf_item_key(DdbLeafItem li, char *buf, int *len)
@@ -1608,24 +1622,11 @@ ddb_in_partition(const char *key, int keylen, const char *part, int partlen)
  * keeps the balanced split.)  Only the partition's own items count:
  * partitions that share a page grow interleaved.  The new item must be a
  * new key, not a new version (which sorts right before its key's older
- * ones).  Item keys end in their row id's complement (ddb_suffix), so a
- * newer item has the smaller suffix.  The partition's items are a run
- * around newpos, its encoded prefix of 'plen' bytes.
+ * ones).  Row ids are read from the item keys' suffixes
+ * (ddb_suffix_rowid).  The partition's items are a run around newpos, its
+ * encoded prefix of 'plen' bytes.
  */
 #define DDB_SPLIT_SEQ		6
-
-static uint64
-ddb_vkey_rowid(const char *key, int keylen)
-{
-	const unsigned char *s = (const unsigned char *) key + keylen - DDB_SUFFIX_LEN;
-	BlockNumber blk = ~(((BlockNumber) s[0] << 24) | ((BlockNumber) s[1] << 16) |
-						((BlockNumber) s[2] << 8) | (BlockNumber) s[3]);
-	OffsetNumber off = (OffsetNumber) ~(((unsigned) s[4] << 8) | (unsigned) s[5]);
-	ItemPointerData tid;
-
-	ItemPointerSet(&tid, blk, off);
-	return ddb_tid_to_rowid(&tid);
-}
 
 static bool
 ddb_inserting_in_sequence(int nv, char **vkey, int *vkeylen, int newpos, int plen)
@@ -1643,7 +1644,7 @@ ddb_inserting_in_sequence(int nv, char **vkey, int *vkeylen, int newpos, int ple
 	/* the chain: items of the partition, each older than the one after it */
 	for (v = newpos - 1; v >= 0 && ddb_in_partition(vkey[v], vkeylen[v], nk, plen); v--)
 	{
-		uint64		r = ddb_vkey_rowid(vkey[v], vkeylen[v]);
+		uint64		r = ddb_suffix_rowid(vkey[v], vkeylen[v]);
 
 		if (v < newpos - 1)
 		{
@@ -1658,10 +1659,10 @@ ddb_inserting_in_sequence(int nv, char **vkey, int *vkeylen, int newpos, int ple
 		return false;
 	/* every other item of the partition on the page older than the chain */
 	for (; v >= 0 && ddb_in_partition(vkey[v], vkeylen[v], nk, plen); v--)
-		if (ddb_vkey_rowid(vkey[v], vkeylen[v]) > oldest)
+		if (ddb_suffix_rowid(vkey[v], vkeylen[v]) > oldest)
 			return false;
 	for (v = newpos + 1; v < nv && ddb_in_partition(vkey[v], vkeylen[v], nk, plen); v++)
-		if (ddb_vkey_rowid(vkey[v], vkeylen[v]) > oldest)
+		if (ddb_suffix_rowid(vkey[v], vkeylen[v]) > oldest)
 			return false;
 	return true;
 }

@@ -1268,20 +1268,12 @@ send_too_large(struct MHD_Connection *conn)
 	return send_response(conn, &resp);
 }
 
-/*
- * A request whose body's length its headers give in two ways: two
- * Content-Length headers, or one with Transfer-Encoding.  libmicrohttpd
- * takes the first Content-Length (or the chunked encoding) and reads what
- * follows as the next request, where a proxy in front of the endpoint may
- * have taken the other length: the bytes one reads as a body the other
- * reads as a request of its own (request smuggling).  RFC 9112 section 6.3
- * lets a server refuse both; this one does, with 400, and closes the
- * connection without reading the body.
- */
+/* What ambiguous_length reads of a request's headers, in one walk. */
 typedef struct LengthHeaders
 {
 	int			lengths;		/* Content-Length headers */
 	int			encodings;		/* Transfer-Encoding headers */
+	const char *encoding;		/* the (last) Transfer-Encoding value */
 	bool		bad_name;		/* a field name that is not a token */
 	bool		bad_value;		/* a control character in a value */
 } LengthHeaders;
@@ -1308,7 +1300,10 @@ count_length_headers(void *cls, enum MHD_ValueKind kind, const char *key, size_t
 	if (pg_strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
 		h->lengths++;
 	if (pg_strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0)
+	{
 		h->encodings++;
+		h->encoding = value;
+	}
 	if (strlen(key) != key_size || !is_token(key))
 		h->bad_name = true;
 	for (size_t i = 0; value != NULL && i < value_size; i++)
@@ -1318,33 +1313,37 @@ count_length_headers(void *cls, enum MHD_ValueKind kind, const char *key, size_t
 }
 
 /*
- * A Transfer-Encoding other than "chunked" alone is refused too (RFC 9112
- * section 6.3: when chunked is not the final coding the length cannot be
- * determined, and the server must answer 400 and close): libmicrohttpd
- * decodes only a lone "chunked" and takes any other coding ("gzip",
- * "gzip, chunked", two Transfer-Encoding headers) as a body that lasts
- * until the connection closes, so the request was never answered and
- * its connection held until the idle timeout -- and a proxy that
- * decoded the chunked coding would have had every later request it sent
- * on that connection swallowed as its body.
- */
-/*
- * So is a field name that is not a token, "Transfer-Encoding : chunked"
- * above all (RFC 9112 section 5.1: whitespace before the colon must be
- * answered 400).  libmicrohttpd keeps the blank in the name, so it knew
- * neither the header nor that the length was given twice, and used
- * Content-Length, where a proxy that trims the name uses chunked: the same
- * smuggling.  And so is a value with a control character: a bare CR,
- * which some proxies end a line at ("X-A: a\rTransfer-Encoding: chunked"
- * is one header here, two there), or another control character (RFC
- * 9110 section 5.5: invalid).  (A NUL libmicrohttpd cuts the value at
- * itself.)
+ * A request whose body's length its headers give in two ways: two
+ * Content-Length headers, or one with Transfer-Encoding.  libmicrohttpd
+ * takes the first Content-Length (or the chunked encoding) and reads what
+ * follows as the next request, where a proxy in front of the endpoint may
+ * have taken the other length: the bytes one reads as a body the other
+ * reads as a request of its own (request smuggling).  RFC 9112 section 6.3
+ * lets a server refuse both; this one does, with 400, and closes the
+ * connection without reading the body.  So it refuses:
+ *
+ * - A Transfer-Encoding other than "chunked" alone (RFC 9112 section 6.3:
+ *   when chunked is not the final coding the length cannot be determined,
+ *   and the server must answer 400 and close).  libmicrohttpd decodes only
+ *   a lone "chunked" and takes any other coding ("gzip", "gzip, chunked",
+ *   two Transfer-Encoding headers) as a body that lasts until the
+ *   connection closes, so the request was never answered -- and a proxy
+ *   that decoded the chunked coding would have had every later request it
+ *   sent on that connection swallowed as its body.
+ * - A field name that is not a token, "Transfer-Encoding : chunked" above
+ *   all (RFC 9112 section 5.1: whitespace before the colon must be answered
+ *   400).  libmicrohttpd keeps the blank in the name, so it knew neither
+ *   the header nor that the length was given twice, and used
+ *   Content-Length, where a proxy that trims the name uses chunked.
+ * - A value with a control character: a bare CR, which some proxies end a
+ *   line at ("X-A: a\rTransfer-Encoding: chunked" is one header here, two
+ *   there), or another (RFC 9110 section 5.5: invalid).  (A NUL
+ *   libmicrohttpd cuts the value at itself.)
  */
 static const char *
 ambiguous_length(struct MHD_Connection *conn)
 {
-	LengthHeaders h = {0, 0, false, false};
-	const char *te;
+	LengthHeaders h = {0, 0, NULL, false, false};
 
 	MHD_get_connection_values_n(conn, MHD_HEADER_KIND, count_length_headers, &h);
 	if (h.bad_name)
@@ -1355,8 +1354,7 @@ ambiguous_length(struct MHD_Connection *conn)
 		return "The request has more than one Content-Length header";
 	if (h.lengths > 0 && h.encodings > 0)
 		return "The request has both Content-Length and Transfer-Encoding headers";
-	te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
-	if (h.encodings > 1 || (te != NULL && pg_strcasecmp(te, "chunked") != 0))
+	if (h.encodings > 1 || (h.encoding != NULL && pg_strcasecmp(h.encoding, "chunked") != 0))
 		return "The request has a Transfer-Encoding other than chunked";
 	return NULL;
 }
