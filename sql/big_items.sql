@@ -115,18 +115,13 @@ DROP TABLE ends;
 -- one item it found none and the batch failed with "could not find a
 -- split point".  Long keys, ascending within each batch of 20 and 25.
 CREATE TABLE batch_seps (pk text, sk text, item jsonb) USING ddb;
-SELECT ddb_batch_write_item(jsonb_build_object('batch_seps', (
+SELECT p, b, ddb_batch_write_item(jsonb_build_object('batch_seps', (
   SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item',
-    jsonb_build_object('pk', repeat(' ', 1989) || 'P', 'sk', repeat(' ', 999) || 'S' || i,
+    jsonb_build_object('pk', repeat(' ', 1989) || p, 'sk', repeat(' ', 999) || 'S' || i,
                        'p', repeat(' ', (i * 37) % 400) || 'v'))))
-  FROM generate_series(b, least(b + 19, 40)) i))) -> 'UnprocessedItems' AS unprocessed
-FROM generate_series(1, 40, 20) b;
-SELECT ddb_batch_write_item(jsonb_build_object('batch_seps', (
-  SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item',
-    jsonb_build_object('pk', repeat(' ', 1989) || 'Q', 'sk', repeat(' ', 999) || 'S' || i,
-                       'p', repeat(' ', (i * 37) % 400) || 'v'))))
-  FROM generate_series(b, least(b + 24, 100)) i))) -> 'UnprocessedItems' AS unprocessed
-FROM generate_series(1, 100, 25) b;
+  FROM generate_series(b, least(b + size - 1, last)) i))) -> 'UnprocessedItems' AS unprocessed
+FROM (VALUES ('P', 20, 40), ('Q', 25, 100)) c(p, size, last), generate_series(1, last, size) b
+ORDER BY p, b;
 SELECT (v ->> 'live')::int AS live FROM ddb_verify('batch_seps') v;
 SELECT count(*) FILTER (WHERE ddb_get_item('batch_seps', jsonb_build_object('pk', repeat(' ', 1989) || p,
          'sk', repeat(' ', 999) || 'S' || i)) ->> 'p' = repeat(' ', (i * 37) % 400) || 'v') AS found

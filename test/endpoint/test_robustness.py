@@ -756,6 +756,21 @@ def assert_served_again():
     assert resp.status == 200, data
 
 
+THROTTLED = {"__type": "com.amazon.coral.availability#ThrottlingException",
+             "message": "Rate of requests exceeds the allowed throughput."}
+
+
+def signed_probe(s):
+    """Send a small signed request ({}) on socket s; its response's status,
+    Content-Type and body."""
+    body = b"{}"
+    s.sendall(request_bytes(body, dict(signed_headers(body), **{"Content-Length": str(len(body))})))
+    resp = http.client.HTTPResponse(s)
+    resp.begin()
+    data = resp.read()
+    return resp.status, resp.getheader("Content-Type"), data
+
+
 def test_throttled_at_64mb():
     """Both halves of the bound on one worker's bodies, observed on one
     worker: three connections hold 16 MB each (each body declared 16 MB and
@@ -802,17 +817,10 @@ def test_throttled_at_64mb():
         # 64 MB: the fourth body holds 16 MB too
         fourth.sendall(rest)
         assert wait_for(lambda: drained(fourth), 5)
-        probe = on_worker(w, pids, opened)
-        body = b"{}"
-        probe.sendall(request_bytes(body, dict(signed_headers(body), **{"Content-Length": "2"})))
-        resp = http.client.HTTPResponse(probe)
-        resp.begin()
-        data = resp.read()
-        assert resp.status == 400, data
-        assert resp.getheader("Content-Type") == "application/x-amz-json-1.0"
-        assert json.loads(data) == {
-            "__type": "com.amazon.coral.availability#ThrottlingException",
-            "message": "Rate of requests exceeds the allowed throughput."}
+        status, ctype, data = signed_probe(on_worker(w, pids, opened))
+        assert status == 400, data
+        assert ctype == "application/x-amz-json-1.0"
+        assert json.loads(data) == THROTTLED
     finally:
         for s in opened:
             s.close()
@@ -857,19 +865,12 @@ def test_unread_responses_are_bounded(ddb, table_name):
         end = time.time() + 4.5
         status = None
         while time.time() < end and probes:
-            probe = probes.pop()
-            probe.sendall(request_bytes(b"{}", dict(signed_headers(b"{}"), **{"Content-Length": "2"})))
-            resp = http.client.HTTPResponse(probe)
-            resp.begin()
-            data = resp.read()
-            status = resp.status
+            status, _, data = signed_probe(probes.pop())
             if status == 400:
                 break
             time.sleep(0.1)
         assert status == 400, "a worker holding 96 MB of unread responses still ran requests"
-        assert json.loads(data) == {
-            "__type": "com.amazon.coral.availability#ThrottlingException",
-            "message": "Rate of requests exceeds the allowed throughput."}
+        assert json.loads(data) == THROTTLED
     finally:
         for s in opened:
             s.close()
