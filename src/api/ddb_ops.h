@@ -23,6 +23,7 @@
 #include "utils/array.h"
 #include "utils/jsonb.h"
 #include "utils/relcache.h"
+#include "utils/resowner.h"
 
 #include "ddb.h"
 
