@@ -119,7 +119,10 @@ def bank_table(ddb, table_name):
     for i in range(N_ACCOUNTS):
         ddb.put_item(TableName=table_name, Item={"acct": {"S": acct(i)}, "bal": {"N": str(INIT)}})
     yield table_name
-    ddb.delete_table(TableName=table_name)
+    # a new client: ddb's connection has been idle for the whole run, about
+    # the endpoint's idle timeout here (5 s), and a request sent on it as
+    # the server closes it fails with ConnectionClosedError (no retries)
+    client().delete_table(TableName=table_name)
 
 
 def test_bank_transfers_keep_the_total(bank_table):
