@@ -106,6 +106,31 @@ FROM orders WHERE "PK" = 'CUST#9';
 -- TID scans read the row id.
 SELECT "SK" FROM orders WHERE ctid = (SELECT ctid FROM orders WHERE "PK" = 'CUST#1' AND "SK" = 'ORDER#0021');
 
+-- A row id never handed out (at or past the metapage's counter) is not a
+-- valid TID, as a block past the end is not on heap: currtid2 says so with
+-- heap's error (an empty table has none), TID scans skip it.  Row ids
+-- handed out resolve, an old version's to the newest.
+CREATE TABLE tids (pk text, item jsonb) USING ddb;
+CREATE TABLE tids_heap (pk text, item jsonb);
+SELECT currtid2('tids', '(0,1)');
+SELECT currtid2('tids_heap', '(0,1)');
+INSERT INTO tids SELECT 'k' || i, '{}' FROM generate_series(1, 3) i;
+INSERT INTO tids_heap SELECT 'k' || i, '{}' FROM generate_series(1, 3) i;
+SELECT currtid2('tids', '(1000000,1)');
+SELECT currtid2('tids_heap', '(1000000,1)');
+SELECT ctid AS k1_tid FROM tids WHERE pk = 'k1' \gset
+UPDATE tids SET item = '{"v": 2}' WHERE pk = 'k1';
+SELECT currtid2('tids', :'k1_tid') = (SELECT ctid FROM tids WHERE pk = 'k1') AS newest;
+SELECT pk FROM tids WHERE ctid = '(1000000,1)';
+EXPLAIN (COSTS OFF) SELECT pk FROM tids WHERE ctid IN ('(1000000,1)', '(0,1)');
+SELECT pk FROM tids
+ WHERE ctid IN ('(1000000,1)', (SELECT ctid FROM tids WHERE pk = 'k2'), '(4294967295,1)')
+ ORDER BY pk;
+SELECT pk FROM tids
+ WHERE ctid = ANY (ARRAY['(1000000,1)', '(0,0)', (SELECT ctid FROM tids WHERE pk = 'k1')]::tid[])
+ ORDER BY pk;
+DROP TABLE tids, tids_heap;
+
 -- Foreign keys from a ddb table to a heap table work (a foreign key to a
 -- ddb table would need a unique index, and ddb tables have no indexes).
 CREATE TABLE customers (id text PRIMARY KEY);

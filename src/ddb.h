@@ -333,6 +333,7 @@ extern bool ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber *oldof
 								   Buffer mapbuf, bool key_first_leaf,
 								   ItemPointerData **removed, int *nremoved);
 extern uint64 ddb_alloc_rowid(Relation rel);
+extern uint64 ddb_rowid_end(Relation rel);
 extern void ddb_check_item_limits(Relation rel, int keylen, Size itemsize);
 extern void ddb_duplicate_key_error(Relation rel) pg_attribute_noreturn();
 extern const char *ddb_user_relation_name(Relation rel);

@@ -68,6 +68,10 @@ typedef struct DdbScanDescData
 	bool		exhausted;		/* ran off the end in that direction */
 	bool		have_pos;		/* a row was returned: lasttid */
 	ItemPointerData lasttid;	/* the row returned last */
+
+	/* TID scans: the metapage's next_rowid, read at the first TID checked */
+	bool		have_rowid_end;
+	uint64		rowid_end;
 } DdbScanDescData;
 typedef DdbScanDescData *DdbScanDesc;
 
@@ -174,6 +178,7 @@ ddb_scan_rescan(TableScanDesc sscan, ScanKey key, bool set_params,
 	if (scan->range)
 		ddb_range_rescan(scan->range, &all, true);
 	scan->started = false;
+	scan->have_rowid_end = false;
 }
 
 /*
@@ -394,11 +399,29 @@ ddb_fetch_row_version(Relation relation, ItemPointer tid, Snapshot snapshot,
 	return true;
 }
 
+/*
+ * Could tid name a version?  Only a row id below the metapage's counter has
+ * ever been handed out, as heap accepts only blocks below the size it read
+ * when the scan began: TID scans skip the rest, and currtid2 reports them
+ * as not valid.  The counter is read once per scan (and rescan), at the
+ * first TID checked: every version the scan's snapshot can see got its row
+ * id before that.  An offset past DDB_ROWIDS_PER_BLOCK is refused too: it
+ * would alias another block's row id.
+ */
 static bool
-ddb_tuple_tid_valid(TableScanDesc scan, ItemPointer tid)
+ddb_tuple_tid_valid(TableScanDesc sscan, ItemPointer tid)
 {
-	return ItemPointerIsValid(tid) &&
-		ItemPointerGetOffsetNumberNoCheck(tid) <= DDB_ROWIDS_PER_BLOCK;
+	DdbScanDesc scan = (DdbScanDesc) sscan;
+
+	if (!ItemPointerIsValid(tid) ||
+		ItemPointerGetOffsetNumberNoCheck(tid) > DDB_ROWIDS_PER_BLOCK)
+		return false;
+	if (!scan->have_rowid_end)
+	{
+		scan->rowid_end = ddb_rowid_end(sscan->rs_rd);
+		scan->have_rowid_end = true;
+	}
+	return ddb_tid_to_rowid(tid) < scan->rowid_end;
 }
 
 /*

@@ -1171,6 +1171,22 @@ ddb_alloc_rowid(Relation rel)
 	return cache->rowid_next++;
 }
 
+/*
+ * The end (exclusive) of the row ids handed out so far: the metapage's
+ * counter, 0 before the tree exists.  Every version stored has a row id
+ * below it (ddb_verify checks this); batches reserved and not yet used lie
+ * below it too.
+ */
+uint64
+ddb_rowid_end(Relation rel)
+{
+	DdbMetaPageData meta;
+
+	if (!ddb_tree_exists(rel))
+		return 0;
+	return ddb_meta_read(rel, &meta)->next_rowid;
+}
+
 /* ------------------------------------------------------------------------
  * Descent
  * ------------------------------------------------------------------------
