@@ -256,14 +256,23 @@ ALTER TABLE ddb_internal.gsi ADD COLUMN indexing_violations bigint NOT NULL DEFA
 -- HTTP endpoint signed with the key (SigV4) runs as that role.  Secrets are
 -- stored as given (SigV4 needs them to recompute signatures) and are
 -- readable only by superusers: the table grants nothing to PUBLIC.
+--
+-- A key names its role by OID and by the name the role had when the key
+-- was made, and works only while that OID still has that name.  The OID
+-- alone is not enough: DROP ROLE (from any database) leaves the key's row
+-- behind, and a role created later may get the same OID once OIDs wrap.
+-- So renaming a role disables its keys (renaming it back enables them);
+-- ddb_drop_orphaned_access_keys() removes keys that no longer work.
 
 CREATE TABLE ddb_internal.access_keys (
     access_key_id     text PRIMARY KEY,
     secret_access_key text NOT NULL,
     role              regrole NOT NULL,
+    role_name         name NOT NULL,
     created           timestamptz NOT NULL DEFAULT now()
 );
 COMMENT ON TABLE ddb_internal.access_keys IS 'access keys of ddb''s HTTP endpoint: key id, secret, and the role requests signed with it run as';
+COMMENT ON COLUMN ddb_internal.access_keys.role_name IS 'the role''s name when the key was made: the key works only while the role still has it';
 REVOKE ALL ON ddb_internal.access_keys FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('ddb_internal.access_keys', '');
 
@@ -281,10 +290,23 @@ CREATE FUNCTION ddb_create_access_key(role regrole,
                                       OUT access_key_id text,
                                       OUT secret_access_key text)
 AS $$
-    INSERT INTO ddb_internal.access_keys (access_key_id, secret_access_key, role)
-    VALUES (@extschema@.ddb_access_key_random('id'), @extschema@.ddb_access_key_random('secret'), role)
-    RETURNING access_key_id, secret_access_key
-$$ LANGUAGE sql VOLATILE STRICT
+DECLARE
+    rname name;
+BEGIN
+    -- (a regrole made from a number names no role unless one has that OID)
+    SELECT r.rolname INTO rname FROM pg_catalog.pg_roles r
+    WHERE r.oid = ddb_create_access_key.role;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'role with OID % does not exist', ddb_create_access_key.role::oid
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    INSERT INTO ddb_internal.access_keys AS k (access_key_id, secret_access_key, role, role_name)
+    VALUES (@extschema@.ddb_access_key_random('id'), @extschema@.ddb_access_key_random('secret'),
+            ddb_create_access_key.role, rname)
+    RETURNING k.access_key_id, k.secret_access_key
+    INTO ddb_create_access_key.access_key_id, ddb_create_access_key.secret_access_key;
+END
+$$ LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION ddb_create_access_key(regrole) IS 'creates an access key for the HTTP endpoint: requests signed with it run as the role';
 REVOKE ALL ON FUNCTION ddb_create_access_key(regrole) FROM PUBLIC;
@@ -303,6 +325,21 @@ $$ LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION ddb_drop_access_key(text) IS 'drops an access key of the HTTP endpoint; requests signed with it fail from then on';
 REVOKE ALL ON FUNCTION ddb_drop_access_key(text) FROM PUBLIC;
+
+CREATE FUNCTION ddb_drop_orphaned_access_keys(OUT access_key_id text,
+                                              OUT role_name name,
+                                              OUT created timestamptz)
+RETURNS SETOF record
+AS $$
+    DELETE FROM ddb_internal.access_keys k
+    WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_roles r
+                      WHERE r.oid = k.role
+                        AND r.rolname = k.role_name)
+    RETURNING k.access_key_id, k.role_name, k.created
+$$ LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION ddb_drop_orphaned_access_keys() IS 'drops the access keys of the HTTP endpoint whose role was dropped or renamed since (they no longer work) and returns them';
+REVOKE ALL ON FUNCTION ddb_drop_orphaned_access_keys() FROM PUBLIC;
 
 -- ---------------------------------------------------------------------------
 -- Time to Live and local secondary indexes (issue 17; src/api/ddb_ttl.c,

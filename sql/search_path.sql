@@ -52,6 +52,13 @@ BEGIN
   RETURN $1 OPERATOR(pg_catalog.=) $2;
 END $$;
 CREATE OPERATOR public.= (LEFTARG = text, RIGHTARG = text, FUNCTION = public.sp_eq);
+-- where an access key's role (regrole) meets a role's OID
+CREATE FUNCTION public.sp_eq(oid, regrole) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO public.sp_ran VALUES (current_user, '=(oid, regrole)');
+  RETURN $1 OPERATOR(pg_catalog.=) $2::oid;
+END $$;
+CREATE OPERATOR public.= (LEFTARG = oid, RIGHTARG = regrole, FUNCTION = public.sp_eq);
 RESET ROLE;
 
 -- The planted objects work: a query that meets them runs them.
@@ -169,6 +176,7 @@ RESET search_path;
 \c -
 SET search_path = public, pg_catalog;
 SELECT count(*) AS keys FROM ddb_create_access_key('sp_owner');
+SELECT count(*) AS orphans FROM ddb_drop_orphaned_access_keys();
 SELECT ddb_drop_access_key(k.access_key_id) FROM ddb_internal.access_keys k
 WHERE k.role OPERATOR(pg_catalog.=) 'sp_owner'::regrole;
 RESET search_path;

@@ -4,19 +4,32 @@
  *	  Access keys: AWS-style key pairs that map HTTP clients to roles.
  *
  * A key is a row of ddb_internal.access_keys (access_key_id primary key,
- * secret_access_key, role regrole), created by ddb_create_access_key(role)
- * and removed by ddb_drop_access_key(id) (both in ddb--0.1--0.2.sql).  The
- * table grants nothing to PUBLIC, so only superusers read the secrets, and
- * the functions run with the caller's rights, so only superusers (or whom
- * they grant the functions and the table to) manage keys.  SigV4 needs the
- * secret itself (the client signs with it, the server recomputes), so it
- * is stored as given, as AWS stores it; the table is an extension
- * configuration table, so pg_dump keeps the keys.
+ * secret_access_key, role regrole, role_name), created by
+ * ddb_create_access_key(role) and removed by ddb_drop_access_key(id) (both
+ * in ddb--0.1--0.2.sql).  The table grants nothing to PUBLIC, so only
+ * superusers read the secrets, and the functions run with the caller's
+ * rights, so only superusers (or whom they grant the functions and the
+ * table to) manage keys.  SigV4 needs the secret itself (the client signs
+ * with it, the server recomputes), so it is stored as given, as AWS stores
+ * it; the table is an extension configuration table, so pg_dump keeps the
+ * keys.
  *
  * The HTTP workers look a key up on every request, through the primary
  * key index, in the request's own transaction and snapshot: a dropped key
  * or a dropped role stops working at the next request, with no cache to
  * invalidate.
+ *
+ * A key authenticates only as the role it was made for: its OID must still
+ * name a role called role_name, the name it had then.  The OID alone would
+ * not do: DROP ROLE cannot remove the key (it may run in any database, the
+ * keys live in one), and once OIDs wrap a new, unrelated role may get the
+ * dropped one's OID.  Keeping the rows consistent instead -- a hook on DROP
+ * ROLE deleting them -- would work only where the keys' database is the
+ * one DROP ROLE runs in, and a restore of a dump taken after the drop
+ * would still bring back a row naming a bare OID.  The check is made where
+ * the key is used, so it holds however the row came to be; the price is
+ * that renaming a role disables its keys (renaming it back enables them).
+ * ddb_drop_orphaned_access_keys() removes the keys that fail it.
  *
  *-------------------------------------------------------------------------
  */
@@ -27,6 +40,8 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -41,16 +56,55 @@
 #define KEYS_TABLE		"access_keys"
 #define KEYS_INDEX		"access_keys_pkey"
 
-/* access_keys' columns */
+/* the primary key index's column (the table's columns go by name) */
 #define Anum_key_id		1
-#define Anum_key_secret 2
-#define Anum_key_role	3
+
+/*
+ * The number of the key table's column 'name', which must have type
+ * 'type'.  Found by name, so that a key table made by an earlier
+ * development build (without role_name) is an error, not a column misread.
+ */
+static AttrNumber
+key_column(Relation rel, const char *name, Oid type)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0 &&
+			att->atttypid == type)
+			return att->attnum;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("table %s.%s has no column \"%s\" of type %s",
+					KEYS_SCHEMA, KEYS_TABLE, name, format_type_be(type))));
+}
+
+/*
+ * Does the role with OID 'role' exist under the name 'name'?
+ */
+static bool
+role_is(Oid role, const char *name)
+{
+	HeapTuple	tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(role));
+	bool		same;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	same = strcmp(NameStr(((Form_pg_authid) GETSTRUCT(tup))->rolname), name) == 0;
+	ReleaseSysCache(tup);
+	return same;
+}
 
 /*
  * Finds an access key: its secret (palloc'd) and role.  False when there
- * is no such key, when its role was dropped, or when the extension's key
- * table does not exist in this database (nothing can be authenticated).
- * Runs as the worker's own superuser, inside the request's transaction.
+ * is no such key, when its role was dropped or renamed (see the file
+ * header), or when the extension's key table does not exist in this
+ * database (nothing can be authenticated).  Runs as the worker's own
+ * superuser, inside the request's transaction.
  */
 bool
 ddb_http_key_lookup(const char *access_key_id, char **secret, Oid *role)
@@ -78,20 +132,21 @@ ddb_http_key_lookup(const char *access_key_id, char **secret, Oid *role)
 	tup = systable_getnext(scan);
 	if (HeapTupleIsValid(tup))
 	{
-		bool		isnull;
-		Datum		d;
+		TupleDesc	desc = RelationGetDescr(rel);
+		bool		nulls[3];
+		Datum		secret_d = heap_getattr(tup, key_column(rel, "secret_access_key", TEXTOID),
+											desc, &nulls[0]);
+		Datum		role_d = heap_getattr(tup, key_column(rel, "role", REGROLEOID),
+										  desc, &nulls[1]);
+		Datum		name_d = heap_getattr(tup, key_column(rel, "role_name", NAMEOID),
+										  desc, &nulls[2]);
 
-		d = heap_getattr(tup, Anum_key_secret, RelationGetDescr(rel), &isnull);
-		if (!isnull)
+		if (!nulls[0] && !nulls[1] && !nulls[2] &&
+			role_is(DatumGetObjectId(role_d), NameStr(*DatumGetName(name_d))))
 		{
-			*secret = TextDatumGetCString(d);
-			d = heap_getattr(tup, Anum_key_role, RelationGetDescr(rel), &isnull);
-			if (!isnull)
-			{
-				*role = DatumGetObjectId(d);
-				/* a dropped role leaves its keys behind: they no longer work */
-				found = SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(*role));
-			}
+			*secret = TextDatumGetCString(secret_d);
+			*role = DatumGetObjectId(role_d);
+			found = true;
 		}
 	}
 	systable_endscan(scan);

@@ -206,6 +206,45 @@ def test_dropped_key_and_role():
     psql("DROP ROLE ddb_temp2")
 
 
+def refused(c):
+    """c's requests get DynamoDB's error for a key it does not know."""
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        c.list_tables()
+    err = e.value.response["Error"]
+    assert (err["Code"], err["Message"]) == (
+        "UnrecognizedClientException", "The security token included in the request is invalid.")
+
+
+def test_key_is_for_its_own_role():
+    """A key authenticates only as the role it was made for, known by OID
+    and name.  Renaming the role disables the key (renaming it back enables
+    it); a role dropped and created again under its name is another role.
+    A key whose OID names another role -- what a role created after the
+    key's was dropped may get once OIDs wrap; a superuser's edit of the row
+    does the same here -- is refused rather than run as that role."""
+    def new_key(role):
+        return psql(f"CREATE ROLE {role}; SELECT access_key_id || ' ' || secret_access_key "
+                    f"FROM ddb_create_access_key('{role}')").split()
+
+    kid, secret = new_key("ddb_temp3")
+    c = client(kid, secret)
+    c.list_tables()
+    psql("ALTER ROLE ddb_temp3 RENAME TO ddb_temp3b")
+    refused(c)
+    psql("ALTER ROLE ddb_temp3b RENAME TO ddb_temp3")
+    c.list_tables()
+    psql("DROP ROLE ddb_temp3; CREATE ROLE ddb_temp3")
+    refused(c)
+    psql(f"SELECT ddb_drop_access_key('{kid}'); DROP ROLE ddb_temp3")
+
+    kid, secret = new_key("ddb_temp4")
+    c = client(kid, secret)
+    c.list_tables()
+    psql(f"UPDATE ddb_internal.access_keys SET role = 'ddb_reader' WHERE access_key_id = '{kid}'")
+    refused(c)
+    psql(f"SELECT ddb_drop_access_key('{kid}'); DROP ROLE ddb_temp4")
+
+
 def test_key_management_is_for_superusers():
     """Secrets are readable only by superusers; only they manage keys; a
     missing key is an error."""

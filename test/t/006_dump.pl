@@ -35,8 +35,8 @@ $node->safe_psql('src', q{
 	SELECT ddb_create_access_key('dump_key_role');
 });
 # the endpoint's access keys are an extension configuration table: dumped
-my $keys = q{SELECT string_agg(access_key_id || ':' || secret_access_key || ':' || role::text, ',')
-	FROM ddb_internal.access_keys};
+my $keys = q{SELECT string_agg(access_key_id || ':' || secret_access_key || ':' || role::text
+	|| ':' || role_name, ',') FROM ddb_internal.access_keys};
 my $keys_before = $node->safe_psql('src', $keys);
 my $gsi_state = q{
 	SELECT ddb_verify_gsi('shop')::text
@@ -69,7 +69,7 @@ $node->command_ok([ 'pg_restore', '-d', 'restored', '-h', $node->host, '-p', $no
 is($node->safe_psql('restored', $checksum), $before, 'restored items are identical');
 is($node->safe_psql('restored', $schemas), $schema_before, 'restored key schemas are identical');
 is($node->safe_psql('restored', $gsi_state), $gsi_before, 'restored indexes: catalog, entries, triggers');
-like($keys_before, qr/^[A-Z0-9]+:[^:]+:dump_key_role$/, 'an access key to dump');
+like($keys_before, qr/^[A-Z0-9]+:[^:]+:dump_key_role:dump_key_role$/, 'an access key to dump');
 is($node->safe_psql('restored', $keys), $keys_before, 'restored access keys are identical');
 is($node->safe_psql('restored', q{SELECT count(*) FROM ddb_list_tables()}), '4', 'all ddb tables listed');
 for my $t (qw(shop counters blobs handmade))
