@@ -62,6 +62,33 @@ SELECT ddb_batch_write_item(jsonb_build_object(
             FROM generate_series(1, 13) i),
   'orders', (SELECT jsonb_agg(jsonb_build_object('DeleteRequest', jsonb_build_object('Key', jsonb_build_object('PK', 'P', 'SK', 'k' || i))))
              FROM generate_series(1, 13) i)));
+-- The counts come before any request is read, as DynamoDB checks the
+-- members' constraints before the requests' contents: an over-long list
+-- whose last request is malformed (neither put nor delete, no key, an
+-- empty attribute value) is refused for its length, so that a list of
+-- thousands costs nothing to refuse -- through SQL and through ddb_api
+SELECT ddb_batch_write_item(jsonb_build_object('stock',
+  (SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('sku', 'k' || i))))
+   FROM generate_series(1, 5000) i) || '[{"Bogus": {}}]'));
+SELECT ddb_batch_write_item(jsonb_build_object(
+  'stock', (SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('sku', 'k' || i))))
+            FROM generate_series(1, 13) i),
+  'orders', '[{"DeleteRequest": {}}]'::jsonb || (SELECT jsonb_agg(jsonb_build_object('DeleteRequest', jsonb_build_object('Key', jsonb_build_object('PK', 'P', 'SK', 'k' || i))))
+             FROM generate_series(1, 12) i)));
+SELECT ddb_api('BatchWriteItem', jsonb_build_object('RequestItems', jsonb_build_object('stock',
+  (SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('sku', jsonb_build_object('S', 'k' || i)))))
+   FROM generate_series(1, 5000) i) || '[{"PutRequest": {"Item": {"sku": {}}}}]')));
+SELECT ddb_api('BatchWriteItem', jsonb_build_object('RequestItems', jsonb_build_object(
+  'stock', (SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('sku', jsonb_build_object('S', 'k' || i)))))
+            FROM generate_series(1, 13) i),
+  'orders', '[{"DeleteRequest": {"Key": {"PK": {"S": "P"}, "SK": {"NS": []}}}}, {"PutRequest": {}, "DeleteRequest": {}}]'::jsonb ||
+            (SELECT jsonb_agg(jsonb_build_object('DeleteRequest', jsonb_build_object('Key', jsonb_build_object('PK', jsonb_build_object('S', 'P'), 'SK', jsonb_build_object('S', 'k' || i)))))
+             FROM generate_series(1, 11) i))));
+-- (a request of the wrong JSON shape is still a SerializationException
+-- first: DynamoDB reads the whole body before it checks a constraint)
+SELECT ddb_api('BatchWriteItem', jsonb_build_object('RequestItems', jsonb_build_object('stock',
+  (SELECT jsonb_agg(jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('sku', jsonb_build_object('S', 'k' || i)))))
+   FROM generate_series(1, 30) i) || '[{"PutRequest": []}]')));
 -- empty
 SELECT ddb_batch_write_item('{}');
 SELECT ddb_batch_write_item('{"stock": []}');
@@ -118,6 +145,15 @@ SELECT ddb_batch_get_item(jsonb_build_object('stock', jsonb_build_object('Keys',
 SELECT ddb_batch_get_item(jsonb_build_object(
   'stock', jsonb_build_object('Keys', (SELECT jsonb_agg(jsonb_build_object('sku', 'k' || i)) FROM generate_series(1, 60) i)),
   'orders', jsonb_build_object('Keys', (SELECT jsonb_agg(jsonb_build_object('PK', 'P', 'SK', 'k' || i)) FROM generate_series(1, 41) i))));
+-- as for BatchWriteItem, the counts before the keys: a malformed key past
+-- the limit is not looked at
+SELECT ddb_api('BatchGetItem', jsonb_build_object('RequestItems', jsonb_build_object('stock', jsonb_build_object('Keys',
+  (SELECT jsonb_agg(jsonb_build_object('sku', jsonb_build_object('S', 'k' || i))) FROM generate_series(1, 5000) i) ||
+  '[{"sku": {}}]'::jsonb))));
+SELECT ddb_api('BatchGetItem', jsonb_build_object('RequestItems', jsonb_build_object(
+  'stock', jsonb_build_object('Keys', (SELECT jsonb_agg(jsonb_build_object('sku', jsonb_build_object('S', 'k' || i))) FROM generate_series(1, 60) i)),
+  'orders', jsonb_build_object('Keys', '[{"PK": {"S": "P"}, "SK": {"S": "a", "N": "1"}}]'::jsonb ||
+    (SELECT jsonb_agg(jsonb_build_object('PK', jsonb_build_object('S', 'P'), 'SK', jsonb_build_object('S', 'k' || i))) FROM generate_series(1, 40) i)))));
 SELECT ddb_batch_get_item('{"stock": {"Keys": []}}');
 SELECT ddb_batch_get_item('{"stock": {}}');
 SELECT ddb_batch_get_item('{}');

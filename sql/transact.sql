@@ -99,6 +99,27 @@ SELECT ddb_transact_write_items('[{"Delete": {"TableName": "nosuch", "Key": {"sk
 SELECT ddb_transact_write_items('[]');
 SELECT ddb_transact_write_items((SELECT jsonb_agg(jsonb_build_object('Put', jsonb_build_object(
   'TableName', 'stock', 'Item', jsonb_build_object('sku', 'n' || i)))) FROM generate_series(1, 101) i));
+-- The count comes before any action is read, as DynamoDB checks the
+-- members' constraints (the count, table names, required members) before
+-- the actions' contents: an over-long list whose last action is malformed
+-- is refused for its length without the actions being converted, through
+-- SQL and through ddb_api; the other constraints are listed with it
+SELECT ddb_transact_write_items((SELECT jsonb_agg(jsonb_build_object('Put', jsonb_build_object(
+  'TableName', 'stock', 'Item', jsonb_build_object('sku', 'n' || i)))) FROM generate_series(1, 5000) i) ||
+  '[{"Bogus": {}}]');
+SELECT ddb_api('TransactWriteItems', jsonb_build_object('TransactItems',
+  (SELECT jsonb_agg(jsonb_build_object('Put', jsonb_build_object(
+     'TableName', 'stock', 'Item', jsonb_build_object('sku', jsonb_build_object('S', 'n' || i))))) FROM generate_series(1, 5000) i) ||
+  '[{"Put": {"TableName": "stock", "Item": {"sku": {}}}}, {"Put": {}, "Delete": {}}]'));
+SELECT ddb_api('TransactWriteItems', jsonb_build_object('TransactItems',
+  '[{"Update": {"TableName": "x", "Key": {"sku": {"S": "a"}}}}]'::jsonb ||
+  (SELECT jsonb_agg(jsonb_build_object('Put', jsonb_build_object(
+     'TableName', 'stock', 'Item', jsonb_build_object('sku', jsonb_build_object('S', 'n' || i))))) FROM generate_series(1, 100) i) ||
+  '[{"Put": {"TableName": "stock", "Item": {"sku": {"NULL": false}}}}]'));
+-- within the limit, the same malformed action is refused for itself
+SELECT ddb_api('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "stock", "Item": {"sku": {}}}}]}');
+SELECT ddb_api('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "stock", "Item": {"sku": {"S": "a"}}}},
+                                                         {"Put": {}, "Delete": {}}]}');
 SELECT ddb_transact_write_items((SELECT jsonb_agg(jsonb_build_object('Put', jsonb_build_object(
   'TableName', 'stock', 'Item', jsonb_build_object('sku', 'big' || i, 'body', repeat('x', 390000)))))
   FROM generate_series(1, 11) i));
@@ -182,6 +203,13 @@ SELECT ddb_transact_get_items('[{"Put": {"TableName": "stock", "Item": {"sku": "
 SELECT ddb_transact_get_items('[]');
 SELECT ddb_transact_get_items((SELECT jsonb_agg(jsonb_build_object('Get', jsonb_build_object(
   'TableName', 'stock', 'Key', jsonb_build_object('sku', 'n' || i)))) FROM generate_series(1, 101) i));
+SELECT ddb_transact_get_items((SELECT jsonb_agg(jsonb_build_object('Get', jsonb_build_object(
+  'TableName', 'stock', 'Key', jsonb_build_object('sku', 'n' || i)))) FROM generate_series(1, 5000) i) ||
+  '[{"Put": {"TableName": "stock", "Item": {"sku": "a"}}}]');
+SELECT ddb_api('TransactGetItems', jsonb_build_object('TransactItems',
+  (SELECT jsonb_agg(jsonb_build_object('Get', jsonb_build_object(
+     'TableName', 'stock', 'Key', jsonb_build_object('sku', jsonb_build_object('S', 'n' || i))))) FROM generate_series(1, 5000) i) ||
+  '[{"Get": {"TableName": "stock", "Key": {"sku": {"S": "a", "B": "YQ=="}}}}]'));
 SELECT ddb_transact_get_items('[{"Get": {"TableName": "stock", "Key": {"sku": "pear"}, "ProjectionExpression": "#x"}}]');
 \set VERBOSITY default
 

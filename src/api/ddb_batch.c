@@ -12,9 +12,14 @@
  * same as PutItem's, UpdateItem's and DeleteItem's.
  *
  * BatchWriteItem and BatchGetItem check DynamoDB's limits and duplicate
- * keys before they touch anything.  A BatchWriteItem is one SQL statement,
- * so it is all-or-nothing (DynamoDB applies each request atomically but not
- * the batch); UnprocessedItems is always empty.  BatchGetItem reads every
+ * keys before they touch anything.  The members' constraints (the counts,
+ * table names, required members: ddb_batch_write_check, ddb_batch_get_check,
+ * ddb_transact_check) need none of a request's items or keys, so the front
+ * ends (the SQL functions below, ddb_protocol.c) check them before they
+ * convert any: DynamoDB checks them before the items too, and a request of
+ * 80,000 actions is refused without reading one.  A BatchWriteItem is one
+ * SQL statement, so it is all-or-nothing (DynamoDB applies each request
+ * atomically but not the batch); UnprocessedItems is always empty.  BatchGetItem reads every
  * key with the statement's snapshot and stops at 16 MB of items: the keys
  * it did not read are UnprocessedKeys.
  *
@@ -295,20 +300,19 @@ batch_put_add(PutRun *pr, int r, StringInfo key)
 	pr->n++;
 }
 
+/*
+ * The request's members as DynamoDB checks them before it looks at any
+ * request: each table's name and number of requests, then the total.  It
+ * needs only table_name and nrequests, so the front ends call it before they
+ * convert a single request (an over-long list costs nothing to refuse);
+ * ddb_batch_write_core calls it again.
+ */
 void
-ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
+ddb_batch_write_check(DdbBatchWriteTable *tables, int ntables)
 {
 	DdbValErrors e;
-	int			total = 0;
-	KeyRef	   *refs;
-	int		   *tab_of;			/* a ref's table and request, by its index */
-	int		   *req_of;
-	int			nrefs = 0;
-	int			mark;
-	StringInfoData **keys = palloc(sizeof(StringInfoData *) * Max(ntables, 1));
+	int64		total = 0;
 
-	PreventCommandIfReadOnly("BatchWriteItem");
-	/* the request's shape: DynamoDB's member constraints */
 	ddb_valerr_init(&e);
 	if (ntables == 0)
 		ddb_valerr_add(&e, "{}", "requestItems", "Member must have length greater than or equal to 1");
@@ -325,6 +329,24 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 	ddb_valerr_raise(&e);
 	if (total > DDB_BATCH_WRITE_MAX)
 		validation_error(DDB_MSG_BATCH_WRITE_TOO_MANY);
+}
+
+void
+ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
+{
+	int			total = 0;
+	KeyRef	   *refs;
+	int		   *tab_of;			/* a ref's table and request, by its index */
+	int		   *req_of;
+	int			nrefs = 0;
+	int			mark;
+	StringInfoData **keys = palloc(sizeof(StringInfoData *) * Max(ntables, 1));
+
+	PreventCommandIfReadOnly("BatchWriteItem");
+	/* the request's shape: DynamoDB's member constraints */
+	ddb_batch_write_check(tables, ntables);
+	for (int t = 0; t < ntables; t++)
+		total += tables[t].nrequests;
 
 	/*
 	 * The items themselves, before any table is looked at: ddb_check_item's
@@ -446,20 +468,16 @@ read_units_4k(int64 bytes)
 	return Max(1, (bytes + 4095) / 4096);
 }
 
+/*
+ * BatchGetItem's members as DynamoDB checks them first: each table's name
+ * and number of keys, then the total.  Needs only table_name and nkeys (see
+ * ddb_batch_write_check).
+ */
 void
-ddb_batch_get_core(DdbBatchGetTable *tables, int ntables)
+ddb_batch_get_check(DdbBatchGetTable *tables, int ntables)
 {
 	DdbValErrors e;
-	int			total = 0;
-	int64		bytes = 0;		/* DynamoDB's size of the items, once exact */
-	int64		bound = 0;		/* their jsonb size, an upper bound */
-	bool		exact = false;
-	bool		full = false;
-	Relation   *rels;
-	DdbProjection **projs;
-	KeyRef	   *refs;
-	KeyRef	   *enc;
-	int			nrefs = 0;
+	int64		total = 0;
 
 	ddb_valerr_init(&e);
 	if (ntables == 0)
@@ -479,6 +497,25 @@ ddb_batch_get_core(DdbBatchGetTable *tables, int ntables)
 	ddb_valerr_raise(&e);
 	if (total > DDB_BATCH_GET_MAX)
 		validation_error(DDB_MSG_BATCH_GET_TOO_MANY);
+}
+
+void
+ddb_batch_get_core(DdbBatchGetTable *tables, int ntables)
+{
+	int			total = 0;
+	int64		bytes = 0;		/* DynamoDB's size of the items, once exact */
+	int64		bound = 0;		/* their jsonb size, an upper bound */
+	bool		exact = false;
+	bool		full = false;
+	Relation   *rels;
+	DdbProjection **projs;
+	KeyRef	   *refs;
+	KeyRef	   *enc;
+	int			nrefs = 0;
+
+	ddb_batch_get_check(tables, ntables);
+	for (int t = 0; t < ntables; t++)
+		total += tables[t].nkeys;
 
 	/* tables, projections, keys; then the duplicate check */
 	rels = palloc(sizeof(Relation) * ntables);
@@ -774,7 +811,7 @@ typedef struct ActionExprs
 	DdbProjection *proj;
 } ActionExprs;
 
-static const char *const kind_members[] = {"conditionCheck", "put", "delete", "update", "get"};
+static const char *const kind_members[] = {"conditionCheck", "put", "delete", "update", "get", NULL};
 
 /*
  * ConditionCheck: lock the item's current version, as SELECT ... FOR
@@ -813,7 +850,8 @@ run_action(DdbTransactAction *a, ActionExprs *x)
 			ddb_update_item_core(a->rel, a->doc, x->upd, x->cond, &a->res);
 			break;
 		case DDB_TX_GET:
-			elog(ERROR, "a Get in TransactWriteItems");
+		case DDB_TX_NONE:
+			elog(ERROR, "a Get or no action in TransactWriteItems");
 	}
 	if (a->res.condition_failed && a->condition_code != NULL)
 	{
@@ -995,16 +1033,21 @@ key_order(KeyRef *refs, int n)
 }
 
 /*
- * Open every action's table, parse its expressions, encode its key; the
- * checks that do not depend on stored items.  Returns the actions' keys,
- * sorted by table and key.
+ * A transaction's members as DynamoDB checks them before anything else: the
+ * number of actions, then each action's table name and required members.
+ * It reads only kind, table_name, condition, update and whether the item or
+ * key was given (doc, or doc_given before it is converted), so the front
+ * ends call it before they convert any action; prepare_actions again.
+ * With actions NULL it checks the count alone.  An action of kind
+ * DDB_TX_NONE has no action member: for gets (TransactGetItems) the Get is
+ * a required member; a write's is refused by the front end afterwards, as
+ * DynamoDB's rule that a TransactWriteItem holds exactly one is not a
+ * member constraint.
  */
-static KeyRef *
-prepare_actions(DdbTransactAction *actions, int n, int max_actions, ActionExprs *exprs)
+void
+ddb_transact_check(DdbTransactAction *actions, int n, int max_actions, bool gets)
 {
 	DdbValErrors e;
-	KeyRef	   *refs;
-	int64		size = 0;
 
 	ddb_valerr_init(&e);
 	if (n < 1)
@@ -1012,13 +1055,22 @@ prepare_actions(DdbTransactAction *actions, int n, int max_actions, ActionExprs 
 	if (n > max_actions)
 		ddb_valerr_add(&e, psprintf("[%d actions]", n), "transactItems",
 					   psprintf("Member must have length less than or equal to %d", max_actions));
-	for (int i = 0; i < n; i++)
+	/* (ddb_valerr_add keeps ten: no need to walk a list past that) */
+	for (int i = 0; actions != NULL && i < n && e.n < 10; i++)
 	{
 		DdbTransactAction *a = &actions[i];
-		char	   *path = psprintf("transactItems.%d.member.%s", i + 1, kind_members[a->kind]);
+		char	   *path;
 
+		if (a->kind == DDB_TX_NONE)
+		{
+			if (gets)
+				ddb_valerr_add(&e, NULL, psprintf("transactItems.%d.member.get", i + 1),
+							   "Member must not be null");
+			continue;
+		}
+		path = psprintf("transactItems.%d.member.%s", i + 1, kind_members[a->kind]);
 		check_table_name(&e, a->table_name, psprintf("%s.tableName", path));
-		if (a->doc == NULL)
+		if (a->doc == NULL && !a->doc_given)
 			ddb_valerr_add(&e, NULL, psprintf("%s.%s", path, a->kind == DDB_TX_PUT ? "item" : "key"),
 						   "Member must not be null");
 		if (a->kind == DDB_TX_CHECK && a->condition == NULL)
@@ -1027,6 +1079,21 @@ prepare_actions(DdbTransactAction *actions, int n, int max_actions, ActionExprs 
 			ddb_valerr_add(&e, NULL, psprintf("%s.updateExpression", path), "Member must not be null");
 	}
 	ddb_valerr_raise(&e);
+}
+
+/*
+ * Open every action's table, parse its expressions, encode its key; the
+ * checks that do not depend on stored items.  Returns the actions' keys,
+ * sorted by table and key.
+ */
+static KeyRef *
+prepare_actions(DdbTransactAction *actions, int n, int max_actions, ActionExprs *exprs)
+{
+	KeyRef	   *refs;
+	int64		size = 0;
+
+	/* (every action has its kind by now) */
+	ddb_transact_check(actions, n, max_actions, false);
 
 	refs = palloc(sizeof(KeyRef) * Max(n, 1));
 	for (int i = 0; i < n; i++)
@@ -1342,16 +1409,21 @@ ddb_batch_write_item(PG_FUNCTION_ARGS)
 		validation_error("RequestItems must be a JSON object of table names and request lists");
 	ntables = jb_members(req, &names, &lists);
 	tables = palloc0(sizeof(DdbBatchWriteTable) * Max(ntables, 1));
+	/* the tables and their counts first: no request is read past a limit */
+	for (int t = 0; t < ntables; t++)
+	{
+		if (!jb_is_array(lists[t]))
+			validation_error("the requests of table \"%s\" must be a JSON array", names[t]);
+		tables[t].table_name = names[t];
+		tables[t].nrequests = JB_ROOT_COUNT(lists[t]);
+	}
+	ddb_batch_write_check(tables, ntables);
 	for (int t = 0; t < ntables; t++)
 	{
 		Jsonb	  **reqs;
 		int			n;
 
-		if (!jb_is_array(lists[t]))
-			validation_error("the requests of table \"%s\" must be a JSON array", names[t]);
 		reqs = jb_elements(lists[t], &n);
-		tables[t].table_name = names[t];
-		tables[t].nrequests = n;
 		tables[t].is_put = palloc(sizeof(bool) * Max(n, 1));
 		tables[t].docs = palloc(sizeof(Jsonb *) * Max(n, 1));
 		for (int r = 0; r < n; r++)
@@ -1398,6 +1470,7 @@ ddb_batch_get_item(PG_FUNCTION_ARGS)
 	Jsonb	   *req = require_object_arg(fcinfo, 0, "RequestItems");
 	char	  **names;
 	Jsonb	  **specs;
+	Jsonb	  **keys;
 	int			ntables;
 	DdbBatchGetTable *tables;
 	JsonbParseState *ps = NULL;
@@ -1407,13 +1480,14 @@ ddb_batch_get_item(PG_FUNCTION_ARGS)
 		validation_error("RequestItems must be a JSON object of table names and key lists");
 	ntables = jb_members(req, &names, &specs);
 	tables = palloc0(sizeof(DdbBatchGetTable) * Max(ntables, 1));
+	keys = palloc0(sizeof(Jsonb *) * Max(ntables, 1));
+	/* the tables and their counts first: no key is read past a limit */
 	for (int t = 0; t < ntables; t++)
 	{
-		Jsonb	   *keys = jb_member(specs[t], "Keys");
-
+		keys[t] = jb_member(specs[t], "Keys");
 		if (!jb_is_object(specs[t]))
 			validation_error("the request of table \"%s\" must be a JSON object with Keys", names[t]);
-		if (keys == NULL)
+		if (keys[t] == NULL)
 		{
 			DdbValErrors e;
 
@@ -1422,10 +1496,15 @@ ddb_batch_get_item(PG_FUNCTION_ARGS)
 						   "Member must not be null");
 			ddb_valerr_raise(&e);
 		}
-		if (!jb_is_array(keys))
+		if (!jb_is_array(keys[t]))
 			validation_error("Keys of table \"%s\" must be a JSON array", names[t]);
 		tables[t].table_name = names[t];
-		tables[t].keys = jb_elements(keys, &tables[t].nkeys);
+		tables[t].nkeys = JB_ROOT_COUNT(keys[t]);
+	}
+	ddb_batch_get_check(tables, ntables);
+	for (int t = 0; t < ntables; t++)
+	{
+		tables[t].keys = jb_elements(keys[t], &tables[t].nkeys);
 		tables[t].projection = jb_member_text(specs[t], "ProjectionExpression");
 		tables[t].names = jb_member(specs[t], "ExpressionAttributeNames");
 	}
@@ -1506,61 +1585,71 @@ ddb_batch_get_item(PG_FUNCTION_ARGS)
 	}
 }
 
-/* The actions of a TransactWriteItems or TransactGetItems request (SQL). */
+/*
+ * The actions of a TransactWriteItems or TransactGetItems request (SQL), in
+ * two passes: first what ddb_transact_check reads (each action's kind, table
+ * name, expressions and whether it has its item or key), checked, then the
+ * rest.  DynamoDB checks the members' constraints before the operation's
+ * own rules, and a request of too many actions is refused on its count
+ * alone, before any action is taken apart.
+ */
 static DdbTransactAction *
-sql_transact_actions(Jsonb *items, bool writes, int *n)
+sql_transact_actions(Jsonb *items, bool writes, int max_actions, int *n)
 {
 	static const char *const wkinds[] = {"ConditionCheck", "Put", "Delete", "Update"};
 	Jsonb	  **elems;
+	Jsonb	  **specs;
 	DdbTransactAction *actions;
 
 	if (!jb_is_array(items))
 		validation_error("TransactItems must be a JSON array");
+	if (JB_ROOT_COUNT(items) > max_actions)
+		ddb_transact_check(NULL, JB_ROOT_COUNT(items), max_actions, !writes);
 	elems = jb_elements(items, n);
 	actions = palloc0(sizeof(DdbTransactAction) * Max(*n, 1));
+	specs = palloc0(sizeof(Jsonb *) * Max(*n, 1));
 	for (int i = 0; i < *n; i++)
 	{
 		DdbTransactAction *a = &actions[i];
-		Jsonb	   *spec = NULL;
 		int			found = 0;
+
+		a->kind = DDB_TX_NONE;
+		for (int k = 0; k < (writes ? lengthof(wkinds) : 1); k++)
+		{
+			Jsonb	   *m = jb_member(elems[i], writes ? wkinds[k] : "Get");
+
+			if (m != NULL)
+			{
+				specs[i] = m;
+				a->kind = writes ? (DdbTransactKind) k : DDB_TX_GET;
+				found++;
+			}
+		}
+		if (found != 1 || (writes && jb_is_object(elems[i]) && JB_ROOT_COUNT(elems[i]) != 1))
+		{
+			specs[i] = NULL;
+			a->kind = DDB_TX_NONE;	/* refused below */
+			continue;
+		}
+		if (!jb_is_object(specs[i]))
+			validation_error("each action of TransactItems must be a JSON object");
+		a->table_name = jb_member_text(specs[i], "TableName");
+		a->doc_given = jb_member(specs[i], a->kind == DDB_TX_PUT ? "Item" : "Key") != NULL;
+		a->condition = jb_member_text(specs[i], "ConditionExpression");
+		a->update = jb_member_text(specs[i], "UpdateExpression");
+	}
+	ddb_transact_check(actions, *n, max_actions, !writes);
+
+	for (int i = 0; i < *n; i++)
+	{
+		DdbTransactAction *a = &actions[i];
+		Jsonb	   *spec = specs[i];
 		const char *rv;
 
-		if (writes)
-		{
-			for (int k = 0; k < lengthof(wkinds); k++)
-			{
-				Jsonb	   *m = jb_member(elems[i], wkinds[k]);
-
-				if (m != NULL)
-				{
-					spec = m;
-					a->kind = (DdbTransactKind) k;
-					found++;
-				}
-			}
-			if (found != 1 || (jb_is_object(elems[i]) && JB_ROOT_COUNT(elems[i]) != 1))
-				validation_error("TransactItems can only contain one of Check, Put, Update or Delete");
-		}
-		else
-		{
-			spec = jb_member(elems[i], "Get");
-			a->kind = DDB_TX_GET;
-			if (spec == NULL)
-			{
-				DdbValErrors e;
-
-				ddb_valerr_init(&e);
-				ddb_valerr_add(&e, NULL, psprintf("transactItems.%d.member.get", i + 1),
-							   "Member must not be null");
-				ddb_valerr_raise(&e);
-			}
-		}
-		if (!jb_is_object(spec))
-			validation_error("each action of TransactItems must be a JSON object");
-		a->table_name = jb_member_text(spec, "TableName");
+		/* (a Get missing was refused by the check) */
+		if (a->kind == DDB_TX_NONE)
+			validation_error("TransactItems can only contain one of Check, Put, Update or Delete");
 		a->doc = jb_member(spec, a->kind == DDB_TX_PUT ? "Item" : "Key");
-		a->condition = jb_member_text(spec, "ConditionExpression");
-		a->update = jb_member_text(spec, "UpdateExpression");
 		a->projection = jb_member_text(spec, "ProjectionExpression");
 		a->names = jb_member(spec, "ExpressionAttributeNames");
 		a->vals = jb_member(spec, "ExpressionAttributeValues");
@@ -1601,7 +1690,7 @@ ddb_transact_write_items(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_actions must be at least 1")));
-	actions = sql_transact_actions(items, true, &n);
+	actions = sql_transact_actions(items, true, max_actions, &n);
 	ok = ddb_transact_write_core(actions, n, max_actions, token, &replayed);
 	for (int i = 0; i < n; i++)
 		relation_close(actions[i].rel, NoLock);	/* held to commit */
@@ -1653,7 +1742,7 @@ ddb_transact_get_items(PG_FUNCTION_ARGS)
 	int			n;
 	JsonbParseState *ps = NULL;
 
-	actions = sql_transact_actions(items, false, &n);
+	actions = sql_transact_actions(items, false, DDB_TRANSACT_MAX, &n);
 	ddb_transact_get_core(actions, n);
 	for (int i = 0; i < n; i++)
 		relation_close(actions[i].rel, AccessShareLock);

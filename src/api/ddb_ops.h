@@ -263,7 +263,9 @@ typedef enum DdbTransactKind
 	DDB_TX_PUT,
 	DDB_TX_DELETE,
 	DDB_TX_UPDATE,
-	DDB_TX_GET					/* TransactGetItems' Get */
+	DDB_TX_GET,					/* TransactGetItems' Get */
+	DDB_TX_NONE					/* not one action member: the front end
+								 * refuses it after ddb_transact_check */
 } DdbTransactKind;
 
 /* One action of a TransactWriteItems (or one Get of a TransactGetItems). */
@@ -272,6 +274,7 @@ typedef struct DdbTransactAction
 	DdbTransactKind kind;
 	const char *table_name;
 	Jsonb	   *doc;			/* Put: Item; the others: Key */
+	bool		doc_given;		/* the request has doc, not converted yet */
 	const char *condition;		/* ConditionExpression */
 	const char *update;			/* UpdateExpression */
 	const char *projection;		/* Get: ProjectionExpression */
@@ -299,8 +302,12 @@ typedef struct DdbTransactAction
 } DdbTransactAction;
 
 extern void ddb_request_key(Relation rel, Jsonb *doc, bool exact, StringInfo key);
+extern void ddb_batch_write_check(DdbBatchWriteTable *tables, int ntables);
 extern void ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables);
+extern void ddb_batch_get_check(DdbBatchGetTable *tables, int ntables);
 extern void ddb_batch_get_core(DdbBatchGetTable *tables, int ntables);
+extern void ddb_transact_check(DdbTransactAction *actions, int nactions, int max_actions,
+							   bool gets);
 extern bool ddb_transact_write_core(DdbTransactAction *actions, int nactions,
 									int max_actions, const char *token, bool *replayed);
 extern void ddb_transact_get_core(DdbTransactAction *actions, int nactions);

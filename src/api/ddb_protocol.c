@@ -2684,6 +2684,7 @@ op_batch_write_item(DdbJson *req, int *len)
 	const char *rcc;
 	const char *icm;
 	DdbJson    *items;
+	DdbJson   **lists;
 	DdbBatchWriteTable *tables;
 	int			ntables = 0;
 	DdbResponse	r;
@@ -2694,37 +2695,51 @@ op_batch_write_item(DdbJson *req, int *len)
 	items = request_items(&e, req, "java.util.List<com.amazonaws.dynamodb.v20120810.WriteRequest>");
 	ddb_valerr_raise(&e);
 
+	/*
+	 * The lists' shapes and the members' constraints (each table's name
+	 * and count, the total) before any request is converted: a request of
+	 * 80,000 puts is refused without converting them.
+	 */
 	tables = palloc0(sizeof(DdbBatchWriteTable) * Max(items->n, 1));
+	lists = palloc0(sizeof(DdbJson *) * Max(items->n, 1));
 	for (int t = 0; t < items->n; t++)
 	{
 		DdbJson    *list = items->elems[t];
-		DdbBatchWriteTable *bt = &tables[ntables++];
 
 		if (list->type == DDB_JSON_NULL)
-		{
-			ntables--;
 			continue;
-		}
 		ddb_json_check_list(list);
-		bt->table_name = items->keys[t];
+		for (int i = 0; i < list->n; i++)
+		{
+			ddb_json_check_value_struct(list->elems[i], "WriteRequest");
+			(void) member_struct(list->elems[i], "PutRequest", "PutRequest");
+			(void) member_struct(list->elems[i], "DeleteRequest", "DeleteRequest");
+		}
+		lists[ntables] = list;
+		tables[ntables].table_name = items->keys[t];
+		tables[ntables++].nrequests = list->n;
+	}
+	ddb_batch_write_check(tables, ntables);
+
+	for (int t = 0; t < ntables; t++)
+	{
+		DdbJson    *list = lists[t];
+		DdbBatchWriteTable *bt = &tables[t];
+
 		bt->reads_old = capacity_wanted(rcc);
-		bt->nrequests = list->n;
 		bt->is_put = palloc(sizeof(bool) * Max(list->n, 1));
 		bt->docs = palloc(sizeof(Jsonb *) * Max(list->n, 1));
 		for (int i = 0; i < list->n; i++)
 		{
 			DdbJson    *w = list->elems[i];
-			DdbJson    *put,
-					   *del;
+			DdbJson    *put = ddb_json_member(w, "PutRequest");
+			DdbJson    *del = ddb_json_member(w, "DeleteRequest");
 			const char *path;
 
-			ddb_json_check_value_struct(w, "WriteRequest");
-			put = member_struct(w, "PutRequest", "PutRequest");
-			del = member_struct(w, "DeleteRequest", "DeleteRequest");
 			if ((put == NULL) == (del == NULL))
 				validation_error(DDB_MSG_MULTI_TYPE_ATTRIBUTE_VALUE);
 			bt->is_put[i] = put != NULL;
-			path = psprintf("requestItems.%s.member.%d.member.%s", items->keys[t], i + 1,
+			path = psprintf("requestItems.%s.member.%d.member.%s", bt->table_name, i + 1,
 							put ? "putRequest.item" : "deleteRequest.key");
 			if (ddb_json_member(put ? put : del, put ? "Item" : "Key") == NULL)
 			{
@@ -2805,19 +2820,20 @@ op_batch_get_item(DdbJson *req, int *len)
 	items = request_items(&e, req, "com.amazonaws.dynamodb.v20120810.KeysAndAttributes");
 	ddb_valerr_raise(&e);
 
+	/*
+	 * The tables' shapes and the members' constraints (names, numbers of
+	 * keys, the total) before any key is converted.
+	 */
 	tables = palloc0(sizeof(DdbBatchGetTable) * Max(items->n, 1));
 	specs = palloc0(sizeof(DdbJson *) * Max(items->n, 1));
 	for (int t = 0; t < items->n; t++)
 	{
 		DdbJson    *spec = items->elems[t];
-		DdbBatchGetTable *bt = &tables[ntables];
 		DdbJson    *keys;
-		ReqExpr		x;
 
 		if (spec->type == DDB_JSON_NULL)
 			continue;
 		ddb_json_check_value_struct(spec, "KeysAndAttributes");
-		specs[ntables++] = spec;
 		keys = member_list(spec, "Keys");
 		if (keys == NULL)
 		{
@@ -2825,16 +2841,25 @@ op_batch_get_item(DdbJson *req, int *len)
 						   "Member must not be null");
 			ddb_valerr_raise(&e);
 		}
+		for (int k = 0; k < keys->n; k++)
+			ddb_json_check_attribute_map(keys->elems[k]);
 		(void) member_bool(spec, "ConsistentRead", false);
-		request_expressions(spec, &x, expr, legacy);
-		bt->table_name = items->keys[t];
-		bt->nkeys = keys->n;
+		specs[ntables] = spec;
+		tables[ntables].table_name = items->keys[t];
+		tables[ntables++].nkeys = keys->n;
+	}
+	ddb_batch_get_check(tables, ntables);
+
+	for (int t = 0; t < ntables; t++)
+	{
+		DdbBatchGetTable *bt = &tables[t];
+		DdbJson    *keys = ddb_json_member(specs[t], "Keys");
+		ReqExpr		x;
+
+		request_expressions(specs[t], &x, expr, legacy);
 		bt->keys = palloc(sizeof(Jsonb *) * Max(keys->n, 1));
 		for (int k = 0; k < keys->n; k++)
-		{
-			ddb_json_check_attribute_map(keys->elems[k]);
 			bt->keys[k] = ddb_typed_item_jsonb(keys->elems[k]);
-		}
 		bt->projection = x.projection;
 		bt->names = x.names;
 		bt->want_units = capacity_wanted(rcc);
@@ -2912,7 +2937,11 @@ op_batch_get_item(DdbJson *req, int *len)
 
 /*
  * TransactItems of TransactWriteItems (writes) or TransactGetItems: the
- * actions, parsed into the core's structs.
+ * actions, parsed into the core's structs, in DynamoDB's order: the shapes
+ * of the actions and the members' constraints (ddb_transact_check: the
+ * count, table names, required members) before any action's item, key or
+ * placeholders are converted, so that a request of 80,000 actions is
+ * refused without converting them; then each action's own rules.
  */
 static DdbTransactAction *
 transact_actions(DdbJson *req, bool writes, int *n)
@@ -2924,51 +2953,57 @@ transact_actions(DdbJson *req, bool writes, int *n)
 	static const char *const no_legacy[] = {NULL};
 	DdbJson    *list = member_list(req, "TransactItems");
 	DdbTransactAction *actions;
+	DdbJson   **specs;
 
 	if (list == NULL)
 		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
 						 psprintf(DDB_MSG_CONSTRAINT, "null", "transactItems", "Member must not be null"));
 	*n = list->n;
 	actions = palloc0(sizeof(DdbTransactAction) * Max(list->n, 1));
+	specs = palloc0(sizeof(DdbJson *) * Max(list->n, 1));
 	for (int i = 0; i < list->n; i++)
 	{
 		DdbJson    *elem = list->elems[i];
 		DdbTransactAction *a = &actions[i];
-		DdbJson    *spec = NULL;
+		int			found = 0;
+
+		ddb_json_check_value_struct(elem, writes ? "TransactWriteItem" : "TransactGetItem");
+		a->kind = DDB_TX_NONE;
+		for (int k = 0; k < (writes ? lengthof(wkinds) : 1); k++)
+		{
+			const char *member = writes ? wkinds[k] : "Get";
+			DdbJson    *m = member_struct(elem, member, member);
+
+			if (m != NULL)
+			{
+				specs[i] = m;
+				a->kind = writes ? (DdbTransactKind) k : DDB_TX_GET;
+				found++;
+			}
+		}
+		if (found != 1)
+		{
+			a->kind = DDB_TX_NONE;	/* refused below */
+			continue;
+		}
+		a->table_name = member_string(specs[i], "TableName");
+		a->doc_given = ddb_json_member(specs[i], a->kind == DDB_TX_PUT ? "Item" : "Key") != NULL;
+		a->condition = member_string(specs[i], "ConditionExpression");
+		a->update = member_string(specs[i], "UpdateExpression");
+	}
+	ddb_transact_check(actions, list->n, DDB_TRANSACT_MAX, !writes);
+
+	for (int i = 0; i < list->n; i++)
+	{
+		DdbTransactAction *a = &actions[i];
+		DdbJson    *spec = specs[i];
 		ReqExpr		x;
 		const char *rv;
 		DdbValErrors e;
 
-		ddb_json_check_value_struct(elem, writes ? "TransactWriteItem" : "TransactGetItem");
-		if (writes)
-		{
-			int			found = 0;
-
-			for (int k = 0; k < lengthof(wkinds); k++)
-			{
-				DdbJson    *m = member_struct(elem, wkinds[k], wkinds[k]);
-
-				if (m != NULL)
-				{
-					spec = m;
-					a->kind = (DdbTransactKind) k;
-					found++;
-				}
-			}
-			if (found != 1)
-				validation_error("TransactItems can only contain one of Check, Put, Update or Delete");
-		}
-		else
-		{
-			spec = member_struct(elem, "Get", "Get");
-			a->kind = DDB_TX_GET;
-			if (spec == NULL)
-				validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-								 psprintf(DDB_MSG_CONSTRAINT, "null",
-										  psprintf("transactItems.%d.member.get", i + 1),
-										  "Member must not be null"));
-		}
-		a->table_name = member_string(spec, "TableName");
+		/* (a Get missing was refused by the check) */
+		if (a->kind == DDB_TX_NONE)
+			validation_error("TransactItems can only contain one of Check, Put, Update or Delete");
 		a->doc = request_item(spec, a->kind == DDB_TX_PUT ? "Item" : "Key");
 		request_expressions(spec, &x,
 							a->kind == DDB_TX_GET ? get_expr :
@@ -2978,6 +3013,8 @@ transact_actions(DdbJson *req, bool writes, int *n)
 		a->projection = x.projection;
 		a->names = x.names;
 		a->vals = x.vals;
+		if (!writes)
+			continue;			/* a Get has no ReturnValuesOnConditionCheckFailure */
 		ddb_valerr_init(&e);
 		rv = ddb_check_return_on_failure(&e, spec,
 										 psprintf("transactItems.%d.member.%s.", i + 1,
