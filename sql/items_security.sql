@@ -133,4 +133,38 @@ SET ROLE ddb_writer;
 SELECT ddb_api('DeleteItem', '{"TableName": "priv_items", "Key": {"PK": {"S": "big"}}, "ReturnConsumedCapacity": "TOTAL"}');
 RESET ROLE;
 DROP TABLE priv_items;
+-- ReturnItemCollectionMetrics SIZE answers with the size of the written
+-- item's collection, the size of stored items, on a table with a local
+-- secondary index: a read too, so it needs SELECT (as INSERT ... RETURNING
+-- does), whatever the write; NONE asks for nothing
+SELECT ddb_create_table('priv_lsi', 'PK', 'S', 'SK', 'S', '[
+  {"IndexName": "ByN", "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"},
+                                     {"AttributeName": "n", "KeyType": "RANGE", "AttributeType": "N"}],
+   "Projection": {"ProjectionType": "KEYS_ONLY"}}]');
+SELECT ddb_put_item('priv_lsi', jsonb_build_object('PK', 'p', 'SK', 'big', 'pad', repeat('z', 5000)));
+GRANT INSERT, UPDATE, DELETE ON priv_lsi TO ddb_writer;
+SET ROLE ddb_writer;
+\set VERBOSITY terse
+SELECT ddb_api('PutItem', '{"TableName": "priv_lsi", "Item": {"PK": {"S": "p"}, "SK": {"S": "w1"}},
+                            "ReturnItemCollectionMetrics": "SIZE"}');
+SELECT ddb_api('DeleteItem', '{"TableName": "priv_lsi", "Key": {"PK": {"S": "p"}, "SK": {"S": "big"}},
+                               "ReturnItemCollectionMetrics": "SIZE"}');
+SELECT ddb_api('BatchWriteItem', '{"RequestItems": {"priv_lsi": [{"PutRequest": {"Item": {"PK": {"S": "p"}, "SK": {"S": "w2"}}}}]},
+                                   "ReturnItemCollectionMetrics": "SIZE"}');
+SELECT ddb_api('TransactWriteItems', '{"TransactItems": [{"Delete": {"TableName": "priv_lsi", "Key": {"PK": {"S": "p"}, "SK": {"S": "big"}}}}],
+                                       "ReturnItemCollectionMetrics": "SIZE"}');
+SELECT ddb_api('PutItem', '{"TableName": "priv_lsi", "Item": {"PK": {"S": "p"}, "SK": {"S": "w3"}},
+                            "ReturnItemCollectionMetrics": "NONE"}');
+SELECT ddb_api('BatchWriteItem', '{"RequestItems": {"priv_lsi": [{"DeleteRequest": {"Key": {"PK": {"S": "p"}, "SK": {"S": "w3"}}}}]},
+                                   "ReturnItemCollectionMetrics": "NONE"}');
+\set VERBOSITY default
+RESET ROLE;
+-- nothing refused was written
+SELECT "PK", "SK", length(item ->> 'pad') AS pad FROM priv_lsi ORDER BY "SK" COLLATE "C";
+GRANT SELECT ON priv_lsi TO ddb_writer;
+SET ROLE ddb_writer;
+SELECT ddb_api('PutItem', '{"TableName": "priv_lsi", "Item": {"PK": {"S": "p"}, "SK": {"S": "w1"}},
+                            "ReturnItemCollectionMetrics": "SIZE"}');
+RESET ROLE;
+DROP TABLE priv_lsi;
 DROP ROLE ddb_writer;

@@ -371,7 +371,8 @@ require_privilege(Relation rel, AclMode mode)
  * The privileges a write needs besides the one its table was opened with
  * (puts: INSERT and UPDATE; updates: UPDATE, INSERT and SELECT; deletes:
  * DELETE), plus SELECT when it reads the item: for a condition, return
- * values, or ReturnConsumedCapacity (units of the stored item's size).
+ * values, ReturnConsumedCapacity (units of the stored item's size) or
+ * ReturnItemCollectionMetrics (the size of the item's collection).
  */
 void
 ddb_check_write_privileges(Relation rel, int op, bool reads)

@@ -236,7 +236,8 @@ typedef struct DdbBatchWriteTable
 	bool	   *is_put;			/* PutRequest (else DeleteRequest) */
 	Jsonb	  **docs;			/* PutRequest's Item or DeleteRequest's Key */
 	bool		reads_old;		/* the answer shows the stored items' sizes
-								 * (ReturnConsumedCapacity): needs SELECT */
+								 * (ReturnConsumedCapacity,
+								 * ReturnItemCollectionMetrics): needs SELECT */
 	/* set by ddb_batch_write_core */
 	Relation	rel;			/* open, locked; the caller closes (NoLock) */
 	DdbWriteResult *results;
@@ -282,7 +283,8 @@ typedef struct DdbTransactAction
 	Jsonb	   *vals;
 	bool		return_old;		/* ReturnValuesOnConditionCheckFailure ALL_OLD */
 	bool		reads_old;		/* the answer shows the stored item's size
-								 * (ReturnConsumedCapacity): needs SELECT */
+								 * (ReturnConsumedCapacity,
+								 * ReturnItemCollectionMetrics): needs SELECT */
 	/*
 	 * The cancellation reason a failed condition gives, when not
 	 * ConditionalCheckFailed (PartiQL's INSERT: DuplicateItem); the

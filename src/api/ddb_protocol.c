@@ -2092,6 +2092,18 @@ check_item_collection_metrics(DdbValErrors *e, DdbJson *req)
 					  "ReturnItemCollectionMetrics", set, "SIZE, NONE");
 }
 
+/*
+ * ReturnItemCollectionMetrics SIZE: the answer gives the size of the item
+ * collections written to, which is the size of stored items.  Like return
+ * values and ReturnConsumedCapacity (and as INSERT ... RETURNING needs
+ * SELECT) a write that asks for it needs SELECT on the table.
+ */
+static bool
+metrics_wanted(const char *icm)
+{
+	return icm != NULL && strcmp(icm, "SIZE") == 0;
+}
+
 static const char *const rv_set[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL};
 #define RV_LIST "ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW"
 
@@ -2248,12 +2260,13 @@ resp_item_collections(DdbResponse *r, Relation *rels, Jsonb **docs, int n)
 /*
  * Does the answer of a write need the old item (ReturnValues, the capacity
  * of the larger of old and new item, ItemCollectionMetrics)?  A condition
- * needs it too, which the write itself knows.
+ * needs it too, which the write itself knows.  Either way the write reads
+ * stored data, and needs SELECT.
  */
 static bool
 write_needs_old(DdbReturnValues rv, const char *rcc, const char *icm)
 {
-	return rv != DDB_RV_NONE || capacity_wanted(rcc) || (icm && strcmp(icm, "SIZE") == 0);
+	return rv != DDB_RV_NONE || capacity_wanted(rcc) || metrics_wanted(icm);
 }
 
 /* The answer of a write: Attributes, ConsumedCapacity, ItemCollectionMetrics. */
@@ -2269,7 +2282,7 @@ write_response(Relation rel, DdbWriteResult *res, DdbReturnValues rv, const char
 	ddb_resp_begin(&r);
 	resp_item(&r, "Attributes", ddb_write_result(res, rv));
 	resp_capacity(&r, &c, ddb_table_name(rel));
-	if (icm && strcmp(icm, "SIZE") == 0 && !res->condition_failed)
+	if (metrics_wanted(icm) && !res->condition_failed)
 		resp_item_collection(&r, rel, res);
 	return ddb_resp_end(&r, len);
 }
@@ -2360,9 +2373,11 @@ op_put_item(DdbJson *req, int *len)
 	if (VARSIZE(item) > DDB_MAX_ITEM_BYTES)
 		ddb_check_item(item);
 	rel = ddb_table_open(name, ACL_INSERT);
-	/* ConsumedCapacity bills the stored item's size: it reads the item too */
-	ddb_check_write_privileges(rel, ACL_INSERT,
-							   x.condition != NULL || rv != DDB_RV_NONE || capacity_wanted(rcc));
+	/*
+	 * ConsumedCapacity bills the stored item's size, ItemCollectionMetrics
+	 * gives its collection's: they read stored items too
+	 */
+	ddb_check_write_privileges(rel, ACL_INSERT, write_needs_old(rv, rcc, icm) || x.condition != NULL);
 	parse_expressions(&x, &cond, NULL, NULL);
 	ddb_put_item_core_ext(rel, item, cond, write_needs_old(rv, rcc, icm), &res);
 	relation_close(rel, NoLock);
@@ -2457,8 +2472,7 @@ op_delete_item(DdbJson *req, int *len)
 	rv = ddb_parse_return_values(rvs, false);
 
 	rel = ddb_table_open(name, ACL_DELETE);
-	ddb_check_write_privileges(rel, ACL_DELETE,
-							   x.condition != NULL || rv != DDB_RV_NONE || capacity_wanted(rcc));
+	ddb_check_write_privileges(rel, ACL_DELETE, write_needs_old(rv, rcc, icm) || x.condition != NULL);
 	parse_expressions(&x, &cond, NULL, NULL);
 	ddb_delete_item_core_ext(rel, key, cond, write_needs_old(rv, rcc, icm), &res);
 	relation_close(rel, NoLock);
@@ -2726,7 +2740,7 @@ op_batch_write_item(DdbJson *req, int *len)
 		DdbJson    *list = lists[t];
 		DdbBatchWriteTable *bt = &tables[t];
 
-		bt->reads_old = capacity_wanted(rcc);
+		bt->reads_old = capacity_wanted(rcc) || metrics_wanted(icm);
 		bt->is_put = palloc(sizeof(bool) * Max(list->n, 1));
 		bt->docs = palloc(sizeof(Jsonb *) * Max(list->n, 1));
 		for (int i = 0; i < list->n; i++)
@@ -2777,7 +2791,7 @@ op_batch_write_item(DdbJson *req, int *len)
 		}
 		appendStringInfoChar(&r.buf, ']');
 	}
-	if (icm && strcmp(icm, "SIZE") == 0)
+	if (metrics_wanted(icm))
 	{
 		int			nw = 0;
 		Relation   *rels;
@@ -3104,7 +3118,7 @@ ddb_transact_write_request(DdbJson *req, const DdbConditionReason *reasons, int 
 	actions = transact_actions(req, true, &n);
 	for (int i = 0; i < n; i++)
 	{
-		actions[i].reads_old = capacity_wanted(rcc);
+		actions[i].reads_old = capacity_wanted(rcc) || metrics_wanted(icm);
 		if (reasons != NULL)
 		{
 			actions[i].condition_code = reasons[i].code;
@@ -3148,7 +3162,7 @@ ddb_transact_write_request(DdbJson *req, const DdbConditionReason *reasons, int 
 	ddb_resp_begin(&r);
 	if (capacity_wanted(rcc))
 		transact_capacity(&r, actions, n, rcc, replayed);
-	if (icm && strcmp(icm, "SIZE") == 0)
+	if (metrics_wanted(icm))
 	{
 		/* the writes' collections (a ConditionCheck writes none) */
 		Relation   *rels = palloc(sizeof(Relation) * Max(n, 1));
