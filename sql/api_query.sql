@@ -192,5 +192,22 @@ SELECT ddb_api('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk =
   "ExpressionAttributeValues": {":p": {"S": "c1"}}, "Select": "ALL_PROJECTED_ATTRIBUTES"}');
 SELECT ddb_api('Scan', '{"TableName": "Orders", "Segment": 1}');
 SELECT ddb_api('Scan', '{"TableName": "Orders", "Segment": 2, "TotalSegments": 2}');
+-- Limit, Segment and TotalSegments are Java ints: a number beyond one is
+-- not a value of the member's type (SerializationException), whatever the
+-- member's own bounds; within it a decimal is floored and the bounds are
+-- checked (ValidationException), as DynamoDB's deserializer does
+SELECT ddb_api_text('Query', '{"TableName": "Orders", "KeyConditionExpression": "pk = :p",
+  "ExpressionAttributeValues": {":p": {"S": "c1"}}, "Limit": 1e100}');
+SELECT ddb_api_text('Scan', '{"TableName": "Orders", "Limit": 2147483648}');
+SELECT ddb_api_text('Scan', '{"TableName": "Orders", "Limit": -1e400}');
+SELECT ddb_api_text('Scan', '{"TableName": "Orders", "Segment": 0, "TotalSegments": 1e100}');
+SELECT ddb_api_text('Scan', '{"TableName": "Orders", "Segment": -2147483649, "TotalSegments": 2}');
+SELECT ddb_api_text('ListTables', '{"Limit": 1e300}');
+SELECT ddb_api_text('ExecuteStatement', '{"Statement": "SELECT * FROM Orders", "Limit": 99999999999}');
+SELECT ddb_api_text('ListStreams', '{"Limit": 4294967297}');
+SELECT ddb_api('Scan', '{"TableName": "Orders", "Segment": 0, "TotalSegments": 2147483647}');
+SELECT ddb_api('Scan', '{"TableName": "Orders", "Limit": 0.5}');
+SELECT ddb_api('Scan', '{"TableName": "Orders", "Limit": 2147483647, "Select": "COUNT"}');
+SELECT ddb_api('Scan', '{"TableName": "Orders", "Limit": 1.9, "Select": "COUNT"}') ->> 'Count' AS one;
 SELECT ddb_api('Scan', '{"TableName": "Nope"}');
 SELECT ddb_scan_page('Nope');

@@ -227,8 +227,9 @@ SELECT ddb_api('CreateTable', '{"TableName": "Unused", "BillingMode": "PAY_PER_R
                               "Projection": {"ProjectionType": "ALL"}}]}');
 SELECT count(*) AS created FROM ddb_list_tables() t WHERE t IN ('Dup1', 'Dup2', 'Unused');
 
--- Throughput: DynamoDB's bound of 10^12 units, and an UpdateTable that
--- would change nothing, refused in its words.
+-- Throughput: DynamoDB's bound of 10^12 units (a number beyond a Java
+-- long, 1e19, is no Long at all: SerializationException), and an
+-- UpdateTable that would change nothing, refused in its words.
 SELECT ddb_api('CreateTable', '{"TableName": "thru", "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
   "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
   "ProvisionedThroughput": {"ReadCapacityUnits": 1000000000001, "WriteCapacityUnits": 5}}');

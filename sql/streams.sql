@@ -370,6 +370,7 @@ SELECT ddb_api('GetShardIterator', jsonb_build_object('StreamArn', :'tarn', 'Sha
 SELECT ddb_api('GetShardIterator', jsonb_build_object('StreamArn', :'tarn', 'ShardId', :'shard_b',
   'ShardIteratorType', 'LATEST', 'SequenceNumber', 'sdfsafglldfngjdafnasdflgnaldklk'));
 SELECT ddb_api('ListStreams', '{"ExclusiveStartStreamArn": "kossaapaaasdafsdaasdasdasdasasdasfadfadf"}');
+-- (a Limit beyond a Java int is no Integer: SerializationException)
 SELECT ddb_api('ListStreams', '{"Limit": 1e300}');
 -- members' length and pattern constraints, in DynamoDB's validation words
 SELECT ddb_api('ListStreams', '{"TableName": "ab"}');

@@ -1216,16 +1216,43 @@ ddb_json_check_bool(DdbJson *j)
 	return check_bool(j);
 }
 
-/* A number member (target: "Integer", "Long"), its value floored */
+/*
+ * A number member (target: "Integer", "Long": Java's int and long), its
+ * value floored, as DynamoDB's deserializer takes 1.5 for 1 (dynalite's
+ * record).  A number that the target cannot hold (Limit 1e100, Segment
+ * 2147483648) is not a value of the member's type at all, so it is a
+ * SerializationException, before any member's constraints are checked,
+ * rather than a ValidationException naming a bound the API reference does
+ * not give (Scan's Limit has none).  DynamoDB's text for it is not
+ * recorded; the words are its deserializer's for a number where a string
+ * is expected ("NUMBER_VALUE cannot be converted to Integer").
+ */
 double
 ddb_json_check_number(DdbJson *j, const char *target)
 {
 	double		d;
+	bool		fits;
 
 	if (j->type != DDB_JSON_NUMBER)
 		shape_error_scalar(j, target, psprintf("class java.lang.%s", target));
-	d = strtod(j->str, NULL);
-	return floor(d);
+	d = floor(strtod(j->str, NULL));
+	if (strcmp(target, "Integer") == 0)
+		fits = d >= PG_INT32_MIN && d <= PG_INT32_MAX;
+	else
+	{
+		/* long: exact for an integer's digits, which a double rounds */
+		char	   *end;
+
+		errno = 0;
+		(void) strtoi64(j->str, &end, 10);
+		if (*end == '\0')
+			fits = errno != ERANGE;
+		else
+			fits = d >= -9223372036854775808.0 && d < 9223372036854775808.0;
+	}
+	if (!fits)
+		shape_error_scalar(j, target, NULL);
+	return d;
 }
 
 void

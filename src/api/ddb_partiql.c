@@ -2596,7 +2596,7 @@ ddb_op_execute_statement(DdbJson *req, int *len)
 		if (d < 1)
 			ddb_valerr_add(&e, psprintf("%.0f", d), "limit",
 						   "Member must have value greater than or equal to 1");
-		o.limit = (int) Min(d, PG_INT32_MAX);
+		o.limit = (int) d;		/* (an int: ddb_json_check_number) */
 	}
 	/* the enums, as every item operation checks them, whatever the statement */
 	o.rcc = ddb_check_common(&e, req);

@@ -2517,7 +2517,7 @@ read_op(DdbJson *req, int *len, bool is_query)
 						"SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES");
 	if ((a.has_limit = member_number(req, "Limit", "Integer", &d)))
 	{
-		a.limit = (int32) Max(Min(d, PG_INT32_MAX), PG_INT32_MIN);
+		a.limit = (int32) d;	/* (an int: ddb_json_check_number) */
 		if (d < 1)
 			ddb_valerr_add(&e, psprintf("%.0f", d), "limit",
 						   "Member must have value greater than or equal to 1");
@@ -2527,7 +2527,7 @@ read_op(DdbJson *req, int *len, bool is_query)
 	{
 		if ((a.has_segment = member_number(req, "Segment", "Integer", &d)))
 		{
-			a.segment = (int32) Max(Min(d, PG_INT32_MAX), PG_INT32_MIN);
+			a.segment = (int32) d;
 			if (d < 0)
 				ddb_valerr_add(&e, psprintf("%.0f", d), "segment",
 							   "Member must have value greater than or equal to 0");
@@ -2537,7 +2537,7 @@ read_op(DdbJson *req, int *len, bool is_query)
 		}
 		if ((a.has_total_segments = member_number(req, "TotalSegments", "Integer", &d)))
 		{
-			a.total_segments = (int32) Max(Min(d, PG_INT32_MAX), PG_INT32_MIN);
+			a.total_segments = (int32) d;
 			if (d < 1)
 				ddb_valerr_add(&e, psprintf("%.0f", d), "totalSegments",
 							   "Member must have value greater than or equal to 1");

@@ -1405,8 +1405,8 @@ req_int(DdbJson *req, const char *name, int64 *v)
 
 	if (j == NULL)
 		return false;
-	/* (far beyond every bound, without overflowing the cast) */
-	*v = (int64) Max(Min(ddb_json_check_number(j, "Integer"), 1e12), -1e12);
+	/* (an int: ddb_json_check_number refuses what is not) */
+	*v = (int64) ddb_json_check_number(j, "Integer");
 	return true;
 }
 

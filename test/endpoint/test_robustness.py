@@ -1278,3 +1278,49 @@ def test_request_timeout(ddb, table_name):
     time.sleep(1)
     assert ddb.scan(TableName=table_name, Limit=10)["Count"] == 10
     assert worker_pids() == before
+
+
+def test_over_long_lists_are_refused_for_their_length(raw):
+    """A batch or transaction over DynamoDB's count is refused for its count
+    before any element is converted (DynamoDB checks the members'
+    constraints before their contents): 20,000 actions whose last one is
+    malformed get the count's ValidationException, not the element's."""
+    put = {"Put": {"TableName": "t_none", "Item": {"PK": {"S": "a"}}}}
+    bad = {"Put": {"TableName": "t_none", "Item": {"PK": {}}}}
+    r, data = raw.post({"TransactItems": [put] * 20000 + [bad]},
+                       target="DynamoDB_20120810.TransactWriteItems")
+    assert r.status == 400 and error_of(data) == (
+        "ValidationException",
+        "1 validation error detected: Value '[20001 actions]' at 'transactItems' failed to satisfy "
+        "constraint: Member must have length less than or equal to 100"), data[:300]
+    r, data = raw.post({"RequestItems": {"t_none": [{"PutRequest": {"Item": {"PK": {"S": "a"}}}}] * 20000 +
+                                         [{"PutRequest": {"Item": {"PK": {"NULL": False}}}}]}},
+                       target="DynamoDB_20120810.BatchWriteItem")
+    assert r.status == 400 and error_of(data)[0] == "ValidationException", data[:300]
+    assert "[20001 requests]" in error_of(data)[1], data[:300]
+    r, data = raw.post({"RequestItems": {"t_none": {"Keys": [{"PK": {"S": "a"}}] * 20000 + [{"PK": {}}]}}},
+                       target="DynamoDB_20120810.BatchGetItem")
+    assert r.status == 400 and error_of(data)[0] == "ValidationException", data[:300]
+    assert "'[20001 keys]' at 'requestItems.t_none.member.keys'" in error_of(data)[1], data[:300]
+    valid_request_works()
+
+
+def test_out_of_range_integers_are_serialization_errors(raw, ddb, table_name):
+    """Limit, Segment and TotalSegments are Java ints: a JSON number beyond
+    one (1e100, 2^31) is no value of the member's type, a
+    SerializationException; within it the member's bounds are checked."""
+    create_table(ddb, table_name, sk=None)
+    for body, kind in (('"Limit": 1e100', "DECIMAL_VALUE"), ('"Limit": 2147483648', "NUMBER_VALUE"),
+                       ('"Segment": 0, "TotalSegments": 1e100', "DECIMAL_VALUE"),
+                       ('"Segment": -2147483649, "TotalSegments": 2', "NUMBER_VALUE")):
+        r, data = raw.post('{"TableName": "%s", %s}' % (table_name, body), target="DynamoDB_20120810.Scan")
+        assert r.status == 400 and error_of(data) == (
+            "SerializationException", kind + " cannot be converted to Integer"), (body, data)
+    r, data = raw.post('{"TableName": "%s", "Limit": 2147483647}' % table_name,
+                       target="DynamoDB_20120810.Scan")
+    assert r.status == 200, data
+    r, data = raw.post('{"TableName": "%s", "Segment": 0, "TotalSegments": 2147483647}' % table_name,
+                       target="DynamoDB_20120810.Scan")
+    assert r.status == 400 and error_of(data)[0] == "ValidationException", data
+    assert "Member must have value less than or equal to 1000000" in error_of(data)[1], data
+    ddb.delete_table(TableName=table_name)
