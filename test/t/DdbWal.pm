@@ -14,6 +14,16 @@
 # 022): a ddb table and its heap shadow hold the same rows.  Those that
 # need a test-only setting of a checks build (019, 022) ask for it with
 # require_check_setting().
+#
+# A test (or a stress run) that gives a primary with a standby on the same
+# host an extra tablespace makes it in place (allow_in_place_tablespaces =
+# on, LOCATION ''), or makes it before the base backup and maps it there
+# (pg_basebackup -T).  CREATE TABLESPACE with an absolute LOCATION replayed
+# by the standby links the standby to the primary's own directory: then the
+# standby's redo unlinks at once a file that the primary dropped and will
+# fsync at its next checkpoint, whose checkpointer PANICs with "could not
+# fsync file ...: No such file or directory" -- with heap tables alone too
+# (and the primary removes files the standby still replays into).
 
 package DdbWal;
 
