@@ -127,6 +127,7 @@ typedef struct PqlValue
 	const char *type;			/* "S", "N", "M", "SS", ... */
 	char	   *json;			/* the typed AttributeValue as JSON text */
 	char	   *scalar;			/* S, N, B: the JSON of the bare value */
+	DdbValue   *parsed;			/* the value, once made (parsed_value) */
 } PqlValue;
 
 typedef struct PNode
@@ -539,7 +540,7 @@ param_value(Parser *ps)
 	DdbJson    *j = ps->params->elems[ps->nextparam++];
 	PqlValue   *v = palloc0(sizeof(PqlValue));
 
-	(void) ddb_typed_value(j);	/* DynamoDB's checks and messages */
+	v->parsed = ddb_typed_value(j); /* DynamoDB's checks and messages */
 	/* (its one member that is not null: the checks made sure of it) */
 	for (int i = 0; i < j->n; i++)
 	{
@@ -1596,11 +1597,30 @@ sort_key_bound(PNode *n, const char *sk, const char *sktype, bool lower, PNode *
 }
 
 /*
+ * The value itself, made from its typed JSON as the request's values are
+ * (ddb_json_parse, ddb_typed_value), never through jsonb's text input,
+ * which refuses a U+0000 in a string.  It is made once and kept with the
+ * value (in the value's own memory context): sorting and de-duplicating an
+ * IN list compare each value many times, and parsing its text at every
+ * comparison made a 50-value list cost thousands of parses.
+ */
+static DdbValue *
+parsed_value(PqlValue *v)
+{
+	if (v->parsed == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(v));
+
+		v->parsed = ddb_typed_value(ddb_json_parse(v->json, strlen(v->json)));
+		MemoryContextSwitchTo(old);
+	}
+	return v->parsed;
+}
+
+/*
  * Compare two values of one scalar type (S, N or B) as the key compares
  * them (ddb_scalar_cmp) into *cmp; false, with nothing compared, for any
- * other pair.  The values are made from their typed JSON as the request's
- * values are (ddb_json_parse, ddb_typed_value), never through jsonb's text
- * input, which refuses a U+0000 in a string.
+ * other pair.
  */
 static bool
 key_values_cmp(PqlValue *a, PqlValue *b, int *cmp)
@@ -1609,8 +1629,7 @@ key_values_cmp(PqlValue *a, PqlValue *b, int *cmp)
 		(strcmp(a->type, "S") != 0 && strcmp(a->type, "N") != 0 &&
 		 strcmp(a->type, "B") != 0))
 		return false;
-	*cmp = ddb_scalar_cmp(ddb_typed_value(ddb_json_parse(a->json, strlen(a->json))),
-						  ddb_typed_value(ddb_json_parse(b->json, strlen(b->json))));
+	*cmp = ddb_scalar_cmp(parsed_value(a), parsed_value(b));
 	return true;
 }
 
@@ -2035,8 +2054,7 @@ execute_select(Statement *st, Options *o, int *len)
 	{
 		PqlValue   *v = lfirst(lc);
 
-		ddb_query_check_key_value(ddb_typed_value(ddb_json_parse(v->json, strlen(v->json))),
-								  pktype, pk);
+		ddb_query_check_key_value(parsed_value(v), pktype, pk);
 	}
 
 	/* ORDER BY: the key attributes only, and only on a Query */
