@@ -211,6 +211,44 @@ DELETE FROM h WHERE item = '{"ok": 3}';
 ALTER TABLE h SET ACCESS METHOD ddb;
 SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.oid = 'h'::regclass;
 
+-- Numbers are stored as DynamoDB gives them back: "Leading and trailing
+-- zeroes are trimmed" (HowItWorks.DataTypes).  Written with trailing zeros
+-- (1.50, 0.0, 3.000), in lists, maps and number sets, by plain SQL (INSERT,
+-- UPDATE, COPY) and by the API (typed PutItem, ddb_put_item's document
+-- form, BatchWriteItem, UpdateItem's values and arithmetic), they read
+-- back trimmed: from SELECT, ddb_get_item, a Query of a GSI, GetItem.  (Before,
+-- the document form showed them as written, and typed JSON only trimmed
+-- them on the way out.)  A plain SQL write's RETURNING shows the row as
+-- written, as it does for a numeric key column.
+CREATE TABLE nums (pk text, item jsonb) USING ddb;
+SELECT ddb_create_gsi('nums', 'ByC', 'c') IS NOT NULL AS gsi;
+INSERT INTO nums VALUES ('sql', '{"c": "x", "n": 1.50, "z": 0.0, "neg": -2.500,
+  "l": [2.50, {"m": 3.000}], "ns": {"$NS": [1.0, 2.50]}, "s": "1.50", "i": 100, "e": 1E+2, "f": 0.001}')
+  RETURNING item;
+INSERT INTO nums VALUES ('upd', '{"c": "x"}');
+UPDATE nums SET item = item || '{"n": 7.10}' WHERE pk = 'upd';
+COPY nums FROM stdin;
+copy	{"c": "x", "n": 8.00}
+\.
+SELECT ddb_api('PutItem', '{"TableName": "nums", "Item": {"pk": {"S": "typed"}, "c": {"S": "x"},
+  "n": {"N": "1.50"}, "z": {"N": "-0.00"}, "ns": {"NS": ["1.0", "2.50"]}, "l": {"L": [{"N": "2.50"}]}}}');
+SELECT ddb_put_item('nums', '{"pk": "doc", "c": "x", "n": 1.50, "m": {"k": [0.0]}}');
+SELECT ddb_api('BatchWriteItem', '{"RequestItems": {"nums": [{"PutRequest": {"Item":
+  {"pk": {"S": "batch"}, "c": {"S": "x"}, "n": {"N": "9.90"}}}}]}}');
+SELECT ddb_update_item('nums', '{"pk": "doc"}', 'SET n = n + :h, k = :k', NULL, NULL,
+  '{":h": 1.50, ":k": 7.0}', 'UPDATED_NEW');
+SELECT ddb_api('UpdateItem', '{"TableName": "nums", "Key": {"pk": {"S": "typed"}},
+  "UpdateExpression": "SET n = n + :h", "ExpressionAttributeValues": {":h": {"N": "1.50"}},
+  "ReturnValues": "ALL_NEW"}') -> 'Attributes' -> 'n' AS typed_sum;
+SELECT pk, item FROM nums ORDER BY pk;
+SELECT ddb_get_item('nums', '{"pk": "sql"}');
+SELECT q ->> 'pk' AS pk, q -> 'n' AS n_in_gsi
+  FROM ddb_query('nums', 'c = :c', '{":c": "x"}', index_name => 'ByC') q ORDER BY 1;
+SELECT ddb_api('GetItem', '{"TableName": "nums", "Key": {"pk": {"S": "sql"}}}') AS typed;
+SELECT v ->> 'live' AS live FROM ddb_verify('nums') v;
+SELECT ddb_verify_gsi('nums');
+DROP TABLE nums;
+
 SELECT v ->> 'live' AS live FROM ddb_verify('cpy') v;
 SELECT v ->> 'live' AS live FROM ddb_verify('g') v;
 DROP FUNCTION cpy_state, try_each, try_copy, api_error, sql_error, padded;

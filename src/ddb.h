@@ -448,6 +448,7 @@ extern HeapTuple ddb_form_stored_item(Relation rel, Jsonb *itemcol);
  * The check of a plain SQL write's item column against the item API's
  * rules, which live above the engine: the API layer installs it
  * (ddb_api_init), so that the engine imports nothing from the layers above.
+ * It may replace the item column in 'values' with the one to store.
  */
 typedef void (*DdbItemColumnCheck) (Relation rel, const DdbKeyInfo *ki, Datum *values);
 extern DdbItemColumnCheck ddb_item_column_check;

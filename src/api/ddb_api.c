@@ -654,7 +654,7 @@ ddb_put_item_core_ext(Relation rel, Jsonb *item, DdbCondition *cond, bool want_o
 
 	memset(res, 0, sizeof(DdbWriteResult));
 	PreventCommandIfReadOnly("PutItem");
-	ddb_check_item(item);
+	item = ddb_check_item(item);
 	/* the key and the item column in one pass over the item */
 	itemcol = request_key_ext(rel, NULL, item, false, true, &key);
 	ddb_check_condition_key_paths(rel, cond);
@@ -796,7 +796,7 @@ ddb_update_item_core_ext(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbConditi
 											want_updated ? &res->updated_new : NULL);
 			ddb_gsi_check_update_values(rel, upd, res->new);
 		}
-		ddb_check_item_size_msg(res->new, upd ? DDB_MSG_UPDATE_ITEM_SIZE : DDB_MSG_ITEM_SIZE);
+		res->new = ddb_check_item_size_msg(res->new, upd ? DDB_MSG_UPDATE_ITEM_SIZE : DDB_MSG_ITEM_SIZE);
 		if (write_item(rel, res->new, NULL, &key, res->old, exists, &tid, leaf, cid))
 			break;
 		CHECK_FOR_INTERRUPTS();

@@ -356,7 +356,7 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 	for (int t = 0; t < ntables; t++)
 		for (int r = 0; r < tables[t].nrequests; r++)
 			if (tables[t].is_put[r])
-				ddb_check_item(tables[t].docs[r]);
+				tables[t].docs[r] = ddb_check_item(tables[t].docs[r]);
 
 	/* the tables, then their keys: one request per item */
 	refs = palloc(sizeof(KeyRef) * Max(total, 1));

@@ -37,7 +37,11 @@
  * SQL write: the item column of the row must be an item the item API
  * would accept (ddb_validate_item_column), or the item functions could not
  * read it back.  Its key attributes are the key columns, already checked.
- * A NULL item column is an item of its keys alone.
+ * A NULL item column is an item of its keys alone.  The item column in
+ * 'values' is replaced by the one to store when its numbers needed
+ * normalizing (1.50 is stored as 1.5), as a numeric key column's are (the
+ * key encoding): the row's RETURNING shows what was written, every read
+ * what DynamoDB would give back.
  */
 void
 ddb_check_item_column_values(Relation rel, const DdbKeyInfo *ki, Datum *values)
@@ -76,8 +80,9 @@ ddb_check_item_column_values(Relation rel, const DdbKeyInfo *ki, Datum *values)
 	 */
 	for (int k = 0; k < ki->nkeys; k++)
 		names[k] = ddb_key_name(rel, k);
-	ddb_validate_item_column(item,
-							 ki->nkeys, names, keys);
+	/* the item column stored: numbers as DynamoDB gives them back */
+	values[ki->itemattno - 1] = JsonbPGetDatum(ddb_validate_item_column(item, ki->nkeys,
+																		  names, keys));
 }
 
 /* The DynamoDB name of key column k (see ddb_table.c). */

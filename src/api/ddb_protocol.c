@@ -2371,7 +2371,7 @@ op_put_item(DdbJson *req, int *len)
 	 * checked here, and the others once, by the core.
 	 */
 	if (VARSIZE(item) > DDB_MAX_ITEM_BYTES)
-		ddb_check_item(item);
+		(void) ddb_check_item(item);
 	rel = ddb_table_open(name, ACL_INSERT);
 	/*
 	 * ConsumedCapacity bills the stored item's size, ItemCollectionMetrics

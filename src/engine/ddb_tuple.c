@@ -150,7 +150,11 @@ ddb_form_stored_item(Relation rel, Jsonb *itemcol)
 /* Installed by the API layer (ddb.h). */
 DdbItemColumnCheck ddb_item_column_check = NULL;
 
-/* The same from a row's values (indexed by attribute number - 1); scribbles on isnull. */
+/*
+ * The same from a row's values (indexed by attribute number - 1); scribbles
+ * on isnull, and the item column check may replace the item column in
+ * values (ddb_item_column_check).
+ */
 HeapTuple
 ddb_form_stored_values(Relation rel, Datum *values, bool *isnull, StringInfo key)
 {

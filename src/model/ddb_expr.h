@@ -129,15 +129,19 @@ extern Jsonb *ddb_item_to_typed_jsonb(DdbValue *item);
  * Validation for the put path: every value well-typed (tags, base64, number
  * limits, set rules, nesting depth) and the item within DDB_MAX_ITEM_BYTES.
  * Returns the parsed item so callers need not parse twice.
- * ddb_validate_item_column: the same for the item column of a plain SQL
- * write, whose key attributes are the key columns (ddb_tuple.c).
+ * ddb_check_item: the same checks without the parsed item, for writers
+ * that store the jsonb; ddb_validate_item_column: the same for the item
+ * column of a plain SQL write, whose key attributes are the key columns
+ * (ddb_tuple.c).  These two return the jsonb to store: the one given, or
+ * a copy whose numbers are written as DynamoDB gives them back (1.50 is
+ * 1.5, 0.0 is 0; ddb_number_normalize), so every read returns them so.
  */
 extern DdbValue *ddb_validate_item(Jsonb *item);
-extern void ddb_check_item(Jsonb *item);
-extern void ddb_check_item_size_msg(Jsonb *item, const char *message);
-extern void ddb_validate_item_column(Jsonb *itemcol, int nkeys,
-									 const char *const *keynames,
-									 DdbValue *const *keyvalues);
+extern Jsonb *ddb_check_item(Jsonb *item);
+extern Jsonb *ddb_check_item_size_msg(Jsonb *item, const char *message);
+extern Jsonb *ddb_validate_item_column(Jsonb *itemcol, int nkeys,
+									   const char *const *keynames,
+									   DdbValue *const *keyvalues);
 extern void ddb_check_item_size(DdbValue *item, const char *message);
 extern void ddb_check_item_depth(DdbValue *item);
 
@@ -148,6 +152,8 @@ extern int64 ddb_value_size(DdbValue *value);
 /* Raise DynamoDB's errors for a number outside N's precision or range. */
 extern void ddb_check_number(Numeric num);
 extern void ddb_check_number_result(Numeric num);
+extern Numeric ddb_number_normalize(Numeric num);	/* trailing zeros trimmed */
+extern void ddb_value_normalize_numbers(DdbValue *v);
 
 /* Raise DynamoDB's error for an attribute name over 65,535 bytes. */
 extern void ddb_check_attribute_name(const char *name);

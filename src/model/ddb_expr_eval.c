@@ -470,6 +470,8 @@ eval_set_operand(DdbOperand *op, DdbValue *old)
 														   NumericGetDatum(l->u.num),
 														   NumericGetDatum(r->u.num)));
 			ddb_check_number_result(v->u.num);
+			/* as DynamoDB gives it back: 1.5 + 1.5 is 3, not numeric's 3.0 */
+			v->u.num = ddb_number_normalize(v->u.num);
 			return v;
 		case DDB_OPERAND_SIZE:
 			break;
@@ -567,6 +569,7 @@ apply_add(DdbValue *item, DdbPath *path, DdbValue *val)
 														 NumericGetDatum(cur->u.num),
 														 NumericGetDatum(val->u.num)));
 		ddb_check_number(res->u.num);
+		res->u.num = ddb_number_normalize(res->u.num);
 	}
 	else
 	{

@@ -304,6 +304,8 @@ placeholder_value(JsonbValue *v, const char *key)
 		ddb_raise_value_error(edata, key);
 	}
 	PG_END_TRY();
+	/* numbers as DynamoDB gives them back, where an update returns them */
+	ddb_value_normalize_numbers(result);
 	return result;
 }
 

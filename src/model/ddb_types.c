@@ -446,6 +446,56 @@ ddb_check_number_result(Numeric num)
 }
 
 /*
+ * Is a number written as DynamoDB gives numbers back, without zeros after
+ * its last significant fractional digit?  numeric keeps the scale a number
+ * was written with (1.50, 0.0, 3.000), and jsonb prints it; DynamoDB trims
+ * leading and trailing zeros (HowItWorks.DataTypes: 1.5, 0, 3).  An
+ * exponent is no question: numeric has none (1E+2 is 100).  The number
+ * must be finite (check_number).
+ */
+static bool
+number_normalized(Numeric num)
+{
+	Datum		d = NumericGetDatum(num);
+
+	return DatumGetInt32(DirectFunctionCall1(numeric_scale, d)) ==
+		DatumGetInt32(DirectFunctionCall1(numeric_min_scale, d));
+}
+
+/* The number as DynamoDB gives it back: num itself when it already is. */
+Numeric
+ddb_number_normalize(Numeric num)
+{
+	if (number_normalized(num))
+		return num;
+	return DatumGetNumeric(DirectFunctionCall1(numeric_trim_scale, NumericGetDatum(num)));
+}
+
+/* ddb_number_normalize for every number of a value, in place */
+void
+ddb_value_normalize_numbers(DdbValue *v)
+{
+	check_stack_depth();
+	switch (v->type)
+	{
+		case DDB_TYPE_N:
+			v->u.num = ddb_number_normalize(v->u.num);
+			break;
+		case DDB_TYPE_NS:
+		case DDB_TYPE_L:
+			for (int i = 0; i < v->u.list.n; i++)
+				ddb_value_normalize_numbers(v->u.list.elems[i]);
+			break;
+		case DDB_TYPE_M:
+			for (int i = 0; i < v->u.map.n; i++)
+				ddb_value_normalize_numbers(v->u.map.vals[i]);
+			break;
+		default:
+			break;
+	}
+}
+
+/*
  * DynamoDB's limit on attribute names (items, nested maps, and the names
  * expressions use), checked in bytes.
  */
@@ -476,6 +526,7 @@ number_from_string(const char *s, int len)
 	bool		nonzero = false;
 	bool		point = false;
 	char	   *cstr;
+	Numeric		num;
 
 	/* (s is not NUL-terminated: jsonb strings are counted) */
 	if (i < len && (s[i] == '-' || s[i] == '+'))
@@ -528,10 +579,12 @@ number_from_string(const char *s, int len)
 	if (mant == 0 || i != len)
 		validation_error("ValidationException: " DDB_MSG_NUMBER_INVALID_TEXT, pnstrdup(s, len));
 	cstr = pnstrdup(s[0] == '+' ? s + 1 : s, s[0] == '+' ? len - 1 : len);
-	return DatumGetNumeric(DirectFunctionCall3(numeric_in,
-											   CStringGetDatum(cstr),
-											   ObjectIdGetDatum(InvalidOid),
-											   Int32GetDatum(-1)));
+	num = DatumGetNumeric(DirectFunctionCall3(numeric_in,
+											  CStringGetDatum(cstr),
+											  ObjectIdGetDatum(InvalidOid),
+											  Int32GetDatum(-1)));
+	/* (finite: numeric_in takes no NaN or Infinity past the syntax above) */
+	return ddb_number_normalize(num);
 }
 
 /* ------------------------------------------------------------------------
@@ -660,6 +713,7 @@ typedef struct DocWalk
 {
 	int64		size;
 	bool		empty_name;
+	bool		unnormalized;	/* a number not as DynamoDB gives it back */
 } DocWalk;
 
 static DdbValue *value_from_jbv(JsonbValue *jv, int depth, DocWalk *walk);
@@ -939,6 +993,7 @@ value_from_jbv(JsonbValue *jv, int depth, DocWalk *walk)
 				if (walk)
 				{
 					walk->size += NUMBER_SIZE(ndigits);
+					walk->unnormalized |= !number_normalized(jv->val.numeric);
 					return NULL;
 				}
 			}
@@ -1014,6 +1069,9 @@ value_from_jbv(JsonbValue *jv, int depth, DocWalk *walk)
 			if (walk)
 			{
 				walk->size += ddb_value_size(v);
+				if (v->type == DDB_TYPE_NS)
+					for (int i = 0; i < v->u.list.n; i++)
+						walk->unnormalized |= !number_normalized(v->u.list.elems[i]->u.num);
 				return NULL;
 			}
 			return v;
@@ -1730,19 +1788,44 @@ ddb_validate_item(Jsonb *item)
 }
 
 /*
+ * A document-form jsonb with its numbers as DynamoDB gives them back
+ * (ddb_number_normalize), all else as it was: for the writers below, when
+ * their checking walk found a number that is not.  Reads then return what
+ * DynamoDB would, and pay nothing for it.
+ */
+static Jsonb *
+normalize_numbers(Jsonb *doc)
+{
+	JsonbIterator *it = JsonbIteratorInit(&doc->root);
+	JsonbParseState *ps = NULL;
+	JsonbValue	v;
+	JsonbValue *res = NULL;
+	JsonbIteratorToken tok;
+
+	while ((tok = JsonbIteratorNext(&it, &v, false)) != WJB_DONE)
+	{
+		if ((tok == WJB_VALUE || tok == WJB_ELEM) && v.type == jbvNumeric)
+			v.val.numeric = ddb_number_normalize(v.val.numeric);
+		res = pushJsonbValue(&ps, tok, tok < WJB_BEGIN_ARRAY ? &v : NULL);
+	}
+	return JsonbValueToJsonb(res);
+}
+
+/*
  * ddb_validate_item without building the item: the same checks, in the same
  * order, by ddb_item_from_jsonb's checking mode (one walk that adds up the
  * size as DynamoDB counts it), for writers that keep the jsonb (PutItem,
- * UpdateItem's result).
+ * UpdateItem's result).  Returns the item to store: 'item' itself, or a
+ * copy with its numbers normalized (normalize_numbers).
  */
-void
+Jsonb *
 ddb_check_item(Jsonb *item)
 {
-	ddb_check_item_size_msg(item, DDB_MSG_ITEM_SIZE);
+	return ddb_check_item_size_msg(item, DDB_MSG_ITEM_SIZE);
 }
 
 /* ddb_check_item with another message for the size limit (DDB_MSG_UPDATE_ITEM_SIZE) */
-void
+Jsonb *
 ddb_check_item_size_msg(Jsonb *item, const char *message)
 {
 	DocWalk		walk = {0};
@@ -1756,6 +1839,7 @@ ddb_check_item_size_msg(Jsonb *item, const char *message)
 	DdbCheck(walk.size == ddb_item_size(ddb_item_from_jsonb(item)));
 #endif
 	check_size(walk.size, message);
+	return walk.unnormalized ? normalize_numbers(item) : item;
 }
 
 /*
@@ -1767,8 +1851,10 @@ ddb_check_item_size_msg(Jsonb *item, const char *message)
  * column is named like a key attribute, as the key columns are the one
  * place a key lives (see README "Writing with plain SQL").  The size limit
  * counts the key attributes, as DynamoDB counts them in every item.
+ * Returns the item column to store: 'itemcol', or a copy with its numbers
+ * normalized, as ddb_check_item's.
  */
-void
+Jsonb *
 ddb_validate_item_column(Jsonb *itemcol, int nkeys, const char *const *keynames,
 						 DdbValue *const *keyvalues)
 {
@@ -1796,6 +1882,7 @@ ddb_validate_item_column(Jsonb *itemcol, int nkeys, const char *const *keynames,
 	for (int k = 0; k < nkeys; k++)
 		walk.size += strlen(keynames[k]) + ddb_value_size(keyvalues[k]);
 	check_size(walk.size, DDB_MSG_ITEM_SIZE);
+	return walk.unnormalized ? normalize_numbers(itemcol) : itemcol;
 }
 
 /* "{N:5}" / "{S:abc}" -- how DynamoDB shows values in error messages */
