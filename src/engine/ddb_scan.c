@@ -14,7 +14,9 @@
  * Forward scans follow right-links: items only move right, so the page to
  * the right of one we have read holds everything not yet seen; a leaf
  * unlinked meanwhile is a deleted page whose right-link leads on
- * (ddb_leaf_step).  Backward
+ * (ddb_leaf_step).  It may also hold items already seen: a split may have
+ * moved the read leaf's upper items into it (ddb_tree.c, "Long keys"), so
+ * the scan starts there at the high key of the leaf it read.  Backward
  * scans re-descend for "the last item below the low bound of the page just
  * read" instead of keeping left-links (DESIGN.md), which needs no extra
  * locking protocol and costs one descent per page.
@@ -58,6 +60,9 @@ typedef struct DdbRangeScanData
 	bool		started;
 	bool		done;			/* no more pages to read */
 	BlockNumber next_block;		/* forward: next leaf to read */
+	char	   *read_below;		/* forward: high key of the leaf last read */
+	int			read_belowlen;
+	int			read_belowcap;	/* read_below's allocation, in scan_cxt */
 	char	   *next_hi;		/* backward: exclusive bound of the next batch */
 	int			next_hilen;
 	bool		next_hi_inf;	/* backward: next batch is the left end */
@@ -102,6 +107,7 @@ ddb_range_set(DdbRangeScan scan, const DdbRange *range, bool forward)
 	scan->started = false;
 	scan->done = false;
 	scan->next_block = InvalidBlockNumber;
+	scan->read_belowlen = 0;
 	scan->next_hi = NULL;
 	scan->next_hilen = 0;
 	scan->next_hi_inf = false;
@@ -162,6 +168,8 @@ ddb_range_end(DdbRangeScan scan)
 		pfree(scan->hi);
 	if (scan->next_hi)
 		pfree(scan->next_hi);
+	if (scan->read_below)
+		pfree(scan->read_below);
 	pfree(scan);
 }
 
@@ -272,6 +280,15 @@ ddb_scan_forward_batch(DdbRangeScan scan)
 		buf = ddb_leaf_step(scan->rel, scan->next_block, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		off = DdbPageFirstData(page);
+
+		/*
+		 * Items below the high key of the leaf read last were read there: a
+		 * split into this leaf may have moved them here since.
+		 */
+		if (off <= PageGetMaxOffsetNumber(page) &&
+			ddb_compare_leaf(scan->read_below, scan->read_belowlen,
+							 (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off))) > 0)
+			off = ddb_leaf_search(page, scan->read_below, scan->read_belowlen, false);
 	}
 	scan->pages_read++;
 	scan->batch_leaf = BufferGetBlockNumber(buf);
@@ -300,6 +317,20 @@ ddb_scan_forward_batch(DdbRangeScan scan)
 	scan->next_block = DdbPageGetOpaque(page)->right;
 	if (scan->next_block == InvalidBlockNumber)
 		scan->done = true;
+	else if (!scan->done)
+	{
+		DdbKeyItem	hk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
+
+		if (hk->keylen > scan->read_belowcap)
+		{
+			if (scan->read_below)
+				pfree(scan->read_below);
+			scan->read_belowcap = Max(hk->keylen, 64);
+			scan->read_below = MemoryContextAlloc(scan->scan_cxt, scan->read_belowcap);
+		}
+		memcpy(scan->read_below, hk->key, hk->keylen);
+		scan->read_belowlen = hk->keylen;
+	}
 	UnlockReleaseBuffer(buf);
 	return true;
 }

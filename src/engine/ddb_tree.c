@@ -64,7 +64,8 @@
  *
  *	4. A backend holds a bounded number of buffer locks, far below
  *	   PostgreSQL's 200: the four pages of a split (metapage or parent,
- *	   node, new sibling, new root), the three of an unlink (parent, left
+ *	   node, new sibling, new root; or parent, leaf and its right sibling:
+ *	   see "Long keys"), the three of an unlink (parent, left
  *	   sibling, leaf), or, while checking that a key is free,
  *	   the key's first leaf and two more, however many leaves the key's
  *	   versions span, plus a new version's map leaf.
@@ -145,6 +146,43 @@
  *	  pass above, with no lock held on entry, whose leaf split is chosen
  *	  over the leaf's items merged with those keys' items
  *	  (ddb_split_point_for_run); then the placement goes on.
+ *
+ * Long keys.  With keys near DynamoDB's limits (a 2048-byte partition key
+ * and a 1024-byte sort key: 3 kB items) a leaf whose high key falls among
+ * one key's versions (the key plus part of a version suffix) holds one
+ * version beside it.  Every update of that key then splits the leaf (the
+ * new version sorts right before the old one, which is live until the
+ * update commits), and the key's older versions lie on the leaves to the
+ * right, where the prune before a split, which sees only the leaf to
+ * split, never looks: the versions piled up, a leaf each, until VACUUM.
+ * So a leaf split below a parent, when the versions of the leaf's last
+ * key go on to its right sibling and the parent's next downlink names
+ * that sibling, also prunes the sibling (ddb_prune_right_sibling), with
+ * the same horizon test as every prune; and when that leaves the sibling
+ * without items, the split moves its right half there instead of to a new
+ * page (ddb_split_into_right): the sibling keeps its high key and
+ * right-link, and the parent's downlink to it gets the split's separator,
+ * lower than the one it replaces.  An updated long-key item then lives on
+ * two leaves, its current version's and the one its last dead version
+ * held, whatever the number of updates.  Locks: the parent and the leaf,
+ * held for the split, then the sibling (rule 1), three pages; one Generic
+ * WAL record of the three in both WAL modes (after the sibling's prune's
+ * own record).  What it changes for everyone else:
+ *
+ *	- Items still only move right, and a live page's low bound still
+ *	  never rises (the sibling's falls).  A walker that holds the leaf
+ *	  while it locks the sibling (hand over hand: the uniqueness check,
+ *	  ddb_move_to_target) cannot see the move half done.
+ *
+ *	- But the right sibling of a leaf a reader has read and released may
+ *	  now hold items the reader saw on that leaf.  A forward range scan
+ *	  skips, on the leaf it steps to, the items below the high key of the
+ *	  leaf it read (ddb_scan.c), so it returns each item once.  The walks
+ *	  over one key's versions (point lookups, ddb_find_current_ext, the
+ *	  row-id map's search right of a version's leaf) stop at the first
+ *	  version they look for, so seeing a version twice changes nothing;
+ *	  VACUUM's walk may prune and count such an item twice (its statistics
+ *	  only); backward scans re-descend below the last low bound they read.
  *
  * Unlinking empty leaves (doc/design-unlink.md).  VACUUM, having pruned a
  * leaf L to no items, unlinks it when its left sibling P and right sibling
@@ -2318,6 +2356,9 @@ ddb_init_leaf_header(Page page, uint16 flags, BlockNumber right)
  * half must have been taken from the page first (ddb_split_leaf_right):
  * this overwrites its items.
  */
+static void split_leaf_right_under(Page page, Page src, int nleft, BlockNumber right,
+								   const char *hk, int hklen);
+
 void
 ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen, BlockNumber rblkno)
 {
@@ -2363,6 +2404,21 @@ ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen, BlockNumb
 void
 ddb_split_leaf_right(Page page, Page src, int nleft)
 {
+	DdbKeyItem	hk = DdbPageIsRightmost(src) ? NULL : ddb_key_item(src, DDB_HIKEY);
+
+	split_leaf_right_under(page, src, nleft, DdbPageGetOpaque(src)->right,
+						   hk ? hk->key : NULL, hk ? hk->keylen : 0);
+}
+
+/*
+ * ddb_split_leaf_right's page, under the high key 'hk' (NULL: none) and
+ * right-linked to 'right': src's own for a new page, the right sibling's
+ * when that takes the right half (ddb_split_into_right).
+ */
+static void
+split_leaf_right_under(Page page, Page src, int nleft, BlockNumber right,
+					   const char *hk, int hklen)
+{
 	PageHeader	ph = (PageHeader) page;
 	OffsetNumber off = DdbPageFirstData(src) + nleft;
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(src);
@@ -2372,15 +2428,14 @@ ddb_split_leaf_right(Page page, Page src, int nleft)
 	Size		runsrc = 0;		/* the pending run of items to copy */
 	Size		runlen = 0;
 
-	ddb_init_leaf_header(page, DdbPageGetOpaque(src)->flags, DdbPageGetOpaque(src)->right);
+	ddb_init_leaf_header(page, DdbPageGetOpaque(src)->flags, right);
 	upper = ph->pd_special;
-	if (!DdbPageIsRightmost(src))
+	if (hk != NULL)
 	{
-		DdbKeyItem	hk = ddb_key_item(src, DDB_HIKEY);
-		Size		sz = MAXALIGN(DdbKeyItemSize(hk->keylen));
+		Size		sz = MAXALIGN(DdbKeyItemSize(hklen));
 
 		upper -= sz;
-		ddb_fill_key_item(page + upper, sz, InvalidBlockNumber, hk->key, hk->keylen);
+		ddb_fill_key_item(page + upper, sz, InvalidBlockNumber, hk, hklen);
 		ItemIdSetNormal(&lp[n], upper, sz);
 		n++;
 	}
@@ -2570,6 +2625,144 @@ ddb_split_point_for_run(Page page, DdbKeyType pktype, SplitItem *items, int nite
 }
 
 /*
+ * The versions a split's prune of the right sibling removed
+ * (ddb_prune_right_sibling), for the caller of ddb_split to clear from the
+ * row-id map once it holds no tree page (rule 1 of the header).
+ */
+typedef struct DdbSplitPruned
+{
+	ItemPointerData *tids;		/* room for MaxOffsetNumber, palloc'd lazily */
+	int			n;
+} DdbSplitPruned;
+
+/* Clear the map entries of what a split's prune removed; no tree page may be locked. */
+static void
+ddb_split_pruned_clear(Relation rel, DdbSplitPruned *pruned)
+{
+	if (pruned->n > 0)
+		ddb_map_clear(rel, pruned->tids, pruned->n);
+	pruned->n = 0;
+}
+
+/*
+ * Before leaf 'buf' splits below 'parentbuf' (both locked exclusively, the
+ * leaf's downlink at 'downlink'): when the versions of the leaf's last key
+ * go on to its right sibling (the leaf's high key is that key plus part of
+ * a version suffix) and the sibling is the parent's next child, lock the
+ * sibling exclusively -- parent, then child, then left to right (rule 1)
+ * -- and prune it (see "Long keys" in the header).  Returns the sibling,
+ * still locked, when the prune left it without items, for the split to
+ * use instead of a new page; else InvalidBuffer, the sibling released.
+ * What the prune removed is in *pruned.
+ */
+static Buffer
+ddb_prune_right_sibling(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buffer buf,
+						DdbSplitPruned *pruned)
+{
+	Page		page = BufferGetPage(buf);
+	Page		parent = BufferGetPage(parentbuf);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	OffsetNumber next = OffsetNumberNext(downlink);
+	BlockNumber right = DdbPageGetOpaque(page)->right;
+	DdbKeyItem	hk;
+	DdbLeafItem last;
+	Buffer		rbuf;
+	Page		rpage;
+
+	if (DdbPageIsRightmost(page) || maxoff < DdbPageFirstData(page) ||
+		next > PageGetMaxOffsetNumber(parent) || ddb_key_item(parent, next)->child != right)
+		return InvalidBuffer;
+	hk = ddb_key_item(page, DDB_HIKEY);
+	last = ddb_leaf_item(page, maxoff);
+	if (hk->keylen <= last->keylen || memcmp(hk->key, last->key, last->keylen) != 0)
+		return InvalidBuffer;
+
+	Assert(pruned->n == 0);
+	if (pruned->tids == NULL)
+		pruned->tids = palloc(sizeof(ItemPointerData) * MaxOffsetNumber);
+	rbuf = ReadBuffer(rel, right);
+	LockBuffer(rbuf, BUFFER_LOCK_EXCLUSIVE);
+	ddb_check_leaf(rel, rbuf);
+	rpage = BufferGetPage(rbuf);
+	/* (the parent we hold names it: no unlink can have deleted it) */
+	Assert(!DdbPageIsDeleted(rpage));
+	pruned->n = ddb_prune_leaf(rel, rbuf, GlobalVisTestFor(rel), NULL, pruned->tids, NULL);
+	if (PageGetMaxOffsetNumber(rpage) >= DdbPageFirstData(rpage))
+	{
+		UnlockReleaseBuffer(rbuf);
+		return InvalidBuffer;
+	}
+	return rbuf;
+}
+
+/*
+ * Split leaf 'buf' into its empty right sibling 'rbuf' instead of a new
+ * page (see "Long keys" in the header): the leaf keeps its first 'nleft'
+ * items under the new high key 'sep'; the sibling gets the rest under its
+ * own high key and right-link; and the parent's downlink to the sibling
+ * (at OffsetNumberNext(downlink)) gets 'sep' as its separator, stored
+ * without the first 'newpp' bytes (the parent's prefix, shrunk first when
+ * it is longer; the caller checked that the parent has room for a new
+ * downlink, which is more than this needs).  One Generic WAL record of the
+ * three pages, in both WAL modes.  Returns false, with nothing changed,
+ * when the sibling's high key leaves no room for the right half, or for
+ * the new item (of 'newsize' bytes, line pointer counted) if it goes there.
+ */
+static bool
+ddb_split_into_right(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buffer buf,
+					 Buffer rbuf, int nleft, const char *sep, int seplen, int newpp,
+					 const char *newkey, int newkeylen, Size newsize)
+{
+	Page		page = BufferGetPage(buf);
+	Page		rpage = BufferGetPage(rbuf);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	Size		need = 0;
+	char	   *rhk = NULL;
+	int			rhklen = 0;
+	BlockNumber rright = DdbPageGetOpaque(rpage)->right;
+	GenericXLogState *state;
+	Page		ppage,
+				lpage;
+
+	for (OffsetNumber off = DdbPageFirstData(page) + nleft; off <= maxoff; off++)
+		need += MAXALIGN(ItemIdGetLength(PageGetItemId(page, off))) + sizeof(ItemIdData);
+	if (!DdbPageIsRightmost(rpage))
+	{
+		DdbKeyItem	hk = ddb_key_item(rpage, DDB_HIKEY);
+
+		rhklen = hk->keylen;
+		rhk = palloc(Max(rhklen, 1));
+		memcpy(rhk, hk->key, rhklen);
+		need += ddb_key_item_size(rhklen);
+	}
+	if (newkey != NULL && ddb_compare_bytes(newkey, newkeylen, sep, seplen) >= 0)
+		need += newsize;
+	if (need > DDB_PAGE_CAPACITY)
+	{
+		if (rhk)
+			pfree(rhk);
+		return false;
+	}
+
+	state = GenericXLogStart(rel);
+	ppage = GenericXLogRegisterBuffer(state, parentbuf, 0);
+	lpage = GenericXLogRegisterBuffer(state, buf, 0);
+	rpage = GenericXLogRegisterBuffer(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
+	/* the right half first: the left one is made in place over it */
+	split_leaf_right_under(rpage, lpage, nleft, rright, rhk, rhklen);
+	ddb_split_leaf_left(lpage, nleft, sep, seplen, BufferGetBlockNumber(rbuf));
+	PageIndexTupleDelete(ppage, OffsetNumberNext(downlink));
+	ddb_split_parent(ppage, OffsetNumberNext(downlink), BufferGetBlockNumber(rbuf),
+					 sep, seplen, newpp);
+	DdbCheck(ddb_page_is_ordered(rpage, sep, seplen));
+	DdbCheck(ddb_page_is_ordered(ppage, NULL, 0));
+	GenericXLogFinish(state);
+	if (rhk)
+		pfree(rhk);
+	return true;
+}
+
+/*
  * Split 'buf' (locked exclusively, child of 'parentbuf' at downlink offset
  * 'downlink', or the root when parentbuf is InvalidBuffer and metabuf is
  * valid).  'low' is the node's low bound (NULL: minus infinity), which the
@@ -2596,8 +2789,8 @@ static Buffer
 ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 		  OffsetNumber downlink, Buffer buf, const char *low, int lowlen,
 		  const char *newkey, int newkeylen, const char *predkey, int predkeylen,
-		  Size newsize, const DdbSplitRun *run, bool *parent_full, char **sep_out,
-		  int *sep_outlen)
+		  Size newsize, const DdbSplitRun *run, DdbSplitPruned *pruned, bool *parent_full,
+		  char **sep_out, int *sep_outlen)
 {
 	Page		page = BufferGetPage(buf);
 	DdbPageOpaque op = DdbPageGetOpaque(page);
@@ -2795,6 +2988,27 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 			*sep_out = sep;		/* for the retry's reservation */
 			*sep_outlen = seplen;
 			return InvalidBuffer;
+		}
+	}
+
+	/*
+	 * A leaf whose key's versions go on to its right sibling: prune the
+	 * sibling, and when that empties it, split into it instead of a new
+	 * page (see "Long keys" in the header).  Not for a batch's run, whose
+	 * split point counts on the leaf's own high key.
+	 */
+	if (leaf && BufferIsValid(parentbuf) && pruned != NULL && (run == NULL || run->n <= 1))
+	{
+		rbuf = ddb_prune_right_sibling(rel, parentbuf, downlink, buf, pruned);
+		if (BufferIsValid(rbuf))
+		{
+			if (ddb_split_into_right(rel, parentbuf, downlink, buf, rbuf, best, sep, seplen,
+									 newpp, newkey, newkeylen, newsize))
+			{
+				DdbCheck(ddb_page_is_ordered(page, low, lowlen));
+				goto split_done;
+			}
+			UnlockReleaseBuffer(rbuf);
 		}
 	}
 
@@ -3030,6 +3244,7 @@ ddb_make_room_below(Relation rel, DdbKeyType pktype, BlockNumber parentblk,
 	OffsetNumber downlink;
 	char	   *low = NULL;		/* the leaf's low bound, if in this page */
 	int			lowlen = 0;
+	DdbSplitPruned pruned = {0};
 
 #ifdef DDB_CHECKS
 	{
@@ -3071,8 +3286,8 @@ ddb_make_room_below(Relation rel, DdbKeyType pktype, BlockNumber parentblk,
 		int			seplen;
 		Buffer		half = ddb_split(rel, pktype, InvalidBuffer, pbuf, downlink, buf, low, lowlen,
 									 itemkey, itemkeylen, itemkey, itemkeylen,
-									 itemsize + sizeof(ItemIdData), run, &parent_full,
-									 &sep, &seplen);
+									 itemsize + sizeof(ItemIdData), run, &pruned,
+									 &parent_full, &sep, &seplen);
 
 		if (!BufferIsValid(half))
 		{
@@ -3084,6 +3299,9 @@ ddb_make_room_below(Relation rel, DdbKeyType pktype, BlockNumber parentblk,
 	}
 	UnlockReleaseBuffer(buf);
 	UnlockReleaseBuffer(pbuf);
+	ddb_split_pruned_clear(rel, &pruned);
+	if (pruned.tids)
+		pfree(pruned.tids);
 	return true;
 }
 
@@ -3112,6 +3330,7 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize,
 	int			hintlevel = -1; /* that parent's level */
 	/* before any buffer lock: the relcache entry may need catalog reads */
 	DdbKeyType	pktype = ddb_get_keyinfo(rel)->keytype[0];
+	DdbSplitPruned pruned = {0};
 
 	DdbRelCache *cache = ddb_get_relcache(rel);
 
@@ -3192,7 +3411,7 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize,
 								 parent, downlink, buf, low, lowlen,
 								 itemkey, itemkeylen, predkey, predkeylen,
 								 leaf ? newsize + sizeof(ItemIdData) : newsize,
-								 leaf ? run : NULL, &parent_full, &sep, &seplen);
+								 leaf ? run : NULL, &pruned, &parent_full, &sep, &seplen);
 				if (!BufferIsValid(half))
 				{
 					/* parent cannot take the separator: retry, reserving for it */
@@ -3239,10 +3458,13 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize,
 		if (BufferIsValid(parent))
 			UnlockReleaseBuffer(parent);
 		UnlockReleaseBuffer(buf);
+		ddb_split_pruned_clear(rel, &pruned);
 		if (!restart)
-			return;
+			break;
 		reservelen = DDB_MAX_SEP_LEN;
 	}
+	if (pruned.tids)
+		pfree(pruned.tids);
 }
 
 /* ------------------------------------------------------------------------

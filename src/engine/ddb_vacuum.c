@@ -7,7 +7,9 @@
  * (HeapTupleSatisfiesVacuumHorizon + GlobalVisTest, as heap_page_prune
  * does) from a leaf and clears their row-id map entries.  It runs in VACUUM
  * over every leaf, and opportunistically before a leaf is split, so a hot
- * item updated thousands of times does not split leaf after leaf.
+ * item updated thousands of times does not split leaf after leaf -- on the
+ * leaf's right sibling too when the versions of the leaf's last key go on
+ * there (ddb_tree.c, "Long keys").
  *
  * VACUUM also unlinks the leaves its prune leaves without items and
  * records the pages that may be reused in the free space map (ddb_tree.c,

@@ -7,7 +7,10 @@
 # load long keys in ascending, descending and random order without a
 # checkpoint, crash (immediate stop), and after recovery every committed
 # item is there, nothing else, the tree verifies and stays shallow, and
-# inserts go on.
+# inserts go on.  So do the splits of steady updates of long-key items,
+# which prune the leaf's right sibling and split into it once it is empty
+# (ddb_tree.c, "Long keys"): the items keep their last committed values on
+# a bounded number of leaves.
 #
 # DDB_TAP_WAL=custom runs it with ddb preloaded, so ddb tables are logged
 # with ddb's own WAL records (test/t/DdbWal.pm); test/run.sh runs both.
@@ -23,7 +26,8 @@ use DdbWal;
 
 my $node = PostgreSQL::Test::Cluster->new('long_keys_crash');
 $node->init;
-$node->append_conf('postgresql.conf', "checkpoint_timeout = 1h\nmax_wal_size = 4GB\n");
+# (autovacuum off: its ANALYZE would hold back the updates' prunes below)
+$node->append_conf('postgresql.conf', "checkpoint_timeout = 1h\nmax_wal_size = 4GB\nautovacuum = off\n");
 DdbWal::configure($node);
 $node->start;
 DdbWal::check_mode($node);
@@ -44,6 +48,18 @@ my $load = q{
 $node->safe_psql('postgres', sprintf($load, "'A'", 'i'));
 $node->safe_psql('postgres', sprintf($load, "'D'", 'i DESC'));
 $node->safe_psql('postgres', "SELECT setseed(0.5);" . sprintf($load, "'R'", 'random()'));
+# twenty long-key items, updated in 30 committed rounds
+$node->safe_psql('postgres', q{
+	CREATE TABLE u (pk text, sk text, item jsonb) USING ddb WITH (autovacuum_enabled = false);
+	INSERT INTO u SELECT lpad(i::text, 2048, 'p'), lpad(i::text, 1024, 's'), jsonb_build_object('n', 0)
+	FROM generate_series(1, 20) i;
+	DO $$ BEGIN
+		FOR r IN 1 .. 30 LOOP
+			UPDATE u SET item = jsonb_build_object('n', r);
+			COMMIT;
+		END LOOP;
+	END $$;
+});
 my $open = $node->background_psql('postgres');
 $open->query_safe("BEGIN; " . sprintf($load, "'U'", 'i'));
 
@@ -60,6 +76,11 @@ is($node->safe_psql('postgres', q{
 	WHERE (SELECT item->>'i' FROM t WHERE t.pk = repeat(p, 2048)
 	       AND t.sk = repeat('s', 1000) || lpad(i::text, 5, '0')) = i::text}),
 	'1200', 'every item is found by its key');
+
+is($node->safe_psql('postgres', q{
+	SELECT count(*), count(*) FILTER (WHERE item->>'n' = '30'), (SELECT (v->>'leaf_pages')::int <= 40
+	FROM ddb_verify('u') v) FROM u}),
+	'20|20|t', 'long-key items updated in place of their dead versions are back, on few leaves');
 
 # and the recovered tree takes more of the same
 $node->safe_psql('postgres', sprintf($load, "'U'", 'i DESC'));
