@@ -165,9 +165,11 @@
  * lower than the one it replaces.  An updated long-key item then lives on
  * two leaves, its current version's and the one its last dead version
  * held, whatever the number of updates.  Locks: the parent and the leaf,
- * held for the split, then the sibling (rule 1), three pages; one Generic
- * WAL record of the three in both WAL modes (after the sibling's prune's
- * own record).  What it changes for everyone else:
+ * held for the split, then the sibling (rule 1; conditionally, as an
+ * unlink locks its leaves: a busy sibling is left to the next split),
+ * three pages; one Generic WAL record of the three in both WAL modes
+ * (after the sibling's prune's own record).  What it changes for everyone
+ * else:
  *
  *	- Items still only move right, and a live page's low bound still
  *	  never rises (the sibling's falls).  A walker that holds the leaf
@@ -2649,11 +2651,12 @@ ddb_split_pruned_clear(Relation rel, DdbSplitPruned *pruned)
  * leaf's downlink at 'downlink'): when the versions of the leaf's last key
  * go on to its right sibling (the leaf's high key is that key plus part of
  * a version suffix) and the sibling is the parent's next child, lock the
- * sibling exclusively -- parent, then child, then left to right (rule 1)
- * -- and prune it (see "Long keys" in the header).  Returns the sibling,
- * still locked, when the prune left it without items, for the split to
- * use instead of a new page; else InvalidBuffer, the sibling released.
- * What the prune removed is in *pruned.
+ * sibling exclusively -- parent, then child, then left to right (rule 1),
+ * and only if no one holds it -- and prune it (see "Long keys" in the
+ * header).  Returns the sibling, still locked, when the prune left it
+ * without items, for the split to use instead of a new page; else
+ * InvalidBuffer, the sibling released.  What the prune removed is in
+ * *pruned.
  */
 static Buffer
 ddb_prune_right_sibling(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buffer buf,
@@ -2680,8 +2683,16 @@ ddb_prune_right_sibling(Relation rel, Buffer parentbuf, OffsetNumber downlink, B
 	Assert(pruned->n == 0);
 	if (pruned->tids == NULL)
 		pruned->tids = palloc(sizeof(ItemPointerData) * MaxOffsetNumber);
+	/*
+	 * Only conditionally, as an unlink locks its leaves: a sibling someone
+	 * holds would hold up every descent through the parent meanwhile.
+	 */
 	rbuf = ReadBuffer(rel, right);
-	LockBuffer(rbuf, BUFFER_LOCK_EXCLUSIVE);
+	if (!ConditionalLockBuffer(rbuf))
+	{
+		ReleaseBuffer(rbuf);
+		return InvalidBuffer;
+	}
 	ddb_check_leaf(rel, rbuf);
 	rpage = BufferGetPage(rbuf);
 	/* (the parent we hold names it: no unlink can have deleted it) */
