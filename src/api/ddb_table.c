@@ -155,6 +155,9 @@ ddb_api_init(void)
 							   "The AWS account id ddb reports in ARNs.",
 							   NULL, &ddb_account_id, "000000000000", PGC_USERSET, 0,
 							   NULL, NULL, NULL);
+#ifdef DDB_CHECKS
+	ddb_types_checks_init();
+#endif
 	ddb_gsi_init();
 	ddb_ttl_worker_init();
 	ddb_stream_init();

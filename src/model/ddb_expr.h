@@ -154,6 +154,9 @@ extern void ddb_check_number(Numeric num);
 extern void ddb_check_number_result(Numeric num);
 extern Numeric ddb_number_normalize(Numeric num);	/* trailing zeros trimmed */
 extern void ddb_value_normalize_numbers(DdbValue *v);
+#ifdef DDB_CHECKS
+extern void ddb_types_checks_init(void);
+#endif
 
 /* Raise DynamoDB's error for an attribute name over 65,535 bytes. */
 extern void ddb_check_attribute_name(const char *name);

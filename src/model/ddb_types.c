@@ -38,6 +38,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
@@ -453,11 +454,35 @@ ddb_check_number_result(Numeric num)
  * exponent is no question: numeric has none (1E+2 is 100).  The number
  * must be finite (check_number).
  */
+#ifdef DDB_CHECKS
+/*
+ * Test only (CHECKS=1 builds): ddb.check_fault_keep_number_scale stores
+ * numbers with the scale they were written with, as releases before
+ * numbers were normalized did, so that tests can make the items such a
+ * release left behind.
+ */
+static bool check_fault_keep_number_scale = false;
+
+void
+ddb_types_checks_init(void)
+{
+	DefineCustomBoolVariable("ddb.check_fault_keep_number_scale",
+							 "Test only: numbers are stored with the scale they were written with.",
+							 NULL, &check_fault_keep_number_scale, false,
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+}
+#endif
+
 static bool
 number_normalized(Numeric num)
 {
 	Datum		d = NumericGetDatum(num);
 
+#ifdef DDB_CHECKS
+	if (check_fault_keep_number_scale)
+		return true;
+#endif
 	return DatumGetInt32(DirectFunctionCall1(numeric_scale, d)) ==
 		DatumGetInt32(DirectFunctionCall1(numeric_min_scale, d));
 }
