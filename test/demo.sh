@@ -7,7 +7,8 @@
 #   bash test/demo.sh stop    # stop the demo cluster
 #
 # On a fresh Debian 12 machine run it as root: it installs what is missing
-# (the same packages as test/run.sh, see test/lib.sh), builds and installs the
+# (the build's and the endpoint's packages, not the test suite's; see
+# test/lib.sh), builds and installs the
 # extension, and runs the cluster as the unprivileged "postgres" user (initdb
 # refuses root).  As a normal user it needs the build dependencies installed
 # and write access to PostgreSQL's extension directories (or sudo).
@@ -91,7 +92,7 @@ start) ;;
 esac
 
 # --- dependencies, build and install (test/lib.sh) --------------------------
-ddb_install_deps || exit 1
+ddb_install_deps demo || exit 1
 log "building and installing ddb"
 ddb_build_install "$here" || exit 1
 

@@ -49,28 +49,37 @@ apt_wait() {
 	return 1
 }
 
-# ddb_install_deps: install whatever the build and the tests need.
+# ddb_install_deps [demo]: install whatever the build and the tests need;
+# with "demo", only what the demo needs (the build, the endpoint, boto3 and
+# the AWS CLI it shows), not the test suite's pytest, Perl, Node.js,
+# Chromium and wrk.
 ddb_install_deps() {
-	local need_pkgs=()
+	local need_pkgs=() tests=1
+	[ "${1:-}" = demo ] && tests=
 	command -v "$PGBIN/pg_config" >/dev/null 2>&1 || need_pkgs+=("postgresql-$PG_MAJOR")
 	[ -f "$($PGBIN/pg_config --includedir-server 2>/dev/null)/postgres.h" ] || need_pkgs+=("postgresql-server-dev-$PG_MAJOR")
-	perl -MIPC::Run -e1 >/dev/null 2>&1 || need_pkgs+=(libipc-run-perl)
 	command -v make >/dev/null 2>&1 || need_pkgs+=(make)
 	command -v gcc >/dev/null 2>&1 || need_pkgs+=(gcc)
-	command -v prove >/dev/null 2>&1 || need_pkgs+=(perl)
-	command -v python3 >/dev/null 2>&1 || need_pkgs+=(python3)	# fuzz cases, README examples
-	# the HTTP endpoint: libmicrohttpd to build it; boto3, pytest, the AWS
-	# CLI, Node.js/npm (dynamodb-admin, dynalite) and Chromium to test it;
-	# wrk to benchmark it.  Debian's python3 and aws, whatever else is on PATH.
+	# the HTTP endpoint: libmicrohttpd to build it; boto3 and the AWS CLI
+	# to use it (the demo).  Debian's python3 and aws, whatever else is on
+	# PATH.
 	[ -f /usr/include/microhttpd.h ] || need_pkgs+=(libmicrohttpd-dev)
 	[ -x /usr/bin/python3 ] || need_pkgs+=(python3)
 	/usr/bin/python3 -c 'import boto3' >/dev/null 2>&1 || need_pkgs+=(python3-boto3)
-	/usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need_pkgs+=(python3-pytest)
 	[ -x /usr/bin/aws ] || need_pkgs+=(awscli)
-	command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
-	command -v node >/dev/null 2>&1 || need_pkgs+=(nodejs)
-	command -v npm >/dev/null 2>&1 || need_pkgs+=(npm)
-	command -v wrk >/dev/null 2>&1 || need_pkgs+=(wrk)
+	if [ "$tests" ]; then
+		perl -MIPC::Run -e1 >/dev/null 2>&1 || need_pkgs+=(libipc-run-perl)
+		command -v prove >/dev/null 2>&1 || need_pkgs+=(perl)
+		command -v python3 >/dev/null 2>&1 || need_pkgs+=(python3)	# fuzz cases, README examples
+		# pytest to test the endpoint, Node.js/npm (dynamodb-admin,
+		# dynalite) and Chromium to compare and drive it, wrk to
+		# benchmark it.
+		/usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need_pkgs+=(python3-pytest)
+		command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
+		command -v node >/dev/null 2>&1 || need_pkgs+=(nodejs)
+		command -v npm >/dev/null 2>&1 || need_pkgs+=(npm)
+		command -v wrk >/dev/null 2>&1 || need_pkgs+=(wrk)
+	fi
 	if [ ${#need_pkgs[@]} -gt 0 ]; then
 		if [ "$(id -u)" = 0 ]; then
 			log "installing ${need_pkgs[*]}"
