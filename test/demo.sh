@@ -76,6 +76,10 @@ stop)
 		exit 0
 	fi
 	data="$(readlink -f "$demo_link")/data"
+	if [ -f "$data/postmaster.pid" ] && [ ! -x "$PGBIN/pg_ctl" ]; then
+		echo "no pg_ctl in $PGBIN to stop the demo cluster: give the DDB_PGBIN it was started with" >&2
+		exit 1
+	fi
 	if running; then
 		as_user "'$PGBIN/pg_ctl' -D '$data' -m fast -w stop" >/dev/null
 		echo "demo cluster stopped"
@@ -169,6 +173,12 @@ AWS_ACCESS_KEY_ID=$key_id AWS_SECRET_ACCESS_KEY=$key_secret AWS_DEFAULT_REGION=u
 shown_psql=psql
 [ "$(PATH=$orig_path command -v psql)" ] || shown_psql="$PGBIN/psql"
 connect="$shown_psql -h $sock -p $port -U $RUNAS ddb_demo"
+# The stop command needs the PostgreSQL build the demo runs, and a later
+# start the same ports: show the variables this run was given.
+again=""
+for v in DDB_PGBIN DDB_DEMO_PORT DDB_DEMO_HTTP_PORT; do
+	if [ -n "${!v:-}" ]; then again+="$v=${!v} "; fi
+done
 cat <<EOF
 
 DynamoDB's HTTP API is at $endpoint.  Point boto3 or the AWS CLI at it with
@@ -183,9 +193,9 @@ this access key (role $RUNAS; make more with ddb_create_access_key('role')):
   python3 -c "import boto3; t = boto3.resource('dynamodb', endpoint_url='$endpoint').Table('app'); print(t.get_item(Key={'PK': 'CUST#42', 'SK': 'PROFILE'})['Item'])"
 EOF
 if [ -t 0 ] && [ -t 1 ]; then
-	echo "Connecting: $connect   (leave with \\q; stop the cluster with: bash test/demo.sh stop)"
+	echo "Connecting: $connect   (leave with \\q; stop the cluster with: ${again}bash test/demo.sh stop)"
 	exec "${psql[@]}" -d ddb_demo
 fi
 echo "Connect with:   $connect"
-echo "Stop it with:   bash test/demo.sh stop"
+echo "Stop it with:   ${again}bash test/demo.sh stop"
 exit 0
