@@ -754,15 +754,23 @@ ddb_table_lookup(const char *name)
 	return relid;
 }
 
-/* DescribeTable's and DeleteTable's text names the table; the others' not */
+/*
+ * DescribeTable's and DeleteTable's text names the table; the others' not,
+ * as DynamoDB's.  Their detail, which SQL callers see (the endpoint sends
+ * the message alone), names it and where it was looked for: a name typed
+ * in another case ('music' for Music) is the common miss.
+ */
 static void
-table_not_found(const char *named)
+table_not_found(const char *name, bool named)
 {
-	if (named != NULL)
+	if (named)
 		ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
-				  DDB_MSG_TABLE_NOT_FOUND, named);
-	ddb_raise(DDB_ERRCODE_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
-			  DDB_MSG_RESOURCE_NOT_FOUND);
+				  DDB_MSG_TABLE_NOT_FOUND, name);
+	ereport(ERROR,
+			(errcode(DDB_ERRCODE_RESOURCE_NOT_FOUND),
+			 errmsg("ResourceNotFoundException: " DDB_MSG_RESOURCE_NOT_FOUND),
+			 name ? errdetail("There is no ddb table named \"%s\" in schema \"%s\" (ddb.schema); table names are case-sensitive.",
+							  name, ddb_schema ? ddb_schema : "public") : 0));
 }
 
 static Relation table_open_by_name(const char *name, AclMode mode, bool named);
@@ -801,7 +809,7 @@ table_open_by_name(const char *name, AclMode mode, bool named)
 		Oid			relid = ddb_table_lookup(name);
 
 		if (!OidIsValid(relid))
-			table_not_found(named ? name : NULL);
+			table_not_found(name, named);
 		LockRelationOid(relid, lockmode);
 
 		/*
