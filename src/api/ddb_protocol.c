@@ -1515,7 +1515,17 @@ op_describe_limits(DdbJson *req, int *len)
 	return ddb_resp_end(&r, len);
 }
 
-/* DescribeEndpoints: this server, as the region's DynamoDB endpoint. */
+const char *ddb_request_address = NULL;
+
+/*
+ * DescribeEndpoints: over HTTP, this server, by the address the request was
+ * sent to -- a client with endpoint discovery on (the Java SDK's
+ * endpointDiscoveryEnabled) then sends its next requests to the same
+ * place, never to the region's DynamoDB, which the name
+ * dynamodb.<region>.amazonaws.com would send it to.  Through SQL there is
+ * no request address, and the answer names the region's endpoint, as the
+ * health check does.
+ */
 static char *
 op_describe_endpoints(DdbJson *req, int *len)
 {
@@ -1524,7 +1534,8 @@ op_describe_endpoints(DdbJson *req, int *len)
 	ddb_resp_begin(&r);
 	ddb_resp_key(&r, "Endpoints");
 	appendStringInfoString(&r.buf, "[{\"Address\":");
-	ddb_json_cstring(&r.buf, psprintf("dynamodb.%s.amazonaws.com", ddb_region));
+	ddb_json_cstring(&r.buf, ddb_request_address ? ddb_request_address :
+					 psprintf("dynamodb.%s.amazonaws.com", ddb_region));
 	appendStringInfoString(&r.buf, ",\"CachePeriodInMinutes\":1440}]");
 	return ddb_resp_end(&r, len);
 }

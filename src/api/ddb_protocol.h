@@ -35,6 +35,14 @@ extern char *ddb_api_execute(const char *operation, const char *body, int bodyle
 							 int *resplen);
 
 /*
+ * The address a request over HTTP was sent to (its Host header), set by
+ * the endpoint around ddb_api_execute and NULL otherwise: what
+ * DescribeEndpoints answers, so that a client with endpoint discovery on
+ * stays with this server.
+ */
+extern const char *ddb_request_address;
+
+/*
  * Forget what the caches hold about dropped tables; only between requests,
  * in a transaction (ddb_table.c).  Returns the entries removed.
  */

@@ -1094,7 +1094,9 @@ serve(struct MHD_Connection *conn, const char *url, const char *method,
 			/* (see "Time limits" in the file header) */
 			if (http_request_timeout > 0)
 				enable_timeout_after(STATEMENT_TIMEOUT, http_request_timeout);
+			ddb_request_address = ddb_http_header(&view, "Host");
 			result = ddb_api_execute(op, hreq->body, (int) hreq->len, &resultlen);
+			ddb_request_address = NULL;
 			disable_timeout(STATEMENT_TIMEOUT, false);
 			MemoryContextSwitchTo(old);
 			SetUserIdAndSecContext(save_user, save_sec);
@@ -1120,6 +1122,7 @@ done:
 		ErrorData  *edata;
 
 		HOLD_INTERRUPTS();
+		ddb_request_address = NULL;
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		MemoryContextSwitchTo(request_cxt);
 		edata = CopyErrorData();

@@ -208,3 +208,24 @@ def test_cors():
             for h in ("Access-Control-Max-Age", "Access-Control-Allow-Methods",
                       "Access-Control-Allow-Headers"):
                 assert r.getheader(h) is None, (method, h)
+
+
+def test_describe_endpoints_names_this_server():
+    """DescribeEndpoints answers with the address the request was sent to
+    (its Host header), so that a client with endpoint discovery on stays
+    with this server instead of being sent to the region's DynamoDB."""
+    from urllib.parse import urlparse
+
+    ddb = client()
+    eps = ddb.describe_endpoints()["Endpoints"]
+    assert eps == [{"Address": urlparse(ddb.meta.endpoint_url).netloc,
+                    "CachePeriodInMinutes": 1440}], eps
+    # another name for the same server is answered by that name
+    r = Raw()
+    try:
+        resp, data = r.post({}, target="DynamoDB_20120810.DescribeEndpoints",
+                            extra={"Host": f"localhost:{PORT}"})
+        assert resp.status == 200, data
+        assert json.loads(data)["Endpoints"][0]["Address"] == f"localhost:{PORT}"
+    finally:
+        r.close()
