@@ -15,8 +15,9 @@
  * the right of one we have read holds everything not yet seen; a leaf
  * unlinked meanwhile is a deleted page whose right-link leads on
  * (ddb_leaf_step).  It may also hold items already seen: a split may have
- * moved the read leaf's upper items into it (ddb_tree.c, "Long keys"), so
- * the scan starts there at the high key of the leaf it read.  Backward
+ * moved the read leaf's upper items into it (ddb_tree.c, "Long keys"),
+ * and a later split of it on to the leaf after it, so the scan starts
+ * each leaf at the highest high key of the leaves it has read.  Backward
  * scans re-descend for "the last item below the low bound of the page just
  * read" instead of keeping left-links (DESIGN.md), which needs no extra
  * locking protocol and costs one descent per page.
@@ -60,7 +61,7 @@ typedef struct DdbRangeScanData
 	bool		started;
 	bool		done;			/* no more pages to read */
 	BlockNumber next_block;		/* forward: next leaf to read */
-	char	   *read_below;		/* forward: high key of the leaf last read */
+	char	   *read_below;		/* forward: highest high key of the leaves read */
 	int			read_belowlen;
 	int			read_belowcap;	/* read_below's allocation, in scan_cxt */
 	char	   *next_hi;		/* backward: exclusive bound of the next batch */
@@ -321,15 +322,24 @@ ddb_scan_forward_batch(DdbRangeScan scan)
 	{
 		DdbKeyItem	hk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
 
-		if (hk->keylen > scan->read_belowcap)
+		/*
+		 * Only ever raised: when this leaf took items from the leaf read
+		 * before and has split since, its high key is below that leaf's, and
+		 * the leaf to its right holds items read there.
+		 */
+		if (scan->read_belowlen == 0 ||
+			ddb_compare_bytes(hk->key, hk->keylen, scan->read_below, scan->read_belowlen) > 0)
 		{
-			if (scan->read_below)
-				pfree(scan->read_below);
-			scan->read_belowcap = Max(hk->keylen, 64);
-			scan->read_below = MemoryContextAlloc(scan->scan_cxt, scan->read_belowcap);
+			if (hk->keylen > scan->read_belowcap)
+			{
+				if (scan->read_below)
+					pfree(scan->read_below);
+				scan->read_belowcap = Max(hk->keylen, 64);
+				scan->read_below = MemoryContextAlloc(scan->scan_cxt, scan->read_belowcap);
+			}
+			memcpy(scan->read_below, hk->key, hk->keylen);
+			scan->read_belowlen = hk->keylen;
 		}
-		memcpy(scan->read_below, hk->key, hk->keylen);
-		scan->read_belowlen = hk->keylen;
 	}
 	UnlockReleaseBuffer(buf);
 	return true;

@@ -177,14 +177,16 @@
  *	  ddb_move_to_target) cannot see the move half done.
  *
  *	- But the right sibling of a leaf a reader has read and released may
- *	  now hold items the reader saw on that leaf.  A forward range scan
- *	  skips, on the leaf it steps to, the items below the high key of the
- *	  leaf it read (ddb_scan.c), so it returns each item once.  The walks
- *	  over one key's versions (point lookups, ddb_find_current_ext, the
- *	  row-id map's search right of a version's leaf) stop at the first
- *	  version they look for, so seeing a version twice changes nothing;
- *	  VACUUM's walk may prune and count such an item twice (its statistics
- *	  only); backward scans re-descend below the last low bound they read.
+ *	  now hold items the reader saw on that leaf, and so may the leaves
+ *	  that sibling splits into later.  A forward range scan skips, on
+ *	  each leaf it steps to, the items below the highest high key of the
+ *	  leaves it has read (ddb_scan.c), so it returns each item once.
+ *	  The walks over one key's versions (point lookups,
+ *	  ddb_find_current_ext, the row-id map's search right of a version's
+ *	  leaf) stop at the first version they look for, so seeing a version
+ *	  twice changes nothing; VACUUM's walk may prune and count such an
+ *	  item twice (its statistics only); backward scans re-descend below
+ *	  the last low bound they read.
  *
  * Unlinking empty leaves (doc/design-unlink.md).  VACUUM, having pruned a
  * leaf L to no items, unlinks it when its left sibling P and right sibling
