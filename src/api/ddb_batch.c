@@ -305,9 +305,9 @@ batch_put_add(PutRun *pr, int r, StringInfo key)
  * request: each table's name and number of requests, then the total.  It
  * needs only table_name and nrequests, so the front ends call it before they
  * convert a single request (an over-long list costs nothing to refuse);
- * ddb_batch_write_core calls it again.
+ * ddb_batch_write_core calls it again.  Returns the number of requests.
  */
-void
+int
 ddb_batch_write_check(DdbBatchWriteTable *tables, int ntables)
 {
 	DdbValErrors e;
@@ -329,6 +329,7 @@ ddb_batch_write_check(DdbBatchWriteTable *tables, int ntables)
 	ddb_valerr_raise(&e);
 	if (total > DDB_BATCH_WRITE_MAX)
 		validation_error(DDB_MSG_BATCH_WRITE_TOO_MANY);
+	return (int) total;
 }
 
 void
@@ -344,9 +345,7 @@ ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables)
 
 	PreventCommandIfReadOnly("BatchWriteItem");
 	/* the request's shape: DynamoDB's member constraints */
-	ddb_batch_write_check(tables, ntables);
-	for (int t = 0; t < ntables; t++)
-		total += tables[t].nrequests;
+	total = ddb_batch_write_check(tables, ntables);
 
 	/*
 	 * The items themselves, before any table is looked at: ddb_check_item's
@@ -471,9 +470,9 @@ read_units_4k(int64 bytes)
 /*
  * BatchGetItem's members as DynamoDB checks them first: each table's name
  * and number of keys, then the total.  Needs only table_name and nkeys (see
- * ddb_batch_write_check).
+ * ddb_batch_write_check).  Returns the number of keys.
  */
-void
+int
 ddb_batch_get_check(DdbBatchGetTable *tables, int ntables)
 {
 	DdbValErrors e;
@@ -497,6 +496,7 @@ ddb_batch_get_check(DdbBatchGetTable *tables, int ntables)
 	ddb_valerr_raise(&e);
 	if (total > DDB_BATCH_GET_MAX)
 		validation_error(DDB_MSG_BATCH_GET_TOO_MANY);
+	return (int) total;
 }
 
 void
@@ -513,9 +513,7 @@ ddb_batch_get_core(DdbBatchGetTable *tables, int ntables)
 	KeyRef	   *enc;
 	int			nrefs = 0;
 
-	ddb_batch_get_check(tables, ntables);
-	for (int t = 0; t < ntables; t++)
-		total += tables[t].nkeys;
+	total = ddb_batch_get_check(tables, ntables);
 
 	/* tables, projections, keys; then the duplicate check */
 	rels = palloc(sizeof(Relation) * ntables);

@@ -304,9 +304,9 @@ typedef struct DdbTransactAction
 } DdbTransactAction;
 
 extern void ddb_request_key(Relation rel, Jsonb *doc, bool exact, StringInfo key);
-extern void ddb_batch_write_check(DdbBatchWriteTable *tables, int ntables);
+extern int	ddb_batch_write_check(DdbBatchWriteTable *tables, int ntables);
 extern void ddb_batch_write_core(DdbBatchWriteTable *tables, int ntables);
-extern void ddb_batch_get_check(DdbBatchGetTable *tables, int ntables);
+extern int	ddb_batch_get_check(DdbBatchGetTable *tables, int ntables);
 extern void ddb_batch_get_core(DdbBatchGetTable *tables, int ntables);
 extern void ddb_transact_check(DdbTransactAction *actions, int nactions, int max_actions,
 							   bool gets);
