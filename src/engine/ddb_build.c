@@ -79,8 +79,21 @@ typedef struct LevelBuilder
 	Page		page;			/* its contents, built in local memory */
 	BlockNumber first;			/* first page of this level */
 	int			npages;
-	char	   *lastkey;		/* leaf: last item key added */
-	int			lastkeylen;
+	/*
+	 * leaf: the current leaf's items (whole-key copies, as ddb_build_add
+	 * made them, with their sizes and item keys), laid out when it ends
+	 * (leaf_write), and what they share with its low bound
+	 */
+	DdbLeafItem *items;
+	Size	   *sizes;
+	char	  **itemkeys;
+	int		   *itemkeylens;
+	int			nitems;
+	int			maxitems;
+	char	   *low;			/* the leaf's low bound; NULL: the first leaf */
+	int			lowlen;
+	int			run;			/* the prefix its items share with low */
+	Size		used;			/* their bytes at prefix 'run', line pointers too */
 	/* internal: the current page's downlinks, [0] minus infinity */
 	BlockNumber *child;
 	char	  **key;			/* full separators, palloc'd ([0] unused) */
@@ -314,13 +327,153 @@ push_downlink(DdbBuildState *bs, LevelBuilder *lb, const char *key, int keylen,
 	internal_add(bs, lb->parent, child, key, keylen);
 }
 
+/* Size of whole-key leaf item 'li' (size bytes) stored without plen bytes. */
+static Size
+leaf_item_size(DdbLeafItem li, Size size, int plen)
+{
+	return DdbLeafTupleOffset(li->keylen - plen) + (size - DdbLeafTupleOffset(li->keylen));
+}
+
+/* Bytes the leaf's first n items take at prefix plen, line pointers counted. */
+static Size
+leaf_used(LevelBuilder *lb, int n, int plen)
+{
+	Size		used = 0;
+
+	for (int i = 0; i < n; i++)
+		used += leaf_item_size(lb->items[i], lb->sizes[i], plen) + sizeof(ItemIdData);
+	return used;
+}
+
 /*
- * Add an item to the leaf level.  A full page gets the truncated separator
- * between its last item and this one as high key, which goes up.
+ * Write the leaf's first n items as a page under high key 'hk' (NULL: the
+ * level's last page), right-linked to 'right', with the prefix of its key
+ * space (ddb_page.h, "Leaf prefix"): lcp(low bound, high key), none on
+ * the first and last leaves, and never beyond an item's key, so that the
+ * stored keys are never empty of their column bytes.  Set the items' map
+ * entries; the items after them become the next leaf's first.
  */
 static void
-leaf_add(DdbBuildState *bs, LevelBuilder *lb, const void *item, Size size,
-		 const char *key, int keylen)
+leaf_write(DdbBuildState *bs, LevelBuilder *lb, int n, const char *hk, int hklen,
+		   BlockNumber right)
+{
+	int			plen = 0;
+
+	if (hk != NULL && lb->low != NULL)
+	{
+		plen = ddb_common_prefix(lb->low, lb->lowlen, hk, hklen);
+		for (int i = 0; i < n; i++)
+			plen = Min(plen, lb->items[i]->keylen);
+	}
+	build_init_page(lb->page, 0, right);
+	DdbPageGetOpaque(lb->page)->prefixlen = plen;
+	if (hk != NULL)
+		page_add_key(lb->page, InvalidBlockNumber, hk, hklen, DDB_HIKEY);
+	for (int i = 0; i < n; i++)
+	{
+		DdbLeafItem li = lb->items[i];
+		Size		size = leaf_item_size(li, lb->sizes[i], plen);
+
+		if (plen > 0)
+		{
+			Size		tupoff = DdbLeafTupleOffset(li->keylen);
+			Size		tuplen = lb->sizes[i] - tupoff;
+
+			/* in place: the key's rest, then the tuple moved down to its offset */
+			Assert(memcmp(li->key, hk, plen) == 0);
+			memmove(li->key, li->key + plen, li->keylen - plen);
+			li->keylen -= plen;
+			memmove((char *) li + DdbLeafTupleOffset(li->keylen), (char *) li + tupoff, tuplen);
+			memset((char *) li + offsetof(DdbLeafItemData, key) + li->keylen, 0,
+				   DdbLeafTupleOffset(li->keylen) - offsetof(DdbLeafItemData, key) - li->keylen);
+		}
+		if (PageAddItem(lb->page, (Item) li, size, InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
+			elog(ERROR, "could not add item of size %zu to ddb page during build", size);
+		bs->map_block[ddb_tid_to_rowid(&li->tid)] = lb->blkno;
+		pfree(li);
+		pfree(lb->itemkeys[i]);
+	}
+	build_write(bs, lb->blkno, lb->page);
+	lb->nitems -= n;
+	memmove(lb->items, lb->items + n, sizeof(DdbLeafItem) * lb->nitems);
+	memmove(lb->sizes, lb->sizes + n, sizeof(Size) * lb->nitems);
+	memmove(lb->itemkeys, lb->itemkeys + n, sizeof(char *) * lb->nitems);
+	memmove(lb->itemkeylens, lb->itemkeylens + n, sizeof(int) * lb->nitems);
+}
+
+/*
+ * End the current leaf before item key 'next' (its first n items go; the
+ * rest, if any, start the next leaf) and start the next leaf.  Its high
+ * key is the shortest separator above its last item and at most 'next'
+ * that keeps the prefix 'run' its items share with its low bound: the
+ * truncated separator (a prefix of 'next') when 'next' shares that
+ * prefix, else the last item key cut after its first byte at or beyond
+ * the prefix that can grow, that byte grown by one -- below 'next', which
+ * differs from it within the prefix.  (The last item key always has such
+ * a byte: its version suffix ends with the complement of a non-zero
+ * offset.)  The page was filled counting its items at that prefix, so it
+ * fits.
+ */
+static void
+leaf_end(DdbBuildState *bs, LevelBuilder *lb, int n, const char *next, int nextlen)
+{
+	const char *last = lb->itemkeys[n - 1];
+	int			lastlen = lb->itemkeylens[n - 1];
+	int			run = lb->low ? lb->run : 0;
+	char	   *hk;
+	int			hklen;
+	BlockNumber nextblk = build_new_page(bs);
+
+	if (lb->low == NULL || ddb_common_prefix(lb->low, lb->lowlen, next, nextlen) >= run)
+	{
+		hklen = Min(ddb_common_prefix(last, lastlen, next, nextlen) + 1, nextlen);
+		hk = palloc(hklen);
+		memcpy(hk, next, hklen);
+	}
+	else
+	{
+		int			k = run;
+
+		while (k < lastlen && (unsigned char) last[k] == 0xFF)
+			k++;
+		if (k >= lastlen)
+			elog(ERROR, "ddb bulk build: no separator keeps a leaf's prefix");
+		hklen = k + 1;
+		hk = palloc(hklen);
+		memcpy(hk, last, hklen);
+		hk[k] = (char) ((unsigned char) hk[k] + 1);
+	}
+	leaf_write(bs, lb, n, hk, hklen, nextblk);
+	lb->blkno = nextblk;
+	lb->npages++;
+	push_downlink(bs, lb, hk, hklen, nextblk);
+	if (lb->low)
+		pfree(lb->low);
+	lb->low = hk;
+	lb->lowlen = hklen;
+	/* the items left, if any, share with the new low bound what they do */
+	lb->run = hklen;
+	for (int i = 0; i < lb->nitems; i++)
+		lb->run = Min(lb->run, Min(lb->items[i]->keylen,
+								   ddb_common_prefix(hk, hklen, lb->itemkeys[i],
+												 lb->itemkeylens[i])));
+	lb->used = leaf_used(lb, lb->nitems, lb->run);
+}
+
+/*
+ * Add a whole-key item (item key 'key') to the leaf level.  The leaf takes
+ * it if it fits at the prefix the leaf's items would then share with the
+ * leaf's low bound (counting every item at that prefix), beside the high
+ * key the leaf would get if the next item did not fit (at most this key
+ * and one byte), and the leaf reserve after both, unless the leaf has
+ * fewer than two items.  The leaf takes items up to the fillfactor, never
+ * beyond it (as nbtree's and heap's pages do), so it ends on average half
+ * an item below it.  Else the leaf ends (leaf_end) and the item starts the
+ * next one.
+ */
+static void
+leaf_add(DdbBuildState *bs, LevelBuilder *lb, DdbLeafItem item, Size size,
+		 char *key, int keylen)
 {
 	if (lb->blkno == InvalidBlockNumber)
 	{
@@ -328,51 +481,78 @@ leaf_add(DdbBuildState *bs, LevelBuilder *lb, const void *item, Size size,
 		lb->blkno = build_new_page(bs);
 		lb->first = lb->blkno;
 		lb->npages = 1;
-		build_init_page(lb->page, lb->level, InvalidBlockNumber);
 	}
-	else
+	else if (lb->nitems > 0)
 	{
-		/*
-		 * Room for the item, for the high key the page would get if the
-		 * next item did not fit (the separator between this item and that
-		 * one: at most this key and one byte), and the leaf reserve after
-		 * both, unless the page is still nearly empty.  The page takes
-		 * items up to the fillfactor, never beyond it (as nbtree's and
-		 * heap's do), so a leaf ends on average half an item below it.
-		 */
+		int			run = lb->low ?
+			Min(lb->run, Min(item->keylen, ddb_common_prefix(lb->low, lb->lowlen, key, keylen))) : 0;
+		Size		used = (run == lb->run ? lb->used : leaf_used(lb, lb->nitems, run)) +
+			leaf_item_size(item, size, run) + sizeof(ItemIdData);
 		Size		hk = ddb_key_item_size(Min(keylen + 1, DDB_MAX_SEP_LEN));
-		Size		free = PageGetFreeSpace(lb->page);
-		bool		fits = free >= size + hk &&
-			(free - size - hk >= bs->leaf_reserve || PageGetMaxOffsetNumber(lb->page) < 2);
 
-		if (!fits)
+		if (used + hk <= DDB_PAGE_CAPACITY &&
+			(DDB_PAGE_CAPACITY - used - hk >= bs->leaf_reserve || lb->nitems < 2))
 		{
-			BlockNumber nextblk = build_new_page(bs);
-			int			seplen;
-			int			i = 0;
-
-			/* suffix truncation: shortest prefix of key above lastkey */
-			while (i < lb->lastkeylen && i < keylen && lb->lastkey[i] == key[i])
-				i++;
-			seplen = Min(i + 1, keylen);
-			page_add_key(lb->page, InvalidBlockNumber, key, seplen, DDB_HIKEY);
-			DdbPageGetOpaque(lb->page)->right = nextblk;
-			build_write(bs, lb->blkno, lb->page);
-
-			lb->blkno = nextblk;
-			lb->npages++;
-			build_init_page(lb->page, lb->level, InvalidBlockNumber);
-			push_downlink(bs, lb, key, seplen, nextblk);
+			lb->run = run;
+			lb->used = used - leaf_item_size(item, size, run) - sizeof(ItemIdData);
 		}
+		else
+			leaf_end(bs, lb, lb->nitems, key, keylen);
 	}
+	if (lb->nitems == 0)
+	{
+		/* the first item of a leaf: all it shares with the low bound */
+		lb->run = lb->low ? Min(item->keylen, ddb_common_prefix(lb->low, lb->lowlen, key, keylen)) : 0;
+		lb->used = 0;
+	}
+	if (lb->nitems == lb->maxitems)
+	{
+		lb->maxitems = Max(64, lb->maxitems * 2);
+		lb->items = lb->items ? repalloc(lb->items, sizeof(DdbLeafItem) * lb->maxitems) :
+			palloc(sizeof(DdbLeafItem) * lb->maxitems);
+		lb->sizes = lb->sizes ? repalloc(lb->sizes, sizeof(Size) * lb->maxitems) :
+			palloc(sizeof(Size) * lb->maxitems);
+		lb->itemkeys = lb->itemkeys ? repalloc(lb->itemkeys, sizeof(char *) * lb->maxitems) :
+			palloc(sizeof(char *) * lb->maxitems);
+		lb->itemkeylens = lb->itemkeylens ? repalloc(lb->itemkeylens, sizeof(int) * lb->maxitems) :
+			palloc(sizeof(int) * lb->maxitems);
+	}
+	lb->items[lb->nitems] = item;
+	lb->sizes[lb->nitems] = size;
+	lb->itemkeys[lb->nitems] = key;
+	lb->itemkeylens[lb->nitems] = keylen;
+	lb->nitems++;
+	lb->used += leaf_item_size(item, size, lb->run) + sizeof(ItemIdData);
+}
 
-	if (PageAddItem(lb->page, (Item) item, size, InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
-		elog(ERROR, "could not add item of size %zu to ddb page during build", size);
-	if (lb->lastkey)
-		pfree(lb->lastkey);
-	lb->lastkey = palloc(Max(keylen, 1));
-	memcpy(lb->lastkey, key, keylen);
-	lb->lastkeylen = keylen;
+/*
+ * The level's last leaf, which is the rightmost: no high key, no prefix.
+ * Its items were counted at the prefix they share with its low bound; when
+ * they do not fit whole, the leaf ends before the longest run of its last
+ * items that does (one always fits a page: DDB_MAX_ITEM_SIZE), which then
+ * makes the last leaf.
+ */
+static void
+leaf_finish(DdbBuildState *bs, LevelBuilder *lb)
+{
+	if (lb->nitems > 0 && leaf_used(lb, lb->nitems, 0) > DDB_PAGE_CAPACITY)
+	{
+		int			s = lb->nitems - 1;
+		Size		used = leaf_item_size(lb->items[s], lb->sizes[s], 0) + sizeof(ItemIdData);
+
+		while (s > 1)
+		{
+			Size		more = leaf_item_size(lb->items[s - 1], lb->sizes[s - 1], 0) +
+				sizeof(ItemIdData);
+
+			if (used + more > DDB_PAGE_CAPACITY)
+				break;
+			used += more;
+			s--;
+		}
+		leaf_end(bs, lb, s, lb->itemkeys[s], lb->itemkeylens[s]);
+	}
+	leaf_write(bs, lb, lb->nitems, NULL, 0, InvalidBlockNumber);
 }
 
 DdbBuildState *
@@ -415,7 +595,7 @@ ddb_build_add(DdbBuildState *bs, const char *key, int keylen, ItemPointer tid,
 	item->keylen = keylen;
 	memcpy(item->key, key, keylen);
 	memcpy(DdbLeafItemGetTuple(item), stored->t_data, stored->t_len);
-	ddb_leaf_item_key(item, itemkey, &itemkeylen);
+	itemkeylen = ddb_item_key(key, keylen, tid, itemkey);
 	leaf_add(bs, bs->leaf, item, itemsize, itemkey, itemkeylen);
 
 	/* map entry: the leaf it landed on */
@@ -436,11 +616,9 @@ ddb_build_add(DdbBuildState *bs, const char *key, int keylen, ItemPointer tid,
 		memset(bs->map_block + bs->map_size, 0, (newsize - bs->map_size) * sizeof(BlockNumber));
 		bs->map_size = newsize;
 	}
-	bs->map_block[rowid] = bs->leaf->blkno;
+	/* (the leaf it lands on is set when the leaf is written) */
 	bs->map_hash[rowid] = ddb_key_hash(key);
 	bs->nitems = Max(bs->nitems, rowid + 1);
-	pfree(item);
-	pfree(itemkey);
 }
 
 /* Finish: write the last page of every level, the map and the metapage. */
@@ -462,15 +640,21 @@ ddb_build_end(DdbBuildState *bs)
 		/* no items: an empty root leaf */
 		lb->blkno = build_new_page(bs);
 		lb->first = lb->blkno;
-		build_init_page(lb->page, 0, InvalidBlockNumber);
 	}
 	for (;;)
 	{
 		LevelBuilder *parent = lb->parent;
 
 		if (lb->level > 0)
+		{
 			internal_fill(lb, lb->n, NULL, 0, InvalidBlockNumber);
-		build_write(bs, lb->blkno, lb->page);
+			build_write(bs, lb->blkno, lb->page);
+		}
+		else
+		{
+			leaf_finish(bs, lb);
+			parent = lb->parent;	/* (its last leaf may have made the level above) */
+		}
 		if (parent == NULL)
 		{
 			root = lb->first;
@@ -621,6 +805,9 @@ ddb_copy_for_cluster(Relation OldTable, Relation NewTable, TransactionId OldestX
 				DdbLeafItem li = (DdbLeafItem) PageGetItem(page, iid);
 				HeapTupleData htup;
 				MemoryContext old;
+				char		keybuf[DDB_MAX_KEY_LEN];
+				int			keylen;
+				const char *key = ddb_leaf_key(page, li, keybuf, &keylen);
 
 				(void) ddb_leaf_htup(OldTable, page, off, &htup);
 
@@ -638,7 +825,7 @@ ddb_copy_for_cluster(Relation OldTable, Relation NewTable, TransactionId OldestX
 				}
 
 				if (cr.key != NULL &&
-					(cr.keylen != li->keylen || memcmp(cr.key, li->key, cr.keylen) != 0))
+					(cr.keylen != keylen || memcmp(cr.key, key, keylen) != 0))
 				{
 					/*
 					 * Toasting must not happen under the page lock.  We hold
@@ -652,9 +839,9 @@ ddb_copy_for_cluster(Relation OldTable, Relation NewTable, TransactionId OldestX
 				old = MemoryContextSwitchTo(cr.cxt);
 				if (cr.key == NULL)
 				{
-					cr.key = palloc(li->keylen);
-					memcpy(cr.key, li->key, li->keylen);
-					cr.keylen = li->keylen;
+					cr.key = palloc(keylen);
+					memcpy(cr.key, key, keylen);
+					cr.keylen = keylen;
 				}
 				if (cr.n == cr.max)
 				{

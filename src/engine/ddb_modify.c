@@ -211,7 +211,7 @@ ddb_fetch_version(Relation rel, ItemPointer tid, Snapshot snapshot, bool *visibl
 	*visible = HeapTupleSatisfiesVisibility(&htup, snapshot, buf);
 	if (snapshot->snapshot_type == SNAPSHOT_MVCC)
 		HeapCheckForSerializableConflictOut(*visible, rel, &htup, buf, snapshot);
-	result = ddb_expand_tuple(rel, li->key, li->keylen, htup.t_data, htup.t_len, &li->tid);
+	result = ddb_expand_leaf(rel, BufferGetPage(buf), li, htup.t_data, htup.t_len);
 	UnlockReleaseBuffer(buf);
 	return result;
 }
@@ -701,7 +701,7 @@ update_version(Relation rel, ItemPointer otid, BlockNumber leaf, bool key_first_
 	}
 
 	li = (DdbLeafItem) PageGetItem(BufferGetPage(buf), PageGetItemId(BufferGetPage(buf), off));
-	if (li->keylen != newkeylen || memcmp(li->key, newkey, newkeylen) != 0)
+	if (ddb_compare_leaf_keypart(BufferGetPage(buf), newkey, newkeylen, li) != 0)
 	{
 		UnlockReleaseBuffer(buf);
 		if (BufferIsValid(mapbuf))
@@ -831,8 +831,8 @@ ddb_lock_version(Relation rel, ItemPointer tid, CommandId cid,
 			if (result == TM_Ok)
 			{
 				/* already locked by us: nothing to write */
-				*tuple = ddb_expand_tuple(rel, li->key, li->keylen,
-										  htup.t_data, htup.t_len, &li->tid);
+				*tuple = ddb_expand_leaf(rel, BufferGetPage(buf), li,
+										  htup.t_data, htup.t_len);
 				UnlockReleaseBuffer(buf);
 				if (have_tuple_lock)
 					UnlockTuple(rel, tid, AccessExclusiveLock);
@@ -852,7 +852,7 @@ ddb_lock_version(Relation rel, ItemPointer tid, CommandId cid,
 	if (result != TM_Ok)
 	{
 		fill_tmfd(&htup, result, tmfd);
-		*tuple = ddb_expand_tuple(rel, li->key, li->keylen, htup.t_data, htup.t_len, &li->tid);
+		*tuple = ddb_expand_leaf(rel, BufferGetPage(buf), li, htup.t_data, htup.t_len);
 		UnlockReleaseBuffer(buf);
 		if (have_tuple_lock)
 			UnlockTuple(rel, tid, AccessExclusiveLock);
@@ -861,8 +861,8 @@ ddb_lock_version(Relation rel, ItemPointer tid, CommandId cid,
 
 	set_xmax(rel, buf, off, xid, false, cid, false, true, NULL, false);
 	li = (DdbLeafItem) PageGetItem(BufferGetPage(buf), PageGetItemId(BufferGetPage(buf), off));
-	*tuple = ddb_expand_tuple(rel, li->key, li->keylen, DdbLeafItemGetTuple(li),
-							  htup.t_len, &li->tid);
+	*tuple = ddb_expand_leaf(rel, BufferGetPage(buf), li, DdbLeafItemGetTuple(li),
+							  htup.t_len);
 	UnlockReleaseBuffer(buf);
 	if (have_tuple_lock)
 		UnlockTuple(rel, tid, AccessExclusiveLock);
@@ -1035,8 +1035,8 @@ copy_current(Relation rel, Buffer buf, OffsetNumber off, HeapTuple htup, void *a
 		DdbLeafItem li = (DdbLeafItem) PageGetItem(BufferGetPage(buf),
 												   PageGetItemId(BufferGetPage(buf), off));
 
-		c->tuple = ddb_expand_tuple(rel, li->key, li->keylen, htup->t_data,
-									htup->t_len, &li->tid);
+		c->tuple = ddb_expand_leaf(rel, BufferGetPage(buf), li, htup->t_data,
+									htup->t_len);
 	}
 }
 

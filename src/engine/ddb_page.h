@@ -36,6 +36,27 @@
  * page, and the tree would grow tall.  prefixlen 0 is always valid, so
  * pages written before prefixes existed read the same.
  *
+ * Leaf prefix.  A leaf's 'prefixlen' first bytes of its high key start
+ * every key of its key space -- every key from its low bound (the left
+ * sibling's high key) up to its high key -- and its items store their keys
+ * without them (li->keylen is the stored length).  The invariant is about
+ * the key space, not the items present: any key a writer brings to the
+ * leaf shares the prefix, so inserts never rewrite a leaf, and a split
+ * gives both halves the page's prefix (sub-ranges of its key space; the
+ * separator, between the two, starts with it too).  What can lower a
+ * leaf's low bound checks the prefix first: an unlink gives the leaf's
+ * key space to its right sibling only when the leaf's own low bound shares
+ * the sibling's prefix, and a split into an emptied right sibling (ddb_tree.c,
+ * "Long keys") only when the sibling's high key shares the splitting leaf's.
+ * The rightmost leaf (no high key, an unbounded key space) and the leftmost
+ * one have prefixlen 0, and so does a deleted leaf.  Only the bulk build
+ * (ddb_build.c) gives prefixes, as lcp(low bound, high key) of each leaf it
+ * writes; prefixlen 0 is always valid, and every leaf of a table of storage
+ * version 1 has it, so those read unchanged.  Code that reads a leaf item's
+ * key goes through ddb_leaf_prefix (or ddb_leaf_item_key and the
+ * comparisons, which do); code that reads only its tuple or row id (the
+ * visibility checks, WAL records of an item's bytes) is unaffected.
+ *
  * Order.  Leaf items are ordered by their "item key": the encoded key
  * followed by the complement of the row id (6 bytes, big-endian), so that
  * several versions of one key sort side by side, newest (largest row id)
@@ -51,12 +72,14 @@
 
 #include "access/htup_details.h"
 #include "access/transam.h"
+#include "storage/buf.h"
 #include "storage/bufpage.h"
 #include "storage/itemptr.h"
 #include "utils/rel.h"
 
 #define DDB_MAGIC			0x0DDB7AB1
-#define DDB_VERSION			1
+#define DDB_VERSION			2	/* 2: leaves may have a prefix ("Leaf prefix") */
+#define DDB_VERSION_MIN		1	/* the oldest storage version this ddb reads */
 #define DDB_METAPAGE_BLKNO	0
 #define DDB_PAGE_ID			0xDDB1	/* last 2 bytes of special space */
 
@@ -79,7 +102,7 @@ typedef struct DdbPageOpaqueData
 								 * index here (ddb_rowid.c) */
 	uint16		level;			/* 0 for leaves */
 	uint16		flags;
-	uint16		prefixlen;		/* internal pages: see "Prefix" above */
+	uint16		prefixlen;		/* see "Prefix" and "Leaf prefix" above */
 	uint16		page_id;		/* DDB_PAGE_ID, for tools like pg_filedump */
 } DdbPageOpaqueData;
 
@@ -140,6 +163,20 @@ ddb_deleted_safexid(Page page)
 
 	memcpy(&d, PageGetItem(page, PageGetItemId(page, DDB_HIKEY)), sizeof(d));
 	return d.safexid;
+}
+
+/*
+ * A leaf's prefix ("Leaf prefix" above): its length, and in *prefix the
+ * first bytes of the high key, which hold it (NULL when the length is 0).
+ */
+static inline int
+ddb_leaf_prefix(Page page, const char **prefix)
+{
+	int			len = DdbPageGetOpaque(page)->prefixlen;
+
+	*prefix = len > 0 ?
+		((DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY)))->key : NULL;
+	return len;
 }
 
 /* Leaf item header; the stored heap tuple follows at DdbLeafTupleOffset. */
@@ -249,9 +286,18 @@ ddb_key_item_size(int keylen)
 }
 
 /* ddb_tree.c: comparisons and page helpers shared with scan, verify, build */
-extern void ddb_leaf_item_key(DdbLeafItem li, char *buf, int *len);
-extern int	ddb_compare_leaf(const char *key, int keylen, DdbLeafItem li);
-extern int	ddb_compare_leaf_keypart(const char *key, int keylen, DdbLeafItem li);
+extern int	ddb_common_prefix(const char *a, int alen, const char *b, int blen);
+extern int	ddb_item_key(const char *key, int keylen, ItemPointer tid, char *buf);
+extern void ddb_leaf_item_key(Page page, DdbLeafItem li, char *buf, int *len);
+extern const char *ddb_leaf_key(Page page, DdbLeafItem li, char *buf, int *len);
+extern HeapTuple ddb_expand_leaf(Relation rel, Page page, DdbLeafItem li,
+								 HeapTupleHeader t, uint32 len);
+extern int	ddb_strip_leaf_prefix(Page page, const char **key, int *keylen);
+extern int	ddb_compare_stored(const char *key, int keylen, DdbLeafItem li);
+extern int	ddb_compare_leaf(Page page, const char *key, int keylen, DdbLeafItem li);
+extern int	ddb_compare_leaf_keypart(Page page, const char *key, int keylen, DdbLeafItem li);
+extern DdbLeafItem ddb_leaf_item_for(Relation rel, Buffer buf, DdbLeafItem item,
+									 Size itemsize, Size *size);
 extern DdbMetaPageData *ddb_meta_read(Relation rel, DdbMetaPageData *copy);
 extern void ddb_check_leaf(Relation rel, Buffer buf);
 extern Buffer ddb_leaf_step(Relation rel, BlockNumber blkno, int mode);

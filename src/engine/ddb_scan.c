@@ -180,10 +180,12 @@ ddb_range_end(DdbRangeScan scan)
  * page, so heap_getattr reads it.  The caller holds the page's lock.
  */
 static DdbStoredItem *
-ddb_copy_stored(Relation rel, DdbLeafItem li, HeapTuple htup)
+ddb_copy_stored(Relation rel, Page page, DdbLeafItem li, HeapTuple htup)
 {
 	Size		hdr = MAXALIGN(sizeof(DdbStoredItem));
-	DdbStoredItem *si = palloc(hdr + MAXALIGN(htup->t_len) + li->keylen);
+	const char *prefix;
+	int			plen = ddb_leaf_prefix(page, &prefix);
+	DdbStoredItem *si = palloc(hdr + MAXALIGN(htup->t_len) + plen + li->keylen);
 	char	   *key = (char *) si + hdr + MAXALIGN(htup->t_len);
 
 	si->tuple.t_len = htup->t_len;
@@ -191,9 +193,11 @@ ddb_copy_stored(Relation rel, DdbLeafItem li, HeapTuple htup)
 	si->tuple.t_tableOid = RelationGetRelid(rel);
 	si->tuple.t_data = (HeapTupleHeader) ((char *) si + hdr);
 	memcpy(si->tuple.t_data, htup->t_data, htup->t_len);
-	memcpy(key, li->key, li->keylen);
+	if (plen > 0)
+		memcpy(key, prefix, plen);
+	memcpy(key + plen, li->key, li->keylen);
 	si->key = key;
-	si->keylen = li->keylen;
+	si->keylen = plen + li->keylen;
 	return si;
 }
 
@@ -238,8 +242,8 @@ ddb_scan_item(DdbRangeScan scan, Buffer buf, Page page, OffsetNumber off)
 	(void) ddb_leaf_htup(scan->rel, page, off, &htup);
 
 	/* items come out of the tree in range */
-	DdbCheck(scan->lo == NULL || ddb_compare_leaf(scan->lo, scan->lolen, li) <= 0);
-	DdbCheck(scan->hi == NULL || ddb_compare_leaf(scan->hi, scan->hilen, li) > 0);
+	DdbCheck(scan->lo == NULL || ddb_compare_leaf(page, scan->lo, scan->lolen, li) <= 0);
+	DdbCheck(scan->hi == NULL || ddb_compare_leaf(page, scan->hi, scan->hilen, li) > 0);
 
 	visible = HeapTupleSatisfiesVisibility(&htup, scan->snapshot, buf);
 	HeapCheckForSerializableConflictOut(visible, scan->rel, &htup, buf,
@@ -249,10 +253,10 @@ ddb_scan_item(DdbRangeScan scan, Buffer buf, Page page, OffsetNumber off)
 		MemoryContext old = MemoryContextSwitchTo(scan->batch_cxt);
 
 		if (scan->stored)
-			batch_add(scan, &ddb_copy_stored(scan->rel, li, &htup)->tuple, off);
+			batch_add(scan, &ddb_copy_stored(scan->rel, page, li, &htup)->tuple, off);
 		else
-			batch_add(scan, ddb_expand_tuple(scan->rel, li->key, li->keylen,
-											 htup.t_data, htup.t_len, &li->tid), off);
+			batch_add(scan, ddb_expand_leaf(scan->rel, page, li, htup.t_data, htup.t_len),
+					  off);
 		MemoryContextSwitchTo(old);
 	}
 }
@@ -287,7 +291,7 @@ ddb_scan_forward_batch(DdbRangeScan scan)
 		 * split into this leaf may have moved them here since.
 		 */
 		if (off <= PageGetMaxOffsetNumber(page) &&
-			ddb_compare_leaf(scan->read_below, scan->read_belowlen,
+			ddb_compare_leaf(page, scan->read_below, scan->read_belowlen,
 							 (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off))) > 0)
 			off = ddb_leaf_search(page, scan->read_below, scan->read_belowlen, false);
 	}
@@ -295,16 +299,28 @@ ddb_scan_forward_batch(DdbRangeScan scan)
 	scan->batch_leaf = BufferGetBlockNumber(buf);
 
 	maxoff = PageGetMaxOffsetNumber(page);
-	for (; off <= maxoff; off++)
 	{
-		if (scan->hi &&
-			ddb_compare_leaf(scan->hi, scan->hilen,
-							 (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off))) <= 0)
+		/*
+		 * hi against the page's prefix once: below every key of the page's
+		 * key space (done), above all of them (no check), else its rest
+		 * against each item's stored key.
+		 */
+		const char *hi = scan->hi;
+		int			hilen = scan->hilen;
+		int			c = hi ? ddb_strip_leaf_prefix(page, &hi, &hilen) : 1;
+
+		if (c < 0)
+			off = maxoff + 1;
+		for (; off <= maxoff; off++)
 		{
-			scan->done = true;
-			break;
+			if (c == 0 &&
+				ddb_compare_stored(hi, hilen,
+								   (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off))) <= 0)
+				break;
+			ddb_scan_item(scan, buf, page, off);
 		}
-		ddb_scan_item(scan, buf, page, off);
+		if (off <= maxoff || c < 0)
+			scan->done = true;
 	}
 
 	/* Past the high key of this page everything is beyond hi? */
@@ -386,16 +402,24 @@ ddb_scan_backward_batch(DdbRangeScan scan)
 	/* start at the last item < bound */
 	off = bound == NULL ? PageGetMaxOffsetNumber(page) + 1 :
 		ddb_leaf_search(page, bound, boundlen, false);
-	for (off = off - 1; off >= DdbPageFirstData(page); off--)
 	{
-		if (scan->lo &&
-			ddb_compare_leaf(scan->lo, scan->lolen,
-							 (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off))) > 0)
+		/* lo against the page's prefix once, as hi going forward */
+		const char *lo = scan->lo;
+		int			lolen = scan->lolen;
+		int			c = lo ? ddb_strip_leaf_prefix(page, &lo, &lolen) : -1;
+
+		if (c > 0)
+			off = DdbPageFirstData(page);
+		for (off = off - 1; off >= DdbPageFirstData(page); off--)
 		{
-			scan->done = true;
-			break;
+			if (c == 0 &&
+				ddb_compare_stored(lo, lolen,
+								   (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off))) > 0)
+				break;
+			ddb_scan_item(scan, buf, page, off);
 		}
-		ddb_scan_item(scan, buf, page, off);
+		if (off >= DdbPageFirstData(page) || c > 0)
+			scan->done = true;
 	}
 	UnlockReleaseBuffer(buf);
 
@@ -515,7 +539,7 @@ ddb_lookup_internal(Relation rel, Snapshot snapshot, const char *key, int keylen
 			DdbLeafItem li = ddb_leaf_htup(rel, page, off, &htup);
 			bool		visible;
 
-			if (ddb_compare_leaf_keypart(key, keylen, li) != 0)
+			if (ddb_compare_leaf_keypart(page, key, keylen, li) != 0)
 			{
 				UnlockReleaseBuffer(buf);
 				return NULL;
@@ -527,9 +551,9 @@ ddb_lookup_internal(Relation rel, Snapshot snapshot, const char *key, int keylen
 				void	   *result;
 
 				if (stored)
-					result = ddb_copy_stored(rel, li, &htup);
+					result = ddb_copy_stored(rel, page, li, &htup);
 				else
-					result = ddb_expand_tuple(rel, li->key, li->keylen,
+					result = ddb_expand_tuple(rel, key, keylen,
 											  htup.t_data, htup.t_len, &li->tid);
 				UnlockReleaseBuffer(buf);
 				return result;
@@ -612,7 +636,7 @@ ddb_find_current_ext(Relation rel, const char *key, int keylen, ItemPointer tid,
 			DdbLeafItem li = (DdbLeafItem) PageGetItem(page, iid);
 			HeapTupleData htup;
 
-			if (ddb_compare_leaf_keypart(key, keylen, li) != 0)
+			if (ddb_compare_leaf_keypart(page, key, keylen, li) != 0)
 			{
 				UnlockReleaseBuffer(buf);
 				return false;

@@ -65,8 +65,9 @@
  *	4. A backend holds a bounded number of buffer locks, far below
  *	   PostgreSQL's 200: the four pages of a split (metapage or parent,
  *	   node, new sibling, new root; or parent, leaf and its right sibling:
- *	   see "Long keys"), the three of an unlink (parent, left
- *	   sibling, leaf), or, while checking that a key is free,
+ *	   see "Long keys"), the four of an unlink (parent, left
+ *	   sibling, leaf, and the right sibling for a look at its prefix),
+ *	   or, while checking that a key is free,
  *	   the key's first leaf and two more, however many leaves the key's
  *	   versions span, plus a new version's map leaf.
  *
@@ -197,10 +198,13 @@
  * valid for the separators that remain); P's right-link names R; and L
  * becomes a deleted leaf (DDB_PAGE_DELETED: one item, an empty high key
  * with the next full xid, its safexid; its right-link kept).  R is not
- * touched.  Locks (ddb_unlink_leaf): Q exclusively, found by a descent
- * that share-locks the levels above one page at a time, then P, then L --
- * top-down, then left to right (rule 1), P and L only conditionally (a
- * busy one waits for the next VACUUM); Q held exclusively keeps P and L
+ * changed, but its prefix must start L's low bound, which becomes its own
+ * (ddb_page.h, "Leaf prefix"): else L stays.  Locks (ddb_unlink_leaf): Q
+ * exclusively, found by a descent
+ * that share-locks the levels above one page at a time, then P, then L,
+ * then R shared for that look -- top-down, then left to right (rule 1),
+ * P, L and R only conditionally (a
+ * busy one waits for the next VACUUM); Q held exclusively keeps P, L and R
  * from splitting.  One WAL record of Q, P and L (XLOG_DDB_UNLINK with ddb
  * preloaded, else Generic WAL; redo locks them in that order), so there
  * is no half-unlinked state.  Only VACUUM unlinks, one at a time per
@@ -349,21 +353,72 @@ ddb_suffix_rowid(const char *itemkey, int len)
 	return ddb_tid_to_rowid(&tid);
 }
 
-/* Write a leaf item's item key (key || suffix) into buf. */
+/*
+ * Write a leaf item's item key (key || suffix) into buf: the page's prefix
+ * ("Leaf prefix" in ddb_page.h), the stored key bytes, the suffix.
+ */
 void
-ddb_leaf_item_key(DdbLeafItem li, char *buf, int *len)
+ddb_leaf_item_key(Page page, DdbLeafItem li, char *buf, int *len)
 {
-	memcpy(buf, li->key, li->keylen);
-	ddb_suffix(&li->tid, (unsigned char *) buf + li->keylen);
-	*len = li->keylen + DDB_SUFFIX_LEN;
+	const char *prefix;
+	int			plen = ddb_leaf_prefix(page, &prefix);
+
+	if (plen > 0)
+		memcpy(buf, prefix, plen);
+	memcpy(buf + plen, li->key, li->keylen);
+	ddb_suffix(&li->tid, (unsigned char *) buf + plen + li->keylen);
+	*len = plen + li->keylen + DDB_SUFFIX_LEN;
+}
+
+/* The item key of a version of 'key' with row id 'tid', into buf; its length. */
+int
+ddb_item_key(const char *key, int keylen, ItemPointer tid, char *buf)
+{
+	memcpy(buf, key, keylen);
+	ddb_suffix(tid, (unsigned char *) buf + keylen);
+	return keylen + DDB_SUFFIX_LEN;
 }
 
 /*
- * Compare a search string with a leaf item's item key, without building the
- * item key.
+ * A leaf item's whole key (without the suffix), *len bytes: the stored
+ * bytes themselves on a leaf without a prefix, else the prefix and them,
+ * written into buf (room for DDB_MAX_KEY_LEN bytes).
+ */
+const char *
+ddb_leaf_key(Page page, DdbLeafItem li, char *buf, int *len)
+{
+	const char *prefix;
+	int			plen = ddb_leaf_prefix(page, &prefix);
+
+	*len = plen + li->keylen;
+	if (plen == 0)
+		return li->key;
+	memcpy(buf, prefix, plen);
+	memcpy(buf + plen, li->key, li->keylen);
+	return buf;
+}
+
+/*
+ * ddb_expand_tuple of leaf item 'li' of 'page', whose tuple header is 't'
+ * (the item's, or a copy of it) and length 'len'.
+ */
+HeapTuple
+ddb_expand_leaf(Relation rel, Page page, DdbLeafItem li, HeapTupleHeader t, uint32 len)
+{
+	char		buf[DDB_MAX_KEY_LEN];
+	int			keylen;
+	const char *key = ddb_leaf_key(page, li, buf, &keylen);
+
+	return ddb_expand_tuple(rel, key, keylen, t, len, &li->tid);
+}
+
+/*
+ * Compare a search string with a leaf item's item key as stored, without
+ * building the item key: the caller has taken the page's prefix off the
+ * search string.
  */
 int
-ddb_compare_leaf(const char *key, int keylen, DdbLeafItem li)
+ddb_compare_stored(const char *key, int keylen, DdbLeafItem li)
 {
 	int			n = Min(keylen, li->keylen);
 	int			c = memcmp(key, li->key, n);
@@ -382,11 +437,46 @@ ddb_compare_leaf(const char *key, int keylen, DdbLeafItem li)
 	return (rest > DDB_SUFFIX_LEN) - (rest < DDB_SUFFIX_LEN);
 }
 
-/* Compare a search string with only the key part of a leaf item. */
+/*
+ * Compare a search string with the prefix of leaf 'page': nonzero when it
+ * does not start with it (-1 below, 1 above every key of the page's key
+ * space); else 0, and *key and *keylen advanced past it.
+ */
 int
-ddb_compare_leaf_keypart(const char *key, int keylen, DdbLeafItem li)
+ddb_strip_leaf_prefix(Page page, const char **key, int *keylen)
 {
-	return ddb_compare_bytes(key, keylen, li->key, li->keylen);
+	const char *prefix;
+	int			plen = ddb_leaf_prefix(page, &prefix);
+	int			c;
+
+	if (plen == 0)
+		return 0;
+	c = memcmp(*key, prefix, Min(*keylen, plen));
+	if (c != 0)
+		return c < 0 ? -1 : 1;
+	if (*keylen < plen)
+		return -1;
+	*key += plen;
+	*keylen -= plen;
+	return 0;
+}
+
+/* Compare a search string with item key of leaf item 'li' of 'page'. */
+int
+ddb_compare_leaf(Page page, const char *key, int keylen, DdbLeafItem li)
+{
+	int			c = ddb_strip_leaf_prefix(page, &key, &keylen);
+
+	return c != 0 ? c : ddb_compare_stored(key, keylen, li);
+}
+
+/* Compare a search string with only the key part of leaf item 'li' of 'page'. */
+int
+ddb_compare_leaf_keypart(Page page, const char *key, int keylen, DdbLeafItem li)
+{
+	int			c = ddb_strip_leaf_prefix(page, &key, &keylen);
+
+	return c != 0 ? c : ddb_compare_bytes(key, keylen, li->key, li->keylen);
 }
 
 static inline DdbKeyItem
@@ -399,23 +489,6 @@ static inline DdbLeafItem
 ddb_leaf_item(Page page, OffsetNumber off)
 {
 	return (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off));
-}
-
-/*
- * Compare a search string with item 'off' of a page: a leaf item's item key
- * or an internal item's separator.
- */
-static inline int
-ddb_compare_item(Page page, OffsetNumber off, const char *key, int keylen)
-{
-	if (DdbPageIsLeaf(page))
-		return ddb_compare_leaf(key, keylen, ddb_leaf_item(page, off));
-	else
-	{
-		DdbKeyItem	ki = ddb_key_item(page, off);
-
-		return ddb_compare_bytes(key, keylen, ki->key, ki->keylen);
-	}
 }
 
 /*
@@ -449,14 +522,19 @@ ddb_leaf_search(Page page, const char *key, int keylen, bool strict)
 {
 	OffsetNumber lo = DdbPageFirstData(page);
 	OffsetNumber hi = PageGetMaxOffsetNumber(page) + 1;
+	int			c;
 
 	if (key == NULL)
 		return strict ? hi : lo;
+	/* the prefix once; then the rest against the stored keys */
+	c = ddb_strip_leaf_prefix(page, &key, &keylen);
+	if (c != 0)
+		return c < 0 ? lo : hi;
 	while (lo < hi)
 	{
 		OffsetNumber mid = lo + (hi - lo) / 2;
 
-		if (ddb_compare_item(page, mid, key, keylen) > 0)
+		if (ddb_compare_stored(key, keylen, ddb_leaf_item(page, mid)) > 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -465,7 +543,7 @@ ddb_leaf_search(Page page, const char *key, int keylen, bool strict)
 }
 
 /* Length of the longest common prefix of two byte strings. */
-static int
+int
 ddb_common_prefix(const char *a, int alen, const char *b, int blen)
 {
 	int			n = Min(alen, blen);
@@ -577,7 +655,7 @@ ddb_item_sortkey(Page page, OffsetNumber off, char *buf)
 	int			len;
 
 	if (DdbPageIsLeaf(page))
-		ddb_leaf_item_key(ddb_leaf_item(page, off), buf, &len);
+		ddb_leaf_item_key(page, ddb_leaf_item(page, off), buf, &len);
 	else
 	{
 		char	   *sep = ddb_internal_sep(page, off, &len);
@@ -591,7 +669,9 @@ ddb_item_sortkey(Page page, OffsetNumber off, char *buf)
 /*
  * Invariant of every page we write: data items strictly ascending, all
  * below the high key, and (when given) at or above 'low'; an internal page's
- * prefix kept whole where ddb_page_prefix finds it, a leaf without one.
+ * prefix kept whole where ddb_page_prefix finds it; a leaf's prefix within
+ * its high key, none on the rightmost leaf, and shared by 'low' (when
+ * given: "Leaf prefix" in ddb_page.h).
  * Used by DdbCheck, so it costs nothing unless built with CHECKS=1.
  */
 static bool
@@ -636,8 +716,16 @@ ddb_page_is_ordered(Page page, const char *low, int lowlen)
 			ok = !DdbPageIsRightmost(page) &&
 				plen <= ddb_key_item(page, DDB_HIKEY)->keylen;
 	}
-	else if (ok)
-		ok = DdbPageGetOpaque(page)->prefixlen == 0;
+	else if (ok && DdbPageGetOpaque(page)->prefixlen > 0)
+	{
+		int			plen = DdbPageGetOpaque(page)->prefixlen;
+		DdbKeyItem	hk;
+
+		ok = !DdbPageIsRightmost(page) && !DdbPageIsDeleted(page);
+		hk = ok ? ddb_key_item(page, DDB_HIKEY) : NULL;
+		ok = ok && plen <= hk->keylen &&
+			(low == NULL || (lowlen >= plen && memcmp(low, hk->key, plen) == 0));
+	}
 	pfree(prev);
 	pfree(cur);
 	return ok;
@@ -1114,11 +1202,12 @@ ddb_check_meta(Relation rel, Page page)
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg_internal("ddb table \"%s\" has a bad metapage",
 								 RelationGetRelationName(rel))));
-	if (md->version != DDB_VERSION)
+	if (md->version < DDB_VERSION_MIN || md->version > DDB_VERSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("ddb table \"%s\" has storage version %u, this ddb reads version %u",
-						RelationGetRelationName(rel), md->version, DDB_VERSION)));
+				 errmsg("ddb table \"%s\" has storage version %u, this ddb reads versions %u to %u",
+						RelationGetRelationName(rel), md->version, DDB_VERSION_MIN,
+						DDB_VERSION)));
 }
 
 /* Read a copy of the metapage contents. */
@@ -2395,7 +2484,7 @@ ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen, BlockNumb
 	ph->pd_flags = 0;
 	ph->pd_prune_xid = InvalidTransactionId;
 	op->right = rblkno;
-	op->prefixlen = 0;
+	/* op->prefixlen stays: the separator starts with the prefix too */
 }
 
 /*
@@ -2433,6 +2522,8 @@ split_leaf_right_under(Page page, Page src, int nleft, BlockNumber right,
 	Size		runlen = 0;
 
 	ddb_init_leaf_header(page, DdbPageGetOpaque(src)->flags, right);
+	/* the same prefix, stored the same way: its items are copied as they are */
+	DdbPageGetOpaque(page)->prefixlen = DdbPageGetOpaque(src)->prefixlen;
 	upper = ph->pd_special;
 	if (hk != NULL)
 	{
@@ -2576,8 +2667,8 @@ ddb_split_point_for_run(Page page, DdbKeyType pktype, SplitItem *items, int nite
 	{
 		DdbLeafItem li = (DdbLeafItem) items[i].data;
 
-		ekey[i] = palloc(li->keylen + DDB_SUFFIX_LEN);
-		ddb_leaf_item_key(li, ekey[i], &ekeylen[i]);
+		ekey[i] = palloc(DdbPageGetOpaque(page)->prefixlen + li->keylen + DDB_SUFFIX_LEN);
+		ddb_leaf_item_key(page, li, ekey[i], &ekeylen[i]);
 	}
 	vkey = palloc(sizeof(char *) * (nitems + k));
 	vkeylen = palloc(sizeof(int) * (nitems + k));
@@ -2671,6 +2762,7 @@ ddb_prune_right_sibling(Relation rel, Buffer parentbuf, OffsetNumber downlink, B
 	BlockNumber right = DdbPageGetOpaque(page)->right;
 	DdbKeyItem	hk;
 	DdbLeafItem last;
+	int			plen;
 	Buffer		rbuf;
 	Page		rpage;
 
@@ -2679,7 +2771,10 @@ ddb_prune_right_sibling(Relation rel, Buffer parentbuf, OffsetNumber downlink, B
 		return InvalidBuffer;
 	hk = ddb_key_item(page, DDB_HIKEY);
 	last = ddb_leaf_item(page, maxoff);
-	if (hk->keylen <= last->keylen || memcmp(hk->key, last->key, last->keylen) != 0)
+	/* (the high key starts with the leaf's prefix: compare the rest) */
+	plen = DdbPageGetOpaque(page)->prefixlen;
+	if (hk->keylen <= plen + last->keylen ||
+		memcmp(hk->key + plen, last->key, last->keylen) != 0)
 		return InvalidBuffer;
 
 	Assert(pruned->n == 0);
@@ -2719,7 +2814,8 @@ ddb_prune_right_sibling(Relation rel, Buffer parentbuf, OffsetNumber downlink, B
  * downlink, which is more than this needs).  One Generic WAL record of the
  * three pages, in both WAL modes.  Returns false, with nothing changed,
  * when the sibling's high key leaves no room for the right half, or for
- * the new item (of 'newsize' bytes, line pointer counted) if it goes there.
+ * the new item (of 'newsize' bytes, line pointer counted) if it goes there,
+ * or does not share the leaf's prefix.
  */
 static bool
 ddb_split_into_right(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buffer buf,
@@ -2733,6 +2829,7 @@ ddb_split_into_right(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buff
 	char	   *rhk = NULL;
 	int			rhklen = 0;
 	BlockNumber rright = DdbPageGetOpaque(rpage)->right;
+	int			plen;
 	GenericXLogState *state;
 	Page		ppage,
 				lpage;
@@ -2750,6 +2847,16 @@ ddb_split_into_right(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buff
 	}
 	if (newkey != NULL && ddb_compare_bytes(newkey, newkeylen, sep, seplen) >= 0)
 		need += newsize;
+
+	/*
+	 * The sibling's key space will reach down to 'sep' and keep its high
+	 * key; the moved items keep the leaf's prefix, so that high key must
+	 * start with it ("Leaf prefix" in ddb_page.h; 'sep' does).
+	 */
+	plen = DdbPageGetOpaque(page)->prefixlen;
+	if (plen > 0 && (rhk == NULL || rhklen < plen ||
+					 memcmp(rhk, ddb_key_item(page, DDB_HIKEY)->key, plen) != 0))
+		need = DDB_PAGE_CAPACITY + 1;
 	if (need > DDB_PAGE_CAPACITY)
 	{
 		if (rhk)
@@ -2897,7 +3004,7 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 		newpos = ddb_leaf_search(page, newkey, newkeylen, false) - first;
 		/* the item keys, in one allocation */
 		for (int i = 0; i < nitems; i++)
-			keybytes += ((DdbLeafItem) items[i].data)->keylen + DDB_SUFFIX_LEN;
+			keybytes += op->prefixlen + ((DdbLeafItem) items[i].data)->keylen + DDB_SUFFIX_LEN;
 		kp = palloc(keybytes);
 		for (int v = 0; v < nv; v++)
 		{
@@ -2912,7 +3019,7 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 				int			i = v < newpos ? v : v - 1;
 
 				vkey[v] = kp;
-				ddb_leaf_item_key((DdbLeafItem) items[i].data, vkey[v], &vkeylen[v]);
+				ddb_leaf_item_key(page, (DdbLeafItem) items[i].data, vkey[v], &vkeylen[v]);
 				kp += vkeylen[v];
 				vsize[v] = items[i].size + sizeof(ItemIdData);
 			}
@@ -3038,7 +3145,7 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 	 * is done first: the new downlink is built, and a parent whose prefix
 	 * must shrink for it (ddb_reprefix, rare) is rewritten aside.
 	 */
-	if (leaf && BufferIsValid(parentbuf) && ddb_wal_custom())
+	if (leaf && BufferIsValid(parentbuf) && ddb_wal_custom() && op->prefixlen == 0)
 	{
 		Size		lenslen;
 		uint16	   *rlens = ddb_split_leaf_right_lens(page, best, &lenslen);
@@ -3538,6 +3645,43 @@ ddb_page_set_deleted(Page page, uint16 kind, BlockNumber right, FullTransactionI
 }
 
 /*
+ * Does the low bound of parent q's child 'off' (an unlink's leaf, not q's
+ * first child) start with the prefix of its right sibling 'rblk', the
+ * next child?  R is share-locked for the look, conditionally (after q and
+ * the leaf: top-down, left to right), and released: its prefix cannot
+ * change while q, which a split of it needs, is held.  A busy R answers
+ * no, and the next VACUUM tries again.
+ */
+static bool
+ddb_unlink_keeps_prefix(Relation rel, Page q, OffsetNumber off, BlockNumber rblk)
+{
+	Buffer		rbuf = ReadBuffer(rel, rblk);
+	const char *prefix;
+	int			plen;
+	bool		ok = false;
+
+	if (!ConditionalLockBuffer(rbuf))
+	{
+		ReleaseBuffer(rbuf);
+		return false;
+	}
+	ddb_check_leaf(rel, rbuf);
+	plen = ddb_leaf_prefix(BufferGetPage(rbuf), &prefix);
+	if (plen == 0)
+		ok = true;
+	else
+	{
+		int			lowlen;
+		char	   *low = ddb_internal_sep(q, off, &lowlen);
+
+		ok = lowlen >= plen && memcmp(low, prefix, plen) == 0;
+		pfree(low);
+	}
+	UnlockReleaseBuffer(rbuf);
+	return ok;
+}
+
+/*
  * The level-1 page whose key space holds the last key below 'key' (strict,
  * as ddb_descend), locked exclusively; InvalidBuffer for a tree of height
  * one.  Pages above are share-locked one at a time, as in every descent.
@@ -3658,8 +3802,13 @@ ddb_unlink_leaf(Relation rel, BlockNumber lblk, const char *hk, int hklen)
 								 RelationGetRelationName(rel), pblk, lblk, rblk,
 								 BufferGetBlockNumber(qbuf))));
 
-	/* a writer may have added to it since VACUUM left it */
-	if (PageGetMaxOffsetNumber(l) >= DdbPageFirstData(l))
+	/*
+	 * A writer may have added to it since VACUUM left it; and R's key space
+	 * will reach down to L's low bound, which must then share R's prefix
+	 * ("Leaf prefix" in ddb_page.h).
+	 */
+	if (PageGetMaxOffsetNumber(l) >= DdbPageFirstData(l) ||
+		!ddb_unlink_keeps_prefix(rel, q, off, rblk))
 	{
 		UnlockReleaseBuffer(lbuf);
 		UnlockReleaseBuffer(pbuf);
@@ -3705,8 +3854,43 @@ ddb_build_leaf_item(const char *key, int keylen, ItemPointer tid, HeapTuple tupl
 	memcpy(item->key, key, keylen);
 	memcpy(DdbLeafItemGetTuple(item), tuple->t_data, tuple->t_len);
 	*itemkey = palloc(keylen + DDB_SUFFIX_LEN);
-	ddb_leaf_item_key(item, *itemkey, itemkeylen);
+	*itemkeylen = ddb_item_key(key, keylen, tid, *itemkey);
 	return item;
+}
+
+/*
+ * Leaf item 'item' (itemsize bytes, MAXALIGN'd, with its whole key, as
+ * ddb_build_leaf_item makes it) in the form leaf 'buf' stores: without
+ * the leaf's prefix ("Leaf prefix" in ddb_page.h).  Returns 'item' itself
+ * on a leaf without one, else a palloc'd copy; *size is its size.  A key
+ * that does not start with the prefix lies outside the leaf's key space,
+ * where no descent leads: the tree is corrupt.
+ */
+DdbLeafItem
+ddb_leaf_item_for(Relation rel, Buffer buf, DdbLeafItem item, Size itemsize, Size *size)
+{
+	Page		page = BufferGetPage(buf);
+	const char *prefix;
+	int			plen = ddb_leaf_prefix(page, &prefix);
+	Size		tupoff = DdbLeafTupleOffset(item->keylen);
+	DdbLeafItem li;
+
+	*size = itemsize;
+	if (plen == 0)
+		return item;
+	if (item->keylen < plen || memcmp(item->key, prefix, plen) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg_internal("ddb table \"%s\": a key outside the key space of leaf %u",
+								 RelationGetRelationName(rel), BufferGetBlockNumber(buf))));
+	*size = DdbLeafTupleOffset(item->keylen - plen) + (itemsize - tupoff);
+	li = palloc0(*size);
+	li->tid = item->tid;
+	li->keylen = item->keylen - plen;
+	memcpy(li->key, item->key + plen, li->keylen);
+	memcpy((char *) li + DdbLeafTupleOffset(li->keylen), (char *) item + tupoff,
+		   itemsize - tupoff);
+	return li;
 }
 
 /*
@@ -3742,6 +3926,7 @@ ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber *oldoff,
 {
 	Page		page = BufferGetPage(buf);
 	Size		itemsize = MAXALIGN(DdbLeafTupleOffset(keylen) + tuple->t_len);
+	DdbLeafItem fullitem;
 	DdbLeafItem item;
 	char	   *itemkey;
 	int			itemkeylen;
@@ -3757,7 +3942,8 @@ ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber *oldoff,
 	if (keylen > DDB_MAX_KEY_LEN || itemsize > DDB_MAX_ITEM_SIZE)
 		return false;
 
-	item = ddb_build_leaf_item(key, keylen, tid, tuple, itemsize, &itemkey, &itemkeylen);
+	fullitem = ddb_build_leaf_item(key, keylen, tid, tuple, itemsize, &itemkey, &itemkeylen);
+	item = ddb_leaf_item_for(rel, buf, fullitem, itemsize, &itemsize);
 	off = ddb_leaf_search(page, itemkey, itemkeylen, false);
 	fits = off >= lowest && off <= *oldoff;
 	if (fits && PageGetFreeSpace(page) < itemsize)
@@ -3830,7 +4016,9 @@ ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber *oldoff,
 	{
 		if (prune.offsets)
 			pfree(prune.offsets);
-		pfree(item);
+		if (item != fullitem)
+			pfree(item);
+		pfree(fullitem);
 		pfree(itemkey);
 		return false;
 	}
@@ -3850,7 +4038,9 @@ ddb_tree_insert_beside(Relation rel, Buffer buf, OffsetNumber *oldoff,
 		LockBuffer(mapbuf, BUFFER_LOCK_UNLOCK);
 	else
 		ddb_map_set_deferred(rel, tid, BufferGetBlockNumber(buf), ddb_key_hash(key));
-	pfree(item);
+	if (item != fullitem)
+		pfree(item);
+	pfree(fullitem);
 	pfree(itemkey);
 	return true;
 }
@@ -3955,7 +4145,7 @@ ddb_check_unique_walk(Relation rel, Buffer first, const char *key, int keylen,
 			DdbLeafItem li = ddb_leaf_item(page, off);
 			HeapTupleData htup;
 
-			if (ddb_compare_leaf_keypart(key, keylen, li) != 0)
+			if (ddb_compare_leaf_keypart(page, key, keylen, li) != 0)
 				goto done;		/* past the key's versions */
 
 			(void) ddb_leaf_htup(rel, page, off, &htup);
@@ -4272,6 +4462,8 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 		BlockNumber firstblk;
 		TransactionId wait_xid = InvalidTransactionId;
 		Page		page;
+		DdbLeafItem pitem;		/* the item as the leaf stores it */
+		Size		psize;
 
 		CHECK_FOR_INTERRUPTS();
 
@@ -4319,14 +4511,17 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 		firstblk = BufferGetBlockNumber(first);
 		leafbuf = ddb_move_to_target(rel, first, itemkey, itemkeylen);
 		page = BufferGetPage(leafbuf);
-		if (PageGetFreeSpace(page) >= itemsize + reserve)
+		pitem = ddb_leaf_item_for(rel, leafbuf, item, itemsize, &psize);
+		if (PageGetFreeSpace(page) >= psize + reserve)
 		{
 			OffsetNumber off = ddb_leaf_search(page, itemkey, itemkeylen, false);
 			BlockNumber leaf = BufferGetBlockNumber(leafbuf);
 
 			if (BufferIsValid(mapbuf))
 				ddb_map_lock_leaf(rel, mapbuf);
-			ddb_wal_leaf_add(rel, leafbuf, off, item, itemsize, mapbuf, ddb_key_hash(key));
+			ddb_wal_leaf_add(rel, leafbuf, off, pitem, psize, mapbuf, ddb_key_hash(key));
+			if (pitem != item)
+				pfree(pitem);
 			DdbCheck(ddb_page_is_ordered(page, NULL, 0));
 			/* the map leaf first: the walk below locks tree pages (rule 1) */
 			if (BufferIsValid(mapbuf))
@@ -4342,6 +4537,8 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 				ddb_map_set_deferred(rel, tid, leaf, ddb_key_hash(key));
 			break;
 		}
+		if (pitem != item)
+			pfree(pitem);
 		if (leafbuf != first)
 			UnlockReleaseBuffer(first);
 
@@ -4701,8 +4898,9 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 				MultiItem  *m = &mi[run[k]];
 
 				offs[k] = ddb_leaf_search(page, m->itemkey, m->itemkeylen, false) + k;
-				data[k] = (char *) m->item;
-				sizes[k] = m->itemsize;
+				/* (sized above with their whole keys: at least the room they take) */
+				data[k] = (char *) ddb_leaf_item_for(rel, buf, m->item, m->itemsize,
+													 &sizes[k]);
 			}
 			if (nrun == 1)
 				ddb_wal_leaf_add(rel, buf, offs[0], data[0], sizes[0], InvalidBuffer, 0);

@@ -531,8 +531,8 @@ ddb_analyze_next_tuple(Relation rel, Buffer *buf, OffsetNumber *off,
 		}
 		if (sample)
 		{
-			HeapTuple	t = ddb_expand_tuple(rel, li->key, li->keylen, htup.t_data,
-											 htup.t_len, &li->tid);
+			HeapTuple	t = ddb_expand_leaf(rel, page, li, htup.t_data,
+											 htup.t_len);
 
 			(*off)++;
 			return t;

@@ -16,7 +16,9 @@
  *	- items strictly ascending within a page, all below the page's high key
  *	- the first item of an internal page is minus infinity; the page's
  *	  separator prefix (ddb_page.h) is its whole key or lies within its
- *	  high key
+ *	  high key; a leaf's prefix ("Leaf prefix") lies within its high key,
+ *	  starts its low bound too, and is 0 on the leftmost and rightmost
+ *	  leaves and in tables of storage version 1
  *	- parent/child agreement: the children of a level's pages, taken in
  *	  order, are exactly the next level's right-link chain; a child's items
  *	  are >= its downlink's separator and its high key equals the next
@@ -46,8 +48,10 @@
  *
  * The summary also reports leaf_fill, the share of the leaves' capacity
  * that leaf items and their line pointers take (alignment padding and high
- * keys not counted), the table's fillfactor (ddb_fillfactor: the leaf
- * reserve), and max_key_leaves, the most leaves the versions of
+ * keys not counted), leaf_prefix_bytes, the mean length of the leaves'
+ * prefixes (ddb_page.h, "Leaf prefix": bytes each item on the leaf does
+ * not store), storage_version (the metapage's), the table's fillfactor
+ * (ddb_fillfactor: the leaf reserve), and max_key_leaves, the most leaves the versions of
  * one key span.  Writers stay within bounded page locks however long the
  * run (ddb_tree.c's lock order rule 4), and an old snapshot legitimately
  * keeps versions alive, so a long run is not broken, only costly: every
@@ -115,6 +119,8 @@ typedef struct VerifyState
 	uint64		versions_with_entries;	/* leaf items whose map slot is set */
 	uint64		items;
 	uint64		leaf_bytes;		/* bytes used by leaf items and line pointers */
+	uint64		prefix_bytes;	/* the leaves' prefix lengths, summed */
+	uint32		version;		/* the metapage's storage version */
 	uint64		live;			/* live versions */
 	uint64		map_pages;
 	char	   *lastkey;		/* key of the previous leaf item (runs span pages) */
@@ -200,7 +206,8 @@ static void
 item_key(Page page, OffsetNumber off, char *buf, int *len)
 {
 	if (DdbPageIsLeaf(page) && off >= DdbPageFirstData(page))
-		ddb_leaf_item_key((DdbLeafItem) PageGetItem(page, PageGetItemId(page, off)), buf, len);
+		ddb_leaf_item_key(page, (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off)),
+						  buf, len);
 	else
 	{
 		DdbKeyItem	ki = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, off));
@@ -269,7 +276,24 @@ check_page(VerifyState *vs, BlockNumber blk, Page page, int level,
 	if (level > 0 && maxoff < first)
 		corrupt(vs, blk, "internal page has no downlinks");
 	if (op->prefixlen > 0 && level == 0)
-		corrupt(vs, blk, "leaf page has a separator prefix");
+	{
+		/* "Leaf prefix" in ddb_page.h: the key space's, kept in the high key */
+		if (vs->version < 2)
+			corrupt(vs, blk, "leaf has a prefix of %u bytes in a table of storage version %u",
+					op->prefixlen, vs->version);
+		else if (DdbPageIsRightmost(page) || maxoff < DDB_HIKEY)
+			corrupt(vs, blk, "rightmost leaf has a prefix of %u bytes", op->prefixlen);
+		else if (op->prefixlen > ((DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY)))->keylen)
+			corrupt(vs, blk, "leaf prefix of %u bytes is longer than the high key", op->prefixlen);
+		else if (!has_low)
+			corrupt(vs, blk, "leftmost leaf has a prefix of %u bytes", op->prefixlen);
+		else if (lowlen < op->prefixlen ||
+				 memcmp(lowkey, ((DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY)))->key,
+						op->prefixlen) != 0)
+			corrupt(vs, blk, "leaf prefix of %u bytes is not shared by the leaf's low bound",
+					op->prefixlen);
+		vs->prefix_bytes += op->prefixlen;
+	}
 	if (level > 0 && maxoff >= first)
 	{
 		/*
@@ -299,8 +323,9 @@ check_page(VerifyState *vs, BlockNumber blk, Page page, int level,
 			if (ItemIdGetLength(iid) < offsetof(DdbLeafItemData, key) ||
 				DdbLeafTupleOffset(li->keylen) + SizeofHeapTupleHeader > ItemIdGetLength(iid))
 				corrupt(vs, blk, "leaf item %u has a bad length", off);
-			if (li->keylen <= 4)
-				corrupt(vs, blk, "leaf item %u has a key of %u bytes", off, li->keylen);
+			if (op->prefixlen + li->keylen <= 4)
+				corrupt(vs, blk, "leaf item %u has a key of %u bytes", off,
+						op->prefixlen + li->keylen);
 			if (toff < 1 || toff > DDB_ROWIDS_PER_BLOCK)
 				corrupt(vs, blk, "leaf item %u has row id offset %u", off, toff);
 			if (ddb_tid_to_rowid(&li->tid) >= vs->next_rowid)
@@ -418,6 +443,9 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 		HeapTupleData htup;
 		HeapTupleHeader t = DdbLeafItemGetTuple(li);
 		HTSV_Result res;
+		char		keybuf[DDB_MAX_KEY_LEN];
+		const char *key;
+		int			keylen;
 
 		htup.t_data = t;
 		htup.t_len = ItemIdGetLength(iid) - DdbLeafTupleOffset(li->keylen);
@@ -435,15 +463,16 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 
 		res = HeapTupleSatisfiesVacuum(&htup, oldest, buf);
 
+		key = ddb_leaf_key(page, li, keybuf, &keylen);
 		/* runs of versions of one key may span pages */
-		if (vs->lastkey == NULL || vs->lastkeylen != li->keylen ||
-			memcmp(vs->lastkey, li->key, li->keylen) != 0)
+		if (vs->lastkey == NULL || vs->lastkeylen != keylen ||
+			memcmp(vs->lastkey, key, keylen) != 0)
 		{
 			if (vs->lastkey)
 				pfree(vs->lastkey);
-			vs->lastkey = palloc(li->keylen);
-			memcpy(vs->lastkey, li->key, li->keylen);
-			vs->lastkeylen = li->keylen;
+			vs->lastkey = palloc(keylen);
+			memcpy(vs->lastkey, key, keylen);
+			vs->lastkeylen = keylen;
 			vs->lastlive = 0;
 			vs->lastleaves = 1;
 		}
@@ -476,7 +505,7 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 			mapped = palloc(sizeof(*mapped) * maxoff);
 		mapped[nmapped].off = off;
 		mapped[nmapped].tid = li->tid;
-		mapped[nmapped].hash = ddb_key_hash(li->key);
+		mapped[nmapped].hash = ddb_key_hash(key);
 		mapped[nmapped].committed = HeapTupleHeaderXminFrozen(t) ||
 			TransactionIdDidCommit(HeapTupleHeaderGetRawXmin(t));
 		nmapped++;
@@ -803,8 +832,10 @@ ddb_verify(PG_FUNCTION_ARGS)
 			corrupt(&vs, 0, "block 0 is not a metapage");
 		meta = *DdbPageGetMeta(mp);
 		vs.next_rowid = meta.next_rowid;
-		if (meta.magic != DDB_MAGIC || meta.version != DDB_VERSION)
+		if (meta.magic != DDB_MAGIC || meta.version < DDB_VERSION_MIN ||
+			meta.version > DDB_VERSION)
 			corrupt(&vs, 0, "bad magic %08x or version %u", meta.magic, meta.version);
+		vs.version = meta.version;
 		if (((PageHeader) mp)->pd_lower < (char *) DdbPageGetMeta(mp) + sizeof(DdbMetaPageData) - (char *) mp)
 			corrupt(&vs, 0, "metapage contents lie beyond pd_lower");
 		if (meta.height < 1 || meta.height > 32)
@@ -963,7 +994,8 @@ ddb_verify(PG_FUNCTION_ARGS)
 					 "\"unused_pages\": %u, \"deleted_pages\": %u, \"recyclable_pages\": %u, "
 					 "\"stale_map_entries\": %llu, \"orphan_map_entries\": %lld, "
 					 "\"max_key_leaves\": %u, "
-					 "\"leaf_fill\": %.3f, \"fillfactor\": %d}",
+					 "\"leaf_fill\": %.3f, \"leaf_prefix_bytes\": %.1f, "
+					 "\"storage_version\": %u, \"fillfactor\": %d}",
 					 (unsigned long long) vs.pages, height,
 					 (unsigned long long) vs.leaf_pages,
 					 (unsigned long long) vs.items, (unsigned long long) vs.live,
@@ -973,6 +1005,7 @@ ddb_verify(PG_FUNCTION_ARGS)
 					 vs.leaf_pages ? (double) vs.leaf_bytes /
 					 (vs.leaf_pages * (double) (BLCKSZ - SizeOfPageHeaderData -
 												MAXALIGN(sizeof(DdbPageOpaqueData)))) : 0.0,
-					 fillfactor);
+					 vs.leaf_pages ? (double) vs.prefix_bytes / vs.leaf_pages : 0.0,
+					 vs.version, fillfactor);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(out.data)));
 }

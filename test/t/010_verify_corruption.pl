@@ -279,6 +279,62 @@ corruption('c_prefix', 'an internal page\'s separator prefix longer than the key
 	write_block($f, $root, $page);
 });
 
+# Leaf prefixes (ddb_page.h, "Leaf prefix"): the p_ tables are rebuilt by
+# VACUUM FULL, which gives their leaves prefixes.  The leaf edited is the
+# first with a prefix shorter than its high key (not the leftmost).
+sub prefixed_leaf
+{
+	my ($f, $t) = @_;
+	for my $blk (@{ $t->{leaves} }[ 1 .. $#{ $t->{leaves} } - 1 ])
+	{
+		my $page = read_block($f, $blk);
+		my $plen = unpack('x' . (page_info($page)->{special} + 8) . ' S', $page);
+		return ($blk, $page, $plen) if $plen > 0 && $plen < key_item($page, 1)->{keylen};
+	}
+	die "no leaf with a prefix found";
+}
+
+corruption('p_long', 'a leaf prefix longer than the high key that keeps it',
+	qr/leaf prefix of \d+ bytes is longer than the high key/, sub {
+	my ($f, $t) = @_;
+	my ($blk, $page) = prefixed_leaf($f, $t);
+	set_special(\$page, 'prefixlen', key_item($page, 1)->{keylen} + 1);
+	write_block($f, $blk, $page);
+});
+
+corruption('p_low', 'a leaf prefix its low bound does not start with',
+	qr/leaf prefix of \d+ bytes is not shared by the leaf's low bound/, sub {
+	my ($f, $t) = @_;
+	my ($blk, $page, $plen) = prefixed_leaf($f, $t);
+	set_special(\$page, 'prefixlen', $plen + 1);
+	write_block($f, $blk, $page);
+});
+
+corruption('p_leftmost', 'a prefix on the leftmost leaf',
+	qr/leftmost leaf has a prefix of 1 bytes/, sub {
+	my ($f, $t) = @_;
+	my $page = read_block($f, $t->{leaves}[0]);
+	set_special(\$page, 'prefixlen', 1);
+	write_block($f, $t->{leaves}[0], $page);
+});
+
+corruption('p_rightmost', 'a prefix on the rightmost leaf',
+	qr/rightmost leaf has a prefix of 1 bytes/, sub {
+	my ($f, $t) = @_;
+	my $page = read_block($f, $t->{leaves}[-1]);
+	set_special(\$page, 'prefixlen', 1);
+	write_block($f, $t->{leaves}[-1], $page);
+});
+
+corruption('p_version1', 'a leaf prefix in a table of storage version 1',
+	qr/leaf has a prefix of \d+ bytes in a table of storage version 1/, sub {
+	my ($f, $t) = @_;
+	prefixed_leaf($f, $t);
+	my $meta = read_block($f, 0);
+	set_meta(\$meta, 'version', 1);
+	write_block($f, 0, $meta);
+});
+
 corruption('c_unreachable', 'an initialized page no link reaches',
 	qr/initialized page is not reachable from the root/, sub {
 	my ($f, $t) = @_;
@@ -444,8 +500,8 @@ corruption('c_page_id', 'a page whose special space carries another page id',
 	edit_first_item($f, $t, sub { set_special($_[0], 'page_id', 0x1234) });
 });
 
-corruption('c_leaf_prefix', 'a leaf with a separator prefix',
-	qr/leaf page has a separator prefix/, sub {
+corruption('c_leaf_prefix', 'a prefix on a leaf of a table loaded row by row (which has none)',
+	qr/leaf prefix of 4 bytes is (?:longer than the high key|not shared by the leaf's low bound)/, sub {
 	my ($f, $t) = @_;
 	edit_first_item($f, $t, sub { set_special($_[0], 'prefixlen', 4) });
 });
@@ -543,16 +599,21 @@ my @fallbacks = (
 my @tables = ('c_clean', 'o_unindexed', 'o_orphan', (map { $_->[0] } @cases), (map { $_->[0] } @fallbacks));
 for my $t (@tables)
 {
+	# the p_ tables: two partitions, rebuilt with leaf prefixes
+	my $parts = $t =~ /^p_/ ? 2 : 40;
 	$node->safe_psql('postgres', qq{
 		CREATE TABLE $t ("PK" text, "SK" text, item jsonb) USING ddb;
-		INSERT INTO $t SELECT 'P' || (i % 40), 'S' || lpad(i::text, 5, '0'),
+		INSERT INTO $t SELECT 'P' || (i % $parts), 'S' || lpad(i::text, 5, '0'),
 		       jsonb_build_object('i', i, 'pad', repeat('x', 150))
 		  FROM generate_series(1, 800) i;
 		UPDATE $t SET item = item || '{"v": 2}' WHERE "PK" = 'P7' AND "SK" = 'S00007';
 	});
+	$node->safe_psql('postgres', "VACUUM FULL $t") if $t =~ /^p_/;
 	is($node->safe_psql('postgres', qq{SELECT (ddb_verify('$t') ->> 'live')::int}), '800',
 		"$t verifies clean before the edit");
 }
+cmp_ok($node->safe_psql('postgres', q{SELECT (ddb_verify('p_long') ->> 'leaf_prefix_bytes')::float}),
+	'>', 4, 'the p_ tables have leaf prefixes');
 
 # o_orphan: one item deleted and VACUUMed, which clears its map entry (and
 # that of the updated key's old version); the edit below sets one of them

@@ -1,0 +1,261 @@
+-- Leaf prefixes (ddb_page.h, "Leaf prefix"): the bulk build (COPY into a
+-- table created or truncated in the same transaction, VACUUM FULL) gives
+-- each leaf the bytes every key of its key space starts with --
+-- lcp(low bound, high key), kept in its high key -- and its items store
+-- their keys without them.  This proves that such tables hold and return
+-- exactly what a heap table given the same rows and the same writes
+-- holds, through every reader (plain SQL, GetItem, Query both ways with
+-- bounds below, inside and above a leaf's prefix, Scan) and every writer
+-- (new keys, new partitions, updates, deletes, leaf splits, VACUUM's
+-- unlinks, VACUUM FULL), that ddb_verify finds the trees sound after each
+-- step, and that the prefixes are there (leaf_prefix_bytes) and save
+-- leaves.  Run with a CHECKS build, every page a write changes is also
+-- checked for order and for a prefix its low bound shares.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS ddb;
+\i test/regress/wait_no_xmin.sql
+RESET client_min_messages;
+
+-- n items, partition i % parts, sort keys '<stem>#nnnnnn' ascending (so
+-- they arrive interleaved across partitions), COPY'd into tbl.
+CREATE FUNCTION lp_copy(tbl regclass, n int, parts int, pk text, stem text)
+RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+  EXECUTE format('COPY %s FROM PROGRAM %L', tbl, format(
+    $awk$awk 'BEGIN { for (i = 0; i < %s; i++) printf "%s%%d\t%s#%%06d\t{\"n\": %%d, \"note\": \"%%080d\"}\n", i %% %s, i, i, i }'$awk$,
+    n, pk, stem, parts));
+END
+$f$;
+
+-- Does the ddb table hold exactly the heap table's rows?
+CREATE FUNCTION lp_same(a regclass, b regclass) RETURNS bigint
+LANGUAGE plpgsql AS $f$
+DECLARE
+  n bigint;
+BEGIN
+  EXECUTE format('SELECT count(*) FROM ((SELECT * FROM %s EXCEPT ALL SELECT * FROM %s) '
+                 'UNION ALL (SELECT * FROM %s EXCEPT ALL SELECT * FROM %s)) d', a, b, b, a)
+    INTO n;
+  RETURN n;
+END
+$f$;
+
+-- ddb_verify's verdict and the prefix figures, in one row
+CREATE FUNCTION lp_verify(t regclass, OUT items text, OUT storage_version text,
+                          OUT prefixed bool, OUT leaf_pages int)
+LANGUAGE sql AS $$
+  SELECT v ->> 'items', v ->> 'storage_version',
+         (v ->> 'leaf_prefix_bytes')::float > 20, (v ->> 'leaf_pages')::int
+  FROM ddb_verify(t) v
+$$;
+
+CREATE TABLE lp_heap ("PK" text, "SK" text, item jsonb, PRIMARY KEY ("PK", "SK"));
+SELECT lp_copy('lp_heap', 6000, 20, 'CUST#', 'ORDER#2025-01-01T00:00:00');
+-- the key-order path (an older file): leaves as splits make them, no prefix
+CREATE TABLE lp_rows ("PK" text, "SK" text, item jsonb) USING ddb;
+SELECT lp_copy('lp_rows', 6000, 20, 'CUST#', 'ORDER#2025-01-01T00:00:00');
+BEGIN;
+CREATE TABLE lp ("PK" text, "SK" text, item jsonb) USING ddb;
+SELECT lp_copy('lp', 6000, 20, 'CUST#', 'ORDER#2025-01-01T00:00:00');
+COMMIT;
+SELECT * FROM lp_verify('lp');
+SELECT items, storage_version, prefixed FROM lp_verify('lp_rows');
+-- the same items on fewer leaves: each stores about 30 bytes less
+SELECT (SELECT leaf_pages FROM lp_verify('lp'))::float /
+       (SELECT leaf_pages FROM lp_verify('lp_rows')) < 0.93 AS fewer_leaves;
+SELECT lp_same('lp', 'lp_heap') AS differ, lp_same('lp_rows', 'lp_heap') AS rows_differ;
+
+-- Readers.  Query, both ways, with bounds below every key of the
+-- partition, inside its stem, at a key, and above every key.
+CREATE FUNCTION lp_query_ok(t regclass, h regclass, pk text, cond text, vals jsonb)
+RETURNS bool LANGUAGE plpgsql AS $f$
+DECLARE
+  sql_cond text := replace(replace(replace(replace(replace(cond,
+                     'begins_with(SK, :a)', 'starts_with(SK, :a)'),
+                     'SK', '"SK" COLLATE "C"'), ':a', quote_nullable(vals ->> ':a')),
+                     ':b', quote_nullable(vals ->> ':b')), 'PK = :p', '"PK" = ' || quote_literal(pk));
+  want_f text[];
+  want_b text[];
+  got_f text[];
+  got_b text[];
+BEGIN
+  EXECUTE format('SELECT array_agg("SK" ORDER BY "SK" COLLATE "C"), '
+                 'array_agg("SK" ORDER BY "SK" COLLATE "C" DESC) FROM %s WHERE %s', h, sql_cond)
+    INTO want_f, want_b;
+  SELECT array_agg(i ->> 'SK') INTO got_f
+    FROM ddb_query(t, cond, vals || jsonb_build_object(':p', pk)) i;
+  SELECT array_agg(i ->> 'SK') INTO got_b
+    FROM ddb_query(t, cond, vals || jsonb_build_object(':p', pk), forward => false) i;
+  RETURN got_f IS NOT DISTINCT FROM want_f AND got_b IS NOT DISTINCT FROM want_b;
+END
+$f$;
+SELECT c, lp_query_ok('lp', 'lp_heap', 'CUST#7', c, v) AS ok
+FROM (VALUES ('PK = :p', '{}'::jsonb),
+             ('PK = :p AND SK < :a', '{":a": "A"}'),
+             ('PK = :p AND SK > :a', '{":a": "A"}'),
+             ('PK = :p AND SK < :a', '{":a": "z"}'),
+             ('PK = :p AND SK >= :a', '{":a": "z"}'),
+             ('PK = :p AND SK > :a', '{":a": "ORDER#2025-01-01T00:00:00#002"}'),
+             ('PK = :p AND SK <= :a', '{":a": "ORDER#2025-01-01T00:00:00#002"}'),
+             ('PK = :p AND SK <= :a', '{":a": "ORDER#2025-01-01T00:00:00#003007"}'),
+             ('PK = :p AND SK BETWEEN :a AND :b',
+              '{":a": "ORDER#2025-01-01T00:00:00#001", ":b": "ORDER#2025-01-01T00:00:00#004"}'),
+             ('PK = :p AND SK BETWEEN :a AND :b', '{":a": "ORDER", ":b": "ORDER#2025-01-01T"}'),
+             ('PK = :p AND begins_with(SK, :a)', '{":a": "ORDER#2025-01-01T00:00:00#0045"}'),
+             ('PK = :p AND begins_with(SK, :a)', '{":a": "ORDER#2025-01-02"}')) q(c, v);
+-- GetItem and plain SQL point reads of every item of two partitions
+SELECT count(*) AS got FROM lp_heap h
+WHERE h."PK" IN ('CUST#3', 'CUST#19') AND
+      ddb_get_item('lp', jsonb_build_object('PK', h."PK", 'SK', h."SK")) =
+      h.item || jsonb_build_object('PK', h."PK", 'SK', h."SK");
+SELECT count(*) AS got FROM lp_heap h
+WHERE h."PK" = 'CUST#4' AND (SELECT l.item FROM lp l WHERE l."PK" = h."PK" AND l."SK" = h."SK") = h.item;
+-- a missing key just below, inside and above a partition's stem
+SELECT ddb_get_item('lp', '{"PK": "CUST#4", "SK": "ORDER"}') AS below,
+       ddb_get_item('lp', '{"PK": "CUST#4", "SK": "ORDER#2025-01-01T00:00:00#000004x"}') AS inside,
+       ddb_get_item('lp', '{"PK": "CUST#4", "SK": "P"}') AS above;
+SELECT count(*) AS scanned FROM ddb_scan('lp');
+
+-- Writers, the same on both tables.  New keys inside partitions' stems,
+-- keys that share less of them, a new partition, updates and deletes.
+CREATE FUNCTION lp_write(t regclass) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+  FOR i IN 0 .. 199 LOOP
+    PERFORM ddb_put_item(t, jsonb_build_object('PK', 'CUST#' || (i % 20),
+                            'SK', 'ORDER#2025-01-01T00:00:00#' || lpad((i * 29)::text, 6, '0') || 'b',
+                            'new', i));
+    PERFORM ddb_put_item(t, jsonb_build_object('PK', 'CUST#' || (i % 20),
+                            'SK', 'NOTE#' || i, 'new', i));
+    PERFORM ddb_put_item(t, jsonb_build_object('PK', 'NEWCUST#' || (i % 7), 'SK', 'X' || i));
+  END LOOP;
+  FOR i IN 0 .. 99 LOOP
+    PERFORM ddb_update_item(t, jsonb_build_object('PK', 'CUST#' || (i % 20),
+                              'SK', 'ORDER#2025-01-01T00:00:00#' || lpad((i * 141 % 6000)::text, 6, '0')),
+                            'SET n = n + :one', vals => '{":one": 1}');
+    PERFORM ddb_delete_item(t, jsonb_build_object('PK', 'CUST#' || (i % 20),
+                              'SK', 'ORDER#2025-01-01T00:00:00#' || lpad(((i * 21 + 20) % 6000)::text, 6, '0')));
+  END LOOP;
+END
+$f$;
+SELECT lp_write('lp');
+-- the heap twin gets the same changes through SQL
+INSERT INTO lp_heap
+SELECT 'CUST#' || (i % 20), 'ORDER#2025-01-01T00:00:00#' || lpad((i * 29)::text, 6, '0') || 'b',
+       jsonb_build_object('new', i)
+FROM generate_series(0, 199) i;
+INSERT INTO lp_heap SELECT 'CUST#' || (i % 20), 'NOTE#' || i, jsonb_build_object('new', i)
+FROM generate_series(0, 199) i;
+INSERT INTO lp_heap SELECT 'NEWCUST#' || (i % 7), 'X' || i, '{}'
+FROM generate_series(0, 199) i;
+UPDATE lp_heap SET item = jsonb_set(item, '{n}', to_jsonb((item ->> 'n')::int + 1))
+WHERE ("PK", "SK") IN (SELECT 'CUST#' || (i % 20), 'ORDER#2025-01-01T00:00:00#' || lpad((i * 141 % 6000)::text, 6, '0')
+                       FROM generate_series(0, 99) i);
+DELETE FROM lp_heap
+WHERE ("PK", "SK") IN (SELECT 'CUST#' || (i % 20), 'ORDER#2025-01-01T00:00:00#' || lpad(((i * 21 + 20) % 6000)::text, 6, '0')
+                       FROM generate_series(0, 99) i);
+-- plain SQL writes on the prefixed leaves too
+UPDATE lp SET item = item || '{"sql": true}' WHERE "PK" = 'CUST#5' AND "SK" < 'ORDER#2025-01-01T00:00:00#001';
+UPDATE lp_heap SET item = item || '{"sql": true}' WHERE "PK" = 'CUST#5' AND "SK" COLLATE "C" < 'ORDER#2025-01-01T00:00:00#001';
+-- (the leaves split: many more items than the build left room for)
+SELECT items, storage_version, prefixed FROM lp_verify('lp');
+SELECT lp_same('lp', 'lp_heap') AS differ;
+SELECT c, lp_query_ok('lp', 'lp_heap', 'CUST#7', c, v) AS ok
+FROM (VALUES ('PK = :p', '{}'::jsonb),
+             ('PK = :p AND SK > :a', '{":a": "ORDER#2025-01-01T00:00:00#002"}'),
+             ('PK = :p AND begins_with(SK, :a)', '{":a": "NOTE#1"}')) q(c, v);
+
+-- Key changes are refused on a prefixed leaf as on any (the key compared whole)
+UPDATE lp SET "SK" = 'ORDER#2025-01-01T00:00:00#999999' WHERE "PK" = 'CUST#5' AND "SK" = 'ORDER#2025-01-01T00:00:00#000005';
+
+-- VACUUM after deleting whole partitions: emptied leaves are unlinked
+-- where the right sibling's prefix starts the emptied leaf's low bound.
+DELETE FROM lp WHERE "PK" IN ('CUST#3', 'CUST#4', 'CUST#11');
+DELETE FROM lp_heap WHERE "PK" IN ('CUST#3', 'CUST#4', 'CUST#11');
+SELECT wait_no_xmin();
+VACUUM lp;
+SELECT items, storage_version, prefixed FROM lp_verify('lp');
+SELECT (v ->> 'deleted_pages')::int > 0 AS unlinked FROM ddb_verify('lp') v;
+SELECT lp_same('lp', 'lp_heap') AS differ;
+INSERT INTO lp SELECT 'CUST#3', 'BACK#' || i, '{}' FROM generate_series(1, 300) i;
+INSERT INTO lp_heap SELECT 'CUST#3', 'BACK#' || i, '{}' FROM generate_series(1, 300) i;
+SELECT items, storage_version, prefixed FROM lp_verify('lp');
+SELECT lp_same('lp', 'lp_heap') AS differ;
+
+-- Many small partitions, every third deleted: some emptied leaves begin a
+-- partition, their low bound in the partition before, while their right
+-- sibling's prefix holds its own partition's key.  Unlinking those would
+-- give the sibling a key space its prefix does not start (ddb_verify:
+-- "leaf prefix ... is not shared by the leaf's low bound"), so they stay;
+-- the others go.
+BEGIN;
+CREATE TABLE lp3 ("PK" text, "SK" text, item jsonb) USING ddb;
+SELECT lp_copy('lp3', 16000, 200, 'CUST#', 'ORDER#2025-01-01T00:00:00');
+COMMIT;
+DELETE FROM lp3 WHERE "PK" IN (SELECT 'CUST#' || i FROM generate_series(0, 199, 3) i);
+SELECT wait_no_xmin();
+VACUUM lp3;
+SELECT v ->> 'items' AS items, (v ->> 'deleted_pages')::int > 20 AS unlinked
+FROM ddb_verify('lp3') v;
+SELECT count(*) AS n, count(DISTINCT "PK") AS partitions FROM lp3;
+INSERT INTO lp3 SELECT 'CUST#' || i, 'AGAIN', '{}' FROM generate_series(0, 199, 3) i;
+SELECT v ->> 'items' AS items FROM ddb_verify('lp3') v;
+DROP TABLE lp3;
+
+-- VACUUM FULL builds the tree again, with prefixes
+VACUUM FULL lp;
+SELECT items, storage_version, prefixed FROM lp_verify('lp');
+SELECT lp_same('lp', 'lp_heap') AS differ;
+SELECT c, lp_query_ok('lp', 'lp_heap', 'CUST#8', c, v) AS ok
+FROM (VALUES ('PK = :p', '{}'::jsonb),
+             ('PK = :p AND SK BETWEEN :a AND :b', '{":a": "NOTE#1", ":b": "ORDER#2025-01-01T00:00:00#001"}')) q(c, v);
+
+-- TRUNCATE and COPY in one transaction: the bulk build again
+BEGIN;
+TRUNCATE lp;
+SELECT lp_copy('lp', 6000, 20, 'CUST#', 'ORDER#2025-01-01T00:00:00');
+COMMIT;
+TRUNCATE lp_heap;
+SELECT lp_copy('lp_heap', 6000, 20, 'CUST#', 'ORDER#2025-01-01T00:00:00');
+SELECT items, storage_version, prefixed FROM lp_verify('lp');
+SELECT lp_same('lp', 'lp_heap') AS differ;
+
+-- Long partition keys (1,500 bytes): leaves whose prefixes hold most of
+-- each key, so that an item stores a few bytes of it.  Reads, writes and
+-- splits as above.
+CREATE TABLE lpl_heap ("PK" text, "SK" text, item jsonb, PRIMARY KEY ("PK", "SK"));
+SELECT lp_copy('lpl_heap', 1500, 3, repeat('p', 1500), 'S');
+BEGIN;
+CREATE TABLE lpl ("PK" text, "SK" text, item jsonb) USING ddb;
+SELECT lp_copy('lpl', 1500, 3, repeat('p', 1500), 'S');
+COMMIT;
+SELECT items, storage_version, (v ->> 'leaf_prefix_bytes')::float > 1000 AS long_prefixes
+FROM lp_verify('lpl'), ddb_verify('lpl') v;
+SELECT lp_same('lpl', 'lpl_heap') AS differ;
+SELECT lp_query_ok('lpl', 'lpl_heap', repeat('p', 1500) || '1', 'PK = :p AND SK BETWEEN :a AND :b',
+                   '{":a": "S#000100", ":b": "S#000900"}') AS ok;
+INSERT INTO lpl SELECT repeat('p', 1500) || (i % 3), 'S#000500x' || i, '{}' FROM generate_series(1, 200) i;
+INSERT INTO lpl_heap SELECT repeat('p', 1500) || (i % 3), 'S#000500x' || i, '{}' FROM generate_series(1, 200) i;
+UPDATE lpl SET item = '{"u": 1}' WHERE "SK" LIKE 'S#0007%';
+UPDATE lpl_heap SET item = '{"u": 1}' WHERE "SK" LIKE 'S#0007%';
+DELETE FROM lpl WHERE "SK" LIKE 'S#0003%';
+DELETE FROM lpl_heap WHERE "SK" LIKE 'S#0003%';
+SELECT ddb_get_item('lpl', jsonb_build_object('PK', repeat('p', 1500) || '2', 'SK', 'S#000701')) ->> 'u' AS u;
+SELECT items, storage_version FROM lp_verify('lpl');
+SELECT lp_same('lpl', 'lpl_heap') AS differ;
+
+-- Number sort keys
+BEGIN;
+CREATE TABLE lpn ("PK" text, "SK" numeric, item jsonb) USING ddb;
+INSERT INTO lpn SELECT 'P' || (i % 5), 1000000 + i * 3, '{}' FROM generate_series(1, 3000) i;
+COMMIT;
+SELECT items FROM lp_verify('lpn');
+VACUUM FULL lpn;
+-- (hash, partition key and the numbers' first digits)
+SELECT v ->> 'items' AS items, (v ->> 'leaf_prefix_bytes')::float > 8 AS prefixed
+FROM ddb_verify('lpn') v;
+SELECT count(*) AS n, min((i ->> 'SK')::numeric), max((i ->> 'SK')::numeric)
+FROM ddb_query('lpn', 'PK = :p AND SK BETWEEN :a AND :b', '{":p": "P2", ":a": 1000100, ":b": 1004000}') i;
+SELECT count(*) AS n FROM lpn WHERE "PK" = 'P3' AND "SK" > 1008000;
+
+DROP TABLE lp, lp_rows, lp_heap, lpl, lpl_heap, lpn;
+DROP FUNCTION lp_copy, lp_same, lp_verify, lp_query_ok, lp_write, wait_no_xmin;
