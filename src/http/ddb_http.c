@@ -121,6 +121,27 @@
  *   have waited unread meanwhile), and a request being served, or its
  *   response being sent, is never cut.
  *
+ * - A database that is not ready.  The workers start with the server,
+ *   maybe before ddb.http_database exists or has the extension, and a
+ *   client must get an answer then too: neither a connection that waits
+ *   for ever nor an error that SDKs retry for half a minute.  Without the
+ *   extension a worker answers every request with NOT_READY_ERROR saying
+ *   what to run, and the log says it once (until the extension is there).
+ *   Without the database PostgreSQL ends the worker while it connects
+ *   (FATAL), before any code of ours runs: restarted every 5 s, such a
+ *   worker never served, and its clients waited in the backlog.  So a
+ *   worker marks in shared memory that it is connecting, and one that
+ *   starts with the mark still set (its last start failed there) connects
+ *   to no database instead: it reads pg_database (a shared catalog), says
+ *   once in the log what is wrong, answers every request with
+ *   NOT_READY_ERROR saying the same, and looks again every
+ *   DB_CHECK_MS; once the database takes connections it exits, and is
+ *   restarted (bgw_restart_time later) connected to it.  The error is
+ *   AccessDeniedException (400): no SDK retries it (they retry 5xx and
+ *   throttling errors), applications do not take it for a missing table
+ *   or item as they take ResourceNotFoundException, and SDKs and the AWS
+ *   CLI show its message as it is.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -136,6 +157,7 @@
 #include <microhttpd.h>
 
 #include "access/xact.h"
+#include "catalog/pg_database.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "common/jsonapi.h"
@@ -161,6 +183,7 @@
 #include "utils/memutils.h"
 #include "utils/pg_crc.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
@@ -180,6 +203,11 @@
 #define DDB_HTTP_MAX_CONNS		256
 #define DDB_HTTP_MAX_SOCKETS	16
 #define DDB_HTTP_BACKLOG		1024
+
+/* The answer while ddb.http_database cannot serve (see the file header). */
+#define NOT_READY_ERROR			DDB_HTTP_CORAL "AccessDeniedException"
+/* how often a worker connected to no database looks at pg_database (ms) */
+#define DB_CHECK_MS				1000
 
 #define TARGET_DYNAMODB			"DynamoDB_20120810"
 #define TARGET_STREAMS			"DynamoDBStreams_20120810"
@@ -220,16 +248,35 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 /*
  * Each worker's load, in shared memory: the connections it holds
  * (PG_UINT32_MAX while it is not running, so that nobody defers to it) and
- * whether it is running a request.  Reset with shared memory after a crash.
+ * whether it is running a request; and whether it was connecting to
+ * ddb.http_database (see "A database that is not ready" in the file
+ * header).  Reset with shared memory after a crash.
  */
 #define NOT_RUNNING		PG_UINT32_MAX
 typedef struct WorkerLoad
 {
 	pg_atomic_uint32 conns;
 	pg_atomic_uint32 busy;
+	pg_atomic_uint32 connecting;	/* still 1 when it starts again: it failed */
 } WorkerLoad;
-static WorkerLoad *worker_load = NULL;
+
+/* What the workers share: their loads, and what the log has said once. */
+typedef struct HttpShared
+{
+	pg_atomic_uint32 logged_database;	/* the DbState the log gave last */
+	pg_atomic_uint32 logged_no_extension;	/* ddb is not installed there */
+	WorkerLoad	workers[FLEXIBLE_ARRAY_MEMBER];
+} HttpShared;
+static HttpShared *http_shared = NULL;
+static WorkerLoad *worker_load = NULL;	/* http_shared->workers */
 static int	my_worker = -1;
+
+/*
+ * Why this worker serves no request, when it is connected to no database
+ * (see "A database that is not ready"): the message every request is
+ * answered with.  NULL in a worker connected to ddb.http_database.
+ */
+static char *unserved_message = NULL;
 
 /*
  * Every this many requests, between two of them, a worker lets ddb's
@@ -279,9 +326,10 @@ static const char *const streams_operations[] = {
 static void open_listen_sockets(void);
 
 static Size
-worker_load_size(void)
+http_shared_size(void)
 {
-	return mul_size(http_workers, sizeof(WorkerLoad));
+	return add_size(offsetof(HttpShared, workers),
+					mul_size(http_workers, sizeof(WorkerLoad)));
 }
 
 static void
@@ -289,7 +337,7 @@ http_shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	RequestAddinShmemSpace(worker_load_size());
+	RequestAddinShmemSpace(http_shared_size());
 }
 
 static void
@@ -301,13 +349,19 @@ http_shmem_startup(void)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	worker_load = ShmemInitStruct("ddb http worker load", worker_load_size(), &found);
+	http_shared = ShmemInitStruct("ddb http workers", http_shared_size(), &found);
+	worker_load = http_shared->workers;
 	if (!found)
+	{
+		pg_atomic_init_u32(&http_shared->logged_database, 0);	/* DB_READY */
+		pg_atomic_init_u32(&http_shared->logged_no_extension, 0);
 		for (int i = 0; i < http_workers; i++)
 		{
 			pg_atomic_init_u32(&worker_load[i].conns, NOT_RUNNING);
 			pg_atomic_init_u32(&worker_load[i].busy, 0);
+			pg_atomic_init_u32(&worker_load[i].connecting, 0);
 		}
+	}
 	LWLockRelease(AddinShmemInitLock);
 
 	/* the postmaster only, once: crash-restarts keep the sockets */
@@ -895,6 +949,26 @@ body_is_json_object(char *body, size_t len)
 }
 
 /*
+ * The answer to every request while ddb.http_database has no extension
+ * ddb, which the log gives once (see "A database that is not ready").
+ */
+static void
+answer_no_extension(HttpResponse *resp)
+{
+	const char *db = get_database_name(MyDatabaseId);
+
+	if (pg_atomic_exchange_u32(&http_shared->logged_no_extension, 1) == 0)
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"ddb\" is not installed in database \"%s\" (ddb.http_database)", db),
+				 errdetail("ddb's HTTP endpoint answers every operation with AccessDeniedException until it is."),
+				 errhint("Run CREATE EXTENSION ddb in that database.")));
+	json_error(resp, 400, NOT_READY_ERROR,
+			   psprintf("extension \"ddb\" is not installed in database \"%s\" (ddb.http_database): "
+						"run CREATE EXTENSION ddb in that database", db));
+}
+
+/*
  * Serves one complete request into *resp.  Every ERROR is caught here;
  * the caller only hands the response to libmicrohttpd.
  */
@@ -1010,6 +1084,13 @@ serve(struct MHD_Connection *conn, const char *url, const char *method,
 		}
 		target = xtarget;
 
+		/* connected to no database: what is wrong (see the file header) */
+		if (unserved_message != NULL)
+		{
+			json_error(resp, 400, NOT_READY_ERROR, unserved_message);
+			goto done;
+		}
+
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		in_xact = true;
@@ -1017,17 +1098,16 @@ serve(struct MHD_Connection *conn, const char *url, const char *method,
 		pgstat_report_activity(STATE_RUNNING, target);
 
 		/*
-		 * The workers start with the server, the extension's objects are
-		 * made by CREATE EXTENSION in ddb.http_database: until then every
-		 * request fails (500), and the log says what to do rather than
-		 * naming the first missing object.
+		 * Before CREATE EXTENSION ddb in ddb.http_database: say what to
+		 * run, rather than fail on the first missing object.
 		 */
 		if (!OidIsValid(get_extension_oid("ddb", true)))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("extension \"ddb\" is not installed in database \"%s\" (ddb.http_database)",
-							get_database_name(MyDatabaseId)),
-					 errhint("Run CREATE EXTENSION ddb in that database.")));
+		{
+			answer_no_extension(resp);
+			goto done;
+		}
+		if (pg_atomic_read_u32(&http_shared->logged_no_extension) != 0)
+			pg_atomic_write_u32(&http_shared->logged_no_extension, 0);
 
 		/*
 		 * Between two requests nothing holds a pointer into ddb's caches:
@@ -1712,6 +1792,111 @@ mhd_log(void *cls, const char *fmt, va_list ap)
 	PG_END_TRY();
 }
 
+/* What keeps a worker from connecting to ddb.http_database. */
+typedef enum DbState
+{
+	DB_READY,
+	DB_MISSING,
+	DB_NO_CONNECTIONS
+} DbState;
+
+/* this worker's, when it is connected to no database */
+static DbState unserved_state = DB_READY;
+
+/* ddb.http_database's state, read in pg_database (a shared catalog) */
+static DbState
+database_state(void)
+{
+	Oid			dboid;
+	HeapTuple	tup = NULL;
+	DbState		state = DB_MISSING;
+
+	StartTransactionCommand();
+	dboid = get_database_oid(http_database, true);
+	if (OidIsValid(dboid))
+		tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
+	if (HeapTupleIsValid(tup))
+	{
+		state = ((Form_pg_database) GETSTRUCT(tup))->datallowconn ? DB_READY : DB_NO_CONNECTIONS;
+		ReleaseSysCache(tup);
+	}
+	CommitTransactionCommand();
+	return state;
+}
+
+/*
+ * Sets unserved_message, the answer to every request, for 'state'; the
+ * log says it once (see "A database that is not ready").
+ */
+static void
+set_unserved(DbState state)
+{
+	const char *problem;
+	char	   *advice;
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+	if (state == DB_MISSING)
+	{
+		problem = "does not exist";
+		advice = "create it and run CREATE EXTENSION ddb in it, or set ddb.http_database "
+			"to the database that has the extension and restart the server";
+	}
+	else
+	{
+		problem = "does not allow connections";
+		advice = psprintf("set ddb.http_database to the database that has the extension and "
+						  "restart the server, or run ALTER DATABASE %s ALLOW_CONNECTIONS true",
+						  quote_identifier(http_database));
+	}
+	if (unserved_message != NULL)
+		pfree(unserved_message);
+	unserved_message = psprintf("database \"%s\" (ddb.http_database) %s: %s",
+								http_database, problem, advice);
+	unserved_state = state;
+	MemoryContextSwitchTo(old);
+
+	if (pg_atomic_exchange_u32(&http_shared->logged_database, state) != state)
+		ereport(WARNING,
+				(errcode(state == DB_MISSING ? ERRCODE_UNDEFINED_DATABASE :
+						 ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("database \"%s\" of ddb.http_database %s", http_database, problem),
+				 errdetail("ddb's HTTP endpoint answers every operation with AccessDeniedException "
+						   "until its workers can connect to it."),
+				 errhint("%c%s.", pg_toupper((unsigned char) advice[0]), advice + 1)));
+}
+
+/* Exit, to be restarted connected to ddb.http_database. */
+static void
+reconnect(void)
+{
+	pg_atomic_write_u32(&worker_load[my_worker].connecting, 0);
+	proc_exit(1);				/* 1: restarted after bgw_restart_time */
+}
+
+/*
+ * Connects to ddb.http_database; or, when this worker's last start failed
+ * while connecting to it, to no database, to say what is wrong (see "A
+ * database that is not ready").
+ */
+static void
+connect_to_database(void)
+{
+	DbState		state;
+
+	if (pg_atomic_read_u32(&worker_load[my_worker].connecting) == 0)
+	{
+		pg_atomic_write_u32(&worker_load[my_worker].connecting, 1);
+		BackgroundWorkerInitializeConnection(http_database, NULL, 0);
+		pg_atomic_write_u32(&worker_load[my_worker].connecting, 0);
+		return;
+	}
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	state = database_state();
+	if (state == DB_READY)
+		reconnect();			/* that failure has passed: try again */
+	set_unserved(state);
+}
+
 void
 ddb_http_worker_main(Datum arg)
 {
@@ -1723,13 +1908,14 @@ ddb_http_worker_main(Datum arg)
 	int			first_sock_pos = -1;
 	bool		polling_socks = true;
 	TimestampTz resume_at = 0;
+	TimestampTz next_db_check = 0;
 	int			pauses = 0;
 
 	my_worker = DatumGetInt32(arg);
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnection(http_database, NULL, 0);
+	connect_to_database();
 
 	request_cxt = AllocSetContextCreate(TopMemoryContext, "ddb http request",
 										ALLOCSET_DEFAULT_SIZES);
@@ -1800,6 +1986,8 @@ ddb_http_worker_main(Datum arg)
 		/* connections' deadlines are looked at about once a second */
 		if (!dlist_is_empty(&conn_clocks) && (timeout < 0 || timeout > 1000))
 			timeout = 1000;
+		if (unserved_message != NULL && (timeout < 0 || timeout > DB_CHECK_MS))
+			timeout = DB_CHECK_MS;
 
 		nevents = WaitEventSetWait(polling_socks ? wes : wes_paused, timeout, events,
 								   lengthof(events), PG_WAIT_EXTENSION);
@@ -1827,6 +2015,25 @@ ddb_http_worker_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 			apply_lock_timeout();
+		}
+
+		/* connected to no database: can ddb.http_database serve now? */
+		if (unserved_message != NULL && GetCurrentTimestamp() >= next_db_check)
+		{
+			DbState		state = database_state();
+
+			if (state == DB_READY)
+			{
+				if (pg_atomic_exchange_u32(&http_shared->logged_database, DB_READY) != DB_READY)
+					ereport(LOG,
+							(errmsg("database \"%s\" of ddb.http_database takes connections now: ddb's HTTP endpoint connects to it",
+									http_database)));
+				MHD_stop_daemon(daemon);
+				reconnect();
+			}
+			if (state != unserved_state)
+				set_unserved(state);
+			next_db_check = GetCurrentTimestamp() + DB_CHECK_MS * 1000;
 		}
 
 		/* new connections: take one, unless a less loaded worker should */

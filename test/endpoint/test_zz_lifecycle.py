@@ -2,6 +2,7 @@
 they run, come back after a crash or a termination, stop cleanly with the
 server, and refuse to start where they must (auth = none off loopback, a
 port already taken).  Runs last: it restarts the suite's server."""
+import contextlib
 import http.client
 import os
 import signal
@@ -164,10 +165,10 @@ def stop_scratch(data):
     pg_ctl("-m", "immediate", "stop", data=data, check=False)
 
 
-def scratch_psql(d, *commands):
-    """Run SQL commands in a scratch cluster's postgres database."""
+def scratch_psql(d, *commands, db="postgres"):
+    """Run SQL commands in a scratch cluster's database (postgres)."""
     args = [f"{PGBIN}/psql", "-X", "-q", "-h", d, "-p", str(SCRATCH_PORT), "-U", RUNAS,
-            "-d", "postgres", "-v", "ON_ERROR_STOP=1"]
+            "-d", db, "-v", "ON_ERROR_STOP=1"]
     for c in commands:
         args += ["-c", c]
     return subprocess.run(args, capture_output=True, text=True)
@@ -201,34 +202,142 @@ def test_port_in_use_refuses_to_start():
     assert "could not create any listening socket for ddb's HTTP endpoint" in log
 
 
-def test_requests_before_create_extension():
-    """The workers start with the server, before CREATE EXTENSION ddb in
-    ddb.http_database: requests are answered 500 and the log says what is
-    missing (not the first catalog object a request happened to need);
-    once the extension exists, the same worker serves."""
+def scratch_log(d):
+    with open(os.path.join(d, "server.log"), errors="replace") as f:
+        return f.read()
+
+
+@contextlib.contextmanager
+def one_worker_cluster(extra=""):
+    """A scratch cluster whose one worker runs unsigned requests as the
+    cluster's owner ('extra': more settings), its endpoint up; yields the
+    endpoint's port and the cluster's directory."""
     port = free_port()
     data, d, r, log = scratch_cluster(
         f"ddb.http_port = {port}\nddb.http_auth = 'none'\nddb.http_role = '{RUNAS}'\n"
-        "ddb.http_workers = 1\n")
+        "ddb.http_workers = 1\n" + extra)
     try:
         assert r.returncode == 0, log
         assert wait_for(lambda: healthy(port), 20)
-        raw = Raw(port=port)
-        resp, body = raw.post({}, sign=False)
-        assert resp.status == 500, body
-        assert error_of(body)[0] == "InternalServerError"
-        with open(os.path.join(d, "server.log"), errors="replace") as f:
-            text = f.read()
-        assert ('ddb HTTP request DynamoDB_20120810.ListTables failed: extension "ddb" is not installed '
-                'in database "postgres" (ddb.http_database)') in text, text
+        yield port, d
+    finally:
+        stop_scratch(data)
+
+
+def assert_not_ready(port, message):
+    """Every way in gets AccessDeniedException with 'message' at once: raw
+    HTTP (a timeout fails the test, as a hang did), boto3 with retries on
+    (it makes none: no SDK retries the error) and the AWS CLI with its
+    default retries (a 500 kept it retrying for half a minute, past the
+    timeout)."""
+    raw = Raw(port=port, timeout=15)
+    resp, body = raw.post({}, sign=False)
+    raw.close()
+    assert resp.status == 400, body
+    assert error_of(body) == ("AccessDeniedException", message), body
+    import boto3
+    import botocore.config
+    import botocore.exceptions
+    c = boto3.client("dynamodb", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
+                     aws_access_key_id="anything", aws_secret_access_key="anything",
+                     config=botocore.config.Config(retries={"max_attempts": 5, "mode": "standard"},
+                                                   read_timeout=15, connect_timeout=15))
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        c.list_tables()
+    assert e.value.response["Error"] == {"Code": "AccessDeniedException", "Message": message}
+    assert e.value.response["ResponseMetadata"]["RetryAttempts"] == 0
+    env = dict(os.environ, AWS_ACCESS_KEY_ID="anything", AWS_SECRET_ACCESS_KEY="anything",
+               AWS_DEFAULT_REGION="us-east-1", AWS_PAGER="")
+    env.pop("AWS_MAX_ATTEMPTS", None)
+    cli = subprocess.run(["/usr/bin/aws", "dynamodb", "list-tables", "--endpoint-url",
+                          f"http://127.0.0.1:{port}"], capture_output=True, text=True, env=env, timeout=20)
+    assert cli.returncode != 0
+    assert ("An error occurred (AccessDeniedException) when calling the ListTables operation: "
+            + message) in cli.stderr, cli.stderr
+
+
+def test_requests_before_create_extension():
+    """The workers start with the server, before CREATE EXTENSION ddb in
+    ddb.http_database: requests are answered with an error that says what
+    to run, which SDKs do not retry, and the log says it once (not the
+    first catalog object a request happened to need); once the extension
+    exists, the same worker serves."""
+    with one_worker_cluster() as (port, d):
+        assert_not_ready(port, 'extension "ddb" is not installed in database "postgres" (ddb.http_database): '
+                               'run CREATE EXTENSION ddb in that database')
+        text = scratch_log(d)
+        assert text.count('WARNING:  extension "ddb" is not installed in database "postgres" '
+                          '(ddb.http_database)') == 1, text
         assert "HINT:  Run CREATE EXTENSION ddb in that database." in text
+        assert "ddb HTTP request" not in text, text
         setup = scratch_psql(d, "CREATE EXTENSION ddb")
         assert setup.returncode == 0, setup.stderr
+        raw = Raw(port=port)
         resp, body = raw.post({}, sign=False)
         assert resp.status == 200, body
         raw.close()
-    finally:
-        stop_scratch(data)
+
+
+def test_missing_database():
+    """ddb.http_database names a database that does not exist: PostgreSQL
+    ends a worker that connects to it, and the postmaster restarted it
+    every 5 s while clients waited unanswered.  Now the worker, started
+    again, connects to no database: it answers at once, says in the log
+    once what to change, stays up, and serves once the database is made."""
+    with one_worker_cluster("ddb.http_database = 'ddb_later'\n") as (port, d):
+        assert_not_ready(port, 'database "ddb_later" (ddb.http_database) does not exist: create it and run '
+                               'CREATE EXTENSION ddb in it, or set ddb.http_database to the database that '
+                               'has the extension and restart the server')
+        pids = scratch_psql(d, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'ddb http'")
+        fatal = 'FATAL:  database "ddb_later" does not exist'
+        text = scratch_log(d)
+        warning = 'WARNING:  database "ddb_later" of ddb.http_database does not exist'
+        assert text.count(warning) == 1, text
+        assert ("HINT:  Create it and run CREATE EXTENSION ddb in it, or set ddb.http_database to the "
+                "database that has the extension and restart the server.") in text
+        # the worker stays: no restart (they came 5 s apart), nothing more logged
+        time.sleep(6)
+        raw = Raw(port=port, timeout=15)
+        resp, body = raw.post({}, sign=False)
+        assert resp.status == 400, body
+        raw.close()
+        assert "(1 row)" in pids.stdout, pids
+        assert scratch_psql(d, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'ddb http'").stdout == pids.stdout
+        later = scratch_log(d)
+        assert later.count(fatal) == text.count(fatal), later
+        assert later.count(warning) == 1, later
+
+        # made, but closed to connections: the answer says so, and the log once
+        setup = scratch_psql(d, "CREATE DATABASE ddb_later WITH ALLOW_CONNECTIONS false")
+        assert setup.returncode == 0, setup.stderr
+        closed = ('database "ddb_later" (ddb.http_database) does not allow connections: set '
+                  'ddb.http_database to the database that has the extension and restart the server, '
+                  'or run ALTER DATABASE ddb_later ALLOW_CONNECTIONS true')
+
+        def answer():
+            c = Raw(port=port, timeout=15)
+            resp, body = c.post({}, sign=False)
+            c.close()
+            return resp.status, body
+        assert wait_for(lambda: error_of(answer()[1])[1] == closed, 30, 0.2)
+        assert_not_ready(port, closed)
+        assert scratch_log(d).count('WARNING:  database "ddb_later" of ddb.http_database does not allow '
+                                    'connections') == 1
+
+        # open: the worker connects to it, and serves once the extension is there
+        setup = scratch_psql(d, "ALTER DATABASE ddb_later ALLOW_CONNECTIONS true")
+        assert setup.returncode == 0, setup.stderr
+        setup = scratch_psql(d, "CREATE EXTENSION ddb", db="ddb_later")
+        assert setup.returncode == 0, setup.stderr
+
+        def served():
+            try:
+                return answer()[0] == 200
+            except OSError:
+                return False
+        assert wait_for(served, 30, 0.5)
+        assert ('database "ddb_later" of ddb.http_database takes connections now: '
+                "ddb's HTTP endpoint connects to it") in scratch_log(d)
 
 
 def test_auth_none_runs_as_the_role():
