@@ -13,9 +13,12 @@
 # refuses root).  As a normal user it needs the build dependencies installed
 # and write access to PostgreSQL's extension directories (or sudo).
 #
-# The cluster lives in .tmp/demo of this checkout and is reused by the next
-# run; it listens only on a private Unix socket directory.  When stdin is a
-# terminal the script ends in psql; otherwise it prints how to connect.
+# The cluster lives in .tmp/demo of this checkout (or DDB_DEMO_DIR) and is
+# reused by the next run; it listens only on a private Unix socket
+# directory.  When stdin is a terminal the script ends in psql; otherwise
+# it prints how to connect.  The extension is built and installed only when
+# the sources or the installed files differ from what the last run
+# installed (a digest of both, kept in the cluster's directory).
 #
 # The cluster also serves DynamoDB's HTTP API (shared_preload_libraries =
 # 'ddb'): the script creates an access key, runs a few requests through the
@@ -23,12 +26,16 @@
 #
 # Knobs: DDB_PGBIN (another PostgreSQL 15 build's bin directory),
 # DDB_DEMO_PORT (default 54320), DDB_DEMO_HTTP_PORT (the HTTP endpoint's
-# port on 127.0.0.1, default 8000).
+# port on 127.0.0.1, default 8000), DDB_DEMO_DIR (the cluster's directory,
+# default .tmp/demo of this checkout; made if missing, else the cluster's
+# owner must be able to write it).
 set -eu
 set -o pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 orig_path=$PATH
+# (relative to where the script was started)
+if [ -n "${DDB_DEMO_DIR:-}" ]; then DDB_DEMO_DIR=$(realpath -m "$DDB_DEMO_DIR"); fi
 . "$here/test/lib.sh"
 # Every path below is absolute; the cluster's owner may not be allowed in
 # the current directory.
@@ -41,9 +48,22 @@ demo_link="$here/.tmp/demo"
 
 # The cluster's directory.  Its owner must be able to reach it: when this
 # checkout sits where the "postgres" user cannot go (root's home, say), the
-# cluster lives under /var/tmp and .tmp/demo points there.
+# cluster lives under /var/tmp and .tmp/demo points there.  DDB_DEMO_DIR,
+# when given, is used as it is.
 ddb_cluster_user
 demo_dir() {
+	if [ -n "${DDB_DEMO_DIR:-}" ]; then
+		if [ ! -e "$DDB_DEMO_DIR" ]; then
+			mkdir -p "$DDB_DEMO_DIR"
+			chown "$RUNAS" "$DDB_DEMO_DIR"
+		fi
+		as_user "test -d '$DDB_DEMO_DIR' && test -w '$DDB_DEMO_DIR'" || {
+			echo "DDB_DEMO_DIR=$DDB_DEMO_DIR: the cluster's owner ($RUNAS) cannot write that directory" >&2
+			return 1
+		}
+		echo "$DDB_DEMO_DIR"
+		return
+	fi
 	if [ -e "$demo_link" ]; then
 		readlink -f "$demo_link"
 		return
@@ -69,13 +89,27 @@ read_conn() {
 	sock=$(sed -n 5p "$data/postmaster.pid")
 }
 
+# A digest of the build's sources and of the installed extension's files:
+# unchanged since the last install, the installed build is current.
+build_digest() {
+	local share
+	share="$("$PG_CONFIG" --sharedir)/extension"
+	{
+		echo "$PG_CONFIG"
+		(cd "$here" && find Makefile ddb.control ddb--*.sql src -type f \
+			! -name '*.o' ! -name '*.bc' ! -name '*.so' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+		sha256sum "$("$PG_CONFIG" --pkglibdir)/ddb.so" "$share/ddb.control" "$share"/ddb--*.sql 2>&1 || true
+	} | sha256sum | cut -d' ' -f1
+}
+
 case $cmd in
 stop)
-	if [ ! -e "$demo_link" ]; then
-		echo "no demo cluster in $demo_link"
+	stop_dir=${DDB_DEMO_DIR:-$demo_link}
+	if [ ! -e "$stop_dir/data" ]; then
+		echo "no demo cluster in $stop_dir"
 		exit 0
 	fi
-	data="$(readlink -f "$demo_link")/data"
+	data="$(readlink -f "$stop_dir")/data"
 	if [ -f "$data/postmaster.pid" ] && [ ! -x "$PGBIN/pg_ctl" ]; then
 		echo "no pg_ctl in $PGBIN to stop the demo cluster: give the DDB_PGBIN it was started with" >&2
 		exit 1
@@ -97,11 +131,17 @@ esac
 
 # --- dependencies, build and install (test/lib.sh) --------------------------
 ddb_install_deps demo || exit 1
-log "building and installing ddb"
-ddb_build_install "$here" || exit 1
+dir=$(demo_dir) || exit 1
+if [ "$(cat "$dir/installed-build" 2>/dev/null)" = "$(build_digest)" ]; then
+	log "ddb is installed from these sources already (delete $dir/installed-build to rebuild)"
+else
+	log "building and installing ddb"
+	rm -f "$dir/installed-build"
+	ddb_build_install "$here" || exit 1
+	build_digest >"$dir/installed-build"
+fi
 
 # --- the cluster --------------------------------------------------------------
-dir=$(demo_dir)
 data="$dir/data"
 # Unix socket paths are limited to about 100 bytes.
 sock="$dir/sock"
@@ -176,7 +216,7 @@ connect="$shown_psql -h $sock -p $port -U $RUNAS ddb_demo"
 # The stop command needs the PostgreSQL build the demo runs, and a later
 # start the same ports: show the variables this run was given.
 again=""
-for v in DDB_PGBIN DDB_DEMO_PORT DDB_DEMO_HTTP_PORT; do
+for v in DDB_PGBIN DDB_DEMO_PORT DDB_DEMO_HTTP_PORT DDB_DEMO_DIR; do
 	if [ -n "${!v:-}" ]; then again+="$v=${!v} "; fi
 done
 cat <<EOF

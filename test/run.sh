@@ -35,11 +35,15 @@
 #                  preloaded: pytest through boto3, the AWS CLI, dynamodb-admin
 #   readme         every SQL example in README.md, in order, in the demo
 #                  database (test/readme/check.py)
-#   plain          the plain build users install, regression suite again
+#   plain          the plain build users install, by the demo
+#                  (test/demo.sh, in a directory of its own: DDB_DEMO_DIR),
+#                  whose second start must not build again; then the
+#                  regression suite again
 # A part that was asked for and ran nothing is a failure.
 #
 # Knobs: DDB_PGBIN (another PostgreSQL 15 build's bin directory),
-# DDB_TEST_PORT, DDB_KEEP=1 (keep the work directory), DDB_TAP_AM=heap (run
+# DDB_TEST_PORT, DDB_TEST_FREE_PORTS ("lo-hi": where the endpoint's tests
+# and the demo take TCP ports; default the kernel's pick), DDB_KEEP=1 (keep the work directory), DDB_TAP_AM=heap (run
 # the TAP tests' workloads on heap tables, to check the harness itself),
 # DDB_FUZZ_SEED (the fixed fuzz seed, default 1).
 #
@@ -81,6 +85,9 @@ PGPORT=${DDB_TEST_PORT:-55439}
 export PGPORT PGHOST="$work/sock" PGUSER="$RUNAS" PGDATABASE=postgres
 cleanup() {
 	as_user "$PGBIN/pg_ctl -D '$work/data' -m immediate stop" >/dev/null 2>&1
+	# the plain part's demo cluster, if it was left running
+	[ ! -f "$work/demo/data/postmaster.pid" ] ||
+		as_user "$PGBIN/pg_ctl -D '$work/demo/data' -m immediate stop" >/dev/null 2>&1
 	if [ -z "${DDB_KEEP:-}" ]; then rm -rf "$work"; else echo "kept $work" >&2; fi
 }
 trap cleanup EXIT
@@ -319,18 +326,57 @@ part_readme() {
 	run_script "README examples" "python3 '$work/src/test/readme/check.py' --demo '$work/src/test/demo.sql' '$work/src/README.md'"
 }
 
-# The plain library, built as README.md tells users to, installed over the
-# checks build; the regression suite once more against it.
+# A free loopback TCP port: one of DDB_TEST_FREE_PORTS ("lo-hi") when
+# given, else the kernel's pick.
+free_tcp_port() {
+	/usr/bin/python3 - "${DDB_TEST_FREE_PORTS:-}" <<'EOF'
+import random, socket, sys
+cands = [0]
+if sys.argv[1]:
+    lo, hi = (int(x) for x in sys.argv[1].split("-"))
+    cands = random.sample(range(lo, hi + 1), hi - lo + 1)
+for c in cands:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", c))
+        except OSError:
+            continue
+        print(s.getsockname()[1])
+        break
+EOF
+}
+
+# The plain library, built and installed over the checks build by the
+# demo, the README's first command, as users get it; the demo's second
+# start must find it current and not build again.  Then the regression
+# suite once more against it.
 part_plain() {
-	log "the plain build users install: make, make install, regression suite"
+	local demo out
+	log "the plain build users install: the demo (make, make install, twice), regression suite"
 	ddb_copy_tree "$work/plain"
 	chown -R "$RUNAS" "$work/plain" 2>/dev/null || true
-	if ! ddb_build_install "$work/plain"; then
-		echo "FAILED: the plain build"
+	demo=(env DDB_DEMO_DIR="$work/demo" DDB_DEMO_PORT=$((PGPORT + 2))
+		DDB_DEMO_HTTP_PORT="$(free_tcp_port)" bash "$work/plain/test/demo.sh")
+	out="$work/demo.out"
+	if ! "${demo[@]}" </dev/null >"$out" 2>&1; then
+		tail -30 "$out"
+		echo "FAILED: the plain build (test/demo.sh)"
 		f=$((f + 1))
 		return
 	fi
 	installed="the plain build"
+	if "${demo[@]}" stop >>"$out" 2>&1 && "${demo[@]}" </dev/null >"$out.2" 2>&1 &&
+		grep -q "ddb is installed from these sources already" "$out.2" &&
+		! grep -q "building and installing" "$out.2" &&
+		[ -f "$work/demo/data/PG_VERSION" ]; then
+		echo "ok: the demo runs in DDB_DEMO_DIR, and starts again without building"
+		p=$((p + 1))
+	else
+		tail -30 "$out.2" 2>/dev/null
+		echo "FAILED: the demo's second start (DDB_DEMO_DIR, no rebuild)"
+		f=$((f + 1))
+	fi
+	"${demo[@]}" stop >>"$out" 2>&1
 	regress_in "$work/plain"
 }
 
