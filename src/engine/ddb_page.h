@@ -317,7 +317,7 @@ extern void ddb_split_leaf_left(Page page, int nleft, const char *sep, int seple
 extern void ddb_split_leaf_right(Page page, Page src, int nleft);
 extern uint16 *ddb_split_leaf_right_lens(Page src, int nleft, Size *len);
 extern void ddb_split_leaf_right_redo(Page page, uint16 flags, BlockNumber right,
-									  const char *data, bool inpage);
+									  uint16 prefixlen, const char *data, bool inpage);
 extern void ddb_split_parent(Page page, OffsetNumber off, BlockNumber rblkno,
 							 const char *sep, int seplen, int newpp);
 extern int	ddb_half_prefix(char **key, int *keylen, int lo, int hi,

@@ -2583,7 +2583,9 @@ ddb_split_leaf_right_lens(Page src, int nleft, Size *len)
 }
 
 /*
- * Redo of the right half, on the new page 'page': 'data' is the count and
+ * Redo of the right half, on the new page 'page', whose prefix is
+ * 'prefixlen' (the split leaf's, ddb_page.h "Leaf prefix"; 0 for the
+ * plain SPLIT record): 'data' is the count and
  * line pointer lengths, then the items, either as the page lays them out
  * (inpage: ddb_split_leaf_right_lens, then the page's bytes from pd_upper
  * on) or, as the plain SPLIT record of earlier ddb versions has them, one after
@@ -2591,8 +2593,8 @@ ddb_split_leaf_right_lens(Page src, int nleft, Size *len)
  * give the page ddb_split_leaf_right made.
  */
 void
-ddb_split_leaf_right_redo(Page page, uint16 flags, BlockNumber right, const char *data,
-						  bool inpage)
+ddb_split_leaf_right_redo(Page page, uint16 flags, BlockNumber right, uint16 prefixlen,
+						  const char *data, bool inpage)
 {
 	PageHeader	ph = (PageHeader) page;
 	uint16		n;
@@ -2603,6 +2605,7 @@ ddb_split_leaf_right_redo(Page page, uint16 flags, BlockNumber right, const char
 	memcpy(&n, data, sizeof(uint16));
 	p = lens + sizeof(uint16) * n;
 	ddb_init_leaf_header(page, flags, right);
+	DdbPageGetOpaque(page)->prefixlen = prefixlen;
 	upper = ph->pd_special;
 	for (int i = 0; i < n; i++)
 	{
@@ -3145,7 +3148,7 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 	 * is done first: the new downlink is built, and a parent whose prefix
 	 * must shrink for it (ddb_reprefix, rare) is rewritten aside.
 	 */
-	if (leaf && BufferIsValid(parentbuf) && ddb_wal_custom() && op->prefixlen == 0)
+	if (leaf && BufferIsValid(parentbuf) && ddb_wal_custom())
 	{
 		Size		lenslen;
 		uint16	   *rlens = ddb_split_leaf_right_lens(page, best, &lenslen);

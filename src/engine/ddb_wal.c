@@ -96,6 +96,8 @@
 													 * the op codes are all taken,
 													 * and PRUNE has no use for
 													 * the bit */
+#define XLOG_DDB_EXT		(XLOG_DDB_UPDATE_MAP | 0x80)	/* a form named by its
+															 * first bytes (below) */
 
 /*
  * INSERT: block 0 the leaf; block data the item.  With XLOG_DDB_INSERT_MAP
@@ -305,6 +307,27 @@ typedef struct xl_ddb_split
 
 #define SizeOfDdbSplit (offsetof(xl_ddb_split, hashk) + sizeof(bool))
 
+/*
+ * EXT: a record whose main data starts with an xl_ddb_ext naming its form,
+ * so that new forms no longer take info values (of the sixteen ddb has,
+ * EXT's is the last but one).  A form this ddb does not know stops redo
+ * as an unknown info does.
+ *
+ *	DDB_EXT_SPLIT: SPLIT|SPLIT_INPAGE (above, after the xl_ddb_ext) of a
+ *	leaf with a prefix (ddb_page.h, "Leaf prefix"), which both halves keep:
+ *	'arg' is its length, which the plain SPLIT's redo, initializing the
+ *	right half, would not give it.  A leaf without a prefix is split with
+ *	a plain SPLIT, which earlier ddb versions replay too.
+ */
+typedef struct xl_ddb_ext
+{
+	uint8		form;
+	uint8		pad;
+	uint16		arg;
+} xl_ddb_ext;
+
+#define DDB_EXT_SPLIT		1
+
 static bool ddb_wal_registered = false;
 
 #ifdef DDB_CHECKS
@@ -340,16 +363,18 @@ static int	check_wal_legacy = WAL_LEGACY_OFF;
 #define WAL_LEGACY	(check_wal_legacy != WAL_LEGACY_OFF)
 
 /*
- * ddb.check_wal_unknown_form makes the server write its INSERT_MULTI and
- * UPDATE_MAP records with the bit 0x80 set in their info (0xE0, 0xF0),
- * which no version of ddb has given those kinds: the records are otherwise
- * the ones it writes, as a later ddb's new form of them could be.  Redo
- * must refuse them with a PANIC rather than replay them as the kinds it
- * knows (TAP 022).  Those two are the only info values ddb leaves unused.
+ * ddb.check_wal_unknown_form makes the server write its INSERT_MULTI
+ * records with the bit 0x80 set in their info (0xE0), which no version of
+ * ddb has given that kind, and its UPDATE_MAP records as an EXT record of
+ * a form no version has (DDB_EXT_UNKNOWN): the records are otherwise the
+ * ones it writes, as a later ddb's new form of them could be.  Redo must
+ * refuse them with a PANIC rather than replay them as the kinds it knows
+ * (TAP 022).  0xE0 is the only info value ddb leaves unused.
  */
 static bool check_wal_unknown_form = false;
 
 #define WAL_UNKNOWN_FORM	(check_wal_unknown_form ? 0x80 : 0)
+#define DDB_EXT_UNKNOWN		255
 
 void
 ddb_wal_checks_init(void)
@@ -1021,6 +1046,14 @@ ddb_wal_leaf_update(Relation rel, Buffer buf, OffsetNumber oldoff, DdbMarkFn mar
 		XLogRecPtr	recptr;
 
 		XLogBeginInsert();
+#ifdef DDB_CHECKS
+		if (check_wal_unknown_form)
+		{
+			static const xl_ddb_ext unknown = {DDB_EXT_UNKNOWN, 0, 0};
+
+			XLogRegisterData((char *) &unknown, sizeof(unknown));
+		}
+#endif
 		XLogRegisterData(hdr, hdrlen);
 		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
 		if (npruned > 0)
@@ -1225,6 +1258,8 @@ ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink, int newpp,
 	Page		lpage = BufferGetPage(lbuf);
 	Page		rpage = BufferGetPage(rbuf);
 	BlockNumber rblkno = BufferGetBlockNumber(rbuf);
+	xl_ddb_ext	ext = {DDB_EXT_SPLIT, 0, DdbPageGetOpaque(lpage)->prefixlen};
+	bool		isext = ext.arg > 0;
 
 	Assert(ddb_wal_custom());
 	START_CRIT_SECTION();
@@ -1252,6 +1287,8 @@ ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink, int newpp,
 		xlrec.seplen = seplen;
 		xlrec.hashk = !DdbPageIsRightmost(rpage);
 		XLogBeginInsert();
+		if (isext)
+			XLogRegisterData((char *) &ext, sizeof(ext));
 		XLogRegisterData((char *) &xlrec, SizeOfDdbSplit);
 		XLogRegisterData((char *) sep, seplen);
 		XLogRegisterBuffer(0, pbuf, REGBUF_STANDARD);
@@ -1259,7 +1296,8 @@ ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink, int newpp,
 		XLogRegisterBuffer(2, rbuf, REGBUF_STANDARD | REGBUF_WILL_INIT);
 		XLogRegisterBufData(2, (char *) rlens, rlenslen);
 		XLogRegisterBufData(2, (char *) rpage + rph->pd_upper, rph->pd_special - rph->pd_upper);
-		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_SPLIT | XLOG_DDB_SPLIT_INPAGE);
+		recptr = XLogInsert(DDB_RMGR_ID,
+							isext ? XLOG_DDB_EXT : XLOG_DDB_SPLIT | XLOG_DDB_SPLIT_INPAGE);
 		PageSetLSN(ppage, recptr);
 		PageSetLSN(lpage, recptr);
 		PageSetLSN(rpage, recptr);
@@ -1272,11 +1310,16 @@ ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink, int newpp,
  * ------------------------------------------------------------------------
  */
 
+/*
+ * SPLIT, whose xl_ddb_split is at 'xlrec' (the main data's start, or after
+ * an EXT record's xl_ddb_ext): 'inpage' its right half's form, 'prefixlen'
+ * the split leaf's prefix, which the right half keeps (0 for a plain
+ * SPLIT; the left half has it already).
+ */
 static void
-split_redo(XLogReaderState *record)
+split_redo(XLogReaderState *record, xl_ddb_split *xlrec, bool inpage, uint16 prefixlen)
 {
 	XLogRecPtr	lsn = record->EndRecPtr;
-	xl_ddb_split *xlrec = (xl_ddb_split *) XLogRecGetData(record);
 	char	   *sep = (char *) xlrec + SizeOfDdbSplit;
 	BlockNumber rblkno;
 	Buffer		pbuf,
@@ -1303,9 +1346,8 @@ split_redo(XLogReaderState *record)
 	}
 	rbuf = XLogInitBufferForRedo(record, 2);
 	page = BufferGetPage(rbuf);
-	ddb_split_leaf_right_redo(page, xlrec->flags, xlrec->rightlink,
-							  XLogRecGetBlockData(record, 2, NULL),
-							  (XLogRecGetInfo(record) & XLOG_DDB_SPLIT_INPAGE) != 0);
+	ddb_split_leaf_right_redo(page, xlrec->flags, xlrec->rightlink, prefixlen,
+							  XLogRecGetBlockData(record, 2, NULL), inpage);
 	PageSetLSN(page, lsn);
 	MarkBufferDirty(rbuf);
 
@@ -1497,7 +1539,8 @@ info_known(uint8 info)
 	if (!(info & 0x80))
 		return true;
 	return op == XLOG_DDB_UPDATE || op == XLOG_DDB_MARK || op == XLOG_DDB_MAP ||
-		op == XLOG_DDB_INSERT || op == XLOG_DDB_SPLIT || op == XLOG_DDB_PRUNE;
+		op == XLOG_DDB_INSERT || op == XLOG_DDB_SPLIT || op == XLOG_DDB_PRUNE ||
+		op == XLOG_DDB_UPDATE_MAP;	/* EXT */
 }
 
 static void
@@ -1513,9 +1556,22 @@ ddb_wal_redo(XLogReaderState *record)
 		elog(PANIC, "ddb WAL record with unknown info 0x%02X: this server's ddb is older than the one that wrote it",
 			 XLogRecGetInfo(record) & ~XLR_INFO_MASK);
 
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_DDB_EXT)
+	{
+		xl_ddb_ext ext;
+
+		memcpy(&ext, XLogRecGetData(record), sizeof(ext));
+		if (ext.form != DDB_EXT_SPLIT)
+			elog(PANIC, "ddb WAL record with unknown info 0x%02X form %u: this server's ddb is older than the one that wrote it",
+				 XLOG_DDB_EXT, ext.form);
+		split_redo(record, (xl_ddb_split *) (XLogRecGetData(record) + sizeof(ext)), true,
+				   ext.arg);
+		return;
+	}
 	if (info == XLOG_DDB_SPLIT)
 	{
-		split_redo(record);
+		split_redo(record, (xl_ddb_split *) XLogRecGetData(record),
+				   (XLogRecGetInfo(record) & XLOG_DDB_SPLIT_INPAGE) != 0, 0);
 		return;
 	}
 	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_DDB_UNLINK)
@@ -1670,7 +1726,7 @@ ddb_wal_identify(uint8 info)
 		case XLOG_DDB_INSERT_MULTI:
 			return "INSERT_MULTI";
 		case XLOG_DDB_UPDATE_MAP:
-			return "UPDATE_MAP";
+			return (info & 0x80) ? "EXT" : "UPDATE_MAP";
 	}
 	return NULL;
 }
@@ -1693,6 +1749,20 @@ ddb_wal_desc(StringInfo buf, XLogReaderState *record)
 
 	if (!info_known(XLogRecGetInfo(record)))
 		return;					/* its layout is a later ddb's */
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_DDB_EXT)
+	{
+		xl_ddb_ext ext;
+
+		memcpy(&ext, rec, sizeof(ext));
+		if (ext.form != DDB_EXT_SPLIT)
+		{
+			appendStringInfo(buf, "unknown form %u", ext.form);
+			return;				/* its layout is a later ddb's */
+		}
+		appendStringInfo(buf, "SPLIT, prefix %u bytes: ", ext.arg);
+		rec += sizeof(ext);
+		info = XLOG_DDB_SPLIT;
+	}
 	(void) XLogRecGetBlockData(record, 0, &datalen);	/* 0 under a full image */
 	switch (info)
 	{

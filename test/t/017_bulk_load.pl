@@ -20,9 +20,9 @@
 #   (e) writes on the leaf prefixes the build gave (ddb_page.h, "Leaf
 #       prefix"): new keys that split the loaded leaves, updates, whole
 #       partitions deleted and VACUUMed (unlinks), then a crash: primary
-#       and standby equal the shadow; with ddb's own WAL the standby
-#       checks every page its records change against the primary's image
-#       (wal_consistency_checking).
+#       and standby equal the shadow; with ddb's own WAL the splits are EXT
+#       records and the standby checks every page ddb's records change
+#       against the primary's image (wal_consistency_checking).
 # Each step checks that the bulk path was taken (DEBUG1 line in the log)
 # and that the table takes writes afterwards.
 #
@@ -150,7 +150,9 @@ cmp_ok($primary->safe_psql('postgres', q{SELECT (ddb_verify('t') ->> 'leaf_prefi
 	'>', 4, '(e) the loaded leaves have prefixes');
 # (ddb's records only: Generic WAL's masking knows nothing of the hint bits
 # of the tuples in ddb's leaves, which change without WAL, as on heap)
-my $wcc = ($ENV{DDB_TAP_WAL} // '') eq 'custom' ? 'ddb' : '';
+my $custom = ($ENV{DDB_TAP_WAL} // '') eq 'custom';
+my $wcc = $custom ? 'ddb' : '';
+my $from = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
 for my $tbl ('t', 'shadow')
 {
 	$primary->safe_psql('postgres', qq{
@@ -160,6 +162,17 @@ for my $tbl ('t', 'shadow')
 		UPDATE $tbl SET item = item || '{"u": 1}' WHERE "SK" LIKE 'S01500%';
 		DELETE FROM $tbl WHERE "PK" IN (SELECT 'P' || i FROM generate_series(0, 899, 3) i);
 	});
+}
+if ($custom)
+{
+	# the splits of leaves with a prefix are ddb's EXT records, which carry it
+	my $to = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+	cmp_ok($primary->safe_psql('postgres', qq{
+			CREATE EXTENSION IF NOT EXISTS pg_walinspect;
+			SELECT count(*) FROM pg_get_wal_records_info('$from', '$to')
+			WHERE resource_manager = 'ddb' AND record_type = 'EXT'
+			  AND description LIKE 'SPLIT, prefix % bytes: left keeps%'}),
+		'>', 0, '(e) the splits of prefixed leaves were EXT records');
 }
 $primary->safe_psql('postgres', "SET wal_consistency_checking = '$wcc'; VACUUM t;");
 cmp_ok($primary->safe_psql('postgres', q{SELECT (ddb_verify('t') ->> 'deleted_pages')::int}),

@@ -8,11 +8,12 @@
 # A later ddb may add record forms, which an older one's redo must refuse
 # rather than replay as a kind it knows.  The test-only setting
 # ddb.check_wal_unknown_form (checks builds only) makes the server write its
-# INSERT_MULTI and UPDATE_MAP records with the info bit 0x80, which no ddb
-# gives those kinds: info 0xE0 and 0xF0, the only values ddb leaves unused
-# (PostgreSQL keeps the low four bits).  The records are otherwise the ones
-# ddb writes, so the known form of the same record is the control.  For each
-# of the two, on a server of its own, this proves:
+# INSERT_MULTI records with the info bit 0x80, which no ddb gives that kind
+# (info 0xE0, the only value ddb leaves unused: PostgreSQL keeps the low
+# four bits), and its UPDATE_MAP records as EXT records (info 0xF0, whose
+# first byte names a form) of a form no ddb has (255).  The records are
+# otherwise the ones ddb writes, so the known form of the same record is the
+# control.  For each of the two, on a server of its own, this proves:
 #   (a) the control: the statements with the setting off write the known
 #       form (pg_waldump: custom203, info 60 or 70), and after a crash
 #       (immediate stop) recovery replays them from before them and every
@@ -20,12 +21,14 @@
 #   (b) the same statements with the setting on write the unknown form, and
 #       nothing else of that kind; pg_waldump, which cannot load ddb, still
 #       reads the WAL and lists them as custom203 with their info (README,
-#       "Tools"), and pg_walinspect names them "UNKNOWN (e0)", not as the
-#       kind whose info they share the low bits of, and does not decode them;
+#       "Tools"), and pg_walinspect names them "UNKNOWN (e0)" (or "EXT",
+#       "unknown form 255"), not as the kind whose info they share the low
+#       bits of, and does not decode them;
 #   (c) after a crash, recovery stops at the first of them: the log says
 #       "PANIC:  ddb WAL record with unknown info 0xE0: this server's ddb is
-#       older than the one that wrote it" with that record's LSN (the error
-#       context, "ddb/UNKNOWN (E0)"), and the server does not come up.
+#       older than the one that wrote it" (0xF0 form 255) with that
+#       record's LSN (the error context, "ddb/UNKNOWN (E0)", "ddb/EXT"), and
+#       the server does not come up.
 #
 # The test needs ddb preloaded (its own records are what it is about), so
 # it sets the preload itself and runs once, in either DDB_TAP_WAL mode.
@@ -87,11 +90,17 @@ sub count_info
 
 # One case: $write->($node, $tag) writes records of one kind (known info
 # $known) into t and alike into the heap shadow s; with the setting on,
-# they have info $unknown.
+# they have info $unknown, and $form (if given) in their first byte: an EXT
+# record of that form.
 sub one_case
 {
-	my ($name, $known, $unknown, $write) = @_;
+	my ($name, $known, $unknown, $write, $form) = @_;
 	my $UNKNOWN = uc $unknown;
+	# what pg_walinspect and the PANIC and its context say of them
+	my ($type, $where, $panic, $context) = defined $form
+	  ? ("EXT unknown form $form", "record_type = 'EXT' AND description LIKE 'unknown form%'",
+		"0x$UNKNOWN form $form", 'EXT')
+	  : ("UNKNOWN ($unknown) ", "record_type LIKE 'UNKNOWN%'", "0x$UNKNOWN", "UNKNOWN \\($UNKNOWN\\)");
 
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init;
@@ -142,12 +151,12 @@ max_wal_size = '1GB'
 	is( $node->safe_psql('postgres', qq{
 			SELECT string_agg(DISTINCT record_type || ' ' || description, ', ')
 			FROM pg_get_wal_records_info('$from', '$to')
-			WHERE resource_manager = 'ddb' AND record_type LIKE 'UNKNOWN%'}),
-		"UNKNOWN ($unknown) ",
-		"(b) $name: pg_walinspect names them UNKNOWN ($unknown) and does not decode them");
+			WHERE resource_manager = 'ddb' AND $where}),
+		$type,
+		"(b) $name: pg_walinspect names them $type and does not decode them");
 	is( $node->safe_psql('postgres', qq{
 			SELECT count(*) FROM pg_get_wal_records_info('$from', '$to')
-			WHERE resource_manager = 'ddb' AND record_type LIKE 'UNKNOWN%'}),
+			WHERE resource_manager = 'ddb' AND $where}),
 		scalar @bad, "(b) $name: ... all " . scalar(@bad) . " of them");
 
 	# ---- (c) a crash: recovery meets them and stops ----
@@ -157,9 +166,9 @@ max_wal_size = '1GB'
 	ok(!$started, "(c) $name: after a crash with the unknown form in the WAL, the server does not start");
 	$log = slurp_file($node->logfile, $logstart);
 	like($log,
-		qr/PANIC:  ddb WAL record with unknown info 0x$UNKNOWN: this server's ddb is older than the one that wrote it/,
-		"(c) $name: recovery stops with ddb's PANIC naming the info 0x$UNKNOWN");
-	ok($log =~ m{PANIC:  ddb WAL record with unknown info[^\n]*\n(?:[^\n]*\n)*?[^\n]*CONTEXT:  WAL redo at ([0-9A-F]+/[0-9A-F]+) for ddb/UNKNOWN \($UNKNOWN\)}
+		qr/PANIC:  ddb WAL record with unknown info $panic: this server's ddb is older than the one that wrote it/,
+		"(c) $name: recovery stops with ddb's PANIC naming the info $panic");
+	ok($log =~ m{PANIC:  ddb WAL record with unknown info[^\n]*\n(?:[^\n]*\n)*?[^\n]*CONTEXT:  WAL redo at ([0-9A-F]+/[0-9A-F]+) for ddb/$context}
 		  && @bad && lsn($1) == lsn($bad[0][0]),
 		"(c) $name: ... at the first record of that form (" . ($bad[0][0] // 'none')
 		  . '), which the error context does not name as a kind ddb knows');
@@ -207,8 +216,8 @@ one_case('insert_multi', '60', 'e0', sub {
 	});
 });
 
-# UPDATE_MAP (0x70; unknown: 0xF0): an update beside its old version, with
-# its row-id map entry.
+# UPDATE_MAP (0x70; unknown: EXT, 0xF0, form 255): an update beside its old
+# version, with its row-id map entry.
 one_case('update_map', '70', 'f0', sub {
 	my ($node, $tag, $form) = @_;
 	for my $tbl ('t', 's')
@@ -218,6 +227,6 @@ one_case('update_map', '70', 'f0', sub {
 			UPDATE $tbl SET item = item || jsonb_build_object('u', '$tag') WHERE (item->>'n')::int % 10 = 3;
 		});
 	}
-});
+}, 255);
 
 done_testing();
