@@ -41,10 +41,10 @@ END
 $f$;
 
 -- ddb_verify's verdict and the prefix figures, in one row
-CREATE FUNCTION lp_verify(t regclass, OUT items text, OUT storage_version text,
+CREATE FUNCTION lp_verify(t regclass, OUT live text, OUT storage_version text,
                           OUT prefixed bool, OUT leaf_pages int)
 LANGUAGE sql AS $$
-  SELECT v ->> 'items', v ->> 'storage_version',
+  SELECT v ->> 'live', v ->> 'storage_version',
          (v ->> 'leaf_prefix_bytes')::float > 20, (v ->> 'leaf_pages')::int
   FROM ddb_verify(t) v
 $$;
@@ -59,7 +59,7 @@ CREATE TABLE lp ("PK" text, "SK" text, item jsonb) USING ddb;
 SELECT lp_copy('lp', 6000, 20, 'CUST#', 'ORDER#2025-01-01T00:00:00');
 COMMIT;
 SELECT * FROM lp_verify('lp');
-SELECT items, storage_version, prefixed FROM lp_verify('lp_rows');
+SELECT live, storage_version, prefixed FROM lp_verify('lp_rows');
 -- the same items on fewer leaves: each stores about 30 bytes less
 SELECT (SELECT leaf_pages FROM lp_verify('lp'))::float /
        (SELECT leaf_pages FROM lp_verify('lp_rows')) < 0.93 AS fewer_leaves;
@@ -157,7 +157,7 @@ WHERE ("PK", "SK") IN (SELECT 'CUST#' || (i % 20), 'ORDER#2025-01-01T00:00:00#' 
 UPDATE lp SET item = item || '{"sql": true}' WHERE "PK" = 'CUST#5' AND "SK" < 'ORDER#2025-01-01T00:00:00#001';
 UPDATE lp_heap SET item = item || '{"sql": true}' WHERE "PK" = 'CUST#5' AND "SK" COLLATE "C" < 'ORDER#2025-01-01T00:00:00#001';
 -- (the leaves split: many more items than the build left room for)
-SELECT items, storage_version, prefixed FROM lp_verify('lp');
+SELECT live, storage_version, prefixed FROM lp_verify('lp');
 SELECT lp_same('lp', 'lp_heap') AS differ;
 SELECT c, lp_query_ok('lp', 'lp_heap', 'CUST#7', c, v) AS ok
 FROM (VALUES ('PK = :p', '{}'::jsonb),
@@ -173,12 +173,12 @@ DELETE FROM lp WHERE "PK" IN ('CUST#3', 'CUST#4', 'CUST#11');
 DELETE FROM lp_heap WHERE "PK" IN ('CUST#3', 'CUST#4', 'CUST#11');
 SELECT wait_no_xmin();
 VACUUM lp;
-SELECT items, storage_version, prefixed FROM lp_verify('lp');
+SELECT live, storage_version, prefixed FROM lp_verify('lp');
 SELECT (v ->> 'deleted_pages')::int > 0 AS unlinked FROM ddb_verify('lp') v;
 SELECT lp_same('lp', 'lp_heap') AS differ;
 INSERT INTO lp SELECT 'CUST#3', 'BACK#' || i, '{}' FROM generate_series(1, 300) i;
 INSERT INTO lp_heap SELECT 'CUST#3', 'BACK#' || i, '{}' FROM generate_series(1, 300) i;
-SELECT items, storage_version, prefixed FROM lp_verify('lp');
+SELECT live, storage_version, prefixed FROM lp_verify('lp');
 SELECT lp_same('lp', 'lp_heap') AS differ;
 
 -- Many small partitions, every third deleted: some emptied leaves begin a
@@ -203,7 +203,7 @@ DROP TABLE lp3;
 
 -- VACUUM FULL builds the tree again, with prefixes
 VACUUM FULL lp;
-SELECT items, storage_version, prefixed FROM lp_verify('lp');
+SELECT live, storage_version, prefixed FROM lp_verify('lp');
 SELECT lp_same('lp', 'lp_heap') AS differ;
 SELECT c, lp_query_ok('lp', 'lp_heap', 'CUST#8', c, v) AS ok
 FROM (VALUES ('PK = :p', '{}'::jsonb),
@@ -216,7 +216,7 @@ SELECT lp_copy('lp', 6000, 20, 'CUST#', 'ORDER#2025-01-01T00:00:00');
 COMMIT;
 TRUNCATE lp_heap;
 SELECT lp_copy('lp_heap', 6000, 20, 'CUST#', 'ORDER#2025-01-01T00:00:00');
-SELECT items, storage_version, prefixed FROM lp_verify('lp');
+SELECT live, storage_version, prefixed FROM lp_verify('lp');
 SELECT lp_same('lp', 'lp_heap') AS differ;
 
 -- Long partition keys (1,500 bytes): leaves whose prefixes hold most of
@@ -228,7 +228,7 @@ BEGIN;
 CREATE TABLE lpl ("PK" text, "SK" text, item jsonb) USING ddb;
 SELECT lp_copy('lpl', 1500, 3, repeat('p', 1500), 'S');
 COMMIT;
-SELECT items, storage_version, (v ->> 'leaf_prefix_bytes')::float > 1000 AS long_prefixes
+SELECT live, storage_version, (v ->> 'leaf_prefix_bytes')::float > 1000 AS long_prefixes
 FROM lp_verify('lpl'), ddb_verify('lpl') v;
 SELECT lp_same('lpl', 'lpl_heap') AS differ;
 SELECT lp_query_ok('lpl', 'lpl_heap', repeat('p', 1500) || '1', 'PK = :p AND SK BETWEEN :a AND :b',
@@ -240,7 +240,7 @@ UPDATE lpl_heap SET item = '{"u": 1}' WHERE "SK" LIKE 'S#0007%';
 DELETE FROM lpl WHERE "SK" LIKE 'S#0003%';
 DELETE FROM lpl_heap WHERE "SK" LIKE 'S#0003%';
 SELECT ddb_get_item('lpl', jsonb_build_object('PK', repeat('p', 1500) || '2', 'SK', 'S#000701')) ->> 'u' AS u;
-SELECT items, storage_version FROM lp_verify('lpl');
+SELECT live, storage_version FROM lp_verify('lpl');
 SELECT lp_same('lpl', 'lpl_heap') AS differ;
 
 -- Number sort keys
@@ -248,7 +248,7 @@ BEGIN;
 CREATE TABLE lpn ("PK" text, "SK" numeric, item jsonb) USING ddb;
 INSERT INTO lpn SELECT 'P' || (i % 5), 1000000 + i * 3, '{}' FROM generate_series(1, 3000) i;
 COMMIT;
-SELECT items FROM lp_verify('lpn');
+SELECT live FROM lp_verify('lpn');
 VACUUM FULL lpn;
 -- (hash, partition key and the numbers' first digits)
 SELECT v ->> 'items' AS items, (v ->> 'leaf_prefix_bytes')::float > 8 AS prefixed

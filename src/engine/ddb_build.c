@@ -404,34 +404,48 @@ leaf_write(DdbBuildState *bs, LevelBuilder *lb, int n, const char *hk, int hklen
 /*
  * End the current leaf before item key 'next' (its first n items go; the
  * rest, if any, start the next leaf) and start the next leaf.  Its high
- * key is the shortest separator above its last item and at most 'next'
- * that keeps the prefix 'run' its items share with its low bound: the
- * truncated separator (a prefix of 'next') when 'next' shares that
- * prefix, else the last item key cut after its first byte at or beyond
- * the prefix that can grow, that byte grown by one -- below 'next', which
- * differs from it within the prefix.  (The last item key always has such
- * a byte: its version suffix ends with the complement of a non-zero
- * offset.)  The page was filled counting its items at that prefix, so it
- * fits.
+ * key is the shortest separator above its last item that keeps the prefix
+ * 'run' its items share with its low bound, as they were counted at it:
+ * the truncated separator (a prefix of 'next') when 'next' shares that
+ * prefix.  When it does not (next starts another partition), the leaf ends
+ * one item earlier, at the truncated separator between its last two
+ * items, which share the prefix: its last item and 'next' go to the next
+ * leaf, which then holds the end of one partition and the start of the
+ * next, as any leaf a boundary falls in does.  A high key inside the
+ * partition before would keep the prefix too, but a backward scan from
+ * the end of that partition would then descend to the leaf right of it,
+ * find nothing and descend again.  Only a leaf of one item ends with such
+ * a high key: the item key cut after its first byte at or beyond the
+ * prefix that can grow, that byte grown by one (below 'next', which
+ * differs from it within the prefix; every item key has such a byte: its
+ * version suffix ends with the complement of a non-zero offset).
  */
 static void
 leaf_end(DdbBuildState *bs, LevelBuilder *lb, int n, const char *next, int nextlen)
 {
-	const char *last = lb->itemkeys[n - 1];
-	int			lastlen = lb->itemkeylens[n - 1];
 	int			run = lb->low ? lb->run : 0;
 	char	   *hk;
 	int			hklen;
 	BlockNumber nextblk = build_new_page(bs);
 
+	if (lb->low != NULL && ddb_common_prefix(lb->low, lb->lowlen, next, nextlen) < run && n >= 2)
+	{
+		n--;					/* (its last two items share the prefix) */
+		next = lb->itemkeys[n];
+		nextlen = lb->itemkeylens[n];
+	}
 	if (lb->low == NULL || ddb_common_prefix(lb->low, lb->lowlen, next, nextlen) >= run)
 	{
-		hklen = Min(ddb_common_prefix(last, lastlen, next, nextlen) + 1, nextlen);
+		const char *last = lb->itemkeys[n - 1];
+
+		hklen = Min(ddb_common_prefix(last, lb->itemkeylens[n - 1], next, nextlen) + 1, nextlen);
 		hk = palloc(hklen);
 		memcpy(hk, next, hklen);
 	}
 	else
 	{
+		const char *last = lb->itemkeys[n - 1];
+		int			lastlen = lb->itemkeylens[n - 1];
 		int			k = run;
 
 		while (k < lastlen && (unsigned char) last[k] == 0xFF)
@@ -456,7 +470,7 @@ leaf_end(DdbBuildState *bs, LevelBuilder *lb, int n, const char *next, int nextl
 	for (int i = 0; i < lb->nitems; i++)
 		lb->run = Min(lb->run, Min(lb->items[i]->keylen,
 								   ddb_common_prefix(hk, hklen, lb->itemkeys[i],
-												 lb->itemkeylens[i])));
+													 lb->itemkeylens[i])));
 	lb->used = leaf_used(lb, lb->nitems, lb->run);
 }
 
@@ -468,8 +482,9 @@ leaf_end(DdbBuildState *bs, LevelBuilder *lb, int n, const char *next, int nextl
  * and one byte), and the leaf reserve after both, unless the leaf has
  * fewer than two items.  The leaf takes items up to the fillfactor, never
  * beyond it (as nbtree's and heap's pages do), so it ends on average half
- * an item below it.  Else the leaf ends (leaf_end) and the item starts the
- * next one.
+ * an item below it.  Else the leaf ends (leaf_end), and the item is
+ * looked at again for the next one, which may have taken the leaf's last
+ * item.
  */
 static void
 leaf_add(DdbBuildState *bs, LevelBuilder *lb, DdbLeafItem item, Size size,
@@ -482,28 +497,32 @@ leaf_add(DdbBuildState *bs, LevelBuilder *lb, DdbLeafItem item, Size size,
 		lb->first = lb->blkno;
 		lb->npages = 1;
 	}
-	else if (lb->nitems > 0)
+	for (;;)
 	{
-		int			run = lb->low ?
-			Min(lb->run, Min(item->keylen, ddb_common_prefix(lb->low, lb->lowlen, key, keylen))) : 0;
-		Size		used = (run == lb->run ? lb->used : leaf_used(lb, lb->nitems, run)) +
-			leaf_item_size(item, size, run) + sizeof(ItemIdData);
+		int			run;
+		Size		used;
 		Size		hk = ddb_key_item_size(Min(keylen + 1, DDB_MAX_SEP_LEN));
 
+		if (lb->nitems == 0)
+		{
+			/* the first item of a leaf: all it shares with the low bound */
+			lb->run = lb->low ?
+				Min(item->keylen, ddb_common_prefix(lb->low, lb->lowlen, key, keylen)) : 0;
+			lb->used = 0;
+			break;
+		}
+		run = lb->low ?
+			Min(lb->run, Min(item->keylen, ddb_common_prefix(lb->low, lb->lowlen, key, keylen))) : 0;
+		used = (run == lb->run ? lb->used : leaf_used(lb, lb->nitems, run)) +
+			leaf_item_size(item, size, run) + sizeof(ItemIdData);
 		if (used + hk <= DDB_PAGE_CAPACITY &&
 			(DDB_PAGE_CAPACITY - used - hk >= bs->leaf_reserve || lb->nitems < 2))
 		{
 			lb->run = run;
 			lb->used = used - leaf_item_size(item, size, run) - sizeof(ItemIdData);
+			break;
 		}
-		else
-			leaf_end(bs, lb, lb->nitems, key, keylen);
-	}
-	if (lb->nitems == 0)
-	{
-		/* the first item of a leaf: all it shares with the low bound */
-		lb->run = lb->low ? Min(item->keylen, ddb_common_prefix(lb->low, lb->lowlen, key, keylen)) : 0;
-		lb->used = 0;
+		leaf_end(bs, lb, lb->nitems, key, keylen);
 	}
 	if (lb->nitems == lb->maxitems)
 	{
