@@ -103,6 +103,30 @@ FROM (VALUES ('PK = :p', '{}'::jsonb),
              ('PK = :p AND SK BETWEEN :a AND :b', '{":a": "ORDER", ":b": "ORDER#2025-01-01T"}'),
              ('PK = :p AND begins_with(SK, :a)', '{":a": "ORDER#2025-01-01T00:00:00#0045"}'),
              ('PK = :p AND begins_with(SK, :a)', '{":a": "ORDER#2025-01-02"}')) q(c, v);
+-- The newest item of each partition (Query newest-first, limit 1) in one
+-- descent: no leaf ends at a high key inside a partition that a backward
+-- scan from the partition's end would have to step back from.
+CREATE FUNCTION lp_newest_descents(t regclass, parts int) RETURNS int
+LANGUAGE plpgsql AS $f$
+DECLARE
+  h int := (SELECT (v ->> 'height')::int FROM ddb_verify(t) v);
+  plan json;
+  over int := 0;
+BEGIN
+  FOR p IN 0 .. parts - 1 LOOP
+    EXECUTE format('EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, FORMAT JSON) '
+                   'SELECT item FROM %s WHERE "PK" = %L ORDER BY "SK" DESC LIMIT 1', t, 'CUST#' || p)
+      INTO plan;
+    IF (plan -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::int +
+       (plan -> 0 -> 'Plan' ->> 'Shared Read Blocks')::int > h + 1 THEN
+      over := over + 1;
+    END IF;
+  END LOOP;
+  RETURN over;
+END
+$f$;
+SELECT lp_newest_descents('lp', 20) AS partitions_read_twice;
+
 -- GetItem and plain SQL point reads of every item of two partitions
 SELECT count(*) AS got FROM lp_heap h
 WHERE h."PK" IN ('CUST#3', 'CUST#19') AND
@@ -191,6 +215,7 @@ BEGIN;
 CREATE TABLE lp3 ("PK" text, "SK" text, item jsonb) USING ddb;
 SELECT lp_copy('lp3', 16000, 200, 'CUST#', 'ORDER#2025-01-01T00:00:00');
 COMMIT;
+SELECT lp_newest_descents('lp3', 200) AS partitions_read_twice;
 DELETE FROM lp3 WHERE "PK" IN (SELECT 'CUST#' || i FROM generate_series(0, 199, 3) i);
 SELECT wait_no_xmin();
 VACUUM lp3;
@@ -258,4 +283,4 @@ FROM ddb_query('lpn', 'PK = :p AND SK BETWEEN :a AND :b', '{":p": "P2", ":a": 10
 SELECT count(*) AS n FROM lpn WHERE "PK" = 'P3' AND "SK" > 1008000;
 
 DROP TABLE lp, lp_rows, lp_heap, lpl, lpl_heap, lpn;
-DROP FUNCTION lp_copy, lp_same, lp_verify, lp_query_ok, lp_write, wait_no_xmin;
+DROP FUNCTION lp_copy, lp_same, lp_verify, lp_query_ok, lp_write, lp_newest_descents, wait_no_xmin;
