@@ -547,14 +547,16 @@ leaf_add(DdbBuildState *bs, LevelBuilder *lb, DdbLeafItem item, Size size,
 /*
  * The level's last leaf, which is the rightmost: no high key, no prefix.
  * Its items were counted at the prefix they share with its low bound; when
- * they do not fit whole, the leaf ends before the longest run of its last
- * items that does (one always fits a page: DDB_MAX_ITEM_SIZE), which then
- * makes the last leaf.
+ * they do not fit whole, with the leaf reserve, the leaf ends before the
+ * longest run of its last items that does (one item always fits a page:
+ * DDB_MAX_ITEM_SIZE), which then makes the last leaf.
  */
 static void
 leaf_finish(DdbBuildState *bs, LevelBuilder *lb)
 {
-	if (lb->nitems > 0 && leaf_used(lb, lb->nitems, 0) > DDB_PAGE_CAPACITY)
+	Size		room = DDB_PAGE_CAPACITY - Min(bs->leaf_reserve, DDB_PAGE_CAPACITY / 2);
+
+	if (lb->nitems > 0 && leaf_used(lb, lb->nitems, 0) > room)
 	{
 		int			s = lb->nitems - 1;
 		Size		used = leaf_item_size(lb->items[s], lb->sizes[s], 0) + sizeof(ItemIdData);
@@ -564,7 +566,7 @@ leaf_finish(DdbBuildState *bs, LevelBuilder *lb)
 			Size		more = leaf_item_size(lb->items[s - 1], lb->sizes[s - 1], 0) +
 				sizeof(ItemIdData);
 
-			if (used + more > DDB_PAGE_CAPACITY)
+			if (used + more > room)
 				break;
 			used += more;
 			s--;

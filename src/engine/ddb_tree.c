@@ -66,7 +66,8 @@
  *	   PostgreSQL's 200: the four pages of a split (metapage or parent,
  *	   node, new sibling, new root; or parent, leaf and its right sibling:
  *	   see "Long keys"), the four of an unlink (parent, left
- *	   sibling, leaf, and the right sibling for a look at its prefix),
+ *	   sibling, leaf, and, at times, the right sibling for a look at its
+ *	   prefix),
  *	   or, while checking that a key is free,
  *	   the key's first leaf and two more, however many leaves the key's
  *	   versions span, plus a new version's map leaf.
@@ -202,8 +203,8 @@
  * (ddb_page.h, "Leaf prefix"): else L stays.  Locks (ddb_unlink_leaf): Q
  * exclusively, found by a descent
  * that share-locks the levels above one page at a time, then P, then L,
- * then R shared for that look -- top-down, then left to right (rule 1),
- * P, L and R only conditionally (a
+ * then, when Q's separators do not settle the prefix question, R shared --
+ * top-down, then left to right (rule 1), P, L and R only conditionally (a
  * busy one waits for the next VACUUM); Q held exclusively keeps P, L and R
  * from splitting.  One WAL record of Q, P and L (XLOG_DDB_UNLINK with ddb
  * preloaded, else Generic WAL; redo locks them in that order), so there
@@ -275,6 +276,7 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/buf_internals.h"
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
@@ -3648,39 +3650,73 @@ ddb_page_set_deleted(Page page, uint16 kind, BlockNumber right, FullTransactionI
 }
 
 /*
- * Does the low bound of parent q's child 'off' (an unlink's leaf, not q's
- * first child) start with the prefix of its right sibling 'rblk', the
- * next child?  R is share-locked for the look, conditionally (after q and
- * the leaf: top-down, left to right), and released: its prefix cannot
- * change while q, which a split of it needs, is held.  A busy R answers
- * no, and the next VACUUM tries again.
+ * Does the low bound of parent q's child 'off' (an unlink's leaf, neither
+ * q's first child nor its last) start with the prefix of its right sibling
+ * 'rblk', the next child?  Q's separators answer most often: R's prefix,
+ * the first bytes of its high key, which start its low bound too, is no
+ * longer than what R's bounds in q share, so a low bound that shares that
+ * much with R's high key starts with it.  Else R itself is looked at,
+ * share-locked conditionally (after q and the leaf: top-down, left to
+ * right; a writer busy on R answers no, and the next VACUUM tries again)
+ * and released: its prefix cannot change while q, which a split of it
+ * needs, is held.
  */
 static bool
 ddb_unlink_keeps_prefix(Relation rel, Page q, OffsetNumber off, BlockNumber rblk)
 {
-	Buffer		rbuf = ReadBuffer(rel, rblk);
+	int			lowlen,
+				rlowlen,
+				rhighlen;
+	char	   *low = ddb_internal_sep(q, off, &lowlen);
+	char	   *rlow = ddb_internal_sep(q, off + 1, &rlowlen);
+	char	   *rhigh;
+	Buffer		rbuf;
 	const char *prefix;
 	int			plen;
-	bool		ok = false;
+	bool		ok;
 
-	if (!ConditionalLockBuffer(rbuf))
+	if (off + 2 <= PageGetMaxOffsetNumber(q))
+		rhigh = ddb_internal_sep(q, off + 2, &rhighlen);
+	else if (DdbPageIsRightmost(q))
+	{
+		/* R is the rightmost leaf, which has no prefix */
+		pfree(low);
+		pfree(rlow);
+		return true;
+	}
+	else
+	{
+		/* R is q's last child: q's high key is R's */
+		DdbKeyItem	hk = ddb_key_item(q, DDB_HIKEY);
+
+		rhighlen = hk->keylen;
+		rhigh = palloc(Max(rhighlen, 1));
+		memcpy(rhigh, hk->key, rhighlen);
+	}
+	ok = ddb_common_prefix(low, lowlen, rhigh, rhighlen) >=
+		ddb_common_prefix(rlow, rlowlen, rhigh, rhighlen);
+	pfree(rlow);
+	pfree(rhigh);
+	if (ok)
+	{
+		pfree(low);
+		return true;
+	}
+
+	rbuf = ReadBuffer(rel, rblk);
+	if (!BufferIsLocal(rbuf) &&
+		!LWLockConditionalAcquire(BufferDescriptorGetContentLock(GetBufferDescriptor(rbuf - 1)),
+								  LW_SHARED))
 	{
 		ReleaseBuffer(rbuf);
+		pfree(low);
 		return false;
 	}
 	ddb_check_leaf(rel, rbuf);
 	plen = ddb_leaf_prefix(BufferGetPage(rbuf), &prefix);
-	if (plen == 0)
-		ok = true;
-	else
-	{
-		int			lowlen;
-		char	   *low = ddb_internal_sep(q, off, &lowlen);
-
-		ok = lowlen >= plen && memcmp(low, prefix, plen) == 0;
-		pfree(low);
-	}
+	ok = plen == 0 || (lowlen >= plen && memcmp(low, prefix, plen) == 0);
 	UnlockReleaseBuffer(rbuf);
+	pfree(low);
 	return ok;
 }
 
