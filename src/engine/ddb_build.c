@@ -349,9 +349,10 @@ leaf_used(LevelBuilder *lb, int n, int plen)
  * Write the leaf's first n items as a page under high key 'hk' (NULL: the
  * level's last page), right-linked to 'right', with the prefix of its key
  * space (ddb_page.h, "Leaf prefix"): lcp(low bound, high key), none on
- * the first and last leaves, and never beyond an item's key, so that the
- * stored keys are never empty of their column bytes.  Set the items' map
- * entries; the items after them become the next leaf's first.
+ * the first and last leaves, and never longer than an item's key (the
+ * bounds may share part of a version suffix; the prefix stops before it).
+ * Set the items' map entries; the items after them become the next
+ * leaf's first.
  */
 static void
 leaf_write(DdbBuildState *bs, LevelBuilder *lb, int n, const char *hk, int hklen,
