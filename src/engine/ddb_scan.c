@@ -532,6 +532,9 @@ ddb_lookup_internal(Relation rel, Snapshot snapshot, const char *key, int keylen
 		Page		page = BufferGetPage(buf);
 		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 		BlockNumber next;
+		const char *rest = key; /* the key without the leaf's prefix */
+		int			restlen = keylen;
+		bool		inpage = ddb_strip_leaf_prefix(page, &rest, &restlen) == 0;
 
 		for (OffsetNumber off = ddb_leaf_search(page, key, keylen, false); off <= maxoff; off++)
 		{
@@ -539,7 +542,7 @@ ddb_lookup_internal(Relation rel, Snapshot snapshot, const char *key, int keylen
 			DdbLeafItem li = ddb_leaf_htup(rel, page, off, &htup);
 			bool		visible;
 
-			if (ddb_compare_leaf_keypart(page, key, keylen, li) != 0)
+			if (!inpage || ddb_compare_bytes(rest, restlen, li->key, li->keylen) != 0)
 			{
 				UnlockReleaseBuffer(buf);
 				return NULL;
@@ -629,6 +632,9 @@ ddb_find_current_ext(Relation rel, const char *key, int keylen, ItemPointer tid,
 		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 		DdbKeyItem	hk;
 		BlockNumber next;
+		const char *rest = key; /* the key without the leaf's prefix */
+		int			restlen = keylen;
+		bool		inpage = ddb_strip_leaf_prefix(page, &rest, &restlen) == 0;
 
 		for (OffsetNumber off = ddb_leaf_search(page, key, keylen, false); off <= maxoff; off++)
 		{
@@ -636,7 +642,7 @@ ddb_find_current_ext(Relation rel, const char *key, int keylen, ItemPointer tid,
 			DdbLeafItem li = (DdbLeafItem) PageGetItem(page, iid);
 			HeapTupleData htup;
 
-			if (ddb_compare_leaf_keypart(page, key, keylen, li) != 0)
+			if (!inpage || ddb_compare_bytes(rest, restlen, li->key, li->keylen) != 0)
 			{
 				UnlockReleaseBuffer(buf);
 				return false;

@@ -2859,10 +2859,9 @@ ddb_split_into_right(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buff
 	 * start with it ("Leaf prefix" in ddb_page.h; 'sep' does).
 	 */
 	plen = DdbPageGetOpaque(page)->prefixlen;
-	if (plen > 0 && (rhk == NULL || rhklen < plen ||
-					 memcmp(rhk, ddb_key_item(page, DDB_HIKEY)->key, plen) != 0))
-		need = DDB_PAGE_CAPACITY + 1;
-	if (need > DDB_PAGE_CAPACITY)
+	if (need > DDB_PAGE_CAPACITY ||
+		(plen > 0 && (rhk == NULL || rhklen < plen ||
+					  memcmp(rhk, ddb_key_item(page, DDB_HIKEY)->key, plen) != 0)))
 	{
 		if (rhk)
 			pfree(rhk);
@@ -4178,13 +4177,16 @@ ddb_check_unique_walk(Relation rel, Buffer first, const char *key, int keylen,
 		OffsetNumber off = ddb_leaf_search(page, key, keylen, false);
 		DdbKeyItem	hk;
 		Buffer		next;
+		const char *rest = key; /* the key without the leaf's prefix */
+		int			restlen = keylen;
+		bool		inpage = ddb_strip_leaf_prefix(page, &rest, &restlen) == 0;
 
 		for (; off <= maxoff; off++)
 		{
 			DdbLeafItem li = ddb_leaf_item(page, off);
 			HeapTupleData htup;
 
-			if (ddb_compare_leaf_keypart(page, key, keylen, li) != 0)
+			if (!inpage || ddb_compare_bytes(rest, restlen, li->key, li->keylen) != 0)
 				goto done;		/* past the key's versions */
 
 			(void) ddb_leaf_htup(rel, page, off, &htup);
