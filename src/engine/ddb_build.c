@@ -71,6 +71,15 @@
  */
 #define DDB_BUILD_INTERNAL_FILL	0.90
 
+/* A leaf item waiting for its leaf to end: a whole-key copy, as ddb_build_add made it. */
+typedef struct PendingItem
+{
+	DdbLeafItem item;
+	Size		size;			/* MAXALIGN'd */
+	char	   *key;			/* its item key */
+	int			keylen;
+} PendingItem;
+
 typedef struct LevelBuilder
 {
 	int			level;
@@ -80,14 +89,10 @@ typedef struct LevelBuilder
 	BlockNumber first;			/* first page of this level */
 	int			npages;
 	/*
-	 * leaf: the current leaf's items (whole-key copies, as ddb_build_add
-	 * made them, with their sizes and item keys), laid out when it ends
-	 * (leaf_write), and what they share with its low bound
+	 * leaf: the current leaf's items, laid out when it ends (leaf_write),
+	 * and what they share with its low bound
 	 */
-	DdbLeafItem *items;
-	Size	   *sizes;
-	char	  **itemkeys;
-	int		   *itemkeylens;
+	PendingItem *pend;
 	int			nitems;
 	int			maxitems;
 	char	   *low;			/* the leaf's low bound; NULL: the first leaf */
@@ -341,7 +346,7 @@ leaf_used(LevelBuilder *lb, int n, int plen)
 	Size		used = 0;
 
 	for (int i = 0; i < n; i++)
-		used += leaf_item_size(lb->items[i], lb->sizes[i], plen) + sizeof(ItemIdData);
+		used += leaf_item_size(lb->pend[i].item, lb->pend[i].size, plen) + sizeof(ItemIdData);
 	return used;
 }
 
@@ -364,7 +369,7 @@ leaf_write(DdbBuildState *bs, LevelBuilder *lb, int n, const char *hk, int hklen
 	{
 		plen = ddb_common_prefix(lb->low, lb->lowlen, hk, hklen);
 		for (int i = 0; i < n; i++)
-			plen = Min(plen, lb->items[i]->keylen);
+			plen = Min(plen, lb->pend[i].item->keylen);
 	}
 	build_init_page(lb->page, 0, right);
 	DdbPageGetOpaque(lb->page)->prefixlen = plen;
@@ -372,13 +377,13 @@ leaf_write(DdbBuildState *bs, LevelBuilder *lb, int n, const char *hk, int hklen
 		page_add_key(lb->page, InvalidBlockNumber, hk, hklen, DDB_HIKEY);
 	for (int i = 0; i < n; i++)
 	{
-		DdbLeafItem li = lb->items[i];
-		Size		size = leaf_item_size(li, lb->sizes[i], plen);
+		DdbLeafItem li = lb->pend[i].item;
+		Size		size = leaf_item_size(li, lb->pend[i].size, plen);
 
 		if (plen > 0)
 		{
 			Size		tupoff = DdbLeafTupleOffset(li->keylen);
-			Size		tuplen = lb->sizes[i] - tupoff;
+			Size		tuplen = lb->pend[i].size - tupoff;
 
 			/* in place: the key's rest, then the tuple moved down to its offset */
 			Assert(memcmp(li->key, hk, plen) == 0);
@@ -392,14 +397,11 @@ leaf_write(DdbBuildState *bs, LevelBuilder *lb, int n, const char *hk, int hklen
 			elog(ERROR, "could not add item of size %zu to ddb page during build", size);
 		bs->map_block[ddb_tid_to_rowid(&li->tid)] = lb->blkno;
 		pfree(li);
-		pfree(lb->itemkeys[i]);
+		pfree(lb->pend[i].key);
 	}
 	build_write(bs, lb->blkno, lb->page);
 	lb->nitems -= n;
-	memmove(lb->items, lb->items + n, sizeof(DdbLeafItem) * lb->nitems);
-	memmove(lb->sizes, lb->sizes + n, sizeof(Size) * lb->nitems);
-	memmove(lb->itemkeys, lb->itemkeys + n, sizeof(char *) * lb->nitems);
-	memmove(lb->itemkeylens, lb->itemkeylens + n, sizeof(int) * lb->nitems);
+	memmove(lb->pend, lb->pend + n, sizeof(PendingItem) * lb->nitems);
 }
 
 /*
@@ -432,21 +434,21 @@ leaf_end(DdbBuildState *bs, LevelBuilder *lb, int n, const char *next, int nextl
 	if (lb->low != NULL && ddb_common_prefix(lb->low, lb->lowlen, next, nextlen) < run && n >= 2)
 	{
 		n--;					/* (its last two items share the prefix) */
-		next = lb->itemkeys[n];
-		nextlen = lb->itemkeylens[n];
+		next = lb->pend[n].key;
+		nextlen = lb->pend[n].keylen;
 	}
 	if (lb->low == NULL || ddb_common_prefix(lb->low, lb->lowlen, next, nextlen) >= run)
 	{
-		const char *last = lb->itemkeys[n - 1];
+		const char *last = lb->pend[n - 1].key;
 
-		hklen = Min(ddb_common_prefix(last, lb->itemkeylens[n - 1], next, nextlen) + 1, nextlen);
+		hklen = Min(ddb_common_prefix(last, lb->pend[n - 1].keylen, next, nextlen) + 1, nextlen);
 		hk = palloc(hklen);
 		memcpy(hk, next, hklen);
 	}
 	else
 	{
-		const char *last = lb->itemkeys[n - 1];
-		int			lastlen = lb->itemkeylens[n - 1];
+		const char *last = lb->pend[n - 1].key;
+		int			lastlen = lb->pend[n - 1].keylen;
 		int			k = run;
 
 		while (k < lastlen && (unsigned char) last[k] == 0xFF)
@@ -469,9 +471,9 @@ leaf_end(DdbBuildState *bs, LevelBuilder *lb, int n, const char *next, int nextl
 	/* the items left, if any, share with the new low bound what they do */
 	lb->run = hklen;
 	for (int i = 0; i < lb->nitems; i++)
-		lb->run = Min(lb->run, Min(lb->items[i]->keylen,
-								   ddb_common_prefix(hk, hklen, lb->itemkeys[i],
-													 lb->itemkeylens[i])));
+		lb->run = Min(lb->run, Min(lb->pend[i].item->keylen,
+								   ddb_common_prefix(hk, hklen, lb->pend[i].key,
+													 lb->pend[i].keylen)));
 	lb->used = leaf_used(lb, lb->nitems, lb->run);
 }
 
@@ -528,19 +530,13 @@ leaf_add(DdbBuildState *bs, LevelBuilder *lb, DdbLeafItem item, Size size,
 	if (lb->nitems == lb->maxitems)
 	{
 		lb->maxitems = Max(64, lb->maxitems * 2);
-		lb->items = lb->items ? repalloc(lb->items, sizeof(DdbLeafItem) * lb->maxitems) :
-			palloc(sizeof(DdbLeafItem) * lb->maxitems);
-		lb->sizes = lb->sizes ? repalloc(lb->sizes, sizeof(Size) * lb->maxitems) :
-			palloc(sizeof(Size) * lb->maxitems);
-		lb->itemkeys = lb->itemkeys ? repalloc(lb->itemkeys, sizeof(char *) * lb->maxitems) :
-			palloc(sizeof(char *) * lb->maxitems);
-		lb->itemkeylens = lb->itemkeylens ? repalloc(lb->itemkeylens, sizeof(int) * lb->maxitems) :
-			palloc(sizeof(int) * lb->maxitems);
+		lb->pend = lb->pend ? repalloc(lb->pend, sizeof(PendingItem) * lb->maxitems) :
+			palloc(sizeof(PendingItem) * lb->maxitems);
 	}
-	lb->items[lb->nitems] = item;
-	lb->sizes[lb->nitems] = size;
-	lb->itemkeys[lb->nitems] = key;
-	lb->itemkeylens[lb->nitems] = keylen;
+	lb->pend[lb->nitems].item = item;
+	lb->pend[lb->nitems].size = size;
+	lb->pend[lb->nitems].key = key;
+	lb->pend[lb->nitems].keylen = keylen;
 	lb->nitems++;
 	lb->used += leaf_item_size(item, size, lb->run) + sizeof(ItemIdData);
 }
@@ -560,11 +556,11 @@ leaf_finish(DdbBuildState *bs, LevelBuilder *lb)
 	if (lb->nitems > 0 && leaf_used(lb, lb->nitems, 0) > room)
 	{
 		int			s = lb->nitems - 1;
-		Size		used = leaf_item_size(lb->items[s], lb->sizes[s], 0) + sizeof(ItemIdData);
+		Size		used = leaf_item_size(lb->pend[s].item, lb->pend[s].size, 0) + sizeof(ItemIdData);
 
 		while (s > 1)
 		{
-			Size		more = leaf_item_size(lb->items[s - 1], lb->sizes[s - 1], 0) +
+			Size		more = leaf_item_size(lb->pend[s - 1].item, lb->pend[s - 1].size, 0) +
 				sizeof(ItemIdData);
 
 			if (used + more > room)
@@ -572,7 +568,7 @@ leaf_finish(DdbBuildState *bs, LevelBuilder *lb)
 			used += more;
 			s--;
 		}
-		leaf_end(bs, lb, s, lb->itemkeys[s], lb->itemkeylens[s]);
+		leaf_end(bs, lb, s, lb->pend[s].key, lb->pend[s].keylen);
 	}
 	leaf_write(bs, lb, lb->nitems, NULL, 0, InvalidBlockNumber);
 }
