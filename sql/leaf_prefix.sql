@@ -14,6 +14,7 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
 \i test/regress/wait_no_xmin.sql
+\i test/regress/twin_differ.sql
 RESET client_min_messages;
 
 -- n items, partition i % parts, sort keys '<stem>#nnnnnn' ascending (so
@@ -24,19 +25,6 @@ BEGIN
   EXECUTE format('COPY %s FROM PROGRAM %L', tbl, format(
     $awk$awk 'BEGIN { for (i = 0; i < %s; i++) printf "%s%%d\t%s#%%06d\t{\"n\": %%d, \"note\": \"%%080d\"}\n", i %% %s, i, i, i }'$awk$,
     n, pk, stem, parts));
-END
-$f$;
-
--- Does the ddb table hold exactly the heap table's rows?
-CREATE FUNCTION lp_same(a regclass, b regclass) RETURNS bigint
-LANGUAGE plpgsql AS $f$
-DECLARE
-  n bigint;
-BEGIN
-  EXECUTE format('SELECT count(*) FROM ((SELECT * FROM %s EXCEPT ALL SELECT * FROM %s) '
-                 'UNION ALL (SELECT * FROM %s EXCEPT ALL SELECT * FROM %s)) d', a, b, b, a)
-    INTO n;
-  RETURN n;
 END
 $f$;
 
@@ -63,7 +51,7 @@ SELECT live, storage_version, prefixed FROM lp_verify('lp_rows');
 -- the same items on fewer leaves: each stores about 30 bytes less
 SELECT (SELECT leaf_pages FROM lp_verify('lp'))::float /
        (SELECT leaf_pages FROM lp_verify('lp_rows')) < 0.93 AS fewer_leaves;
-SELECT lp_same('lp', 'lp_heap') AS differ, lp_same('lp_rows', 'lp_heap') AS rows_differ;
+SELECT twin_differ('lp', 'lp_heap') AS differ, twin_differ('lp_rows', 'lp_heap') AS rows_differ;
 
 -- Readers.  Query, both ways, with bounds below every key of the
 -- partition, inside its stem, at a key, and above every key.
@@ -182,7 +170,7 @@ UPDATE lp SET item = item || '{"sql": true}' WHERE "PK" = 'CUST#5' AND "SK" < 'O
 UPDATE lp_heap SET item = item || '{"sql": true}' WHERE "PK" = 'CUST#5' AND "SK" COLLATE "C" < 'ORDER#2025-01-01T00:00:00#001';
 -- (the leaves split: many more items than the build left room for)
 SELECT live, storage_version, prefixed FROM lp_verify('lp');
-SELECT lp_same('lp', 'lp_heap') AS differ;
+SELECT twin_differ('lp', 'lp_heap') AS differ;
 SELECT c, lp_query_ok('lp', 'lp_heap', 'CUST#7', c, v) AS ok
 FROM (VALUES ('PK = :p', '{}'::jsonb),
              ('PK = :p AND SK > :a', '{":a": "ORDER#2025-01-01T00:00:00#002"}'),
@@ -199,11 +187,11 @@ SELECT wait_no_xmin();
 VACUUM lp;
 SELECT live, storage_version, prefixed FROM lp_verify('lp');
 SELECT (v ->> 'deleted_pages')::int > 0 AS unlinked FROM ddb_verify('lp') v;
-SELECT lp_same('lp', 'lp_heap') AS differ;
+SELECT twin_differ('lp', 'lp_heap') AS differ;
 INSERT INTO lp SELECT 'CUST#3', 'BACK#' || i, '{}' FROM generate_series(1, 300) i;
 INSERT INTO lp_heap SELECT 'CUST#3', 'BACK#' || i, '{}' FROM generate_series(1, 300) i;
 SELECT live, storage_version, prefixed FROM lp_verify('lp');
-SELECT lp_same('lp', 'lp_heap') AS differ;
+SELECT twin_differ('lp', 'lp_heap') AS differ;
 
 -- Many small partitions, every third deleted: some emptied leaves begin a
 -- partition, their low bound in the partition before, while their right
@@ -229,7 +217,7 @@ DROP TABLE lp3;
 -- VACUUM FULL builds the tree again, with prefixes
 VACUUM FULL lp;
 SELECT live, storage_version, prefixed FROM lp_verify('lp');
-SELECT lp_same('lp', 'lp_heap') AS differ;
+SELECT twin_differ('lp', 'lp_heap') AS differ;
 SELECT c, lp_query_ok('lp', 'lp_heap', 'CUST#8', c, v) AS ok
 FROM (VALUES ('PK = :p', '{}'::jsonb),
              ('PK = :p AND SK BETWEEN :a AND :b', '{":a": "NOTE#1", ":b": "ORDER#2025-01-01T00:00:00#001"}')) q(c, v);
@@ -242,7 +230,7 @@ COMMIT;
 TRUNCATE lp_heap;
 SELECT lp_copy('lp_heap', 6000, 20, 'CUST#', 'ORDER#2025-01-01T00:00:00');
 SELECT live, storage_version, prefixed FROM lp_verify('lp');
-SELECT lp_same('lp', 'lp_heap') AS differ;
+SELECT twin_differ('lp', 'lp_heap') AS differ;
 
 -- Long partition keys (1,500 bytes): leaves whose prefixes hold most of
 -- each key, so that an item stores a few bytes of it.  Reads, writes and
@@ -255,7 +243,7 @@ SELECT lp_copy('lpl', 1500, 3, repeat('p', 1500), 'S');
 COMMIT;
 SELECT live, storage_version, (v ->> 'leaf_prefix_bytes')::float > 1000 AS long_prefixes
 FROM lp_verify('lpl'), ddb_verify('lpl') v;
-SELECT lp_same('lpl', 'lpl_heap') AS differ;
+SELECT twin_differ('lpl', 'lpl_heap') AS differ;
 SELECT lp_query_ok('lpl', 'lpl_heap', repeat('p', 1500) || '1', 'PK = :p AND SK BETWEEN :a AND :b',
                    '{":a": "S#000100", ":b": "S#000900"}') AS ok;
 INSERT INTO lpl SELECT repeat('p', 1500) || (i % 3), 'S#000500x' || i, '{}' FROM generate_series(1, 200) i;
@@ -266,7 +254,7 @@ DELETE FROM lpl WHERE "SK" LIKE 'S#0003%';
 DELETE FROM lpl_heap WHERE "SK" LIKE 'S#0003%';
 SELECT ddb_get_item('lpl', jsonb_build_object('PK', repeat('p', 1500) || '2', 'SK', 'S#000701')) ->> 'u' AS u;
 SELECT live, storage_version FROM lp_verify('lpl');
-SELECT lp_same('lpl', 'lpl_heap') AS differ;
+SELECT twin_differ('lpl', 'lpl_heap') AS differ;
 
 -- Number sort keys
 BEGIN;
@@ -283,4 +271,4 @@ FROM ddb_query('lpn', 'PK = :p AND SK BETWEEN :a AND :b', '{":p": "P2", ":a": 10
 SELECT count(*) AS n FROM lpn WHERE "PK" = 'P3' AND "SK" > 1008000;
 
 DROP TABLE lp, lp_rows, lp_heap, lpl, lpl_heap, lpn;
-DROP FUNCTION lp_copy, lp_same, lp_verify, lp_query_ok, lp_write, lp_newest_descents, wait_no_xmin;
+DROP FUNCTION lp_copy, twin_differ, lp_verify, lp_query_ok, lp_write, lp_newest_descents, wait_no_xmin;

@@ -14,20 +14,8 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
 \i test/regress/wait_no_xmin.sql
+\i test/regress/twin_differ.sql
 RESET client_min_messages;
-
--- Does ddb table a hold exactly heap table b's rows?
-CREATE FUNCTION ps_same(a regclass, b regclass) RETURNS bigint
-LANGUAGE plpgsql AS $f$
-DECLARE
-  n bigint;
-BEGIN
-  EXECUTE format('SELECT count(*) FROM ((SELECT * FROM %s EXCEPT ALL SELECT * FROM %s) '
-                 'UNION ALL (SELECT * FROM %s EXCEPT ALL SELECT * FROM %s)) d', a, b, b, a)
-    INTO n;
-  RETURN n;
-END
-$f$;
 
 -- ddb_verify's verdict: its count of live items (not of all versions,
 -- which depends on what the prunes of the writes could remove) and
@@ -74,7 +62,7 @@ ALTER TABLE psb RENAME COLUMN sk TO "SK";
 ALTER TABLE psb_heap RENAME COLUMN pk TO "PK";
 ALTER TABLE psb_heap RENAME COLUMN sk TO "SK";
 SELECT * FROM ps_verify('psb');
-SELECT ps_same('psb', 'psb_heap') AS differ;
+SELECT twin_differ('psb', 'psb_heap') AS differ;
 -- bounds: inside the 0xFF runs, at their end, in the 0x00 runs, past all
 SELECT b AS bound, c AS cond, ps_sql_ok('psb', 'psb_heap', decode(repeat('ff', 30) || '03', 'hex'), c, decode(b, 'hex')) AS failed
 FROM unnest(ARRAY[repeat('ff', 10), repeat('ff', 20), repeat('ff', 21), repeat('ff', 22),
@@ -92,17 +80,17 @@ UPDATE psb_heap SET item = item || '{"u": 1}' WHERE (item ->> 'n')::int % 4 = 0;
 DELETE FROM psb WHERE (item ->> 'n')::int BETWEEN 1000 AND 6000;
 DELETE FROM psb_heap WHERE (item ->> 'n')::int BETWEEN 1000 AND 6000;
 SELECT * FROM ps_verify('psb');
-SELECT ps_same('psb', 'psb_heap') AS differ;
+SELECT twin_differ('psb', 'psb_heap') AS differ;
 SELECT wait_no_xmin();
 VACUUM psb;
 SELECT * FROM ps_verify('psb');
-SELECT ps_same('psb', 'psb_heap') AS differ;
+SELECT twin_differ('psb', 'psb_heap') AS differ;
 SELECT count(*) AS failed FROM unnest(ARRAY[repeat('ff', 21), repeat('ff', 21) || '0000', repeat('ff', 22) || 'ff']) b,
      unnest(ARRAY['"SK" < $2', '"SK" >= $2']) c, generate_series(0, 6) p
 WHERE ps_sql_ok('psb', 'psb_heap', decode(repeat('ff', 30) || lpad(to_hex(p), 2, '0'), 'hex'), c, decode(b, 'hex')) <> 0;
 VACUUM FULL psb;
 SELECT * FROM ps_verify('psb');
-SELECT ps_same('psb', 'psb_heap') AS differ;
+SELECT twin_differ('psb', 'psb_heap') AS differ;
 
 -- 2. Number sort keys: both signs, zero, exponents near both ends, and
 -- the same stem of digits (the prefix) under many of them.  Query (and
@@ -119,7 +107,7 @@ INSERT INTO psn_heap VALUES ('P0', 0, '{}'), ('P1', 0, '{}'), ('P2', 1e125, '{}'
 INSERT INTO psn SELECT * FROM psn_heap;
 VACUUM FULL psn;
 SELECT * FROM ps_verify('psn');
-SELECT ps_same('psn', 'psn_heap') AS differ;
+SELECT twin_differ('psn', 'psn_heap') AS differ;
 CREATE FUNCTION psn_query_ok(pk text, cond text, sqlcond text, vals jsonb) RETURNS bool
 LANGUAGE plpgsql AS $f$
 DECLARE
@@ -154,7 +142,7 @@ UPDATE psn_heap SET item = item || '{"u": 1}' WHERE "SK" < 0;
 INSERT INTO psn SELECT "PK", -3 * "SK", '{}' FROM psn_heap WHERE "SK" BETWEEN 1e99 AND 1e101;
 INSERT INTO psn_heap SELECT "PK", -3 * "SK", '{}' FROM psn_heap WHERE "SK" BETWEEN 1e99 AND 1e101;
 SELECT * FROM ps_verify('psn');
-SELECT ps_same('psn', 'psn_heap') AS differ;
+SELECT twin_differ('psn', 'psn_heap') AS differ;
 
 -- 3. String sort keys under a 300-byte stem, some with more after it:
 -- bounds that are proper prefixes of the leaves' prefix, that leave it
@@ -173,7 +161,7 @@ INSERT INTO pss SELECT * FROM pss_heap;
 COMMIT;
 VACUUM FULL pss;
 SELECT * FROM ps_verify('pss');
-SELECT ps_same('pss', 'pss_heap') AS differ;
+SELECT twin_differ('pss', 'pss_heap') AS differ;
 CREATE FUNCTION pss_query_ok(pk text, cond text, sqlcond text, a text) RETURNS bool
 LANGUAGE plpgsql AS $f$
 DECLARE
@@ -227,13 +215,13 @@ MERGE INTO pss_heap t USING (SELECT * FROM pss_new WHERE (item ->> 'c')::int % 3
   WHEN MATCHED AND (s.item ->> 'c')::int % 2 = 0 THEN DELETE
   WHEN MATCHED THEN UPDATE SET item = t.item || '{"m": 1}';
 SELECT * FROM ps_verify('pss');
-SELECT ps_same('pss', 'pss_heap') AS differ;
+SELECT twin_differ('pss', 'pss_heap') AS differ;
 DELETE FROM pss WHERE "PK" IN ('P1', 'P2');
 DELETE FROM pss_heap WHERE "PK" IN ('P1', 'P2');
 SELECT wait_no_xmin();
 VACUUM pss;
 SELECT * FROM ps_verify('pss');
-SELECT ps_same('pss', 'pss_heap') AS differ;
+SELECT twin_differ('pss', 'pss_heap') AS differ;
 SELECT b AS bound, c AS cond FROM unnest(ARRAY[repeat('m', 299), repeat('m', 300) || 'x5', repeat('m', 300) || 'w']) b,
      (VALUES ('SK < :a', '"SK" < :a'), ('SK >= :a', '"SK" >= :a'), ('begins_with(SK, :a)', 'starts_with("SK", :a)')) c(c, sqlc)
 WHERE NOT pss_query_ok('P0', c, sqlc, b) OR NOT pss_query_ok('P5', c, sqlc, b);
@@ -250,20 +238,20 @@ FROM generate_series(0, 39) i;
 INSERT INTO psl SELECT * FROM psl_heap;
 VACUUM FULL psl;
 SELECT live, prefixed, (v ->> 'leaf_pages')::int < 10 AS few_leaves FROM ps_verify('psl'), ddb_verify('psl') v;
-SELECT ps_same('psl', 'psl_heap') AS differ;
+SELECT twin_differ('psl', 'psl_heap') AS differ;
 SELECT ps_sql_ok('psl', 'psl_heap', repeat('p', 2040), '"SK" > $2', repeat('s', 1010) || '000020') AS failed;
 UPDATE psl SET item = item || '{"u": 1}';
 UPDATE psl_heap SET item = item || '{"u": 1}';
 INSERT INTO psl SELECT "PK", "SK" || 'x', '{}' FROM psl_heap WHERE (item ->> 'n')::int % 3 = 0;
 INSERT INTO psl_heap SELECT "PK", "SK" || 'x', '{}' FROM psl_heap WHERE (item ->> 'n')::int % 3 = 0;
 SELECT * FROM ps_verify('psl');
-SELECT ps_same('psl', 'psl_heap') AS differ;
+SELECT twin_differ('psl', 'psl_heap') AS differ;
 DELETE FROM psl WHERE (item ->> 'n')::int % 4 <> 0;
 DELETE FROM psl_heap WHERE (item ->> 'n')::int % 4 <> 0;
 SELECT wait_no_xmin();
 VACUUM psl;
 SELECT * FROM ps_verify('psl');
-SELECT ps_same('psl', 'psl_heap') AS differ;
+SELECT twin_differ('psl', 'psl_heap') AS differ;
 SELECT count(*) AS rows FROM (SELECT "SK" FROM psl ORDER BY "PK" DESC, "SK" DESC) d;
 
 -- 5. No sort key, 3,000 partitions of one item each
@@ -282,9 +270,9 @@ INSERT INTO psk_heap SELECT 'item#' || lpad(i::text, 6, '0') || 'b', '{}' FROM g
 SELECT wait_no_xmin();
 VACUUM psk;
 SELECT live FROM ps_verify('psk');
-SELECT ps_same('psk', 'psk_heap') AS differ;
+SELECT twin_differ('psk', 'psk_heap') AS differ;
 SELECT sum(n) AS scanned FROM (SELECT (SELECT count(*) FROM ddb_scan('psk', segment => s, total_segments => 5)) n
                                FROM generate_series(0, 4) s) x;
 
 DROP TABLE psb, psb_heap, psn, psn_heap, pss, pss_heap, psl, psl_heap, psk, psk_heap;
-DROP FUNCTION ps_same, ps_verify, ps_sql_ok, psn_query_ok, pss_query_ok, wait_no_xmin;
+DROP FUNCTION twin_differ, ps_verify, ps_sql_ok, psn_query_ok, pss_query_ok, wait_no_xmin;
