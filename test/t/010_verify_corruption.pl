@@ -596,7 +596,8 @@ my @fallbacks = (
 
 # Load every table alike: 800 items of ~200 bytes over 40 partitions (a
 # root and a few dozen leaves), one key updated so it has two versions.
-my @tables = ('c_clean', 'o_unindexed', 'o_orphan', (map { $_->[0] } @cases), (map { $_->[0] } @fallbacks));
+my @tables = ('c_clean', 'o_unindexed', 'o_orphan', 'v_one', 'v_three', (map { $_->[0] } @cases),
+	(map { $_->[0] } @fallbacks));
 for my $t (@tables)
 {
 	# the p_ tables: two partitions, rebuilt with leaf prefixes
@@ -680,6 +681,16 @@ for my $c (@cases)
 	write_block($f, $blk, $page);
 }
 
+# Storage versions (ddb_page.h): a table an earlier ddb wrote (version 1,
+# no leaf prefixes) is read as it is; one a later ddb wrote (3) is refused.
+for ([ 'v_one', 1 ], [ 'v_three', 3 ])
+{
+	my ($table, $version) = @$_;
+	my $meta = read_block($file{$table}, 0);
+	set_meta(\$meta, 'version', $version);
+	write_block($file{$table}, 0, $meta);
+}
+
 # An entry no version owns (a crash between a prune and its map clear
 # leaves such): counted as orphan_map_entries, not corruption.
 {
@@ -727,6 +738,17 @@ for my $fb (@fallbacks)
 	$node->safe_psql('postgres', "VACUUM $table");
 	is($node->safe_psql('postgres', qq{SELECT (ddb_verify('$table') ->> 'live')::int}), '740',
 		"$table verifies clean once VACUUM removed the old versions");
+}
+
+is($node->safe_psql('postgres', q{
+	SELECT count(*), (SELECT ddb_verify('v_one') ->> 'storage_version') FROM v_one;
+	UPDATE v_one SET item = item || '{"v1": true}' WHERE "PK" = 'P1';
+	SELECT (ddb_verify('v_one') ->> 'live')::int, ddb_verify('v_one') ->> 'leaf_prefix_bytes'}),
+	"800|1\n800|0.0", 'a table of storage version 1 is read, written and verified as it is');
+{
+	my ($rc, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT count(*) FROM v_three");
+	like($err, qr/ERROR:  0A000: ddb table "v_three" has storage version 3, this ddb reads versions 1 to 2/,
+		'a table of a later storage version is refused (feature_not_supported)');
 }
 
 is($node->safe_psql('postgres', q{
