@@ -116,6 +116,11 @@ SELECT ddb_api('TransactWriteItems', jsonb_build_object('TransactItems',
   (SELECT jsonb_agg(jsonb_build_object('Put', jsonb_build_object(
      'TableName', 'stock', 'Item', jsonb_build_object('sku', jsonb_build_object('S', 'n' || i))))) FROM generate_series(1, 100) i) ||
   '[{"Put": {"TableName": "stock", "Item": {"sku": {"NULL": false}}}}]'));
+-- ... and the SQL function lists them as ddb_api does: the count's error
+-- with the actions' errors, not alone
+SELECT ddb_transact_write_items('[{"Update": {"TableName": "x", "Key": {"sku": "a"}}}]'::jsonb ||
+  (SELECT jsonb_agg(jsonb_build_object('Put', jsonb_build_object(
+     'TableName', 'stock', 'Item', jsonb_build_object('sku', 'n' || i)))) FROM generate_series(1, 100) i));
 -- within the limit, the same malformed action is refused for itself
 SELECT ddb_api('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "stock", "Item": {"sku": {}}}}]}');
 SELECT ddb_api('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "stock", "Item": {"sku": {"S": "a"}}}},
@@ -210,6 +215,13 @@ SELECT ddb_api('TransactGetItems', jsonb_build_object('TransactItems',
   (SELECT jsonb_agg(jsonb_build_object('Get', jsonb_build_object(
      'TableName', 'stock', 'Key', jsonb_build_object('sku', jsonb_build_object('S', 'n' || i))))) FROM generate_series(1, 5000) i) ||
   '[{"Get": {"TableName": "stock", "Key": {"sku": {"S": "a", "B": "YQ=="}}}}]'));
+SELECT ddb_transact_get_items('[{"Get": {"TableName": "x", "Key": {"sku": "a"}}}]'::jsonb ||
+  (SELECT jsonb_agg(jsonb_build_object('Get', jsonb_build_object(
+     'TableName', 'stock', 'Key', jsonb_build_object('sku', 'n' || i)))) FROM generate_series(1, 100) i));
+SELECT ddb_api('TransactGetItems', jsonb_build_object('TransactItems',
+  '[{"Get": {"TableName": "x", "Key": {"sku": {"S": "a"}}}}]'::jsonb ||
+  (SELECT jsonb_agg(jsonb_build_object('Get', jsonb_build_object(
+     'TableName', 'stock', 'Key', jsonb_build_object('sku', jsonb_build_object('S', 'n' || i))))) FROM generate_series(1, 100) i)));
 SELECT ddb_transact_get_items('[{"Get": {"TableName": "stock", "Key": {"sku": "pear"}, "ProjectionExpression": "#x"}}]');
 \set VERBOSITY default
 

@@ -1036,7 +1036,8 @@ key_order(KeyRef *refs, int n)
  * It reads only kind, table_name, condition, update and whether the item or
  * key was given (doc, or doc_given before it is converted), so the front
  * ends call it before they convert any action; prepare_actions again.
- * With actions NULL it checks the count alone.  An action of kind
+ * The count's error is listed with the actions' errors, as DynamoDB lists
+ * them (the first ten).  An action of kind
  * DDB_TX_NONE has no action member: for gets (TransactGetItems) the Get is
  * a required member; a write's is refused by the front end afterwards, as
  * DynamoDB's rule that a TransactWriteItem holds exactly one is not a
@@ -1054,7 +1055,7 @@ ddb_transact_check(DdbTransactAction *actions, int n, int max_actions, bool gets
 		ddb_valerr_add(&e, psprintf("[%d actions]", n), "transactItems",
 					   psprintf("Member must have length less than or equal to %d", max_actions));
 	/* (ddb_valerr_add keeps ten: no need to walk a list past that) */
-	for (int i = 0; actions != NULL && i < n && e.n < 10; i++)
+	for (int i = 0; i < n && e.n < 10; i++)
 	{
 		DdbTransactAction *a = &actions[i];
 		char	   *path;
@@ -1588,8 +1589,11 @@ ddb_batch_get_item(PG_FUNCTION_ARGS)
  * two passes: first what ddb_transact_check reads (each action's kind, table
  * name, expressions and whether it has its item or key), checked, then the
  * rest.  DynamoDB checks the members' constraints before the operation's
- * own rules, and a request of too many actions is refused on its count
- * alone, before any action is taken apart.
+ * own rules, and lists them together: a request of too many actions gets
+ * the count's error with its actions' (the same check and list as the
+ * protocol's, ddb_protocol.c's transact_actions).  The first pass only
+ * looks members up, so a long list costs little to refuse; no item or key
+ * is converted before the check.
  */
 static DdbTransactAction *
 sql_transact_actions(Jsonb *items, bool writes, int max_actions, int *n)
@@ -1601,8 +1605,6 @@ sql_transact_actions(Jsonb *items, bool writes, int max_actions, int *n)
 
 	if (!jb_is_array(items))
 		validation_error("TransactItems must be a JSON array");
-	if (JB_ROOT_COUNT(items) > max_actions)
-		ddb_transact_check(NULL, JB_ROOT_COUNT(items), max_actions, !writes);
 	elems = jb_elements(items, n);
 	actions = palloc0(sizeof(DdbTransactAction) * Max(*n, 1));
 	specs = palloc0(sizeof(Jsonb *) * Max(*n, 1));
