@@ -140,7 +140,9 @@
  *   AccessDeniedException (400): no SDK retries it (they retry 5xx and
  *   throttling errors), applications do not take it for a missing table
  *   or item as they take ResourceNotFoundException, and SDKs and the AWS
- *   CLI show its message as it is.
+ *   CLI show its message as it is.  GET /, the health check load
+ *   balancers and scripts wait on, answers 503 meanwhile, with a line
+ *   that says what is missing (not "healthy").
  *
  *-------------------------------------------------------------------------
  */
@@ -277,6 +279,17 @@ static int	my_worker = -1;
  * answered with.  NULL in a worker connected to ddb.http_database.
  */
 static char *unserved_message = NULL;
+
+/* What keeps a worker from connecting to ddb.http_database. */
+typedef enum DbState
+{
+	DB_READY,
+	DB_MISSING,
+	DB_NO_CONNECTIONS
+} DbState;
+
+/* this worker's, when it is connected to no database */
+static DbState unserved_state = DB_READY;
 
 /*
  * Every this many requests, between two of them, a worker lets ddb's
@@ -969,6 +982,29 @@ answer_no_extension(HttpResponse *resp)
 }
 
 /*
+ * Why this worker cannot serve operations, in a few words for GET / (no
+ * database or extension names: the health check answers anyone), or NULL
+ * when it can.  The extension's look-up runs in a transaction of its own.
+ */
+static const char *
+not_ready_problem(void)
+{
+	MemoryContext old = CurrentMemoryContext;
+	bool		installed;
+
+	if (unserved_message != NULL)
+		return unserved_state == DB_MISSING ?
+			"the database of ddb.http_database does not exist" :
+			"the database of ddb.http_database does not allow connections";
+	StartTransactionCommand();
+	installed = OidIsValid(get_extension_oid("ddb", true));
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(old); /* (the commit left TopMemoryContext) */
+	return installed ? NULL :
+		"extension ddb is not installed in the database of ddb.http_database";
+}
+
+/*
  * Serves one complete request into *resp.  Every ERROR is caught here;
  * the caller only hands the response to libmicrohttpd.
  */
@@ -1021,13 +1057,25 @@ serve(struct MHD_Connection *conn, const char *url, const char *method,
 			goto done;
 		}
 
-		/* GET (and HEAD) /: DynamoDB's health check; other paths are 404 */
+		/*
+		 * GET (and HEAD) /: DynamoDB's health check; other paths are 404.
+		 * Load balancers and scripts wait on it, so a worker that answers
+		 * every operation with NOT_READY_ERROR is not healthy: 503 and what
+		 * is wrong (see "A database that is not ready").
+		 */
 		if ((strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) && strcmp(url, "/") == 0)
 		{
 			const char *region = GetConfigOption("ddb.region", true, false);
+			const char *problem = not_ready_problem();
 
-			resp->status = 200;
 			resp->content_type = "text/plain";
+			if (problem != NULL)
+			{
+				resp->status = 503;
+				appendStringInfo(&resp->body, "not ready: %s", problem);
+				goto done;
+			}
+			resp->status = 200;
 			appendStringInfo(&resp->body, "healthy: dynamodb.%s.amazonaws.com ",
 							 region && region[0] ? region : "us-east-1");
 			goto done;
@@ -1791,17 +1839,6 @@ mhd_log(void *cls, const char *fmt, va_list ap)
 	}
 	PG_END_TRY();
 }
-
-/* What keeps a worker from connecting to ddb.http_database. */
-typedef enum DbState
-{
-	DB_READY,
-	DB_MISSING,
-	DB_NO_CONNECTIONS
-} DbState;
-
-/* this worker's, when it is connected to no database */
-static DbState unserved_state = DB_READY;
 
 /* ddb.http_database's state, read in pg_database (a shared catalog) */
 static DbState

@@ -207,10 +207,24 @@ def scratch_log(d):
         return f.read()
 
 
+def health(port, method="GET"):
+    """GET / (or HEAD /): (status, body), or None while nothing answers."""
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        c.request(method, "/")
+        r = c.getresponse()
+        answer = (r.status, r.read())
+        c.close()
+        return answer
+    except OSError:
+        return None
+
+
 @contextlib.contextmanager
 def one_worker_cluster(extra=""):
     """A scratch cluster whose one worker runs unsigned requests as the
-    cluster's owner ('extra': more settings), its endpoint up; yields the
+    cluster's owner ('extra': more settings), its endpoint answering (not
+    necessarily healthy: its database may not be ready); yields the
     endpoint's port and the cluster's directory."""
     port = free_port()
     data, d, r, log = scratch_cluster(
@@ -218,18 +232,22 @@ def one_worker_cluster(extra=""):
         "ddb.http_workers = 1\n" + extra)
     try:
         assert r.returncode == 0, log
-        assert wait_for(lambda: healthy(port), 20)
+        assert wait_for(lambda: health(port), 20)
         yield port, d
     finally:
         stop_scratch(data)
 
 
-def assert_not_ready(port, message):
+def assert_not_ready(port, message, problem):
     """Every way in gets AccessDeniedException with 'message' at once: raw
     HTTP (a timeout fails the test, as a hang did), boto3 with retries on
     (it makes none: no SDK retries the error) and the AWS CLI with its
     default retries (a 500 kept it retrying for half a minute, past the
-    timeout)."""
+    timeout).  The health check, which load balancers and scripts wait on,
+    is not "healthy" meanwhile: 503 and 'problem' (it said healthy while
+    every request failed)."""
+    assert health(port) == (503, b"not ready: " + problem.encode())
+    assert health(port, "HEAD") == (503, b"")
     raw = Raw(port=port, timeout=15)
     resp, body = raw.post({}, sign=False)
     raw.close()
@@ -264,7 +282,8 @@ def test_requests_before_create_extension():
     exists, the same worker serves."""
     with one_worker_cluster() as (port, d):
         assert_not_ready(port, 'extension "ddb" is not installed in database "postgres" (ddb.http_database): '
-                               'run CREATE EXTENSION ddb in that database')
+                               'run CREATE EXTENSION ddb in that database',
+                         "extension ddb is not installed in the database of ddb.http_database")
         text = scratch_log(d)
         assert text.count('WARNING:  extension "ddb" is not installed in database "postgres" '
                           '(ddb.http_database)') == 1, text
@@ -276,6 +295,7 @@ def test_requests_before_create_extension():
         resp, body = raw.post({}, sign=False)
         assert resp.status == 200, body
         raw.close()
+        assert healthy(port)
 
 
 def test_missing_database():
@@ -287,7 +307,8 @@ def test_missing_database():
     with one_worker_cluster("ddb.http_database = 'ddb_later'\n") as (port, d):
         assert_not_ready(port, 'database "ddb_later" (ddb.http_database) does not exist: create it and run '
                                'CREATE EXTENSION ddb in it, or set ddb.http_database to the database that '
-                               'has the extension and restart the server')
+                               'has the extension and restart the server',
+                         "the database of ddb.http_database does not exist")
         pids = scratch_psql(d, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'ddb http'")
         fatal = 'FATAL:  database "ddb_later" does not exist'
         text = scratch_log(d)
@@ -320,7 +341,7 @@ def test_missing_database():
             c.close()
             return resp.status, body
         assert wait_for(lambda: error_of(answer()[1])[1] == closed, 30, 0.2)
-        assert_not_ready(port, closed)
+        assert_not_ready(port, closed, "the database of ddb.http_database does not allow connections")
         assert scratch_log(d).count('WARNING:  database "ddb_later" of ddb.http_database does not allow '
                                     'connections') == 1
 
@@ -336,6 +357,7 @@ def test_missing_database():
             except OSError:
                 return False
         assert wait_for(served, 30, 0.5)
+        assert healthy(port)
         assert ('database "ddb_later" of ddb.http_database takes connections now: '
                 "ddb's HTTP endpoint connects to it") in scratch_log(d)
 
