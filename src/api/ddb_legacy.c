@@ -104,6 +104,7 @@ ddb_legacy_projection(DdbLegacy *lx, DdbJson *attrs)
 	StringInfoData buf;
 
 	ddb_json_check_list(attrs);
+	/* (the item operations list it with their other member errors first) */
 	if (attrs->n < 1)
 		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
 						 "Value '[]' at 'attributesToGet' failed to satisfy constraint: Member must have length greater than or equal to 1");
@@ -281,11 +282,8 @@ ddb_legacy_conditions(DdbLegacy *lx, DdbJson *conds, const char *condop, const c
 		ddb_json_check_value_struct(c, "Condition");
 		op = ddb_json_get(c, "ComparisonOperator");
 		list = ddb_json_get(c, "AttributeValueList");
-		if (op == NULL || op->type == DDB_JSON_NULL)
-			validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-							 psprintf(DDB_MSG_CONSTRAINT, "null",
-									  psprintf("%s.%s.member.comparisonOperator", member, conds->keys[i]),
-									  "Member must not be null"));
+		if (op == NULL || op->type == DDB_JSON_NULL)	/* the request's member checks refused it */
+			elog(ERROR, "%s.%s has no ComparisonOperator", member, conds->keys[i]);
 		ddb_json_check_string(op);
 		if (list && list->type == DDB_JSON_NULL)
 			list = NULL;
@@ -486,11 +484,8 @@ ddb_legacy_updates(DdbLegacy *lx, DdbJson *updates)
 								 name_placeholder(lx, attr), value_placeholder(lx, value));
 			}
 		}
-		else
-			validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-							 psprintf(DDB_MSG_CONSTRAINT, psprintf("'%s'", act),
-									  psprintf("attributeUpdates.%s.member.action", attr),
-									  "Member must satisfy enum value set: [ADD, PUT, DELETE]"));
+		else					/* the request's member checks refused it */
+			elog(ERROR, "unknown AttributeUpdates Action \"%s\"", act);
 	}
 	initStringInfo(&out);
 	if (set.len)

@@ -527,22 +527,14 @@ static bool
 stream_specification(DdbJson *req, const char **view, bool creating)
 {
 	DdbJson    *ss = member_struct(req, "StreamSpecification", "StreamSpecification");
-	DdbJson    *en;
-	DdbValErrors e;
 	bool		enabled;
 
 	*view = NULL;
 	if (ss == NULL)
 		return false;
-	en = ddb_json_member(ss, "StreamEnabled");
-	ddb_valerr_init(&e);
-	if (en == NULL)
-		ddb_valerr_add(&e, NULL, "streamSpecification.streamEnabled", "Member must not be null");
-	*view = check_enum(&e, member_string(ss, "StreamViewType"), "streamSpecification.streamViewType",
-					   (const char *const[]) {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY", NULL},
-					   "NEW_IMAGE, OLD_IMAGE, NEW_AND_OLD_IMAGES, KEYS_ONLY");
-	ddb_valerr_raise(&e);
-	enabled = ddb_json_check_bool(en);
+	/* (its members' constraints were listed: check_stream_specification) */
+	*view = member_string(ss, "StreamViewType");
+	enabled = ddb_json_check_bool(ddb_json_member(ss, "StreamEnabled"));
 	/* (DynamoDB's texts, which call the member UpdateViewType) */
 	if (enabled && *view == NULL)
 		validation_error("One or more parameter values were invalid: %s", creating ?
@@ -555,6 +547,25 @@ stream_specification(DdbJson *req, const char **view, bool creating)
 	return true;
 }
 
+/*
+ * StreamSpecification's member constraints, listed with CreateTable's or
+ * UpdateTable's others (after the indexes', as the request's members come).
+ */
+static void
+check_stream_specification(DdbValErrors *e, DdbJson *req)
+{
+	DdbJson    *ss = member_struct(req, "StreamSpecification", "StreamSpecification");
+
+	if (ss == NULL)
+		return;
+	if (ddb_json_member(ss, "StreamEnabled") == NULL)
+		ddb_valerr_add(e, NULL, "streamSpecification.streamEnabled", "Member must not be null");
+	check_enum(e, member_string(ss, "StreamViewType"), "streamSpecification.streamViewType",
+			   (const char *const[]) {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY", NULL},
+			   "NEW_IMAGE, OLD_IMAGE, NEW_AND_OLD_IMAGES, KEYS_ONLY");
+}
+
+static void check_tags(DdbValErrors *e, DdbJson *tags);
 static Jsonb *request_tags(DdbJson *tags);
 static void add_tags(Relation rel, Jsonb *tags);
 
@@ -633,6 +644,12 @@ op_create_table(DdbJson *req, int *len)
 
 	memset(&ct, 0, sizeof(ct));
 	ct.name = member_string(req, "TableName");
+	/*
+	 * TableName's presence and length are raised alone, before the listed
+	 * constraints: CreateTable checks them first, in words of its own
+	 * (dynalite's record of the service: its "required" and "tableName"
+	 * checks throw before the others are collected).
+	 */
 	if (ct.name == NULL)
 		validation_error(DDB_MSG_REQUIRED_PARAMETER, "TableName");
 	if (strlen(ct.name) < 3 || strlen(ct.name) > 255)
@@ -729,6 +746,9 @@ op_create_table(DdbJson *req, int *len)
 		ddb_json_check_value_struct(lsis->elems[i], "LocalSecondaryIndex");
 		index_member_errors(&e, lsis->elems[i], psprintf("localSecondaryIndexes.%d.member", i + 1));
 	}
+	check_stream_specification(&e, req);
+	if (tagsreq != NULL)
+		check_tags(&e, tagsreq);
 	ddb_valerr_raise(&e);
 
 	/* the billing mode and its throughput */
@@ -902,20 +922,20 @@ op_describe_table(DdbJson *req, int *len)
  * when there is none.
  */
 static Relation
-open_backup_table(DdbJson *req)
+open_backup_table(DdbJson *req, DdbValErrors *e)
 {
 	const char *name = member_string(req, "TableName");
 	const char *slash;
 	Oid			relid;
 
+	/* listed with the request's other member errors, gathered in e */
 	if (name == NULL)
-		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-						 psprintf(DDB_MSG_CONSTRAINT, "null", "tableName", "Member must not be null"));
-	if (strlen(name) < 1 || strlen(name) > 1024)
-		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-						 psprintf(DDB_MSG_CONSTRAINT, psprintf("'%s'", name), "tableName",
-								  strlen(name) < 1 ? "Member must have length greater than or equal to 1" :
-								  "Member must have length less than or equal to 1024"));
+		ddb_valerr_add(e, NULL, "tableName", "Member must not be null");
+	else if (strlen(name) < 1 || strlen(name) > 1024)
+		ddb_valerr_add(e, name, "tableName", strlen(name) < 1 ?
+					   "Member must have length greater than or equal to 1" :
+					   "Member must have length less than or equal to 1024");
+	ddb_valerr_raise(e);
 	relid = ddb_table_lookup(name);
 	if (!OidIsValid(relid) && strncmp(name, "arn:", 4) == 0 &&
 		(slash = strstr(name, ":table/")) != NULL &&
@@ -948,7 +968,10 @@ continuous_backups_response(int *len)
 static char *
 op_describe_continuous_backups(DdbJson *req, int *len)
 {
-	relation_close(open_backup_table(req), AccessShareLock);
+	DdbValErrors e;
+
+	ddb_valerr_init(&e);
+	relation_close(open_backup_table(req, &e), AccessShareLock);
 	return continuous_backups_response(len);
 }
 
@@ -964,13 +987,14 @@ op_update_continuous_backups(DdbJson *req, int *len)
 									 "PointInTimeRecoverySpecification");
 	DdbJson    *en = spec ? ddb_json_member(spec, "PointInTimeRecoveryEnabled") : NULL;
 	Relation	rel;
+	DdbValErrors e;
 
+	/* (the specification's error first, as ddb reported it alone before) */
+	ddb_valerr_init(&e);
 	if (spec == NULL || en == NULL)
-		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-						 psprintf(DDB_MSG_CONSTRAINT, "null",
-								  spec ? "pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled" :
-								  "pointInTimeRecoverySpecification", "Member must not be null"));
-	rel = open_backup_table(req);
+		ddb_valerr_add(&e, NULL, spec ? "pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled" :
+					   "pointInTimeRecoverySpecification", "Member must not be null");
+	rel = open_backup_table(req, &e);
 	if (!pg_class_ownercheck(RelationGetRelid(rel), GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
 	relation_close(rel, AccessShareLock);
@@ -1369,6 +1393,7 @@ op_update_table(DdbJson *req, int *len)
 				ddb_valerr_name(&e, iname, psprintf("%s.delete.indexName", path));
 		}
 	}
+	check_stream_specification(&e, req);
 	ddb_valerr_raise(&e);
 	if (pt == NULL && billing == NULL && (updates == NULL || updates->n == 0) &&
 		ddb_json_member(req, "StreamSpecification") == NULL && ddb_json_member(req, "SSESpecification") == NULL)
@@ -1568,6 +1593,11 @@ open_arn_table(DdbJson *req, const char *action, AclMode mode,
 	if (colons < 5 || slash == NULL)
 		ddb_raise(DDB_ERRCODE_ACCESS_DENIED, "AccessDeniedException",
 				  "User is not authorized to perform: dynamodb:%s on resource: %s", action, arn);
+	/*
+	 * Raised alone, after the ARN's checks, as dynalite records DynamoDB
+	 * doing (the operation's own checks, not its request model's: with the
+	 * list absent there is no other member error to list with it).
+	 */
 	if (listname && list == NULL)
 		validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
 						 psprintf(DDB_MSG_CONSTRAINT, "null", listname, "Member must not be null"));
@@ -1606,9 +1636,36 @@ change_tags(Relation rel, const char *sql, Datum arg, Oid argtype)
 }
 
 /*
- * A request's Tags ([{"Key", "Value"}, ...], as TagResource and CreateTable
- * take them), checked, as one jsonb object.
+ * The member constraints of a request's Tags ([{"Key", "Value"}, ...], as
+ * TagResource and CreateTable take them), listed in e with the request's
+ * others: every tag's, each tag's key before its value.
  */
+static void
+check_tags(DdbValErrors *e, DdbJson *tags)
+{
+	for (int i = 0; i < tags->n; i++)
+	{
+		const char *k,
+				   *v;
+
+		ddb_json_check_value_struct(tags->elems[i], "Tag");
+		k = member_string(tags->elems[i], "Key");
+		v = member_string(tags->elems[i], "Value");
+		if (k == NULL)
+			ddb_valerr_add(e, NULL, psprintf("tags.%d.member.key", i + 1), "Member must not be null");
+		else if (strlen(k) < 1 || strlen(k) > 128)
+			ddb_valerr_add(e, k, psprintf("tags.%d.member.key", i + 1), strlen(k) < 1 ?
+						   "Member must have length greater than or equal to 1" :
+						   "Member must have length less than or equal to 128");
+		if (v == NULL)
+			ddb_valerr_add(e, NULL, psprintf("tags.%d.member.value", i + 1), "Member must not be null");
+		else if (strlen(v) > 256)
+			ddb_valerr_add(e, v, psprintf("tags.%d.member.value", i + 1),
+						   "Member must have length less than or equal to 256");
+	}
+}
+
+/* A request's Tags, checked (check_tags), as one jsonb object. */
 static Jsonb *
 request_tags(DdbJson *tags)
 {
@@ -1617,26 +1674,11 @@ request_tags(DdbJson *tags)
 	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
 	for (int i = 0; i < tags->n; i++)
 	{
-		const char *k,
-				   *v;
+		const char *k = member_string(tags->elems[i], "Key");
+		const char *v = member_string(tags->elems[i], "Value");
 		JsonbValue	jk,
 					jv;
 
-		ddb_json_check_value_struct(tags->elems[i], "Tag");
-		k = member_string(tags->elems[i], "Key");
-		v = member_string(tags->elems[i], "Value");
-		if (k == NULL || v == NULL)
-			validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-							 psprintf(DDB_MSG_CONSTRAINT, "null",
-									  psprintf("tags.%d.member.%s", i + 1, k == NULL ? "key" : "value"),
-									  "Member must not be null"));
-		if (strlen(k) < 1 || strlen(k) > 128 || strlen(v) > 256)
-			validation_error(DDB_MSG_VALIDATION_ERRORS, 1, "",
-							 psprintf(DDB_MSG_CONSTRAINT, psprintf("'%s'", strlen(k) > 128 || strlen(k) < 1 ? k : v),
-									  psprintf("tags.%d.member.%s", i + 1, strlen(k) > 128 || strlen(k) < 1 ? "key" : "value"),
-									  strlen(k) < 1 ? "Member must have length greater than or equal to 1" :
-									  strlen(k) > 128 ? "Member must have length less than or equal to 128" :
-									  "Member must have length less than or equal to 256"));
 		jk.type = jv.type = jbvString;
 		jk.val.string.val = (char *) k;
 		jk.val.string.len = strlen(k);
@@ -1666,6 +1708,7 @@ static char *
 op_tag_resource(DdbJson *req, int *len)
 {
 	DdbJson    *tags = member_list(req, "Tags");
+	DdbValErrors e;
 	Relation	rel;
 	DdbResponse	r;
 
@@ -1677,6 +1720,9 @@ op_tag_resource(DdbJson *req, int *len)
 	}
 	rel = open_arn_table(req, "TagResource", ACL_SELECT, tags, "tags",
 						 "Atleast one Tag needs to be provided as Input.");
+	ddb_valerr_init(&e);
+	check_tags(&e, tags);
+	ddb_valerr_raise(&e);
 	add_tags(rel, request_tags(tags));
 	relation_close(rel, AccessShareLock);
 	ddb_resp_begin(&r);
@@ -2049,16 +2095,22 @@ write_capacity(Capacity *c, Relation rel, DdbWriteResult *res)
 }
 
 /*
- * The legacy members' enums, which DynamoDB checks with the other member
- * constraints: ConditionalOperator, and the ComparisonOperator of each
- * condition of Expected, KeyConditions, QueryFilter and ScanFilter, of
- * those the operation takes ('legacy', its list of legacy members); it
- * ignores the others, as it ignores any member it does not know.
+ * The legacy members' constraints, which DynamoDB checks and lists with the
+ * other member constraints (dynalite's record of the service has them in its
+ * request models): ConditionalOperator; each condition's ComparisonOperator
+ * in Expected (an enum), and in KeyConditions, QueryFilter and ScanFilter
+ * (required there too); AttributesToGet not empty; each AttributeUpdates
+ * Action.  Only those the operation takes ('legacy', its list of legacy
+ * members): it ignores the others, as it ignores any member it does not
+ * know.  Shapes are checked where the members are read (ddb_legacy.c),
+ * which meets only what passed here.
  */
 static void
-check_legacy_enums(DdbValErrors *e, DdbJson *req, const char *const *legacy)
+check_legacy_members(DdbValErrors *e, DdbJson *req, const char *const *legacy)
 {
 	static const char *const maps[] = {"Expected", "KeyConditions", "QueryFilter", "ScanFilter"};
+	static const char *const actions[] = {"ADD", "PUT", "DELETE", NULL};
+	DdbJson    *j;
 
 	if (takes_conditional_operator(legacy))
 		check_enum(e, member_string(req, "ConditionalOperator"), "ConditionalOperator",
@@ -2073,12 +2125,28 @@ check_legacy_enums(DdbValErrors *e, DdbJson *req, const char *const *legacy)
 		{
 			DdbJson    *op = conds->elems[i]->type == DDB_JSON_OBJECT ?
 				ddb_json_get(conds->elems[i], "ComparisonOperator") : NULL;
+			char	   *path = psprintf("%s.%s.member.comparisonOperator", maps[m], conds->keys[i]);
 
 			if (op != NULL && op->type == DDB_JSON_STRING)
-				check_enum(e, op->str,
-						   psprintf("%s.%s.member.comparisonOperator", maps[m], conds->keys[i]),
-						   ddb_legacy_comparison_ops, DDB_LEGACY_COMPARISON_OPS_LIST);
+				check_enum(e, op->str, path, ddb_legacy_comparison_ops,
+						   DDB_LEGACY_COMPARISON_OPS_LIST);
+			else if (m > 0 && conds->elems[i]->type == DDB_JSON_OBJECT &&
+					 (op == NULL || op->type == DDB_JSON_NULL))
+				ddb_valerr_add(e, NULL, lower_first(path), "Member must not be null");
 		}
+	}
+	j = legacy_member(req, legacy, "AttributesToGet");
+	if (j != NULL && j->type == DDB_JSON_ARRAY && j->n < 1)
+		ddb_valerr_add(e, "[]", "attributesToGet", "Member must have length greater than or equal to 1");
+	j = legacy_member(req, legacy, "AttributeUpdates");
+	for (int i = 0; j != NULL && j->type == DDB_JSON_OBJECT && i < j->n; i++)
+	{
+		DdbJson    *action = j->elems[i]->type == DDB_JSON_OBJECT ?
+			ddb_json_get(j->elems[i], "Action") : NULL;
+
+		if (action != NULL && action->type == DDB_JSON_STRING)
+			check_enum(e, action->str, psprintf("AttributeUpdates.%s.member.action", j->keys[i]),
+					   actions, "ADD, PUT, DELETE");
 	}
 }
 
@@ -2317,6 +2385,7 @@ op_get_item(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = ddb_check_common(&e, req);
+	check_legacy_members(&e, req, legacy);
 	name = check_table_name(&e, req, "TableName");
 	if (ddb_json_member(req, "Key") == NULL)
 		ddb_valerr_add(&e, NULL, "key", "Member must not be null");
@@ -2362,7 +2431,7 @@ op_put_item(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = ddb_check_common(&e, req);
-	check_legacy_enums(&e, req, legacy);
+	check_legacy_members(&e, req, legacy);
 	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (ddb_json_member(req, "Item") == NULL)
@@ -2418,7 +2487,7 @@ op_update_item(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = ddb_check_common(&e, req);
-	check_legacy_enums(&e, req, legacy);
+	check_legacy_members(&e, req, legacy);
 	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (ddb_json_member(req, "Key") == NULL)
@@ -2470,7 +2539,7 @@ op_delete_item(DdbJson *req, int *len)
 
 	ddb_valerr_init(&e);
 	rcc = ddb_check_common(&e, req);
-	check_legacy_enums(&e, req, legacy);
+	check_legacy_members(&e, req, legacy);
 	icm = check_item_collection_metrics(&e, req);
 	name = check_table_name(&e, req, "TableName");
 	if (ddb_json_member(req, "Key") == NULL)
@@ -2519,7 +2588,7 @@ read_op(DdbJson *req, int *len, bool is_query)
 	memset(&a, 0, sizeof(a));
 	ddb_valerr_init(&e);
 	rcc = ddb_check_common(&e, req);
-	check_legacy_enums(&e, req, is_query ? qlegacy : slegacy);
+	check_legacy_members(&e, req, is_query ? qlegacy : slegacy);
 	a.table_name = check_table_name(&e, req, "TableName");
 	index_name = member_string(req, "IndexName");
 	if (index_name != NULL)

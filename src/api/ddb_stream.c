@@ -1120,18 +1120,19 @@ record_json(StringInfo buf, const DdbStream *s, StreamRecord *r, bool typed)
 	appendStringInfoChar(buf, '}');
 }
 
-/* "limit"/Limit: 1..1000, DynamoDB's constraint messages */
+/*
+ * "limit"/Limit: 1..max, DynamoDB's constraint messages, listed in e with
+ * the request's other member errors.
+ */
 static void
-check_limit(int64 limit)
+check_limit(DdbValErrors *e, int64 limit, int64 max)
 {
 	if (limit < 1)
-		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_VALIDATION_ERRORS, 1, "",
-				  psprintf(DDB_MSG_CONSTRAINT, psprintf("'%lld'", (long long) limit), "limit",
-						   "Member must have value greater than or equal to 1"));
-	if (limit > DDB_STREAM_MAX_LIMIT)
-		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_VALIDATION_ERRORS, 1, "",
-				  psprintf(DDB_MSG_CONSTRAINT, psprintf("'%lld'", (long long) limit), "limit",
-						   "Member must have value less than or equal to 1000"));
+		ddb_valerr_add(e, psprintf("%lld", (long long) limit), "limit",
+					   "Member must have value greater than or equal to 1");
+	if (limit > max)
+		ddb_valerr_add(e, psprintf("%lld", (long long) limit), "limit",
+					   psprintf("Member must have value less than or equal to %lld", (long long) max));
 }
 
 static void
@@ -1216,11 +1217,14 @@ ddb_stream_records(PG_FUNCTION_ARGS)
 	List	   *recs;
 	ListCell   *lc;
 	MemoryContext old;
+	DdbValErrors e;
 
 	if (PG_ARGISNULL(0))
 		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
 				  DDB_MSG_REQUIRED_PARAMETER, "TableName");
-	check_limit(limit);
+	ddb_valerr_init(&e);
+	check_limit(&e, limit, DDB_STREAM_MAX_LIMIT);
+	ddb_valerr_raise(&e);
 	rel = ddb_table_open(text_to_cstring(PG_GETARG_TEXT_PP(0)), ACL_SELECT);
 	cached = table_stream(RelationGetRelid(rel));
 	if (cached == NULL)
@@ -1427,12 +1431,12 @@ check_length(DdbValErrors *e, const char *value, const char *member, int min, in
 					   psprintf("Member must have length less than or equal to %d", max));
 }
 
+/* A required member (DynamoDB Streams': null is a member constraint too) */
 static void
-required(const char *value, const char *member)
+required(DdbValErrors *e, const char *value, const char *member)
 {
 	if (value == NULL)
-		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_VALIDATION_ERRORS, 1, "",
-				  psprintf(DDB_MSG_CONSTRAINT, "null", member, "Member must not be null"));
+		ddb_valerr_add(e, NULL, member, "Member must not be null");
 }
 
 /* Is 'arn' shaped as a stream's ARN (...:table/<name>/stream/<label>)? */
@@ -1515,12 +1519,9 @@ ddb_op_list_streams(DdbJson *req, int *len)
 	if (table != NULL)
 		ddb_valerr_name(&e, table, "tableName");
 	check_length(&e, start, "exclusiveStartStreamArn", 37, 1024);
+	if (req_int(req, "Limit", &limit))
+		check_limit(&e, limit, 100);
 	ddb_valerr_raise(&e);
-	if (req_int(req, "Limit", &limit) && (limit < 1 || limit > 100))
-		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_VALIDATION_ERRORS, 1, "",
-				  psprintf(DDB_MSG_CONSTRAINT, psprintf("'%lld'", (long long) limit), "limit",
-						   limit < 1 ? "Member must have value greater than or equal to 1"
-						   : "Member must have value less than or equal to 100"));
 	/* a malformed start is an error, not an empty page */
 	if (start != NULL && !stream_arn_well_formed(start))
 		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_STREAM_INVALID_ARN);
@@ -1599,6 +1600,7 @@ ddb_op_describe_stream(DdbJson *req, int *len)
 {
 	const char *arn = req_string(req, "StreamArn");
 	const char *start = req_string(req, "ExclusiveStartShardId");
+	DdbJson    *filter = ddb_json_member(req, "ShardFilter");
 	int64		limit = 100;
 	DdbStream  *s;
 	StringInfoData buf;
@@ -1606,16 +1608,24 @@ ddb_op_describe_stream(DdbJson *req, int *len)
 	int			n = 0;
 	DdbValErrors e;
 
-	required(arn, "streamArn");
 	ddb_valerr_init(&e);
+	required(&e, arn, "streamArn");
 	check_length(&e, arn, "streamArn", 37, 1024);
 	check_length(&e, start, "exclusiveStartShardId", 28, 65);
+	if (req_int(req, "Limit", &limit))
+		check_limit(&e, limit, 100);
+	if (filter != NULL)
+	{
+		DdbJson    *type;
+
+		ddb_json_check_struct(filter, "ShardFilter");
+		type = ddb_json_get(filter, "Type");
+		if (type != NULL && type->type != DDB_JSON_NULL &&
+			(type->type != DDB_JSON_STRING || strcmp(type->str, "CHILD_SHARDS") != 0))
+			ddb_valerr_add(&e, type->type == DDB_JSON_STRING ? type->str : NULL,
+						   "shardFilter.type", "Member must satisfy enum value set: [CHILD_SHARDS]");
+	}
 	ddb_valerr_raise(&e);
-	if (req_int(req, "Limit", &limit) && (limit < 1 || limit > 100))
-		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_VALIDATION_ERRORS, 1, "",
-				  psprintf(DDB_MSG_CONSTRAINT, psprintf("'%lld'", (long long) limit), "limit",
-						   limit < 1 ? "Member must have value greater than or equal to 1"
-						   : "Member must have value less than or equal to 100"));
 	s = stream_by_arn(arn);
 	if (start != NULL)
 	{
@@ -1623,21 +1633,8 @@ ddb_op_describe_stream(DdbJson *req, int *len)
 
 		first_shard = k < 0 ? s->shards : k + 1;
 	}
-	if (ddb_json_member(req, "ShardFilter") != NULL)
-	{
-		/* the children of a shard: ddb's shards never split, so none */
-		DdbJson    *f = ddb_json_member(req, "ShardFilter");
-		DdbJson    *type = f->type == DDB_JSON_OBJECT ? ddb_json_get(f, "Type") : NULL;
-
-		ddb_json_check_struct(f, "ShardFilter");
-		if (type != NULL && type->type != DDB_JSON_NULL &&
-			(type->type != DDB_JSON_STRING || strcmp(type->str, "CHILD_SHARDS") != 0))
-			ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException", DDB_MSG_VALIDATION_ERRORS, 1, "",
-					  psprintf(DDB_MSG_CONSTRAINT,
-							   type->type == DDB_JSON_STRING ? psprintf("'%s'", type->str) : "null",
-							   "shardFilter.type", "Member must satisfy enum value set: [CHILD_SHARDS]"));
-		first_shard = s->shards;
-	}
+	if (filter != NULL)
+		first_shard = s->shards;	/* the children of a shard: ddb's never split */
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "{\"StreamDescription\":{\"StreamArn\":");
 	ddb_json_cstring(&buf, arn);
@@ -1909,16 +1906,16 @@ ddb_op_get_records(DdbJson *req, int *len)
 	bool		first = true;
 	bool		closed = false;
 
-	required(it, "shardIterator");
 	{
 		DdbValErrors e;
 
 		ddb_valerr_init(&e);
+		required(&e, it, "shardIterator");
 		check_length(&e, it, "shardIterator", 1, 2048);
+		if (req_int(req, "Limit", &limit))
+			check_limit(&e, limit, DDB_STREAM_MAX_LIMIT);
 		ddb_valerr_raise(&e);
 	}
-	if (req_int(req, "Limit", &limit))
-		check_limit(limit);
 	/*
 	 * (A tagged iterator from the future would need the server's clock to
 	 * have gone back: it would not expire for as long.)
