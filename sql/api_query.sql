@@ -149,6 +149,17 @@ SELECT ddb_api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000
   "TagKeys": ["team"]}');
 SELECT ddb_api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders"}');
 SELECT ddb_api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Nope"}');
+-- Lengths count characters, not bytes: 128 and 256 two-byte characters
+-- are within the limits, one more is not.
+SELECT ddb_api('TagResource', jsonb_build_object('ResourceArn', 'arn:aws:dynamodb:us-east-1:000000000000:table/Orders',
+  'Tags', jsonb_build_array(jsonb_build_object('Key', repeat('é', 128), 'Value', repeat('ü', 256)))));
+SELECT length(t ->> 'Key') AS key_chars, octet_length(t ->> 'Key') AS key_bytes, length(t ->> 'Value') AS value_chars
+FROM jsonb_array_elements(ddb_api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders"}') -> 'Tags') t
+WHERE t ->> 'Key' LIKE 'é%';
+SELECT ddb_api('TagResource', jsonb_build_object('ResourceArn', 'arn:aws:dynamodb:us-east-1:000000000000:table/Orders',
+  'Tags', jsonb_build_array(jsonb_build_object('Key', repeat('é', 129), 'Value', repeat('ü', 257)))));
+SELECT ddb_api('UntagResource', jsonb_build_object('ResourceArn', 'arn:aws:dynamodb:us-east-1:000000000000:table/Orders',
+  'TagKeys', jsonb_build_array(repeat('é', 128))));
 -- At most 50 tags per table, counting those of the request itself: one
 -- request cannot pass the limit, and a request that only replaces values
 -- at the limit is fine.

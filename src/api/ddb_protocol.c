@@ -35,6 +35,7 @@
 #include "utils/array.h"
 #include "utils/inval.h"
 #include "fmgr.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/elog.h"
@@ -1651,15 +1652,16 @@ check_tags(DdbValErrors *e, DdbJson *tags)
 		ddb_json_check_value_struct(tags->elems[i], "Tag");
 		k = member_string(tags->elems[i], "Key");
 		v = member_string(tags->elems[i], "Value");
+		/* lengths in characters ("128 Unicode characters"), as PartiQL's */
 		if (k == NULL)
 			ddb_valerr_add(e, NULL, psprintf("tags.%d.member.key", i + 1), "Member must not be null");
-		else if (strlen(k) < 1 || strlen(k) > 128)
-			ddb_valerr_add(e, k, psprintf("tags.%d.member.key", i + 1), strlen(k) < 1 ?
+		else if (k[0] == '\0' || pg_mbstrlen(k) > 128)
+			ddb_valerr_add(e, k, psprintf("tags.%d.member.key", i + 1), k[0] == '\0' ?
 						   "Member must have length greater than or equal to 1" :
 						   "Member must have length less than or equal to 128");
 		if (v == NULL)
 			ddb_valerr_add(e, NULL, psprintf("tags.%d.member.value", i + 1), "Member must not be null");
-		else if (strlen(v) > 256)
+		else if (pg_mbstrlen(v) > 256)
 			ddb_valerr_add(e, v, psprintf("tags.%d.member.value", i + 1),
 						   "Member must have length less than or equal to 256");
 	}
