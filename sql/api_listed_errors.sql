@@ -40,6 +40,10 @@ SELECT ddb_api('TagResource', jsonb_build_object(
   'ResourceArn', 'arn:aws:dynamodb:us-east-1:000000000000:table/Listed',
   'Tags', jsonb_build_array(jsonb_build_object('Key', '', 'Value', 'v'),
                             jsonb_build_object('Key', repeat('k', 129), 'Value', repeat('v', 257)))));
+-- BatchGetItem's AttributesToGet, at its table's path, with the keys' errors
+SELECT ddb_api('BatchGetItem', '{"RequestItems": {
+  "Listed": {"Keys": [{"pk": {"S": "a"}}], "AttributesToGet": []},
+  "Other": {"Keys": []}}}');
 -- the backup operations' members
 SELECT ddb_api('UpdateContinuousBackups', '{}');
 SELECT ddb_api('UpdateContinuousBackups', '{"TableName": "", "PointInTimeRecoverySpecification": {}}');

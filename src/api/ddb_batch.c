@@ -491,6 +491,10 @@ ddb_batch_get_check(DdbBatchGetTable *tables, int ntables)
 		if (tables[t].nkeys > DDB_BATCH_GET_MAX)
 			ddb_valerr_add(&e, psprintf("[%d keys]", tables[t].nkeys), member,
 						   "Member must have length less than or equal to 100");
+		if (tables[t].empty_attributes)
+			ddb_valerr_add(&e, "[]", psprintf("requestItems.%s.member.attributesToGet",
+											  tables[t].table_name),
+						   "Member must have length greater than or equal to 1");
 		total += tables[t].nkeys;
 	}
 	ddb_valerr_raise(&e);

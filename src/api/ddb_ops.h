@@ -251,6 +251,9 @@ typedef struct DdbBatchGetTable
 	Jsonb	  **keys;
 	const char *projection;		/* ProjectionExpression, or NULL */
 	Jsonb	   *names;			/* ExpressionAttributeNames, or NULL */
+	bool		empty_attributes;	/* AttributesToGet given as [] (the
+									 * protocol's legacy member; listed by
+									 * ddb_batch_get_check) */
 	/* set by ddb_batch_get_core */
 	List	   *items;			/* the items found (projected) */
 	List	   *unprocessed;	/* keys not read: the response was full */

@@ -2926,6 +2926,7 @@ op_batch_get_item(DdbJson *req, int *len)
 	{
 		DdbJson    *spec = items->elems[t];
 		DdbJson    *keys;
+		DdbJson    *attrs;
 
 		if (spec->type == DDB_JSON_NULL)
 			continue;
@@ -2940,8 +2941,11 @@ op_batch_get_item(DdbJson *req, int *len)
 		for (int k = 0; k < keys->n; k++)
 			ddb_json_check_attribute_map(keys->elems[k]);
 		(void) member_bool(spec, "ConsistentRead", false);
+		attrs = ddb_json_member(spec, "AttributesToGet");
 		specs[ntables] = spec;
 		tables[ntables].table_name = items->keys[t];
+		tables[ntables].empty_attributes = attrs != NULL && attrs->type == DDB_JSON_ARRAY &&
+			attrs->n == 0;
 		tables[ntables++].nkeys = keys->n;
 	}
 	ddb_batch_get_check(tables, ntables);
