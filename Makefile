@@ -59,7 +59,7 @@ ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew
 	gsi-concurrent keyscan-epq hot-key-versions hot-key-long-run api-protocol statement-snapshot \
 	ttl-sweep lsi-collection transact-conflict transact-get-snapshot stream-order bulk-load \
 	multi-insert-race multi-insert-span relcache-inval put-new-key rowid-map-cache cache-forget-drop table-open-drop \
-	unlink-reader unlink-reuse-horizon unlink-vs-insert unlink-put rowid-batches stream-sweep-race batch-lock-order \
+	unlink-reader unlink-reuse-horizon unlink-vs-insert unlink-put rowid-batches stream-sweep-race batch-lock-order batch-serialization \
 	lsi-lock-order ttl-key-order stream-enable-wait \
 	ttl-sweep-batches ttl-sweep-tables pql-batch-order long-key-reader \
 	long-key-reader-resplit leaf-prefix-reader
