@@ -113,8 +113,9 @@ SELECT bulk_copy('bl_dup', 500, 20, 0, true);
 COMMIT;
 SELECT to_regclass('bl_dup');
 
--- A bad row (an empty partition key, DynamoDB's ValidationException) fails
--- at its line while the rows are spooled, and nothing stays.
+-- A bad row (an empty partition key: 22023, as DynamoDB refuses it) fails
+-- the COPY, reported where its rows were handed to the table (here one
+-- past the last line), not at its own line, and nothing stays.
 BEGIN;
 TRUNCATE bl;
 COPY bl FROM stdin;

@@ -197,6 +197,46 @@ INSERT INTO cpy VALUES ('a', 30, jsonb_build_object('d', repeat('x', 409600 - 3 
 SELECT ddb_item_size(ddb_get_item('cpy', '{"pk": "a", "sk": 30}'));
 INSERT INTO cpy VALUES ('a', 31, jsonb_build_object('d', repeat('x', 409600 - 3 - 4 - 1 + 1)));
 
+-- Key columns are checked by ddb's key rules with PostgreSQL's SQLSTATEs:
+-- an empty string or binary key is invalid_parameter_value (22023), a key
+-- over DynamoDB's length program_limit_exceeded (54000), from INSERT,
+-- UPDATE and COPY alike; the item API says ValidationException (DB001)
+CREATE TABLE kcol (pk text, sk bytea, item jsonb) USING ddb;
+INSERT INTO kcol VALUES ('a', '\x01', NULL);
+SELECT cpy_state('kcol') AS kbefore \gset
+CREATE FUNCTION key_error(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE stmt;
+	RETURN 'accepted';
+EXCEPTION WHEN OTHERS THEN
+	RETURN SQLSTATE || ' ' || SQLERRM;
+END $$;
+SELECT stmt, key_error(stmt) FROM (VALUES
+	($$INSERT INTO kcol VALUES ('', '\x01', NULL)$$),
+	($$INSERT INTO kcol VALUES ('b', '', NULL)$$),
+	($$INSERT INTO kcol VALUES (repeat('x', 2049), '\x01', NULL)$$),
+	($$INSERT INTO kcol VALUES ('b', decode(repeat('00', 1025), 'hex'), NULL)$$),
+	($$UPDATE kcol SET pk = ''$$),
+	($$UPDATE kcol SET sk = decode(repeat('00', 1025), 'hex')$$),
+	($$COPY kcol FROM PROGRAM 'printf "\t\\\\x01\t{}\n"'$$),
+	($$SELECT ddb_put_item('kcol', '{"pk": "", "sk": {"$B": "AQ=="}}')$$),
+	($$SELECT ddb_put_item('kcol', jsonb_build_object('pk', repeat('x', 2049), 'sk', '{"$B": "AQ=="}'::jsonb))$$)
+) v(stmt);
+SELECT cpy_state('kcol') = :'kbefore' AS unchanged;
+DROP TABLE kcol;
+DROP FUNCTION key_error;
+
+-- A bad row in a COPY is reported where the rows buffered with it were
+-- handed to the table (1,000 rows a batch), not at its own line: row 5 of
+-- 2,500 at line 1000, on the row path and on the bulk path
+SELECT cpy_state() AS before_copy \gset
+COPY cpy FROM PROGRAM 'seq 1 2500 | awk ''{ print "e\t" $1 "\t" ($1 == 5 ? "[1]" : "{}") }''';
+BEGIN;
+CREATE TABLE cpy_bulk (pk text, sk numeric, item jsonb) USING ddb;
+COPY cpy_bulk FROM PROGRAM 'seq 1 2500 | awk ''{ print "e\t" $1 "\t" ($1 == 5 ? "[1]" : "{}") }''';
+ROLLBACK;
+SELECT cpy_state() = :'before_copy' AS unchanged;
+
 -- ALTER TABLE ... SET ACCESS METHOD ddb checks the rows it moves
 CREATE TABLE h (pk text NOT NULL, sk numeric NOT NULL, item jsonb);
 INSERT INTO h VALUES ('a', 1, '{"ok": 1}'), ('a', 2, '{"pk": "b"}');
