@@ -105,6 +105,35 @@ SELECT ddb_verify('sessions'::regclass) IS NOT NULL AS tree_ok;
 -- a second sweep finds nothing
 SELECT ddb_ttl_sweep('sessions');
 
+-- The other write paths keep the TTL index too: BatchWriteItem (its
+-- leaf-at-a-time inserts of new keys and a replacing put), TransactWriteItems,
+-- PartiQL, COPY, MERGE and SQL DELETE.  Each writes an expired item (or
+-- one that was); the sweep deletes exactly those that still are.
+SELECT ddb_create_table('paths', 'id', 'N');
+SELECT ddb_update_time_to_live('paths', 'ttl', true);
+SELECT ddb_put_item('paths', jsonb_build_object('id', 3, 'ttl', epoch_in(3600)));
+SELECT ddb_put_item('paths', jsonb_build_object('id', 9, 'ttl', epoch_in(-10)));
+SELECT ddb_batch_write_item(jsonb_build_object('paths', jsonb_build_array(
+  jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('id', 1, 'ttl', epoch_in(-10)))),
+  jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('id', 2, 'ttl', epoch_in(-10)))),
+  jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('id', 3, 'ttl', epoch_in(-10)))))));
+SELECT ddb_transact_write_items(jsonb_build_array(
+  jsonb_build_object('Put', jsonb_build_object('TableName', 'paths', 'Item', jsonb_build_object('id', 4, 'ttl', epoch_in(-10)))),
+  jsonb_build_object('Update', jsonb_build_object('TableName', 'paths', 'Key', jsonb_build_object('id', 5),
+    'UpdateExpression', 'SET #t = :t', 'ExpressionAttributeNames', jsonb_build_object('#t', 'ttl'),
+    'ExpressionAttributeValues', jsonb_build_object(':t', epoch_in(-10))))));
+SELECT ddb_api('ExecuteStatement', jsonb_build_object('Statement',
+  format('INSERT INTO "paths" VALUE {''id'': 6, ''ttl'': %s}', epoch_in(-10))));
+COPY paths FROM PROGRAM 'printf "7\t{\"ttl\": 1000000000}\n"';  -- 2001: over five years ago, never
+UPDATE paths SET item = jsonb_build_object('ttl', epoch_in(-10)) WHERE id = 7;
+MERGE INTO paths p USING (SELECT 8 AS id) s ON p.id = s.id
+  WHEN NOT MATCHED THEN INSERT VALUES (s.id, jsonb_build_object('ttl', epoch_in(-10)));
+DELETE FROM paths WHERE id = 9;
+SELECT ddb_verify_gsi('paths');
+SELECT ddb_ttl_sweep('paths');
+SELECT count(*) AS left FROM ddb_scan('paths');
+DROP TABLE paths;
+
 -- A sweep from SQL takes all expired items in one pass, in key order,
 -- however many there are.  (It swept in batches of 1,000, each scanning
 -- the TTL index with the statement's snapshot, which still saw the entries
@@ -187,6 +216,28 @@ SET ROLE ttl_user;
 SELECT ddb_ttl_sweep();
 RESET ROLE;
 SELECT count(*) AS carts_left FROM ddb_scan('carts');
+-- Without SELECT a table is skipped by ddb_ttl_sweep() and refused by name
+-- (DELETE alone may not read the items' expiry); with row-level security
+-- applying to the caller too, since the sweep does not apply policies.
+SELECT ddb_put_item('carts', jsonb_build_object('id', 8, 'ttl', epoch_in(-10)));
+REVOKE SELECT ON carts FROM ttl_user;
+SET ROLE ttl_user;
+SELECT ddb_ttl_sweep();
+SELECT sqlstate_of($$SELECT ddb_ttl_sweep('carts')$$);
+RESET ROLE;
+GRANT SELECT ON carts TO ttl_user;
+ALTER TABLE carts ENABLE ROW LEVEL SECURITY;
+CREATE POLICY carts_all ON carts USING (true);
+SET ROLE ttl_user;
+SELECT ddb_ttl_sweep();
+SELECT sqlstate_of($$SELECT ddb_ttl_sweep('carts')$$);
+RESET ROLE;
+SELECT count(*) AS carts_left FROM ddb_scan('carts');
+DROP POLICY carts_all ON carts;
+ALTER TABLE carts DISABLE ROW LEVEL SECURITY;
+SET ROLE ttl_user;
+SELECT ddb_ttl_sweep();
+RESET ROLE;
 -- Its deletions fire no triggers (the service's, as the worker's), so a
 -- table with a DELETE trigger of its own (an audit) is swept only by its
 -- owner: a role that may delete from it would skip the trigger.
