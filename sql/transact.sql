@@ -192,6 +192,36 @@ SELECT count(*) FILTER (WHERE token LIKE 'old-%') AS expired_left,
        string_agg(token, ', ' ORDER BY token) FILTER (WHERE token LIKE 'old-%') AS youngest_kept
 FROM ddb_internal.transaction_tokens;
 
+-- 400 KB per item: a Put over it is a plain ValidationException before
+-- anything runs; an Update that grows a stored item past it depends on
+-- the item, so it is that action's ValidationError and the others still
+-- get their reasons.  4 MB of items read by TransactGetItems is refused
+-- as DynamoDB refuses it (10 items of 400,000 bytes fit, 11 do not).
+SELECT ddb_put_item('stock', jsonb_build_object('sku', 'bulky', 'pad', repeat('x', 409000)));
+\set VERBOSITY terse
+SELECT ddb_transact_write_items(jsonb_build_array(
+  jsonb_build_object('Delete', jsonb_build_object('TableName', 'stock', 'Key', '{"sku": "pear"}'::jsonb)),
+  jsonb_build_object('Put', jsonb_build_object('TableName', 'stock', 'Item', jsonb_build_object('sku', 'huge', 'pad', repeat('x', 409600))))));
+\set VERBOSITY default
+SELECT ddb_transact_write_items(jsonb_build_array(
+  jsonb_build_object('Update', jsonb_build_object('TableName', 'stock', 'Key', '{"sku": "bulky"}'::jsonb,
+     'UpdateExpression', 'SET more = :m', 'ExpressionAttributeValues', jsonb_build_object(':m', repeat('y', 1000)))),
+  jsonb_build_object('Update', jsonb_build_object('TableName', 'stock', 'Key', '{"sku": "apple"}'::jsonb,
+     'UpdateExpression', 'SET qty = qty + :one', 'ExpressionAttributeValues', '{":one": 1}'::jsonb))));
+SELECT ddb_get_item('stock', '{"sku": "pear"}') IS NOT NULL AS pear_kept,
+       ddb_get_item('stock', '{"sku": "apple"}') AS apple;
+SELECT count(*) AS stored FROM (SELECT ddb_put_item('stock', jsonb_build_object('sku', 'big' || i, 'pad', repeat('x', 400000)))
+                                FROM generate_series(1, 11) i) s;
+SELECT jsonb_array_length(ddb_transact_get_items((SELECT jsonb_agg(jsonb_build_object('Get', jsonb_build_object(
+  'TableName', 'stock', 'Key', jsonb_build_object('sku', 'big' || i)))) FROM generate_series(1, 10) i)) -> 'Responses') AS read;
+\set VERBOSITY terse
+SELECT ddb_transact_get_items((SELECT jsonb_agg(jsonb_build_object('Get', jsonb_build_object(
+  'TableName', 'stock', 'Key', jsonb_build_object('sku', 'big' || i)))) FROM generate_series(1, 11) i));
+\set VERBOSITY default
+SELECT count(*) AS deleted FROM (SELECT ddb_delete_item('stock', jsonb_build_object('sku', 'big' || i))
+                                 FROM generate_series(1, 11) i) s;
+SELECT ddb_delete_item('stock', '{"sku": "bulky"}');
+
 -- ------------------------------------------------------------------------
 -- TransactGetItems: every item from one snapshot, in request order; a
 -- missing item is an empty response.
@@ -268,6 +298,26 @@ SELECT ddb_transact_write_items('[{"Put": {"TableName": "stock", "Item": {"sku":
 \set VERBOSITY default
 SELECT ddb_transact_get_items('[{"Get": {"TableName": "stock", "Key": {"sku": "apple"}}}]');
 RESET ROLE;
+-- an Update needs UPDATE, INSERT and SELECT, as UpdateItem does; with
+-- UPDATE and SELECT a ConditionCheck runs
+GRANT UPDATE ON stock TO ddb_tx_reader;
+SET ROLE ddb_tx_reader;
+\set VERBOSITY terse
+SELECT ddb_transact_write_items('[{"Update": {"TableName": "stock", "Key": {"sku": "apple"},
+  "UpdateExpression": "SET qty = :z", "ExpressionAttributeValues": {":z": 0}}}]');
+\set VERBOSITY default
+SELECT ddb_transact_write_items('[{"ConditionCheck": {"TableName": "stock", "Key": {"sku": "apple"},
+  "ConditionExpression": "attribute_exists(sku)"}}]');
+RESET ROLE;
+GRANT INSERT ON stock TO ddb_tx_reader;
+REVOKE SELECT ON stock FROM ddb_tx_reader;
+SET ROLE ddb_tx_reader;
+\set VERBOSITY terse
+SELECT ddb_transact_write_items('[{"Update": {"TableName": "stock", "Key": {"sku": "apple"},
+  "UpdateExpression": "SET qty = :z", "ExpressionAttributeValues": {":z": 0}}}]');
+\set VERBOSITY default
+RESET ROLE;
+SELECT ddb_get_item('stock', '{"sku": "apple"}');
 
 DROP SCHEMA transact CASCADE;
 DROP ROLE ddb_tx_reader;
