@@ -169,7 +169,15 @@ SELECT ddb_transact_write_items('[{"Update": {"TableName": "stock", "Key": {"sku
 SELECT ddb_transact_write_items('[{"Delete": {"TableName": "stock", "Key": {"sku": "x"}}}]',
                                 repeat('t', 37));
 SELECT ddb_transact_write_items('[{"Delete": {"TableName": "stock", "Key": {"sku": "x"}}}]', '');
+-- the length is in characters: 36 two-byte characters are a token, 37 are not
+SELECT ddb_transact_write_items('[{"Delete": {"TableName": "stock", "Key": {"sku": "x"}}}]',
+                                repeat('é', 37));
 \set VERBOSITY default
+SELECT ddb_transact_write_items('[{"Delete": {"TableName": "stock", "Key": {"sku": "x"}}}]',
+                                repeat('é', 36));
+SELECT ddb_api('TransactWriteItems', jsonb_build_object('ClientRequestToken', repeat('é', 36),
+  'TransactItems', '[{"Delete": {"TableName": "stock", "Key": {"sku": {"S": "x"}}}}]'::jsonb));
+SELECT count(*) AS stored FROM ddb_internal.transaction_tokens WHERE token = repeat('é', 36);
 -- a canceled transaction stores no token: the retry runs
 SELECT ddb_transact_write_items('[{"ConditionCheck": {"TableName": "stock", "Key": {"sku": "apple"},
   "ConditionExpression": "qty > :n", "ExpressionAttributeValues": {":n": 100}}}]', 'token-2');

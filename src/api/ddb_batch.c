@@ -80,6 +80,7 @@
 #include "common/sha2.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
@@ -1186,12 +1187,13 @@ ddb_transact_write_core(DdbTransactAction *actions, int n, int max_actions,
 	*replayed = false;
 	/* (a ConditionCheck alone locks its item, which a read-only one may not) */
 	PreventCommandIfReadOnly("TransactWriteItems");
-	if (token != NULL && (strlen(token) < 1 || strlen(token) > 36))
+	/* DynamoDB's length is in characters, as ExecuteTransaction counts it */
+	if (token != NULL && (token[0] == '\0' || pg_mbstrlen(token) > 36))
 	{
 		DdbValErrors e;
 
 		ddb_valerr_init(&e);
-		ddb_valerr_add(&e, token, "clientRequestToken", strlen(token) < 1 ?
+		ddb_valerr_add(&e, token, "clientRequestToken", token[0] == '\0' ?
 					   "Member must have length greater than or equal to 1" :
 					   "Member must have length less than or equal to 36");
 		ddb_valerr_raise(&e);
