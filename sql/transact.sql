@@ -277,6 +277,11 @@ SELECT ddb_api('TransactWriteItems', '{"TransactItems": [
 SELECT ddb_api('TransactGetItems', '{"TransactItems": [
   {"Get": {"TableName": "stock", "Key": {"sku": {"S": "fig"}}}},
   {"Get": {"TableName": "stock", "Key": {"sku": {"S": "pear"}}}}]}');
+-- transactional reads bill twice a strongly consistent GetItem's units
+SELECT ddb_api('GetItem', '{"TableName": "stock", "Key": {"sku": {"S": "fig"}}, "ConsistentRead": true,
+                            "ReturnConsumedCapacity": "TOTAL"}') -> 'ConsumedCapacity' AS get_item,
+       ddb_api('TransactGetItems', '{"TransactItems": [{"Get": {"TableName": "stock", "Key": {"sku": {"S": "fig"}}}}],
+                                     "ReturnConsumedCapacity": "TOTAL"}') -> 'ConsumedCapacity' AS transact_get;
 \set VERBOSITY terse
 SELECT ddb_api('TransactWriteItems', '{}');
 SELECT ddb_api('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "stock", "Item": {"sku": {"S": "a"}}},
