@@ -5,7 +5,8 @@
 # databases without ddb alone.  Each round also applies the streams'
 # retention (ddb.stream_retention).  Also: pg_dump and pg_restore keep TTL
 # enabled (the catalog row and the TTL index come back), and a table's
-# local secondary index and item collection sizes.
+# local secondary index and item collection sizes.  The worker deletes in
+# transactions of 500 items.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -115,6 +116,32 @@ is($left, '0', sprintf('the worker removed them after the retention (%.1f s)', t
 $node->safe_psql('app', q{SELECT ddb_put_item('events', '{"id": "later"}')});
 is($node->safe_psql('app', q{SELECT string_agg(r->'dynamodb'->'Keys'->>'id', ',') FROM ddb_stream_records('events') r}),
 	'later', 'a record written after the sweep is read');
+
+# The worker deletes in transactions of 500 items, each in key order: with
+# 1,200 expired items (expiring in key order) and item 700 locked by an
+# open transaction, the first 500 are gone for good while the worker
+# waits at item 700 in its second transaction, whose deletions (501 to
+# 699) nobody sees yet; when the lock goes, the rest go too.
+$node->safe_psql('app', q{
+	SELECT ddb_create_table('bulk', 'id', 'N');
+	INSERT INTO bulk SELECT i, jsonb_build_object('exp', extract(epoch FROM now())::bigint - 100000 + i)
+	  FROM generate_series(1, 1200) i;
+});
+my $holder = $node->background_psql('app');
+$holder->query_safe('BEGIN; SELECT id FROM bulk WHERE id = 700 FOR UPDATE;');
+$node->safe_psql('app', q{SELECT ddb_update_time_to_live('bulk', 'exp', true)});
+ok($node->poll_query_until('app', q{
+	SELECT count(*) FROM pg_stat_activity WHERE query = 'ddb ttl sweep' AND wait_event_type = 'Lock'}, '1'),
+	'the worker waits for the locked item');
+is($node->safe_psql('app', q{SELECT count(*) FROM bulk}), '700',
+	'having committed one transaction of 500 items before it');
+$holder->query_safe('COMMIT');
+$holder->quit;
+ok($node->poll_query_until('app', q{SELECT count(*) FROM bulk}, '0'),
+	'and it deletes the rest once the lock is gone');
+like($node->safe_psql('app', q{SELECT ddb_verify_gsi('bulk')}), qr/\{"items": 0, "entries": 0, "IndexName": "\$ttl"\}/,
+	'the TTL index is empty with them');
+$node->safe_psql('app', q{DROP TABLE bulk});
 
 # pg_dump / pg_restore: TTL stays enabled and the restored table is swept.
 my $dumpfile = $node->basedir . '/app.dump';
