@@ -135,6 +135,13 @@ ok($node->poll_query_until('app', q{
 	'the worker waits for the locked item');
 is($node->safe_psql('app', q{SELECT count(*) FROM bulk}), '700',
 	'having committed one transaction of 500 items before it');
+# one worker at a time: the launcher (connected to no database) waits for
+# it, so two max_worker_processes slots are all TTL takes
+is($node->safe_psql('app', q{
+	SELECT string_agg(backend_type || ' in ' || coalesce(datname, 'no database'), ', ' ORDER BY backend_type)
+	  FROM pg_stat_activity WHERE backend_type LIKE 'ddb ttl%'}),
+	'ddb ttl launcher in no database, ddb ttl worker in app',
+	'a launcher and one worker, whatever the number of databases');
 $holder->query_safe('COMMIT');
 $holder->quit;
 ok($node->poll_query_until('app', q{SELECT count(*) FROM bulk}, '0'),
