@@ -194,6 +194,14 @@ SELECT ddb_api('DescribeTimeToLive', '{"TableName": "carts"}');
 SELECT ddb_ttl_sweep('carts');
 SELECT count(*) FROM ddb_scan('carts');
 SELECT count(*) AS ttl_index_tables FROM ddb_internal.gsi WHERE base = 'carts'::regclass;
+-- The change is the transaction's, shown at once (no ENABLING or
+-- DISABLING): a rolled-back enable leaves TTL disabled and no TTL index.
+BEGIN;
+SELECT ddb_update_time_to_live('carts', 'ttl', true);
+SELECT ddb_describe_time_to_live('carts');
+ROLLBACK;
+SELECT ddb_describe_time_to_live('carts');
+SELECT count(*) AS ttl_index_tables FROM ddb_internal.gsi WHERE base = 'carts'::regclass;
 -- and it can be enabled again, on another attribute
 SELECT ddb_api('UpdateTimeToLive', '{"TableName": "carts", "TimeToLiveSpecification": {"AttributeName": "ttl", "Enabled": true}}');
 SELECT ddb_ttl_sweep('carts');
