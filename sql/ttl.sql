@@ -146,7 +146,16 @@ SELECT ddb_update_time_to_live('many', 'ttl', true);
 SELECT count(*) FROM (SELECT ddb_put_item('many', jsonb_build_object('id', i, 'ttl', epoch_in(-10 - i)))
                       FROM generate_series(1, 2500) i) s;
 SELECT ddb_put_item('many', jsonb_build_object('id', 0, 'ttl', epoch_in(100)));
+-- its keys are sorted in work_mem, spilling to temporary files beyond it:
+-- in 64 kB the sweep writes one (which temp_file_limit 0 refuses, deleting
+-- nothing), and without the limit it deletes them all
+SET work_mem = '64kB';
+SET temp_file_limit = 0;
+SELECT sqlstate_of($$SELECT ddb_ttl_sweep('many')$$);
+RESET temp_file_limit;
+SELECT count(*) AS left FROM ddb_scan('many');
 SELECT ddb_ttl_sweep('many') AS swept;
+RESET work_mem;
 SELECT count(*) AS left FROM ddb_scan('many');
 SELECT ddb_verify_gsi('many');
 -- With an LSI, the collection rows come after all the items, summed per
