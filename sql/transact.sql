@@ -203,8 +203,7 @@ FROM ddb_internal.transaction_tokens;
 -- 400 KB per item: a Put over it is a plain ValidationException before
 -- anything runs; an Update that grows a stored item past it depends on
 -- the item, so it is that action's ValidationError and the others still
--- get their reasons.  4 MB of items read by TransactGetItems is refused
--- as DynamoDB refuses it (10 items of 400,000 bytes fit, 11 do not).
+-- get their reasons.
 SELECT ddb_put_item('stock', jsonb_build_object('sku', 'bulky', 'pad', repeat('x', 409000)));
 \set VERBOSITY terse
 SELECT ddb_transact_write_items(jsonb_build_array(
@@ -218,6 +217,30 @@ SELECT ddb_transact_write_items(jsonb_build_array(
      'UpdateExpression', 'SET qty = qty + :one', 'ExpressionAttributeValues', '{":one": 1}'::jsonb))));
 SELECT ddb_get_item('stock', '{"sku": "pear"}') IS NOT NULL AS pear_kept,
        ddb_get_item('stock', '{"sku": "apple"}') AS apple;
+-- The 4 MB are of all the items written: an Update's item counts as it is
+-- once updated, with the Puts' items.  11 items of 390 KB made by Updates,
+-- or by Puts and Updates, pass it, and nothing is written; 10 do not.
+\set VERBOSITY terse
+SELECT ddb_transact_write_items((SELECT jsonb_agg(jsonb_build_object('Update', jsonb_build_object(
+  'TableName', 'stock', 'Key', jsonb_build_object('sku', 'up' || i),
+  'UpdateExpression', 'SET body = :b', 'ExpressionAttributeValues', jsonb_build_object(':b', repeat('x', 390000)))))
+  FROM generate_series(1, 11) i));
+SELECT ddb_transact_write_items((SELECT jsonb_agg(CASE WHEN i <= 5
+  THEN jsonb_build_object('Put', jsonb_build_object('TableName', 'stock',
+         'Item', jsonb_build_object('sku', 'up' || i, 'body', repeat('x', 390000))))
+  ELSE jsonb_build_object('Update', jsonb_build_object('TableName', 'stock', 'Key', jsonb_build_object('sku', 'up' || i),
+         'UpdateExpression', 'SET body = :b', 'ExpressionAttributeValues', jsonb_build_object(':b', repeat('x', 390000))))
+  END) FROM generate_series(1, 11) i));
+\set VERBOSITY default
+SELECT count(*) AS written FROM ddb_scan('stock') x WHERE x ->> 'sku' LIKE 'up%';
+SELECT ddb_transact_write_items((SELECT jsonb_agg(jsonb_build_object('Update', jsonb_build_object(
+  'TableName', 'stock', 'Key', jsonb_build_object('sku', 'up' || i),
+  'UpdateExpression', 'SET body = :b', 'ExpressionAttributeValues', jsonb_build_object(':b', repeat('x', 390000)))))
+  FROM generate_series(1, 10) i));
+SELECT count(*) AS deleted FROM (SELECT ddb_delete_item('stock', jsonb_build_object('sku', 'up' || i))
+                                 FROM generate_series(1, 10) i) s;
+-- 4 MB of items read by TransactGetItems is refused as DynamoDB refuses
+-- it (10 items of 400,000 bytes fit, 11 do not).
 SELECT count(*) AS stored FROM (SELECT ddb_put_item('stock', jsonb_build_object('sku', 'big' || i, 'pad', repeat('x', 400000)))
                                 FROM generate_series(1, 11) i) s;
 SELECT jsonb_array_length(ddb_transact_get_items((SELECT jsonb_agg(jsonb_build_object('Get', jsonb_build_object(

@@ -1088,10 +1088,12 @@ ddb_transact_check(DdbTransactAction *actions, int n, int max_actions, bool gets
 /*
  * Open every action's table, parse its expressions, encode its key; the
  * checks that do not depend on stored items.  Returns the actions' keys,
- * sorted by table and key.
+ * sorted by table and key, and (when put_size is not NULL) the size of the
+ * items the Puts write.
  */
 static KeyRef *
-prepare_actions(DdbTransactAction *actions, int n, int max_actions, ActionExprs *exprs)
+prepare_actions(DdbTransactAction *actions, int n, int max_actions, ActionExprs *exprs,
+				int64 *put_size)
 {
 	KeyRef	   *refs;
 	int64		size = 0;
@@ -1163,7 +1165,28 @@ prepare_actions(DdbTransactAction *actions, int n, int max_actions, ActionExprs 
 		validation_error(DDB_MSG_TX_SIZE);
 	if (sort_keys_find_duplicate(refs, n))
 		validation_error(DDB_MSG_TX_SAME_ITEM);
+	if (put_size != NULL)
+		*put_size = size;
 	return refs;
+}
+
+/*
+ * DynamoDB's 4 MB is of all the items a transaction writes: an Update's
+ * item, as it is once updated, counts with the Puts' (put_size, refused
+ * before anything ran when they alone pass it).  Known only once the
+ * actions have run, it is refused then, which undoes them with the
+ * statement.
+ */
+static void
+check_written_size(DdbTransactAction *actions, int n, int64 put_size)
+{
+	int64		size = put_size;
+
+	for (int i = 0; i < n && size <= DDB_TRANSACT_SIZE_MAX; i++)
+		if (actions[i].kind == DDB_TX_UPDATE && actions[i].res.new != NULL)
+			size += ddb_item_size(ddb_item_from_jsonb(actions[i].res.new));
+	if (size > DDB_TRANSACT_SIZE_MAX)
+		validation_error(DDB_MSG_TX_SIZE);
 }
 
 /*
@@ -1183,6 +1206,7 @@ ddb_transact_write_core(DdbTransactAction *actions, int n, int max_actions,
 	uint8		hash[PG_SHA256_DIGEST_LENGTH];
 	volatile bool ok;
 	int			mark;
+	int64		put_size;
 
 	*replayed = false;
 	/* (a ConditionCheck alone locks its item, which a read-only one may not) */
@@ -1198,7 +1222,7 @@ ddb_transact_write_core(DdbTransactAction *actions, int n, int max_actions,
 					   "Member must have length less than or equal to 36");
 		ddb_valerr_raise(&e);
 	}
-	refs = prepare_actions(actions, n, max_actions, exprs);
+	refs = prepare_actions(actions, n, max_actions, exprs, &put_size);
 	order = key_order(refs, n);
 
 	if (token != NULL)
@@ -1232,6 +1256,8 @@ ddb_transact_write_core(DdbTransactAction *actions, int n, int max_actions,
 	PG_TRY();
 	{
 		ok = run_actions(actions, exprs, order, n);
+		if (ok)
+			check_written_size(actions, n, put_size);
 	}
 	PG_CATCH();
 	{
@@ -1276,7 +1302,7 @@ ddb_transact_get_core(DdbTransactAction *actions, int n)
 	ActionExprs *exprs = palloc0(sizeof(ActionExprs) * Max(n, 1));
 	int64		size = 0;
 
-	(void) prepare_actions(actions, n, DDB_TRANSACT_MAX, exprs);
+	(void) prepare_actions(actions, n, DDB_TRANSACT_MAX, exprs, NULL);
 	/* every Get reads with the statement's snapshot: one consistent view */
 	for (int i = 0; i < n; i++)
 	{
