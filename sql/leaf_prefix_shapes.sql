@@ -2,8 +2,8 @@
 -- each table against a heap twin given the same rows and the same writes,
 -- with ddb_verify after every step (a CHECKS build also checks every page
 -- a write changes, its prefix included): binary keys made of 0x00 and
--- 0xFF runs (the bytes the key encoding escapes, and the byte a bulk
--- build's high key cannot grow); number sort keys of both signs, zero and
+-- 0xFF runs (the bytes the key encoding escapes, and the largest byte,
+-- which no separator can grow); number sort keys of both signs, zero and
 -- extreme exponents; string sort keys with a long common stem, read with
 -- bounds that are proper prefixes of the leaves' prefixes, bounds that
 -- leave them, and begins_with; keys of about 3,000 encoded bytes whose

@@ -407,21 +407,25 @@ leaf_write(DdbBuildState *bs, LevelBuilder *lb, int n, const char *hk, int hklen
 /*
  * End the current leaf before item key 'next' (its first n items go; the
  * rest, if any, start the next leaf) and start the next leaf.  Its high
- * key is the shortest separator above its last item that keeps the prefix
- * 'run' its items share with its low bound, as they were counted at it:
- * the truncated separator (a prefix of 'next') when 'next' shares that
- * prefix.  When it does not (next starts another partition), the leaf ends
- * one item earlier, at the truncated separator between its last two
- * items, which share the prefix: its last item and 'next' go to the next
- * leaf, which then holds the end of one partition and the start of the
- * next, as any leaf a boundary falls in does.  A high key inside the
- * partition before would keep the prefix too, but a backward scan from
- * the end of that partition would then descend to the leaf right of it,
- * find nothing and descend again.  Only a leaf of one item ends with such
- * a high key: the item key cut after its first byte at or beyond the
- * prefix that can grow, that byte grown by one (below 'next', which
- * differs from it within the prefix; every item key has such a byte: its
- * version suffix ends with the complement of a non-zero offset).
+ * key is the truncated separator between its last item and 'next' (a
+ * prefix of 'next').  When 'next' does not share the prefix 'run' the
+ * leaf's items share with its low bound, as they were counted at it (next
+ * starts another partition), the leaf ends one item earlier, at the
+ * separator between its last two items, which share the prefix: its last
+ * item and 'next' go to the next leaf, which then holds the end of one
+ * partition and the start of the next, as any leaf a boundary falls in
+ * does.  A high key inside the partition before would keep the prefix too,
+ * but a backward scan from the end of that partition would then descend to
+ * the leaf right of it, find nothing and descend again.  A leaf of one item
+ * ends at the truncated separator all the same, its prefix shortened to
+ * what that shares with the low bound: its item fits at any prefix beside
+ * any high key (DDB_MAX_ITEM_SIZE).  Keeping the prefix there would take a
+ * high key of the item's whole key and more when the low bound shares all
+ * of it (a key's older versions, which VACUUM FULL keeps for a snapshot,
+ * each on a leaf of its own when keys are long): the parent then holds two
+ * such downlinks, a key's leaves fall under different parents, and the
+ * split that prunes a key's old version on the leaf to its right
+ * (ddb_tree.c, "Long keys") could not reach it.
  */
 static void
 leaf_end(DdbBuildState *bs, LevelBuilder *lb, int n, const char *next, int nextlen)
@@ -437,29 +441,10 @@ leaf_end(DdbBuildState *bs, LevelBuilder *lb, int n, const char *next, int nextl
 		next = lb->pend[n].key;
 		nextlen = lb->pend[n].keylen;
 	}
-	if (lb->low == NULL || ddb_common_prefix(lb->low, lb->lowlen, next, nextlen) >= run)
-	{
-		const char *last = lb->pend[n - 1].key;
-
-		hklen = Min(ddb_common_prefix(last, lb->pend[n - 1].keylen, next, nextlen) + 1, nextlen);
-		hk = palloc(hklen);
-		memcpy(hk, next, hklen);
-	}
-	else
-	{
-		const char *last = lb->pend[n - 1].key;
-		int			lastlen = lb->pend[n - 1].keylen;
-		int			k = run;
-
-		while (k < lastlen && (unsigned char) last[k] == 0xFF)
-			k++;
-		if (k >= lastlen)
-			elog(ERROR, "ddb bulk build: no separator keeps a leaf's prefix");
-		hklen = k + 1;
-		hk = palloc(hklen);
-		memcpy(hk, last, hklen);
-		hk[k] = (char) ((unsigned char) hk[k] + 1);
-	}
+	hklen = Min(ddb_common_prefix(lb->pend[n - 1].key, lb->pend[n - 1].keylen, next, nextlen) + 1,
+				nextlen);
+	hk = palloc(hklen);
+	memcpy(hk, next, hklen);
 	leaf_write(bs, lb, n, hk, hklen, nextblk);
 	lb->blkno = nextblk;
 	lb->npages++;
