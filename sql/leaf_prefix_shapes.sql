@@ -274,5 +274,97 @@ SELECT twin_differ('psk', 'psk_heap') AS differ;
 SELECT sum(n) AS scanned FROM (SELECT (SELECT count(*) FROM ddb_scan('psk', segment => s, total_segments => 5)) n
                                FROM generate_series(0, 4) s) x;
 
-DROP TABLE psb, psb_heap, psn, psn_heap, pss, pss_heap, psl, psl_heap, psk, psk_heap;
-DROP FUNCTION twin_differ, ps_verify, ps_sql_ok, psn_query_ok, pss_query_ok, wait_no_xmin;
+-- 6. The split into an emptied right sibling (ddb_tree.c, "Long keys") on
+-- prefixed leaves.  Keys of about 3,000 encoded bytes in 60 partitions,
+-- items of about 4,800 bytes (a 1,700-byte item column): one item a leaf.
+-- VACUUM FULL gives a leaf the hash bytes its low bound and high key
+-- share: the leaf of partition 41 (hash 223e...) lies between 1f71... and
+-- 225c... (partition 21), so its prefix is 0x22, and the leaf of 21 ends
+-- at 26ac...: its high key leaves that prefix.  An update of 41 splits its
+-- leaf between the two versions; the next one prunes the old version's
+-- leaf and splits into it (the same key space, the same prefix).  VACUUM
+-- then unlinks that leaf, emptied again, giving its key space to the leaf
+-- of 21; once 21 is deleted, a new key on 41's leaf (398, hash 2237...)
+-- splits it into that emptied sibling: the sibling takes 41's current
+-- version under the prefix its key space shares, none, and no leaf is
+-- added (the split used to refuse such a sibling and take a new leaf,
+-- leaving the sibling empty; copying the version with the leaf's prefix
+-- would read its key with the sibling's high key's first byte).
+CREATE TABLE psr_heap ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
+CREATE TABLE psr ("PK" text, "SK" text, item jsonb) USING ddb WITH (autovacuum_enabled = false);
+INSERT INTO psr_heap
+SELECT lpad(i::text, 2048, 'p'), lpad(i::text, 1024, 's'),
+       jsonb_build_object('n', 0, 'pad', (SELECT string_agg(md5(i::text || j), '') FROM generate_series(1, 52) j))
+FROM generate_series(1, 60) i;
+INSERT INTO psr SELECT * FROM psr_heap;
+VACUUM FULL psr;
+CREATE FUNCTION psr_shape(OUT leaf_pages int, OUT deleted_pages int, OUT live int, OUT prefixed bool)
+LANGUAGE sql AS $$
+  SELECT (v ->> 'leaf_pages')::int, (v ->> 'deleted_pages')::int, (v ->> 'live')::int,
+         (v ->> 'leaf_prefix_bytes')::float > 0
+  FROM ddb_verify('psr') v
+$$;
+CREATE FUNCTION psr_write(q text) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+  PERFORM wait_no_xmin();
+  EXECUTE format(q, 'psr');
+  EXECUTE format(q, 'psr_heap');
+END
+$f$;
+SELECT ddb_hash32(lpad(i::text, 2048, 'p')) BETWEEN x'22000000'::int AND x'22ffffff'::int AS in_22
+FROM unnest(ARRAY[59, 41, 21, 5, 398]) i;
+SELECT * FROM psr_shape();
+-- 41's leaf splits between its versions: one more leaf
+SELECT psr_write($q$UPDATE %s SET item = item || '{"n": 1}' WHERE "PK" = lpad('41', 2048, 'p')$q$);
+SELECT * FROM psr_shape();
+-- the old version's leaf, pruned, takes the split: no more leaves
+SELECT psr_write($q$UPDATE %s SET item = item || '{"n": 2}' WHERE "PK" = lpad('41', 2048, 'p')$q$);
+SELECT * FROM psr_shape();
+SELECT wait_no_xmin();
+VACUUM psr;
+SELECT * FROM psr_shape();
+SELECT psr_write($q$DELETE FROM %s WHERE "PK" = lpad('21', 2048, 'p')$q$);
+SELECT * FROM psr_shape();
+-- 398 before 41 on its leaf: 41's current version moves right, no leaf added
+SELECT psr_write($q$INSERT INTO %s VALUES (lpad('398', 2048, 'p'), lpad('398', 1024, 's'),
+                                            jsonb_build_object('n', 398, 'pad', repeat('q', 1700)))$q$);
+SELECT * FROM psr_shape();
+SELECT twin_differ('psr', 'psr_heap') AS differ;
+SELECT i, ddb_get_item('psr', jsonb_build_object('PK', lpad(i::text, 2048, 'p'),
+                                                 'SK', lpad(i::text, 1024, 's'))) ->> 'n' AS n
+FROM unnest(ARRAY[41, 21, 398, 5]) i;
+SELECT count(*) AS rows FROM (SELECT "PK" FROM psr ORDER BY "PK" DESC, "SK" DESC) d;
+-- more updates of 41, on both leaves, then VACUUM
+SELECT psr_write($q$UPDATE %s SET item = item || '{"n": 3}' WHERE "PK" = lpad('41', 2048, 'p')$q$);
+SELECT psr_write($q$UPDATE %s SET item = item || '{"n": 4}' WHERE "PK" IN (lpad('41', 2048, 'p'), lpad('398', 2048, 'p'))$q$);
+SELECT * FROM psr_shape();
+SELECT twin_differ('psr', 'psr_heap') AS differ;
+SELECT wait_no_xmin();
+VACUUM psr;
+SELECT * FROM psr_shape();
+SELECT twin_differ('psr', 'psr_heap') AS differ;
+
+-- The same into the rightmost leaf, whose prefix is none: the leaf of 38
+-- (hash f95f...) has prefix 0xF9; VACUUM unlinks its key's emptied
+-- older-version leaf, and the emptied leaf of 35 after it, into the
+-- rightmost leaf (57); once 57 is deleted, a new key on 38's leaf (2045,
+-- hash f922...) splits it into the rightmost leaf, which takes 38's
+-- current version with its whole key.
+SELECT psr_write($q$UPDATE %s SET item = item || '{"n": 1}' WHERE "PK" = lpad('38', 2048, 'p')$q$);
+SELECT psr_write($q$UPDATE %s SET item = item || '{"n": 2}' WHERE "PK" = lpad('38', 2048, 'p')$q$);
+SELECT psr_write($q$DELETE FROM %s WHERE "PK" = lpad('35', 2048, 'p')$q$);
+SELECT wait_no_xmin();
+VACUUM psr;
+SELECT psr_write($q$DELETE FROM %s WHERE "PK" = lpad('57', 2048, 'p')$q$);
+SELECT * FROM psr_shape();
+SELECT psr_write($q$INSERT INTO %s VALUES (lpad('2045', 2048, 'p'), lpad('2045', 1024, 's'),
+                                            jsonb_build_object('n', 2045, 'pad', repeat('r', 1700)))$q$);
+SELECT * FROM psr_shape();
+SELECT twin_differ('psr', 'psr_heap') AS differ;
+SELECT i, ddb_get_item('psr', jsonb_build_object('PK', lpad(i::text, 2048, 'p'),
+                                                 'SK', lpad(i::text, 1024, 's'))) ->> 'n' AS n
+FROM unnest(ARRAY[38, 2045, 57]) i;
+SELECT count(*) AS rows FROM (SELECT "PK" FROM psr ORDER BY "PK" DESC, "SK" DESC) d;
+
+DROP TABLE psb, psb_heap, psn, psn_heap, pss, pss_heap, psl, psl_heap, psk, psk_heap, psr, psr_heap;
+DROP FUNCTION twin_differ, ps_verify, ps_sql_ok, psn_query_ok, pss_query_ok, psr_shape, psr_write, wait_no_xmin;

@@ -47,7 +47,8 @@
  * leaf's low bound checks the prefix first: an unlink gives the leaf's
  * key space to its right sibling only when the leaf's own low bound shares
  * the sibling's prefix, and a split into an emptied right sibling (ddb_tree.c,
- * "Long keys") only when the sibling's high key shares the splitting leaf's.
+ * "Long keys") gives the sibling what its high key shares of the splitting
+ * leaf's prefix (none when it is the rightmost), the moved items the rest.
  * The rightmost leaf (no high key, an unbounded key space) and the leftmost
  * one have prefixlen 0, and so does a deleted leaf.  Only the bulk build
  * (ddb_build.c) gives prefixes, as lcp(low bound, high key) of each leaf it

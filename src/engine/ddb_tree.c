@@ -164,14 +164,17 @@
  * without items, the split moves its right half there instead of to a new
  * page (ddb_split_into_right): the sibling keeps its high key and
  * right-link, and the parent's downlink to it gets the split's separator,
- * lower than the one it replaces.  An updated long-key item then lives on
- * two leaves, its current version's and the one its last dead version
- * held, whatever the number of updates.  Locks: the parent and the leaf,
- * held for the split, then the sibling (rule 1; conditionally, as an
- * unlink locks its leaves: a busy sibling is left to the next split),
- * three pages; one Generic WAL record of the three in both WAL modes
- * (after the sibling's prune's own record).  What it changes for everyone
- * else:
+ * lower than the one it replaces; the sibling's prefix becomes what its
+ * key space shares of the leaf's ("Leaf prefix" in ddb_page.h).  An
+ * updated long-key item then lives on two leaves, its current version's
+ * and the one its last dead version held, whatever the number of updates
+ * (older versions further right, which a VACUUM FULL under an old
+ * snapshot leaves a leaf each, wait for VACUUM).  Locks: the parent and
+ * the leaf, held for the split, then the sibling (rule 1; conditionally,
+ * as an unlink locks its leaves: a busy sibling is left to the next
+ * split), three pages; one Generic WAL record of the three in both WAL
+ * modes (after the sibling's prune's own record).  What it changes for
+ * everyone else:
  *
  *	- Items still only move right, and a live page's low bound still
  *	  never rises (the sibling's falls).  A walker that holds the leaf
@@ -2452,7 +2455,7 @@ ddb_init_leaf_header(Page page, uint16 flags, BlockNumber right)
  * this overwrites its items.
  */
 static void split_leaf_right_under(Page page, Page src, int nleft, BlockNumber right,
-								   const char *hk, int hklen);
+								   const char *hk, int hklen, int plen);
 
 void
 ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen, BlockNumber rblkno)
@@ -2490,6 +2493,16 @@ ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen, BlockNumb
 }
 
 /*
+ * The on-page size of leaf item 'li' (of on-page size 'sz') with 'grow'
+ * more bytes of its key stored: under a prefix that many bytes shorter.
+ */
+static inline Size
+split_item_size(DdbLeafItem li, Size sz, int grow)
+{
+	return MAXALIGN(DdbLeafTupleOffset(li->keylen + grow) + (sz - DdbLeafTupleOffset(li->keylen)));
+}
+
+/*
  * The right half, on the new page 'page', taken from leaf 'src' before
  * its left half is made (ddb_split_leaf_left): src's high key, when it
  * has one, and its data items from the nleft'th on.  Items that lie one
@@ -2502,17 +2515,21 @@ ddb_split_leaf_right(Page page, Page src, int nleft)
 	DdbKeyItem	hk = DdbPageIsRightmost(src) ? NULL : ddb_key_item(src, DDB_HIKEY);
 
 	split_leaf_right_under(page, src, nleft, DdbPageGetOpaque(src)->right,
-						   hk ? hk->key : NULL, hk ? hk->keylen : 0);
+						   hk ? hk->key : NULL, hk ? hk->keylen : 0,
+						   DdbPageGetOpaque(src)->prefixlen);
 }
 
 /*
  * ddb_split_leaf_right's page, under the high key 'hk' (NULL: none) and
  * right-linked to 'right': src's own for a new page, the right sibling's
- * when that takes the right half (ddb_split_into_right).
+ * when that takes the right half (ddb_split_into_right).  'plen' is the
+ * page's prefix: src's, whose items are then copied as they are, or a
+ * shorter one (the right sibling's key space may share less of it), whose
+ * items get the bytes of src's prefix beyond it back (split_item_size).
  */
 static void
 split_leaf_right_under(Page page, Page src, int nleft, BlockNumber right,
-					   const char *hk, int hklen)
+					   const char *hk, int hklen, int plen)
 {
 	PageHeader	ph = (PageHeader) page;
 	OffsetNumber off = DdbPageFirstData(src) + nleft;
@@ -2522,10 +2539,14 @@ split_leaf_right_under(Page page, Page src, int nleft, BlockNumber right,
 	Size		upper;
 	Size		runsrc = 0;		/* the pending run of items to copy */
 	Size		runlen = 0;
+	int			grow = DdbPageGetOpaque(src)->prefixlen - plen;
+	const char *gbytes = NULL;	/* src's prefix bytes beyond plen */
 
+	Assert(grow >= 0);
+	if (grow > 0)
+		gbytes = ddb_key_item(src, DDB_HIKEY)->key + plen;
 	ddb_init_leaf_header(page, DdbPageGetOpaque(src)->flags, right);
-	/* the same prefix, stored the same way: its items are copied as they are */
-	DdbPageGetOpaque(page)->prefixlen = DdbPageGetOpaque(src)->prefixlen;
+	DdbPageGetOpaque(page)->prefixlen = plen;
 	upper = ph->pd_special;
 	if (hk != NULL)
 	{
@@ -2542,6 +2563,27 @@ split_leaf_right_under(Page page, Page src, int nleft, BlockNumber right,
 		Size		sz = MAXALIGN(ItemIdGetLength(iid));
 		Size		from = ItemIdGetOffset(iid);
 
+		if (grow > 0)
+		{
+			/* the item under the shorter prefix: its key grows in front */
+			DdbLeafItem li = (DdbLeafItem) (src + from);
+			Size		tupoff = DdbLeafTupleOffset(li->keylen);
+			Size		nsz = split_item_size(li, sz, grow);
+			DdbLeafItem ni;
+
+			upper -= nsz;
+			ni = (DdbLeafItem) (page + upper);
+			memset(ni, 0, nsz);
+			ni->tid = li->tid;
+			ni->keylen = li->keylen + grow;
+			memcpy(ni->key, gbytes, grow);
+			memcpy(ni->key + grow, li->key, li->keylen);
+			memcpy((char *) ni + DdbLeafTupleOffset(ni->keylen), (char *) li + tupoff,
+				   sz - tupoff);
+			ItemIdSetNormal(&lp[n], upper, nsz);
+			n++;
+			continue;
+		}
 		if (runlen > 0 && from + sz != runsrc)
 		{
 			memcpy(page + upper, src + runsrc, runlen);
@@ -2816,11 +2858,17 @@ ddb_prune_right_sibling(Relation rel, Buffer parentbuf, OffsetNumber downlink, B
  * (at OffsetNumberNext(downlink)) gets 'sep' as its separator, stored
  * without the first 'newpp' bytes (the parent's prefix, shrunk first when
  * it is longer; the caller checked that the parent has room for a new
- * downlink, which is more than this needs).  One Generic WAL record of the
- * three pages, in both WAL modes.  Returns false, with nothing changed,
- * when the sibling's high key leaves no room for the right half, or for
- * the new item (of 'newsize' bytes, line pointer counted) if it goes there,
- * or does not share the leaf's prefix.
+ * downlink, which is more than this needs).  The sibling's key space then
+ * reaches from 'sep', which starts with the leaf's prefix, up to its own
+ * high key, which may share less of it (a bulk build's leaf boundary, or
+ * an unlink, lies between the two) or be none (the rightmost leaf): its
+ * prefix becomes what that high key shares of the leaf's ("Leaf prefix"
+ * in ddb_page.h), and the moved items get the rest of the leaf's prefix
+ * back.  One Generic WAL record of the three pages, the sibling as a full
+ * image, in both WAL modes.  Returns false, with nothing changed, when
+ * the sibling's high key leaves no room for the right half, or for the
+ * new item (of 'newsize' bytes, line pointer counted, at the leaf's
+ * prefix) if it goes there.
  */
 static bool
 ddb_split_into_right(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buffer buf,
@@ -2834,13 +2882,12 @@ ddb_split_into_right(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buff
 	char	   *rhk = NULL;
 	int			rhklen = 0;
 	BlockNumber rright = DdbPageGetOpaque(rpage)->right;
-	int			plen;
+	int			plen = DdbPageGetOpaque(page)->prefixlen;
+	int			rplen = 0;		/* the sibling's prefix: none when rightmost */
 	GenericXLogState *state;
 	Page		ppage,
 				lpage;
 
-	for (OffsetNumber off = DdbPageFirstData(page) + nleft; off <= maxoff; off++)
-		need += MAXALIGN(ItemIdGetLength(PageGetItemId(page, off))) + sizeof(ItemIdData);
 	if (!DdbPageIsRightmost(rpage))
 	{
 		DdbKeyItem	hk = ddb_key_item(rpage, DDB_HIKEY);
@@ -2849,19 +2896,22 @@ ddb_split_into_right(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buff
 		rhk = palloc(Max(rhklen, 1));
 		memcpy(rhk, hk->key, rhklen);
 		need += ddb_key_item_size(rhklen);
+		/* (the leaf's prefix is its high key's first plen bytes) */
+		if (plen > 0)
+			rplen = ddb_common_prefix(rhk, rhklen, ddb_key_item(page, DDB_HIKEY)->key, plen);
+	}
+	for (OffsetNumber off = DdbPageFirstData(page) + nleft; off <= maxoff; off++)
+	{
+		ItemId		iid = PageGetItemId(page, off);
+
+		need += split_item_size((DdbLeafItem) PageGetItem(page, iid),
+								MAXALIGN(ItemIdGetLength(iid)), plen - rplen) +
+			sizeof(ItemIdData);
 	}
 	if (newkey != NULL && ddb_compare_bytes(newkey, newkeylen, sep, seplen) >= 0)
-		need += newsize;
+		need += newsize + MAXALIGN(plen - rplen);
 
-	/*
-	 * The sibling's key space will reach down to 'sep' and keep its high
-	 * key; the moved items keep the leaf's prefix, so that high key must
-	 * start with it ("Leaf prefix" in ddb_page.h; 'sep' does).
-	 */
-	plen = DdbPageGetOpaque(page)->prefixlen;
-	if (need > DDB_PAGE_CAPACITY ||
-		(plen > 0 && (rhk == NULL || rhklen < plen ||
-					  memcmp(rhk, ddb_key_item(page, DDB_HIKEY)->key, plen) != 0)))
+	if (need > DDB_PAGE_CAPACITY)
 	{
 		if (rhk)
 			pfree(rhk);
@@ -2873,7 +2923,7 @@ ddb_split_into_right(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buff
 	lpage = GenericXLogRegisterBuffer(state, buf, 0);
 	rpage = GenericXLogRegisterBuffer(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
 	/* the right half first: the left one is made in place over it */
-	split_leaf_right_under(rpage, lpage, nleft, rright, rhk, rhklen);
+	split_leaf_right_under(rpage, lpage, nleft, rright, rhk, rhklen, rplen);
 	ddb_split_leaf_left(lpage, nleft, sep, seplen, BufferGetBlockNumber(rbuf));
 	PageIndexTupleDelete(ppage, OffsetNumberNext(downlink));
 	ddb_split_parent(ppage, OffsetNumberNext(downlink), BufferGetBlockNumber(rbuf),

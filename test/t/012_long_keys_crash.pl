@@ -60,6 +60,25 @@ $node->safe_psql('postgres', q{
 		END LOOP;
 	END $$;
 });
+# one long-key item a leaf, built by VACUUM FULL, so the leaves keep a
+# prefix (the hash bytes their neighbours share): updates split 41's leaf
+# into its emptied older-version leaf, VACUUM unlinks that leaf into 21's,
+# and once 21 is gone a new key splits 41's leaf into 21's emptied leaf,
+# whose key space shares less of the prefix: the moved version is stored
+# under the shorter one (sql/leaf_prefix_shapes.sql, part 6)
+$node->safe_psql('postgres', q{
+	CREATE TABLE w (pk text, sk text, item jsonb) USING ddb WITH (autovacuum_enabled = false);
+	INSERT INTO w SELECT lpad(i::text, 2048, 'p'), lpad(i::text, 1024, 's'),
+	       jsonb_build_object('n', 0, 'pad', (SELECT string_agg(md5(i::text || j), '') FROM generate_series(1, 52) j))
+	FROM generate_series(1, 60) i;
+	VACUUM FULL w;
+	UPDATE w SET item = item || '{"n": 1}' WHERE pk = lpad('41', 2048, 'p');
+	UPDATE w SET item = item || '{"n": 2}' WHERE pk = lpad('41', 2048, 'p');
+	VACUUM w;
+	DELETE FROM w WHERE pk = lpad('21', 2048, 'p');
+	INSERT INTO w VALUES (lpad('398', 2048, 'p'), lpad('398', 1024, 's'),
+	                      jsonb_build_object('n', 398, 'pad', repeat('q', 1700)));
+});
 my $open = $node->background_psql('postgres');
 $open->query_safe("BEGIN; " . sprintf($load, "'U'", 'i'));
 
@@ -81,6 +100,16 @@ is($node->safe_psql('postgres', q{
 	SELECT count(*), count(*) FILTER (WHERE item->>'n' = '30'), (SELECT (v->>'leaf_pages')::int <= 40
 	FROM ddb_verify('u') v) FROM u}),
 	'20|20|t', 'long-key items updated in place of their dead versions are back, on few leaves');
+
+is($node->safe_psql('postgres', q{
+	SELECT count(*), sum((item->>'n')::int),
+	       (SELECT item->>'n' FROM w WHERE pk = lpad('41', 2048, 'p') AND sk = lpad('41', 1024, 's')),
+	       (SELECT (v->>'live')::int || '/' || (v->>'leaf_pages')::int FROM ddb_verify('w') v) FROM w}),
+	'60|400|2|60/60', 'a version moved into an emptied sibling under a shorter prefix is back, on no new leaf');
+$node->safe_psql('postgres', q{UPDATE w SET item = item || '{"n": 3}' WHERE pk = lpad('41', 2048, 'p')});
+is($node->safe_psql('postgres', q{
+	SELECT (SELECT item->>'n' FROM w WHERE pk = lpad('41', 2048, 'p')), (ddb_verify('w')->>'live')::int}),
+	'3|60', 'and is updated again after recovery');
 
 # and the recovered tree takes more of the same
 $node->safe_psql('postgres', sprintf($load, "'U'", 'i DESC'));
