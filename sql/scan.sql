@@ -111,6 +111,8 @@ SELECT ddb_scan_page('inv', segment => 2, total_segments => 2);
 SELECT ddb_scan_page('inv', segment => 0, total_segments => 0);
 SELECT ddb_scan_page('inv', segment => 0, total_segments => 1000001);
 SELECT ddb_scan_page('inv', segment => 1000000, total_segments => 1000000);
+-- several broken at once are listed together, as over the protocol
+SELECT ddb_scan_page('inv', "limit" => 0, segment => -1, total_segments => 0);
 -- malformed start keys, and one outside the requested segment
 SELECT ddb_scan_page('inv', start_key => '[]');
 SELECT ddb_scan_page('inv', start_key => '{"PK": "P#1"}');

@@ -208,25 +208,32 @@ scan_args(FunctionCallInfo fcinfo, DdbReadRequest *a)
 static void
 check_parameters(DdbReadRequest *a)
 {
+	DdbValErrors e;
+
 	/* a Scan's placeholders need its expressions (a Query always has one) */
 	if (a->key_condition == NULL)
 		ddb_check_expression_use(a->filter || a->projection, a->filter != NULL,
 								 "FilterExpression", a->names != NULL, a->vals != NULL);
+	/* the members' constraints, listed together as the protocol lists them */
+	ddb_valerr_init(&e);
 	if (a->has_limit && a->limit < 1)
-		validation_error("ValidationException: 1 validation error detected: Value '%d' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
-						 a->limit);
+		ddb_valerr_add(&e, psprintf("%d", a->limit), "limit",
+					   "Member must have value greater than or equal to 1");
 	if (a->has_segment && a->segment < 0)
-		validation_error("ValidationException: 1 validation error detected: Value '%d' at 'segment' failed to satisfy constraint: Member must have value greater than or equal to 0",
-						 a->segment);
+		ddb_valerr_add(&e, psprintf("%d", a->segment), "segment",
+					   "Member must have value greater than or equal to 0");
 	if (a->has_segment && a->segment > DDB_MAX_TOTAL_SEGMENTS - 1)
-		validation_error("ValidationException: 1 validation error detected: Value '%d' at 'segment' failed to satisfy constraint: Member must have value less than or equal to %d",
-						 a->segment, DDB_MAX_TOTAL_SEGMENTS - 1);
+		ddb_valerr_add(&e, psprintf("%d", a->segment), "segment",
+					   psprintf("Member must have value less than or equal to %d",
+								DDB_MAX_TOTAL_SEGMENTS - 1));
 	if (a->has_total_segments && a->total_segments < 1)
-		validation_error("ValidationException: 1 validation error detected: Value '%d' at 'totalSegments' failed to satisfy constraint: Member must have value greater than or equal to 1",
-						 a->total_segments);
+		ddb_valerr_add(&e, psprintf("%d", a->total_segments), "totalSegments",
+					   "Member must have value greater than or equal to 1");
 	if (a->has_total_segments && a->total_segments > DDB_MAX_TOTAL_SEGMENTS)
-		validation_error("ValidationException: 1 validation error detected: Value '%d' at 'totalSegments' failed to satisfy constraint: Member must have value less than or equal to %d",
-						 a->total_segments, DDB_MAX_TOTAL_SEGMENTS);
+		ddb_valerr_add(&e, psprintf("%d", a->total_segments), "totalSegments",
+					   psprintf("Member must have value less than or equal to %d",
+								DDB_MAX_TOTAL_SEGMENTS));
+	ddb_valerr_raise(&e);
 	if (a->has_segment && !a->has_total_segments)
 		validation_error("ValidationException: The TotalSegments parameter is required but was not present in the request when Segment parameter is present");
 	if (a->has_total_segments && !a->has_segment)
