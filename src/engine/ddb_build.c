@@ -336,7 +336,7 @@ push_downlink(DdbBuildState *bs, LevelBuilder *lb, const char *key, int keylen,
 static Size
 leaf_item_size(DdbLeafItem li, Size size, int plen)
 {
-	return DdbLeafTupleOffset(li->keylen - plen) + (size - DdbLeafTupleOffset(li->keylen));
+	return ddb_leaf_item_resized(li, size, -plen);
 }
 
 /* Bytes the leaf's first n items take at prefix plen, line pointers counted. */

@@ -193,6 +193,17 @@ typedef DdbLeafItemData *DdbLeafItem;
 #define DdbLeafTupleOffset(keylen) MAXALIGN(offsetof(DdbLeafItemData, key) + (keylen))
 #define DdbLeafItemGetTuple(li)	((HeapTupleHeader) ((char *) (li) + DdbLeafTupleOffset((li)->keylen)))
 
+/*
+ * The size of leaf item 'li' (of 'size' bytes) with its stored key 'delta'
+ * bytes longer (negative: shorter), as under a prefix that many bytes
+ * shorter ("Leaf prefix" above): its tuple moves with the key's end.
+ */
+static inline Size
+ddb_leaf_item_resized(DdbLeafItem li, Size size, int delta)
+{
+	return DdbLeafTupleOffset(li->keylen + delta) + (size - DdbLeafTupleOffset(li->keylen));
+}
+
 /* Is the page a row-id map leaf that VACUUM freed (ddb_rowid.c)? */
 static inline bool
 ddb_page_is_freed_map_leaf(Page page)

@@ -2493,13 +2493,25 @@ ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen, BlockNumb
 }
 
 /*
- * The on-page size of leaf item 'li' (of on-page size 'sz') with 'grow'
- * more bytes of its key stored: under a prefix that many bytes shorter.
+ * Leaf item 'src' (of 'size' bytes) written to 'dst' under a prefix
+ * 'delta' bytes shorter (negative: longer; "Leaf prefix" in ddb_page.h):
+ * its stored key becomes 'head' (the delta bytes the shorter prefix leaves
+ * out) followed by its own, or its own without its first -delta bytes.
+ * 'dst' takes ddb_leaf_item_resized(src, size, delta) bytes.
  */
-static inline Size
-split_item_size(DdbLeafItem li, Size sz, int grow)
+static void
+leaf_item_reprefix(DdbLeafItem dst, DdbLeafItem src, Size size, const char *head, int delta)
 {
-	return MAXALIGN(DdbLeafTupleOffset(li->keylen + grow) + (sz - DdbLeafTupleOffset(li->keylen)));
+	Size		tupoff = DdbLeafTupleOffset(src->keylen);
+	int			skip = Max(-delta, 0);
+
+	memset(dst, 0, DdbLeafTupleOffset(src->keylen + delta));
+	dst->tid = src->tid;
+	dst->keylen = src->keylen + delta;
+	if (delta > 0)
+		memcpy(dst->key, head, delta);
+	memcpy(dst->key + Max(delta, 0), src->key + skip, src->keylen - skip);
+	memcpy((char *) dst + DdbLeafTupleOffset(dst->keylen), (char *) src + tupoff, size - tupoff);
 }
 
 /*
@@ -2525,7 +2537,7 @@ ddb_split_leaf_right(Page page, Page src, int nleft)
  * when that takes the right half (ddb_split_into_right).  'plen' is the
  * page's prefix: src's, whose items are then copied as they are, or a
  * shorter one (the right sibling's key space may share less of it), whose
- * items get the bytes of src's prefix beyond it back (split_item_size).
+ * items get the bytes of src's prefix beyond it back (leaf_item_reprefix).
  */
 static void
 split_leaf_right_under(Page page, Page src, int nleft, BlockNumber right,
@@ -2567,19 +2579,10 @@ split_leaf_right_under(Page page, Page src, int nleft, BlockNumber right,
 		{
 			/* the item under the shorter prefix: its key grows in front */
 			DdbLeafItem li = (DdbLeafItem) (src + from);
-			Size		tupoff = DdbLeafTupleOffset(li->keylen);
-			Size		nsz = split_item_size(li, sz, grow);
-			DdbLeafItem ni;
+			Size		nsz = ddb_leaf_item_resized(li, sz, grow);
 
 			upper -= nsz;
-			ni = (DdbLeafItem) (page + upper);
-			memset(ni, 0, nsz);
-			ni->tid = li->tid;
-			ni->keylen = li->keylen + grow;
-			memcpy(ni->key, gbytes, grow);
-			memcpy(ni->key + grow, li->key, li->keylen);
-			memcpy((char *) ni + DdbLeafTupleOffset(ni->keylen), (char *) li + tupoff,
-				   sz - tupoff);
+			leaf_item_reprefix((DdbLeafItem) (page + upper), li, sz, gbytes, grow);
 			ItemIdSetNormal(&lp[n], upper, nsz);
 			n++;
 			continue;
@@ -2904,8 +2907,8 @@ ddb_split_into_right(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buff
 	{
 		ItemId		iid = PageGetItemId(page, off);
 
-		need += split_item_size((DdbLeafItem) PageGetItem(page, iid),
-								MAXALIGN(ItemIdGetLength(iid)), plen - rplen) +
+		need += ddb_leaf_item_resized((DdbLeafItem) PageGetItem(page, iid),
+									  MAXALIGN(ItemIdGetLength(iid)), plen - rplen) +
 			sizeof(ItemIdData);
 	}
 	if (newkey != NULL && ddb_compare_bytes(newkey, newkeylen, sep, seplen) >= 0)
@@ -3960,7 +3963,6 @@ ddb_leaf_item_for(Relation rel, Buffer buf, DdbLeafItem item, Size itemsize, Siz
 	Page		page = BufferGetPage(buf);
 	const char *prefix;
 	int			plen = ddb_leaf_prefix(page, &prefix);
-	Size		tupoff = DdbLeafTupleOffset(item->keylen);
 	DdbLeafItem li;
 
 	*size = itemsize;
@@ -3971,13 +3973,9 @@ ddb_leaf_item_for(Relation rel, Buffer buf, DdbLeafItem item, Size itemsize, Siz
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg_internal("ddb table \"%s\": a key outside the key space of leaf %u",
 								 RelationGetRelationName(rel), BufferGetBlockNumber(buf))));
-	*size = DdbLeafTupleOffset(item->keylen - plen) + (itemsize - tupoff);
-	li = palloc0(*size);
-	li->tid = item->tid;
-	li->keylen = item->keylen - plen;
-	memcpy(li->key, item->key + plen, li->keylen);
-	memcpy((char *) li + DdbLeafTupleOffset(li->keylen), (char *) item + tupoff,
-		   itemsize - tupoff);
+	*size = ddb_leaf_item_resized(item, itemsize, -plen);
+	li = palloc(*size);
+	leaf_item_reprefix(li, item, itemsize, NULL, -plen);
 	return li;
 }
 
