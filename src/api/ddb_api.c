@@ -796,7 +796,8 @@ ddb_update_item_core_ext(Relation rel, Jsonb *keydoc, DdbUpdate *upd, DdbConditi
 											want_updated ? &res->updated_new : NULL);
 			ddb_gsi_check_update_values(rel, upd, res->new);
 		}
-		res->new = ddb_check_item_size_msg(res->new, upd ? DDB_MSG_UPDATE_ITEM_SIZE : DDB_MSG_ITEM_SIZE);
+		res->new = ddb_check_item_size_msg(res->new, upd ? DDB_MSG_UPDATE_ITEM_SIZE : DDB_MSG_ITEM_SIZE,
+										   &res->new_size);
 		if (write_item(rel, res->new, NULL, &key, res->old, exists, &tid, leaf, cid))
 			break;
 		CHECK_FOR_INTERRUPTS();

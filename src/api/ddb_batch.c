@@ -1184,7 +1184,7 @@ check_written_size(DdbTransactAction *actions, int n, int64 put_size)
 
 	for (int i = 0; i < n && size <= DDB_TRANSACT_SIZE_MAX; i++)
 		if (actions[i].kind == DDB_TX_UPDATE && actions[i].res.new != NULL)
-			size += ddb_item_size(ddb_item_from_jsonb(actions[i].res.new));
+			size += actions[i].res.new_size;
 	if (size > DDB_TRANSACT_SIZE_MAX)
 		validation_error(DDB_MSG_TX_SIZE);
 }

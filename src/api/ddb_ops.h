@@ -165,6 +165,8 @@ typedef struct DdbWriteResult
 	bool		condition_failed;	/* nothing was written */
 	Jsonb	   *old;			/* the item before (also when the condition failed) */
 	Jsonb	   *new;			/* the item after */
+	int64		new_size;		/* new's size as DynamoDB counts it
+								 * (ddb_item_size), set with it */
 	Jsonb	   *updated_old;	/* UpdateItem: UPDATED_OLD, NULL if nothing */
 	Jsonb	   *updated_new;	/* UpdateItem: UPDATED_NEW, NULL if nothing */
 } DdbWriteResult;

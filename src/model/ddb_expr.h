@@ -138,7 +138,7 @@ extern Jsonb *ddb_item_to_typed_jsonb(DdbValue *item);
  */
 extern DdbValue *ddb_validate_item(Jsonb *item);
 extern Jsonb *ddb_check_item(Jsonb *item);
-extern Jsonb *ddb_check_item_size_msg(Jsonb *item, const char *message);
+extern Jsonb *ddb_check_item_size_msg(Jsonb *item, const char *message, int64 *size);
 extern Jsonb *ddb_validate_item_column(Jsonb *itemcol, int nkeys,
 									   const char *const *keynames,
 									   DdbValue *const *keyvalues);

@@ -1846,12 +1846,16 @@ normalize_numbers(Jsonb *doc)
 Jsonb *
 ddb_check_item(Jsonb *item)
 {
-	return ddb_check_item_size_msg(item, DDB_MSG_ITEM_SIZE);
+	return ddb_check_item_size_msg(item, DDB_MSG_ITEM_SIZE, NULL);
 }
 
-/* ddb_check_item with another message for the size limit (DDB_MSG_UPDATE_ITEM_SIZE) */
+/*
+ * ddb_check_item with another message for the size limit
+ * (DDB_MSG_UPDATE_ITEM_SIZE), and the size it counted in *size unless that
+ * is NULL.
+ */
 Jsonb *
-ddb_check_item_size_msg(Jsonb *item, const char *message)
+ddb_check_item_size_msg(Jsonb *item, const char *message, int64 *size)
 {
 	DocWalk		walk = {0};
 
@@ -1864,6 +1868,8 @@ ddb_check_item_size_msg(Jsonb *item, const char *message)
 	DdbCheck(walk.size == ddb_item_size(ddb_item_from_jsonb(item)));
 #endif
 	check_size(walk.size, message);
+	if (size != NULL)
+		*size = walk.size;
 	return walk.unnormalized ? normalize_numbers(item) : item;
 }
 
