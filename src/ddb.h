@@ -113,6 +113,9 @@ typedef struct DdbRelCache
 	const DdbKeyInfo *keyinfo;	/* outside rd_amcache: see ddb_shape.c */
 	bool		initialized;	/* metapage known to exist */
 	BlockNumber root;			/* cached root, 0 (the metapage) = unknown */
+	uint32		version;		/* storage version read from the metapage,
+								 * 0 = not read yet (ddb_page.h, "Leaf
+								 * prefix") */
 	int			rootlevel;		/* level of the cached root */
 	uint64		rowid_next;		/* next row id of this backend's batch */
 	uint64		rowid_end;		/* end (exclusive) of the batch */
@@ -224,9 +227,10 @@ extern bool ddb_wal_leaf_prune(Relation rel, Buffer buf, OffsetNumber *deletable
 extern bool ddb_wal_unlink(Relation rel, Buffer qbuf, OffsetNumber off, Buffer pbuf,
 						   Buffer lbuf, BlockNumber right, FullTransactionId safexid);
 extern void ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink, int newpp,
-							   Page ptmp, const void *dl, Size dlsize, Buffer lbuf, int nleft,
-							   const char *sep, int seplen, Buffer rbuf, const uint16 *rlens,
-							   Size rlenslen);
+							   Page ptmp, const void *dl, Size dlsize, Buffer lbuf, Page lnew,
+							   int nleft, int splitplen, const char *sep, int seplen,
+							   Buffer rbuf, Page rnew);
+extern void ddb_wal_leaf_relay(Relation rel, Buffer buf, int newplen);
 
 /* engine/ddb_shape.c */
 extern const DdbKeyInfo *ddb_get_keyinfo(Relation rel);
@@ -268,6 +272,7 @@ extern int	ddb_encode_key_prefix(const DdbKeyInfo *ki, Datum *values, int nvalue
 								  StringInfo buf);
 extern void ddb_decode_key(const DdbKeyInfo *ki, const char *key, int keylen,
 						   Datum *values, bool *isnull);
+extern const char *ddb_key_check(const DdbKeyInfo *ki, const char *key, int keylen);
 extern void ddb_decode_key_raw(const DdbKeyInfo *ki, const char *key, int keylen,
 							   Datum *values, bool *isnull,
 							   const char **raw, int *rawlen);
@@ -341,11 +346,13 @@ extern const char *ddb_user_relation_name(Relation rel);
 extern void ddb_checks_init(void);
 extern void ddb_check_pause_leaf(void);
 extern void ddb_check_pause_unlink(void);
+extern uint32 ddb_new_tree_version(void);
 #define DDB_CHECK_PAUSE_LEAF() ddb_check_pause_leaf()
 #define DDB_CHECK_PAUSE_UNLINK() ddb_check_pause_unlink()
 #else
 #define DDB_CHECK_PAUSE_LEAF() ((void) 0)
 #define DDB_CHECK_PAUSE_UNLINK() ((void) 0)
+#define ddb_new_tree_version() DDB_VERSION
 #endif
 extern Buffer ddb_new_buffer(Relation rel);
 /* the leaf reserve: WITH (fillfactor = N), default DDB_DEFAULT_FILLFACTOR */

@@ -688,7 +688,7 @@ ddb_build_end(DdbBuildState *bs)
 		md = DdbPageGetMeta(meta);
 		memset(md, 0, sizeof(DdbMetaPageData));
 		md->magic = DDB_MAGIC;
-		md->version = DDB_VERSION;
+		md->version = ddb_new_tree_version();
 		md->root = root;
 		md->height = height;
 		md->next_rowid = bs->nitems;

@@ -723,6 +723,48 @@ ddb_decode_key_internal(const DdbKeyInfo *ki, const char *key, int keylen,
 }
 
 /*
+ * Why a whole encoded key (hash, pk, sort keys) is malformed -- a column
+ * unterminated, bytes after the last, a hash that is not the partition
+ * key's -- or NULL when it is not: ddb_verify's check of every leaf item's
+ * key, which reads each through its leaf's prefix ("Leaf prefix" in
+ * ddb_page.h), without raising.  Walks the bytes; decodes nothing.
+ */
+const char *
+ddb_key_check(const DdbKeyInfo *ki, const char *key, int keylen)
+{
+	const unsigned char *s = (const unsigned char *) key + DDB_HASH_BYTES;
+	const unsigned char *e = (const unsigned char *) key + keylen;
+	const unsigned char *h = (const unsigned char *) key;
+
+	if (keylen < DDB_HASH_BYTES)
+		return "shorter than its hash";
+	for (int k = 0; k < ki->nkeys; k++)
+	{
+		const unsigned char *col = s;
+
+		s = ddb_key_column_end(ki->keytype[k], s, e);
+		if (s == NULL)
+			return "unterminated key column";
+		/* a string's or binary's escapes: 0x00 0xFF, up to its 0x00 0x01 */
+		for (; ki->keytype[k] != DDB_KEY_N && col < s - 2; col++)
+		{
+			if (*col != DDB_ENC_ESCAPE)
+				continue;
+			if (col[1] != DDB_ENC_ESCAPED_00)
+				return "bad escape in a key column";
+			col++;
+		}
+		if (k == 0 &&
+			(((uint32) h[0] << 24) | ((uint32) h[1] << 16) | ((uint32) h[2] << 8) | (uint32) h[3]) !=
+			ddb_hash32(key + DDB_HASH_BYTES, (const char *) s - key - DDB_HASH_BYTES))
+			return "hash does not match the partition key";
+	}
+	if (s != e)
+		return "trailing bytes after the last key column";
+	return NULL;
+}
+
+/*
  * ddb_decode_key for a reader that copies string keys out as they are
  * (the item API): an S column whose bytes in the key are its value (see
  * ddb_key_string_as_is) is not decoded into a text; raw[k] and rawlen[k]

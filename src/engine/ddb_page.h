@@ -36,27 +36,38 @@
  * page, and the tree would grow tall.  prefixlen 0 is always valid, so
  * pages written before prefixes existed read the same.
  *
- * Leaf prefix.  A leaf's 'prefixlen' first bytes of its high key start
- * every key of its key space -- every key from its low bound (the left
- * sibling's high key) up to its high key -- and its items store their keys
- * without them (li->keylen is the stored length).  The invariant is about
- * the key space, not the items present: any key a writer brings to the
- * leaf shares the prefix, so inserts never rewrite a leaf, and a split
- * gives both halves the page's prefix (sub-ranges of its key space; the
- * separator, between the two, starts with it too).  What can lower a
- * leaf's low bound checks the prefix first: an unlink gives the leaf's
- * key space to its right sibling only when the leaf's own low bound shares
- * the sibling's prefix, and a split into an emptied right sibling (ddb_tree.c,
- * "Long keys") gives the sibling what its high key shares of the splitting
- * leaf's prefix (none when it is the rightmost), the moved items the rest.
- * The rightmost leaf (no high key, an unbounded key space) and the leftmost
- * one have prefixlen 0, and so does a deleted leaf.  Only the bulk build
- * (ddb_build.c) gives prefixes, as lcp(low bound, high key) of each leaf it
- * writes; prefixlen 0 is always valid, and every leaf of a table of storage
- * version 1 has it, so those read unchanged.  Code that reads a leaf item's
- * key goes through ddb_leaf_prefix (or ddb_leaf_item_key and the
- * comparisons, which do); code that reads only its tuple or row id (the
- * visibility checks, WAL records of an item's bytes) is unaffected.
+ * Leaf prefix.  Every item key on a leaf starts with the leaf's first
+ * 'prefixlen' bytes, its prefix, and its items store their keys without
+ * them (li->keylen is the stored length).  The prefix is kept once: as the
+ * first prefixlen bytes of the high key when that starts with it (for
+ * free), else as a copy right after the high key's key bytes, flagged
+ * DDB_PAGE_PREFIX_COPY, which readers of the high key do not see (they
+ * use its keylen).  ddb_leaf_prefix is the one reader of the bytes.
+ * The rightmost leaf (no high key) and a deleted one have prefixlen 0.
+ *
+ * Storage version 3 ("B") makes the invariant one about the items
+ * present: a split gives each half the prefix its items (and the key
+ * about to go in) share, lcp of its first and last item key
+ * (ddb_leaf_choose_prefix), so a partition's growing end, whose high key
+ * lies in another partition, still stores its partition key once; an
+ * insert of a key that shares less first shrinks the prefix to what it
+ * shares, re-laying every item with its longer key in place
+ * (ddb_leaf_relay; split first when they no longer fit); and nothing that
+ * lowers a leaf's low bound (an unlink, "Long keys") has to look at it.
+ * Version 2 (only the bulk build gave prefixes, "C") kept a stronger
+ * invariant, about the key space: the prefix, always in the high key,
+ * starts every key from the leaf's low bound up to its high key, so that
+ * an earlier ddb inserting any key of the leaf's key space finds it
+ * shared.  This ddb keeps that invariant on version 2 tables (their
+ * splits keep the split leaf's prefix, unlinks check it) and writes
+ * version 3 trees; a bulk build's leaves (lcp(low bound, high key))
+ * satisfy both.  prefixlen 0 is always valid, and every leaf of a table
+ * of storage version 1 has it, so those read unchanged.  Code that reads
+ * a leaf item's key goes through ddb_leaf_prefix (or ddb_leaf_item_key and
+ * the comparisons, which do); code that reads only its tuple or row id
+ * (the visibility checks, WAL records of an item's bytes) is unaffected.
+ * A search key that does not start with the prefix lies below or above
+ * every item of the leaf (ddb_strip_leaf_prefix).
  *
  * Order.  Leaf items are ordered by their "item key": the encoded key
  * followed by the complement of the row id (6 bytes, big-endian), so that
@@ -79,7 +90,8 @@
 #include "utils/rel.h"
 
 #define DDB_MAGIC			0x0DDB7AB1
-#define DDB_VERSION			2	/* 2: leaves may have a prefix ("Leaf prefix") */
+#define DDB_VERSION			3	/* 2: leaves may have a prefix ("Leaf prefix");
+								 * 3: the prefix of the items present */
 #define DDB_VERSION_MIN		1	/* the oldest storage version this ddb reads */
 #define DDB_METAPAGE_BLKNO	0
 #define DDB_PAGE_ID			0xDDB1	/* last 2 bytes of special space */
@@ -95,6 +107,8 @@
 										 * leaf (ddb_rowid.c) */
 #define DDB_PAGE_MAP_INDEXED 0x0040 /* a map leaf whose 'right' holds its
 									 * index (ddb_rowid.c) */
+#define DDB_PAGE_PREFIX_COPY 0x0080 /* a leaf whose prefix follows its high
+									 * key's key bytes ("Leaf prefix") */
 
 typedef struct DdbPageOpaqueData
 {
@@ -167,16 +181,24 @@ ddb_deleted_safexid(Page page)
 }
 
 /*
- * A leaf's prefix ("Leaf prefix" above): its length, and in *prefix the
- * first bytes of the high key, which hold it (NULL when the length is 0).
+ * A leaf's prefix ("Leaf prefix" above): its length, and in *prefix its
+ * bytes -- the high key's first ones, or the copy after the high key's key
+ * bytes (DDB_PAGE_PREFIX_COPY) -- (NULL when the length is 0).
  */
 static inline int
 ddb_leaf_prefix(Page page, const char **prefix)
 {
 	int			len = DdbPageGetOpaque(page)->prefixlen;
+	DdbKeyItem	hk;
 
-	*prefix = len > 0 ?
-		((DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY)))->key : NULL;
+	if (len == 0)
+	{
+		*prefix = NULL;
+		return 0;
+	}
+	hk = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
+	*prefix = (DdbPageGetOpaque(page)->flags & DDB_PAGE_PREFIX_COPY) ?
+		hk->key + hk->keylen : hk->key;
 	return len;
 }
 
@@ -325,9 +347,10 @@ extern void ddb_unlink_pages(Page q, OffsetNumber off, Page p, Page l, BlockNumb
 extern void ddb_page_set_deleted(Page page, uint16 kind, BlockNumber right,
 								 FullTransactionId safexid);
 extern void ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen,
-								BlockNumber rblkno);
-extern void ddb_split_leaf_right(Page page, Page src, int nleft);
-extern uint16 *ddb_split_leaf_right_lens(Page src, int nleft, Size *len);
+								BlockNumber rblkno, int plen);
+extern void ddb_split_leaf_right(Page page, Page src, int nleft, int plen, const char *prefix);
+extern uint16 *ddb_split_leaf_right_lens(Page page, Size *len);
+extern void ddb_leaf_relay(Page page, int newplen);
 extern void ddb_split_leaf_right_redo(Page page, uint16 flags, BlockNumber right,
 									  uint16 prefixlen, const char *data, bool inpage);
 extern void ddb_split_parent(Page page, OffsetNumber off, BlockNumber rblkno,

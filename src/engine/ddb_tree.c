@@ -165,7 +165,8 @@
  * page (ddb_split_into_right): the sibling keeps its high key and
  * right-link, and the parent's downlink to it gets the split's separator,
  * lower than the one it replaces; the sibling's prefix becomes what its
- * key space shares of the leaf's ("Leaf prefix" in ddb_page.h).  An
+ * high key shares of the leaf's ("Leaf prefix" in ddb_page.h: the key
+ * space's in storage version 2, its items' in version 3).  An
  * updated long-key item then lives on two leaves, its current version's
  * and the one its last dead version held, whatever the number of updates
  * (older versions further right, which a VACUUM FULL under an old
@@ -202,11 +203,14 @@
  * valid for the separators that remain); P's right-link names R; and L
  * becomes a deleted leaf (DDB_PAGE_DELETED: one item, an empty high key
  * with the next full xid, its safexid; its right-link kept).  R is not
- * changed, but its prefix must start L's low bound, which becomes its own
- * (ddb_page.h, "Leaf prefix"): else L stays.  Locks (ddb_unlink_leaf): Q
+ * changed; in a table of storage version 2 its prefix must start L's low
+ * bound, which becomes its own (ddb_page.h, "Leaf prefix"): else L stays.
+ * (Version 3's leaf prefix is about the items present, which stay.)
+ * Locks (ddb_unlink_leaf): Q
  * exclusively, found by a descent
  * that share-locks the levels above one page at a time, then P, then L,
- * then, when Q's separators do not settle the prefix question, R shared --
+ * then, in version 2 when Q's separators do not settle the prefix
+ * question, R shared --
  * top-down, then left to right (rule 1), P, L and R only conditionally (a
  * busy one waits for the next VACUUM); Q held exclusively keeps P, L and R
  * from splitting.  One WAL record of Q, P and L (XLOG_DDB_UNLINK with ddb
@@ -466,6 +470,13 @@ ddb_strip_leaf_prefix(Page page, const char **key, int *keylen)
 	return 0;
 }
 
+/* Does 'key' (keylen bytes) start with the prefix of leaf 'page'? */
+static inline bool
+ddb_leaf_shares_prefix(Page page, const char *key, int keylen)
+{
+	return ddb_strip_leaf_prefix(page, &key, &keylen) == 0;
+}
+
 /* Compare a search string with item key of leaf item 'li' of 'page'. */
 int
 ddb_compare_leaf(Page page, const char *key, int keylen, DdbLeafItem li)
@@ -675,8 +686,8 @@ ddb_item_sortkey(Page page, OffsetNumber off, char *buf)
  * Invariant of every page we write: data items strictly ascending, all
  * below the high key, and (when given) at or above 'low'; an internal page's
  * prefix kept whole where ddb_page_prefix finds it; a leaf's prefix within
- * its high key, none on the rightmost leaf, and shared by 'low' (when
- * given: "Leaf prefix" in ddb_page.h).
+ * its high key or copied after it, only when the high key does not hold
+ * it, and none on the rightmost leaf ("Leaf prefix" in ddb_page.h).
  * Used by DdbCheck, so it costs nothing unless built with CHECKS=1.
  */
 static bool
@@ -723,14 +734,25 @@ ddb_page_is_ordered(Page page, const char *low, int lowlen)
 	}
 	else if (ok && DdbPageGetOpaque(page)->prefixlen > 0)
 	{
+		/*
+		 * A leaf's prefix in its high key, or copied after it when the
+		 * high key does not start with it (every item key starts with it:
+		 * the order checks above read them through it).
+		 */
 		int			plen = DdbPageGetOpaque(page)->prefixlen;
 		DdbKeyItem	hk;
 
 		ok = !DdbPageIsRightmost(page) && !DdbPageIsDeleted(page);
 		hk = ok ? ddb_key_item(page, DDB_HIKEY) : NULL;
-		ok = ok && plen <= hk->keylen &&
-			(low == NULL || (lowlen >= plen && memcmp(low, hk->key, plen) == 0));
+		if (ok && (DdbPageGetOpaque(page)->flags & DDB_PAGE_PREFIX_COPY))
+			ok = ItemIdGetLength(PageGetItemId(page, DDB_HIKEY)) >=
+				DdbKeyItemSize(hk->keylen) + plen &&
+				(hk->keylen < plen || memcmp(hk->key, hk->key + hk->keylen, plen) != 0);
+		else
+			ok = ok && plen <= hk->keylen;
 	}
+	else if (ok && DdbPageIsLeaf(page))
+		ok = !(DdbPageGetOpaque(page)->flags & DDB_PAGE_PREFIX_COPY);
 	pfree(prev);
 	pfree(cur);
 	return ok;
@@ -955,6 +977,22 @@ static bool check_fault_skip_unique = false;
 static int	check_pause_leaf = 0;
 static int	check_pause_unlink = 0;
 
+/*
+ * ddb.check_storage_version: the storage version of the trees this
+ * backend writes (0: DDB_VERSION), so that tests make tables of the
+ * versions earlier ddb builds wrote -- version 2's bulk-built leaves and
+ * the rules this build keeps for them ("Leaf prefix" in ddb_page.h), or a
+ * version 1 table written row by row (a bulk build still gives prefixes,
+ * which version 1 never had).
+ */
+static int	check_storage_version = 0;
+
+uint32
+ddb_new_tree_version(void)
+{
+	return check_storage_version > 0 ? check_storage_version : DDB_VERSION;
+}
+
 static void
 check_pause(int key)
 {
@@ -996,6 +1034,11 @@ ddb_checks_init(void)
 	DefineCustomIntVariable("ddb.check_pause_leaf",
 							"Test only: wait for this advisory lock before locking a leaf by a block number read earlier.",
 							NULL, &check_pause_leaf, 0, 0, INT_MAX,
+							PGC_USERSET, GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("ddb.check_storage_version",
+							"Test only: the storage version of the ddb trees this session writes (0: the current one).",
+							NULL, &check_storage_version, 0, 0, DDB_VERSION,
 							PGC_USERSET, GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("ddb.check_pause_unlink",
@@ -1123,7 +1166,7 @@ ddb_write_new_tree(Relation rel, Buffer metabuf, Buffer rootbuf)
 	md = DdbPageGetMeta(meta);
 	memset(md, 0, sizeof(DdbMetaPageData));
 	md->magic = DDB_MAGIC;
-	md->version = DDB_VERSION;
+	md->version = ddb_new_tree_version();
 	md->root = BufferGetBlockNumber(rootbuf);
 	md->height = 1;
 	md->next_rowid = 0;
@@ -1241,7 +1284,21 @@ ddb_meta_read(Relation rel, DdbMetaPageData *copy)
 	ddb_check_meta(rel, page);
 	*copy = *DdbPageGetMeta(page);
 	UnlockReleaseBuffer(buf);
+	ddb_get_relcache(rel)->version = copy->version;
 	return copy;
+}
+
+/*
+ * Do this table's leaves take the prefix of their items (storage version
+ * 3, "Leaf prefix" in ddb_page.h)?  As far as this backend has read its
+ * metapage since its relcache entry was last rebuilt: a version not read
+ * yet answers no, and the version 2 rules it then follows are valid in
+ * version 3 too.  Never reads the metapage, so callers may hold tree pages.
+ */
+static bool
+ddb_items_prefixes(Relation rel)
+{
+	return ddb_get_relcache(rel)->version >= 3;
 }
 
 /*
@@ -2448,17 +2505,22 @@ ddb_init_leaf_header(Page page, uint16 flags, BlockNumber right)
 
 /*
  * The left half, in place: keep the first 'nleft' data items of the leaf
- * under the new high key 'sep', right-linked to the new page rblkno.  The
- * kept items are gathered, in their new places, on a scratch page and
- * copied back in one piece; their line pointers likewise.  The right
- * half must have been taken from the page first (ddb_split_leaf_right):
- * this overwrites its items.
+ * under the new high key 'sep', right-linked to the new page rblkno, and
+ * under a prefix of 'plen' bytes, the leaf's or (storage version 3) a
+ * longer one its items and the separator share (their stored keys lose
+ * the difference).  The kept items are gathered, in their new places, on
+ * a scratch page and copied back in one piece; their line pointers
+ * likewise.  The right half must have been taken from the page first
+ * (ddb_split_leaf_right): this overwrites its items.
  */
 static void split_leaf_right_under(Page page, Page src, int nleft, BlockNumber right,
-								   const char *hk, int hklen, int plen);
+								   const char *hk, int hklen, const char *copy, int plen);
+static void leaf_item_reprefix(DdbLeafItem dst, DdbLeafItem src, Size size, const char *head,
+							   int delta);
 
 void
-ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen, BlockNumber rblkno)
+ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen, BlockNumber rblkno,
+					int plen)
 {
 	PageHeader	ph = (PageHeader) page;
 	DdbPageOpaque op = DdbPageGetOpaque(page);
@@ -2467,7 +2529,9 @@ ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen, BlockNumb
 	ItemId		lp = ((PageHeader) scratch.data)->pd_linp;
 	Size		hksz = MAXALIGN(DdbKeyItemSize(seplen));
 	Size		upper = ph->pd_special - hksz;
+	int			delta = op->prefixlen - plen;	/* what stored keys gain */
 
+	Assert(delta <= 0);
 	ddb_fill_key_item(scratch.data + upper, hksz, InvalidBlockNumber, sep, seplen);
 	ItemIdSetNormal(&lp[0], upper, hksz);
 	for (int i = 0; i < nleft; i++)
@@ -2476,6 +2540,17 @@ ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen, BlockNumb
 		Size		len = ItemIdGetLength(iid);
 		Size		sz = MAXALIGN(len);
 
+		if (delta < 0)
+		{
+			/* under the longer prefix: the key loses its first bytes */
+			DdbLeafItem li = (DdbLeafItem) PageGetItem(page, iid);
+			Size		nsz = ddb_leaf_item_resized(li, sz, delta);
+
+			upper -= nsz;
+			leaf_item_reprefix((DdbLeafItem) (scratch.data + upper), li, sz, NULL, delta);
+			ItemIdSetNormal(&lp[i + 1], upper, nsz);
+			continue;
+		}
 		upper -= sz;
 		memcpy(scratch.data + upper, PageGetItem(page, iid), len);
 		if (sz > len)
@@ -2489,7 +2564,15 @@ ddb_split_leaf_left(Page page, int nleft, const char *sep, int seplen, BlockNumb
 	ph->pd_flags = 0;
 	ph->pd_prune_xid = InvalidTransactionId;
 	op->right = rblkno;
-	/* op->prefixlen stays: the separator starts with the prefix too */
+
+	/*
+	 * The separator lies between two item keys that start with the
+	 * prefix (a key that does not share the leaf's never comes to a split:
+	 * ddb_make_room shrinks the prefix first), so it starts with it too and
+	 * holds it; a copy the old high key had goes with that.
+	 */
+	op->prefixlen = plen;
+	op->flags &= ~DDB_PAGE_PREFIX_COPY;
 }
 
 /*
@@ -2514,21 +2597,240 @@ leaf_item_reprefix(DdbLeafItem dst, DdbLeafItem src, Size size, const char *head
 	memcpy((char *) dst + DdbLeafTupleOffset(dst->keylen), (char *) src + tupoff, size - tupoff);
 }
 
+/* ------------------------------------------------------------------------
+ * A leaf under another prefix (storage version 3: "Leaf prefix" in
+ * ddb_page.h).  ddb_leaf_relay re-lays a leaf in place; redo calls it with
+ * the length the record carries, so it takes the prefix's bytes from the
+ * page itself, allocates nothing and cannot fail once the caller has
+ * checked the size (ddb_leaf_relaid_size).
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * The first 'len' bytes of every item key of leaf 'page', into buf: its
+ * prefix, then as much of its first item's stored key as len asks for.
+ * The caller knows that every item shares them (ddb_leaf_items_prefix).
+ */
+static void
+leaf_prefix_bytes(Page page, int len, char *buf)
+{
+	const char *prefix;
+	int			plen = ddb_leaf_prefix(page, &prefix);
+
+	memcpy(buf, prefix, Min(plen, len));
+	if (len > plen)
+		memcpy(buf + plen, ddb_leaf_item(page, DdbPageFirstData(page))->key, len - plen);
+}
+
+/*
+ * The length of the prefix every item key of leaf 'page' shares, version
+ * suffixes left out, and 'extra' (extralen bytes) too when it is not
+ * NULL: lcp of the first and last items' keys (items lie in item key
+ * order, and every string between two shares their lcp), never longer
+ * than any key.  An empty leaf: its own prefix, or what extra shares of
+ * it.
+ */
+static int
+ddb_leaf_items_prefix(Page page, const char *extra, int extralen)
+{
+	OffsetNumber first = DdbPageFirstData(page);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	const char *prefix;
+	int			plen = ddb_leaf_prefix(page, &prefix);
+	int			len;
+	char		buf[DDB_MAX_KEY_LEN];
+
+	if (maxoff < first)
+		len = plen;
+	else
+	{
+		DdbLeafItem fi = ddb_leaf_item(page, first);
+		DdbLeafItem la = ddb_leaf_item(page, maxoff);
+
+		len = plen + ddb_common_prefix(fi->key, fi->keylen, la->key, la->keylen);
+		for (OffsetNumber o = first; o <= maxoff; o++)
+			len = Min(len, plen + ddb_leaf_item(page, o)->keylen);
+	}
+	if (extra != NULL)
+	{
+		leaf_prefix_bytes(page, len, buf);
+		len = ddb_common_prefix(buf, len, extra, extralen);
+	}
+	return len;
+}
+
+/*
+ * Would leaf 'page' under a prefix of 'newplen' bytes (from
+ * leaf_prefix_bytes) keep it after its high key's key bytes?  When the high
+ * key does not start with it.
+ */
+static bool
+leaf_prefix_needs_copy(Page page, int newplen)
+{
+	DdbKeyItem	hk;
+	char		buf[DDB_MAX_KEY_LEN];
+
+	if (newplen == 0)
+		return false;
+	hk = ddb_key_item(page, DDB_HIKEY);
+	leaf_prefix_bytes(page, newplen, buf);
+	return hk->keylen < newplen || memcmp(hk->key, buf, newplen) != 0;
+}
+
+/* The bytes leaf 'page' would take, line pointers counted, re-laid under a
+ * prefix of 'newplen' bytes (ddb_leaf_relay). */
+static Size
+ddb_leaf_relaid_size(Page page, int newplen)
+{
+	int			plen = DdbPageGetOpaque(page)->prefixlen;
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	Size		total = 0;
+
+	if (!DdbPageIsRightmost(page))
+		total += ddb_key_item_size(ddb_key_item(page, DDB_HIKEY)->keylen +
+								   (leaf_prefix_needs_copy(page, newplen) ? newplen : 0));
+	for (OffsetNumber o = DdbPageFirstData(page); o <= maxoff; o++)
+	{
+		ItemId		iid = PageGetItemId(page, o);
+
+		total += MAXALIGN(ddb_leaf_item_resized((DdbLeafItem) PageGetItem(page, iid),
+												MAXALIGN(ItemIdGetLength(iid)),
+												plen - newplen)) + sizeof(ItemIdData);
+	}
+	return total;
+}
+
+/*
+ * Re-lay leaf 'page' under a prefix of 'newplen' bytes, which every item
+ * key shares (from leaf_prefix_bytes): every item's stored key loses or
+ * gains the difference, at the same offset; the prefix is kept in the
+ * high key when that starts with it, else copied after the high key's
+ * key bytes (DDB_PAGE_PREFIX_COPY).  Items come out in the layout
+ * PageAddItem gives items added in offset order to an empty page.  On the
+ * primary and in redo; the caller checked that it fits.
+ */
+void
+ddb_leaf_relay(Page page, int newplen)
+{
+	DdbPageOpaque op = DdbPageGetOpaque(page);
+	int			plen = op->prefixlen;
+	OffsetNumber first = DdbPageFirstData(page);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	bool		copy = !DdbPageIsRightmost(page) && leaf_prefix_needs_copy(page, newplen);
+	char		np[DDB_MAX_KEY_LEN];
+	char		op_prefix[DDB_MAX_KEY_LEN];
+	PGAlignedBlock scratch;
+	Page		tmp = scratch.data;
+	PageHeader	th = (PageHeader) tmp;
+	ItemId		lp = th->pd_linp;
+	Size		upper;
+	int			n = 0;
+
+	if (ddb_leaf_relaid_size(page, newplen) > DDB_PAGE_CAPACITY ||
+		(DdbPageIsRightmost(page) && newplen > 0))
+		elog(ERROR, "ddb leaf does not fit under a prefix of %d bytes", newplen);
+	leaf_prefix_bytes(page, newplen, np);
+	leaf_prefix_bytes(page, plen, op_prefix);
+
+	memset(tmp, 0, BLCKSZ);
+	memcpy(tmp, page, SizeOfPageHeaderData);
+	th->pd_special = BLCKSZ - MAXALIGN(sizeof(DdbPageOpaqueData));
+	*DdbPageGetOpaque(tmp) = *op;
+	DdbPageGetOpaque(tmp)->prefixlen = newplen;
+	if (copy)
+		DdbPageGetOpaque(tmp)->flags |= DDB_PAGE_PREFIX_COPY;
+	else
+		DdbPageGetOpaque(tmp)->flags &= ~DDB_PAGE_PREFIX_COPY;
+	upper = th->pd_special;
+	if (!DdbPageIsRightmost(page))
+	{
+		DdbKeyItem	hk = ddb_key_item(page, DDB_HIKEY);
+		Size		len = DdbKeyItemSize(hk->keylen) + (copy ? newplen : 0);
+		Size		sz = MAXALIGN(len);
+
+		upper -= sz;
+		ddb_fill_key_item(tmp + upper, sz, InvalidBlockNumber, hk->key, hk->keylen);
+		if (copy)
+			memcpy(((DdbKeyItem) (tmp + upper))->key + hk->keylen, np, newplen);
+		ItemIdSetNormal(&lp[n], upper, sz);
+		n++;
+	}
+	for (OffsetNumber o = first; o <= maxoff; o++)
+	{
+		ItemId		iid = PageGetItemId(page, o);
+		DdbLeafItem li = (DdbLeafItem) PageGetItem(page, iid);
+		Size		sz = MAXALIGN(ItemIdGetLength(iid));
+		Size		nsz = ddb_leaf_item_resized(li, sz, plen - newplen);
+
+		upper -= MAXALIGN(nsz);
+		/* a longer prefix: drop bytes; a shorter one: the old prefix's rest in front */
+		leaf_item_reprefix((DdbLeafItem) (tmp + upper), li, sz,
+						   op_prefix + newplen, plen - newplen);
+		ItemIdSetNormal(&lp[n], upper, nsz);
+		n++;
+	}
+	th->pd_lower = SizeOfPageHeaderData + sizeof(ItemIdData) * n;
+	th->pd_upper = upper;
+	ddb_page_replace(page, tmp);
+}
+
+/*
+ * The prefix leaf 'page' should take (storage version 3), which leaves
+ * 'need' bytes free: the longest of the prefix its items and 'extra' (a
+ * key about to go in, or NULL) share (ddb_leaf_items_prefix), kept after
+ * the high key when that does not hold it; the part of it the high key
+ * holds, for free; 'fallback'.  -1 when none fits.  'fallback' is the
+ * page's own prefix after a split, which fits by the split's sizing, or 0.
+ * A copy never makes the high key longer than the longest separator
+ * (DDB_MAX_SEP_LEN), so that an item of any size still fits beside it
+ * (DDB_MAX_ITEM_SIZE), as a split needs.
+ */
+static int
+ddb_leaf_choose_prefix(Page page, const char *extra, int extralen, Size need, int fallback)
+{
+	int			cand[3];
+	char		buf[DDB_MAX_KEY_LEN];
+
+	if (DdbPageIsRightmost(page))
+		return 0;
+	cand[0] = ddb_leaf_items_prefix(page, extra, extralen);
+	leaf_prefix_bytes(page, cand[0], buf);
+	{
+		DdbKeyItem	hk = ddb_key_item(page, DDB_HIKEY);
+
+		cand[1] = ddb_common_prefix(buf, cand[0], hk->key, hk->keylen);
+	}
+	cand[2] = fallback;
+	for (int i = 0; i < 3; i++)
+	{
+		if (leaf_prefix_needs_copy(page, cand[i]) &&
+			ddb_key_item(page, DDB_HIKEY)->keylen + cand[i] > DDB_MAX_SEP_LEN)
+			continue;
+		if (ddb_leaf_relaid_size(page, cand[i]) + need <= DDB_PAGE_CAPACITY)
+			return cand[i];
+	}
+	return -1;
+}
+
 /*
  * The right half, on the new page 'page', taken from leaf 'src' before
  * its left half is made (ddb_split_leaf_left): src's high key, when it
- * has one, and its data items from the nleft'th on.  Items that lie one
- * right below the other on src, as a split or a bulk build left them,
- * are copied in one piece.
+ * has one, and its data items from the nleft'th on, under a prefix of
+ * 'plen' bytes 'prefix': src's, or (storage version 3) a longer one its
+ * items share, copied after the high key when that does not start with
+ * it.  Items that lie one right below the other on src, as a split or a
+ * bulk build left them, are copied in one piece when the prefix stays.
  */
 void
-ddb_split_leaf_right(Page page, Page src, int nleft)
+ddb_split_leaf_right(Page page, Page src, int nleft, int plen, const char *prefix)
 {
 	DdbKeyItem	hk = DdbPageIsRightmost(src) ? NULL : ddb_key_item(src, DDB_HIKEY);
+	bool		copy = hk != NULL && plen > 0 &&
+		(hk->keylen < plen || memcmp(hk->key, prefix, plen) != 0);
 
 	split_leaf_right_under(page, src, nleft, DdbPageGetOpaque(src)->right,
 						   hk ? hk->key : NULL, hk ? hk->keylen : 0,
-						   DdbPageGetOpaque(src)->prefixlen);
+						   copy ? prefix : NULL, plen);
 }
 
 /*
@@ -2538,10 +2840,12 @@ ddb_split_leaf_right(Page page, Page src, int nleft)
  * page's prefix: src's, whose items are then copied as they are, or a
  * shorter one (the right sibling's key space may share less of it), whose
  * items get the bytes of src's prefix beyond it back (leaf_item_reprefix).
+ * 'copy' (NULL: none) is the prefix's bytes to keep after the high key's
+ * (DDB_PAGE_PREFIX_COPY).
  */
 static void
 split_leaf_right_under(Page page, Page src, int nleft, BlockNumber right,
-					   const char *hk, int hklen, int plen)
+					   const char *hk, int hklen, const char *copy, int plen)
 {
 	PageHeader	ph = (PageHeader) page;
 	OffsetNumber off = DdbPageFirstData(src) + nleft;
@@ -2553,19 +2857,25 @@ split_leaf_right_under(Page page, Page src, int nleft, BlockNumber right,
 	Size		runlen = 0;
 	int			grow = DdbPageGetOpaque(src)->prefixlen - plen;
 	const char *gbytes = NULL;	/* src's prefix bytes beyond plen */
+	uint16		flags = DdbPageGetOpaque(src)->flags & ~DDB_PAGE_PREFIX_COPY;
 
-	Assert(grow >= 0);
+	Assert(copy == NULL || (hk != NULL && grow <= 0));
 	if (grow > 0)
-		gbytes = ddb_key_item(src, DDB_HIKEY)->key + plen;
-	ddb_init_leaf_header(page, DdbPageGetOpaque(src)->flags, right);
+	{
+		(void) ddb_leaf_prefix(src, &gbytes);
+		gbytes += plen;
+	}
+	ddb_init_leaf_header(page, copy ? flags | DDB_PAGE_PREFIX_COPY : flags, right);
 	DdbPageGetOpaque(page)->prefixlen = plen;
 	upper = ph->pd_special;
 	if (hk != NULL)
 	{
-		Size		sz = MAXALIGN(DdbKeyItemSize(hklen));
+		Size		sz = MAXALIGN(DdbKeyItemSize(hklen) + (copy ? plen : 0));
 
 		upper -= sz;
 		ddb_fill_key_item(page + upper, sz, InvalidBlockNumber, hk, hklen);
+		if (copy)
+			memcpy(page + upper + DdbKeyItemSize(hklen), copy, plen);
 		ItemIdSetNormal(&lp[n], upper, sz);
 		n++;
 	}
@@ -2575,9 +2885,9 @@ split_leaf_right_under(Page page, Page src, int nleft, BlockNumber right,
 		Size		sz = MAXALIGN(ItemIdGetLength(iid));
 		Size		from = ItemIdGetOffset(iid);
 
-		if (grow > 0)
+		if (grow != 0)
 		{
-			/* the item under the shorter prefix: its key grows in front */
+			/* under another prefix: the key gains bytes in front, or loses them */
 			DdbLeafItem li = (DdbLeafItem) (src + from);
 			Size		nsz = ddb_leaf_item_resized(li, sz, grow);
 
@@ -2605,26 +2915,21 @@ split_leaf_right_under(Page page, Page src, int nleft, BlockNumber right,
 }
 
 /*
- * The right half's line pointer lengths for the SPLIT record, before the
- * page is split: the count, then one uint16 per item of the right half
+ * The right half's line pointer lengths for the SPLIT record, from the
+ * new page as the split made it: the count, then one uint16 per item
  * (palloc'd; *len its size).  With the items as the right half lays them
  * out (pd_upper to pd_special) they are what ddb_split_leaf_right_redo
  * rebuilds the page from.
  */
 uint16 *
-ddb_split_leaf_right_lens(Page src, int nleft, Size *len)
+ddb_split_leaf_right_lens(Page page, Size *len)
 {
-	OffsetNumber off = DdbPageFirstData(src) + nleft;
-	OffsetNumber maxoff = PageGetMaxOffsetNumber(src);
-	int			n = (DdbPageIsRightmost(src) ? 0 : 1) + maxoff - off + 1;
+	int			n = PageGetMaxOffsetNumber(page);
 	uint16	   *lens = palloc(sizeof(uint16) * (n + 1));
-	int			k = 1;
 
 	lens[0] = n;
-	if (!DdbPageIsRightmost(src))
-		lens[k++] = MAXALIGN(DdbKeyItemSize(ddb_key_item(src, DDB_HIKEY)->keylen));
-	for (; off <= maxoff; off++)
-		lens[k++] = MAXALIGN(ItemIdGetLength(PageGetItemId(src, off)));
+	for (OffsetNumber off = FirstOffsetNumber; off <= n; off++)
+		lens[off] = ItemIdGetLength(PageGetItemId(page, off));
 	*len = sizeof(uint16) * (n + 1);
 	return lens;
 }
@@ -2812,7 +3117,9 @@ ddb_prune_right_sibling(Relation rel, Buffer parentbuf, OffsetNumber downlink, B
 	BlockNumber right = DdbPageGetOpaque(page)->right;
 	DdbKeyItem	hk;
 	DdbLeafItem last;
-	int			plen;
+	char		lastbuf[DDB_MAX_KEY_LEN];
+	const char *lastkey;
+	int			lastlen;
 	Buffer		rbuf;
 	Page		rpage;
 
@@ -2821,10 +3128,8 @@ ddb_prune_right_sibling(Relation rel, Buffer parentbuf, OffsetNumber downlink, B
 		return InvalidBuffer;
 	hk = ddb_key_item(page, DDB_HIKEY);
 	last = ddb_leaf_item(page, maxoff);
-	/* (the high key starts with the leaf's prefix: compare the rest) */
-	plen = DdbPageGetOpaque(page)->prefixlen;
-	if (hk->keylen <= plen + last->keylen ||
-		memcmp(hk->key + plen, last->key, last->keylen) != 0)
+	lastkey = ddb_leaf_key(page, last, lastbuf, &lastlen);
+	if (hk->keylen <= lastlen || memcmp(hk->key, lastkey, lastlen) != 0)
 		return InvalidBuffer;
 
 	Assert(pruned->n == 0);
@@ -2876,7 +3181,7 @@ ddb_prune_right_sibling(Relation rel, Buffer parentbuf, OffsetNumber downlink, B
 static bool
 ddb_split_into_right(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buffer buf,
 					 Buffer rbuf, int nleft, const char *sep, int seplen, int newpp,
-					 const char *newkey, int newkeylen, Size newsize)
+					 const char *newkey, int newkeylen, Size newsize, int lplen)
 {
 	Page		page = BufferGetPage(buf);
 	Page		rpage = BufferGetPage(rbuf);
@@ -2899,9 +3204,13 @@ ddb_split_into_right(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buff
 		rhk = palloc(Max(rhklen, 1));
 		memcpy(rhk, hk->key, rhklen);
 		need += ddb_key_item_size(rhklen);
-		/* (the leaf's prefix is its high key's first plen bytes) */
 		if (plen > 0)
-			rplen = ddb_common_prefix(rhk, rhklen, ddb_key_item(page, DDB_HIKEY)->key, plen);
+		{
+			const char *prefix;
+
+			(void) ddb_leaf_prefix(page, &prefix);
+			rplen = ddb_common_prefix(rhk, rhklen, prefix, plen);
+		}
 	}
 	for (OffsetNumber off = DdbPageFirstData(page) + nleft; off <= maxoff; off++)
 	{
@@ -2926,8 +3235,8 @@ ddb_split_into_right(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buff
 	lpage = GenericXLogRegisterBuffer(state, buf, 0);
 	rpage = GenericXLogRegisterBuffer(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
 	/* the right half first: the left one is made in place over it */
-	split_leaf_right_under(rpage, lpage, nleft, rright, rhk, rhklen, rplen);
-	ddb_split_leaf_left(lpage, nleft, sep, seplen, BufferGetBlockNumber(rbuf));
+	split_leaf_right_under(rpage, lpage, nleft, rright, rhk, rhklen, NULL, rplen);
+	ddb_split_leaf_left(lpage, nleft, sep, seplen, BufferGetBlockNumber(rbuf), lplen);
 	PageIndexTupleDelete(ppage, OffsetNumberNext(downlink));
 	ddb_split_parent(ppage, OffsetNumberNext(downlink), BufferGetBlockNumber(rbuf),
 					 sep, seplen, newpp);
@@ -2937,6 +3246,33 @@ ddb_split_into_right(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buff
 	if (rhk)
 		pfree(rhk);
 	return true;
+}
+
+/*
+ * Give the halves of a leaf split just made aside (storage version 3) the
+ * prefixes of their items, and of 'newkey' (an item key, or NULL) in the
+ * half it goes to, where they leave room for 'newsize' bytes; else they
+ * keep the split leaf's (ddb_leaf_choose_prefix).
+ */
+static void
+leaf_split_prefixes(Page lpage, Page rpage, const char *newkey, int newkeylen,
+					Size newsize, const char *sep, int seplen)
+{
+	bool		goes_right = newkey != NULL &&
+		ddb_compare_bytes(newkey, newkeylen, sep, seplen) >= 0;
+
+	for (int h = 0; h < 2; h++)
+	{
+		Page		half = h == 0 ? lpage : rpage;
+		bool		here = newkey != NULL && (h == 1) == goes_right;
+		int			cur = DdbPageGetOpaque(half)->prefixlen;
+		int			p = ddb_leaf_choose_prefix(half, here ? newkey : NULL,
+											   here ? newkeylen - DDB_SUFFIX_LEN : 0,
+											   here ? newsize : 0, cur);
+
+		if (p >= 0 && p != cur)
+			ddb_leaf_relay(half, p);
+	}
 }
 
 /*
@@ -3002,6 +3338,11 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 				tmp;
 	BlockNumber rblkno;
 	Buffer		keep;
+	Page		lnew = NULL,	/* a leaf's halves, made aside */
+				rnew = NULL;
+	bool		alone;			/* split the existing items alone */
+	int			splitplen = 0;	/* the prefix a leaf's halves are made under */
+	char		splitprefix[DDB_MAX_KEY_LEN];
 
 	*parent_full = false;
 	*sep_out = NULL;
@@ -3027,6 +3368,69 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 		oldhk = ddb_make_key_item(InvalidBlockNumber, hk->key, hk->keylen, &oldhksize);
 	}
 
+	/*
+	 * Keys that do not share a leaf's prefix do not get here
+	 * (ddb_leaf_take_key), unless a split gave this leaf a longer one since
+	 * the caller looked: then the run is left to later splits, and a key
+	 * that could not shrink the prefix splits the items alone, so that the
+	 * separator lies between two of them and starts with the prefix.
+	 */
+	if (leaf && run != NULL && run->n > 1)
+	{
+		for (int k = 0; k < run->n; k++)
+		{
+			if (!ddb_leaf_shares_prefix(page, run->itemkey[k],
+										run->itemkeylen[k] - DDB_SUFFIX_LEN))
+			{
+				newsize = run->size[0] + run->reserve + sizeof(ItemIdData);
+				run = NULL;
+				break;
+			}
+		}
+	}
+	alone = leaf && newkey != NULL &&
+		!ddb_leaf_shares_prefix(page, newkey, newkeylen - DDB_SUFFIX_LEN);
+
+	/*
+	 * Storage version 3: both halves are made under the prefix every item
+	 * and every key about to go in share, which both halves' separators
+	 * and items then start with (the right half's high key may not: it
+	 * keeps a copy), so the split point is chosen with the items as they
+	 * will be stored; leaf_split_prefixes then lengthens each half's.  Not
+	 * beyond what the high key holds, unless the leaf's own prefix already
+	 * is: a copy of a long prefix after a long high key could leave no
+	 * room for the right half's items (the copy is for the prefixes chosen
+	 * afterwards, where it fits).  The right half of the rightmost leaf
+	 * stays without one: see below.
+	 */
+	if (leaf)
+		splitplen = op->prefixlen;
+	if (leaf && ddb_items_prefixes(rel) && maxoff >= first &&
+		(!DdbPageIsRightmost(page) || run == NULL || run->n <= 1))
+	{
+		splitplen = ddb_leaf_items_prefix(page, alone ? NULL : newkey,
+										  alone ? 0 : newkeylen - DDB_SUFFIX_LEN);
+		leaf_prefix_bytes(page, splitplen, splitprefix);
+		for (int k = 0; run != NULL && k < run->n; k++)
+			splitplen = ddb_common_prefix(splitprefix, splitplen, run->itemkey[k],
+										  run->itemkeylen[k] - DDB_SUFFIX_LEN);
+		if (oldhk)
+			splitplen = Max(op->prefixlen,
+							ddb_common_prefix(splitprefix, splitplen, oldhk->key, oldhk->keylen));
+		Assert(splitplen >= op->prefixlen);
+		for (int i = 0; i < nitems && splitplen != op->prefixlen; i++)
+			items[i].size = ddb_leaf_item_resized((DdbLeafItem) items[i].data, items[i].size,
+												  op->prefixlen - splitplen);
+	}
+	if (leaf && splitplen > 0)
+	{
+		leaf_prefix_bytes(page, splitplen, splitprefix);
+		/* the right half's high key with the prefix's copy, if it needs one */
+		if (oldhk && (oldhk->keylen < splitplen ||
+					  memcmp(oldhk->key, splitprefix, splitplen) != 0))
+			oldhksize = MAXALIGN(DdbKeyItemSize(oldhk->keylen) + splitplen);
+	}
+choose:
 	if (leaf && run != NULL && run->n > 1)
 	{
 		best = ddb_split_point_for_run(page, pktype, items, nitems, run, oldhk,
@@ -3081,9 +3485,9 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 				vsize[v] = items[i].size + sizeof(ItemIdData);
 			}
 		}
-		b = ddb_leaf_split_after_new(pktype, nv, vkey, vkeylen, vsize, newpos,
-									 oldhk, oldhkspace);
-		if (b < 0)
+		b = alone ? -1 : ddb_leaf_split_after_new(pktype, nv, vkey, vkeylen, vsize, newpos,
+												  oldhk, oldhkspace);
+		if (b < 0 && !alone)
 			b = ddb_leaf_split_point(nv, vkey, vkeylen, vsize, -1, oldhkspace);
 		a = b - 1;
 		if (b < 0)
@@ -3146,6 +3550,31 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 							 &infr, &rbytes);
 	}
 
+	/*
+	 * The right half of the rightmost leaf is the new rightmost leaf, which
+	 * has no high key to keep a prefix in: its items were sized above
+	 * under the prefix the left half gets.  When they do not fit under
+	 * none, choose again with every item sized as it is.
+	 */
+	if (leaf && DdbPageIsRightmost(page) && splitplen > op->prefixlen)
+	{
+		Size		rneed = 0;
+
+		for (int i = best; i < nitems; i++)
+			rneed += MAXALIGN(ItemIdGetLength(PageGetItemId(page, first + i))) +
+				sizeof(ItemIdData);
+		if (newkey != NULL && ddb_compare_bytes(newkey, newkeylen, sep, seplen) >= 0)
+			rneed += newsize;
+		if (rneed > DDB_PAGE_CAPACITY)
+		{
+			for (int i = 0; i < nitems; i++)
+				items[i].size = MAXALIGN(ItemIdGetLength(PageGetItemId(page, first + i)));
+			splitplen = op->prefixlen;
+			best = -1;
+			goto choose;
+		}
+	}
+
 	/* Does the parent have room for the new downlink? */
 	if (BufferIsValid(parentbuf))
 	{
@@ -3180,7 +3609,7 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 		if (BufferIsValid(rbuf))
 		{
 			if (ddb_split_into_right(rel, parentbuf, downlink, buf, rbuf, best, sep, seplen,
-									 newpp, newkey, newkeylen, newsize))
+									 newpp, newkey, newkeylen, newsize, splitplen))
 			{
 				DdbCheck(ddb_page_is_ordered(page, low, lowlen));
 				goto split_done;
@@ -3196,16 +3625,33 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 		rootbuf = ddb_new_buffer(rel);
 
 	/*
+	 * A leaf's halves are made aside, by the functions redo uses: the
+	 * right one first (ddb_split_leaf_right), then the left over a copy of
+	 * the page (ddb_split_leaf_left), and on a table whose leaves take the
+	 * prefix of their items, each half its own (leaf_split_prefixes).  The
+	 * WAL record installs them.
+	 */
+	if (leaf)
+	{
+		lnew = palloc(BLCKSZ);
+		rnew = palloc0(BLCKSZ);
+		ddb_split_leaf_right(rnew, page, best, DdbPageIsRightmost(page) ? 0 : splitplen,
+							 splitprefix);
+		memcpy(lnew, page, BLCKSZ);
+		ddb_split_leaf_left(lnew, best, sep, seplen, rblkno, splitplen);
+		if (ddb_items_prefixes(rel))
+			leaf_split_prefixes(lnew, rnew, newkey, newkeylen, newsize, sep, seplen);
+	}
+
+	/*
 	 * A leaf below an existing parent, with ddb's own WAL: the three pages
-	 * are changed in place and logged in one critical section
-	 * (ddb_wal_leaf_split), by the functions redo uses.  What could fail
-	 * is done first: the new downlink is built, and a parent whose prefix
-	 * must shrink for it (ddb_reprefix, rare) is rewritten aside.
+	 * are changed and logged in one critical section (ddb_wal_leaf_split).
+	 * What could fail is done first: the halves, the new downlink, and a
+	 * parent whose prefix must shrink for it (ddb_reprefix, rare),
+	 * rewritten aside.
 	 */
 	if (leaf && BufferIsValid(parentbuf) && ddb_wal_custom())
 	{
-		Size		lenslen;
-		uint16	   *rlens = ddb_split_leaf_right_lens(page, best, &lenslen);
 		Size		dlsize;
 		DdbKeyItem	dl = ddb_make_key_item(rblkno, sep + newpp, seplen - newpp, &dlsize);
 		Page		ptmp = NULL;
@@ -3217,14 +3663,13 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 			ddb_split_parent(ptmp, OffsetNumberNext(downlink), rblkno, sep, seplen, newpp);
 		}
 		ddb_wal_leaf_split(rel, parentbuf, OffsetNumberNext(downlink), newpp, ptmp, dl, dlsize,
-						   buf, best, sep, seplen, rbuf, rlens, lenslen);
+						   buf, lnew, best, splitplen, sep, seplen, rbuf, rnew);
 		DdbCheck(ddb_page_is_ordered(page, low, lowlen));
 		DdbCheck(ddb_page_is_ordered(BufferGetPage(rbuf), sep, seplen));
 		DdbCheck(ddb_page_is_ordered(BufferGetPage(parentbuf), NULL, 0));
 		if (ptmp)
 			pfree(ptmp);
 		pfree(dl);
-		pfree(rlens);
 		goto split_done;
 	}
 
@@ -3240,9 +3685,8 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 
 	if (leaf)
 	{
-		/* the right half first: the left one is made in place over it */
-		ddb_split_leaf_right(rpage, lpage, best);
-		ddb_split_leaf_left(lpage, best, sep, seplen, rblkno);
+		ddb_page_replace(lpage, lnew);
+		memcpy(rpage, rnew, BLCKSZ);
 	}
 	else
 	{
@@ -3409,6 +3853,9 @@ ddb_read_hinted(Relation rel, BlockNumber blkno, int level, const char *key, int
  * (or the separator turns out too long for it): the caller then takes
  * the whole pass, which splits that page first.
  */
+static bool ddb_leaf_take_key(Relation rel, Buffer buf, const char *key, int keylen,
+							  Size need);
+
 static bool
 ddb_make_room_below(Relation rel, DdbKeyType pktype, BlockNumber parentblk,
 					const char *itemkey, int itemkeylen, Size itemsize,
@@ -3456,7 +3903,8 @@ ddb_make_room_below(Relation rel, DdbKeyType pktype, BlockNumber parentblk,
 	buf = ReadBuffer(rel, ddb_key_item(page, downlink)->child);
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	ddb_check_page(rel, buf, BufferGetPage(buf));
-	if (ddb_node_full(BufferGetPage(buf), itemsize))
+	if (!ddb_leaf_take_key(rel, buf, itemkey, itemkeylen - DDB_SUFFIX_LEN, 0) ||
+		ddb_node_full(BufferGetPage(buf), itemsize))
 	{
 		bool		parent_full;
 		char	   *sep;
@@ -3549,9 +3997,15 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize,
 			Size		newsize;
 			const char *predkey = itemkey;
 			int			predkeylen = itemkeylen;
+			bool		must_split = false;
 
 			if (leaf)
+			{
 				need = newsize = itemsize;
+				/* a key that does not share the prefix: shrink it, or split */
+				must_split = !ddb_leaf_take_key(rel, buf, itemkey,
+												itemkeylen - DDB_SUFFIX_LEN, 0);
+			}
 			else if (hint != NULL && DdbPageGetOpaque(page)->level == hintlevel)
 			{
 				/*
@@ -3575,7 +4029,7 @@ ddb_make_room(Relation rel, const char *itemkey, int itemkeylen, Size itemsize,
 				need = newsize =
 					DDB_INTERNAL_RESERVE(reservelen - Min(DdbPageGetOpaque(page)->prefixlen, reservelen));
 
-			if (ddb_node_full(page, need + growth))
+			if (must_split || ddb_node_full(page, need + growth))
 			{
 				bool		parent_full;
 				Buffer		half;
@@ -3895,11 +4349,12 @@ ddb_unlink_leaf(Relation rel, BlockNumber lblk, const char *hk, int hklen)
 
 	/*
 	 * A writer may have added to it since VACUUM left it; and R's key space
-	 * will reach down to L's low bound, which must then share R's prefix
-	 * ("Leaf prefix" in ddb_page.h).
+	 * will reach down to L's low bound, which in a table of storage
+	 * version 2 must then share R's prefix ("Leaf prefix" in ddb_page.h;
+	 * version 3's is about R's items, which stay as they are).
 	 */
 	if (PageGetMaxOffsetNumber(l) >= DdbPageFirstData(l) ||
-		!ddb_unlink_keeps_prefix(rel, q, off, rblk))
+		(!ddb_items_prefixes(rel) && !ddb_unlink_keeps_prefix(rel, q, off, rblk)))
 	{
 		UnlockReleaseBuffer(lbuf);
 		UnlockReleaseBuffer(pbuf);
@@ -3953,9 +4408,10 @@ ddb_build_leaf_item(const char *key, int keylen, ItemPointer tid, HeapTuple tupl
  * Leaf item 'item' (itemsize bytes, MAXALIGN'd, with its whole key, as
  * ddb_build_leaf_item makes it) in the form leaf 'buf' stores: without
  * the leaf's prefix ("Leaf prefix" in ddb_page.h).  Returns 'item' itself
- * on a leaf without one, else a palloc'd copy; *size is its size.  A key
- * that does not start with the prefix lies outside the leaf's key space,
- * where no descent leads: the tree is corrupt.
+ * on a leaf without one, else a palloc'd copy; *size is its size.  The
+ * caller made the leaf take the key first (ddb_leaf_take_key, or an older
+ * version of the key on the leaf): a key that does not start with the
+ * prefix then means a corrupt tree.
  */
 DdbLeafItem
 ddb_leaf_item_for(Relation rel, Buffer buf, DdbLeafItem item, Size itemsize, Size *size)
@@ -3971,12 +4427,39 @@ ddb_leaf_item_for(Relation rel, Buffer buf, DdbLeafItem item, Size itemsize, Siz
 	if (item->keylen < plen || memcmp(item->key, prefix, plen) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg_internal("ddb table \"%s\": a key outside the key space of leaf %u",
+				 errmsg_internal("ddb table \"%s\": a key that does not share the prefix of leaf %u",
 								 RelationGetRelationName(rel), BufferGetBlockNumber(buf))));
 	*size = ddb_leaf_item_resized(item, itemsize, -plen);
 	li = palloc(*size);
 	leaf_item_reprefix(li, item, itemsize, NULL, -plen);
 	return li;
+}
+
+/*
+ * Make leaf 'buf' (locked exclusively) take 'key' (keylen bytes, without
+ * a version suffix), which does not share its prefix when an insert has
+ * split a leaf of storage version 3 since the key's last descent, or the
+ * key goes below a partition's stem or into another partition's last
+ * leaf: shrink the prefix to what the items and the key share, re-laying
+ * the leaf in a record of its own (ddb_wal_leaf_relay), when that leaves
+ * 'need' bytes free.  Returns whether the key shares the leaf's prefix
+ * now; false, nothing changed, when the re-laid leaf would not keep 'need'
+ * bytes free (the caller splits it).
+ */
+static bool
+ddb_leaf_take_key(Relation rel, Buffer buf, const char *key, int keylen, Size need)
+{
+	Page		page = BufferGetPage(buf);
+	int			p;
+
+	if (ddb_leaf_shares_prefix(page, key, keylen))
+		return true;
+	p = ddb_leaf_choose_prefix(page, key, keylen, need, 0);
+	if (p < 0)
+		return false;
+	ddb_wal_leaf_relay(rel, buf, p);
+	DdbCheck(ddb_page_is_ordered(page, NULL, 0));
+	return true;
 }
 
 /*
@@ -4600,8 +5083,10 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 		firstblk = BufferGetBlockNumber(first);
 		leafbuf = ddb_move_to_target(rel, first, itemkey, itemkeylen);
 		page = BufferGetPage(leafbuf);
-		pitem = ddb_leaf_item_for(rel, leafbuf, item, itemsize, &psize);
-		if (PageGetFreeSpace(page) >= psize + reserve)
+		pitem = NULL;
+		if (ddb_leaf_take_key(rel, leafbuf, key, keylen, itemsize + reserve + sizeof(ItemIdData)))
+			pitem = ddb_leaf_item_for(rel, leafbuf, item, itemsize, &psize);
+		if (pitem != NULL && PageGetFreeSpace(page) >= psize + reserve)
 		{
 			OffsetNumber off = ddb_leaf_search(page, itemkey, itemkeylen, false);
 			BlockNumber leaf = BufferGetBlockNumber(leafbuf);
@@ -4626,7 +5111,7 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 				ddb_map_set_deferred(rel, tid, leaf, ddb_key_hash(key));
 			break;
 		}
-		if (pitem != item)
+		if (pitem != NULL && pitem != item)
 			pfree(pitem);
 		if (leafbuf != first)
 			UnlockReleaseBuffer(first);
@@ -4899,6 +5384,8 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 			if (ddb_beyond_page(page, m->v->key, m->v->keylen, false) ||
 				ddb_beyond_page(page, m->itemkey, m->itemkeylen, false))
 				break;			/* belongs to a leaf further right */
+			if (!ddb_leaf_shares_prefix(page, m->v->key, m->v->keylen))
+				break;			/* the single path shrinks the prefix */
 			if (need + m->itemsize + sizeof(ItemIdData) + reserve > freespace)
 			{
 				full = true;	/* split for the rest, below */
@@ -4944,6 +5431,7 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 												mi[k - 1].v->key, mi[k - 1].v->keylen) == 0) ||
 					ddb_beyond_page(page, m->v->key, m->v->keylen, false) ||
 					ddb_beyond_page(page, m->itemkey, m->itemkeylen, false) ||
+					!ddb_leaf_shares_prefix(page, m->v->key, m->v->keylen) ||
 					pendsize + m->itemsize + sizeof(ItemIdData) > DDB_PAGE_CAPACITY)
 					break;
 				pendsize += m->itemsize + sizeof(ItemIdData);

@@ -16,9 +16,11 @@
  *	- items strictly ascending within a page, all below the page's high key
  *	- the first item of an internal page is minus infinity; the page's
  *	  separator prefix (ddb_page.h) is its whole key or lies within its
- *	  high key; a leaf's prefix ("Leaf prefix") lies within its high key,
- *	  starts its low bound too, and is 0 on the leftmost and rightmost
- *	  leaves and in tables of storage version 1
+ *	  high key; a leaf's prefix ("Leaf prefix") lies within its high key
+ *	  or, in storage version 3 and only when the high key does not start
+ *	  with it, in a copy after it (DDB_PAGE_PREFIX_COPY); it is 0 on the
+ *	  rightmost leaf and in tables of storage version 1; in version 2 it
+ *	  starts the leaf's low bound too and is 0 on the leftmost leaf
  *	- parent/child agreement: the children of a level's pages, taken in
  *	  order, are exactly the next level's right-link chain; a child's items
  *	  are >= its downlink's separator and its high key equals the next
@@ -50,7 +52,12 @@
  * that leaf items and their line pointers take (alignment padding and high
  * keys not counted), leaf_prefix_bytes, the mean length of the leaves'
  * prefixes (ddb_page.h, "Leaf prefix": bytes each item on the leaf does
- * not store), storage_version (the metapage's), the table's fillfactor
+ * not store), leaf_prefix_copies, the leaves that keep it after their
+ * high key, leaf_prefix_saved, the share of the leaves' capacity their
+ * items would take more with their whole keys (leaf_fill plus it is the
+ * fill of the same leaves without prefixes, alignment aside: what a
+ * split policy's packing is judged by), storage_version (the
+ * metapage's), the table's fillfactor
  * (ddb_fillfactor: the leaf reserve), and max_key_leaves, the most leaves the versions of
  * one key span.  Writers stay within bounded page locks however long the
  * run (ddb_tree.c's lock order rule 4), and an old snapshot legitimately
@@ -110,6 +117,7 @@ extern const TableAmRoutine *ddb_routine(void);
 typedef struct VerifyState
 {
 	Relation	rel;
+	const DdbKeyInfo *keyinfo;	/* the table's key schema (ddb_key_check) */
 	BlockNumber nblocks;
 	bool	   *seen;
 	bool	   *live_leaf;		/* leaves of the tree (not deleted ones) */
@@ -119,7 +127,9 @@ typedef struct VerifyState
 	uint64		versions_with_entries;	/* leaf items whose map slot is set */
 	uint64		items;
 	uint64		leaf_bytes;		/* bytes used by leaf items and line pointers */
+	uint64		prefix_saved;	/* bytes leaf items leave out: prefixes */
 	uint64		prefix_bytes;	/* the leaves' prefix lengths, summed */
+	uint64		prefix_copies;	/* leaves keeping it after the high key */
 	uint32		version;		/* the metapage's storage version */
 	uint64		live;			/* live versions */
 	uint64		map_pages;
@@ -275,24 +285,47 @@ check_page(VerifyState *vs, BlockNumber blk, Page page, int level,
 		corrupt(vs, blk, "page with a right sibling has no high key");
 	if (level > 0 && maxoff < first)
 		corrupt(vs, blk, "internal page has no downlinks");
+	if (level == 0 && (op->flags & DDB_PAGE_PREFIX_COPY) && op->prefixlen == 0)
+		corrupt(vs, blk, "leaf flags a prefix copy but has no prefix");
 	if (op->prefixlen > 0 && level == 0)
 	{
-		/* "Leaf prefix" in ddb_page.h: the key space's, kept in the high key */
+		/*
+		 * "Leaf prefix" in ddb_page.h: in version 2 the key space's, kept
+		 * in the high key; in version 3 the items', kept in the high key
+		 * or, only when that does not start with it, copied after it.
+		 * Every item key starts with it: the order and bound checks read
+		 * them through it (item_key).
+		 */
+		DdbKeyItem	hk = maxoff >= DDB_HIKEY ?
+			(DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY)) : NULL;
+		bool		copy = (op->flags & DDB_PAGE_PREFIX_COPY) != 0;
+
 		if (vs->version < 2)
 			corrupt(vs, blk, "leaf has a prefix of %u bytes in a table of storage version %u",
 					op->prefixlen, vs->version);
-		else if (DdbPageIsRightmost(page) || maxoff < DDB_HIKEY)
+		else if (DdbPageIsRightmost(page) || hk == NULL)
 			corrupt(vs, blk, "rightmost leaf has a prefix of %u bytes", op->prefixlen);
-		else if (op->prefixlen > ((DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY)))->keylen)
+		else if (copy && vs->version < 3)
+			corrupt(vs, blk, "leaf has a prefix copy in a table of storage version %u",
+					vs->version);
+		else if (copy && ItemIdGetLength(PageGetItemId(page, DDB_HIKEY)) <
+				 DdbKeyItemSize(hk->keylen) + op->prefixlen)
+			corrupt(vs, blk, "leaf prefix copy of %u bytes lies outside the high key",
+					op->prefixlen);
+		else if (copy && hk->keylen >= op->prefixlen &&
+				 memcmp(hk->key, hk->key + hk->keylen, op->prefixlen) == 0)
+			corrupt(vs, blk, "leaf prefix of %u bytes is copied though the high key holds it",
+					op->prefixlen);
+		else if (!copy && op->prefixlen > hk->keylen)
 			corrupt(vs, blk, "leaf prefix of %u bytes is longer than the high key", op->prefixlen);
-		else if (!has_low)
+		else if (vs->version < 3 && !has_low)
 			corrupt(vs, blk, "leftmost leaf has a prefix of %u bytes", op->prefixlen);
-		else if (lowlen < op->prefixlen ||
-				 memcmp(lowkey, ((DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY)))->key,
-						op->prefixlen) != 0)
+		else if (vs->version < 3 &&
+				 (lowlen < op->prefixlen || memcmp(lowkey, hk->key, op->prefixlen) != 0))
 			corrupt(vs, blk, "leaf prefix of %u bytes is not shared by the leaf's low bound",
 					op->prefixlen);
 		vs->prefix_bytes += op->prefixlen;
+		vs->prefix_copies += copy;
 	}
 	if (level > 0 && maxoff >= first)
 	{
@@ -337,6 +370,7 @@ check_page(VerifyState *vs, BlockNumber blk, Page page, int level,
 				corrupt(vs, blk, "leaf item %u has a bad tuple header", off);
 			vs->items++;
 			vs->leaf_bytes += ItemIdGetLength(iid) + sizeof(ItemIdData);
+			vs->prefix_saved += op->prefixlen;
 		}
 		else
 		{
@@ -355,6 +389,14 @@ check_page(VerifyState *vs, BlockNumber blk, Page page, int level,
 			corrupt(vs, blk, "items %u and %u are out of order", off - 1, off);
 		if (!have_prev && has_low && ddb_compare_bytes(lowkey, lowlen, cur, curlen) > 0)
 			corrupt(vs, blk, "item %u is below the page's low bound", off);
+		if (level == 0)
+		{
+			/* read through the leaf's prefix: a wrong one shows here */
+			const char *why = ddb_key_check(vs->keyinfo, cur, curlen - DDB_SUFFIX_LEN);
+
+			if (why != NULL)
+				corrupt(vs, blk, "leaf item %u has a bad key: %s", off, why);
+		}
 		memcpy(prev, cur, curlen);
 		prevlen = curlen;
 		have_prev = true;
@@ -798,6 +840,7 @@ ddb_verify(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a ddb table", RelationGetRelationName(vs.rel))));
+	vs.keyinfo = ddb_get_keyinfo(vs.rel);
 
 	/*
 	 * This transaction's deferred row-id map entries first, so that the map
@@ -995,6 +1038,7 @@ ddb_verify(PG_FUNCTION_ARGS)
 					 "\"stale_map_entries\": %llu, \"orphan_map_entries\": %lld, "
 					 "\"max_key_leaves\": %u, "
 					 "\"leaf_fill\": %.3f, \"leaf_prefix_bytes\": %.1f, "
+					 "\"leaf_prefix_copies\": %llu, \"leaf_prefix_saved\": %.3f, "
 					 "\"storage_version\": %u, \"fillfactor\": %d}",
 					 (unsigned long long) vs.pages, height,
 					 (unsigned long long) vs.leaf_pages,
@@ -1006,6 +1050,10 @@ ddb_verify(PG_FUNCTION_ARGS)
 					 (vs.leaf_pages * (double) (BLCKSZ - SizeOfPageHeaderData -
 												MAXALIGN(sizeof(DdbPageOpaqueData)))) : 0.0,
 					 vs.leaf_pages ? (double) vs.prefix_bytes / vs.leaf_pages : 0.0,
+					 (unsigned long long) vs.prefix_copies,
+					 vs.leaf_pages ? (double) vs.prefix_saved /
+					 (vs.leaf_pages * (double) (BLCKSZ - SizeOfPageHeaderData -
+												MAXALIGN(sizeof(DdbPageOpaqueData)))) : 0.0,
 					 vs.version, fillfactor);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(out.data)));
 }

@@ -318,6 +318,18 @@ typedef struct xl_ddb_split
  *	'arg' is its length, which the plain SPLIT's redo, initializing the
  *	right half, would not give it.  A leaf without a prefix is split with
  *	a plain SPLIT, which earlier ddb versions replay too.
+ *
+ *	DDB_EXT_SPLIT_ITEMS: a leaf split whose halves take prefixes of their
+ *	own (storage version 3): 'arg' is the right half's prefix length; two
+ *	uint16 follow, the prefix the halves were made under and the left
+ *	half's, then the SPLIT|SPLIT_INPAGE record, whose right half is logged
+ *	as it lies (its prefix and flags with it).  Redo makes the left half
+ *	as SPLIT does, under the first prefix (ddb_split_leaf_left), then
+ *	re-lays it under its own (ddb_leaf_relay).
+ *
+ *	DDB_EXT_RELAY: block 0, a leaf, re-laid under a prefix of 'arg' bytes
+ *	(ddb_leaf_relay): a key that shares less of the prefix is about to go
+ *	in.  No main data beyond the xl_ddb_ext.
  */
 typedef struct xl_ddb_ext
 {
@@ -327,6 +339,8 @@ typedef struct xl_ddb_ext
 } xl_ddb_ext;
 
 #define DDB_EXT_SPLIT		1
+#define DDB_EXT_SPLIT_ITEMS	2
+#define DDB_EXT_RELAY		3
 
 static bool ddb_wal_registered = false;
 
@@ -1242,33 +1256,42 @@ ddb_wal_unlink(Relation rel, Buffer qbuf, OffsetNumber off, Buffer pbuf, Buffer 
  * A leaf split (ddb's own WAL only), all buffers locked exclusively by the
  * caller, rbuf a new page: the parent gets the new downlink 'dl' (dlsize
  * bytes, built by the caller) at 'downlink', or, when its prefix shrinks
- * to newpp, becomes ptmp, rewritten aside by the caller; the right half
- * is taken from the leaf, which then keeps its first nleft items under
- * the separator (ddb_split_leaf_right, _left).  The record carries the
- * right half as it lies on its page, after 'rlens'
- * (ddb_split_leaf_right_lens).
+ * to newpp, becomes ptmp, rewritten aside by the caller; the leaf becomes
+ * 'lnew', which keeps its first nleft items under the separator, and the
+ * new page 'rnew', the rest: the halves the caller made aside
+ * (ddb_split_leaf_right, _left under a prefix of 'splitplen' bytes, and
+ * with storage version 3 each then under its own, ddb_leaf_relay).  The
+ * record carries the right half as it lies on its page, after its line
+ * pointer lengths (ddb_split_leaf_right_lens), and, when a prefix differs
+ * from the split leaf's, is the EXT form SPLIT_ITEMS with the prefixes.
  */
 void
 ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink, int newpp,
-				   Page ptmp, const void *dl, Size dlsize, Buffer lbuf, int nleft,
-				   const char *sep, int seplen, Buffer rbuf, const uint16 *rlens,
-				   Size rlenslen)
+				   Page ptmp, const void *dl, Size dlsize, Buffer lbuf, Page lnew,
+				   int nleft, int splitplen, const char *sep, int seplen, Buffer rbuf,
+				   Page rnew)
 {
 	Page		ppage = BufferGetPage(pbuf);
 	Page		lpage = BufferGetPage(lbuf);
 	Page		rpage = BufferGetPage(rbuf);
-	BlockNumber rblkno = BufferGetBlockNumber(rbuf);
-	xl_ddb_ext	ext = {DDB_EXT_SPLIT, 0, DdbPageGetOpaque(lpage)->prefixlen};
-	bool		isext = ext.arg > 0;
+	uint16		oldplen = DdbPageGetOpaque(lpage)->prefixlen;
+	uint16		plens[2] = {splitplen, DdbPageGetOpaque(lnew)->prefixlen};
+	xl_ddb_ext	ext = {DDB_EXT_SPLIT, 0, DdbPageGetOpaque(rnew)->prefixlen};
+	bool		isext;
+	Size		rlenslen;
+	uint16	   *rlens = ddb_split_leaf_right_lens(rnew, &rlenslen);
 
 	Assert(ddb_wal_custom());
+	if (splitplen != oldplen || plens[1] != oldplen || ext.arg != oldplen)
+		ext.form = DDB_EXT_SPLIT_ITEMS;
+	isext = ext.form == DDB_EXT_SPLIT_ITEMS || ext.arg > 0;
 	START_CRIT_SECTION();
 	if (ptmp != NULL)
 		ddb_page_replace(ppage, ptmp);
 	else if (PageAddItem(ppage, (Item) dl, dlsize, downlink, false, false) == InvalidOffsetNumber)
 		elog(PANIC, "failed to add downlink of size %zu to ddb page", dlsize);
-	ddb_split_leaf_right(rpage, lpage, nleft);
-	ddb_split_leaf_left(lpage, nleft, sep, seplen, rblkno);
+	memcpy(rpage, rnew, BLCKSZ);
+	ddb_page_replace(lpage, lnew);
 	MarkBufferDirty(pbuf);
 	MarkBufferDirty(lbuf);
 	MarkBufferDirty(rbuf);
@@ -1289,6 +1312,8 @@ ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink, int newpp,
 		XLogBeginInsert();
 		if (isext)
 			XLogRegisterData((char *) &ext, sizeof(ext));
+		if (ext.form == DDB_EXT_SPLIT_ITEMS)
+			XLogRegisterData((char *) plens, sizeof(plens));
 		XLogRegisterData((char *) &xlrec, SizeOfDdbSplit);
 		XLogRegisterData((char *) sep, seplen);
 		XLogRegisterBuffer(0, pbuf, REGBUF_STANDARD);
@@ -1301,6 +1326,41 @@ ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink, int newpp,
 		PageSetLSN(ppage, recptr);
 		PageSetLSN(lpage, recptr);
 		PageSetLSN(rpage, recptr);
+	}
+	END_CRIT_SECTION();
+	pfree(rlens);
+}
+
+/*
+ * Re-lay leaf 'buf' (locked exclusively by the caller, who checked that it
+ * fits) under a prefix of 'newplen' bytes (ddb_leaf_relay), in a record of
+ * its own: with ddb's own WAL the EXT form RELAY, which redo re-lays the
+ * page from, else a Generic WAL record of the page.
+ */
+void
+ddb_wal_leaf_relay(Relation rel, Buffer buf, int newplen)
+{
+	if (!ddb_wal_custom())
+	{
+		GenericXLogState *state = GenericXLogStart(rel);
+
+		ddb_leaf_relay(GenericXLogRegisterBuffer(state, buf, 0), newplen);
+		GenericXLogFinish(state);
+		return;
+	}
+	START_CRIT_SECTION();
+	ddb_leaf_relay(BufferGetPage(buf), newplen);
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+	{
+		xl_ddb_ext	ext = {DDB_EXT_RELAY, 0, newplen};
+		XLogRecPtr	recptr;
+
+		XLogBeginInsert();
+		XLogRegisterData((char *) &ext, sizeof(ext));
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_EXT);
+		PageSetLSN(BufferGetPage(buf), recptr);
 	}
 	END_CRIT_SECTION();
 }
@@ -1317,7 +1377,8 @@ ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink, int newpp,
  * SPLIT; the left half has it already).
  */
 static void
-split_redo(XLogReaderState *record, xl_ddb_split *xlrec, bool inpage, uint16 prefixlen)
+split_redo(XLogReaderState *record, xl_ddb_split *xlrec, bool inpage, uint16 prefixlen,
+		   const uint16 *plens)
 {
 	XLogRecPtr	lsn = record->EndRecPtr;
 	char	   *sep = (char *) xlrec + SizeOfDdbSplit;
@@ -1340,7 +1401,10 @@ split_redo(XLogReaderState *record, xl_ddb_split *xlrec, bool inpage, uint16 pre
 	if (XLogReadBufferForRedo(record, 1, &lbuf) == BLK_NEEDS_REDO)
 	{
 		page = BufferGetPage(lbuf);
-		ddb_split_leaf_left(page, xlrec->nleft, sep, xlrec->seplen, rblkno);
+		ddb_split_leaf_left(page, xlrec->nleft, sep, xlrec->seplen, rblkno,
+							plens ? plens[0] : DdbPageGetOpaque(page)->prefixlen);
+		if (plens && plens[1] != plens[0])
+			ddb_leaf_relay(page, plens[1]);
 		PageSetLSN(page, lsn);
 		MarkBufferDirty(lbuf);
 	}
@@ -1561,17 +1625,38 @@ ddb_wal_redo(XLogReaderState *record)
 		xl_ddb_ext ext;
 
 		memcpy(&ext, XLogRecGetData(record), sizeof(ext));
-		if (ext.form != DDB_EXT_SPLIT)
+		if (ext.form == DDB_EXT_SPLIT)
+			split_redo(record, (xl_ddb_split *) (XLogRecGetData(record) + sizeof(ext)), true,
+					   ext.arg, NULL);
+		else if (ext.form == DDB_EXT_SPLIT_ITEMS)
+		{
+			uint16		plens[2];
+
+			memcpy(plens, XLogRecGetData(record) + sizeof(ext), sizeof(plens));
+			split_redo(record,
+					   (xl_ddb_split *) (XLogRecGetData(record) + sizeof(ext) + sizeof(plens)),
+					   true, ext.arg, plens);
+		}
+		else if (ext.form == DDB_EXT_RELAY)
+		{
+			if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+			{
+				ddb_leaf_relay(BufferGetPage(buf), ext.arg);
+				PageSetLSN(BufferGetPage(buf), lsn);
+				MarkBufferDirty(buf);
+			}
+			if (BufferIsValid(buf))
+				UnlockReleaseBuffer(buf);
+		}
+		else
 			elog(PANIC, "ddb WAL record with unknown info 0x%02X form %u: this server's ddb is older than the one that wrote it",
 				 XLOG_DDB_EXT, ext.form);
-		split_redo(record, (xl_ddb_split *) (XLogRecGetData(record) + sizeof(ext)), true,
-				   ext.arg);
 		return;
 	}
 	if (info == XLOG_DDB_SPLIT)
 	{
 		split_redo(record, (xl_ddb_split *) XLogRecGetData(record),
-				   (XLogRecGetInfo(record) & XLOG_DDB_SPLIT_INPAGE) != 0, 0);
+				   (XLogRecGetInfo(record) & XLOG_DDB_SPLIT_INPAGE) != 0, 0, NULL);
 		return;
 	}
 	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_DDB_UNLINK)
@@ -1754,13 +1839,28 @@ ddb_wal_desc(StringInfo buf, XLogReaderState *record)
 		xl_ddb_ext ext;
 
 		memcpy(&ext, rec, sizeof(ext));
-		if (ext.form != DDB_EXT_SPLIT)
+		rec += sizeof(ext);
+		if (ext.form == DDB_EXT_SPLIT)
+			appendStringInfo(buf, "SPLIT, prefix %u bytes: ", ext.arg);
+		else if (ext.form == DDB_EXT_SPLIT_ITEMS)
+		{
+			uint16		plens[2];
+
+			memcpy(plens, rec, sizeof(plens));
+			rec += sizeof(plens);
+			appendStringInfo(buf, "SPLIT, prefixes %u, left %u, right %u bytes: ",
+							 plens[0], plens[1], ext.arg);
+		}
+		else if (ext.form == DDB_EXT_RELAY)
+		{
+			appendStringInfo(buf, "RELAY, prefix %u bytes", ext.arg);
+			return;
+		}
+		else
 		{
 			appendStringInfo(buf, "unknown form %u", ext.form);
 			return;				/* its layout is a later ddb's */
 		}
-		appendStringInfo(buf, "SPLIT, prefix %u bytes: ", ext.arg);
-		rec += sizeof(ext);
 		info = XLOG_DDB_SPLIT;
 	}
 	(void) XLogRecGetBlockData(record, 0, &datalen);	/* 0 under a full image */

@@ -302,20 +302,32 @@ corruption('p_long', 'a leaf prefix longer than the high key that keeps it',
 	write_block($f, $blk, $page);
 });
 
-corruption('p_low', 'a leaf prefix its low bound does not start with',
+# (The key space's prefix of storage version 2, which the build's leaves
+# also have: the p_ tables are marked version 2 for these two.)
+sub mark_version
+{
+	my ($f, $version) = @_;
+	my $meta = read_block($f, 0);
+	set_meta(\$meta, 'version', $version);
+	write_block($f, 0, $meta);
+}
+
+corruption('p_low', 'a leaf prefix its low bound does not start with (storage version 2)',
 	qr/leaf prefix of \d+ bytes is not shared by the leaf's low bound/, sub {
 	my ($f, $t) = @_;
 	my ($blk, $page, $plen) = prefixed_leaf($f, $t);
 	set_special(\$page, 'prefixlen', $plen + 1);
 	write_block($f, $blk, $page);
+	mark_version($f, 2);
 });
 
-corruption('p_leftmost', 'a prefix on the leftmost leaf',
+corruption('p_leftmost', 'a prefix on the leftmost leaf (storage version 2)',
 	qr/leftmost leaf has a prefix of 1 bytes/, sub {
 	my ($f, $t) = @_;
 	my $page = read_block($f, $t->{leaves}[0]);
 	set_special(\$page, 'prefixlen', 1);
 	write_block($f, $t->{leaves}[0], $page);
+	mark_version($f, 2);
 });
 
 corruption('p_rightmost', 'a prefix on the rightmost leaf',
@@ -330,9 +342,95 @@ corruption('p_version1', 'a leaf prefix in a table of storage version 1',
 	qr/leaf has a prefix of \d+ bytes in a table of storage version 1/, sub {
 	my ($f, $t) = @_;
 	prefixed_leaf($f, $t);
-	my $meta = read_block($f, 0);
-	set_meta(\$meta, 'version', 1);
-	write_block($f, 0, $meta);
+	mark_version($f, 1);
+});
+
+# Storage version 3's prefixes of the items present, on the b_ tables,
+# written row by row: a leaf at a partition's end keeps its prefix in a
+# copy after its high key (DDB_PAGE_PREFIX_COPY), which lies in the next
+# partition.
+use constant PREFIX_COPY => 0x0080;
+
+sub copied_leaf
+{
+	my ($f, $t) = @_;
+	for my $blk (@{ $t->{leaves} })
+	{
+		my $page = read_block($f, $blk);
+		my $plen = unpack('x' . (page_info($page)->{special} + 8) . ' S', $page);
+		return ($blk, $page, $plen) if page_info($page)->{flags} & PREFIX_COPY;
+	}
+	die "no leaf with a prefix copy found";
+}
+
+corruption('b_outside', 'a prefix copy flagged that the high key item does not hold',
+	qr/leaf prefix copy of \d+ bytes lies outside the high key/, sub {
+	my ($f, $t) = @_;
+	my ($blk, $page, $plen) = copied_leaf($f, $t);
+	my ($at, $flags, $len) = lp($page, 1);
+	set_lp_raw(\$page, 1, pack('L', ($at & 0x7fff) | (1 << 15) | ((6 + key_item($page, 1)->{keylen}) << 17)));
+	write_block($f, $blk, $page);
+});
+
+# (the high key moved into the page's free space, with room for a copy)
+corruption('b_held', 'a prefix copy beside a high key that holds the prefix',
+	qr/leaf prefix of \d+ bytes is copied though the high key holds it/, sub {
+	my ($f, $t) = @_;
+	for my $blk (@{ $t->{leaves} })
+	{
+		my $page = read_block($f, $blk);
+		my $info = page_info($page);
+		my $plen = unpack('x' . ($info->{special} + 8) . ' S', $page);
+		next if $plen == 0 || ($info->{flags} & PREFIX_COPY);
+		my $hk = key_item($page, 1);
+		my $len = 6 + $hk->{keylen} + $plen;
+		my $at = $info->{upper} - maxalign($len);
+		next if $at < $info->{lower};
+		substr($page, $at, $len) = pack('L S', INVALID_BLOCK, $hk->{keylen}) . $hk->{key}
+		  . substr($hk->{key}, 0, $plen);
+		set_lp_raw(\$page, 1, pack('L', $at | (1 << 15) | ($len << 17)));
+		substr($page, 14, 2) = pack('S', $at);    # pd_upper
+		set_special(\$page, 'flags', $info->{flags} | PREFIX_COPY);
+		write_block($f, $blk, $page);
+		return;
+	}
+	die "no leaf whose high key holds its prefix found";
+});
+
+corruption('b_noprefix', 'a prefix copy flagged on a leaf without a prefix',
+	qr/leaf flags a prefix copy but has no prefix/, sub {
+	my ($f, $t) = @_;
+	my ($blk, $page) = copied_leaf($f, $t);
+	set_special(\$page, 'prefixlen', 0);
+	write_block($f, $blk, $page);
+});
+
+# (b_version2 is written as storage version 2, without prefixes; one leaf
+# gets a prefix copy, of its high key's first 2 bytes, as b_held's)
+corruption('b_version2', 'a prefix copy in a table of storage version 2',
+	qr/leaf has a prefix copy in a table of storage version 2/, sub {
+	my ($f, $t) = @_;
+	my $blk = $t->{leaves}[1];
+	my $page = read_block($f, $blk);
+	my $info = page_info($page);
+	my $hk = key_item($page, 1);
+	my $len = 6 + $hk->{keylen} + 2;
+	my $at = $info->{upper} - maxalign($len);
+	substr($page, $at, $len) = pack('L S', INVALID_BLOCK, $hk->{keylen}) . $hk->{key} . substr($hk->{key}, 0, 2);
+	set_lp_raw(\$page, 1, pack('L', $at | (1 << 15) | ($len << 17)));
+	substr($page, 14, 2) = pack('S', $at);    # pd_upper
+	set_special(\$page, 'flags', $info->{flags} | PREFIX_COPY);
+	set_special(\$page, 'prefixlen', 2);
+	write_block($f, $blk, $page);
+});
+
+corruption('b_copy_bytes', 'a prefix copy whose bytes are not the items\' prefix',
+	qr/leaf item \d+ has a bad key: |last item is not below the high key|item \d+ is below the page's low bound/, sub {
+	my ($f, $t) = @_;
+	my ($blk, $page, $plen) = copied_leaf($f, $t);
+	my $hk = key_item($page, 1);
+	substr($page, $hk->{at} + 6 + $hk->{keylen}, 1) = "\xff";
+	write_block($f, $blk, $page);
 });
 
 corruption('c_unreachable', 'an initialized page no link reaches',
@@ -500,10 +598,14 @@ corruption('c_page_id', 'a page whose special space carries another page id',
 	edit_first_item($f, $t, sub { set_special($_[0], 'page_id', 0x1234) });
 });
 
-corruption('c_leaf_prefix', 'a prefix on a leaf of a table loaded row by row (which has none)',
-	qr/leaf prefix of 4 bytes is (?:longer than the high key|not shared by the leaf's low bound)/, sub {
+corruption('c_leaf_prefix', 'a leaf prefix 4 bytes longer than its items share',
+	qr/leaf item \d+ has a bad key: |last item is not below the high key|item \d+ is below the page's low bound|items \d+ and \d+ are out of order|leaf prefix of \d+ bytes is longer than the high key/, sub {
 	my ($f, $t) = @_;
-	edit_first_item($f, $t, sub { set_special($_[0], 'prefixlen', 4) });
+	edit_first_item($f, $t, sub {
+		my ($page) = @_;
+		set_special($page, 'prefixlen',
+			unpack('x' . (page_info($$page)->{special} + 8) . ' S', $$page) + 4);
+	});
 });
 
 corruption('c_not_normal', 'a dead line pointer among the items',
@@ -516,10 +618,16 @@ corruption('c_not_normal', 'a dead line pointer among the items',
 	});
 });
 
+# (c_keylen and c_low_bound take the leaf's prefix away: the edited item's
+# stored key is then its whole key)
 corruption('c_keylen', 'a leaf item with a key too short to hold a hash',
 	qr/leaf item \d+ has a key of 3 bytes/, sub {
 	my ($f, $t) = @_;
-	edit_first_item($f, $t, sub { substr(${ $_[0] }, $_[1]{at} + 6, 2) = pack('S', 3) });
+	edit_first_item($f, $t, sub {
+		substr(${ $_[0] }, $_[1]{at} + 6, 2) = pack('S', 3);
+		set_special($_[0], 'prefixlen', 0);
+		set_special($_[0], 'flags', page_info(${ $_[0] })->{flags} & ~PREFIX_COPY);
+	});
 });
 
 corruption('c_rowid_off', 'a leaf item whose row id has offset 0',
@@ -540,6 +648,8 @@ corruption('c_low_bound', 'a leaf\'s first item below the parent\'s separator',
 	edit_first_item($f, $t, sub {
 		my ($page, $item) = @_;
 		substr($$page, $item->{at} + 8, length($item->{key})) = "\0" x length($item->{key});
+		set_special($page, 'prefixlen', 0);
+		set_special($page, 'flags', page_info($$page)->{flags} & ~PREFIX_COPY);
 	});
 });
 
@@ -596,13 +706,18 @@ my @fallbacks = (
 
 # Load every table alike: 800 items of ~200 bytes over 40 partitions (a
 # root and a few dozen leaves), one key updated so it has two versions.
-my @tables = ('c_clean', 'o_unindexed', 'o_orphan', 'v_one', 'v_three', (map { $_->[0] } @cases),
+my @tables = ('c_clean', 'o_unindexed', 'o_orphan', 'v_one', 'v_four', (map { $_->[0] } @cases),
 	(map { $_->[0] } @fallbacks));
 for my $t (@tables)
 {
-	# the p_ tables: two partitions, rebuilt with leaf prefixes
-	my $parts = $t =~ /^p_/ ? 2 : 40;
+	# the p_ tables: two partitions, rebuilt with leaf prefixes; the b_
+	# tables: two partitions, written row by row
+	my $parts = $t =~ /^[pb]_/ ? 2 : 40;
+	# (v_one as an earlier ddb wrote it: version 1, no prefixes; b_version2
+	# as version 2 wrote it row by row, without)
+	my $version = $t eq 'v_one' ? 1 : $t eq 'b_version2' ? 2 : 0;
 	$node->safe_psql('postgres', qq{
+		SET ddb.check_storage_version = $version;
 		CREATE TABLE $t ("PK" text, "SK" text, item jsonb) USING ddb;
 		INSERT INTO $t SELECT 'P' || (i % $parts), 'S' || lpad(i::text, 5, '0'),
 		       jsonb_build_object('i', i, 'pad', repeat('x', 150))
@@ -615,6 +730,8 @@ for my $t (@tables)
 }
 cmp_ok($node->safe_psql('postgres', q{SELECT (ddb_verify('p_long') ->> 'leaf_prefix_bytes')::float}),
 	'>', 4, 'the p_ tables have leaf prefixes');
+cmp_ok($node->safe_psql('postgres', q{SELECT (ddb_verify('b_held') ->> 'leaf_prefix_copies')::int}),
+	'>', 0, 'the b_ tables have leaves that keep their prefix after the high key');
 
 # o_orphan: one item deleted and VACUUMed, which clears its map entry (and
 # that of the updated key's old version); the edit below sets one of them
@@ -682,8 +799,8 @@ for my $c (@cases)
 }
 
 # Storage versions (ddb_page.h): a table an earlier ddb wrote (version 1,
-# no leaf prefixes) is read as it is; one a later ddb wrote (3) is refused.
-for ([ 'v_one', 1 ], [ 'v_three', 3 ])
+# no leaf prefixes) is read as it is; one a later ddb wrote (4) is refused.
+for ([ 'v_one', 1 ], [ 'v_four', 4 ])
 {
 	my ($table, $version) = @$_;
 	my $meta = read_block($file{$table}, 0);
@@ -746,8 +863,8 @@ is($node->safe_psql('postgres', q{
 	SELECT (ddb_verify('v_one') ->> 'live')::int, ddb_verify('v_one') ->> 'leaf_prefix_bytes'}),
 	"800|1\n800|0.0", 'a table of storage version 1 is read, written and verified as it is');
 {
-	my ($rc, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT count(*) FROM v_three");
-	like($err, qr/ERROR:  0A000: ddb table "v_three" has storage version 3, this ddb reads versions 1 to 2/,
+	my ($rc, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT count(*) FROM v_four");
+	like($err, qr/ERROR:  0A000: ddb table "v_four" has storage version 4, this ddb reads versions 1 to 3/,
 		'a table of a later storage version is refused (feature_not_supported)');
 }
 

@@ -121,7 +121,12 @@ for my $round (1 .. 4)
 my $deleted = verify_field($primary, 'deleted_pages');
 my $leaves = verify_field($primary, 'leaf_pages');
 ok($deleted > $leaves, "the deleted leaves ($deleted) outnumber the leaves left ($leaves)");
-cmp_ok($size[4], '<=', $size[3],
+# (A round's splits take the deleted leaves the VACUUM before it found
+# recyclable, and how many there are depends on how full the leaves are:
+# with leaf prefixes the last round may need a page or two more than it
+# finds.  Without reuse every round grows the file about as much as the
+# one before.)
+cmp_ok($size[4] - $size[3], '<=', ($size[3] - $size[2]) / 4,
 	"the file stops growing once deleted pages are reused ($size[2], $size[3], $size[4] bytes)");
 
 # (b) a standby cursor whose next leaves are unlinked by replay under it

@@ -8,12 +8,22 @@
 #       (leaves whose prefix is nearly the whole key, and a last leaf the
 #       build ends early), bulk-built, then new keys that split the
 #       prefixed leaves, updates, deletes and a VACUUM that unlinks;
+#       Beside them, the prefixes of tables written row by row (storage
+#       version 3: each leaf the prefix of its items, copied after its
+#       high key at a partition's end): a table of long stems in
+#       interleaved partitions, written row by row, then keys below the
+#       stems and new partitions that shrink leaves' prefixes (re-laid in
+#       records of their own), splits, updates, deletes and unlinks; and
+#       a bulk-built table of storage version 2 (ddb.check_storage_version),
+#       whose leaves keep their key space's prefix through the same
+#       writes, as the ddb that wrote version 2 expects;
 #   (b) a crash: recovery leaves each table holding exactly its heap
 #       twin's rows, with ddb_verify clean (prefixes included);
 #   (c) the standby holds the same rows and a clean tree, and, with ddb's
 #       own WAL, replayed every page under wal_consistency_checking; the
 #       splits of prefixed leaves were EXT records, some carrying a
-#       prefix of more than 2,000 bytes.
+#       prefix of more than 2,000 bytes, and the row-by-row table's were
+#       SPLIT_ITEMS and RELAY records.
 #
 # DDB_TAP_WAL=custom runs it with ddb preloaded (test/t/DdbWal.pm); else
 # Generic WAL, whose full page images carry the prefixes.
@@ -32,6 +42,8 @@ my $primary = PostgreSQL::Test::Cluster->new('prefix_primary');
 $primary->init(allows_streaming => 1);
 DdbWal::configure($primary);
 $primary->append_conf('postgresql.conf', "autovacuum = off\n");
+# (pg_walinspect reads the WAL of (a)'s writes at the end: keep it)
+$primary->append_conf('postgresql.conf', "wal_keep_size = '1GB'\n");
 # (ddb's records only: Generic WAL's masking knows nothing of the hint bits
 # of the tuples in ddb's leaves, as TAP 017 says)
 $primary->append_conf('postgresql.conf', "wal_consistency_checking = 'ddb'\n")
@@ -45,6 +57,12 @@ $primary->safe_psql('postgres', q{
 	CREATE TABLE bh (pk bytea, sk bytea, item jsonb, PRIMARY KEY (pk, sk));
 	CREATE TABLE l ("PK" text, "SK" text, item jsonb) USING ddb;
 	CREATE TABLE lh ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
+	CREATE TABLE r ("PK" text, "SK" text, item jsonb) USING ddb;
+	CREATE TABLE rh ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
+	CREATE TABLE v2 ("PK" text, "SK" text, item jsonb) USING ddb;
+	CREATE TABLE v2p ("PK" text, "SK" text, item jsonb) USING ddb;
+	CREATE TABLE v2ph ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
+	CREATE TABLE v2h ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
 });
 $primary->backup('bk');
 my $standby = PostgreSQL::Test::Cluster->new('prefix_standby');
@@ -66,7 +84,45 @@ $primary->safe_psql('postgres', q{
 	FROM generate_series(0, 119) i;
 	INSERT INTO l SELECT * FROM lh;
 });
+# r: row by row, 60 partitions interleaved, sort keys of a 150-byte stem;
+# v2: the same rows, bulk-built as storage version 2
+$primary->safe_psql('postgres', q{
+	INSERT INTO rh SELECT 'CUST#' || i % 60, repeat('o', 150) || lpad(i::text, 6, '0'),
+	       jsonb_build_object('n', i, 'pad', repeat('x', 100))
+	FROM generate_series(0, 2999) i;
+	INSERT INTO v2h SELECT * FROM rh;
+	INSERT INTO v2 SELECT * FROM rh;
+	INSERT INTO v2ph SELECT 'CUST#' || i % 200, 'ORDER#2025-01-01T00:00:00#' || lpad(i::text, 6, '0'),
+	       jsonb_build_object('n', i, 'note', repeat('x', 80))
+	FROM generate_series(0, 15999) i;
+	INSERT INTO v2p SELECT * FROM v2ph;
+});
+$primary->safe_psql('postgres', q{
+	DO $$
+	BEGIN
+	  FOR i IN 0 .. 2999 LOOP
+	    INSERT INTO r VALUES ('CUST#' || i % 60, repeat('o', 150) || lpad(i::text, 6, '0'),
+	                          jsonb_build_object('n', i, 'pad', repeat('x', 100)));
+	  END LOOP;
+	END $$;
+});
 $primary->safe_psql('postgres', 'VACUUM FULL b; VACUUM FULL l;');
+$primary->safe_psql('postgres', 'SET ddb.check_storage_version = 2; VACUUM FULL v2; VACUUM FULL v2p;');
+# v2p: many small partitions, every third deleted.  Some emptied leaves
+# begin a partition while their right sibling's prefix holds its own
+# partition's key: version 2 keeps those (an unlink would give the sibling
+# a key space its prefix does not start, which ddb_verify reports), and
+# unlinks the others.
+for my $t ('v2p', 'v2ph')
+{
+	$primary->safe_psql('postgres',
+		qq{DELETE FROM $t WHERE "PK" IN (SELECT 'CUST#' || i FROM generate_series(0, 199, 3) i)});
+}
+is($primary->safe_psql('postgres', q{
+		SELECT ddb_verify('r') ->> 'storage_version', (ddb_verify('r') ->> 'leaf_prefix_bytes')::float > 100,
+		       (ddb_verify('r') ->> 'leaf_prefix_copies')::int > 0,
+		       ddb_verify('v2') ->> 'storage_version', (ddb_verify('v2') ->> 'leaf_prefix_bytes')::float > 10}),
+	'3|t|t|2|t', '(a) the row-by-row leaves have their items\' prefixes, some in copies; v2 is version 2 with the key space\'s');
 cmp_ok($primary->safe_psql('postgres', q{SELECT (ddb_verify('l') ->> 'leaf_prefix_bytes')::float}),
 	'>', 1000, '(a) the long keys\' leaves have prefixes of most of their keys');
 cmp_ok($primary->safe_psql('postgres', q{SELECT (ddb_verify('b') ->> 'leaf_prefix_bytes')::float}),
@@ -84,19 +140,39 @@ for my $t ('b', 'bh')
 		DELETE FROM $t WHERE (item ->> 'n')::int BETWEEN 1000 AND 4000;
 	});
 }
+for my $t ('r', 'rh', 'v2', 'v2h')
+{
+	# keys below every stem, new partitions, keys inside the stems, updates,
+	# deletes (the twin after its table: both read the twin's rows)
+	my $h = $t =~ /^r/ ? 'rh' : 'v2h';
+	$primary->safe_psql('postgres', qq{
+		INSERT INTO $t SELECT 'CUST#' || p, 'alert', '{}' FROM generate_series(0, 59) p;
+		INSERT INTO $t SELECT 'NEW#' || p, 's', '{}' FROM generate_series(1, 200) p;
+		INSERT INTO $t SELECT "PK", "SK" || 'x', '{"x": 1}' FROM $h WHERE (item ->> 'n')::int % 5 = 0;
+		INSERT INTO $t SELECT "PK", repeat('o', 75) || 'p' || (item ->> 'n'), '{"y": 1}' FROM $h
+		WHERE (item ->> 'n')::int % 9 = 0;
+		UPDATE $t SET item = item || '{"u": 1}' WHERE (item ->> 'n')::int % 4 = 0;
+		DELETE FROM $t WHERE (item ->> 'n')::int BETWEEN 600 AND 1800;
+	});
+}
 for my $t ('l', 'lh')
 {
 	$primary->safe_psql('postgres', qq{
 		INSERT INTO $t SELECT "PK", "SK" || 'x', '{}' FROM lh WHERE (item ->> 'n')::int % 2 = 0;
 		UPDATE $t SET item = item || '{"u": 1}' WHERE (item ->> 'n')::int % 3 = 0;
 		UPDATE $t SET item = item || '{"u": 2}' WHERE (item ->> 'n')::int % 5 = 0;
-		DELETE FROM $t WHERE (item ->> 'n')::int BETWEEN 30 AND 80;
+		DELETE FROM $t WHERE right(rtrim("SK", 'x'), 6)::int BETWEEN 30 AND 80;
 	});
 }
-$primary->safe_psql('postgres', 'VACUUM b; VACUUM l;');
+$primary->safe_psql('postgres', 'VACUUM b; VACUUM l; VACUUM r; VACUUM v2; VACUUM v2p;');
 cmp_ok($primary->safe_psql('postgres',
 		q{SELECT (ddb_verify('b') ->> 'deleted_pages')::int + (ddb_verify('l') ->> 'deleted_pages')::int}),
 	'>', 0, '(a) VACUUM unlinked emptied prefixed leaves');
+is($primary->safe_psql('postgres',
+		q{SELECT (ddb_verify('r') ->> 'deleted_pages')::int > 0, (ddb_verify('v2') ->> 'deleted_pages')::int > 0,
+		         ddb_verify('v2') ->> 'storage_version', (ddb_verify('v2p') ->> 'deleted_pages')::int > 0,
+		         ddb_verify('v2p') ->> 'storage_version'}),
+	't|t|2|t|2', '(a) and on the row-by-row table and the version 2 ones');
 if ($custom)
 {
 	# the splits of prefixed leaves are EXT records, which carry the prefix
@@ -104,10 +180,16 @@ if ($custom)
 	$primary->safe_psql('postgres', 'SELECT txid_current()');
 	my $to = $primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
 	cmp_ok($primary->safe_psql('postgres', qq{
-			SELECT coalesce(max(substring(description FROM 'SPLIT, prefix ([0-9]+) bytes')::int), 0)
+			SELECT coalesce(max(substring(description FROM 'SPLIT, prefix(?:es)? ([0-9]+)')::int), 0)
 			FROM pg_get_wal_records_info('$from', '$to')
 			WHERE resource_manager = 'ddb' AND record_type = 'EXT'}),
 		'>', 2000, '(a) splits of leaves with long prefixes were EXT records');
+	is($primary->safe_psql('postgres', qq{
+			SELECT count(*) FILTER (WHERE description ~ '^SPLIT, prefixes') > 0,
+			       count(*) FILTER (WHERE description ~ '^RELAY') > 0
+			FROM pg_get_wal_records_info('$from', '$to')
+			WHERE resource_manager = 'ddb' AND record_type = 'EXT'}),
+		't|t', '(a) the row-by-row table\'s splits and shrinks were SPLIT_ITEMS and RELAY records');
 }
 
 my $check = q{SELECT count(*) FROM ((SELECT * FROM %s EXCEPT ALL SELECT * FROM %s)
@@ -116,7 +198,7 @@ sub same_and_sound
 {
 	my ($node, $step) = @_;
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	for my $pair ([ 'b', 'bh' ], [ 'l', 'lh' ])
+	for my $pair ([ 'b', 'bh' ], [ 'l', 'lh' ], [ 'r', 'rh' ], [ 'v2', 'v2h' ], [ 'v2p', 'v2ph' ])
 	{
 		my ($t, $h) = @$pair;
 		is($node->safe_psql('postgres', sprintf($check, $t, $h, $h, $t)),
