@@ -2,7 +2,9 @@
 -- them all in one ValidationException, DynamoDB's "N validation errors
 -- detected: ...; ..." (the first ten), not the first alone.  The legacy
 -- members, StreamSpecification, Tags, the backup operations' members and
--- the streams' Limit used to be raised one by one.
+-- the streams' Limit used to be raised one by one, and so were
+-- ddb_create_gsi's NonKeyAttributes.  (ddb_update_stream's view type is
+-- its one constrained member: it has no other to list with.)
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
 RESET client_min_messages;
@@ -52,12 +54,21 @@ SELECT ddb_api('ListStreams', '{"TableName": "x", "Limit": 0}');
 SELECT ddb_api('DescribeStream', '{"Limit": 101, "ShardFilter": {"Type": "X"}}');
 SELECT ddb_api('GetRecords', '{"Limit": 0}');
 SELECT ddb_api('GetRecords', '{"ShardIterator": "", "Limit": 1001}');
+-- ddb_create_gsi: the index name, the projection type and NonKeyAttributes
+-- (at most 20 names of 1-255 bytes) together, before what they mean (the
+-- repeated name); no index made
+SELECT ddb_create_gsi('Listed', 'ab', 'g', projection => 'SOME',
+                      non_key_attributes => ARRAY['', repeat('n', 256), 'a', 'a']);
+SELECT ddb_create_gsi('Listed', 'Idx', 'g', projection => 'INCLUDE',
+                      non_key_attributes => (SELECT array_agg(CASE WHEN i = 3 THEN '' ELSE 'a' || i END)
+                                             FROM generate_series(1, 21) i));
 \set VERBOSITY default
 -- nothing was made or changed
 SELECT to_regclass('api_listed_errors."Listed2"') AS listed2;
 SELECT ddb_api('ListTagsOfResource',
   '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Listed"}') AS tags;
-SELECT d -> 'BillingModeSummary' ->> 'BillingMode' AS billing, d ? 'StreamSpecification' AS stream
+SELECT d -> 'BillingModeSummary' ->> 'BillingMode' AS billing, d ? 'StreamSpecification' AS stream,
+       d ? 'GlobalSecondaryIndexes' AS indexes
 FROM (SELECT ddb_api('DescribeTable', '{"TableName": "Listed"}') -> 'Table' d) x;
 
 DROP SCHEMA api_listed_errors CASCADE;

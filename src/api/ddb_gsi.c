@@ -1793,6 +1793,10 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 	MemoryContext item_cxt,
 				old;
 	DdbRunAs	save;
+	DdbValErrors e;
+	Datum	   *elems;
+	char	  **nonkey = NULL;
+	int			nnonkey = 0;
 
 	pktype = key_type_of(pktype_name ? pktype_name : "S", "partition key");
 	if (sk)
@@ -1800,25 +1804,32 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 	if (proj == NULL)
 		proj = "ALL";
 
-	/* DynamoDB's index names: 3-255 of [a-zA-Z0-9_.-] */
+	/* (an SQL array may hold nulls, which no request can) */
+	if (nonkey_arr != NULL && array_contains_nulls(nonkey_arr))
+		ereport(ERROR,
+				(errcode(DDB_ERRCODE_VALIDATION),
+				 errmsg("ValidationException: NonKeyAttributes must not contain nulls")));
+	if (nonkey_arr != NULL)
+	{
+		deconstruct_array(nonkey_arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &nnonkey);
+		nonkey = palloc(sizeof(char *) * Max(nnonkey, 1));
+		for (int i = 0; i < nnonkey; i++)
+			nonkey[i] = TextDatumGetCString(elems[i]);
+	}
+
+	/*
+	 * The members DynamoDB's request model constrains, listed together
+	 * before the checks of what the definition means, as DynamoDB lists
+	 * them: the index name (3-255 of [a-zA-Z0-9_.-]), the projection type,
+	 * and NonKeyAttributes, at most 20 names of 1-255 bytes.
+	 */
+	ddb_valerr_init(&e);
 	if (kind == DDB_INDEX_GLOBAL || kind == DDB_INDEX_LOCAL)
 	{
-		DdbValErrors e;
-
-		ddb_valerr_init(&e);
 		if (index_name == NULL)
 			ddb_valerr_add(&e, NULL, "indexName", "Member must not be null");
 		else
 			ddb_valerr_name(&e, index_name, "indexName");
-		ddb_valerr_raise(&e);
-	}
-	check_attr_name(pk, "partition key name");
-	if (sk)
-	{
-		check_attr_name(sk, "sort key name");
-		if (strcmp(pk, sk) == 0)
-			ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
-					  "Both the Hash Key and the Range Key element in the KeySchema have the same name");
 	}
 	if (strcmp(proj, "ALL") == 0)
 		ptype = DDB_PROJ_ALL;
@@ -1827,56 +1838,48 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 	else if (strcmp(proj, "INCLUDE") == 0)
 		ptype = DDB_PROJ_INCLUDE;
 	else
-	{
-		DdbValErrors e;
-
-		ddb_valerr_init(&e);
 		ddb_valerr_add(&e, proj, "projection.projectionType",
 					   "Member must satisfy enum value set: [ALL, INCLUDE, KEYS_ONLY]");
-		ddb_valerr_raise(&e);
+	if (nnonkey > 20)
+	{
+		StringInfoData v;
+
+		/* the list as DynamoDB prints it */
+		initStringInfo(&v);
+		appendStringInfoChar(&v, '[');
+		for (int i = 0; i < nnonkey; i++)
+			appendStringInfo(&v, "%s%s", i ? ", " : "", nonkey[i]);
+		appendStringInfoChar(&v, ']');
+		ddb_valerr_add(&e, v.data, "projection.nonKeyAttributes",
+					   "Member must have length less than or equal to 20");
+	}
+	for (int i = 0; i < nnonkey; i++)
+		if (strlen(nonkey[i]) < 1 || strlen(nonkey[i]) > 255)
+			ddb_valerr_add(&e, nonkey[i], "projection.nonKeyAttributes",
+						   strlen(nonkey[i]) < 1 ? "Member must have length greater than or equal to 1" :
+						   "Member must have length less than or equal to 255");
+	ddb_valerr_raise(&e);
+
+	check_attr_name(pk, "partition key name");
+	if (sk)
+	{
+		check_attr_name(sk, "sort key name");
+		if (strcmp(pk, sk) == 0)
+			ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+					  "Both the Hash Key and the Range Key element in the KeySchema have the same name");
 	}
 	if (ptype == DDB_PROJ_INCLUDE)
 	{
-		if (nonkey_arr == NULL || ArrayGetNItems(ARR_NDIM(nonkey_arr), ARR_DIMS(nonkey_arr)) < 1)
+		if (nnonkey < 1)
 			ereport(ERROR,
 					(errcode(DDB_ERRCODE_VALIDATION),
 					 errmsg("ValidationException: One or more parameter values were invalid: ProjectionType is INCLUDE, but NonKeyAttributes is not specified")));
-		if (array_contains_nulls(nonkey_arr))
-			ereport(ERROR,
-					(errcode(DDB_ERRCODE_VALIDATION),
-					 errmsg("ValidationException: NonKeyAttributes must not contain nulls")));
-		{
-			Datum	   *elems;
-			bool	   *nulls;
-			int			n;
-
-			deconstruct_array(nonkey_arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
-			if (n > 20)
-			{
-				StringInfoData v;
-
-				/* DynamoDB's request model constraint, the list as it prints it */
-				initStringInfo(&v);
-				for (int i = 0; i < n; i++)
-					appendStringInfo(&v, "%s%s", i ? ", " : "", TextDatumGetCString(elems[i]));
-				ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
-						  "1 validation error detected: Value '[%s]' at 'projection.nonKeyAttributes' failed to satisfy constraint: Member must have length less than or equal to 20",
-						  v.data);
-			}
-			for (int i = 0; i < n; i++)
-			{
-				char	   *a = TextDatumGetCString(elems[i]);
-
-				if (strlen(a) < 1 || strlen(a) > 255)
+		for (int i = 0; i < nnonkey; i++)
+			for (int j = 0; j < i; j++)
+				if (strcmp(nonkey[i], nonkey[j]) == 0)
 					ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
-							  "1 validation error detected: Value '%s' at 'projection.nonKeyAttributes' failed to satisfy constraint: Member must have length %s",
-							  a, strlen(a) < 1 ? "greater than or equal to 1" : "less than or equal to 255");
-				for (int j = 0; j < i; j++)
-					if (strcmp(a, TextDatumGetCString(elems[j])) == 0)
-						ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
-								  "One or more parameter values were invalid: Duplicate attributes in NonKeyAttributes: %s", a);
-			}
-		}
+							  "One or more parameter values were invalid: Duplicate attributes in NonKeyAttributes: %s",
+							  nonkey[i]);
 	}
 	else if (nonkey_arr != NULL)
 		ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
