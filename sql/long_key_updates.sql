@@ -15,7 +15,10 @@ SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
 
 -- wait_no_xmin(), before each round: a snapshot older than the round's
--- (autovacuum's ANALYZE) would keep its prunes from removing anything
+-- (autovacuum's ANALYZE, or an autovacuum worker starting up) would keep
+-- its prunes from removing anything, and the versions they leave stay
+-- until VACUUM.  The round commits after the wait: its prunes then
+-- compute their horizon afresh, not one computed while the wait waited.
 \i test/regress/wait_no_xmin.sql
 RESET client_min_messages;
 
@@ -40,6 +43,7 @@ DO $$
 BEGIN
   FOR r IN 1 .. 50 LOOP
     PERFORM wait_no_xmin();
+    COMMIT;
     UPDATE lk SET item = jsonb_build_object('n', r, 'pad', repeat('x', 1500));
     COMMIT;
   END LOOP;
@@ -57,6 +61,7 @@ DO $$
 BEGIN
   FOR r IN 1 .. 50 LOOP
     PERFORM wait_no_xmin();
+    COMMIT;
     PERFORM ddb_update_item('lk', jsonb_build_object('PK', lpad(i::text, 2048, 'p'),
                                                      'SK', lpad(i::text, 1024, 's')),
                             'SET n = :n', vals => jsonb_build_object(':n', 100 + r))
@@ -65,6 +70,7 @@ BEGIN
   END LOOP;
   FOR r IN 1 .. 50 LOOP
     PERFORM wait_no_xmin();
+    COMMIT;
     PERFORM ddb_put_item('lk', jsonb_build_object('PK', lpad(i::text, 2048, 'p'),
                                                   'SK', lpad(i::text, 1024, 's'), 'n', 200 + r,
                                                   'pad', repeat('x', 1500)))
