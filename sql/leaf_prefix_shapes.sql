@@ -304,9 +304,13 @@ LANGUAGE sql AS $$
          (v ->> 'leaf_prefix_bytes')::float > 0
   FROM ddb_verify('psr') v
 $$;
-CREATE FUNCTION psr_write(q text) RETURNS void LANGUAGE plpgsql AS $f$
+-- (a procedure: the write's prunes go by a snapshot and a horizon taken
+-- after the wait, not by the calling statement's, nor by one computed
+-- while the wait waited; see wait_no_xmin.sql)
+CREATE PROCEDURE psr_write(q text) LANGUAGE plpgsql AS $f$
 BEGIN
   PERFORM wait_no_xmin();
+  COMMIT;
   EXECUTE format(q, 'psr');
   EXECUTE format(q, 'psr_heap');
 END
@@ -315,18 +319,18 @@ SELECT ddb_hash32(lpad(i::text, 2048, 'p')) BETWEEN x'22000000'::int AND x'22fff
 FROM unnest(ARRAY[59, 41, 21, 5, 398]) i;
 SELECT * FROM psr_shape();
 -- 41's leaf splits between its versions: one more leaf
-SELECT psr_write($q$UPDATE %s SET item = item || '{"n": 1}' WHERE "PK" = lpad('41', 2048, 'p')$q$);
+CALL psr_write($q$UPDATE %s SET item = item || '{"n": 1}' WHERE "PK" = lpad('41', 2048, 'p')$q$);
 SELECT * FROM psr_shape();
 -- the old version's leaf, pruned, takes the split: no more leaves
-SELECT psr_write($q$UPDATE %s SET item = item || '{"n": 2}' WHERE "PK" = lpad('41', 2048, 'p')$q$);
+CALL psr_write($q$UPDATE %s SET item = item || '{"n": 2}' WHERE "PK" = lpad('41', 2048, 'p')$q$);
 SELECT * FROM psr_shape();
 SELECT wait_no_xmin();
 VACUUM psr;
 SELECT * FROM psr_shape();
-SELECT psr_write($q$DELETE FROM %s WHERE "PK" = lpad('21', 2048, 'p')$q$);
+CALL psr_write($q$DELETE FROM %s WHERE "PK" = lpad('21', 2048, 'p')$q$);
 SELECT * FROM psr_shape();
 -- 398 before 41 on its leaf: 41's current version moves right, no leaf added
-SELECT psr_write($q$INSERT INTO %s VALUES (lpad('398', 2048, 'p'), lpad('398', 1024, 's'),
+CALL psr_write($q$INSERT INTO %s VALUES (lpad('398', 2048, 'p'), lpad('398', 1024, 's'),
                                             jsonb_build_object('n', 398, 'pad', repeat('q', 1700)))$q$);
 SELECT * FROM psr_shape();
 SELECT twin_differ('psr', 'psr_heap') AS differ;
@@ -335,8 +339,8 @@ SELECT i, ddb_get_item('psr', jsonb_build_object('PK', lpad(i::text, 2048, 'p'),
 FROM unnest(ARRAY[41, 21, 398, 5]) i;
 SELECT count(*) AS rows FROM (SELECT "PK" FROM psr ORDER BY "PK" DESC, "SK" DESC) d;
 -- more updates of 41, on both leaves, then VACUUM
-SELECT psr_write($q$UPDATE %s SET item = item || '{"n": 3}' WHERE "PK" = lpad('41', 2048, 'p')$q$);
-SELECT psr_write($q$UPDATE %s SET item = item || '{"n": 4}' WHERE "PK" IN (lpad('41', 2048, 'p'), lpad('398', 2048, 'p'))$q$);
+CALL psr_write($q$UPDATE %s SET item = item || '{"n": 3}' WHERE "PK" = lpad('41', 2048, 'p')$q$);
+CALL psr_write($q$UPDATE %s SET item = item || '{"n": 4}' WHERE "PK" IN (lpad('41', 2048, 'p'), lpad('398', 2048, 'p'))$q$);
 SELECT * FROM psr_shape();
 SELECT twin_differ('psr', 'psr_heap') AS differ;
 SELECT wait_no_xmin();
@@ -350,14 +354,14 @@ SELECT twin_differ('psr', 'psr_heap') AS differ;
 -- rightmost leaf (57); once 57 is deleted, a new key on 38's leaf (2045,
 -- hash f922...) splits it into the rightmost leaf, which takes 38's
 -- current version with its whole key.
-SELECT psr_write($q$UPDATE %s SET item = item || '{"n": 1}' WHERE "PK" = lpad('38', 2048, 'p')$q$);
-SELECT psr_write($q$UPDATE %s SET item = item || '{"n": 2}' WHERE "PK" = lpad('38', 2048, 'p')$q$);
-SELECT psr_write($q$DELETE FROM %s WHERE "PK" = lpad('35', 2048, 'p')$q$);
+CALL psr_write($q$UPDATE %s SET item = item || '{"n": 1}' WHERE "PK" = lpad('38', 2048, 'p')$q$);
+CALL psr_write($q$UPDATE %s SET item = item || '{"n": 2}' WHERE "PK" = lpad('38', 2048, 'p')$q$);
+CALL psr_write($q$DELETE FROM %s WHERE "PK" = lpad('35', 2048, 'p')$q$);
 SELECT wait_no_xmin();
 VACUUM psr;
-SELECT psr_write($q$DELETE FROM %s WHERE "PK" = lpad('57', 2048, 'p')$q$);
+CALL psr_write($q$DELETE FROM %s WHERE "PK" = lpad('57', 2048, 'p')$q$);
 SELECT * FROM psr_shape();
-SELECT psr_write($q$INSERT INTO %s VALUES (lpad('2045', 2048, 'p'), lpad('2045', 1024, 's'),
+CALL psr_write($q$INSERT INTO %s VALUES (lpad('2045', 2048, 'p'), lpad('2045', 1024, 's'),
                                             jsonb_build_object('n', 2045, 'pad', repeat('r', 1700)))$q$);
 SELECT * FROM psr_shape();
 SELECT twin_differ('psr', 'psr_heap') AS differ;
@@ -367,4 +371,5 @@ FROM unnest(ARRAY[38, 2045, 57]) i;
 SELECT count(*) AS rows FROM (SELECT "PK" FROM psr ORDER BY "PK" DESC, "SK" DESC) d;
 
 DROP TABLE psb, psb_heap, psn, psn_heap, pss, pss_heap, psl, psl_heap, psk, psk_heap, psr, psr_heap;
-DROP FUNCTION twin_differ, ps_verify, ps_sql_ok, psn_query_ok, pss_query_ok, psr_shape, psr_write, wait_no_xmin;
+DROP FUNCTION twin_differ, ps_verify, ps_sql_ok, psn_query_ok, pss_query_ok, psr_shape, wait_no_xmin;
+DROP PROCEDURE psr_write;
