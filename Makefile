@@ -51,7 +51,7 @@ REGRESS = extension shape keys tree modify rewrite items items_security search_p
 	expr_projection expr_key_condition expr_errors model_messages query scan query_cost keyscan gsi \
 	gsi_verify big_items long_key_updates split_fill split_in_place fillfactor write_records bulk_load api_tables api_items api_query api_legacy names write_path \
 	api_indexes http_keys ttl ttl_cost lsi batch transact streams items_built items_in_from item_column old_extension \
-	multi_insert reads rowid_map put_item_key unlink partiql leaf_prefix leaf_prefix_shapes leaf_prefix_rows api_listed_errors
+	multi_insert reads rowid_map put_item_key unlink partiql leaf_prefix leaf_prefix_shapes leaf_prefix_rows leaf_prefix_long_rows api_listed_errors
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}

@@ -4,8 +4,9 @@
 -- and begins_with) and the values vals (pk as :p), return the sort keys
 -- the heap twin h holds in that range, in key order?  The oracle of the
 -- files that keep a ddb table and a heap twin through the same writes
--- (sql/leaf_prefix.sql, leaf_prefix_rows.sql).  Included with \i from the
--- tree's top, as twin_differ.sql; the caller drops the function.
+-- (sql/leaf_prefix.sql, leaf_prefix_rows.sql, leaf_prefix_long_rows.sql).
+-- Included with \i from the tree's top, as twin_differ.sql; the caller
+-- drops the function.
 CREATE FUNCTION twin_query_ok(t regclass, h regclass, pk text, cond text, vals jsonb)
 RETURNS bool LANGUAGE plpgsql AS $f$
 DECLARE
