@@ -18,9 +18,13 @@
  *	  separator prefix (ddb_page.h) is its whole key or lies within its
  *	  high key; a leaf's prefix ("Leaf prefix") lies within its high key
  *	  or, in storage version 3 and only when the high key does not start
- *	  with it, in a copy after it (DDB_PAGE_PREFIX_COPY); it is 0 on the
+ *	  with it, in a copy after it (DDB_PAGE_PREFIX_COPY), which with the
+ *	  high key is no longer than a separator may be; it is 0 on the
  *	  rightmost leaf and in tables of storage version 1; in version 2 it
  *	  starts the leaf's low bound too and is 0 on the leftmost leaf
+ *	- every leaf item's key, read through its leaf's prefix, is well formed
+ *	  (ddb_key_check: columns terminated and escaped, the hash the
+ *	  partition key's): a wrong prefix reads every key of its leaf wrong
  *	- parent/child agreement: the children of a level's pages, taken in
  *	  order, are exactly the next level's right-link chain; a child's items
  *	  are >= its downlink's separator and its high key equals the next
@@ -308,6 +312,9 @@ check_page(VerifyState *vs, BlockNumber blk, Page page, int level,
 		else if (copy && vs->version < 3)
 			corrupt(vs, blk, "leaf has a prefix copy in a table of storage version %u",
 					vs->version);
+		else if (copy && hk->keylen + op->prefixlen > DDB_MAX_SEP_LEN)
+			corrupt(vs, blk, "leaf prefix copy of %u bytes makes the high key longer than a separator may be",
+					op->prefixlen);
 		else if (copy && ItemIdGetLength(PageGetItemId(page, DDB_HIKEY)) <
 				 DdbKeyItemSize(hk->keylen) + op->prefixlen)
 			corrupt(vs, blk, "leaf prefix copy of %u bytes lies outside the high key",

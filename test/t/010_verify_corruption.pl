@@ -397,6 +397,16 @@ corruption('b_held', 'a prefix copy beside a high key that holds the prefix',
 	die "no leaf whose high key holds its prefix found";
 });
 
+# (a high key with its copy must leave room for any one item: splits count
+# on it, ddb_tree.c's ddb_leaf_choose_prefix)
+corruption('b_copy_long', 'a prefix copy that makes the high key longer than a separator',
+	qr/leaf prefix copy of \d+ bytes makes the high key longer than a separator may be/, sub {
+	my ($f, $t) = @_;
+	my ($blk, $page) = copied_leaf($f, $t);
+	set_special(\$page, 'prefixlen', 3206 - key_item($page, 1)->{keylen} + 1);    # DDB_MAX_SEP_LEN
+	write_block($f, $blk, $page);
+});
+
 corruption('b_noprefix', 'a prefix copy flagged on a leaf without a prefix',
 	qr/leaf flags a prefix copy but has no prefix/, sub {
 	my ($f, $t) = @_;
