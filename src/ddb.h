@@ -272,6 +272,7 @@ extern int	ddb_encode_key_prefix(const DdbKeyInfo *ki, Datum *values, int nvalue
 								  StringInfo buf);
 extern void ddb_decode_key(const DdbKeyInfo *ki, const char *key, int keylen,
 						   Datum *values, bool *isnull);
+extern uint32 ddb_key_hash(const char *key);
 extern const char *ddb_key_check(const DdbKeyInfo *ki, const char *key, int keylen);
 extern void ddb_decode_key_raw(const DdbKeyInfo *ki, const char *key, int keylen,
 							   Datum *values, bool *isnull,
@@ -388,7 +389,6 @@ typedef enum DdbHintResult
 extern bool ddb_find_version_ext(Relation rel, ItemPointer tid, int mode, Buffer *buf,
 								 OffsetNumber *off, DdbHintResult *hint_result);
 extern bool ddb_map_check(Relation rel, ItemPointer tid, uint32 hash, BlockNumber *hint);
-extern uint32 ddb_key_hash(const char *key);
 extern uint64 ddb_map_mark_pages(Relation rel, bool *seen, BlockNumber nblocks, uint64 *entries);
 extern bool ddb_map_has_entry(Relation rel, ItemPointer tid);
 extern void ddb_map_build(Relation rel, BlockNumber *blocks, uint32 *hashes, uint64 n,

@@ -722,6 +722,15 @@ ddb_decode_key_internal(const DdbKeyInfo *ki, const char *key, int keylen,
 		ddb_report_corrupt_key("trailing bytes after the last key column");
 }
 
+/* The first four bytes of a key, the routing hash, as a number. */
+uint32
+ddb_key_hash(const char *key)
+{
+	const unsigned char *p = (const unsigned char *) key;
+
+	return ((uint32) p[0] << 24) | ((uint32) p[1] << 16) | ((uint32) p[2] << 8) | p[3];
+}
+
 /*
  * Why a whole encoded key (hash, pk, sort keys) is malformed -- a column
  * unterminated, bytes after the last, a hash that is not the partition
@@ -734,7 +743,6 @@ ddb_key_check(const DdbKeyInfo *ki, const char *key, int keylen)
 {
 	const unsigned char *s = (const unsigned char *) key + DDB_HASH_BYTES;
 	const unsigned char *e = (const unsigned char *) key + keylen;
-	const unsigned char *h = (const unsigned char *) key;
 
 	if (keylen < DDB_HASH_BYTES)
 		return "shorter than its hash";
@@ -755,8 +763,8 @@ ddb_key_check(const DdbKeyInfo *ki, const char *key, int keylen)
 			col++;
 		}
 		if (k == 0 &&
-			(((uint32) h[0] << 24) | ((uint32) h[1] << 16) | ((uint32) h[2] << 8) | (uint32) h[3]) !=
-			ddb_hash32(key + DDB_HASH_BYTES, (const char *) s - key - DDB_HASH_BYTES))
+			ddb_key_hash(key) != ddb_hash32(key + DDB_HASH_BYTES,
+											(const char *) s - key - DDB_HASH_BYTES))
 			return "hash does not match the partition key";
 	}
 	if (s != e)

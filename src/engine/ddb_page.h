@@ -180,6 +180,13 @@ ddb_deleted_safexid(Page page)
 	return d.safexid;
 }
 
+/* Does byte string s (slen bytes) start with prefix (plen bytes)? */
+static inline bool
+ddb_starts_with(const char *s, int slen, const char *prefix, int plen)
+{
+	return slen >= plen && memcmp(s, prefix, plen) == 0;
+}
+
 /*
  * A leaf's prefix ("Leaf prefix" above): its length, and in *prefix its
  * bytes -- the high key's first ones, or the copy after the high key's key

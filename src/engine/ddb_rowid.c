@@ -1151,15 +1151,6 @@ apply_pending_repair(Relation rel)
 	}
 }
 
-/* The first four bytes of a key, the routing hash, as a number. */
-uint32
-ddb_key_hash(const char *key)
-{
-	const unsigned char *p = (const unsigned char *) key;
-
-	return ((uint32) p[0] << 24) | ((uint32) p[1] << 16) | ((uint32) p[2] << 8) | p[3];
-}
-
 /* A routing hash as the first four bytes of a key (ddb_key_hash's inverse). */
 static inline void
 hash_key_bytes(uint32 hash, unsigned char *out)

@@ -747,7 +747,7 @@ ddb_page_is_ordered(Page page, const char *low, int lowlen)
 		if (ok && (DdbPageGetOpaque(page)->flags & DDB_PAGE_PREFIX_COPY))
 			ok = ItemIdGetLength(PageGetItemId(page, DDB_HIKEY)) >=
 				DdbKeyItemSize(hk->keylen) + plen &&
-				(hk->keylen < plen || memcmp(hk->key, hk->key + hk->keylen, plen) != 0);
+				!ddb_starts_with(hk->key, hk->keylen, hk->key + hk->keylen, plen);
 		else
 			ok = ok && plen <= hk->keylen;
 	}
@@ -1811,7 +1811,7 @@ ddb_leaf_split_point(int nv, char **vkey, int *vkeylen, Size *vsize, int skip,
 static inline bool
 ddb_in_partition(const char *key, int keylen, const char *part, int partlen)
 {
-	return keylen >= partlen && memcmp(key, part, partlen) == 0;
+	return ddb_starts_with(key, keylen, part, partlen);
 }
 
 /*
@@ -2674,7 +2674,7 @@ leaf_prefix_needs_copy(Page page, int newplen)
 		return false;
 	hk = ddb_key_item(page, DDB_HIKEY);
 	leaf_prefix_bytes(page, newplen, buf);
-	return hk->keylen < newplen || memcmp(hk->key, buf, newplen) != 0;
+	return !ddb_starts_with(hk->key, hk->keylen, buf, newplen);
 }
 
 /* The bytes leaf 'page' would take, line pointers counted, re-laid under a
@@ -2826,7 +2826,7 @@ ddb_split_leaf_right(Page page, Page src, int nleft, int plen, const char *prefi
 {
 	DdbKeyItem	hk = DdbPageIsRightmost(src) ? NULL : ddb_key_item(src, DDB_HIKEY);
 	bool		copy = hk != NULL && plen > 0 &&
-		(hk->keylen < plen || memcmp(hk->key, prefix, plen) != 0);
+		!ddb_starts_with(hk->key, hk->keylen, prefix, plen);
 
 	split_leaf_right_under(page, src, nleft, DdbPageGetOpaque(src)->right,
 						   hk ? hk->key : NULL, hk ? hk->keylen : 0,
@@ -3341,6 +3341,7 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 	Page		lnew = NULL,	/* a leaf's halves, made aside */
 				rnew = NULL;
 	bool		alone;			/* split the existing items alone */
+	bool		items_prefixes; /* the halves take their items' prefix */
 	int			splitplen = 0;	/* the prefix a leaf's halves are made under */
 	char		splitprefix[DDB_MAX_KEY_LEN];
 
@@ -3403,14 +3404,19 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 	 * afterwards, where it fits).  The right half of the rightmost leaf
 	 * stays without one: see below.
 	 */
+	items_prefixes = leaf && ddb_items_prefixes(rel) && maxoff >= first &&
+		(!DdbPageIsRightmost(page) || run == NULL || run->n <= 1);
 	if (leaf)
-		splitplen = op->prefixlen;
-	if (leaf && ddb_items_prefixes(rel) && maxoff >= first &&
-		(!DdbPageIsRightmost(page) || run == NULL || run->n <= 1))
 	{
-		splitplen = ddb_leaf_items_prefix(page, alone ? NULL : newkey,
-										  alone ? 0 : newkeylen - DDB_SUFFIX_LEN);
+		splitplen = items_prefixes ?
+			ddb_leaf_items_prefix(page, alone ? NULL : newkey,
+								  alone ? 0 : newkeylen - DDB_SUFFIX_LEN) :
+			op->prefixlen;
+		/* (what follows only shortens it: these bytes stay its) */
 		leaf_prefix_bytes(page, splitplen, splitprefix);
+	}
+	if (items_prefixes)
+	{
 		for (int k = 0; run != NULL && k < run->n; k++)
 			splitplen = ddb_common_prefix(splitprefix, splitplen, run->itemkey[k],
 										  run->itemkeylen[k] - DDB_SUFFIX_LEN);
@@ -3422,14 +3428,10 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 			items[i].size = ddb_leaf_item_resized((DdbLeafItem) items[i].data, items[i].size,
 												  op->prefixlen - splitplen);
 	}
-	if (leaf && splitplen > 0)
-	{
-		leaf_prefix_bytes(page, splitplen, splitprefix);
-		/* the right half's high key with the prefix's copy, if it needs one */
-		if (oldhk && (oldhk->keylen < splitplen ||
-					  memcmp(oldhk->key, splitprefix, splitplen) != 0))
-			oldhksize = MAXALIGN(DdbKeyItemSize(oldhk->keylen) + splitplen);
-	}
+	/* the right half's high key with the prefix's copy, if it needs one */
+	if (leaf && splitplen > 0 && oldhk &&
+		!ddb_starts_with(oldhk->key, oldhk->keylen, splitprefix, splitplen))
+		oldhksize = MAXALIGN(DdbKeyItemSize(oldhk->keylen) + splitplen);
 choose:
 	if (leaf && run != NULL && run->n > 1)
 	{
@@ -4406,33 +4408,44 @@ ddb_build_leaf_item(const char *key, int keylen, ItemPointer tid, HeapTuple tupl
 
 /*
  * Leaf item 'item' (itemsize bytes, MAXALIGN'd, with its whole key, as
- * ddb_build_leaf_item makes it) in the form leaf 'buf' stores: without
- * the leaf's prefix ("Leaf prefix" in ddb_page.h).  Returns 'item' itself
- * on a leaf without one, else a palloc'd copy; *size is its size.  The
- * caller made the leaf take the key first (ddb_leaf_take_key, or an older
- * version of the key on the leaf): a key that does not start with the
- * prefix then means a corrupt tree.
+ * ddb_build_leaf_item makes it) in the form leaf 'page' stores: without
+ * the leaf's prefix ("Leaf prefix" in ddb_page.h), which the caller knows
+ * its key starts with (ddb_leaf_take_key, ddb_tree_insert_multi's run).
+ * Returns 'item' itself on a leaf without one, else a palloc'd copy;
+ * *size is its size.
+ */
+static DdbLeafItem
+leaf_item_under_prefix(Page page, DdbLeafItem item, Size itemsize, Size *size)
+{
+	int			plen = DdbPageGetOpaque(page)->prefixlen;
+	DdbLeafItem li;
+
+	DdbCheck(ddb_leaf_shares_prefix(page, item->key, item->keylen));
+	*size = itemsize;
+	if (plen == 0)
+		return item;
+	*size = ddb_leaf_item_resized(item, itemsize, -plen);
+	li = palloc(*size);
+	leaf_item_reprefix(li, item, itemsize, NULL, -plen);
+	return li;
+}
+
+/*
+ * leaf_item_under_prefix for leaf 'buf', checking that the key starts with
+ * its prefix: an update's new version, whose older one is on the leaf.  A
+ * key that does not means a corrupt tree.
  */
 DdbLeafItem
 ddb_leaf_item_for(Relation rel, Buffer buf, DdbLeafItem item, Size itemsize, Size *size)
 {
 	Page		page = BufferGetPage(buf);
-	const char *prefix;
-	int			plen = ddb_leaf_prefix(page, &prefix);
-	DdbLeafItem li;
 
-	*size = itemsize;
-	if (plen == 0)
-		return item;
-	if (item->keylen < plen || memcmp(item->key, prefix, plen) != 0)
+	if (!ddb_leaf_shares_prefix(page, item->key, item->keylen))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg_internal("ddb table \"%s\": a key that does not share the prefix of leaf %u",
 								 RelationGetRelationName(rel), BufferGetBlockNumber(buf))));
-	*size = ddb_leaf_item_resized(item, itemsize, -plen);
-	li = palloc(*size);
-	leaf_item_reprefix(li, item, itemsize, NULL, -plen);
-	return li;
+	return leaf_item_under_prefix(page, item, itemsize, size);
 }
 
 /*
@@ -5085,7 +5098,7 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 		page = BufferGetPage(leafbuf);
 		pitem = NULL;
 		if (ddb_leaf_take_key(rel, leafbuf, key, keylen, itemsize + reserve + sizeof(ItemIdData)))
-			pitem = ddb_leaf_item_for(rel, leafbuf, item, itemsize, &psize);
+			pitem = leaf_item_under_prefix(page, item, itemsize, &psize);
 		if (pitem != NULL && PageGetFreeSpace(page) >= psize + reserve)
 		{
 			OffsetNumber off = ddb_leaf_search(page, itemkey, itemkeylen, false);
@@ -5475,9 +5488,9 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 				MultiItem  *m = &mi[run[k]];
 
 				offs[k] = ddb_leaf_search(page, m->itemkey, m->itemkeylen, false) + k;
-				/* (sized above with their whole keys: at least the room they take) */
-				data[k] = (char *) ddb_leaf_item_for(rel, buf, m->item, m->itemsize,
-													 &sizes[k]);
+				/* (sized above with their whole keys: at least the room they take;
+				 * their keys share the leaf's prefix, checked above under this lock) */
+				data[k] = (char *) leaf_item_under_prefix(page, m->item, m->itemsize, &sizes[k]);
 			}
 			if (nrun == 1)
 				ddb_wal_leaf_add(rel, buf, offs[0], data[0], sizes[0], InvalidBuffer, 0);

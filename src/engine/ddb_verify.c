@@ -319,8 +319,7 @@ check_page(VerifyState *vs, BlockNumber blk, Page page, int level,
 				 DdbKeyItemSize(hk->keylen) + op->prefixlen)
 			corrupt(vs, blk, "leaf prefix copy of %u bytes lies outside the high key",
 					op->prefixlen);
-		else if (copy && hk->keylen >= op->prefixlen &&
-				 memcmp(hk->key, hk->key + hk->keylen, op->prefixlen) == 0)
+		else if (copy && ddb_starts_with(hk->key, hk->keylen, hk->key + hk->keylen, op->prefixlen))
 			corrupt(vs, blk, "leaf prefix of %u bytes is copied though the high key holds it",
 					op->prefixlen);
 		else if (!copy && op->prefixlen > hk->keylen)
@@ -1054,13 +1053,11 @@ ddb_verify(PG_FUNCTION_ARGS)
 					 (unsigned long long) vs.stale_map_entries,
 					 (long long) (map_entries - vs.versions_with_entries), vs.max_key_leaves,
 					 vs.leaf_pages ? (double) vs.leaf_bytes /
-					 (vs.leaf_pages * (double) (BLCKSZ - SizeOfPageHeaderData -
-												MAXALIGN(sizeof(DdbPageOpaqueData)))) : 0.0,
+					 (vs.leaf_pages * (double) DDB_PAGE_CAPACITY) : 0.0,
 					 vs.leaf_pages ? (double) vs.prefix_bytes / vs.leaf_pages : 0.0,
 					 (unsigned long long) vs.prefix_copies,
 					 vs.leaf_pages ? (double) vs.prefix_saved /
-					 (vs.leaf_pages * (double) (BLCKSZ - SizeOfPageHeaderData -
-												MAXALIGN(sizeof(DdbPageOpaqueData)))) : 0.0,
+					 (vs.leaf_pages * (double) DDB_PAGE_CAPACITY) : 0.0,
 					 vs.version, fillfactor);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(out.data)));
 }
