@@ -963,6 +963,15 @@ static int	check_delay_tree_create = 0;
 static bool check_fault_skip_unique = false;
 
 /*
+ * ddb.check_fault_rightmost_whole makes every split of the rightmost leaf
+ * under a longer prefix than the leaf's take the branch for a right half
+ * that would not fit with its keys whole (ddb_split): no input is known
+ * to reach it, so TAP 027 forces it (and finds the LOG line it writes)
+ * to show that the split it retries is sound, through crash and standby.
+ */
+static bool check_fault_rightmost_whole = false;
+
+/*
  * Pause points for the isolation specs of the unlink (PostgreSQL 15 has no
  * injection points).  With ddb.check_pause_leaf set to an advisory lock
  * key, a backend about to lock a leaf by a block number it read before
@@ -1030,6 +1039,11 @@ ddb_checks_init(void)
 							 "Test only: an insert's uniqueness check finds every key free.",
 							 NULL, &check_fault_skip_unique, false,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("ddb.check_fault_rightmost_whole",
+							 "Test only: a split of the rightmost leaf chooses again with its items' keys whole.",
+							 NULL, &check_fault_rightmost_whole, false,
+							 PGC_USERSET, GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 	DefineCustomIntVariable("ddb.check_pause_leaf",
 							"Test only: wait for this advisory lock before locking a leaf by a block number read earlier.",
@@ -3567,6 +3581,14 @@ choose:
 				sizeof(ItemIdData);
 		if (newkey != NULL && ddb_compare_bytes(newkey, newkeylen, sep, seplen) >= 0)
 			rneed += newsize;
+#ifdef DDB_CHECKS
+		if (check_fault_rightmost_whole)
+		{
+			elog(LOG, "ddb check: rightmost split of block %u chosen again with whole keys",
+				 BufferGetBlockNumber(buf));
+			rneed = DDB_PAGE_CAPACITY + 1;
+		}
+#endif
 		if (rneed > DDB_PAGE_CAPACITY)
 		{
 			for (int i = 0; i < nitems; i++)

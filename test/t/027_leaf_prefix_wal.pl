@@ -16,7 +16,10 @@
 #       records of their own), splits, updates, deletes and unlinks; and
 #       a bulk-built table of storage version 2 (ddb.check_storage_version),
 #       whose leaves keep their key space's prefix through the same
-#       writes, as the ddb that wrote version 2 expects;
+#       writes, as the ddb that wrote version 2 expects; and a table of
+#       one partition written row by row with every split of its
+#       rightmost leaf forced to choose again with whole keys
+#       (ddb.check_fault_rightmost_whole: no input is known to need it);
 #   (b) a crash: recovery leaves each table holding exactly its heap
 #       twin's rows, with ddb_verify clean (prefixes included);
 #   (c) the standby holds the same rows and a clean tree, and, with ddb's
@@ -63,6 +66,8 @@ $primary->safe_psql('postgres', q{
 	CREATE TABLE v2p ("PK" text, "SK" text, item jsonb) USING ddb;
 	CREATE TABLE v2ph ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
 	CREATE TABLE v2h ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
+	CREATE TABLE e ("PK" text, "SK" text, item jsonb) USING ddb;
+	CREATE TABLE eh ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
 });
 $primary->backup('bk');
 my $standby = PostgreSQL::Test::Cluster->new('prefix_standby');
@@ -106,6 +111,24 @@ $primary->safe_psql('postgres', q{
 	  END LOOP;
 	END $$;
 });
+# e: one partition, its sort keys in a drawn order, so that its rightmost
+# leaf takes both appends and keys inside it; every split of that leaf
+# takes the branch for a right half too large with its keys whole
+$primary->safe_psql('postgres', q{
+	INSERT INTO eh SELECT 'ONE', repeat('s', 100) || lpad(((i * 7919) % 2000)::text, 6, '0'),
+	       jsonb_build_object('n', i, 'pad', repeat('x', 120))
+	FROM generate_series(0, 1999) i;
+	SET ddb.check_fault_rightmost_whole = on;
+	DO $$
+	BEGIN
+	  FOR i IN 0 .. 1999 LOOP
+	    INSERT INTO e VALUES ('ONE', repeat('s', 100) || lpad(((i * 7919) % 2000)::text, 6, '0'),
+	                          jsonb_build_object('n', i, 'pad', repeat('x', 120)));
+	  END LOOP;
+	END $$;
+});
+ok($primary->log_contains(qr/rightmost split of block \d+ chosen again with whole keys/),
+	'(a) splits of e\'s rightmost leaf took the branch for a right half too large');
 $primary->safe_psql('postgres', 'VACUUM FULL b; VACUUM FULL l;');
 $primary->safe_psql('postgres', 'SET ddb.check_storage_version = 2; VACUUM FULL v2; VACUUM FULL v2p;');
 # v2p: many small partitions, every third deleted.  Some emptied leaves
@@ -198,7 +221,8 @@ sub same_and_sound
 {
 	my ($node, $step) = @_;
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	for my $pair ([ 'b', 'bh' ], [ 'l', 'lh' ], [ 'r', 'rh' ], [ 'v2', 'v2h' ], [ 'v2p', 'v2ph' ])
+	for my $pair ([ 'b', 'bh' ], [ 'l', 'lh' ], [ 'r', 'rh' ], [ 'v2', 'v2h' ], [ 'v2p', 'v2ph' ],
+		[ 'e', 'eh' ])
 	{
 		my ($t, $h) = @$pair;
 		is($node->safe_psql('postgres', sprintf($check, $t, $h, $h, $t)),
