@@ -3008,6 +3008,123 @@ ddb_split_parent(Page page, OffsetNumber off, BlockNumber rblkno, const char *se
 }
 
 /*
+ * A split of the table's last leaf for a run of keys past all its items
+ * (inserts in key order at the table's end: a COPY into a table created
+ * earlier), storage version 3.  The last leaf has no high key to keep a
+ * prefix in, so it fills with whole keys; split as usual (its items left,
+ * the run right), it would take its items' prefix only then, and the
+ * bytes that frees would stay free, since every later key goes right.
+ * Instead the leaf keeps its items and as many of the run's first keys as
+ * fit beside its reserve under the prefix they all share (the lcp of the
+ * first item and the last run key kept: both lie in key order), with a
+ * high key before the next run key, which keeps the prefix or, when it
+ * does not start with it, a copy of it (never beyond DDB_MAX_SEP_LEN, as
+ * ddb_leaf_choose_prefix).  Sizes are those of ddb_leaf_relaid_size and of
+ * ddb_tree_insert_multi's run, so the kept keys then go in as one run.
+ * Returns how many run keys the leaf keeps (0: split as usual; all of
+ * them leave the right half empty for the keys after the run), with the
+ * separator (palloc'd), the prefix the halves are made under (what the
+ * separator holds of it, ddb_split_leaf_left) and the left half's prefix.
+ */
+static int
+last_leaf_run_split(Page page, const DdbSplitRun *run, char **sep, int *seplen,
+					int *madeplen, int *leftplen)
+{
+	OffsetNumber first = DdbPageFirstData(page);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	char		bytes[DDB_MAX_KEY_LEN];
+	int			kept = 0;
+	StringInfoData succ;
+
+	Assert(DdbPageIsRightmost(page) && DdbPageGetOpaque(page)->prefixlen == 0);
+	initStringInfo(&succ);
+	for (int k = 1; k <= run->n; k++)
+	{
+		int			klen = run->itemkeylen[k - 1] - DDB_SUFFIX_LEN;
+		int			p = ddb_leaf_items_prefix(page, run->itemkey[k - 1], klen);
+		const char *next;
+		int			sl;
+		int			held;
+		bool		copy;
+		Size		items = 0,
+					made = 0,
+					need = run->reserve;
+
+		/* the items and run keys under p: more keys, a prefix no longer */
+		for (OffsetNumber o = first; o <= maxoff; o++)
+		{
+			ItemId		iid = PageGetItemId(page, o);
+
+			items += ddb_leaf_item_resized((DdbLeafItem) PageGetItem(page, iid),
+										   MAXALIGN(ItemIdGetLength(iid)), -p) +
+				sizeof(ItemIdData);
+		}
+		for (int r = 0; r < k; r++)
+		{
+			int			rlen = run->itemkeylen[r] - DDB_SUFFIX_LEN;
+
+			need += DdbLeafTupleOffset(rlen - p) + run->size[r] - DdbLeafTupleOffset(rlen) +
+				sizeof(ItemIdData);
+		}
+		need += items;
+		if (need > DDB_PAGE_CAPACITY)
+			break;				/* (nor do more keys fit) */
+
+		/*
+		 * The high key: before the next run key, or after the whole run the
+		 * successor of its last key, which every version of that key lies
+		 * below and every greater key at or above (keys are prefix-free)
+		 */
+		if (k < run->n)
+		{
+			next = run->itemkey[k];
+			sl = ddb_truncated_separator(run->itemkey[k - 1], run->itemkeylen[k - 1],
+										 next, run->itemkeylen[k]);
+		}
+		else if (ddb_key_successor(run->itemkey[k - 1], klen, &succ))
+		{
+			next = succ.data;
+			sl = succ.len;
+		}
+		else
+			break;
+		leaf_prefix_bytes(page, p, bytes);
+		held = ddb_common_prefix(bytes, p, next, sl);
+		copy = held < p;
+
+		/*
+		 * The high key with its copy, and the left half as
+		 * ddb_split_leaf_left makes it (under what the high key holds)
+		 * before its re-lay: these depend on this k's separator alone, so a
+		 * k they do not fit may be followed by one they do.
+		 */
+		if ((copy && sl + p > DDB_MAX_SEP_LEN) ||
+			need + ddb_key_item_size(sl + (copy ? p : 0)) > DDB_PAGE_CAPACITY)
+			continue;
+		for (OffsetNumber o = first; o <= maxoff; o++)
+		{
+			ItemId		iid = PageGetItemId(page, o);
+
+			made += ddb_leaf_item_resized((DdbLeafItem) PageGetItem(page, iid),
+										  MAXALIGN(ItemIdGetLength(iid)), -held) +
+				sizeof(ItemIdData);
+		}
+		if (made + ddb_key_item_size(sl) > DDB_PAGE_CAPACITY)
+			continue;
+		if (kept > 0)
+			pfree(*sep);
+		kept = k;
+		*seplen = sl;
+		*sep = palloc(sl);
+		memcpy(*sep, next, sl);
+		*madeplen = held;
+		*leftplen = p;
+	}
+	pfree(succ.data);
+	return kept;
+}
+
+/*
  * The split of leaf 'page' (its items copied out in 'items') that leaves
  * room for as much of 'run' as belongs on the page: the run's items below
  * the page's high key, all of them if a split fits them, else the longest
@@ -3358,6 +3475,8 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 	bool		items_prefixes; /* the halves take their items' prefix */
 	int			splitplen = 0;	/* the prefix a leaf's halves are made under */
 	char		splitprefix[DDB_MAX_KEY_LEN];
+	int			lastplen = -1;	/* the last leaf keeps run keys: its prefix */
+	bool		whole_retry = false;
 
 	*parent_full = false;
 	*sep_out = NULL;
@@ -3447,7 +3566,13 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 		!ddb_starts_with(oldhk->key, oldhk->keylen, splitprefix, splitplen))
 		oldhksize = MAXALIGN(DdbKeyItemSize(oldhk->keylen) + splitplen);
 choose:
-	if (leaf && run != NULL && run->n > 1)
+	if (leaf && run != NULL && run->n > 1 && DdbPageIsRightmost(page) && !whole_retry &&
+		ddb_items_prefixes(rel) && maxoff >= first && op->prefixlen == 0 &&
+		ddb_compare_stored(run->itemkey[0], run->itemkeylen[0],
+						   (DdbLeafItem) items[nitems - 1].data) > 0 &&
+		last_leaf_run_split(page, run, &sep, &seplen, &splitplen, &lastplen) > 0)
+		best = nitems;			/* the run's first keys join the items */
+	else if (leaf && run != NULL && run->n > 1)
 	{
 		best = ddb_split_point_for_run(page, pktype, items, nitems, run, oldhk,
 									   oldhk ? oldhksize + sizeof(ItemIdData) : 0,
@@ -3595,6 +3720,8 @@ choose:
 				items[i].size = MAXALIGN(ItemIdGetLength(PageGetItemId(page, first + i)));
 			splitplen = op->prefixlen;
 			best = -1;
+			lastplen = -1;
+			whole_retry = true;
 			goto choose;
 		}
 	}
@@ -3663,7 +3790,9 @@ choose:
 							 splitprefix);
 		memcpy(lnew, page, BLCKSZ);
 		ddb_split_leaf_left(lnew, best, sep, seplen, rblkno, splitplen);
-		if (ddb_items_prefixes(rel))
+		if (lastplen > splitplen)
+			ddb_leaf_relay(lnew, lastplen); /* (sized by last_leaf_run_split) */
+		else if (lastplen < 0 && ddb_items_prefixes(rel))
 			leaf_split_prefixes(lnew, rnew, newkey, newkeylen, newsize, sep, seplen);
 	}
 
@@ -5409,6 +5538,7 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 			MultiItem  *m = &mi[j];
 			Size		reserve = ddb_item_reserve(table_reserve, m->itemsize,
 												   check_unique);
+			Size		stored;
 			bool		duplicate = false;
 			bool		has_succ;
 			TransactionId wait_xid;
@@ -5421,7 +5551,10 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 				break;			/* belongs to a leaf further right */
 			if (!ddb_leaf_shares_prefix(page, m->v->key, m->v->keylen))
 				break;			/* the single path shrinks the prefix */
-			if (need + m->itemsize + sizeof(ItemIdData) + reserve > freespace)
+			/* (its size as stored, under the leaf's prefix) */
+			stored = ddb_leaf_item_resized(m->item, m->itemsize,
+										   -DdbPageGetOpaque(page)->prefixlen);
+			if (need + stored + sizeof(ItemIdData) + reserve > freespace)
 			{
 				full = true;	/* split for the rest, below */
 				break;
@@ -5449,7 +5582,7 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 			if (duplicate)
 				continue;		/* live: not inserted (DDB_UNIQUE_RETURN) */
 			run[nrun++] = j;
-			need += m->itemsize + sizeof(ItemIdData);
+			need += stored + sizeof(ItemIdData);
 		}
 
 		/*

@@ -20,6 +20,10 @@
 #       one partition written row by row with every split of its
 #       rightmost leaf forced to choose again with whole keys
 #       (ddb.check_fault_rightmost_whole: no input is known to need it);
+#       and a COPY into a table created earlier, whose sorted rows go in
+#       at the table's end, where the last leaf's splits keep the next
+#       rows under their prefix, in a copy after the high key when that
+#       lies in the next partition (last_leaf_run_split);
 #   (b) a crash: recovery leaves each table holding exactly its heap
 #       twin's rows, with ddb_verify clean (prefixes included);
 #   (c) the standby holds the same rows and a clean tree, and, with ddb's
@@ -66,6 +70,8 @@ $primary->safe_psql('postgres', q{
 	CREATE TABLE v2p ("PK" text, "SK" text, item jsonb) USING ddb;
 	CREATE TABLE v2ph ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
 	CREATE TABLE v2h ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
+	CREATE TABLE k ("PK" text, "SK" text, item jsonb) USING ddb;
+	CREATE TABLE kh ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
 	CREATE TABLE e ("PK" text, "SK" text, item jsonb) USING ddb;
 	CREATE TABLE eh ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
 });
@@ -129,6 +135,22 @@ $primary->safe_psql('postgres', q{
 });
 ok($primary->log_contains(qr/rightmost split of block \d+ chosen again with whole keys/),
 	'(a) splits of e\'s rightmost leaf took the branch for a right half too large');
+# k: COPY into a table created earlier (key-order inserts at its end),
+# 150 partitions of about 21 rows under a 200-byte stem: each leaf the
+# last one leaves behind holds one partition under its prefix, its high
+# key in the next partition with a copy (170 leaves of whole keys before)
+my $kcsv = $primary->basedir . '/k.csv';
+$primary->safe_psql('postgres', qq{
+	INSERT INTO kh SELECT 'PART#' || i % 150, repeat('k', 200) || lpad(i::text, 6, '0'),
+	       jsonb_build_object('n', i, 'pad', repeat('x', 90))
+	FROM generate_series(0, 3199) i;
+	COPY (SELECT * FROM kh ORDER BY (item ->> 'n')::int) TO '$kcsv' CSV;
+});
+$primary->safe_psql('postgres', qq{COPY k FROM '$kcsv' CSV});
+is($primary->safe_psql('postgres', q{
+		SELECT (ddb_verify('k') ->> 'leaf_pages')::int < 160, (ddb_verify('k') ->> 'leaf_prefix_bytes')::float > 150,
+		       (ddb_verify('k') ->> 'leaf_prefix_copies')::int > 100}),
+	't|t|t', '(a) the key-order COPY\'s leaves hold their rows under their prefixes, most in copies');
 $primary->safe_psql('postgres', 'VACUUM FULL b; VACUUM FULL l;');
 $primary->safe_psql('postgres', 'SET ddb.check_storage_version = 2; VACUUM FULL v2; VACUUM FULL v2p;');
 # v2p: many small partitions, every third deleted.  Some emptied leaves
@@ -222,7 +244,7 @@ sub same_and_sound
 	my ($node, $step) = @_;
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
 	for my $pair ([ 'b', 'bh' ], [ 'l', 'lh' ], [ 'r', 'rh' ], [ 'v2', 'v2h' ], [ 'v2p', 'v2ph' ],
-		[ 'e', 'eh' ])
+		[ 'e', 'eh' ], [ 'k', 'kh' ])
 	{
 		my ($t, $h) = @$pair;
 		is($node->safe_psql('postgres', sprintf($check, $t, $h, $h, $t)),
