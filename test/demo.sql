@@ -3,8 +3,9 @@
 -- One table holds several entity types, as in DynamoDB's single-table
 -- design: a customer's profile and orders share the partition key CUST#<id>,
 -- and the sort key says what each item is.  Every access pattern below reads
--- one partition.  Safe to run again: it rebuilds the table app and leaves
--- every other table, and the access keys, as they are.
+-- one partition.  Safe to run again: it rebuilds the table app (with the
+-- grants it had, such as the README's to the endpoint's role app_rw) and
+-- leaves every other table, and the access keys, as they are.
 --
 -- The same table is reachable both ways: DynamoDB-style functions
 -- (ddb_put_item, ddb_get_item, ddb_update_item, ...) and plain SQL.
@@ -15,12 +16,23 @@ SET client_min_messages = warning;
 -- script applies), and app from scratch (its GSI table goes with it)
 CREATE EXTENSION IF NOT EXISTS ddb;
 ALTER EXTENSION ddb UPDATE;
+-- The grants on the old app outlive the rebuild: a role given access to it
+-- (the README's app_rw, for the HTTP endpoint) keeps it on the next start.
+CREATE TEMP TABLE demo_app_grants AS
+SELECT format('GRANT %s ON app TO %s%s', a.privilege_type,
+              CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END,
+              CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END) AS stmt
+  FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+  LEFT JOIN pg_roles r ON r.oid = a.grantee
+ WHERE c.oid = to_regclass('app') AND a.grantee <> c.relowner;
 DROP TABLE IF EXISTS app;
 RESET client_min_messages;
 
 -- Partition key "PK", sort key "SK", and the rest of the item as jsonb:
 -- the same as CREATE TABLE app ("PK" text, "SK" text, item jsonb) USING ddb.
 SELECT ddb_create_table('app', 'PK', 'S', 'SK', 'S') \gset
+SELECT stmt FROM demo_app_grants \gexec
+DROP TABLE demo_app_grants;
 
 -- PutItem, create-only: the condition makes a second put of this key fail.
 SELECT ddb_put_item('app', '{"PK": "CUST#99", "SK": "PROFILE", "name": "Edsger Dijkstra", "tier": "bronze"}',

@@ -19,7 +19,9 @@ The README's conventions, which this checks:
   - a ```text block that follows a ```sql block (with nothing but blank
     lines between) is that block's output as psql prints it without
     headers and row counts (EXPLAIN plans, say); it must match line for
-    line, trailing blanks aside.
+    line, trailing blanks aside;
+  - the demo script, loaded again afterwards (as the demo's next start
+    does), keeps the grants the README made on its table app.
 Other fences (```sh, ```) are not run.
 
 Prints one line per block, then a summary; exits 1 when anything differed.
@@ -152,6 +154,28 @@ def main():
             print("ok: README.md line %d%s%s" % (start,
                   " (%d expected error%s)" % (len(want_errors), "s" if len(want_errors) > 1 else "") if want_errors else "",
                   " (output matches)" if want_out is not None else ""))
+
+    # The demo's next start loads its script again, rebuilding app: the
+    # grants the README made on it (to the endpoint's role) must stay.
+    acl = ("SELECT coalesce(string_agg(a.grantee::regrole || ' ' || a.privilege_type, ', ' ORDER BY 1), '')"
+           " FROM pg_class c, aclexplode(c.relacl) a"
+           " WHERE c.oid = 'app'::regclass AND a.grantee <> c.relowner")
+    before = must(DB, acl)
+    p = subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", DB, "-f", args.demo],
+                       capture_output=True, text=True)
+    after = must(DB, acl) if p.returncode == 0 else None
+    if not before:
+        failures += 1
+        print("FAILED: the README grants nothing on app, so the demo's keeping grants is not checked")
+    elif p.returncode != 0:
+        failures += 1
+        print("FAILED: the demo script, run again:\n" + p.stderr)
+    elif after != before:
+        failures += 1
+        print("FAILED: the demo script, run again, dropped the grants on app:\n  before: %s\n  after:  %s"
+              % (before, after or "none"))
+    else:
+        print("ok: the demo script, run again, keeps the grants on app (%s)" % before)
 
     if not args.keep:
         must("postgres", "DROP DATABASE %s" % DB)
