@@ -132,10 +132,12 @@ esac
 # --- dependencies, build and install (test/lib.sh) --------------------------
 ddb_install_deps demo || exit 1
 dir=$(demo_dir) || exit 1
+installed_now=""
 if [ "$(cat "$dir/installed-build" 2>/dev/null)" = "$(build_digest)" ]; then
 	log "ddb is installed from these sources already (delete $dir/installed-build to rebuild)"
 else
 	log "building and installing ddb"
+	installed_now=1
 	rm -f "$dir/installed-build"
 	ddb_build_install "$here" || exit 1
 	build_digest >"$dir/installed-build"
@@ -156,10 +158,20 @@ if [ ! -f "$data/PG_VERSION" ]; then
 fi
 
 # A cluster started by an older demo (without the HTTP endpoint, or on
-# another port) restarts.
-if running && ! grep -q "^ddb.http_port = $HTTP_PORT\$" "$data/ddb_demo.conf" 2>/dev/null; then
-	log "restarting the demo cluster to start the HTTP endpoint"
-	as_user "'$PGBIN/pg_ctl' -D '$data' -m fast -w stop" >/dev/null
+# another port) restarts; so does one running when a build was installed:
+# ddb is preloaded, and the server and its backends keep the library the
+# server started with, whatever replaces the file.
+if running; then
+	why=""
+	if ! grep -q "^ddb.http_port = $HTTP_PORT\$" "$data/ddb_demo.conf" 2>/dev/null; then
+		why="to start the HTTP endpoint"
+	elif [ -n "$installed_now" ]; then
+		why="to load the build just installed"
+	fi
+	if [ -n "$why" ]; then
+		log "restarting the demo cluster $why"
+		as_user "'$PGBIN/pg_ctl' -D '$data' -m fast -w stop" >/dev/null
+	fi
 fi
 if running; then
 	read_conn

@@ -37,7 +37,8 @@
 #                  database (test/readme/check.py)
 #   plain          the plain build users install, by the demo
 #                  (test/demo.sh, in a directory of its own: DDB_DEMO_DIR),
-#                  whose second start must not build again; then the
+#                  whose second start must not build again and whose
+#                  rebuild restarts its running cluster; then the
 #                  regression suite again
 # A part that was asked for and ran nothing is a failure.
 #
@@ -348,11 +349,12 @@ EOF
 
 # The plain library, built and installed over the checks build by the
 # demo, the README's first command, as users get it; the demo's second
-# start must find it current and not build again.  Then the regression
-# suite once more against it.
+# start must find it current and not build again, and a third, told to
+# rebuild while the cluster runs, must restart it onto the new library.
+# Then the regression suite once more against it.
 part_plain() {
-	local demo out
-	log "the plain build users install: the demo (make, make install, twice), regression suite"
+	local demo out pm
+	log "the plain build users install: the demo (built, started again, rebuilt while it runs), regression suite"
 	ddb_copy_tree "$work/plain"
 	chown -R "$RUNAS" "$work/plain" 2>/dev/null || true
 	demo=(env DDB_DEMO_DIR="$work/demo" DDB_DEMO_PORT=$((PGPORT + 2))
@@ -374,6 +376,20 @@ part_plain() {
 	else
 		tail -30 "$out.2" 2>/dev/null
 		echo "FAILED: the demo's second start (DDB_DEMO_DIR, no rebuild)"
+		f=$((f + 1))
+	fi
+	# A run that installs a build while the cluster runs must restart it:
+	# the preloaded library stays mapped, deleted, in the old server.
+	rm -f "$work/demo/installed-build"
+	if "${demo[@]}" </dev/null >"$out.3" 2>&1 && grep -q "building and installing" "$out.3" &&
+		pm=$(head -1 "$work/demo/data/postmaster.pid") &&
+		grep -q '/ddb\.so$' "/proc/$pm/maps" && ! grep -q 'ddb\.so (deleted)' "/proc/$pm/maps"; then
+		echo "ok: the demo restarts a running cluster onto the build it installs"
+		p=$((p + 1))
+	else
+		tail -30 "$out.3" 2>/dev/null
+		grep ddb "/proc/${pm:-0}/maps" 2>/dev/null | sort -u -k6
+		echo "FAILED: the demo's rebuild while its cluster runs leaves the old library loaded"
 		f=$((f + 1))
 	fi
 	"${demo[@]}" stop >>"$out" 2>&1
