@@ -62,7 +62,8 @@ ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew
 	unlink-reader unlink-reuse-horizon unlink-vs-insert unlink-put rowid-batches stream-sweep-race batch-lock-order batch-serialization \
 	lsi-lock-order ttl-key-order stream-enable-wait \
 	ttl-sweep-batches ttl-sweep-tables pql-batch-order long-key-reader \
-	long-key-reader-resplit leaf-prefix-reader long-key-vacuum-full leaf-prefix-relay
+	long-key-reader-resplit leaf-prefix-reader long-key-vacuum-full leaf-prefix-relay \
+	leaf-prefix-writers
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
 # TAP tests: test/t/*.pl (they start clusters of their own with initdb, so
