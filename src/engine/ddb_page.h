@@ -226,11 +226,19 @@ typedef DdbLeafItemData *DdbLeafItem;
  * The size of leaf item 'li' (of 'size' bytes) with its stored key 'delta'
  * bytes longer (negative: shorter), as under a prefix that many bytes
  * shorter ("Leaf prefix" above): its tuple moves with the key's end.
+ * ddb_leaf_size_resized: the same for an item of a key of keylen bytes
+ * not yet built (a batch's run, sized by its keys).
  */
+static inline Size
+ddb_leaf_size_resized(int keylen, Size size, int delta)
+{
+	return DdbLeafTupleOffset(keylen + delta) + (size - DdbLeafTupleOffset(keylen));
+}
+
 static inline Size
 ddb_leaf_item_resized(DdbLeafItem li, Size size, int delta)
 {
-	return DdbLeafTupleOffset(li->keylen + delta) + (size - DdbLeafTupleOffset(li->keylen));
+	return ddb_leaf_size_resized(li->keylen, size, delta);
 }
 
 /* Is the page a row-id map leaf that VACUUM freed (ddb_rowid.c)? */

@@ -3030,8 +3030,6 @@ static int
 last_leaf_run_split(Page page, const DdbSplitRun *run, char **sep, int *seplen,
 					int *madeplen, int *leftplen)
 {
-	OffsetNumber first = DdbPageFirstData(page);
-	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 	char		bytes[DDB_MAX_KEY_LEN];
 	int			kept = 0;
 	StringInfoData succ;
@@ -3046,27 +3044,12 @@ last_leaf_run_split(Page page, const DdbSplitRun *run, char **sep, int *seplen,
 		int			sl;
 		int			held;
 		bool		copy;
-		Size		items = 0,
-					made = 0,
-					need = run->reserve;
+		/* the items (the last leaf has no high key) and run keys under p */
+		Size		need = ddb_leaf_relaid_size(page, p) + run->reserve;
 
-		/* the items and run keys under p: more keys, a prefix no longer */
-		for (OffsetNumber o = first; o <= maxoff; o++)
-		{
-			ItemId		iid = PageGetItemId(page, o);
-
-			items += ddb_leaf_item_resized((DdbLeafItem) PageGetItem(page, iid),
-										   MAXALIGN(ItemIdGetLength(iid)), -p) +
-				sizeof(ItemIdData);
-		}
 		for (int r = 0; r < k; r++)
-		{
-			int			rlen = run->itemkeylen[r] - DDB_SUFFIX_LEN;
-
-			need += DdbLeafTupleOffset(rlen - p) + run->size[r] - DdbLeafTupleOffset(rlen) +
+			need += ddb_leaf_size_resized(run->itemkeylen[r] - DDB_SUFFIX_LEN, run->size[r], -p) +
 				sizeof(ItemIdData);
-		}
-		need += items;
 		if (need > DDB_PAGE_CAPACITY)
 			break;				/* (nor do more keys fit) */
 
@@ -3099,17 +3082,8 @@ last_leaf_run_split(Page page, const DdbSplitRun *run, char **sep, int *seplen,
 		 * k they do not fit may be followed by one they do.
 		 */
 		if ((copy && sl + p > DDB_MAX_SEP_LEN) ||
-			need + ddb_key_item_size(sl + (copy ? p : 0)) > DDB_PAGE_CAPACITY)
-			continue;
-		for (OffsetNumber o = first; o <= maxoff; o++)
-		{
-			ItemId		iid = PageGetItemId(page, o);
-
-			made += ddb_leaf_item_resized((DdbLeafItem) PageGetItem(page, iid),
-										  MAXALIGN(ItemIdGetLength(iid)), -held) +
-				sizeof(ItemIdData);
-		}
-		if (made + ddb_key_item_size(sl) > DDB_PAGE_CAPACITY)
+			need + ddb_key_item_size(sl + (copy ? p : 0)) > DDB_PAGE_CAPACITY ||
+			ddb_leaf_relaid_size(page, held) + ddb_key_item_size(sl) > DDB_PAGE_CAPACITY)
 			continue;
 		if (kept > 0)
 			pfree(*sep);
@@ -3567,7 +3541,7 @@ ddb_split(Relation rel, DdbKeyType pktype, Buffer metabuf, Buffer parentbuf,
 		oldhksize = MAXALIGN(DdbKeyItemSize(oldhk->keylen) + splitplen);
 choose:
 	if (leaf && run != NULL && run->n > 1 && DdbPageIsRightmost(page) && !whole_retry &&
-		ddb_items_prefixes(rel) && maxoff >= first && op->prefixlen == 0 &&
+		ddb_items_prefixes(rel) && maxoff >= first &&
 		ddb_compare_stored(run->itemkey[0], run->itemkeylen[0],
 						   (DdbLeafItem) items[nitems - 1].data) > 0 &&
 		last_leaf_run_split(page, run, &sep, &seplen, &splitplen, &lastplen) > 0)
