@@ -55,9 +55,14 @@ SELECT live, storage_version, prefixed FROM lp_verify('lp_rows');
 -- the same items on as few leaves by both paths: each stores about 30
 -- bytes less (the key-order path's last leaf, which has no prefix, keeps
 -- the next rows under theirs when it splits: last_leaf_run_split; before
--- it did, that path took 8 % more leaves than the build)
+-- it did, that path took 8 % more leaves than the build), and the build's
+-- leaves are no more than the key-order path's: each takes its items'
+-- prefix, as a split does (storage version 3; the build of version 2 gave
+-- a leaf its key space's, lcp(low bound, high key), and took 136)
 SELECT (SELECT leaf_pages FROM lp_verify('lp_rows'))::float /
        (SELECT leaf_pages FROM lp_verify('lp')) < 1.03 AS as_few_leaves,
+       (SELECT leaf_pages FROM lp_verify('lp')) <= (SELECT leaf_pages FROM lp_verify('lp_rows'))
+         AS build_as_few,
        (SELECT leaf_pages FROM lp_verify('lp_rows')) AS rows_leaves;
 SELECT twin_differ('lp', 'lp_heap') AS differ, twin_differ('lp_rows', 'lp_heap') AS rows_differ;
 
@@ -258,5 +263,59 @@ SELECT count(*) AS n, min((i ->> 'SK')::numeric), max((i ->> 'SK')::numeric)
 FROM ddb_query('lpn', 'PK = :p AND SK BETWEEN :a AND :b', '{":p": "P2", ":a": 1000100, ":b": 1004000}') i;
 SELECT count(*) AS n FROM lpn WHERE "PK" = 'P3' AND "SK" > 1008000;
 
-DROP TABLE lp, lp_rows, lp_heap, lpl, lpl_heap, lpn;
-DROP FUNCTION lp_copy, twin_differ, lp_verify, twin_query_ok, lp_write, lp_newest_descents, wait_no_xmin;
+-- The build's leaves whose prefix does not fit after their high key
+-- (ddb_build.c, leaf_end_v3).  A leaf ends before a key that shares less
+-- of its items' prefix than they do, so that its high key, the separator
+-- before that key, does not hold the prefix.
+CREATE FUNCTION lp_awk(tbl regclass, prog text) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+  EXECUTE format('COPY %s FROM PROGRAM %L', tbl, format($awk$awk 'BEGIN { %s }'$awk$, prog));
+END
+$f$;
+-- (a) 2,000-byte partition keys, four items of 1,200 bytes a group of sort
+-- keys: a leaf a group, ending before the next group, which shares all
+-- but the last digit.  A copy of the prefix (2,010 bytes) after the high
+-- key (2,009) would make it longer than any separator may be, so each
+-- leaf takes the part of the prefix its high key holds.
+CREATE TABLE lpc_heap ("PK" text, "SK" text, item jsonb, PRIMARY KEY ("PK", "SK"));
+SELECT lp_awk('lpc_heap', $p$s = sprintf("%2000s", ""); gsub(/ /, "a", s); x = sprintf("%1200s", ""); gsub(/ /, "x", x); for (g = 0; g < 3; g++) for (j = 0; j < 4; j++) printf "%s	%03d#%d	{\"x\": \"%s\"}\n", s, g, j, x$p$);
+BEGIN;
+CREATE TABLE lpc ("PK" text, "SK" text, item jsonb) USING ddb;
+SET LOCAL client_min_messages = debug1;
+SELECT lp_awk('lpc', $p$s = sprintf("%2000s", ""); gsub(/ /, "a", s); x = sprintf("%1200s", ""); gsub(/ /, "x", x); for (g = 0; g < 3; g++) for (j = 0; j < 4; j++) printf "%s	%03d#%d	{\"x\": \"%s\"}\n", s, g, j, x$p$);
+COMMIT;
+-- (b) 990-byte stems in the sort keys, groups of three: a leaf that ends
+-- where the groups' first digit changes (099 to 100), the items a byte
+-- longer under the prefix its high key holds, has no room for them or
+-- for a copy, and ends an item earlier.
+CREATE TABLE lpe_heap ("PK" text, "SK" text, item jsonb, PRIMARY KEY ("PK", "SK"));
+SELECT lp_awk('lpe_heap', $p$s = sprintf("%990s", ""); gsub(/ /, "a", s); x = sprintf("%50s", ""); gsub(/ /, "x", x); for (g = 0; g < 300; g++) for (j = 0; j < 3; j++) printf "P0\t%s%03d#%03d\t{\"pad\": \"%s\"}\n", s, g, j, substr(x, 1, (g * 13 + j * 7) % 50)$p$);
+BEGIN;
+CREATE TABLE lpe ("PK" text, "SK" text, item jsonb) USING ddb;
+SET LOCAL client_min_messages = debug1;
+SELECT lp_awk('lpe', $p$s = sprintf("%990s", ""); gsub(/ /, "a", s); x = sprintf("%50s", ""); gsub(/ /, "x", x); for (g = 0; g < 300; g++) for (j = 0; j < 3; j++) printf "P0\t%s%03d#%03d\t{\"pad\": \"%s\"}\n", s, g, j, substr(x, 1, (g * 13 + j * 7) % 50)$p$);
+COMMIT;
+SELECT t, live, storage_version, twin_differ(t, (t || '_heap')::regclass) AS differ
+FROM unnest(ARRAY['lpc', 'lpe']::regclass[]) t, lp_verify(t);
+SELECT c, twin_query_ok('lpc', 'lpc_heap', repeat('a', 2000), c, v) AS lpc_ok,
+       twin_query_ok('lpe', 'lpe_heap', 'P0', c, v) AS lpe_ok
+FROM (VALUES ('PK = :p', '{}'::jsonb),
+             ('PK = :p AND SK BETWEEN :a AND :b', '{":a": "000#3", ":b": "002#0"}'),
+             ('PK = :p AND SK > :a', '{":a": "001"}'),
+             ('PK = :p AND begins_with(SK, :a)', '{":a": "001"}')) q(c, v);
+SELECT twin_query_ok('lpe', 'lpe_heap', 'P0', 'PK = :p AND SK BETWEEN :a AND :b',
+                     jsonb_build_object(':a', repeat('a', 990) || '098', ':b', repeat('a', 990) || '101')) AS lpe_boundary_ok;
+-- writes into those leaves: keys between the groups, updates, deletes
+INSERT INTO lpc SELECT repeat('a', 2000), lpad(g::text, 3, '0') || '#' || j || 'b', '{}' FROM generate_series(0, 2) g, generate_series(0, 3) j;
+INSERT INTO lpc_heap SELECT repeat('a', 2000), lpad(g::text, 3, '0') || '#' || j || 'b', '{}' FROM generate_series(0, 2) g, generate_series(0, 3) j;
+INSERT INTO lpe SELECT 'P0', repeat('a', 990) || '099#' || i, '{}' FROM generate_series(1, 40) i;
+INSERT INTO lpe_heap SELECT 'P0', repeat('a', 990) || '099#' || i, '{}' FROM generate_series(1, 40) i;
+UPDATE lpe SET item = '{"u": 1}' WHERE "SK" LIKE '%a09%';
+UPDATE lpe_heap SET item = '{"u": 1}' WHERE "SK" LIKE '%a09%';
+DELETE FROM lpe WHERE "SK" LIKE '%a10%';
+DELETE FROM lpe_heap WHERE "SK" LIKE '%a10%';
+SELECT t, live, twin_differ(t, (t || '_heap')::regclass) AS differ
+FROM unnest(ARRAY['lpc', 'lpe']::regclass[]) t, lp_verify(t);
+
+DROP TABLE lp, lp_rows, lp_heap, lpl, lpl_heap, lpn, lpc, lpc_heap, lpe, lpe_heap;
+DROP FUNCTION lp_copy, twin_differ, lp_verify, twin_query_ok, lp_write, lp_newest_descents, lp_awk, wait_no_xmin;

@@ -16,9 +16,18 @@
  * current page's downlinks in memory and lay the page out when it ends, so
  * that it gets the prefix its separators share, as a split would give it
  * (ddb_page.h, "Prefix"): with long keys, an internal page holds hundreds
- * of downlinks instead of two.  At the end the top page is
- * the root, the row-id map is written for the new row ids, and the
- * metapage last.
+ * of downlinks instead of two.  A leaf (storage version 3) takes the
+ * prefix its items share (ddb_page.h, "Leaf prefix"), and is counted at
+ * it as it fills: where a partition ends within it, that is the hash
+ * bytes the two share, and where it ends before the next partition, its
+ * partition's key, kept in a copy after its high key (leaf_end_v3).
+ * Version 2's build gave a leaf the prefix of its key space, lcp(low
+ * bound, high key), and ended a leaf that met a partition's end an item
+ * early (leaf_end_v2): on 1,000,000 items of 100 a partition, 30,001
+ * leaves against version 3's 28,751, the key-order inserts' count
+ * (ddb_tree.c, last_leaf_run_split).  At the end the top page is the
+ * root, the row-id map is written for the new row ids, and the metapage
+ * last.
  *
  * The relation is new in this transaction and ours alone (VACUUM FULL and
  * CLUSTER hold AccessExclusiveLock on a transient relation; a bulk COPY,
@@ -112,6 +121,8 @@ struct DdbBuildState
 {
 	Relation	rel;
 	bool		use_wal;		/* log tree pages (RelationNeedsWAL) */
+	bool		items_prefix;	/* each leaf takes its items' prefix (storage
+								 * version 3; else its key space's) */
 	Size		leaf_reserve;	/* room each leaf keeps (the fillfactor's) */
 	XLogRecPtr	start_redo;		/* the redo pointer when the build began */
 	BlockNumber next_block;		/* next block number to hand out */
@@ -172,17 +183,24 @@ build_write(DdbBuildState *bs, BlockNumber blkno, Page page)
 		smgrwrite(smgr, MAIN_FORKNUM, blkno, (char *) page, false);
 }
 
-/* Add a key item (downlink or high key) to a page being built. */
+/*
+ * Add a key item (downlink or high key) to a page being built, with
+ * copylen bytes 'copy' after its key bytes (a leaf's prefix kept after
+ * its high key: ddb_page.h, "Leaf prefix").
+ */
 static void
-page_add_key(Page page, BlockNumber child, const char *key, int keylen, OffsetNumber off)
+page_add_key(Page page, BlockNumber child, const char *key, int keylen,
+			 const char *copy, int copylen, OffsetNumber off)
 {
-	Size		sz = MAXALIGN(DdbKeyItemSize(keylen));
+	Size		sz = MAXALIGN(DdbKeyItemSize(keylen + copylen));
 	DdbKeyItem	ki = palloc0(sz);
 
 	ki->child = child;
 	ki->keylen = keylen;
 	if (keylen > 0)
 		memcpy(ki->key, key, keylen);
+	if (copylen > 0)
+		memcpy(ki->key + keylen, copy, copylen);
 	if (PageAddItem(page, (Item) ki, sz, off, false, false) == InvalidOffsetNumber)
 		elog(ERROR, "could not add a key item of %d bytes to ddb page during build", keylen);
 	pfree(ki);
@@ -246,10 +264,10 @@ internal_fill(LevelBuilder *lb, int j, const char *hk, int hklen, BlockNumber ri
 	build_init_page(lb->page, lb->level, right);
 	DdbPageGetOpaque(lb->page)->prefixlen = plen;
 	if (hk != NULL)
-		page_add_key(lb->page, InvalidBlockNumber, hk, hklen, DDB_HIKEY);
-	page_add_key(lb->page, lb->child[0], bytes, inf ? plen : 0, InvalidOffsetNumber);
+		page_add_key(lb->page, InvalidBlockNumber, hk, hklen, NULL, 0, DDB_HIKEY);
+	page_add_key(lb->page, lb->child[0], bytes, inf ? plen : 0, NULL, 0, InvalidOffsetNumber);
 	for (int i = 1; i < j; i++)
-		page_add_key(lb->page, lb->child[i], lb->key[i] + plen, lb->keylen[i] - plen,
+		page_add_key(lb->page, lb->child[i], lb->key[i] + plen, lb->keylen[i] - plen, NULL, 0,
 					 InvalidOffsetNumber);
 }
 
@@ -351,30 +369,73 @@ leaf_used(LevelBuilder *lb, int n, int plen)
 }
 
 /*
+ * The prefix the leaf's first n items (n >= 1) share, storage version 3:
+ * lcp of the first and last item keys (every key between shares it),
+ * never longer than an item's key (versions of one key share part of
+ * their suffixes; the prefix stops before them).
+ */
+static int
+leaf_items_prefix(LevelBuilder *lb, int n)
+{
+	int			plen = ddb_common_prefix(lb->pend[0].key, lb->pend[0].keylen,
+										 lb->pend[n - 1].key, lb->pend[n - 1].keylen);
+
+	for (int i = 0; i < n; i++)
+		plen = Min(plen, lb->pend[i].item->keylen);
+	return plen;
+}
+
+/*
+ * The prefix the leaf's items are counted at (lb->run), as leaf_add keeps
+ * it: storage version 3, what they share (leaf_items_prefix); version 2,
+ * what they share with the leaf's low bound, none on the first leaf.
+ */
+static int
+leaf_run(DdbBuildState *bs, LevelBuilder *lb)
+{
+	int			run;
+
+	if (lb->nitems == 0)
+		return 0;
+	if (bs->items_prefix)
+		return leaf_items_prefix(lb, lb->nitems);
+	if (lb->low == NULL)
+		return 0;
+	run = lb->lowlen;
+	for (int i = 0; i < lb->nitems; i++)
+		run = Min(run, Min(lb->pend[i].item->keylen,
+						   ddb_common_prefix(lb->low, lb->lowlen, lb->pend[i].key,
+											 lb->pend[i].keylen)));
+	return run;
+}
+
+/*
  * Write the leaf's first n items as a page under high key 'hk' (NULL: the
- * level's last page), right-linked to 'right', with the prefix of its key
- * space (ddb_page.h, "Leaf prefix"): lcp(low bound, high key), none on
- * the first and last leaves, and never longer than an item's key (the
- * bounds may share part of a version suffix; the prefix stops before it).
- * Set the items' map entries; the items after them become the next
- * leaf's first.
+ * level's last page), right-linked to 'right', with a prefix of plen
+ * bytes, which every item key starts with: kept in the high key when that
+ * starts with it, else (copy) in a copy after it (ddb_page.h, "Leaf
+ * prefix").  Set the items' map entries; the items after them become the
+ * next leaf's first.
  */
 static void
 leaf_write(DdbBuildState *bs, LevelBuilder *lb, int n, const char *hk, int hklen,
-		   BlockNumber right)
+		   BlockNumber right, int plen, bool copy)
 {
-	int			plen = 0;
+	char	   *prefix = NULL;
 
-	if (hk != NULL && lb->low != NULL)
-	{
-		plen = ddb_common_prefix(lb->low, lb->lowlen, hk, hklen);
-		for (int i = 0; i < n; i++)
-			plen = Min(plen, lb->pend[i].item->keylen);
-	}
+	Assert(hk != NULL || plen == 0);
 	build_init_page(lb->page, 0, right);
 	DdbPageGetOpaque(lb->page)->prefixlen = plen;
+	if (plen > 0)
+	{
+		prefix = palloc(plen);
+		memcpy(prefix, lb->pend[0].key, plen);
+		Assert(copy != ddb_starts_with(hk, hklen, prefix, plen));
+	}
+	if (copy)
+		DdbPageGetOpaque(lb->page)->flags |= DDB_PAGE_PREFIX_COPY;
 	if (hk != NULL)
-		page_add_key(lb->page, InvalidBlockNumber, hk, hklen, DDB_HIKEY);
+		page_add_key(lb->page, InvalidBlockNumber, hk, hklen, prefix, copy ? plen : 0, DDB_HIKEY);
 	for (int i = 0; i < n; i++)
 	{
 		DdbLeafItem li = lb->pend[i].item;
@@ -386,7 +447,7 @@ leaf_write(DdbBuildState *bs, LevelBuilder *lb, int n, const char *hk, int hklen
 			Size		tuplen = lb->pend[i].size - tupoff;
 
 			/* in place: the key's rest, then the tuple moved down to its offset */
-			Assert(memcmp(li->key, hk, plen) == 0);
+			Assert(memcmp(li->key, prefix, plen) == 0);
 			memmove(li->key, li->key + plen, li->keylen - plen);
 			li->keylen -= plen;
 			memmove((char *) li + DdbLeafTupleOffset(li->keylen), (char *) li + tupoff, tuplen);
@@ -399,53 +460,134 @@ leaf_write(DdbBuildState *bs, LevelBuilder *lb, int n, const char *hk, int hklen
 		pfree(li);
 		pfree(lb->pend[i].key);
 	}
+	if (prefix)
+		pfree(prefix);
 	build_write(bs, lb->blkno, lb->page);
 	lb->nitems -= n;
 	memmove(lb->pend, lb->pend + n, sizeof(PendingItem) * lb->nitems);
 }
 
+/* The truncated separator between the leaf's item n - 1 and 'next': its length. */
+static int
+leaf_separator(LevelBuilder *lb, int n, const char *next, int nextlen)
+{
+	return Min(ddb_common_prefix(lb->pend[n - 1].key, lb->pend[n - 1].keylen, next, nextlen) + 1,
+			   nextlen);
+}
+
 /*
- * End the current leaf before item key 'next' (its first n items go; the
- * rest, if any, start the next leaf) and start the next leaf.  Its high
- * key is the truncated separator between its last item and 'next' (a
- * prefix of 'next').  When 'next' does not share the prefix 'run' the
- * leaf's items share with its low bound, as they were counted at it (next
- * starts another partition), the leaf ends one item earlier, at the
- * separator between its last two items, which share the prefix: its last
- * item and 'next' go to the next leaf, which then holds the end of one
- * partition and the start of the next, as any leaf a boundary falls in
- * does.  A high key inside the partition before would keep the prefix too,
- * but a backward scan from the end of that partition would then descend to
- * the leaf right of it, find nothing and descend again.  A leaf of one item
- * ends at the truncated separator all the same, its prefix shortened to
- * what that shares with the low bound: its item fits at any prefix beside
- * any high key (DDB_MAX_ITEM_SIZE).  Keeping the prefix there would take a
- * high key of the item's whole key and more when the low bound shares all
- * of it (a key's older versions, which VACUUM FULL keeps for a snapshot,
- * each on a leaf of its own when keys are long): the parent then holds two
- * such downlinks, a key's leaves fall under different parents, and the
- * split that prunes a key's old version on the leaf to its right
- * (ddb_tree.c, "Long keys") could not reach it.
+ * Storage version 2's end of a leaf (the rule version 1 and 2 trees are
+ * built by): its prefix is that of its key space, lcp(low bound, high
+ * key), none on the first leaf, so that it lies in its high key.  When
+ * 'next' does not share the prefix 'run' the leaf's items share with its
+ * low bound, as they were counted at it (next starts another partition),
+ * the leaf ends one item earlier, at the separator between its last two
+ * items, which share the prefix: its last item and 'next' go to the next
+ * leaf, which then holds the end of one partition and the start of the
+ * next, as any leaf a boundary falls in does.  A high key inside the
+ * partition before would keep the prefix too, but a backward scan from
+ * the end of that partition would then descend to the leaf right of it,
+ * find nothing and descend again.  A leaf of one item ends at the
+ * truncated separator all the same, its prefix shortened to what that
+ * shares with the low bound: its item fits at any prefix beside any high
+ * key (DDB_MAX_ITEM_SIZE).  Keeping the prefix there would take a high
+ * key of the item's whole key and more when the low bound shares all of
+ * it (a key's older versions, which VACUUM FULL keeps for a snapshot,
+ * each on a leaf of its own when keys are long): the parent then holds
+ * two such downlinks, a key's leaves fall under different parents, and
+ * the split that prunes a key's old version on the leaf to its right
+ * (ddb_tree.c, "Long keys") could not reach it.  Returns the items that
+ * go, with the high key's length (a prefix of *next) and the prefix.
+ */
+static int
+leaf_end_v2(LevelBuilder *lb, int n, const char **next, int *nextlen, int *hklen, int *plen)
+{
+	if (lb->low != NULL && ddb_common_prefix(lb->low, lb->lowlen, *next, *nextlen) < lb->run &&
+		n >= 2)
+	{
+		n--;					/* (its last two items share the prefix) */
+		*next = lb->pend[n].key;
+		*nextlen = lb->pend[n].keylen;
+	}
+	*hklen = leaf_separator(lb, n, *next, *nextlen);
+	*plen = 0;
+	if (lb->low != NULL)
+	{
+		*plen = ddb_common_prefix(lb->low, lb->lowlen, *next, *hklen);
+		for (int i = 0; i < n; i++)
+			*plen = Min(*plen, lb->pend[i].item->keylen);
+	}
+	return n;
+}
+
+/*
+ * Storage version 3's end of a leaf: the truncated separator between its
+ * last item and 'next' for a high key, whatever partition that lies in,
+ * and the prefix its items share (leaf_items_prefix), as a split gives
+ * its halves.  When the high key does not start with the prefix, the
+ * prefix goes in a copy after it (never past DDB_MAX_SEP_LEN, so that an
+ * item of any size fits beside it, as a split needs) or, if the copy does
+ * not fit where the items do (leaf_add counted the high key alone), the
+ * leaf takes what the high key holds of it.  When neither fits, the leaf
+ * ends one item earlier (its last item then starts the next leaf); a leaf
+ * of one item always fits beside its high key (DDB_MAX_ITEM_SIZE), and
+ * takes the leaf reserve if it must, as leaf_add lets it.  Returns the
+ * items that go, with the high key's length (a prefix of *next), the
+ * prefix and whether it is copied.
+ */
+static int
+leaf_end_v3(DdbBuildState *bs, LevelBuilder *lb, int n, const char **next, int *nextlen,
+			int *hklen, int *plen, bool *copy)
+{
+	for (;;)
+	{
+		int			items = leaf_items_prefix(lb, n);
+		int			held;
+		Size		room = DDB_PAGE_CAPACITY - (n >= 2 ? bs->leaf_reserve : 0);
+
+		*hklen = leaf_separator(lb, n, *next, *nextlen);
+		held = Min(items, ddb_common_prefix(lb->pend[0].key, items, *next, *hklen));
+		*copy = n >= 2 && held < items && *hklen + items <= DDB_MAX_SEP_LEN &&
+			leaf_used(lb, n, items) + ddb_key_item_size(*hklen + items) <= room;
+		*plen = *copy ? items : held;
+		if (*copy || held == items)
+			return n;
+		if (n == 1 || leaf_used(lb, n, held) + ddb_key_item_size(*hklen) <= room)
+		{
+			elog(DEBUG1, "ddb build: a leaf's prefix cut to the %d bytes its high key holds, its items' %d bytes fitting no copy after that",
+				 held, items);
+			return n;
+		}
+		elog(DEBUG1, "ddb build: a leaf ends an item early, its items' prefix of %d bytes fitting neither after its high key of %d bytes nor cut to the %d bytes that holds",
+			 items, *hklen, held);
+		n--;
+		*next = lb->pend[n].key;
+		*nextlen = lb->pend[n].keylen;
+	}
+}
+
+/*
+ * End the current leaf before item key 'next' (its first n items go, or
+ * fewer: leaf_end_v3, leaf_end_v2; the rest, if any, start the next leaf)
+ * and start the next leaf.  Its high key is the truncated separator
+ * between its last item and 'next' (a prefix of 'next').
  */
 static void
 leaf_end(DdbBuildState *bs, LevelBuilder *lb, int n, const char *next, int nextlen)
 {
-	int			run = lb->low ? lb->run : 0;
 	char	   *hk;
 	int			hklen;
+	int			plen;
+	bool		copy = false;
 	BlockNumber nextblk = build_new_page(bs);
 
-	if (lb->low != NULL && ddb_common_prefix(lb->low, lb->lowlen, next, nextlen) < run && n >= 2)
-	{
-		n--;					/* (its last two items share the prefix) */
-		next = lb->pend[n].key;
-		nextlen = lb->pend[n].keylen;
-	}
-	hklen = Min(ddb_common_prefix(lb->pend[n - 1].key, lb->pend[n - 1].keylen, next, nextlen) + 1,
-				nextlen);
+	if (bs->items_prefix)
+		n = leaf_end_v3(bs, lb, n, &next, &nextlen, &hklen, &plen, &copy);
+	else
+		n = leaf_end_v2(lb, n, &next, &nextlen, &hklen, &plen);
 	hk = palloc(hklen);
 	memcpy(hk, next, hklen);
-	leaf_write(bs, lb, n, hk, hklen, nextblk);
+	leaf_write(bs, lb, n, hk, hklen, nextblk, plen, copy);
 	lb->blkno = nextblk;
 	lb->npages++;
 	push_downlink(bs, lb, hk, hklen, nextblk);
@@ -453,26 +595,22 @@ leaf_end(DdbBuildState *bs, LevelBuilder *lb, int n, const char *next, int nextl
 		pfree(lb->low);
 	lb->low = hk;
 	lb->lowlen = hklen;
-	/* the items left, if any, share with the new low bound what they do */
-	lb->run = hklen;
-	for (int i = 0; i < lb->nitems; i++)
-		lb->run = Min(lb->run, Min(lb->pend[i].item->keylen,
-								   ddb_common_prefix(hk, hklen, lb->pend[i].key,
-													 lb->pend[i].keylen)));
+	/* the items left, if any, at the prefix they share */
+	lb->run = leaf_run(bs, lb);
 	lb->used = leaf_used(lb, lb->nitems, lb->run);
 }
 
 /*
  * Add a whole-key item (item key 'key') to the leaf level.  The leaf takes
- * it if it fits at the prefix the leaf's items would then share with the
- * leaf's low bound (counting every item at that prefix), beside the high
- * key the leaf would get if the next item did not fit (at most this key
- * and one byte), and the leaf reserve after both, unless the leaf has
- * fewer than two items.  The leaf takes items up to the fillfactor, never
- * beyond it (as nbtree's and heap's pages do), so it ends on average half
- * an item below it.  Else the leaf ends (leaf_end), and the item is
- * looked at again for the next one, which may have taken the leaf's last
- * item.
+ * it if it fits at the prefix its items would then share (storage version
+ * 3: with each other; version 2: with the leaf's low bound), counting
+ * every item at that prefix, beside the high key the leaf would get if
+ * the next item did not fit (at most this key and one byte), and the leaf
+ * reserve after both, unless the leaf has fewer than two items.  The leaf
+ * takes items up to the fillfactor, never beyond it (as nbtree's and
+ * heap's pages do), so it ends on average half an item below it.  Else
+ * the leaf ends (leaf_end), and the item is looked at again for the next
+ * one, which may have taken the leaf's last items.
  */
 static void
 leaf_add(DdbBuildState *bs, LevelBuilder *lb, DdbLeafItem item, Size size,
@@ -490,17 +628,21 @@ leaf_add(DdbBuildState *bs, LevelBuilder *lb, DdbLeafItem item, Size size,
 		int			run;
 		Size		used;
 		Size		hk = ddb_key_item_size(Min(keylen + 1, DDB_MAX_SEP_LEN));
+		const char *with;
+		int			withlen;
 
 		if (lb->nitems == 0)
 		{
-			/* the first item of a leaf: all it shares with the low bound */
-			lb->run = lb->low ?
+			/* the first item of a leaf: all it shares (with the low bound) */
+			lb->run = bs->items_prefix ? item->keylen : lb->low ?
 				Min(item->keylen, ddb_common_prefix(lb->low, lb->lowlen, key, keylen)) : 0;
 			lb->used = 0;
 			break;
 		}
-		run = lb->low ?
-			Min(lb->run, Min(item->keylen, ddb_common_prefix(lb->low, lb->lowlen, key, keylen))) : 0;
+		with = bs->items_prefix ? lb->pend[0].key : lb->low;
+		withlen = bs->items_prefix ? lb->pend[0].keylen : lb->lowlen;
+		run = with ?
+			Min(lb->run, Min(item->keylen, ddb_common_prefix(with, withlen, key, keylen))) : 0;
 		used = (run == lb->run ? lb->used : leaf_used(lb, lb->nitems, run)) +
 			leaf_item_size(item, size, run) + sizeof(ItemIdData);
 		if (used + hk <= DDB_PAGE_CAPACITY &&
@@ -528,17 +670,18 @@ leaf_add(DdbBuildState *bs, LevelBuilder *lb, DdbLeafItem item, Size size,
 
 /*
  * The level's last leaf, which is the rightmost: no high key, no prefix.
- * Its items were counted at the prefix they share with its low bound; when
- * they do not fit whole, with the leaf reserve, the leaf ends before the
- * longest run of its last items that does (one item always fits a page:
- * DDB_MAX_ITEM_SIZE), which then makes the last leaf.
+ * Its items were counted at the prefix they share; while they do not fit
+ * whole, with the leaf reserve, the leaf ends before the longest run of
+ * its last items that does (one item always fits a page:
+ * DDB_MAX_ITEM_SIZE), which then makes the last leaf (leaf_end may end
+ * it earlier still, and what it leaves is looked at again).
  */
 static void
 leaf_finish(DdbBuildState *bs, LevelBuilder *lb)
 {
 	Size		room = DDB_PAGE_CAPACITY - Min(bs->leaf_reserve, DDB_PAGE_CAPACITY / 2);
 
-	if (lb->nitems > 0 && leaf_used(lb, lb->nitems, 0) > room)
+	while (lb->nitems > 1 && leaf_used(lb, lb->nitems, 0) > room)
 	{
 		int			s = lb->nitems - 1;
 		Size		used = leaf_item_size(lb->pend[s].item, lb->pend[s].size, 0) + sizeof(ItemIdData);
@@ -555,7 +698,7 @@ leaf_finish(DdbBuildState *bs, LevelBuilder *lb)
 		}
 		leaf_end(bs, lb, s, lb->pend[s].key, lb->pend[s].keylen);
 	}
-	leaf_write(bs, lb, lb->nitems, NULL, 0, InvalidBlockNumber);
+	leaf_write(bs, lb, lb->nitems, NULL, 0, InvalidBlockNumber, 0, false);
 }
 
 DdbBuildState *
@@ -567,6 +710,7 @@ ddb_build_begin(Relation rel)
 		elog(ERROR, "ddb bulk build needs an empty relation");
 	bs->rel = rel;
 	bs->use_wal = RelationNeedsWAL(rel);
+	bs->items_prefix = ddb_new_tree_version() >= 3;
 	bs->leaf_reserve = ddb_leaf_reserve_bytes(rel);
 	bs->start_redo = GetRedoRecPtr();
 	bs->zeropage = palloc0(BLCKSZ);

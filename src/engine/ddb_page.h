@@ -60,8 +60,10 @@
  * an earlier ddb inserting any key of the leaf's key space finds it
  * shared.  This ddb keeps that invariant on version 2 tables (their
  * splits keep the split leaf's prefix, unlinks check it) and writes
- * version 3 trees; a bulk build's leaves (lcp(low bound, high key))
- * satisfy both.  prefixlen 0 is always valid, and every leaf of a table
+ * version 3 trees, whose bulk build gives each leaf its items' prefix as
+ * a split does, kept in a copy when its high key lies beyond it
+ * (ddb_build.c); version 2's build gave lcp(low bound, high key), which
+ * satisfies both.  prefixlen 0 is always valid, and every leaf of a table
  * of storage version 1 has it, so those read unchanged.  Code that reads
  * a leaf item's key goes through ddb_leaf_prefix (or ddb_leaf_item_key and
  * the comparisons, which do); code that reads only its tuple or row id

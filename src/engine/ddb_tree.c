@@ -169,13 +169,13 @@
  * space's in storage version 2, its items' in version 3).  An
  * updated long-key item then lives on two leaves, its current version's
  * and the one its last dead version held, whatever the number of updates
- * (older versions further right, which a VACUUM FULL under an old
- * snapshot leaves a leaf each, wait for VACUUM).  Locks: the parent and
- * the leaf, held for the split, then the sibling (rule 1; conditionally,
- * as an unlink locks its leaves: a busy sibling is left to the next
- * split), three pages; one Generic WAL record of the three in both WAL
- * modes (after the sibling's prune's own record).  What it changes for
- * everyone else:
+ * (older versions further right, on as many leaves as a VACUUM FULL
+ * under an old snapshot needed for them, wait for VACUUM).  Locks: the
+ * parent and the leaf, held for the split, then the sibling (rule 1;
+ * conditionally, as an unlink locks its leaves: a busy sibling is left
+ * to the next split), three pages; one Generic WAL record of the three
+ * in both WAL modes (after the sibling's prune's own record).  What it
+ * changes for everyone else:
  *
  *	- Items still only move right, and a live page's low bound still
  *	  never rises (the sibling's falls).  A walker that holds the leaf
