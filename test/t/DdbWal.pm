@@ -40,10 +40,16 @@ sub mode
 }
 
 # Before the node's first start (a standby made from a backup inherits the
-# primary's configuration, and with it the setting).
+# primary's configuration, and with it the setting).  In both modes the
+# node keeps 1 GB of WAL for standbys: on a loaded machine a standby can
+# fall behind a primary that a test then crashes, and the checkpoint of
+# the primary's restart removed the segments the standby had yet to
+# receive ("requested WAL segment ... has already been removed"), which
+# it then waited for until the test timed out.
 sub configure
 {
 	my ($node) = @_;
+	$node->append_conf('postgresql.conf', "wal_keep_size = '1GB'\n");
 	return if mode() ne 'custom';
 	$node->append_conf('postgresql.conf', qq(
 shared_preload_libraries = 'ddb'
