@@ -225,6 +225,10 @@ AWS_ACCESS_KEY_ID=$key_id AWS_SECRET_ACCESS_KEY=$key_secret AWS_DEFAULT_REGION=u
 shown_psql=psql
 [ "$(PATH=$orig_path command -v psql)" ] || shown_psql="$PGBIN/psql"
 connect="$shown_psql -h $sock -p $port -U $RUNAS ddb_demo"
+# The python3 the user's PATH finds may lack boto3 (pyenv, a virtualenv):
+# then show Debian's, which has it (test/lib.sh installs python3-boto3).
+shown_python=python3
+PATH=$orig_path python3 -c 'import boto3' >/dev/null 2>&1 || shown_python=/usr/bin/python3
 # The stop command needs the PostgreSQL build the demo runs, and a later
 # start the same ports: show the variables this run was given.
 again=""
@@ -242,7 +246,7 @@ this access key (role $RUNAS; make more with ddb_create_access_key('role')):
   aws dynamodb list-tables --endpoint-url $endpoint
   aws dynamodb get-item --endpoint-url $endpoint --table-name app \\
       --key '{"PK": {"S": "CUST#42"}, "SK": {"S": "PROFILE"}}'
-  python3 -c "import boto3; t = boto3.resource('dynamodb', endpoint_url='$endpoint').Table('app'); print(t.get_item(Key={'PK': 'CUST#42', 'SK': 'PROFILE'})['Item'])"
+  $shown_python -c "import boto3; t = boto3.resource('dynamodb', endpoint_url='$endpoint').Table('app'); print(t.get_item(Key={'PK': 'CUST#42', 'SK': 'PROFILE'})['Item'])"
 EOF
 if [ -t 0 ] && [ -t 1 ]; then
 	echo "Connecting: $connect   (leave with \\q; stop the cluster with: ${again}bash test/demo.sh stop)"

@@ -37,8 +37,9 @@
 #                  database (test/readme/check.py)
 #   plain          the plain build users install, by the demo
 #                  (test/demo.sh, in a directory of its own: DDB_DEMO_DIR),
-#                  whose second start must not build again and whose
-#                  rebuild restarts its running cluster; then the
+#                  whose second start must not build again, whose
+#                  rebuild restarts its running cluster, and whose
+#                  printed endpoint commands work as printed; then the
 #                  regression suite again
 # A part that was asked for and ran nothing is a failure.
 #
@@ -379,9 +380,15 @@ part_plain() {
 		f=$((f + 1))
 	fi
 	# A run that installs a build while the cluster runs must restart it:
-	# the preloaded library stays mapped, deleted, in the old server.
+	# the preloaded library stays mapped, deleted, in the old server.  (It
+	# runs with a python3 first on PATH that has no boto3, as a pyenv or a
+	# virtualenv may be, for the check of the printed commands below.)
+	local nob="$work/python-without-boto3"
+	mkdir -p "$nob" && printf '#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n' >"$nob/python3" &&
+		chmod 755 "$nob" "$nob/python3"
 	rm -f "$work/demo/installed-build"
-	if "${demo[@]}" </dev/null >"$out.3" 2>&1 && grep -q "building and installing" "$out.3" &&
+	if PATH="$nob:$PATH" "${demo[@]}" </dev/null >"$out.3" 2>&1 &&
+		grep -q "building and installing" "$out.3" &&
 		pm=$(head -1 "$work/demo/data/postmaster.pid") &&
 		grep -q '/ddb\.so$' "/proc/$pm/maps" && ! grep -q 'ddb\.so (deleted)' "/proc/$pm/maps"; then
 		echo "ok: the demo restarts a running cluster onto the build it installs"
@@ -390,6 +397,21 @@ part_plain() {
 		tail -30 "$out.3" 2>/dev/null
 		grep ddb "/proc/${pm:-0}/maps" 2>/dev/null | sort -u -k6
 		echo "FAILED: the demo's rebuild while its cluster runs leaves the old library loaded"
+		f=$((f + 1))
+	fi
+	# The endpoint commands the demo prints work as printed, from the
+	# shell it ran in.
+	local cmds res
+	cmds=$(sed -n '/^  export AWS_ACCESS_KEY_ID=/,/python3 -c /p' "$out.3")
+	if [ -n "$cmds" ] && res=$(PATH="$nob:$PATH" bash -c "$cmds" 2>&1) &&
+		grep -q '"S": "PROFILE"' <<<"$res" &&
+		grep -q "'SK': 'PROFILE'" <<<"$res"; then
+		echo "ok: the endpoint commands the demo prints work as printed"
+		p=$((p + 1))
+	else
+		echo "$cmds"
+		echo "$res" | tail -20
+		echo "FAILED: the endpoint commands the demo prints"
 		f=$((f + 1))
 	fi
 	"${demo[@]}" stop >>"$out" 2>&1
