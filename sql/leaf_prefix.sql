@@ -317,5 +317,50 @@ DELETE FROM lpe_heap WHERE "SK" LIKE '%a10%';
 SELECT t, live, twin_differ(t, (t || '_heap')::regclass) AS differ
 FROM unnest(ARRAY['lpc', 'lpe']::regclass[]) t, lp_verify(t);
 
-DROP TABLE lp, lp_rows, lp_heap, lpl, lpl_heap, lpn, lpc, lpc_heap, lpe, lpe_heap;
+-- A partition that grows at the table's end: its keys go to the table's
+-- last leaf, which has no high key to keep a prefix in and fills with
+-- whole keys.  With a 990-byte stem in every sort key, a whole item takes
+-- about 1,100 bytes and one under the stem about 110: a last leaf of
+-- whole keys holds 7, and its splits used to leave leaves of 5 to 7 items
+-- behind (a fifth full), by a key-order COPY into a table created
+-- earlier as by single inserts.  Now the split bounds the left half by
+-- the partition's end and keeps the partition's next keys there under
+-- their prefix (ddb_tree.c, last_leaf_append_split and
+-- last_leaf_run_split): about as few leaves as the build's.
+CREATE TABLE lpt_heap ("PK" text, "SK" text, item jsonb, PRIMARY KEY ("PK", "SK"));
+CREATE TABLE lpt_rows ("PK" text, "SK" text, item jsonb) USING ddb;
+CREATE TABLE lpt_ins ("PK" text, "SK" text, item jsonb) USING ddb;
+SELECT lp_awk(t, $p$s = sprintf("%990s", ""); gsub(/ /, "a", s); for (p = 0; p < 3; p++) for (g = 0; g < 300; g++) printf "P%d\t%s%05d\t{\"pad\": \"%s\"}\n", p, s, g, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"$p$)
+FROM unnest(ARRAY['lpt_heap', 'lpt_rows']::regclass[]) t;
+BEGIN;
+CREATE TABLE lpt ("PK" text, "SK" text, item jsonb) USING ddb;
+INSERT INTO lpt SELECT * FROM lpt_heap;
+COMMIT;
+VACUUM FULL lpt;
+-- one partition, row by row in key order
+INSERT INTO lpt_ins SELECT * FROM lpt_heap WHERE "PK" = 'P1' ORDER BY "SK";
+SELECT (SELECT leaf_pages FROM lp_verify('lpt_rows'))::float /
+       (SELECT leaf_pages FROM lp_verify('lpt')) < 1.1 AS copy_as_few,
+       (v ->> 'leaf_fill')::float > 0.5 AS rows_fill_ok, v ->> 'leaf_prefix_copies' AS copies
+FROM ddb_verify('lpt_ins') v;
+SELECT twin_differ('lpt_rows', 'lpt_heap') AS differ, twin_differ('lpt', 'lpt_heap') AS build_differ,
+       (SELECT count(*) FROM ((TABLE lpt_ins EXCEPT ALL SELECT * FROM lpt_heap WHERE "PK" = 'P1')
+                              UNION ALL (SELECT * FROM lpt_heap WHERE "PK" = 'P1' EXCEPT ALL TABLE lpt_ins)) d)
+         AS rows_differ;
+SELECT twin_query_ok('lpt_rows', 'lpt_heap', 'P2', c, v) AS ok
+FROM (VALUES ('PK = :p', '{}'::jsonb),
+             ('PK = :p AND SK BETWEEN :a AND :b', jsonb_build_object(':a', repeat('a', 990) || '00100', ':b', repeat('a', 990) || '00200'))) q(c, v);
+-- and the writes after: the partition's end, a key below its stem, a new
+-- partition, updates and deletes, on both
+INSERT INTO lpt_rows SELECT 'P' || (i % 4), repeat('a', 990) || lpad((300 + i)::text, 5, '0'), '{}' FROM generate_series(0, 99) i;
+INSERT INTO lpt_heap SELECT 'P' || (i % 4), repeat('a', 990) || lpad((300 + i)::text, 5, '0'), '{}' FROM generate_series(0, 99) i;
+INSERT INTO lpt_rows VALUES ('P2', 'below', '{}');
+INSERT INTO lpt_heap VALUES ('P2', 'below', '{}');
+UPDATE lpt_rows SET item = '{"u": 1}' WHERE "SK" LIKE '%0015_';
+UPDATE lpt_heap SET item = '{"u": 1}' WHERE "SK" LIKE '%0015_';
+DELETE FROM lpt_rows WHERE "SK" LIKE '%0016_';
+DELETE FROM lpt_heap WHERE "SK" LIKE '%0016_';
+SELECT live, twin_differ('lpt_rows', 'lpt_heap') AS differ FROM lp_verify('lpt_rows');
+
+DROP TABLE lp, lp_rows, lp_heap, lpl, lpl_heap, lpn, lpc, lpc_heap, lpe, lpe_heap, lpt, lpt_rows, lpt_ins, lpt_heap;
 DROP FUNCTION lp_copy, twin_differ, lp_verify, twin_query_ok, lp_write, lp_newest_descents, lp_awk, wait_no_xmin;

@@ -3019,7 +3019,12 @@ ddb_split_parent(Page page, OffsetNumber off, BlockNumber rblkno, const char *se
  * first item and the last run key kept: both lie in key order), with a
  * high key before the next run key, which keeps the prefix or, when it
  * does not start with it, a copy of it (never beyond DDB_MAX_SEP_LEN, as
- * ddb_leaf_choose_prefix).  Sizes are those of ddb_leaf_relaid_size and of
+ * ddb_leaf_choose_prefix).  After the whole run the high key is the
+ * successor of the run's last key, or of its partition part
+ * (ddb_key_partition_len) when the items and the run all lie in one
+ * partition: then the partition's keys after the run fill this leaf too
+ * (as last_leaf_append_split's single keys do), not a last leaf of whole
+ * keys again.  Sizes are those of ddb_leaf_relaid_size and of
  * ddb_tree_insert_multi's run, so the kept keys then go in as one run.
  * Returns how many run keys the leaf keeps (0: split as usual; all of
  * them leave the right half empty for the keys after the run), with the
@@ -3027,12 +3032,15 @@ ddb_split_parent(Page page, OffsetNumber off, BlockNumber rblkno, const char *se
  * separator holds of it, ddb_split_leaf_left) and the left half's prefix.
  */
 static int
-last_leaf_run_split(Page page, const DdbSplitRun *run, char **sep, int *seplen,
-					int *madeplen, int *leftplen)
+last_leaf_run_split(Page page, DdbKeyType pktype, const DdbSplitRun *run, char **sep,
+					int *seplen, int *madeplen, int *leftplen)
 {
 	char		bytes[DDB_MAX_KEY_LEN];
 	int			kept = 0;
 	StringInfoData succ;
+	/* the run's partition part, when its first key has one */
+	int			partlen = ddb_key_partition_len(pktype, run->itemkey[0],
+												run->itemkeylen[0] - DDB_SUFFIX_LEN);
 
 	Assert(DdbPageIsRightmost(page) && DdbPageGetOpaque(page)->prefixlen == 0);
 	initStringInfo(&succ);
@@ -3064,7 +3072,8 @@ last_leaf_run_split(Page page, const DdbSplitRun *run, char **sep, int *seplen,
 			sl = ddb_truncated_separator(run->itemkey[k - 1], run->itemkeylen[k - 1],
 										 next, run->itemkeylen[k]);
 		}
-		else if (ddb_key_successor(run->itemkey[k - 1], klen, &succ))
+		else if (ddb_key_successor(run->itemkey[k - 1],
+								   p >= partlen && partlen > 0 ? partlen : klen, &succ))
 		{
 			next = succ.data;
 			sl = succ.len;
@@ -3096,6 +3105,69 @@ last_leaf_run_split(Page page, const DdbSplitRun *run, char **sep, int *seplen,
 	}
 	pfree(succ.data);
 	return kept;
+}
+
+/*
+ * A split of the table's last leaf for a single new key past all its
+ * items, when they and the key lie in one partition (a partition that
+ * grows at the table's end, row by row), storage version 3.  The last
+ * leaf holds its items with whole keys (it has no high key to keep a
+ * prefix in); split as usual, it would keep them under their prefix, and
+ * every later key of the partition would go right, onto a last leaf that
+ * again fills with whole keys: with keys of a kilobyte the leaves left
+ * behind were a fifth full.  Instead the leaf keeps its items, under the
+ * prefix they and the key share, up to the partition's end: its high key
+ * is the successor of the key's partition part (ddb_key_partition_len),
+ * which holds all but the last byte of the prefix, the prefix in a copy
+ * after it.  The right half, the new last leaf, stays empty for the
+ * partitions after it, and the partition's later keys fill the left
+ * half, whose splits are then those of any partition that grows at its
+ * end (ddb_leaf_split_after_new).  Sizes as last_leaf_run_split's, with
+ * 'newsize' (the new item whole, its line pointer and the leaf reserve)
+ * for the key.  Returns false (split as usual) when the leaf holds
+ * another partition's items or these do not fit; else sets the separator
+ * (palloc'd), the prefix the halves are made under (what the separator
+ * holds of it) and the left half's prefix.
+ */
+static bool
+last_leaf_append_split(Page page, DdbKeyType pktype, const char *newkey, int newkeylen,
+					   Size newsize, char **sep, int *seplen, int *madeplen, int *leftplen)
+{
+	int			klen = newkeylen - DDB_SUFFIX_LEN;
+	int			partlen = ddb_key_partition_len(pktype, newkey, klen);
+	int			p;
+	int			held;
+	char		bytes[DDB_MAX_KEY_LEN];
+	StringInfoData succ;
+
+	Assert(DdbPageIsRightmost(page) && DdbPageGetOpaque(page)->prefixlen == 0);
+	if (partlen <= 0)
+		return false;
+	p = ddb_leaf_items_prefix(page, newkey, klen);
+	if (p < partlen)
+		return false;			/* (another partition's items too) */
+	initStringInfo(&succ);
+	if (!ddb_key_successor(newkey, partlen, &succ))
+	{
+		pfree(succ.data);
+		return false;
+	}
+	leaf_prefix_bytes(page, p, bytes);
+	held = ddb_common_prefix(bytes, p, succ.data, succ.len);
+	Assert(held < p);			/* (it ends after the partition part) */
+	if (succ.len + p > DDB_MAX_SEP_LEN ||
+		ddb_leaf_relaid_size(page, p) + newsize + ddb_key_item_size(succ.len + p) >
+		DDB_PAGE_CAPACITY ||
+		ddb_leaf_relaid_size(page, held) + ddb_key_item_size(succ.len) > DDB_PAGE_CAPACITY)
+	{
+		pfree(succ.data);
+		return false;
+	}
+	*sep = succ.data;
+	*seplen = succ.len;
+	*madeplen = held;
+	*leftplen = p;
+	return true;
 }
 
 /*
@@ -3544,8 +3616,14 @@ choose:
 		ddb_items_prefixes(rel) && maxoff >= first &&
 		ddb_compare_stored(run->itemkey[0], run->itemkeylen[0],
 						   (DdbLeafItem) items[nitems - 1].data) > 0 &&
-		last_leaf_run_split(page, run, &sep, &seplen, &splitplen, &lastplen) > 0)
+		last_leaf_run_split(page, pktype, run, &sep, &seplen, &splitplen, &lastplen) > 0)
 		best = nitems;			/* the run's first keys join the items */
+	else if (leaf && (run == NULL || run->n <= 1) && DdbPageIsRightmost(page) && !whole_retry &&
+			 items_prefixes && !alone &&
+			 ddb_compare_stored(newkey, newkeylen, (DdbLeafItem) items[nitems - 1].data) > 0 &&
+			 last_leaf_append_split(page, pktype, newkey, newkeylen, newsize, &sep, &seplen,
+									&splitplen, &lastplen))
+		best = nitems;			/* the key joins them, the partition's next too */
 	else if (leaf && run != NULL && run->n > 1)
 	{
 		best = ddb_split_point_for_run(page, pktype, items, nitems, run, oldhk,
