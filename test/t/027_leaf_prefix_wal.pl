@@ -197,7 +197,7 @@ for my $t ('r', 'rh', 'v2', 'v2h')
 		INSERT INTO $t SELECT "PK", repeat('o', 75) || 'p' || (item ->> 'n'), '{"y": 1}' FROM $h
 		WHERE (item ->> 'n')::int % 9 = 0;
 		UPDATE $t SET item = item || '{"u": 1}' WHERE (item ->> 'n')::int % 4 = 0;
-		DELETE FROM $t WHERE (item ->> 'n')::int BETWEEN 600 AND 1800;
+		DELETE FROM $t WHERE (item ->> 'n')::int BETWEEN 300 AND 2400;
 	});
 }
 for my $t ('l', 'lh')
