@@ -95,4 +95,17 @@ VACUUM FULL ff_seq;
 SELECT (v ->> 'leaf_fill')::float > 0.95 AS full_after_alter, v ->> 'items' AS items
 FROM ddb_verify('ff_seq') v;
 
-DROP TABLE ff_70, ff_100, ff_seq;
+-- At fillfactor 10 a leaf of the bulk build still takes a second item
+-- (a leaf takes two whatever the reserve, as an insert may): 1,800-byte
+-- partition keys, 40 rows each, two a leaf.  Where a partition ends, the
+-- leaf keeps the partition key once, in a copy after a high key in the
+-- next partition, which the two items fit beside without the reserve.
+BEGIN;
+CREATE TABLE ff_10 ("PK" text, "SK" text, item jsonb) USING ddb WITH (fillfactor = 10);
+COPY ff_10 FROM PROGRAM $$awk 'BEGIN { s = sprintf("%1800s", ""); gsub(/ /, "p", s); for (i = 0; i < 400; i++) printf "%s%d\tS%05d\t{\"n\": %d}\n", s, i % 10, i, i }'$$;
+COMMIT;
+SELECT v ->> 'items' AS items, v ->> 'leaf_pages' AS leaves, (v ->> 'leaf_prefix_copies')::int > 0 AS copies
+FROM ddb_verify('ff_10') v;
+SELECT count(*) AS found FROM ff_10 WHERE "PK" = repeat('p', 1800) || '7' AND "SK" > 'S00100';
+
+DROP TABLE ff_70, ff_100, ff_seq, ff_10;

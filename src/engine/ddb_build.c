@@ -531,7 +531,9 @@ leaf_end_v2(LevelBuilder *lb, int n, const char **next, int *nextlen, int *hklen
  * leaf takes what the high key holds of it.  When neither fits, the leaf
  * ends one item earlier (its last item then starts the next leaf); a leaf
  * of one item always fits beside its high key (DDB_MAX_ITEM_SIZE), and
- * takes the leaf reserve if it must, as leaf_add lets it.  Returns the
+ * one of one or two items takes the leaf reserve if it must, as leaf_add
+ * lets it.  (A leaf of one item takes no copy: it would move the key's
+ * bytes from the item to the high key and save nothing.)  Returns the
  * items that go, with the high key's length (a prefix of *next), the
  * prefix and whether it is copied.
  */
@@ -543,7 +545,7 @@ leaf_end_v3(DdbBuildState *bs, LevelBuilder *lb, int n, const char **next, int *
 	{
 		int			items = leaf_items_prefix(lb, n);
 		int			held;
-		Size		room = DDB_PAGE_CAPACITY - (n >= 2 ? bs->leaf_reserve : 0);
+		Size		room = DDB_PAGE_CAPACITY - (n > 2 ? bs->leaf_reserve : 0);
 
 		*hklen = leaf_separator(lb, n, *next, *nextlen);
 		held = Min(items, ddb_common_prefix(lb->pend[0].key, items, *next, *hklen));
@@ -554,8 +556,9 @@ leaf_end_v3(DdbBuildState *bs, LevelBuilder *lb, int n, const char **next, int *
 			return n;
 		if (n == 1 || leaf_used(lb, n, held) + ddb_key_item_size(*hklen) <= room)
 		{
-			elog(DEBUG1, "ddb build: a leaf's prefix cut to the %d bytes its high key holds, its items' %d bytes fitting no copy after that",
-				 held, items);
+			if (n > 1)
+				elog(DEBUG1, "ddb build: a leaf's prefix cut to the %d bytes its high key holds, its items' %d bytes fitting no copy after that",
+					 held, items);
 			return n;
 		}
 		elog(DEBUG1, "ddb build: a leaf ends an item early, its items' prefix of %d bytes fitting neither after its high key of %d bytes nor cut to the %d bytes that holds",
