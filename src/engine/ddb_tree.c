@@ -3619,7 +3619,7 @@ choose:
 		last_leaf_run_split(page, pktype, run, &sep, &seplen, &splitplen, &lastplen) > 0)
 		best = nitems;			/* the run's first keys join the items */
 	else if (leaf && (run == NULL || run->n <= 1) && DdbPageIsRightmost(page) && !whole_retry &&
-			 items_prefixes && !alone &&
+			 items_prefixes && newkey != NULL && !alone &&
 			 ddb_compare_stored(newkey, newkeylen, (DdbLeafItem) items[nitems - 1].data) > 0 &&
 			 last_leaf_append_split(page, pktype, newkey, newkeylen, newsize, &sep, &seplen,
 									&splitplen, &lastplen))
