@@ -23,7 +23,10 @@
 #       and a COPY into a table created earlier, whose sorted rows go in
 #       at the table's end, where the last leaf's splits keep the next
 #       rows under their prefix, in a copy after the high key when that
-#       lies in the next partition (last_leaf_run_split);
+#       lies in the next partition (last_leaf_run_split); and one
+#       partition written row by row at the table's end, whose last
+#       leaf's splits leave it a leaf bounded by the partition's end
+#       (last_leaf_append_split), then more rows, updates and deletes;
 #   (b) a crash: recovery leaves each table holding exactly its heap
 #       twin's rows, with ddb_verify clean (prefixes included);
 #   (c) the standby holds the same rows and a clean tree, and, with ddb's
@@ -74,6 +77,8 @@ $primary->safe_psql('postgres', q{
 	CREATE TABLE kh ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
 	CREATE TABLE e ("PK" text, "SK" text, item jsonb) USING ddb;
 	CREATE TABLE eh ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
+	CREATE TABLE a ("PK" text, "SK" text, item jsonb) USING ddb;
+	CREATE TABLE ah ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
 });
 $primary->backup('bk');
 my $standby = PostgreSQL::Test::Cluster->new('prefix_standby');
@@ -135,6 +140,26 @@ $primary->safe_psql('postgres', q{
 });
 ok($primary->log_contains(qr/rightmost split of block \d+ chosen again with whole keys/),
 	'(a) splits of e\'s rightmost leaf took the branch for a right half too large');
+# a: one partition, the table's last, written row by row in key order
+# under a 300-byte stem: each split of the table's last leaf leaves the
+# partition a leaf bounded by its end (last_leaf_append_split), which its
+# next rows fill under their prefix: 40 leaves at fill 0.86 (splits that
+# left the last leaf of whole keys behind them made 118, fill 0.3)
+$primary->safe_psql('postgres', q{
+	INSERT INTO ah SELECT 'TAIL', repeat('t', 300) || lpad(i::text, 6, '0'),
+	       jsonb_build_object('n', i, 'pad', repeat('x', 60))
+	FROM generate_series(0, 1999) i;
+	DO $$
+	BEGIN
+	  FOR i IN 0 .. 1999 LOOP
+	    INSERT INTO a VALUES ('TAIL', repeat('t', 300) || lpad(i::text, 6, '0'),
+	                          jsonb_build_object('n', i, 'pad', repeat('x', 60)));
+	  END LOOP;
+	END $$;
+});
+is($primary->safe_psql('postgres', q{
+		SELECT (ddb_verify('a') ->> 'leaf_pages')::int < 60, (ddb_verify('a') ->> 'leaf_prefix_copies')::int > 0}),
+	't|t', '(a) the partition at the table\'s end fills leaves bounded by its end, under its prefix');
 # k: COPY into a table created earlier (key-order inserts at its end),
 # 150 partitions of about 21 rows under a 200-byte stem: each leaf the
 # last one leaves behind holds one partition under its prefix, its high
@@ -209,7 +234,17 @@ for my $t ('l', 'lh')
 		DELETE FROM $t WHERE right(rtrim("SK", 'x'), 6)::int BETWEEN 30 AND 80;
 	});
 }
-$primary->safe_psql('postgres', 'VACUUM b; VACUUM l; VACUUM r; VACUUM v2; VACUUM v2p;');
+for my $t ('a', 'ah')
+{
+	$primary->safe_psql('postgres', qq{
+		INSERT INTO $t SELECT 'TAIL', repeat('t', 300) || lpad(i::text, 6, '0'), '{"late": 1}'
+		FROM generate_series(2000, 2499) i;
+		INSERT INTO $t VALUES ('TAIL', 'below', '{}'), ('TAIL2', 'new partition', '{}');
+		UPDATE $t SET item = item || '{"u": 1}' WHERE right("SK", 6) LIKE '%7';
+		DELETE FROM $t WHERE right("SK", 6) BETWEEN '000500' AND '001500';
+	});
+}
+$primary->safe_psql('postgres', 'VACUUM b; VACUUM l; VACUUM r; VACUUM v2; VACUUM v2p; VACUUM a;');
 cmp_ok($primary->safe_psql('postgres',
 		q{SELECT (ddb_verify('b') ->> 'deleted_pages')::int + (ddb_verify('l') ->> 'deleted_pages')::int}),
 	'>', 0, '(a) VACUUM unlinked emptied prefixed leaves');
@@ -244,7 +279,7 @@ sub same_and_sound
 	my ($node, $step) = @_;
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
 	for my $pair ([ 'b', 'bh' ], [ 'l', 'lh' ], [ 'r', 'rh' ], [ 'v2', 'v2h' ], [ 'v2p', 'v2ph' ],
-		[ 'e', 'eh' ], [ 'k', 'kh' ])
+		[ 'e', 'eh' ], [ 'k', 'kh' ], [ 'a', 'ah' ])
 	{
 		my ($t, $h) = @$pair;
 		is($node->safe_psql('postgres', sprintf($check, $t, $h, $h, $t)),
