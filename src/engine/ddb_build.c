@@ -467,14 +467,6 @@ leaf_write(DdbBuildState *bs, LevelBuilder *lb, int n, const char *hk, int hklen
 	memmove(lb->pend, lb->pend + n, sizeof(PendingItem) * lb->nitems);
 }
 
-/* The truncated separator between the leaf's item n - 1 and 'next': its length. */
-static int
-leaf_separator(LevelBuilder *lb, int n, const char *next, int nextlen)
-{
-	return Min(ddb_common_prefix(lb->pend[n - 1].key, lb->pend[n - 1].keylen, next, nextlen) + 1,
-			   nextlen);
-}
-
 /*
  * Storage version 2's end of a leaf (the rule version 1 and 2 trees are
  * built by): its prefix is that of its key space, lcp(low bound, high
@@ -509,7 +501,8 @@ leaf_end_v2(LevelBuilder *lb, int n, const char **next, int *nextlen, int *hklen
 		*next = lb->pend[n].key;
 		*nextlen = lb->pend[n].keylen;
 	}
-	*hklen = leaf_separator(lb, n, *next, *nextlen);
+	*hklen = ddb_truncated_separator(lb->pend[n - 1].key, lb->pend[n - 1].keylen,
+										 *next, *nextlen);
 	*plen = 0;
 	if (lb->low != NULL)
 	{
@@ -547,7 +540,8 @@ leaf_end_v3(DdbBuildState *bs, LevelBuilder *lb, int n, const char **next, int *
 		int			held;
 		Size		room = DDB_PAGE_CAPACITY - (n > 2 ? bs->leaf_reserve : 0);
 
-		*hklen = leaf_separator(lb, n, *next, *nextlen);
+		*hklen = ddb_truncated_separator(lb->pend[n - 1].key, lb->pend[n - 1].keylen,
+										 *next, *nextlen);
 		held = Min(items, ddb_common_prefix(lb->pend[0].key, items, *next, *hklen));
 		*copy = n >= 2 && held < items && *hklen + items <= DDB_MAX_SEP_LEN &&
 			leaf_used(lb, n, items) + ddb_key_item_size(*hklen + items) <= room;

@@ -338,6 +338,8 @@ ddb_key_item_size(int keylen)
 
 /* ddb_tree.c: comparisons and page helpers shared with scan, verify, build */
 extern int	ddb_common_prefix(const char *a, int alen, const char *b, int blen);
+extern int	ddb_truncated_separator(const char *left, int leftlen, const char *right,
+									int rightlen);
 extern int	ddb_item_key(const char *key, int keylen, ItemPointer tid, char *buf);
 extern void ddb_leaf_item_key(Page page, DdbLeafItem li, char *buf, int *len);
 extern const char *ddb_leaf_key(Page page, DdbLeafItem li, char *buf, int *len);

@@ -1618,7 +1618,7 @@ typedef struct SplitItem
  * shortest prefix of right that is still greater than left (suffix
  * truncation keeps internal pages small).
  */
-static int
+int
 ddb_truncated_separator(const char *left, int leftlen,
 						const char *right, int rightlen)
 {
@@ -3008,6 +3008,30 @@ ddb_split_parent(Page page, OffsetNumber off, BlockNumber rblkno, const char *se
 }
 
 /*
+ * Does the table's last leaf, its items re-laid under a prefix of p bytes
+ * taking 'need' bytes with what is to join them, fit beside the high key
+ * 'sep' (seplen bytes) the split gives it -- with a copy of the prefix
+ * when sep does not start with it (never beyond DDB_MAX_SEP_LEN, as
+ * ddb_leaf_choose_prefix) -- and does its left half fit as
+ * ddb_split_leaf_left first makes it, under the part of the prefix sep
+ * holds (*held), before its re-lay?  last_leaf_run_split's and
+ * last_leaf_append_split's test.
+ */
+static bool
+last_leaf_bound_fits(Page page, int p, Size need, const char *sep, int seplen, int *held)
+{
+	char		bytes[DDB_MAX_KEY_LEN];
+	bool		copy;
+
+	leaf_prefix_bytes(page, p, bytes);
+	*held = ddb_common_prefix(bytes, p, sep, seplen);
+	copy = *held < p;
+	return !(copy && seplen + p > DDB_MAX_SEP_LEN) &&
+		need + ddb_key_item_size(seplen + (copy ? p : 0)) <= DDB_PAGE_CAPACITY &&
+		ddb_leaf_relaid_size(page, *held) + ddb_key_item_size(seplen) <= DDB_PAGE_CAPACITY;
+}
+
+/*
  * A split of the table's last leaf for a run of keys past all its items
  * (inserts in key order at the table's end: a COPY into a table created
  * earlier), storage version 3.  The last leaf has no high key to keep a
@@ -3035,7 +3059,6 @@ static int
 last_leaf_run_split(Page page, DdbKeyType pktype, const DdbSplitRun *run, char **sep,
 					int *seplen, int *madeplen, int *leftplen)
 {
-	char		bytes[DDB_MAX_KEY_LEN];
 	int			kept = 0;
 	StringInfoData succ;
 	/* the run's partition part, when its first key has one */
@@ -3051,7 +3074,6 @@ last_leaf_run_split(Page page, DdbKeyType pktype, const DdbSplitRun *run, char *
 		const char *next;
 		int			sl;
 		int			held;
-		bool		copy;
 		/* the items (the last leaf has no high key) and run keys under p */
 		Size		need = ddb_leaf_relaid_size(page, p) + run->reserve;
 
@@ -3080,19 +3102,12 @@ last_leaf_run_split(Page page, DdbKeyType pktype, const DdbSplitRun *run, char *
 		}
 		else
 			break;
-		leaf_prefix_bytes(page, p, bytes);
-		held = ddb_common_prefix(bytes, p, next, sl);
-		copy = held < p;
 
 		/*
-		 * The high key with its copy, and the left half as
-		 * ddb_split_leaf_left makes it (under what the high key holds)
-		 * before its re-lay: these depend on this k's separator alone, so a
-		 * k they do not fit may be followed by one they do.
+		 * (these depend on this k's separator alone, so a k they do not fit
+		 * may be followed by one they do)
 		 */
-		if ((copy && sl + p > DDB_MAX_SEP_LEN) ||
-			need + ddb_key_item_size(sl + (copy ? p : 0)) > DDB_PAGE_CAPACITY ||
-			ddb_leaf_relaid_size(page, held) + ddb_key_item_size(sl) > DDB_PAGE_CAPACITY)
+		if (!last_leaf_bound_fits(page, p, need, next, sl, &held))
 			continue;
 		if (kept > 0)
 			pfree(*sep);
@@ -3137,7 +3152,6 @@ last_leaf_append_split(Page page, DdbKeyType pktype, const char *newkey, int new
 	int			partlen = ddb_key_partition_len(pktype, newkey, klen);
 	int			p;
 	int			held;
-	char		bytes[DDB_MAX_KEY_LEN];
 	StringInfoData succ;
 
 	Assert(DdbPageIsRightmost(page) && DdbPageGetOpaque(page)->prefixlen == 0);
@@ -3152,17 +3166,13 @@ last_leaf_append_split(Page page, DdbKeyType pktype, const char *newkey, int new
 		pfree(succ.data);
 		return false;
 	}
-	leaf_prefix_bytes(page, p, bytes);
-	held = ddb_common_prefix(bytes, p, succ.data, succ.len);
-	Assert(held < p);			/* (it ends after the partition part) */
-	if (succ.len + p > DDB_MAX_SEP_LEN ||
-		ddb_leaf_relaid_size(page, p) + newsize + ddb_key_item_size(succ.len + p) >
-		DDB_PAGE_CAPACITY ||
-		ddb_leaf_relaid_size(page, held) + ddb_key_item_size(succ.len) > DDB_PAGE_CAPACITY)
+	if (!last_leaf_bound_fits(page, p, ddb_leaf_relaid_size(page, p) + newsize,
+							  succ.data, succ.len, &held))
 	{
 		pfree(succ.data);
 		return false;
 	}
+	Assert(held < p);			/* (it ends after the partition part) */
 	*sep = succ.data;
 	*seplen = succ.len;
 	*madeplen = held;
