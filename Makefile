@@ -85,6 +85,13 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# A PostgreSQL built with LZ4 (Debian's is; pg_config.h defines USE_LZ4):
+# ddb compresses the right half of a leaf split in its WAL with liblz4
+# (Debian: liblz4-dev), as PostgreSQL's wal_compression = lz4 does images.
+ifneq ($(shell grep -c '^\#define USE_LZ4 1' $(includedir_server)/pg_config.h 2>/dev/null),0)
+SHLIB_LINK += -llz4
+endif
+
 # `make installcheck` runs the regression and isolation suites against the
 # running server (PGHOST, PGPORT, PGUSER), then the TAP tests.  initdb
 # refuses to run as root, so root skips the TAP tests and says where they

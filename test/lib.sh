@@ -64,6 +64,8 @@ ddb_install_deps() {
 	# to use it (the demo).  Debian's python3 and aws, whatever else is on
 	# PATH.
 	[ -f /usr/include/microhttpd.h ] || need_pkgs+=(libmicrohttpd-dev)
+	# LZ4 for the leaf splits' WAL, as PostgreSQL (built with it) has it
+	[ -f /usr/include/lz4.h ] || need_pkgs+=(liblz4-dev)
 	[ -x /usr/bin/python3 ] || need_pkgs+=(python3)
 	/usr/bin/python3 -c 'import boto3' >/dev/null 2>&1 || need_pkgs+=(python3-boto3)
 	[ -x /usr/bin/aws ] || need_pkgs+=(awscli)

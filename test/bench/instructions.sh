@@ -67,12 +67,15 @@
 # Knobs: DDB_PGBIN (default /usr/lib/postgresql/15/bin, whose PostgreSQL
 # must have ddb installed), DDB_BENCH_PORT (the loading server's port,
 # default 55480), DDB_KEEP=1 (keep the work directory and callgrind files:
-# callgrind_annotate --inclusive=yes FILE shows where the instructions go).
+# callgrind_annotate --inclusive=yes FILE shows where the instructions go),
+# DDB_WAL_COMPRESSION (the servers' wal_compression, default off: with it
+# on, ddb compresses its leaf splits' right halves, src/engine/ddb_wal.c).
 set -u
 set -o pipefail
 
 bench_dir=$(cd "$(dirname "$0")" && pwd)
 PGBIN=${DDB_PGBIN:-/usr/lib/postgresql/15/bin}
+wal_compression=${DDB_WAL_COMPRESSION:-off}
 items=20000
 runs="50 250"
 ops="put_new put_over update delete"
@@ -117,7 +120,7 @@ case $ll in [0-9]*,[0-9]*,[0-9]*) ;; *) echo "--ll must be SIZE,ASSOC,LINE" >&2;
 # initdb refuses root: run the whole measurement as "postgres" instead.
 if [ "$(id -u)" = 0 ]; then
 	id postgres >/dev/null 2>&1 || useradd -r -m postgres
-	envs="DDB_PGBIN=$(printf %q "$PGBIN") DDB_BENCH_PORT=${DDB_BENCH_PORT:-55480} DDB_KEEP=${DDB_KEEP:-}"
+	envs="DDB_PGBIN=$(printf %q "$PGBIN") DDB_BENCH_PORT=${DDB_BENCH_PORT:-55480} DDB_KEEP=${DDB_KEEP:-} DDB_WAL_COMPRESSION=${DDB_WAL_COMPRESSION:-off}"
 	args=""
 	[ ${#orig_args[@]} -gt 0 ] && args=$(printf ' %q' "${orig_args[@]}")
 	cd /tmp && exec su postgres -s /bin/bash -c "$envs bash $(printf %q "$bench_dir/$(basename "$0")")$args"
@@ -266,7 +269,7 @@ instructions() {
 	cp -a "$work/data" "$work/copy"
 	cp "$work/input.$(basename "$script" .sql).$tbl.$count" "$work/input.$tag.$count" ||
 		die "no input for $script"
-	opts=(-c fsync=off -c full_page_writes=off -c max_wal_size=1GB)
+	opts=(-c fsync=off -c full_page_writes=off -c max_wal_size=1GB -c "wal_compression=$wal_compression")
 	[ "$pre" = 1 ] && opts+=(-c shared_preload_libraries=ddb -c ddb.http_port=0)
 	if [ $measure = wal ]; then
 		# the shutdown checkpoint would otherwise remove or recycle the

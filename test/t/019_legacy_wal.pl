@@ -13,7 +13,14 @@
 # primary write them where those versions did.  This proves:
 #   (a) the legacy forms are written, each of them many times, and the
 #       current forms they replace (UPDATE_MAP, INSERT_MAP, the short MARK)
-#       are not, while the setting is on (pg_walinspect names them);
+#       are not, while the setting is on (pg_walinspect names them); with
+#       it 'uncompressed', the forms written just before inserts left out
+#       what redo knows and splits compressed their right half: INSERT_MAP,
+#       INSERT_MULTI and the uncompressed splits, none of the EXT INSERT,
+#       INSERT_MULTI or SPLIT_PACKED forms (nor with the other settings),
+#       though wal_compression is on; with the setting off, the current
+#       forms, splits compressed with wal_compression's method (pglz, lz4)
+#       and not compressed with it off;
 #   (b) their redo is exact: with wal_consistency_checking = 'ddb' the
 #       standby compares every page it replays from them with the primary's
 #       image, and it reads the same rows as the primary and as a heap
@@ -23,7 +30,8 @@
 #       (as a delta, and whole), and updates that do not fit beside it (a
 #       separate long MARK and INSERT);
 #   (c) a crash (immediate stop) with the legacy forms in the WAL since the
-#       last checkpoint: recovery replays them, under the same consistency
+#       last checkpoint, and the current ones after them (LZ4 splits):
+#       recovery replays them, under the same consistency
 #       checks, to the same rows, ddb_verify clean, and the standby follows.
 
 use strict;
@@ -78,6 +86,9 @@ sub forms_since
 				WHEN record_type = 'MARK' THEN 'MARK_SHORT'
 				WHEN record_type IN ('UPDATE', 'UPDATE_DELTA', 'INSERT')
 				     AND description !~ '(delta|item) [0-9]+ bytes' THEN record_type || '_IMAGE'
+				WHEN record_type = 'EXT' AND description ~ '^SPLIT \\(right half lz4\\)' THEN 'EXT_SPLIT_LZ4'
+				WHEN record_type = 'EXT' AND description ~ '^SPLIT \\(right half pglz\\)' THEN 'EXT_SPLIT_PGLZ'
+				WHEN record_type = 'EXT' THEN 'EXT_' || substring(description FROM '^[A-Z_]+')
 				ELSE record_type END AS f
 			FROM pg_get_wal_records_info('$from', pg_current_wal_flush_lsn())
 			WHERE resource_manager = 'ddb') r
@@ -85,8 +96,12 @@ sub forms_since
 	return { map { split /=/ } split /\n/, $out };
 }
 
+# wal_compression for the statements below: with it on, ddb compresses a
+# split's right half (EXT SPLIT_PACKED), which no legacy setting writes.
+my $walcomp = 'lz4';
+
 # The same statements on t (ddb) and s (its heap shadow), in one session
-# with ddb.check_wal_legacy set as asked.
+# with ddb.check_wal_legacy set as asked and wal_compression as $walcomp.
 sub both
 {
 	my ($node, $legacy, $sql) = @_;
@@ -96,7 +111,8 @@ sub both
 		(my $q = $sql) =~ s/\bTBL\b/$tbl/g;
 		$all .= $q;
 	}
-	return $node->safe_psql('postgres', "SET ddb.check_wal_legacy = $legacy;\n$all");
+	return $node->safe_psql('postgres',
+		"SET ddb.check_wal_legacy = $legacy;\nSET wal_compression = $walcomp;\n$all");
 }
 
 # Every kind of change an older ddb logged in a legacy form, keys tagged.
@@ -154,6 +170,7 @@ sub workload
 	# the item API: an update, an overwrite, a delete (t only, s by SQL)
 	$node->safe_psql('postgres', qq{
 		SET ddb.check_wal_legacy = $legacy;
+		SET wal_compression = $walcomp;
 		SELECT count(ddb_update_item('t', jsonb_build_object('PK', 'P' || (g % 30), 'SK', '$tag' || g), 'SET api = :one', vals => '{":one": 1}'))
 		FROM generate_series(2, 2000, 30) g WHERE g % 13 <> 0 AND g % 34 <> 5;
 		SELECT count(ddb_put_item('t', jsonb_build_object('PK', 'P' || (g % 30), 'SK', '$tag' || g, 'put', g)))
@@ -181,7 +198,8 @@ sub check_forms
 	{
 		cmp_ok($forms->{$form} // 0, '>=', $min{$form}, "$what: at least $min{$form} $form records");
 	}
-	for my $form ('UPDATE_MAP', 'INSERT_MAP', 'MARK_SHORT')
+	for my $form ('UPDATE_MAP', 'INSERT_MAP', 'MARK_SHORT', 'EXT_INSERT', 'EXT_INSERT_MULTI', 'EXT_SPLIT_LZ4',
+		'EXT_SPLIT_PGLZ')
 	{
 		is($forms->{$form} // 0, 0, "$what: no $form record");
 	}
@@ -202,13 +220,48 @@ $lsn = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
 workload($primary, 'whole', 'B');
 check_forms(forms_since($primary, $lsn), '(a) whole', %whole_min);
 
-# the setting off again: the current forms
+# 'uncompressed': inserts whole with their map entry, a batch's items
+# whole, splits uncompressed; the rest current (COPY into the existing
+# table places a batch's items of one leaf: INSERT_MULTI)
+$lsn = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+workload($primary, 'uncompressed', 'U');
+my $copy = "seq 1 3000 | awk '{printf \"P%d\\tUC%05d\\t{\\\"c\\\": %d}\\n\", \$1 % 30, \$1, \$1}'";
+both($primary, 'uncompressed', qq{COPY TBL FROM PROGRAM \$q\$$copy\$q\$;});
+my $forms = forms_since($primary, $lsn);
+note explain $forms;
+cmp_ok($forms->{INSERT_MAP} // 0, '>=', 300, '(a) uncompressed: at least 300 INSERT_MAP records');
+cmp_ok($forms->{INSERT_MULTI} // 0, '>=', 10, '(a) uncompressed: at least 10 INSERT_MULTI records');
+cmp_ok(($forms->{SPLIT} // 0) + ($forms->{EXT_SPLIT} // 0), '>=', 20,
+	'(a) uncompressed: at least 20 uncompressed splits');
+ok(($forms->{UPDATE_MAP} // 0) > 0 && ($forms->{MARK_SHORT} // 0) > 0,
+	'(a) uncompressed: updates and marks in their current forms');
+for my $form ('EXT_INSERT', 'EXT_INSERT_MULTI', 'EXT_SPLIT_LZ4', 'EXT_SPLIT_PGLZ', 'INSERT', 'UPDATE',
+	'UPDATE_DELTA', 'MARK_LONG')
+{
+	is($forms->{$form} // 0, 0, "(a) uncompressed: no $form record");
+}
+
+# the setting off again: the current forms, the splits compressed with
+# wal_compression's method (pglz here), and not at all with it off
+$walcomp = 'pglz';
 $lsn = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
 workload($primary, 'off', 'C');
-my $forms = forms_since($primary, $lsn);
+$forms = forms_since($primary, $lsn);
+note explain $forms;
 ok(($forms->{UPDATE_MAP} // 0) > 0 && ($forms->{MARK_SHORT} // 0) > 0
-	  && !$forms->{UPDATE} && !$forms->{UPDATE_DELTA} && !$forms->{MARK_LONG},
-	'(a) with the setting off, the current forms and no legacy one');
+	  && ($forms->{EXT_INSERT} // 0) > 0 && ($forms->{EXT_SPLIT_PGLZ} // 0) > 0
+	  && !$forms->{EXT_SPLIT_LZ4}
+	  && !$forms->{UPDATE} && !$forms->{UPDATE_DELTA} && !$forms->{MARK_LONG}
+	  && !$forms->{INSERT} && !$forms->{INSERT_MAP},
+	'(a) with the setting off, the current forms and no legacy one; wal_compression pglz: pglz splits');
+$walcomp = 'off';
+$lsn = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+workload($primary, 'off', 'F');
+$forms = forms_since($primary, $lsn);
+ok(($forms->{EXT_INSERT} // 0) > 0 && ($forms->{EXT_SPLIT} // 0) + ($forms->{EXT_SPLIT_ITEMS} // 0) > 0
+	  && !$forms->{EXT_SPLIT_LZ4} && !$forms->{EXT_SPLIT_PGLZ},
+	'(a) wal_compression off: the splits are not compressed');
+$walcomp = 'lz4';
 
 DdbWal::same_rows($primary, '(b) primary');
 $primary->wait_for_catchup($standby);
@@ -226,6 +279,12 @@ workload($primary, 'whole', 'E');
 # (what recovery replays: every record since the checkpoint)
 check_forms(forms_since($primary, $lsn), '(c) the WAL recovery replays',
 	UPDATE_DELTA => 100, UPDATE => 100, MARK_LONG => 300, MARK_LONG_LOCK => 50, INSERT => 300, MAP => 10);
+# ... and the current forms after them, splits compressed with LZ4
+$lsn = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+workload($primary, 'off', 'G');
+$forms = forms_since($primary, $lsn);
+ok(($forms->{EXT_INSERT} // 0) >= 300 && ($forms->{EXT_SPLIT_LZ4} // 0) > 0,
+	'(c) the WAL recovery replays: EXT INSERT records and LZ4 splits after them');
 my $before = $primary->safe_psql('postgres', $rows);
 $primary->stop('immediate');
 my $logstart = -s $primary->logfile;

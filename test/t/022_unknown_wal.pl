@@ -46,8 +46,10 @@ use DdbWal;
 plan skip_all => 'ddb\'s WAL records are written for ddb tables'
   if ($ENV{DDB_TAP_AM} || 'ddb') ne 'ddb';
 
-# (t of storage version 2, whose leaves split without EXT records: the
-# only EXT records then are the unknown form's)
+# (t of storage version 2, whose leaves split without EXT records, written
+# with ddb.check_wal_legacy = uncompressed, whose inserts are INSERT_MAP
+# and INSERT_MULTI, not EXT records, and whose splits are not compressed:
+# the only EXT records then are the unknown form's)
 my $schema = q{
 	CREATE EXTENSION ddb;
 	CREATE EXTENSION pg_walinspect;
@@ -214,6 +216,7 @@ one_case('insert_multi', '60', 'e0', sub {
 	close $fh;
 	$node->safe_psql('postgres', qq{
 		SET ddb.check_wal_unknown_form = $form;
+		SET ddb.check_wal_legacy = uncompressed;
 		COPY t FROM '$file';
 		COPY s FROM '$file';
 	});
@@ -227,6 +230,7 @@ one_case('update_map', '70', 'f0', sub {
 	{
 		$node->safe_psql('postgres', qq{
 			SET ddb.check_wal_unknown_form = $form;
+			SET ddb.check_wal_legacy = uncompressed;
 			UPDATE $tbl SET item = item || jsonb_build_object('u', '$tag') WHERE (item->>'n')::int % 10 = 3;
 		});
 	}
