@@ -8,6 +8,7 @@
 #   bash test/bench/run.sh --shared-buffers 64MB --ops "get query" # a small cache
 #   bash test/bench/run.sh --preload --ops "put_new put_over update"  # ddb preloaded: its own WAL records
 #   bash test/bench/run.sh --huge-pages --ops "delete delete_old"  # shared memory in 2 MB pages
+#   bash test/bench/run.sh --preload --wal-compression lz4 --ops put_new  # compressed splits (and images)
 #   bash test/bench/run.sh --scaling      # GetItem and Query-100 at 10^5 and 10^6 items
 #   bash test/bench/run.sh --scaling --big   # ... and 10^7 (long: about an hour)
 #   bash test/bench/run.sh --smoke        # 2,000 items, 1 s runs (CI: the scripts run, results agree)
@@ -70,8 +71,9 @@ shared_buffers=""
 only_ops=""
 preload=0
 huge_pages=0
+wal_compression=""
 orig_args=("$@")
-usage() { sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--items) items=$2; shift ;;
@@ -83,6 +85,7 @@ while [ $# -gt 0 ]; do
 	--ops) only_ops=$2; shift ;;
 	--preload) preload=1 ;;
 	--huge-pages) huge_pages=1 ;;
+	--wal-compression) wal_compression=$2; shift ;;
 	--smoke) mode=smoke ;;
 	--scaling) mode=scaling ;;
 	--big) big=1 ;;
@@ -95,6 +98,9 @@ done
 if [ $mode = smoke ]; then
 	items=2000; duration=1; rounds=2; clients_list=1
 	[ -n "${PGHOST:-}" ] && use_running=1
+fi
+if [ -n "$wal_compression" ] && [ $use_running = 1 ]; then
+	echo "--wal-compression needs the script's own cluster" >&2; exit 2
 fi
 if [ $preload = 1 ] && [ $use_running = 1 ]; then
 	echo "--preload needs the script's own cluster (the running server's preload is its own)" >&2; exit 2
@@ -169,7 +175,7 @@ fi
 
 export PATH="$PGBIN:$PATH"
 work=$(mktemp -d /tmp/ddb-bench.XXXXXX)
-results="$work/results"     # op|variant|clients|round|tps|wal bytes per txn|load average|wal bytes per txn without FPIs
+results="$work/results"     # op|variant|clients|round|tps|wal bytes per txn|load average|wal bytes per txn without FPIs|server CPU us per txn
 : >"$results"
 log() { printf '==> [%4ss] %s\n' "$SECONDS" "$*" >&2; }
 die() { echo "bench: $*" >&2; exit 1; }
@@ -218,6 +224,9 @@ EOF
 		printf "shared_preload_libraries = 'ddb'\nddb.http_port = 0\n" >>"$work/data/postgresql.conf"
 	fi
 	[ $huge_pages = 1 ] && echo "huge_pages = on" >>"$work/data/postgresql.conf"
+	# --wal-compression: page images compressed on both sides, and with
+	# ddb's own records its leaf splits' right halves (ddb_wal.c)
+	[ -n "$wal_compression" ] && echo "wal_compression = $wal_compression" >>"$work/data/postgresql.conf"
 	pg_ctl -D "$work/data" -l "$work/server.log" -w start >/dev/null ||
 		{ cat "$work/server.log" >&2; die "the server did not start"; }
 	started_cluster=1
@@ -243,7 +252,7 @@ have_prewarm=1
 q -c 'CREATE EXTENSION pg_prewarm' 2>/dev/null ||
 	{ have_prewarm=0; log "no pg_prewarm: the first run on each table reads from the OS cache"; }
 settings=$(q -c "SELECT string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY name)
-	FROM pg_settings WHERE name IN ('shared_buffers', 'synchronous_commit', 'fsync', 'max_wal_size', 'work_mem', 'jit', 'lc_collate', 'huge_pages')")
+	FROM pg_settings WHERE name IN ('shared_buffers', 'synchronous_commit', 'fsync', 'max_wal_size', 'work_mem', 'jit', 'lc_collate', 'huge_pages', 'wal_compression')")
 server_version=$(q -c 'SHOW server_version')
 
 # --- loading ------------------------------------------------------------------
@@ -375,22 +384,44 @@ wal_records_bytes() {
 		awk '$1 == "Total" { print $3; exit }'
 }
 
+# The server's CPU time for the backends of a run, which pgbench's own CPU
+# does not count in: the CPU of the postmaster's children that exited
+# (cutime + cstime of /proc/PID/stat, in clock ticks), read before a run
+# and after its backends were reaped.  With 2 clients on 2 cores, pgbench
+# takes CPU from the backends in proportion to the tps, which narrows the
+# tps ratios; the server CPU per transaction is the engines' own cost.
+# Only with the script's own cluster (blank with --use-running).
+pm_pid() { [ "${started_cluster:-0}" = 1 ] && head -1 "$work/data/postmaster.pid"; }
+children_cpu() { awk '{ print $16 + $17 }' "/proc/$1/stat"; }
+live_children() { cat /proc/"$1"/task/*/children 2>/dev/null | wc -w; }
+
 # bench OP VARIANT TABLE SCRIPT CLIENTS ROUND [pgbench options]: one short
-# pgbench run; records tps, WAL bytes per transaction and the load average
-# before it in $results.
+# pgbench run; records tps, WAL bytes per transaction, the load average
+# before it and the backends' CPU per transaction in $results.
 bench() {
 	local op=$1 variant=$2 tbl=$3 script=$4 clients=$5 round=$6
 	shift 6
 	local sql="$work/$script.$tbl.sql" out="$work/pgbench.out" lsn0 lsn1 wal tps txns failed rc len load nofpi
+	local pm nch cpu0 cpu1 i
 	run_no=$((run_no + 1))
 	sed "s/@TBL@/$tbl/g" "$bench_dir/$script.sql" >"$sql"
 	len="-T $duration"
 	case " $* " in *" -t "*) len="" ;; esac
 	load=$(loadavg)
 	lsn0=$(q -c 'SELECT pg_current_wal_insert_lsn()')
+	pm=$(pm_pid)
+	if [ -n "$pm" ]; then
+		nch=$(live_children "$pm")
+		cpu0=$(children_cpu "$pm")
+	fi
 	pgbench -n -M prepared $len -c "$clients" -j "$clients" -f "$sql" \
 		-D P="$P" -D n=0 -D run="$run_no" "$@" >"$out" 2>&1
 	rc=$?
+	if [ -n "$pm" ]; then
+		# pgbench's backends exit as it disconnects: wait until reaped
+		for i in $(seq 200); do [ "$(live_children "$pm")" -le "$nch" ] && break; sleep 0.05; done
+		cpu1=$(children_cpu "$pm")
+	fi
 	lsn1=$(q -c 'SELECT pg_current_wal_insert_lsn()')
 	wal=$(q -c "SELECT pg_wal_lsn_diff('$lsn1', '$lsn0')")
 	nofpi=$(wal_records_bytes "$lsn0" "$lsn1")
@@ -405,9 +436,11 @@ bench() {
 		tps=0
 		txns=1
 	fi
-	printf '%s|%s|%s|%s|%.0f|%.0f|%s|%s\n' "$op" "$variant" "$clients" "$round" "$tps" \
+	printf '%s|%s|%s|%s|%.0f|%.0f|%s|%s|%s\n' "$op" "$variant" "$clients" "$round" "$tps" \
 		"$(awk -v w="$wal" -v t="$txns" 'BEGIN { print w / t }')" "$load" \
-		"$(awk -v w="$nofpi" -v t="$txns" 'BEGIN { if (w != "") printf "%.0f", w / t }')" >>"${bench_results:-$results}"
+		"$(awk -v w="$nofpi" -v t="$txns" 'BEGIN { if (w != "") printf "%.0f", w / t }')" \
+		"$([ -n "$pm" ] && awk -v a="$cpu0" -v b="$cpu1" -v t="$txns" -v hz="$(getconf CLK_TCK)" \
+			'BEGIN { printf "%.1f", (b - a) / hz / t * 1e6 }')" >>"${bench_results:-$results}"
 	log "$(printf '%-12s %-6s %s client(s), round %s: %8.0f tps (load %s)' "$op" "$variant" "$clients" "$round" "$tps" "$load")"
 }
 
@@ -675,6 +708,15 @@ median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) printf "%.0f", (NR % 2 ? 
 tps_of() { runs_of "$1" "$2" "$3" | cut -d'|' -f5 | median; }
 wal_of() { runs_of "$1" "$2" "$3" | cut -d'|' -f6 | median; }
 nofpi_of() { runs_of "$1" "$2" "$3" | cut -d'|' -f8 | grep . | median; }
+cpu_of() { runs_of "$1" "$2" "$3" | cut -d'|' -f9 | grep . | sort -g | awk '{ a[NR] = $1 } END { if (NR) printf "%.1f", (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
+# cpu_ratio_of OP A B CLIENTS: median of the per-round ratios of B's server
+# CPU per transaction to A's (> 1: A spends less), with the spread.
+cpu_ratio_of() {
+	join -t'|' <(runs_of "$1" "$2" "$4" | awk -F'|' '$9 != "" { print $4 "|" $9 }' | sort) \
+		<(runs_of "$1" "$3" "$4" | awk -F'|' '$9 != "" { print $4 "|" $9 }' | sort) |
+		awk -F'|' '$2 > 0 { print $3 / $2 }' | sort -g |
+		awk '{ a[NR] = $1 } END { if (NR) printf "%.2f (%.2f-%.2f)", (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), a[1], a[NR] }'
+}
 # ratio_of OP A B CLIENTS: median of the per-round ratios A/B with their
 # lowest and highest, e.g. "1.32 (1.21-1.40)", or blank.
 ratio_of() {
@@ -767,6 +809,21 @@ report() {
 		echo "| $(op_name $op) | $a | $s | $h | $(ratio "$a" "$h") | $na | $ns | $nh | $(ratio "$na" "$nh") | $(ratio "$ns" "$nh") |"
 	done
 	echo
+	if [ -n "$(cut -d'|' -f9 "$results" | grep .)" ]; then
+		echo "| server CPU per operation (the backends' µs a transaction, median) | clients | ddb API | heap | heap / API |"
+		echo "|---|---:|---:|---:|---:|"
+		for c in $clients_list; do
+			for op in $read_ops $write_ops $batch_ops; do
+				a=$(cpu_of $op api $c); h=$(cpu_of $op heap $c)
+				[ -z "$a$h" ] && continue
+				echo "| $(op_name $op) | $c | $a | $h | $(cpu_ratio_of $op api heap $c) |"
+			done
+		done
+		echo
+		echo "Server CPU: the CPU time of the run's backends (the postmaster's exited children), without pgbench's;"
+		echo "with 2 clients on 2 cores pgbench's share grows with the tps, so this, not tps, shows how the engines scale."
+		echo
+	fi
 	echo "| shared buffers touched per query (hit + read) | ddb API | ddb SQL | heap | clustered heap |"
 	echo "|---|---:|---:|---:|---:|"
 	for op in $read_ops; do
