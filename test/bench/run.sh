@@ -390,10 +390,23 @@ wal_records_bytes() {
 # and after its backends were reaped.  With 2 clients on 2 cores, pgbench
 # takes CPU from the backends in proportion to the tps, which narrows the
 # tps ratios; the server CPU per transaction is the engines' own cost.
-# Only with the script's own cluster (blank with --use-running).
+# Only with the script's own cluster (blank with --use-running).  A run's
+# backends are the children connected to ddb_bench over the socket
+# ("[local]" in their title; autovacuum's workers are not counted): none
+# before the run, and none once pgbench's have exited and been reaped.
 pm_pid() { [ "${started_cluster:-0}" = 1 ] && head -1 "$work/data/postmaster.pid"; }
 children_cpu() { awk '{ print $16 + $17 }' "/proc/$1/stat"; }
-live_children() { cat /proc/"$1"/task/*/children 2>/dev/null | wc -w; }
+client_backends() {
+	local c n=0
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		{ tr '\0' ' ' <"/proc/$c/cmdline"; } 2>/dev/null | grep -q 'ddb_bench \[local\]' && n=$((n + 1))
+	done
+	echo $n
+}
+wait_no_clients() {
+	local i
+	for i in $(seq 400); do [ "$(client_backends "$1")" = 0 ] && return; sleep 0.025; done
+}
 
 # bench OP VARIANT TABLE SCRIPT CLIENTS ROUND [pgbench options]: one short
 # pgbench run; records tps, WAL bytes per transaction, the load average
@@ -402,7 +415,7 @@ bench() {
 	local op=$1 variant=$2 tbl=$3 script=$4 clients=$5 round=$6
 	shift 6
 	local sql="$work/$script.$tbl.sql" out="$work/pgbench.out" lsn0 lsn1 wal tps txns failed rc len load nofpi
-	local pm nch cpu0 cpu1 i
+	local pm cpu0 cpu1
 	run_no=$((run_no + 1))
 	sed "s/@TBL@/$tbl/g" "$bench_dir/$script.sql" >"$sql"
 	len="-T $duration"
@@ -411,15 +424,14 @@ bench() {
 	lsn0=$(q -c 'SELECT pg_current_wal_insert_lsn()')
 	pm=$(pm_pid)
 	if [ -n "$pm" ]; then
-		nch=$(live_children "$pm")
+		wait_no_clients "$pm"	# (the psql above)
 		cpu0=$(children_cpu "$pm")
 	fi
 	pgbench -n -M prepared $len -c "$clients" -j "$clients" -f "$sql" \
 		-D P="$P" -D n=0 -D run="$run_no" "$@" >"$out" 2>&1
 	rc=$?
 	if [ -n "$pm" ]; then
-		# pgbench's backends exit as it disconnects: wait until reaped
-		for i in $(seq 200); do [ "$(live_children "$pm")" -le "$nch" ] && break; sleep 0.05; done
+		wait_no_clients "$pm"	# pgbench's backends exit as it disconnects
 		cpu1=$(children_cpu "$pm")
 	fi
 	lsn1=$(q -c 'SELECT pg_current_wal_insert_lsn()')
