@@ -355,7 +355,9 @@ typedef struct xl_ddb_split
  *	its length uncompressed, a uint8 naming the method (DDB_PACK_PGLZ,
  *	DDB_PACK_LZ4), then the method's output.  Written when PostgreSQL's
  *	wal_compression is on, which trades CPU for WAL in full-page images
- *	and so, here, in splits (split_pack), and when that is shorter.  A
+ *	and so, here, in splits (split_pack), and when that is shorter (pglz,
+ *	with PGLZ_strategy_default as PostgreSQL's images, only when it saves
+ *	a quarter).  A
  *	ddb built without LZ4 (against a PostgreSQL without it: USE_LZ4)
  *	refuses an LZ4 record at redo with a PANIC, as PostgreSQL refuses an
  *	image compressed with a method it was built without.
@@ -393,9 +395,9 @@ static bool ddb_wal_registered = false;
  * commit, its insert a plain INSERT (ddb_wal_map_in_record).  With
  * 'uncompressed' it writes only the forms the versions just before
  * DDB_EXT_INSERT, _INSERT_MULTI and _SPLIT_PACKED wrote where those are
- * written now: INSERT_MAP, INSERT_MULTI and the splits' uncompressed forms
- * (SPLIT, EXT SPLIT, EXT SPLIT_ITEMS); every legacy setting writes these
- * too.  TAP 019 writes them against a standby under
+ * written now: INSERT_MAP, INSERT (a batch's run of one item), INSERT_MULTI
+ * and the splits' uncompressed forms (SPLIT, EXT SPLIT, EXT SPLIT_ITEMS);
+ * every legacy setting writes these too.  TAP 019 writes them against a standby under
  * wal_consistency_checking; plain builds have no such setting.
  */
 typedef enum WalLegacy
@@ -1466,7 +1468,8 @@ split_pack(Page rnew, const uint16 *rlens, Size rlenslen, Size *len)
 /*
  * Redo's side of split_pack: the right half's block data as
  * ddb_split_leaf_right_redo reads it (inpage), palloc'd, from the packed
- * block data 'in' (inlen bytes), checked against its line pointer lengths.
+ * block data 'in' (inlen bytes): its bytes must be what its line pointer
+ * lengths say, and they must fit on a leaf.
  */
 static char *
 split_unpack(const char *in, Size inlen)
@@ -1497,7 +1500,7 @@ split_unpack(const char *in, Size inlen)
 	else
 		elog(PANIC, "ddb WAL record of a leaf split compressed with unknown method %u: this server's ddb is older than the one that wrote it",
 			 method);
-	if (got != rawlen)
+	if (got != rawlen || rawlen < sizeof(uint16))
 		elog(PANIC, "ddb_wal_redo: invalid compressed split");
 	/* the items must be what the lengths say, as the page lays them out */
 	memcpy(&n, raw, sizeof(uint16));
@@ -1510,7 +1513,9 @@ split_unpack(const char *in, Size inlen)
 		memcpy(&len, raw + sizeof(uint16) * i, sizeof(uint16));
 		items += MAXALIGN(len);
 	}
-	if (sizeof(uint16) * (n + 1) + items != rawlen)
+	if (sizeof(uint16) * (n + 1) + items != rawlen ||
+		SizeOfPageHeaderData + sizeof(ItemIdData) * n + items >
+		BLCKSZ - MAXALIGN(sizeof(DdbPageOpaqueData)))
 		elog(PANIC, "ddb_wal_redo: invalid compressed split");
 	return raw;
 }
@@ -1659,7 +1664,7 @@ static void
 split_redo(XLogReaderState *record, xl_ddb_split *xlrec, bool inpage, uint16 prefixlen,
 		   const uint16 *plens, bool packed)
 {
-	Size		rlen;
+	Size		rlen = 0;
 	char	   *rdata = XLogRecGetBlockData(record, 2, &rlen);
 	XLogRecPtr	lsn = record->EndRecPtr;
 	char	   *sep = (char *) xlrec + SizeOfDdbSplit;
@@ -2192,7 +2197,7 @@ ddb_wal_desc(StringInfo buf, XLogReaderState *record)
 		else if (ext.form == DDB_EXT_SPLIT_PACKED)
 		{
 			uint16		plens[2];
-			Size		rlen;
+			Size		rlen = 0;
 			char	   *rdata = XLogRecGetBlockData(record, 2, &rlen);
 			uint8		method = 0;
 
@@ -2343,9 +2348,10 @@ ddb_wal_desc(StringInfo buf, XLogReaderState *record)
 /*
  * wal_consistency_checking = 'ddb': what may differ between a page and its
  * replay is what changes without WAL: the tuples' hint bits, as heap_mask
- * masks them, the command ids a short MARK does not log (heap_mask masks
- * t_cid too), and the row-id map's block hints (ddb_map_mask); redo
- * writes exactly the other fields the primary set.
+ * masks them, the command ids a short MARK and the EXT INSERT and
+ * INSERT_MULTI forms do not log (heap_mask masks t_cid too), and the
+ * row-id map's block hints (ddb_map_mask); redo writes exactly the other
+ * fields the primary set.
  */
 static void
 ddb_wal_mask(char *pagedata, BlockNumber blkno)
@@ -2374,7 +2380,10 @@ ddb_wal_mask(char *pagedata, BlockNumber blkno)
 			t = DdbLeafItemGetTuple((DdbLeafItem) PageGetItem(page, iid));
 			t->t_infomask &= ~(HEAP_XMIN_COMMITTED | HEAP_XMIN_INVALID |
 							   HEAP_XMAX_COMMITTED | HEAP_XMAX_INVALID);
-			/* a short MARK's redo sets the command id to FirstCommandId */
+			/*
+			 * a short MARK's redo, and an EXT INSERT's or INSERT_MULTI's,
+			 * sets the command id to FirstCommandId
+			 */
 			t->t_infomask &= ~HEAP_COMBOCID;
 			t->t_choice.t_heap.t_field3.t_cid = MASK_MARKER;
 		}
