@@ -614,24 +614,25 @@ mark_apply(Page page, const xl_ddb_mark *rec)
 
 /*
  * A new version's leaf item 'item' (size bytes) as DDB_EXT_INSERT and
- * DDB_EXT_INSERT_MULTI log it, into 'out' (room for size bytes): its row
- * id, the key's length and bytes, the header from t_infomask2 through the
- * null bitmap, and the data -- without the key's padding (zeros), t_xmin
- * (the record's xid), t_xmax (0), t_cid and t_ctid (the row id), 18 to 25
- * bytes of a ~200-byte item.  As heap_xlog_insert does, redo sets the
- * command id to FirstCommandId (ddb_wal_mask masks it).  Returns the
- * length, or 0 when the item is not a fresh version of this transaction
- * (say a frozen or moved one): then it is logged whole.
+ * DDB_EXT_INSERT_MULTI log it: two pieces, the item's first *keyend bytes
+ * (its row id, the key's length and bytes) and item_compact_rest (the
+ * header from t_infomask2 through the null bitmap, and the data) --
+ * without the key's padding (zeros), t_xmin (the record's xid), t_xmax
+ * (0), t_cid and t_ctid (the row id), 18 to 25 bytes of a ~200-byte item.
+ * As heap_xlog_insert does, redo sets the command id to FirstCommandId
+ * (ddb_wal_mask masks it).  Returns the pieces' length, or 0 when the
+ * item is not a fresh version of this transaction (say a frozen or moved
+ * one): then it is logged whole.
  */
 static Size
-item_compact(const char *item, Size size, char *out)
+item_compact(const char *item, Size size, Size *keyend)
 {
 	const DdbLeafItemData *li = (const DdbLeafItemData *) item;
-	Size		keyend = offsetof(DdbLeafItemData, key) + li->keylen;
 	Size		tupoff = DdbLeafTupleOffset(li->keylen);
 	HeapTupleHeader h = (HeapTupleHeader) (item + tupoff);
 	TransactionId xid = GetCurrentTransactionIdIfAny();
 
+	*keyend = offsetof(DdbLeafItemData, key) + li->keylen;
 	if (!TransactionIdIsNormal(xid) ||
 		HeapTupleHeaderGetRawXmin(h) != xid ||
 		HeapTupleHeaderGetRawXmax(h) != InvalidTransactionId ||
@@ -639,12 +640,17 @@ item_compact(const char *item, Size size, char *out)
 		!ItemPointerEquals(&h->t_ctid, (ItemPointer) &li->tid) ||
 		h->t_hoff < SizeofHeapTupleHeader || tupoff + h->t_hoff > size)
 		return 0;
-	for (Size i = keyend; i < tupoff; i++)
+	for (Size i = *keyend; i < tupoff; i++)
 		if (item[i] != 0)
 			return 0;
-	memcpy(out, item, keyend);
-	memcpy(out + keyend, (char *) h + COMPACT_HDR_START, size - tupoff - COMPACT_HDR_START);
-	return size - (tupoff - keyend) - COMPACT_HDR_START;
+	return size - (tupoff - *keyend) - COMPACT_HDR_START;
+}
+
+/* item_compact's second piece */
+static inline const char *
+item_compact_rest(const char *item)
+{
+	return item + DdbLeafTupleOffset(((const DdbLeafItemData *) item)->keylen) + COMPACT_HDR_START;
 }
 
 /*
@@ -683,6 +689,24 @@ item_from_compact(const char *in, Size inlen, TransactionId xid, char *out)
 }
 
 /*
+ * Redo's add of a logged item at 'off': whole, or with 'xid' (the
+ * record's) as item_compact logged it.
+ */
+static void
+leaf_add_logged(Page page, const char *item, Size size, OffsetNumber off,
+				TransactionId xid)
+{
+	PGAlignedBlock whole;
+
+	if (TransactionIdIsValid(xid))
+	{
+		size = item_from_compact(item, size, xid, whole.data);
+		item = whole.data;
+	}
+	leaf_add(page, item, size, off, PANIC);
+}
+
+/*
  * Add a leaf item at 'off' of the exclusively locked leaf in buf.  The
  * caller has checked that it fits.  With ddb's records and a valid
  * 'mapbuf' (a map leaf pinned by ddb_map_pin_leaf and locked by the caller
@@ -697,8 +721,8 @@ ddb_wal_leaf_add(Relation rel, Buffer buf, OffsetNumber off, const void *item, S
 {
 	Page		page = BufferGetPage(buf);
 	uint16		slot = 0;
-	PGAlignedBlock compact;
 	Size		clen = 0;
+	Size		keyend = 0;
 
 	if (!ddb_wal_custom())
 	{
@@ -711,7 +735,7 @@ ddb_wal_leaf_add(Relation rel, Buffer buf, OffsetNumber off, const void *item, S
 	}
 
 	if (RelationNeedsWAL(rel) && !WAL_UNCOMPRESSED)
-		clen = item_compact(item, size, compact.data);
+		clen = item_compact(item, size, &keyend);
 	START_CRIT_SECTION();
 	leaf_add(page, item, size, off, PANIC);
 	MarkBufferDirty(buf);
@@ -733,17 +757,17 @@ ddb_wal_leaf_add(Relation rel, Buffer buf, OffsetNumber off, const void *item, S
 		xlrec.off = off;
 		XLogBeginInsert();
 		if (clen > 0)
-		{
 			XLogRegisterData((char *) &ext, sizeof(ext));
-			XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
-			XLogRegisterBufData(0, compact.data, clen);
+		else
+			XLogRegisterData((char *) &xlrec, SizeOfDdbInsert);
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		if (clen > 0)
+		{
+			XLogRegisterBufData(0, (char *) item, keyend);
+			XLogRegisterBufData(0, (char *) item_compact_rest(item), clen - keyend);
 		}
 		else
-		{
-			XLogRegisterData((char *) &xlrec, SizeOfDdbInsert);
-			XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
 			XLogRegisterBufData(0, (char *) item, size);
-		}
 		if (BufferIsValid(mapbuf))
 		{
 			memcpy(entry, &hash, sizeof(uint32));
@@ -806,9 +830,15 @@ ddb_wal_leaf_add_multi(Relation rel, Buffer buf, int n, const OffsetNumber *offs
 		p = sizep + sizeof(uint16) * n;
 		for (int k = 0; compact && k < n; k++)
 		{
-			uint16		sz = (uint16) item_compact(items[k], sizes[k], p);
+			Size		keyend;
+			uint16		sz = (uint16) item_compact(items[k], sizes[k], &keyend);
 
 			compact = sz > 0;
+			if (compact)
+			{
+				memcpy(p, items[k], keyend);
+				memcpy(p + keyend, item_compact_rest(items[k]), sz - keyend);
+			}
 			memcpy(sizep + sizeof(uint16) * k, &sz, sizeof(uint16));
 			p += sz;
 		}
@@ -1758,58 +1788,6 @@ map_entry_redo(XLogReaderState *record, const ItemPointerData *tid)
 }
 
 /*
- * DDB_EXT_INSERT and DDB_EXT_INSERT_MULTI ('ext'): the items from their
- * logged form (item_from_compact) and the record's xid, added at their
- * offsets as INSERT and INSERT_MULTI add them; an INSERT's map entry, when
- * the record has block 1, as INSERT_MAP's.
- */
-static void
-insert_compact_redo(XLogReaderState *record, const xl_ddb_ext *ext)
-{
-	Buffer		buf;
-
-	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
-	{
-		Page		page = BufferGetPage(buf);
-		TransactionId xid = XLogRecGetXid(record);
-		PGAlignedBlock item;
-		Size		datalen;
-		char	   *data = XLogRecGetBlockData(record, 0, &datalen);
-
-		if (ext->form == DDB_EXT_INSERT)
-			leaf_add(page, item.data, item_from_compact(data, datalen, xid, item.data),
-					 ext->arg, PANIC);
-		else
-		{
-			int			n = ext->arg;
-			char	   *sizes = data + sizeof(OffsetNumber) * n;
-			char	   *p = sizes + sizeof(uint16) * n;
-
-			if (p > data + datalen)
-				elog(PANIC, "ddb_wal_redo: invalid inserted items");
-			for (int k = 0; k < n; k++)
-			{
-				OffsetNumber off;
-				uint16		sz;
-
-				memcpy(&off, data + sizeof(OffsetNumber) * k, sizeof(OffsetNumber));
-				memcpy(&sz, sizes + sizeof(uint16) * k, sizeof(uint16));
-				if (p + sz > data + datalen)
-					elog(PANIC, "ddb_wal_redo: invalid inserted items");
-				leaf_add(page, item.data, item_from_compact(p, sz, xid, item.data), off, PANIC);
-				p += sz;
-			}
-		}
-		PageSetLSN(page, record->EndRecPtr);
-		MarkBufferDirty(buf);
-	}
-	if (ext->form == DDB_EXT_INSERT && XLogRecHasBlockRef(record, 1))
-		map_entry_redo(record, NULL);
-	if (BufferIsValid(buf))
-		UnlockReleaseBuffer(buf);
-}
-
-/*
  * UPDATE_MAP: the leaf (block 0) as UPDATE's redo changes it, then the map
  * leaf (block 1), both locked until both are changed, in the primary's
  * order.
@@ -1956,6 +1934,8 @@ ddb_wal_redo(XLogReaderState *record)
 	Buffer		buf;
 	char	   *data;
 	Size		datalen;
+	TransactionId compact_xid = InvalidTransactionId;	/* EXT INSERT(_MULTI) */
+	uint16		ext_arg = 0;
 
 	if (!info_known(XLogRecGetInfo(record)))
 		elog(PANIC, "ddb WAL record with unknown info 0x%02X: this server's ddb is older than the one that wrote it",
@@ -1979,7 +1959,12 @@ ddb_wal_redo(XLogReaderState *record)
 					   true, ext.arg, plens, ext.form == DDB_EXT_SPLIT_PACKED);
 		}
 		else if (ext.form == DDB_EXT_INSERT || ext.form == DDB_EXT_INSERT_MULTI)
-			insert_compact_redo(record, &ext);
+		{
+			/* INSERT and INSERT_MULTI below, the items as item_compact logs them */
+			info = ext.form == DDB_EXT_INSERT ? XLOG_DDB_INSERT : XLOG_DDB_INSERT_MULTI;
+			compact_xid = XLogRecGetXid(record);
+			ext_arg = ext.arg;
+		}
 		else if (ext.form == DDB_EXT_RELAY)
 		{
 			if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
@@ -1994,7 +1979,8 @@ ddb_wal_redo(XLogReaderState *record)
 		else
 			elog(PANIC, "ddb WAL record with unknown info 0x%02X form %u: this server's ddb is older than the one that wrote it",
 				 XLOG_DDB_EXT, ext.form);
-		return;
+		if (!TransactionIdIsValid(compact_xid))
+			return;
 	}
 	if (info == XLOG_DDB_SPLIT)
 	{
@@ -2032,26 +2018,30 @@ ddb_wal_redo(XLogReaderState *record)
 		switch (info)
 		{
 			case XLOG_DDB_INSERT:
-				{
-					xl_ddb_insert *xlrec = (xl_ddb_insert *) XLogRecGetData(record);
-
-					leaf_add(page, data, datalen, xlrec->off, PANIC);
-					break;
-				}
+				leaf_add_logged(page, data, datalen,
+								TransactionIdIsValid(compact_xid) ? ext_arg :
+								((xl_ddb_insert *) XLogRecGetData(record))->off,
+								compact_xid);
+				break;
 			case XLOG_DDB_INSERT_MULTI:
 				{
-					xl_ddb_insert_multi *xlrec = (xl_ddb_insert_multi *) XLogRecGetData(record);
-					int			n = xlrec->nitems;
-					OffsetNumber *offs = (OffsetNumber *) data;
+					int			n = TransactionIdIsValid(compact_xid) ? ext_arg :
+						((xl_ddb_insert_multi *) XLogRecGetData(record))->nitems;
 					char	   *sizes = data + sizeof(OffsetNumber) * n;
 					char	   *item = sizes + sizeof(uint16) * n;
 
+					if (item > data + datalen)
+						elog(PANIC, "ddb_wal_redo: invalid inserted items");
 					for (int k = 0; k < n; k++)
 					{
+						OffsetNumber off;
 						uint16		sz;
 
+						memcpy(&off, data + sizeof(OffsetNumber) * k, sizeof(OffsetNumber));
 						memcpy(&sz, sizes + sizeof(uint16) * k, sizeof(uint16));
-						leaf_add(page, item, sz, offs[k], PANIC);
+						if (item + sz > data + datalen)
+							elog(PANIC, "ddb_wal_redo: invalid inserted items");
+						leaf_add_logged(page, item, sz, off, compact_xid);
 						item += sz;
 					}
 					break;
@@ -2121,7 +2111,7 @@ ddb_wal_redo(XLogReaderState *record)
 		PageSetLSN(page, lsn);
 		MarkBufferDirty(buf);
 	}
-	if (info == XLOG_DDB_INSERT && (XLogRecGetInfo(record) & XLOG_DDB_INSERT_MAP))
+	if (info == XLOG_DDB_INSERT && XLogRecHasBlockRef(record, 1))	/* INSERT_MAP */
 		map_entry_redo(record, NULL);
 	if (BufferIsValid(buf))
 		UnlockReleaseBuffer(buf);
