@@ -345,6 +345,7 @@ extern void ddb_duplicate_key_error(Relation rel) pg_attribute_noreturn();
 extern const char *ddb_user_relation_name(Relation rel);
 #ifdef DDB_CHECKS
 extern void ddb_checks_init(void);
+extern void ddb_scan_checks_init(void);
 extern void ddb_check_pause_leaf(void);
 extern void ddb_check_pause_unlink(void);
 extern uint32 ddb_new_tree_version(void);
@@ -429,6 +430,7 @@ extern HeapTuple ddb_range_next(DdbRangeScan scan);
 extern BlockNumber ddb_range_leaf(DdbRangeScan scan, OffsetNumber *off);
 extern DdbStoredItem *ddb_range_next_stored(DdbRangeScan scan);
 extern void ddb_range_end(DdbRangeScan scan);
+extern void ddb_range_want(DdbRangeScan scan, int n);
 extern void ddb_range_rescan(DdbRangeScan scan, const DdbRange *range,
 							 bool forward);
 extern HeapTuple ddb_lookup(Relation rel, Snapshot snapshot,

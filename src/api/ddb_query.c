@@ -741,6 +741,7 @@ query_begin(DdbReadRequest *a, bool paged)
 	check_index_projection(r);
 
 	r->scan = ddb_range_begin_stored(r->rel, GetActiveSnapshot(), &range, a->forward);
+	ddb_range_want(r->scan, (int) r->limit);	/* it reads no more */
 	return r;
 }
 
@@ -802,6 +803,7 @@ scan_begin(DdbReadRequest *a, bool paged)
 
 	/* the scan copies its bounds */
 	r->scan = ddb_range_begin_stored(r->rel, GetActiveSnapshot(), &range, true);
+	ddb_range_want(r->scan, (int) r->limit);
 	return r;
 }
 

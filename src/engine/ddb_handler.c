@@ -1261,5 +1261,6 @@ ddb_engine_init(void)
 	ddb_bulk_init();
 #ifdef DDB_CHECKS
 	ddb_checks_init();
+	ddb_scan_checks_init();
 #endif
 }

@@ -22,6 +22,19 @@
  * read" instead of keeping left-links (DESIGN.md), which needs no extra
  * locking protocol and costs one descent per page.
  *
+ * A caller that will take only a few tuples says so (ddb_range_want: a
+ * Query's Limit, a SQL LIMIT over the scan alone): the first batch then
+ * stops once it holds that many, instead of copying the rest of the leaf
+ * (a newest-first Query of one item read about 20).  Should the caller
+ * ask for more after all, the scan goes on from the last item it judged,
+ * by its item key, as a backward scan goes from page to page: a forward
+ * scan descends again to the first item above it (item key || 0x00, the
+ * next byte string in memcmp order), a backward one to the last item
+ * below it.  Items move only by splits, which keep the key order, so the
+ * key finds the place wherever they went; the snapshot is the scan's
+ * throughout.  Test builds' ddb.check_scan_batch caps every batch, which
+ * puts every scan of a test through these resumptions.
+ *
  * Point lookups (GetItem) are a forward range scan over the versions of one
  * key that stops at the first visible version; under an MVCC snapshot at
  * most one version of a key is visible.
@@ -41,6 +54,7 @@
 #include "access/htup_details.h"
 #include "storage/bufmgr.h"
 #include "storage/predicate.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -76,8 +90,26 @@ typedef struct DdbRangeScanData
 	int			ibatch;
 	int			maxbatch;
 	BlockNumber batch_leaf;		/* the leaf the current batch was read from */
-	uint64		pages_read;		/* statistics for callers (ScannedCount etc.) */
+	int			want;			/* ddb_range_want's hint, 0 = none */
+	int			first_cap;		/* the next batch's cap: 'want' until a batch
+								 * is read, then 0 (whole leaves) */
 } DdbRangeScanData;
+
+#ifdef DDB_CHECKS
+static int	check_scan_batch = 0;
+
+void
+ddb_scan_checks_init(void)
+{
+	DefineCustomIntVariable("ddb.check_scan_batch",
+							"Test only: every batch of a range scan holds at most this many versions (0: no cap).",
+							NULL, &check_scan_batch, 0, 0, INT_MAX,
+							PGC_USERSET, GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+}
+#else
+#define check_scan_batch 0
+#endif
 
 static char *
 copy_bytes(const char *p, int len)
@@ -113,6 +145,7 @@ ddb_range_set(DdbRangeScan scan, const DdbRange *range, bool forward)
 	scan->next_hilen = 0;
 	scan->next_hi_inf = false;
 	scan->nbatch = scan->ibatch = 0;
+	scan->first_cap = scan->want;
 	MemoryContextReset(scan->batch_cxt);
 }
 
@@ -151,6 +184,17 @@ ddb_range_begin_stored(Relation rel, Snapshot snapshot, const DdbRange *range,
 
 	scan->stored = true;
 	return scan;
+}
+
+/*
+ * The caller will take at most n tuples of each start of the range (a
+ * hint: n <= 0 is none): the first batch stops at n (see the header).
+ * Call before the first ddb_range_next; a rescan keeps it.
+ */
+void
+ddb_range_want(DdbRangeScan scan, int n)
+{
+	scan->want = scan->first_cap = Max(n, 0);
 }
 
 void
@@ -261,6 +305,37 @@ ddb_scan_item(DdbRangeScan scan, Buffer buf, Page page, OffsetNumber off)
 	}
 }
 
+/*
+ * How many versions the batch about to be read may hold, 0 for no cap;
+ * the first batch's cap applies once.
+ */
+static int
+batch_cap(DdbRangeScan scan)
+{
+	int			cap = scan->first_cap;
+
+	scan->first_cap = 0;
+	if (check_scan_batch > 0 && (cap == 0 || check_scan_batch < cap))
+		cap = check_scan_batch;
+	return cap;
+}
+
+/*
+ * A palloc'd copy, in the scan's context, of the item key of leaf item
+ * 'off' with 'extra' zero bytes after it.
+ */
+static char *
+resume_key(DdbRangeScan scan, Page page, OffsetNumber off, int extra, int *len)
+{
+	DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off));
+	char	   *key = MemoryContextAllocZero(scan->scan_cxt,
+											 DDB_MAX_SEP_LEN + extra);
+
+	ddb_leaf_item_key(page, li, key, len);
+	*len += extra;
+	return key;
+}
+
 /* Read the next forward batch; false when the range is exhausted. */
 static bool
 ddb_scan_forward_batch(DdbRangeScan scan)
@@ -295,7 +370,6 @@ ddb_scan_forward_batch(DdbRangeScan scan)
 							 (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off))) > 0)
 			off = ddb_leaf_search(page, scan->read_below, scan->read_belowlen, false);
 	}
-	scan->pages_read++;
 	scan->batch_leaf = BufferGetBlockNumber(buf);
 
 	maxoff = PageGetMaxOffsetNumber(page);
@@ -308,6 +382,7 @@ ddb_scan_forward_batch(DdbRangeScan scan)
 		const char *hi = scan->hi;
 		int			hilen = scan->hilen;
 		int			c = hi ? ddb_strip_leaf_prefix(page, &hi, &hilen) : 1;
+		int			cap = batch_cap(scan);
 
 		if (c < 0)
 			off = maxoff + 1;
@@ -318,6 +393,16 @@ ddb_scan_forward_batch(DdbRangeScan scan)
 								   (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off))) <= 0)
 				break;
 			ddb_scan_item(scan, buf, page, off);
+			if (cap > 0 && scan->nbatch >= cap && off < maxoff)
+			{
+				/* enough: a later batch starts above this item */
+				if (scan->lo)
+					pfree(scan->lo);
+				scan->lo = resume_key(scan, page, off, 1, &scan->lolen);
+				scan->started = false;
+				UnlockReleaseBuffer(buf);
+				return true;
+			}
 		}
 		if (off <= maxoff || c < 0)
 			scan->done = true;
@@ -396,7 +481,6 @@ ddb_scan_backward_batch(DdbRangeScan scan)
 		MemoryContextSwitchTo(old);
 	}
 	page = BufferGetPage(buf);
-	scan->pages_read++;
 	scan->batch_leaf = BufferGetBlockNumber(buf);
 
 	/* start at the last item < bound */
@@ -407,6 +491,7 @@ ddb_scan_backward_batch(DdbRangeScan scan)
 		const char *lo = scan->lo;
 		int			lolen = scan->lolen;
 		int			c = lo ? ddb_strip_leaf_prefix(page, &lo, &lolen) : -1;
+		int			cap = batch_cap(scan);
 
 		if (c > 0)
 			off = DdbPageFirstData(page);
@@ -417,6 +502,17 @@ ddb_scan_backward_batch(DdbRangeScan scan)
 								   (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off))) > 0)
 				break;
 			ddb_scan_item(scan, buf, page, off);
+			if (cap > 0 && scan->nbatch >= cap && off > DdbPageFirstData(page))
+			{
+				/* enough: a later batch ends below this item */
+				if (scan->next_hi)
+					pfree(scan->next_hi);
+				scan->next_hi = resume_key(scan, page, off, 0, &scan->next_hilen);
+				UnlockReleaseBuffer(buf);
+				if (low)
+					pfree(low);
+				return true;
+			}
 		}
 		if (off >= DdbPageFirstData(page) || c > 0)
 			scan->done = true;

@@ -76,6 +76,8 @@ typedef struct DdbKeyScanState
 	List	   *bound_kinds;
 	int			nkeyexprs;		/* custom_exprs: this many key values, */
 	int			nfilter;		/* then this many filter clauses, then */
+	int			rows_wanted;	/* at most this many rows asked for (a hint,
+								 * ddb_range_want), 0 = unknown */
 	List	   *recheck_clauses;	/* the clauses the range enforces */
 	ExprState  *recheck;		/* compiled on first use */
 	List	   *exprstates;		/* ExprState per key value */
@@ -134,6 +136,7 @@ ddb_keyscan_create_state(CustomScan *cscan)
 	st->bound_kinds = (List *) lfourth(cscan->custom_private);
 	st->nkeyexprs = intVal(list_nth(cscan->custom_private, 4));
 	st->nfilter = intVal(list_nth(cscan->custom_private, 5));
+	st->rows_wanted = intVal(list_nth(cscan->custom_private, 6));
 	return (Node *) st;
 }
 
@@ -606,6 +609,7 @@ start_range(DdbKeyScanState *st, const DdbRange *r, bool forward)
 							estate->es_snapshot, r, forward) :
 			ddb_range_begin_stored(st->css.ss.ss_currentRelation,
 								   estate->es_snapshot, r, forward);
+		ddb_range_want(st->scan, st->rows_wanted);
 		MemoryContextSwitchTo(old);
 	}
 	else
@@ -873,7 +877,8 @@ key_colname(TupleDesc desc, const DdbKeyInfo *ki, int k)
 
 /*
  * EXPLAIN: the partition key value(s), pinned sort keys, the bounds on the
- * first free sort key, and the direction when the plan reads backward.
+ * first free sort key, the direction when the plan reads backward, and
+ * (VERBOSE) the rows the plan will ask for at most when it knows.
  */
 static void
 ddb_keyscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
@@ -977,4 +982,6 @@ ddb_keyscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Sort Key Range", buf.data, es);
 	if (st->backward)
 		ExplainPropertyText("Scan Direction", "Backward", es);
+	if (es->verbose && st->rows_wanted > 0)
+		ExplainPropertyInteger("Rows Wanted", NULL, st->rows_wanted, es);
 }

@@ -906,6 +906,27 @@ same_condition(Expr *a, Expr *b)
 		equal(lsecond(oa->args), linitial(ob->args));
 }
 
+/*
+ * The rows a key scan will be asked for, at most, or 0 when that is not
+ * known: the query's LIMIT (plus OFFSET) when the scan is its only
+ * relation and every row it returns reaches the LIMIT (no filter; the
+ * planner's limit_tuples is -1 under grouping, aggregates, DISTINCT,
+ * window functions and set-returning functions).  It is a hint to the
+ * engine (ddb_range_want): a newest-first LIMIT 1 copies one row of the
+ * leaf instead of all.  Should more be asked for after all (FOR UPDATE
+ * SKIP LOCKED passing rows by, WITH TIES), the scan goes on, at the cost
+ * of a descent.  Past a few hundred rows the whole leaves a scan reads
+ * are no more than it needs, so no hint is given.
+ */
+static int
+keyscan_rows_wanted(PlannerInfo *root, List *filter)
+{
+	if (filter != NIL || root->limit_tuples < 1 || root->limit_tuples > 1000 ||
+		bms_membership(root->all_baserels) != BMS_SINGLETON)
+		return 0;
+	return (int) root->limit_tuples;
+}
+
 static Plan *
 ddb_plan_keyscan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 					  List *tlist, List *clauses, List *custom_plans)
@@ -948,8 +969,8 @@ ddb_plan_keyscan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	 * Both are compiled by the executor's BeginCustomScan (the recheck only
 	 * when an EvalPlanQual recheck needs it): custom_exprs holds the key
 	 * values, then the filter, then the recheck clauses; custom_private
-	 * says how many key values and filter clauses there are (see the
-	 * header).
+	 * says how many key values and filter clauses there are, and how many
+	 * rows the scan will be asked for at most (see the header).
 	 */
 	cscan->scan.plan.qual = NIL;
 	cscan->flags = best_path->flags;
@@ -961,6 +982,8 @@ ddb_plan_keyscan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 									   makeInteger(list_length(keyexprs)));
 	cscan->custom_private = lappend(cscan->custom_private,
 									makeInteger(list_length(filter)));
+	cscan->custom_private = lappend(cscan->custom_private,
+									makeInteger(keyscan_rows_wanted(root, filter)));
 	cscan->custom_exprs = list_concat(list_concat(keyexprs, filter), recheck);
 	return &cscan->scan.plan;
 }
