@@ -70,8 +70,26 @@ SELECT q, sb_sql(q) FROM (VALUES
   ($$SELECT "SK" FROM TBL WHERE "PK" = 'P1' AND (item ->> 'n')::int % 5 = 0 ORDER BY "SK" LIMIT 4$$),
   ($$SELECT "PK", "SK" FROM TBL WHERE "PK" = ANY ('{P0,P2}') AND "SK" < 'S00100' ORDER BY "PK", "SK"$$),
   ($$SELECT "PK", "SK", item FROM TBL ORDER BY "PK", "SK"$$),
-  ($$SELECT "SK" FROM TBL WHERE "PK" = 'P2' ORDER BY "SK" DESC FETCH FIRST 1 ROWS WITH TIES$$)
+  ($$SELECT "SK" FROM TBL WHERE "PK" = 'P2' ORDER BY "SK" DESC FETCH FIRST 1 ROWS WITH TIES$$),
+  ($$SELECT "SK" FROM TBL WHERE "PK" = 'P2' ORDER BY "SK" FETCH FIRST 1 ROWS WITH TIES$$),
+  ($$SELECT "SK" FROM TBL WHERE "PK" = 'P1' AND "SK" < 'S00900' ORDER BY "SK" DESC LIMIT 2$$),
+  ($$SELECT "SK" FROM TBL WHERE "PK" = 'P1' AND "SK" LIKE 'S00_9%' ORDER BY "SK" LIMIT 3$$),
+  ($$SELECT p, (SELECT "SK" FROM TBL WHERE "PK" = p ORDER BY "SK" DESC LIMIT 1) FROM unnest('{P0,P1,P2,P9}'::text[]) p$$),
+  ($$SELECT count(*) FROM (SELECT FROM TBL WHERE "PK" = ANY ('{P0,P2}') LIMIT 70) s$$),
+  ($$SELECT "SK" FROM TBL WHERE "PK" = 'P0' ORDER BY item ->> 'n' LIMIT 2$$)
 ) v(q);
+
+-- A SCROLL cursor over a LIMIT turns back and forth: the rows of the heap's.
+BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT "SK" FROM sb WHERE "PK" = 'P1' ORDER BY "SK" DESC LIMIT 5;
+DECLARE h SCROLL CURSOR FOR SELECT "SK" FROM sb_heap WHERE "PK" = 'P1' ORDER BY "SK" DESC LIMIT 5;
+FETCH 3 FROM c;
+FETCH 3 FROM h;
+FETCH BACKWARD 2 FROM c;
+FETCH BACKWARD 2 FROM h;
+FETCH FORWARD 4 FROM c;
+FETCH FORWARD 4 FROM h;
+COMMIT;
 
 -- The API: a Query's Limit is its hint; its items against the heap's rows.
 CREATE FUNCTION sb_api(kc text, vals jsonb, fwd bool, lim int, q_heap text) RETURNS text
@@ -95,12 +113,15 @@ SELECT count(*) FROM ddb_scan('sb') x
   JOIN sb_heap h ON h."PK" = x ->> 'PK' AND h."SK" = x ->> 'SK';
 
 -- EXPLAIN VERBOSE shows the hint the plan gives: the LIMIT (and OFFSET)
--- over the scan alone, none under a filter or a join.
+-- over the scan alone, also under the sort key's bounds; none under
+-- another filter, a Sort or a join.
 EXPLAIN (VERBOSE, COSTS OFF) SELECT "SK" FROM sb WHERE "PK" = 'P1' ORDER BY "SK" DESC LIMIT 1;
 EXPLAIN (VERBOSE, COSTS OFF) SELECT "SK" FROM sb WHERE "PK" = 'P1' ORDER BY "SK" LIMIT 5 OFFSET 3;
 -- WITH TIES asks for a row past the hint's (the scan resumes for it).
 EXPLAIN (VERBOSE, COSTS OFF) SELECT "SK" FROM sb WHERE "PK" = 'P2' ORDER BY "SK" DESC FETCH FIRST 1 ROWS WITH TIES;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT "SK" FROM sb WHERE "PK" = 'P1' AND "SK" < 'S00900' ORDER BY "SK" DESC LIMIT 2;
 EXPLAIN (VERBOSE, COSTS OFF) SELECT "SK" FROM sb WHERE "PK" = 'P1' AND item ? 'v' ORDER BY "SK" LIMIT 5;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT "SK" FROM sb WHERE "PK" = 'P0' ORDER BY item ->> 'n' LIMIT 2;
 EXPLAIN (VERBOSE, COSTS OFF) SELECT s."SK" FROM sb s JOIN sb_heap h USING ("PK", "SK")
   WHERE s."PK" = 'P1' ORDER BY s."SK" LIMIT 2;
 

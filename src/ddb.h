@@ -586,10 +586,14 @@ extern void ddb_gsi_describe(Relation rel, char kind, StringInfo buf);
 /*
  * planner/ddb_planner.c, planner/ddb_customscan.c: the DdbKeyScan CustomScan.
  *
- * Plan layout: custom_private = (npinned, backward, pk_array, bound kinds)
- * and custom_exprs = the values of the npinned pinned key columns (the
- * first an array when pk_array), then one value per bound on key column
- * npinned, of the kind named in the bound kinds (an integer list).
+ * Plan layout: custom_private = (npinned, backward, array_col, bound
+ * kinds, nkeyexprs, nfilter, rows wanted) and custom_exprs = the
+ * nkeyexprs key values -- those of the npinned pinned key columns (the
+ * one at array_col an array), then one per bound on key column npinned,
+ * of the kind named in the bound kinds (an integer list) -- then the
+ * nfilter filter clauses, then the clauses the range enforces (the
+ * recheck).  Rows wanted is the hint ddb_range_want takes, 0 for none
+ * (ddb_planner.c, keyscan_rows_wanted).
  */
 typedef enum DdbBoundKind
 {

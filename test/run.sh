@@ -21,6 +21,10 @@
 # and add its name to all_parts):
 #   regress        pg_regress, sql/ against expected/ (and sql/ = REGRESS)
 #   regress-order  every regression file alone, then all in reverse order
+#   regress-batches  the regression files again with every range scan's
+#                  batches one row (ddb.check_scan_batch = 1), so that each
+#                  scan resumes by key after every row (ddb_scan.c); keyscan,
+#                  which counts the buffers scans read, left out
 #   isolation      isolation specs (and test/isolation/specs = ISOLATION)
 #   tap            TAP tests, test/t/*.pl; those that crash, replicate or
 #                  wrap around a second time with ddb preloaded (its own
@@ -55,7 +59,7 @@ set -u
 set -o pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-all_parts="regress regress-order isolation tap fuzz bench endpoint readme plain"
+all_parts="regress regress-order regress-batches isolation tap fuzz bench endpoint readme plain"
 parts=${*:-$all_parts}
 . "$here/test/lib.sh"
 
@@ -241,6 +245,19 @@ part_regress_order() {
 		echo "ok: every regression file passes alone and in reverse order"
 		p=$((p + 1))
 	fi
+}
+
+part_regress_batches() {
+	local dir="$work/src" pgr tests out="$work/batches.out"
+	log "regression files with every scan batch one row"
+	pgr=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress
+	tests=$(make_var "$dir" REGRESS | tr ' ' '\n' | sed '/^$/d' | grep -vx keyscan | tr '\n' ' ')
+	as_user "cd '$dir' && PGOPTIONS='-c ddb.check_scan_batch=1' $conn '$pgr' --inputdir=. --bindir='$PGBIN' --dbname=ddb_batches $tests" \
+		>"$out" 2>&1
+	cat "$out"
+	count_pgregress "$out"
+	if ! grep -qE '\.\.\. +ok' "$out"; then f=$((f + 1)); fi
+	[ -f "$dir/regression.diffs" ] && head -200 "$dir/regression.diffs"
 }
 
 part_isolation() {

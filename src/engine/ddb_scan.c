@@ -23,17 +23,19 @@
  * locking protocol and costs one descent per page.
  *
  * A caller that will take only a few tuples says so (ddb_range_want: a
- * Query's Limit, a SQL LIMIT over the scan alone): the first batch then
- * stops once it holds that many, instead of copying the rest of the leaf
- * (a newest-first Query of one item read about 20).  Should the caller
- * ask for more after all, the scan goes on from the last item it judged,
- * by its item key, as a backward scan goes from page to page: a forward
- * scan descends again to the first item above it (item key || 0x00, the
- * next byte string in memcmp order), a backward one to the last item
- * below it.  Items move only by splits, which keep the key order, so the
- * key finds the place wherever they went; the snapshot is the scan's
- * throughout.  Test builds' ddb.check_scan_batch caps every batch, which
- * puts every scan of a test through these resumptions.
+ * Query's Limit, a SQL LIMIT over the scan alone): its batches then copy
+ * no more than that many in all, a batch stopping inside its leaf once it
+ * holds them, instead of copying the rest of the leaf (a newest-first
+ * Query of one item copied about 20).  Should the caller ask for more
+ * after all, the scan goes on from the last item it judged, by its item
+ * key, as a backward scan goes from page to page, and reads whole leaves
+ * from there: a forward scan descends again to the first item above it
+ * (item key || 0x00, the least byte string above it in memcmp order), a
+ * backward one to the last item below it.  Items move only by splits,
+ * which keep the key order, so the key finds the place wherever they
+ * went; the snapshot is the scan's throughout.  In test builds,
+ * ddb.check_scan_batch caps every batch, so that a test can put any scan
+ * through these resumptions (scan_batches, scan-resume).
  *
  * Point lookups (GetItem) are a forward range scan over the versions of one
  * key that stops at the first visible version; under an MVCC snapshot at
@@ -91,8 +93,8 @@ typedef struct DdbRangeScanData
 	int			maxbatch;
 	BlockNumber batch_leaf;		/* the leaf the current batch was read from */
 	int			want;			/* ddb_range_want's hint, 0 = none */
-	int			first_cap;		/* the next batch's cap: 'want' until a batch
-								 * is read, then 0 (whole leaves) */
+	int			want_left;		/* rows the hint still lets batches copy;
+								 * 0: none left, or no hint (whole leaves) */
 } DdbRangeScanData;
 
 #ifdef DDB_CHECKS
@@ -145,7 +147,7 @@ ddb_range_set(DdbRangeScan scan, const DdbRange *range, bool forward)
 	scan->next_hilen = 0;
 	scan->next_hi_inf = false;
 	scan->nbatch = scan->ibatch = 0;
-	scan->first_cap = scan->want;
+	scan->want_left = scan->want;
 	MemoryContextReset(scan->batch_cxt);
 }
 
@@ -188,13 +190,13 @@ ddb_range_begin_stored(Relation rel, Snapshot snapshot, const DdbRange *range,
 
 /*
  * The caller will take at most n tuples of each start of the range (a
- * hint: n <= 0 is none): the first batch stops at n (see the header).
- * Call before the first ddb_range_next; a rescan keeps it.
+ * hint: n <= 0 is none): batches copy no more than n in all (see the
+ * header).  Call before the first ddb_range_next; a rescan keeps it.
  */
 void
 ddb_range_want(DdbRangeScan scan, int n)
 {
-	scan->want = scan->first_cap = Max(n, 0);
+	scan->want = scan->want_left = Max(n, 0);
 }
 
 void
@@ -306,15 +308,15 @@ ddb_scan_item(DdbRangeScan scan, Buffer buf, Page page, OffsetNumber off)
 }
 
 /*
- * How many versions the batch about to be read may hold, 0 for no cap;
- * the first batch's cap applies once.
+ * How many versions the batch about to be read may hold, 0 for no cap:
+ * what the hint has left (a batch that found none visible leaves it
+ * whole), or the test builds' cap.
  */
 static int
 batch_cap(DdbRangeScan scan)
 {
-	int			cap = scan->first_cap;
+	int			cap = scan->want_left;
 
-	scan->first_cap = 0;
 	if (check_scan_batch > 0 && (cap == 0 || check_scan_batch < cap))
 		cap = check_scan_batch;
 	return cap;
@@ -322,17 +324,21 @@ batch_cap(DdbRangeScan scan)
 
 /*
  * A palloc'd copy, in the scan's context, of the item key of leaf item
- * 'off' with 'extra' zero bytes after it.
+ * 'off', followed by a 0x00 byte when 'successor' (the least byte string
+ * above it).
  */
 static char *
-resume_key(DdbRangeScan scan, Page page, OffsetNumber off, int extra, int *len)
+resume_key(DdbRangeScan scan, Page page, OffsetNumber off, bool successor, int *len)
 {
 	DdbLeafItem li = (DdbLeafItem) PageGetItem(page, PageGetItemId(page, off));
-	char	   *key = MemoryContextAllocZero(scan->scan_cxt,
-											 DDB_MAX_SEP_LEN + extra);
+	const char *prefix;
+	int			plen = ddb_leaf_prefix(page, &prefix);
+	char	   *key = MemoryContextAlloc(scan->scan_cxt,
+										 plen + li->keylen + DDB_SUFFIX_LEN + 1);
 
 	ddb_leaf_item_key(page, li, key, len);
-	*len += extra;
+	if (successor)
+		key[(*len)++] = '\0';
 	return key;
 }
 
@@ -398,7 +404,7 @@ ddb_scan_forward_batch(DdbRangeScan scan)
 				/* enough: a later batch starts above this item */
 				if (scan->lo)
 					pfree(scan->lo);
-				scan->lo = resume_key(scan, page, off, 1, &scan->lolen);
+				scan->lo = resume_key(scan, page, off, true, &scan->lolen);
 				scan->started = false;
 				UnlockReleaseBuffer(buf);
 				return true;
@@ -507,7 +513,7 @@ ddb_scan_backward_batch(DdbRangeScan scan)
 				/* enough: a later batch ends below this item */
 				if (scan->next_hi)
 					pfree(scan->next_hi);
-				scan->next_hi = resume_key(scan, page, off, 0, &scan->next_hilen);
+				scan->next_hi = resume_key(scan, page, off, false, &scan->next_hilen);
 				UnlockReleaseBuffer(buf);
 				if (low)
 					pfree(low);
@@ -563,6 +569,8 @@ ddb_range_next(DdbRangeScan scan)
 			scan->done = true;
 			return NULL;
 		}
+		if (scan->want_left > 0)
+			scan->want_left = Max(scan->want_left - scan->nbatch, 0);
 	}
 }
 

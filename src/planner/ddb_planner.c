@@ -627,8 +627,8 @@ add_keyscan_path(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk,
 			exact = lappend(exact, kc->pin_rinfo[k]);
 
 	/*
-	 * custom_private: npinned, backward, array_col, bound kinds, exprs, then
-	 * the exact clauses
+	 * custom_private: npinned, backward, array_col, bound kinds, exprs, the
+	 * exact clauses, then the bound clauses (for keyscan_rows_wanted)
 	 */
 	cp->custom_private = list_make5(makeInteger(kc->npinned),
 									makeInteger(backward ? 1 : 0),
@@ -636,6 +636,7 @@ add_keyscan_path(PlannerInfo *root, RelOptInfo *rel, DdbPlanKeys *pk,
 									list_copy(kc->bound_kinds),
 									exprs);
 	cp->custom_private = lappend(cp->custom_private, exact);
+	cp->custom_private = lappend(cp->custom_private, list_copy(kc->bound_rinfos));
 	add_path(rel, &cp->path);
 }
 
@@ -909,20 +910,24 @@ same_condition(Expr *a, Expr *b)
 /*
  * The rows a key scan will be asked for, at most, or 0 when that is not
  * known: the query's LIMIT (plus OFFSET) when the scan is its only
- * relation and every row it returns reaches the LIMIT (no filter; the
- * planner's limit_tuples is -1 under grouping, aggregates, DISTINCT,
- * window functions and set-returning functions).  It is a hint to the
- * engine (ddb_range_want): a newest-first LIMIT 1 copies one row of the
- * leaf instead of all.  Should more be asked for after all (FOR UPDATE
- * SKIP LOCKED passing rows by, WITH TIES), the scan goes on, at the cost
- * of a descent.  Past a few hundred rows the whole leaves a scan reads
- * are no more than it needs, so no hint is given.
+ * relation, its rows come in the order the query wants (no Sort between
+ * it and the LIMIT) and none is filtered but by the sort key's bounds,
+ * which reject a row of the range only in rare cases (LIKE 'a_c%'
+ * read as the range of 'a').  The planner's limit_tuples is -1 under
+ * grouping, aggregates, DISTINCT, window functions and set-returning
+ * functions.  It is a hint to the engine (ddb_range_want): a newest-first
+ * LIMIT 1 copies one row of the leaf instead of all.  Should more be
+ * asked for after all (FOR UPDATE SKIP LOCKED passing a row by, WITH
+ * TIES, a bound rejecting a row), the scan goes on, at the cost of a
+ * descent.  Past a few hundred rows the whole leaves a scan reads are no
+ * more than it needs, so no hint is given.
  */
 static int
-keyscan_rows_wanted(PlannerInfo *root, List *filter)
+keyscan_rows_wanted(PlannerInfo *root, CustomPath *best_path, bool filtered)
 {
-	if (filter != NIL || root->limit_tuples < 1 || root->limit_tuples > 1000 ||
-		bms_membership(root->all_baserels) != BMS_SINGLETON)
+	if (filtered || root->limit_tuples < 1 || root->limit_tuples > 1000 ||
+		bms_membership(root->all_baserels) != BMS_SINGLETON ||
+		!pathkeys_contained_in(root->query_pathkeys, best_path->path.pathkeys))
 		return 0;
 	return (int) root->limit_tuples;
 }
@@ -934,8 +939,10 @@ ddb_plan_keyscan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	CustomScan *cscan = makeNode(CustomScan);
 	List	   *keyexprs = copyObject((List *) list_nth(best_path->custom_private, 4));
 	List	   *exact = (List *) list_nth(best_path->custom_private, 5);
+	List	   *bounds = (List *) list_nth(best_path->custom_private, 6);
 	List	   *filter = NIL;
 	List	   *recheck = NIL;
+	bool		filtered = false;	/* a filter beyond the bounds */
 	ListCell   *lc;
 
 	cscan->scan.scanrelid = rel->relid;
@@ -962,7 +969,11 @@ ddb_plan_keyscan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		if (is_exact)
 			recheck = lappend(recheck, rinfo->clause);
 		else
+		{
 			filter = lappend(filter, rinfo->clause);
+			if (!list_member_ptr(bounds, rinfo))
+				filtered = true;
+		}
 	}
 
 	/*
@@ -970,7 +981,7 @@ ddb_plan_keyscan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	 * when an EvalPlanQual recheck needs it): custom_exprs holds the key
 	 * values, then the filter, then the recheck clauses; custom_private
 	 * says how many key values and filter clauses there are, and how many
-	 * rows the scan will be asked for at most (see the header).
+	 * rows the scan will be asked for at most (the layout is in ddb.h).
 	 */
 	cscan->scan.plan.qual = NIL;
 	cscan->flags = best_path->flags;
@@ -983,7 +994,7 @@ ddb_plan_keyscan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->custom_private = lappend(cscan->custom_private,
 									makeInteger(list_length(filter)));
 	cscan->custom_private = lappend(cscan->custom_private,
-									makeInteger(keyscan_rows_wanted(root, filter)));
+									makeInteger(keyscan_rows_wanted(root, best_path, filtered)));
 	cscan->custom_exprs = list_concat(list_concat(keyexprs, filter), recheck);
 	return &cscan->scan.plan;
 }
