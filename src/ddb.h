@@ -522,6 +522,7 @@ extern void ddb_vacuum_rel(Relation rel, struct VacuumParams *params,
 extern int	ddb_prune_leaf(Relation rel, Buffer buf, struct GlobalVisState *vistest,
 						   void *freeze_state, ItemPointerData *removed, void *stats_out);
 extern void ddb_log_reuse(Relation rel, BlockNumber blkno, FullTransactionId safexid);
+extern int	ddb_prune_read_leaf(Relation rel, BlockNumber blkno);
 extern bool ddb_prune_before_split(Relation rel, Buffer buf, ItemPointerData *removed,
 								   int *nremoved);
 extern int	ddb_prune_plan(Relation rel, Buffer buf, OffsetNumber *deletable,

@@ -85,8 +85,15 @@
  *	   where tree pages are read by a number (ddb_descend, ddb_leaf_step,
  *	   ddb_read_hinted).  VACUUM (whose xmin others ignore)
  *	   follows only right-links of live leaves it has just read, and only
- *	   VACUUM deletes leaves.  This is what lets a deleted leaf be reused
+ *	   VACUUM and a reader cleaning up behind it (ddb_scan.c, under its
+ *	   snapshot) delete leaves.  This is what lets a deleted leaf be reused
  *	   once its safexid is older than every xmin (see "Reuse").
+ *
+ *	6. ShareUpdateExclusiveLock on the table is the unlinker's (see
+ *	   "Unlinking empty leaves").  VACUUM holds it throughout; a reader
+ *	   cleaning up behind it (ddb_scan.c, clean_behind) takes it only with
+ *	   ConditionalLockRelation, holding no buffer lock, so it never waits
+ *	   for it, and no buffer-lock wait can close a cycle through it.
  *
  * Tree concurrency (deadlock-free by the rules above; no "incomplete split"
  * state ever):
@@ -194,9 +201,10 @@
  *	  item twice (its statistics only); backward scans re-descend below
  *	  the last low bound they read.
  *
- * Unlinking empty leaves (doc/design-unlink.md).  VACUUM, having pruned a
- * leaf L to no items, unlinks it when its left sibling P and right sibling
- * R share its parent Q (L is neither Q's first nor its last child): Q's
+ * Unlinking empty leaves (doc/design-unlink.md).  VACUUM (or a read that
+ * cleans up behind it), having pruned a leaf L to no items, unlinks it
+ * when its left sibling P and right sibling R share its parent Q (L is
+ * neither Q's first nor its last child): Q's
  * downlink to L then names R and R's own downlink goes (R takes over L's
  * key space, with L's separator as its low bound: no separator is added,
  * and Q's prefix, kept in its minus-infinity downlink or high key, stays
@@ -215,8 +223,10 @@
  * busy one waits for the next VACUUM); Q held exclusively keeps P, L and R
  * from splitting.  One WAL record of Q, P and L (XLOG_DDB_UNLINK with ddb
  * preloaded, else Generic WAL; redo locks them in that order), so there
- * is no half-unlinked state.  Only VACUUM unlinks, one at a time per
- * table (ShareUpdateExclusiveLock).  So a live page's low bound never
+ * is no half-unlinked state.  Only VACUUM and a read that cleans up
+ * behind it (ddb_prune_read_leaf) unlink, both under the table's
+ * ShareUpdateExclusiveLock, so one at a time per table (rule 6).  So a
+ * live page's low bound never
  * rises (an unlink lowers R's), and a deleted leaf is reached only through
  * a number read before the unlink: readers that land on one move right
  * (ddb_beyond_page, ddb_leaf_step), through leaves deleted later, to the
@@ -4498,7 +4508,9 @@ ddb_descend_parent(Relation rel, const char *key, int keylen)
  * names the right sibling; and the leaf becomes a deleted leaf that keeps
  * its right-link.  One WAL record of three pages (ddb's own with ddb
  * preloaded, ddb_wal_unlink; else Generic WAL).  Returns whether
- * it unlinked the leaf.  Only VACUUM calls this (one at a time per table).
+ * it unlinked the leaf.  Only VACUUM and a read cleaning up behind it call
+ * this, under the table's ShareUpdateExclusiveLock (one at a time per
+ * table: rule 6).
  */
 bool
 ddb_unlink_leaf(Relation rel, BlockNumber lblk, const char *hk, int hklen)

@@ -281,6 +281,100 @@ ddb_prune_leaf(Relation rel, Buffer buf, GlobalVisState *vistest,
 }
 
 /*
+ * Release the exclusively locked leaf in buf, which a prune has just left
+ * without the nremoved versions in removed[]: clear their map entries and,
+ * if the leaf has no items left and is not the rightmost, unlink it
+ * (ddb_tree.c, "Unlinking empty leaves"; the unlink locks the parent
+ * first, so only once the leaf is released).  The caller holds the
+ * table's ShareUpdateExclusiveLock, which makes it the only unlinker.
+ * Returns whether the leaf was unlinked.
+ */
+static bool
+release_pruned_leaf(Relation rel, Buffer buf, ItemPointerData *removed, int nremoved)
+{
+	Page		page = BufferGetPage(buf);
+	BlockNumber emptied = InvalidBlockNumber;
+	char	   *hk = NULL;
+	int			hklen = 0;
+	bool		unlinked = false;
+
+	if (!DdbPageIsRightmost(page) &&
+		PageGetMaxOffsetNumber(page) < DdbPageFirstData(page))
+	{
+		DdbKeyItem	k = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
+
+		hklen = k->keylen;
+		hk = palloc(Max(hklen, 1));
+		memcpy(hk, k->key, hklen);
+		emptied = BufferGetBlockNumber(buf);
+	}
+	UnlockReleaseBuffer(buf);
+	ddb_map_clear(rel, removed, nremoved);
+	if (BlockNumberIsValid(emptied))
+	{
+		DDB_CHECK_PAUSE_UNLINK();
+		unlinked = ddb_unlink_leaf(rel, emptied, hk, hklen);
+		pfree(hk);
+	}
+	return unlinked;
+}
+
+/*
+ * Reads clean up behind them.  A range scan that has walked over leaf
+ * 'blkno' and found there nothing visible, only versions that no snapshot
+ * can see any more (the head of a partition used as a queue, the items a
+ * TTL sweep or a purge deleted), calls this once it has released the leaf:
+ * the leaf is pruned, and unlinked if that empties it, as VACUUM would, so
+ * that the next reader does not walk those versions again.  (A heap's
+ * index scans mark such entries dead for the next one, _bt_killitems, and
+ * its page reads prune, heap_page_prune_opt; here the dead versions are
+ * whole items, so only their removal spares the next reader their leaves.)
+ *
+ * The caller holds the table's ShareUpdateExclusiveLock, taken without
+ * waiting (ddb_scan.c): the unlink needs it (one unlinker per table), and
+ * it keeps the prune out of ddb_verify's quiet tree and away from VACUUM.
+ * Nothing here waits: a leaf another backend has locked is left alone.
+ * Never in recovery (a standby's reads change nothing).  The scan's
+ * snapshot keeps the block from being reused (ddb_tree.c, rule 5), but
+ * VACUUM may have unlinked it before the lock was taken.  Returns the
+ * number of versions removed.
+ */
+int
+ddb_prune_read_leaf(Relation rel, BlockNumber blkno)
+{
+	Buffer		buf;
+	Page		page;
+	ItemPointerData *removed;
+	int			nremoved;
+
+	Assert(!RecoveryInProgress());
+	buf = ReadBuffer(rel, blkno);
+	if (!ConditionalLockBuffer(buf))
+	{
+		ReleaseBuffer(buf);
+		return 0;
+	}
+	ddb_check_leaf(rel, buf);
+	page = BufferGetPage(buf);
+	if (DdbPageIsDeleted(page))
+	{
+		UnlockReleaseBuffer(buf);
+		return 0;
+	}
+	removed = palloc(sizeof(ItemPointerData) * MaxOffsetNumber);
+	nremoved = ddb_prune_leaf(rel, buf, GlobalVisTestFor(rel), NULL, removed, NULL);
+	if (nremoved == 0)
+		UnlockReleaseBuffer(buf);
+	else
+	{
+		(void) release_pruned_leaf(rel, buf, removed, nremoved);
+		pgstat_update_heap_dead_tuples(rel, nremoved);
+	}
+	pfree(removed);
+	return nremoved;
+}
+
+/*
  * Record in the free space map every page of blocks [1, nblocks) that the
  * leaf walk did not visit ('visited') and that is recyclable now: deleted
  * leaves whose safexid every snapshot has passed, and all-zero pages
@@ -374,42 +468,15 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 		for (;;)
 		{
 			int			nremoved;
-			Page		page;
-			char	   *hk = NULL;
-			int			hklen = 0;
-			BlockNumber emptied = InvalidBlockNumber;
 
 			vacuum_delay_point();
 			if (BufferGetBlockNumber(buf) < nblocks)
 				visited[BufferGetBlockNumber(buf)] = true;
 			nremoved = ddb_prune_leaf(rel, buf, vistest, &fs, removed, &stats);
-			page = BufferGetPage(buf);
-			blkno = DdbPageGetOpaque(page)->right;
-
-			/*
-			 * A leaf left without items is unlinked once it is released:
-			 * the unlink locks its parent first.  Its right sibling, read
-			 * here, is where the walk goes on either way.
-			 */
-			if (!DdbPageIsRightmost(page) &&
-				PageGetMaxOffsetNumber(page) < DdbPageFirstData(page))
-			{
-				DdbKeyItem	k = (DdbKeyItem) PageGetItem(page, PageGetItemId(page, DDB_HIKEY));
-
-				hklen = k->keylen;
-				hk = palloc(Max(hklen, 1));
-				memcpy(hk, k->key, hklen);
-				emptied = BufferGetBlockNumber(buf);
-			}
-			UnlockReleaseBuffer(buf);
-			ddb_map_clear(rel, removed, nremoved);
-			if (BlockNumberIsValid(emptied))
-			{
-				DDB_CHECK_PAUSE_UNLINK();
-				if (ddb_unlink_leaf(rel, emptied, hk, hklen))
-					nunlinked++;
-				pfree(hk);
-			}
+			/* the right sibling is where the walk goes on either way */
+			blkno = DdbPageGetOpaque(BufferGetPage(buf))->right;
+			if (release_pruned_leaf(rel, buf, removed, nremoved))
+				nunlinked++;
 			if (blkno == InvalidBlockNumber)
 				break;
 			buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, bstrategy);
