@@ -130,6 +130,28 @@ ddb_build_install() {
 		echo "make install failed" >&2; return 1; }
 }
 
+# ddb_scratch_cluster PORT [OPTION...]: a throwaway cluster for a benchmark
+# script (queue.sh, consumer.sh), in the C locale, started on PORT with
+# its socket in its directory and the server options given (-c name=value
+# ...).  Sets work (the directory: removed at exit, kept with DDB_KEEP=1)
+# and psql (a psql command line for its postgres database, to run with
+# as_user).  Call ddb_cluster_user first.
+ddb_scratch_cluster() {
+	local port=$1
+	shift
+	work=$(mktemp -d)
+	chmod 755 "$work"
+	[ "$(id -u)" = 0 ] && chown "$RUNAS" "$work"
+	trap ddb_scratch_cleanup EXIT
+	as_user "'$PGBIN/initdb' -D '$work/data' -A trust -E UTF8 --locale=C" >/dev/null
+	as_user "'$PGBIN/pg_ctl' -D '$work/data' -l '$work/log' -o \"-p $port -k '$work' -c listen_addresses='' $*\" start" >/dev/null
+	psql="'$PGBIN/psql' -X -q -At -h '$work' -p $port -d postgres"
+}
+ddb_scratch_cleanup() {
+	as_user "'$PGBIN/pg_ctl' -D '$work/data' -m immediate stop" >/dev/null 2>&1 || true
+	if [ "${DDB_KEEP:-0}" = 1 ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
+}
+
 # ddb_cluster_user: sets RUNAS and as_user (runs a shell command line as the
 # user who owns clusters).  The command line gets no environment from us:
 # put what it needs on the line itself.

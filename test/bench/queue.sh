@@ -37,18 +37,7 @@ done
 port=${DDB_BENCH_PORT:-5499}
 
 ddb_cluster_user
-work=$(mktemp -d)
-chmod 755 "$work"
-[ "$(id -u)" = 0 ] && chown "$RUNAS" "$work"
-cleanup() {
-	as_user "'$PGBIN/pg_ctl' -D '$work/data' -m immediate stop" >/dev/null 2>&1 || true
-	[ "${DDB_KEEP:-0}" = 1 ] && echo "kept $work" >&2 || rm -rf "$work"
-}
-trap cleanup EXIT
-
-as_user "'$PGBIN/initdb' -D '$work/data' -A trust -E UTF8 --locale=C" >/dev/null
-as_user "'$PGBIN/pg_ctl' -D '$work/data' -l '$work/log' -o \"-p $port -k '$work' -c listen_addresses='' -c autovacuum=off\" start" >/dev/null
-psql="'$PGBIN/psql' -X -q -At -h '$work' -p $port -d postgres"
+ddb_scratch_cluster "$port" -c autovacuum=off
 as_user "$psql -c 'CREATE EXTENSION ddb' -c \"SELECT ddb_create_table('qqq', 'PK', 'S', 'SK', 'N')\"" >/dev/null
 cat >"$work/q.sql" <<'Q'
 \set n :n + 1
