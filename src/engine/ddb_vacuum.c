@@ -15,6 +15,9 @@
  * records the pages that may be reused in the free space map (ddb_tree.c,
  * "Unlinking empty leaves" and "Reuse").
  *
+ * An autovacuum worker logs what it did as heap's does, when
+ * log_autovacuum_min_duration asks (log_vacuum).
+ *
  * VACUUM also freezes old xids (heap_prepare_freeze_tuple /
  * heap_execute_freeze_tuple) and, having seen every leaf, advances
  * relfrozenxid/relminmxid through vac_update_relstats.  xids below the new
@@ -48,14 +51,19 @@
 #include "access/transam.h"
 #include "access/xloginsert.h"
 #include "access/xlog.h"
+#include "commands/dbcommands.h"
 #include "commands/vacuum.h"
+#include "executor/instrument.h"
 #include "miscadmin.h"
+#include "postmaster/autovacuum.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
 #include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/pg_rusage.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -412,6 +420,61 @@ record_free_pages(Relation rel, const bool *visited, BlockNumber nblocks,
 	return nfree;
 }
 
+/* What one VACUUM did, for autovacuum's log (log_vacuum). */
+typedef struct DdbVacuumReport
+{
+	TimestampTz start;
+	PGRUsage	ru0;
+	BufferUsage buffers;
+	WalUsage	wal;
+	BlockNumber leaves;			/* leaves pruned */
+} DdbVacuumReport;
+
+/*
+ * Autovacuum's log line, as heap's (heap_vacuum_rel) with ddb's counts,
+ * when log_autovacuum_min_duration asks for it.
+ */
+static void
+log_vacuum(Relation rel, VacuumParams *params, DdbVacuumReport *r, DdbPruneStats *stats,
+		   TransactionId OldestXmin, DdbFreezeState *fs, bool frozenxid_updated,
+		   BlockNumber nblocks, BlockNumber nunlinked, BlockNumber nmapfreed,
+		   BlockNumber nfree, BlockNumber nwaiting)
+{
+	BufferUsage buffers = {0};
+	WalUsage	wal = {0};
+	StringInfoData buf;
+
+	if (params->log_min_duration != 0 &&
+		!TimestampDifferenceExceeds(r->start, GetCurrentTimestamp(), params->log_min_duration))
+		return;
+	BufferUsageAccumDiff(&buffers, &pgBufferUsage, &r->buffers);
+	WalUsageAccumDiff(&wal, &pgWalUsage, &r->wal);
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "automatic %sof ddb table \"%s.%s.%s\"\n",
+					 params->is_wraparound ? "vacuum to prevent wraparound " : "vacuum ",
+					 get_database_name(MyDatabaseId),
+					 get_namespace_name(RelationGetNamespace(rel)),
+					 RelationGetRelationName(rel));
+	appendStringInfo(&buf, "leaves: %u scanned, %u unlinked; row-id map leaves freed: %u; pages: %u in total, %u recorded free for reuse, %u deleted earlier and not yet reusable\n",
+					 r->leaves, nunlinked, nmapfreed, nblocks, nfree, nwaiting);
+	appendStringInfo(&buf, "versions: %.0f removed, %.0f remain, %.0f are dead but not yet removable\n",
+					 stats->dead, stats->live, stats->recently_dead);
+	appendStringInfo(&buf, "removable cutoff: %u, which was %d XIDs old when operation ended\n",
+					 OldestXmin, (int32) (ReadNextTransactionId() - OldestXmin));
+	if (frozenxid_updated)
+		appendStringInfo(&buf, "new relfrozenxid: %u, which is %d XIDs ahead of previous value\n",
+						 fs->NewRelfrozenXid, (int32) (fs->NewRelfrozenXid - fs->relfrozenxid));
+	appendStringInfo(&buf, "buffer usage: %lld hits, %lld misses, %lld dirtied\n",
+					 (long long) buffers.shared_blks_hit, (long long) buffers.shared_blks_read,
+					 (long long) buffers.shared_blks_dirtied);
+	appendStringInfo(&buf, "WAL usage: %lld records, %lld full page images, %llu bytes\n",
+					 (long long) wal.wal_records, (long long) wal.wal_fpi,
+					 (unsigned long long) wal.wal_bytes);
+	appendStringInfo(&buf, "system usage: %s", pg_rusage_show(&r->ru0));
+	ereport(LOG, (errmsg_internal("%s", buf.data)));
+	pfree(buf.data);
+}
+
 /*
  * VACUUM: prune and freeze every leaf, left to right, unlinking the leaves
  * it leaves without items (ddb_tree.c, "Unlinking empty leaves"); record
@@ -435,7 +498,16 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 	bool		frozenxid_updated,
 				minmulti_updated;
 	ItemPointerData *removed = palloc(sizeof(ItemPointerData) * MaxOffsetNumber);
+	DdbVacuumReport report = {0};
+	bool		logged = IsAutoVacuumWorkerProcess() && params->log_min_duration >= 0;
 
+	if (logged)
+	{
+		report.start = GetCurrentTimestamp();
+		pg_rusage_init(&report.ru0);
+		report.buffers = pgBufferUsage;
+		report.wal = pgWalUsage;
+	}
 	vacuum_set_xid_limits(rel,
 						  params->freeze_min_age, params->freeze_table_age,
 						  params->multixact_freeze_min_age,
@@ -473,6 +545,7 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 			if (BufferGetBlockNumber(buf) < nblocks)
 				visited[BufferGetBlockNumber(buf)] = true;
 			nremoved = ddb_prune_leaf(rel, buf, vistest, &fs, removed, &stats);
+			report.leaves++;
 			/* the right sibling is where the walk goes on either way */
 			blkno = DdbPageGetOpaque(BufferGetPage(buf))->right;
 			if (release_pruned_leaf(rel, buf, removed, nremoved))
@@ -508,6 +581,9 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 						&frozenxid_updated, &minmulti_updated, false);
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
 						 stats.live, stats.recently_dead);
+	if (logged)
+		log_vacuum(rel, params, &report, &stats, OldestXmin, &fs, frozenxid_updated,
+				   nblocks, nunlinked, nmapfreed, nfree, nwaiting);
 }
 
 /*
