@@ -6,7 +6,7 @@
 -- something visible is left to VACUUM and to the writers.  A heap twin is
 -- the oracle for what the reads return.  (That a snapshot which still sees
 -- the versions keeps them, and that a table VACUUM holds is left alone, is
--- read-prune.spec's; that a standby's reads change nothing, TAP 020's.)
+-- read-prune.spec's; that a standby's reads change nothing, TAP 029's.)
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS ddb;
 
@@ -72,6 +72,18 @@ INSERT INTO rp SELECT 'd', i, jsonb_build_object('pad', repeat('y', 1000)) FROM 
 ROLLBACK;
 SELECT rp_field('rp', 'items') - rp_field('rp', 'live') AS dead_versions;
 SELECT count(*) FROM rp WHERE "PK" = 'd';
+SELECT rp_field('rp', 'items') - rp_field('rp', 'live') AS dead_versions;
+
+-- A delete committed asynchronously: until its commit's WAL is flushed
+-- the versions get no hint bit, and the read asks the commit log.
+INSERT INTO rp SELECT 'g', i, jsonb_build_object('pad', repeat('w', 1000)) FROM generate_series(1, 100) i;
+BEGIN;
+SET LOCAL synchronous_commit = off;
+DELETE FROM rp WHERE "PK" = 'g';
+COMMIT;
+SELECT wait_no_xmin();
+SELECT rp_field('rp', 'items') - rp_field('rp', 'live') AS dead_versions;
+SELECT count(*) FROM rp WHERE "PK" = 'g';
 SELECT rp_field('rp', 'items') - rp_field('rp', 'live') AS dead_versions;
 
 -- A leaf where the read finds a visible item is not pruned by it: every

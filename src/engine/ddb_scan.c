@@ -48,11 +48,16 @@
  * scans mark such entries dead for the next scan, and its page reads
  * prune; here the dead versions are whole items, so only their removal
  * spares the next reader their leaves.)  A leaf where the batch found a
- * visible version is left to the writers' prunes and VACUUM, so reads of
- * live data never write.  The cleaning takes the table's
- * ShareUpdateExclusiveLock without waiting (clean_behind) and gives up
- * when another backend holds it: VACUUM, ANALYZE, ddb_verify, another
- * reader cleaning.  Never in recovery or in parallel mode.
+ * version its snapshot sees is left to the writers' prunes and VACUUM, so
+ * a read that finds something on every leaf it walks writes nothing.  The
+ * cleaning takes the table's ShareUpdateExclusiveLock without waiting
+ * (clean_behind) and gives up, until the scan's next rescan, when another
+ * backend holds it: VACUUM, ANALYZE, ddb_verify, another reader cleaning.
+ * A leaf the prune empties but the unlink leaves (a busy neighbour, the
+ * first or last child of its parent) is left to VACUUM.  Never in
+ * recovery or in parallel mode.  The pages read unlinks are recorded for
+ * reuse by the next VACUUM, and the statistics' dead versions are left
+ * as they are, so that autovacuum still comes to record them.
  *
  * Point lookups (GetItem) are a forward range scan over the versions of one
  * key that stops at the first visible version; under an MVCC snapshot at
@@ -73,6 +78,7 @@
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
@@ -118,7 +124,9 @@ typedef struct DdbRangeScanData
 								 * 0: none left, or no hint (whole leaves) */
 
 	/* reads clean up behind them (see the header) */
-	bool		clean;			/* may prune: MVCC snapshot, not in recovery */
+	bool		clean_allowed;	/* MVCC snapshot, not in recovery */
+	bool		clean;			/* ... and no cleaning has given up since
+								 * the scan (or its rescan) began */
 	bool		clean_locked;	/* holds ShareUpdateExclusiveLock to do so */
 	bool		resumed;		/* the next batch goes on inside the leaf
 								 * where a capped one stopped */
@@ -178,6 +186,7 @@ ddb_range_set(DdbRangeScan scan, const DdbRange *range, bool forward)
 	scan->nbatch = scan->ibatch = 0;
 	scan->want_left = scan->want;
 	scan->resumed = false;
+	scan->clean = scan->clean_allowed;
 	MemoryContextReset(scan->batch_cxt);
 }
 
@@ -202,8 +211,7 @@ ddb_range_begin(Relation rel, Snapshot snapshot, const DdbRange *range,
 	if (snapshot != NULL && IsMVCCSnapshot(snapshot))
 	{
 		PredicateLockRelation(rel, snapshot);
-		/* (a parallel group's members would not exclude each other) */
-		scan->clean = !RecoveryInProgress() && !IsInParallelMode();
+		scan->clean = scan->clean_allowed = !RecoveryInProgress();
 	}
 	return scan;
 }
@@ -616,9 +624,23 @@ ddb_scan_backward_batch(DdbRangeScan scan)
 static void
 clean_behind(DdbRangeScan scan)
 {
+	/* (a parallel group's members would not exclude each other) */
+	if (IsInParallelMode())
+		return;
 	if (!scan->clean_locked)
 	{
-		if (!ConditionalLockRelation(scan->rel, ShareUpdateExclusiveLock))
+		LOCKTAG		tag;
+
+		/*
+		 * Not ConditionalLockRelation: no invalidation messages are taken
+		 * in the middle of a scan (the relation's own lock is held, and
+		 * the cleaning needs nothing new of its relcache entry), and a full
+		 * lock table gives up the cleaning, not the read.
+		 */
+		SET_LOCKTAG_RELATION(tag, scan->rel->rd_lockInfo.lockRelId.dbId,
+							 scan->rel->rd_lockInfo.lockRelId.relId);
+		if (LockAcquireExtended(&tag, ShareUpdateExclusiveLock, false, true, false,
+								NULL) == LOCKACQUIRE_NOT_AVAIL)
 		{
 			scan->clean = false;
 			return;
@@ -640,6 +662,9 @@ range_next(DdbRangeScan scan)
 
 		if (scan->done)
 			return NULL;
+
+		/* a walk over many empty batches, and their cleaning, can be cancelled */
+		CHECK_FOR_INTERRUPTS();
 
 		/* batch exhausted: forget it and read the next page */
 		MemoryContextReset(scan->batch_cxt);

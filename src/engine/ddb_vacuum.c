@@ -374,10 +374,7 @@ ddb_prune_read_leaf(Relation rel, BlockNumber blkno)
 	if (nremoved == 0)
 		UnlockReleaseBuffer(buf);
 	else
-	{
 		(void) release_pruned_leaf(rel, buf, removed, nremoved);
-		pgstat_update_heap_dead_tuples(rel, nremoved);
-	}
 	pfree(removed);
 	return nremoved;
 }
