@@ -91,9 +91,10 @@
  *
  *	6. ShareUpdateExclusiveLock on the table is the unlinker's (see
  *	   "Unlinking empty leaves").  VACUUM holds it throughout; a reader
- *	   cleaning up behind it (ddb_scan.c, clean_behind) takes it only with
- *	   ConditionalLockRelation, holding no buffer lock, so it never waits
- *	   for it, and no buffer-lock wait can close a cycle through it.
+ *	   cleaning up behind it (ddb_scan.c, clean_behind) takes it only
+ *	   without waiting (LockAcquireExtended, dontWait), holding no buffer
+ *	   lock, so it never waits for it, and no buffer-lock wait can close a
+ *	   cycle through it.
  *
  * Tree concurrency (deadlock-free by the rules above; no "incomplete split"
  * state ever):
