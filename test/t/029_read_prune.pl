@@ -10,7 +10,12 @@
 #       standby replays that to the same tree: the same rows, versions and
 #       deleted pages, and ddb_verify clean on both;
 #   (c) after a crash right after such a read, recovery leaves the same
-#       tree.
+#       tree;
+#   (d) a standby snapshot that still sees the versions a primary's read
+#       removes: without hot_standby_feedback the prune's conflict horizon
+#       cancels the standby session before replay removes them under it;
+#       with hot_standby_feedback the primary's read leaves them, and the
+#       standby session goes on seeing every item.
 #
 # DDB_TAP_WAL=custom runs it with ddb preloaded (test/t/DdbWal.pm), where
 # the prune and the unlink are ddb's own records, replayed under
@@ -91,5 +96,55 @@ is($primary->safe_psql('postgres', $same), 't', 'c: t holds the rows of its heap
 is($primary->safe_psql('postgres', sprintf($read, 'b')), '291,292,293', 'c: the read after the crash');
 $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', $shape), $before_crash, 'c: and so does the standby');
+
+# (d) standby snapshots older than the delete a primary's read cleans up
+my $count_c = q{SELECT count(*) FROM t WHERE "PK" = 'c'};
+sub standby_snapshot
+{
+	$primary->safe_psql('postgres', q{
+		INSERT INTO t SELECT 'c', i, jsonb_build_object('pad', repeat('z', 1000))
+			FROM generate_series(1, 300) i});
+	$primary->wait_for_catchup($standby);
+	my $session = $standby->background_psql('postgres', on_error_stop => 0);
+	$session->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+	is($session->query_safe($count_c), '300', 'd: the standby session sees the 300 items');
+	return $session;
+}
+sub delete_and_read
+{
+	$primary->safe_psql('postgres', q{DELETE FROM t WHERE "PK" = 'c'});
+	$primary->safe_psql('postgres', $count_c);
+	$primary->wait_for_catchup($standby);
+}
+
+$standby->append_conf('postgresql.conf', "max_standby_streaming_delay = 0\n");
+$standby->reload;
+$logpos = -s $standby->logfile;
+my $session = standby_snapshot();
+my $items = $primary->safe_psql('postgres', q{SELECT (ddb_verify('t') ->> 'items')::int});
+delete_and_read();
+cmp_ok($primary->safe_psql('postgres', q{SELECT (ddb_verify('t') ->> 'items')::int}), '<', $items,
+	'd: without hot_standby_feedback the primary\'s read removes the versions');
+$standby->wait_for_log(qr/terminating connection due to conflict with recovery/, $logpos);
+pass('d: the prune\'s conflict horizon cancelled the standby session that still saw them');
+$session->quit;
+
+$standby->append_conf('postgresql.conf', "hot_standby_feedback = on\nwal_receiver_status_interval = 1s\n");
+$standby->reload;
+$session = standby_snapshot();
+my $xmin = $session->query_safe(
+	'SELECT backend_xmin FROM pg_stat_activity WHERE pid = pg_backend_pid()');
+$primary->poll_query_until('postgres',
+	qq{SELECT backend_xmin::text = '$xmin' FROM pg_stat_replication})
+  or die "the standby never reported its xmin $xmin";
+$logpos = -s $standby->logfile;
+$items = $primary->safe_psql('postgres', q{SELECT (ddb_verify('t') ->> 'items')::int});
+delete_and_read();
+is($primary->safe_psql('postgres', q{SELECT (ddb_verify('t') ->> 'items')::int}), $items,
+	'd: with hot_standby_feedback the primary\'s read leaves the versions');
+is($session->query_safe($count_c), '300', 'd: and the standby session still sees all 300');
+ok(!$standby->log_contains(qr/conflict with recovery/, $logpos), 'd: no conflict on the standby');
+$session->query_safe('COMMIT');
+$session->quit;
 
 done_testing();
