@@ -38,26 +38,26 @@
  * through these resumptions (scan_batches, scan-resume).
  *
  * Reads clean up behind them.  A batch that found nothing visible on its
- * leaf, only versions that no snapshot sees any more (dead_to_all: the
- * head of a partition used as a queue, items a TTL sweep or a purge
- * deleted, an insert rolled back), has the leaf pruned once it is released, and
+ * leaf, only versions that no snapshot sees any more (dead_to_all: the head
+ * of a partition used as a queue, items a TTL sweep or a purge deleted, an
+ * insert rolled back), has the leaf pruned once it is released, and
  * unlinked when that empties it (ddb_prune_read_leaf, as VACUUM does), so
  * the next reader of the range does not walk those versions again: the
- * first read after 290 deletes at a partition's head prunes 42 leaves,
- * and the next reads the head in 2 buffers instead of 44.  (A heap's index
- * scans mark such entries dead for the next scan, and its page reads
- * prune; here the dead versions are whole items, so only their removal
- * spares the next reader their leaves.)  A leaf where the batch found a
- * version its snapshot sees is left to the writers' prunes and VACUUM, so
- * a read that finds something on every leaf it walks writes nothing.  The
- * cleaning takes the table's ShareUpdateExclusiveLock without waiting
- * (clean_behind) and gives up, until the scan's next rescan, when another
- * backend holds it: VACUUM, ANALYZE, ddb_verify, another reader cleaning.
- * A leaf the prune empties but the unlink leaves (a busy neighbour, the
- * first or last child of its parent) is left to VACUUM.  Never in
- * recovery or in parallel mode.  The pages read unlinks are recorded for
- * reuse by the next VACUUM, and the statistics' dead versions are left
- * as they are, so that autovacuum still comes to record them.
+ * first read after 290 deletes at a partition's head prunes 42 leaves, and
+ * the next reads the head in 2 buffers instead of 44.  (A heap's index
+ * scans mark such entries dead for the next scan, and its page reads prune;
+ * here the dead versions are whole items, so only their removal spares the
+ * next reader their leaves.)  A leaf where the batch found a version its
+ * snapshot sees is left to the writers' prunes and VACUUM, so a read that
+ * finds something on every leaf it walks writes nothing.  The cleaning
+ * takes the table's ShareUpdateExclusiveLock without waiting (clean_behind)
+ * and gives up, until the scan's next rescan, when another backend holds
+ * it: VACUUM, ANALYZE, ddb_verify, another reader cleaning.  A leaf the
+ * prune empties but the unlink leaves (a busy neighbour, the first or last
+ * child of its parent) is left to VACUUM.  Never in recovery or in parallel
+ * mode.  The pages read unlinks are recorded for reuse by the next VACUUM,
+ * and the statistics' dead versions are left as they are, so that
+ * autovacuum still comes to record them.
  *
  * Point lookups (GetItem) are a forward range scan over the versions of one
  * key that stops at the first visible version; under an MVCC snapshot at
