@@ -121,9 +121,9 @@ $standby->append_conf('postgresql.conf', "max_standby_streaming_delay = 0\n");
 $standby->reload;
 $logpos = -s $standby->logfile;
 my $session = standby_snapshot();
-my $items = $primary->safe_psql('postgres', q{SELECT (ddb_verify('t') ->> 'items')::int});
+my $versions = $primary->safe_psql('postgres', q{SELECT (ddb_verify('t') ->> 'items')::int});
 delete_and_read();
-cmp_ok($primary->safe_psql('postgres', q{SELECT (ddb_verify('t') ->> 'items')::int}), '<', $items,
+cmp_ok($primary->safe_psql('postgres', q{SELECT (ddb_verify('t') ->> 'items')::int}), '<', $versions,
 	'd: without hot_standby_feedback the primary\'s read removes the versions');
 $standby->wait_for_log(qr/terminating connection due to conflict with recovery/, $logpos);
 pass('d: the prune\'s conflict horizon cancelled the standby session that still saw them');
@@ -138,9 +138,9 @@ $primary->poll_query_until('postgres',
 	qq{SELECT backend_xmin::text = '$xmin' FROM pg_stat_replication})
   or die "the standby never reported its xmin $xmin";
 $logpos = -s $standby->logfile;
-$items = $primary->safe_psql('postgres', q{SELECT (ddb_verify('t') ->> 'items')::int});
+$versions = $primary->safe_psql('postgres', q{SELECT (ddb_verify('t') ->> 'items')::int});
 delete_and_read();
-is($primary->safe_psql('postgres', q{SELECT (ddb_verify('t') ->> 'items')::int}), $items,
+is($primary->safe_psql('postgres', q{SELECT (ddb_verify('t') ->> 'items')::int}), $versions,
 	'd: with hot_standby_feedback the primary\'s read leaves the versions');
 is($session->query_safe($count_c), '300', 'd: and the standby session still sees all 300');
 ok(!$standby->log_contains(qr/conflict with recovery/, $logpos), 'd: no conflict on the standby');
