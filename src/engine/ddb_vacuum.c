@@ -417,14 +417,19 @@ record_free_pages(Relation rel, const bool *visited, BlockNumber nblocks,
 	return nfree;
 }
 
-/* What one VACUUM did, for autovacuum's log (log_vacuum). */
+/* What one VACUUM did: VACUUM VERBOSE's line and autovacuum's log. */
 typedef struct DdbVacuumReport
 {
+	BlockNumber leaves;			/* leaves pruned */
+	BlockNumber unlinked;
+	BlockNumber mapfreed;		/* row-id map leaves freed */
+	BlockNumber free;			/* pages recorded free for reuse */
+	BlockNumber waiting;		/* deleted earlier, not yet reusable */
+	/* for the log only (log_vacuum) */
 	TimestampTz start;
 	PGRUsage	ru0;
 	BufferUsage buffers;
 	WalUsage	wal;
-	BlockNumber leaves;			/* leaves pruned */
 } DdbVacuumReport;
 
 /*
@@ -434,8 +439,7 @@ typedef struct DdbVacuumReport
 static void
 log_vacuum(Relation rel, VacuumParams *params, DdbVacuumReport *r, DdbPruneStats *stats,
 		   TransactionId OldestXmin, DdbFreezeState *fs, bool frozenxid_updated,
-		   BlockNumber nblocks, BlockNumber nunlinked, BlockNumber nmapfreed,
-		   BlockNumber nfree, BlockNumber nwaiting)
+		   BlockNumber nblocks)
 {
 	BufferUsage buffers = {0};
 	WalUsage	wal = {0};
@@ -453,7 +457,7 @@ log_vacuum(Relation rel, VacuumParams *params, DdbVacuumReport *r, DdbPruneStats
 					 get_namespace_name(RelationGetNamespace(rel)),
 					 RelationGetRelationName(rel));
 	appendStringInfo(&buf, "leaves: %u scanned, %u unlinked; row-id map leaves freed: %u; pages: %u in total, %u recorded free for reuse, %u deleted earlier and not yet reusable\n",
-					 r->leaves, nunlinked, nmapfreed, nblocks, nfree, nwaiting);
+					 r->leaves, r->unlinked, r->mapfreed, nblocks, r->free, r->waiting);
 	appendStringInfo(&buf, "versions: %.0f removed, %.0f remain, %.0f are dead but not yet removable\n",
 					 stats->dead, stats->live, stats->recently_dead);
 	appendStringInfo(&buf, "removable cutoff: %u, which was %d XIDs old when operation ended\n",
@@ -488,10 +492,6 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 	GlobalVisState *vistest;
 	BlockNumber blkno;
 	BlockNumber nblocks;
-	BlockNumber nunlinked = 0;
-	BlockNumber nmapfreed = 0;
-	BlockNumber nfree = 0;
-	BlockNumber nwaiting = 0;
 	bool		frozenxid_updated,
 				minmulti_updated;
 	ItemPointerData *removed = palloc(sizeof(ItemPointerData) * MaxOffsetNumber);
@@ -546,15 +546,15 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 			/* the right sibling is where the walk goes on either way */
 			blkno = DdbPageGetOpaque(BufferGetPage(buf))->right;
 			if (release_pruned_leaf(rel, buf, removed, nremoved))
-				nunlinked++;
+				report.unlinked++;
 			if (blkno == InvalidBlockNumber)
 				break;
 			buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, bstrategy);
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 			ddb_check_leaf(rel, buf);
 		}
-		nmapfreed = ddb_map_free_empty(rel, bstrategy);
-		nfree = record_free_pages(rel, visited, nblocks, bstrategy, &nwaiting);
+		report.mapfreed = ddb_map_free_empty(rel, bstrategy);
+		report.free = record_free_pages(rel, visited, nblocks, bstrategy, &report.waiting);
 		pfree(visited);
 
 		/*
@@ -563,14 +563,15 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 		 * rebuilt: make sure it is, even when pg_class does not change
 		 * below.
 		 */
-		if (nfree > 0)
+		if (report.free > 0)
 			CacheInvalidateRelcache(rel);
 	}
 	pfree(removed);
 
 	ereport((params->options & VACOPT_VERBOSE) ? INFO : DEBUG2,
 			(errmsg("ddb table \"%s\": %u leaves unlinked, %u row-id map leaves freed, %u pages free for reuse, %u deleted pages not yet reusable",
-					RelationGetRelationName(rel), nunlinked, nmapfreed, nfree, nwaiting)));
+					RelationGetRelationName(rel), report.unlinked, report.mapfreed,
+					report.free, report.waiting)));
 
 	nblocks = RelationGetNumberOfBlocks(rel);
 	vac_update_relstats(rel, nblocks, stats.live, 0, false,
@@ -579,8 +580,7 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
 						 stats.live, stats.recently_dead);
 	if (logged)
-		log_vacuum(rel, params, &report, &stats, OldestXmin, &fs, frozenxid_updated,
-				   nblocks, nunlinked, nmapfreed, nfree, nwaiting);
+		log_vacuum(rel, params, &report, &stats, OldestXmin, &fs, frozenxid_updated, nblocks);
 }
 
 /*
