@@ -377,8 +377,8 @@ ddb_scan_item(DdbRangeScan scan, Buffer buf, Page page, OffsetNumber off)
 					  off);
 		MemoryContextSwitchTo(old);
 	}
-	else if (scan->clean && dead_to_all(scan, htup.t_data))
-		scan->batch_dead++;
+	else if (scan->clean && scan->nbatch == 0 && dead_to_all(scan, htup.t_data))
+		scan->batch_dead++;		/* (a batch that holds a version cleans nothing) */
 }
 
 /*
