@@ -10,6 +10,7 @@
 #   bash test/bench/instructions.sh --smoke            # a few statements: the tool runs
 #   bash test/bench/instructions.sh --wal --ops "update put_over"   # WAL bytes instead
 #   bash test/bench/instructions.sh --cache --items 1000000 --ops get  # simulated cache misses
+#   bash test/bench/instructions.sh --dead 20 --ops query   # deleted versions at each partition's head
 #
 # Loads the bench's layout (test/bench/setup.sql: 100 items per partition,
 # interleaved, ~150-byte items; --items, default 20,000) into bench_ddb and
@@ -38,6 +39,13 @@
 # Prints a Markdown table: instructions per statement for each side and the
 # ratios heap / ddb (> 1: ddb does less work).  The single-user backend
 # prints each result, which both sides pay for.
+#
+# --dead N: after the load, N items inserted at the head of every partition
+# (keys DEAD#..., which sort before the loaded ORDER#...) and deleted in a
+# later transaction, on both sides, with nothing to prune them before the
+# measured statements (a single-user backend runs no autovacuum): what
+# reads meet after deletes that VACUUM has not reached yet.  The first N
+# executions pay for the hint bits and whatever cleaning the reads do.
 #
 # --wal: WAL bytes per statement instead, by the same method without
 # valgrind: the position of WAL's end after N and after M executions
@@ -82,6 +90,7 @@ ops="put_new put_over update delete"
 preload=both
 measure=instructions
 ll=33554432,16,64
+dead=0
 orig_args=("$@")
 usage() { sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -93,6 +102,7 @@ while [ $# -gt 0 ]; do
 	--wal) measure=wal ;;
 	--cache) measure=cache ;;
 	--ll) ll=$2; shift ;;
+	--dead) dead=$2; shift ;;
 	--smoke) items=2000; runs="2 6"; ops="put_new update" ; preload=no ;;
 	-h|--help) usage ;;
 	*) echo "unknown option: $1" >&2; usage ;;
@@ -114,6 +124,7 @@ for o in $ops; do
 		{ echo "no benchmark script for $o in $bench_dir" >&2; exit 2; }
 done
 case $ll in [0-9]*,[0-9]*,[0-9]*) ;; *) echo "--ll must be SIZE,ASSOC,LINE" >&2; exit 2 ;; esac
+case $dead in ''|*[!0-9]*) echo "--dead must be a number of items" >&2; exit 2 ;; esac
 [ $measure = wal ] || command -v valgrind >/dev/null ||
 	{ echo "valgrind is not installed" >&2; exit 2; }
 
@@ -181,6 +192,18 @@ INSERT INTO bench_heap SELECT bench_pk((n * 1 + 0 * 7919) % $P), 'DEL#1#0#' || n
 VACUUM ANALYZE bench_ddb, bench_heap;
 CHECKPOINT;
 EOF
+if [ "$dead" -gt 0 ]; then
+	log "$dead deleted items at the head of each partition"
+	q <<EOF >/dev/null || die "inserting and deleting the dead items failed"
+INSERT INTO bench_ddb SELECT bench_pk(p), 'DEAD#' || lpad(d::text, 4, '0'), bench_item(d)
+  FROM generate_series(0, $P - 1) p, generate_series(1, $dead) d;
+INSERT INTO bench_heap SELECT bench_pk(p), 'DEAD#' || lpad(d::text, 4, '0'), bench_item(d)
+  FROM generate_series(0, $P - 1) p, generate_series(1, $dead) d;
+DELETE FROM bench_ddb WHERE "SK" LIKE 'DEAD#%';
+DELETE FROM bench_heap WHERE "SK" LIKE 'DEAD#%';
+CHECKPOINT;
+EOF
+fi
 if [ $measure = cache ]; then
 	q -c "CREATE EXTENSION pg_prewarm" >/dev/null || die "--cache needs pg_prewarm"
 fi
