@@ -40,12 +40,13 @@
 # ratios heap / ddb (> 1: ddb does less work).  The single-user backend
 # prints each result, which both sides pay for.
 #
-# --dead N: after the load, N items inserted at the head of every partition
+# --dead K: after the load, K items inserted at the head of every partition
 # (keys DEAD#..., which sort before the loaded ORDER#...) and deleted in a
 # later transaction, on both sides, with nothing to prune them before the
 # measured statements (a single-user backend runs no autovacuum): what
-# reads meet after deletes that VACUUM has not reached yet.  The first N
-# executions pay for the hint bits and whatever cleaning the reads do.
+# reads meet after deletes that VACUUM has not reached yet.  The first
+# --runs N executions pay for the hint bits and whatever cleaning the reads
+# do, and cancel out.
 #
 # --wal: WAL bytes per statement instead, by the same method without
 # valgrind: the position of WAL's end after N and after M executions
