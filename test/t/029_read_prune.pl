@@ -30,24 +30,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use DdbWal;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-DdbWal::configure($primary);
-$primary->append_conf('postgresql.conf', "autovacuum = off\n");
-$primary->append_conf('postgresql.conf', "wal_consistency_checking = 'ddb'\n")
-  if DdbWal::mode() eq 'custom';
-$primary->start;
-DdbWal::check_mode($primary);
-$primary->safe_psql('postgres', q{
-	CREATE EXTENSION ddb;
-	CREATE TABLE t ("PK" text, "SK" numeric, item jsonb) USING ddb;
-	CREATE TABLE s ("PK" text, "SK" numeric, item jsonb);
-});
-$primary->backup('bk');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'bk', has_streaming => 1);
-DdbWal::configure($standby);
-$standby->start;
+my ($primary, $standby) = DdbWal::primary_and_standby();
 
 my $fill = q{
 	INSERT INTO s SELECT p, i, jsonb_build_object('pad', repeat('x', 1000))

@@ -29,6 +29,7 @@ package DdbWal;
 
 use strict;
 use warnings;
+use PostgreSQL::Test::Cluster;
 use Test::More;
 
 sub mode
@@ -70,6 +71,34 @@ sub check_mode
 	is($n, mode() eq 'custom' ? '1' : '0',
 		$node->name . ': WAL mode ' . mode() . ' (ddb resource manager registered: ' . $n . ')');
 	return;
+}
+
+# A primary and a streaming standby for the tests that replay a ddb table t
+# against its heap shadow s (same_rows): autovacuum off (the test decides
+# when versions go), ddb's own records replayed to the primary's bytes
+# (wal_consistency_checking) in custom mode, t and s ("PK" text, "SK"
+# numeric, item jsonb) made before the base backup.  The standby inherits
+# the primary's configuration.  Returns both, started.
+sub primary_and_standby
+{
+	my $primary = PostgreSQL::Test::Cluster->new('primary');
+	$primary->init(allows_streaming => 1);
+	configure($primary);
+	$primary->append_conf('postgresql.conf', "autovacuum = off\n");
+	$primary->append_conf('postgresql.conf', "wal_consistency_checking = 'ddb'\n")
+	  if mode() eq 'custom';
+	$primary->start;
+	check_mode($primary);
+	$primary->safe_psql('postgres', q{
+		CREATE EXTENSION ddb;
+		CREATE TABLE t ("PK" text, "SK" numeric, item jsonb) USING ddb;
+		CREATE TABLE s ("PK" text, "SK" numeric, item jsonb);
+	});
+	$primary->backup('bk');
+	my $standby = PostgreSQL::Test::Cluster->new('standby');
+	$standby->init_from_backup($primary, 'bk', has_streaming => 1);
+	$standby->start;
+	return ($primary, $standby);
 }
 
 # The WAL tests' oracle: table t (ddb) holds exactly the rows of its heap
