@@ -286,12 +286,13 @@ tap_pass() {
 
 # Every TAP test as users run it (CREATE EXTENSION alone: Generic WAL), then
 # the ones that crash, replicate or wrap around (those that call
-# DdbWal::configure) again with ddb preloaded, so its own WAL records are
-# what recovery and the standbys replay (test/t/DdbWal.pm).
+# DdbWal::configure, or DdbWal::primary_and_standby, which calls it) again
+# with ddb preloaded, so its own WAL records are what recovery and the
+# standbys replay (test/t/DdbWal.pm).
 part_tap() {
 	local wal
 	tap_pass "" "" ""
-	wal=$(cd "$work/src" && grep -l 'DdbWal::configure' test/t/*.pl | tr '\n' ' ')
+	wal=$(cd "$work/src" && grep -lE 'DdbWal::(configure|primary_and_standby)' test/t/*.pl | tr '\n' ' ')
 	tap_pass " with ddb's own WAL records (DDB_TAP_WAL=custom)" "DDB_TAP_WAL=custom" "$wal"
 }
 

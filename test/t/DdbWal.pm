@@ -8,7 +8,8 @@
 # (src/engine/ddb_wal.c); unset or "generic" leaves it to CREATE EXTENSION
 # alone, and everything is Generic WAL.  The tests that crash, replicate or
 # wrap around call configure() on every node they create and check_mode()
-# once started; test/run.sh runs them in both modes.
+# once started (or primary_and_standby(), which does both); test/run.sh
+# runs the tests that call either in both modes.
 #
 # same_rows() is the oracle of the tests of ddb's own records (016, 019,
 # 022): a ddb table and its heap shadow hold the same rows.  Those that
