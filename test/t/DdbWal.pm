@@ -9,7 +9,9 @@
 # alone, and everything is Generic WAL.  The tests that crash, replicate or
 # wrap around call configure() on every node they create and check_mode()
 # once started (or primary_and_standby(), which does both); test/run.sh
-# runs the tests that call either in both modes.
+# runs the tests that call either in both modes, and fails if a test that
+# uses this module calls neither and is not one of those that preload ddb
+# themselves (016, 019, 022: its tap_self_preload).
 #
 # same_rows() is the oracle of the tests of ddb's own records (016, 019,
 # 022): a ddb table and its heap shadow hold the same rows.  Those that
