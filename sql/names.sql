@@ -33,6 +33,48 @@ SELECT ddb_api('DeleteItem', jsonb_build_object('TableName', repeat('T', 255), '
   'ReturnValues', 'ALL_OLD')) -> 'Attributes' ?| ARRAY[repeat('k', 255)] AS deleted;
 SELECT ddb_list_tables() = repeat('T', 255) AS listed;
 
+-- Key attributes named as PostgreSQL's system columns (xmin, ctid, ...),
+-- which DynamoDB does not reserve: a table's, an index's, the TTL
+-- attribute.  Their columns take a hash-suffixed name, the catalog keeps
+-- the attribute's, and the system columns still read as system columns.
+SELECT ddb_api('CreateTable', '{"TableName": "sys", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "xmin", "KeyType": "HASH"}, {"AttributeName": "ctid", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "xmin", "AttributeType": "S"}, {"AttributeName": "ctid", "AttributeType": "N"},
+    {"AttributeName": "tableoid", "AttributeType": "S"}, {"AttributeName": "cmin", "AttributeType": "N"},
+    {"AttributeName": "cmax", "AttributeType": "S"}],
+  "GlobalSecondaryIndexes": [{"IndexName": "gix", "Projection": {"ProjectionType": "ALL"},
+    "KeySchema": [{"AttributeName": "tableoid", "KeyType": "HASH"}, {"AttributeName": "cmin", "KeyType": "RANGE"}]}],
+  "LocalSecondaryIndexes": [{"IndexName": "lix", "Projection": {"ProjectionType": "KEYS_ONLY"},
+    "KeySchema": [{"AttributeName": "xmin", "KeyType": "HASH"}, {"AttributeName": "cmax", "KeyType": "RANGE"}]}]}')
+  #> '{TableDescription,KeySchema}' AS keys;
+SELECT ddb_api('UpdateTimeToLive', '{"TableName": "sys",
+  "TimeToLiveSpecification": {"Enabled": true, "AttributeName": "xmax"}}');
+SELECT ddb_api('UpdateTable', '{"TableName": "sys",
+  "AttributeDefinitions": [{"AttributeName": "oid", "AttributeType": "S"}, {"AttributeName": "xmax", "AttributeType": "N"}],
+  "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": "g2x", "Projection": {"ProjectionType": "KEYS_ONLY"},
+    "KeySchema": [{"AttributeName": "oid", "KeyType": "HASH"}, {"AttributeName": "xmax", "KeyType": "RANGE"}]}}]}')
+  #> '{TableDescription,GlobalSecondaryIndexes,0,KeySchema}' AS created_index;
+SELECT attname FROM pg_attribute WHERE attrelid = 'sys'::regclass AND attnum > 0 ORDER BY attnum;
+SELECT ddb_api('PutItem', '{"TableName": "sys", "Item": {"xmin": {"S": "a"}, "ctid": {"N": "1"},
+  "tableoid": {"S": "t"}, "cmin": {"N": "5"}, "cmax": {"S": "c"}, "oid": {"S": "o"}, "xmax": {"N": "4000000000"}}}');
+SELECT ddb_put_item('sys', '{"xmin": "a", "ctid": 2, "tableoid": "t", "cmin": 6, "cmax": "b"}');
+INSERT INTO sys VALUES ('a', 3, '{"tableoid": "u", "cmin": 7, "cmax": "a"}');
+INSERT INTO sys VALUES ('a', 4, '{"xmin": "u"}');
+SELECT ddb_api('GetItem', '{"TableName": "sys", "Key": {"xmin": {"S": "a"}, "ctid": {"N": "1"}}}');
+SELECT i FROM ddb_query('sys', 'xmin = :a AND ctid > :z', '{":a": "a", ":z": 1}') i;
+SELECT ddb_api('Query', '{"TableName": "sys", "IndexName": "gix", "KeyConditionExpression": "tableoid = :t",
+  "ExpressionAttributeValues": {":t": {"S": "t"}}}') -> 'Items' AS gsi;
+SELECT ddb_api('Query', '{"TableName": "sys", "IndexName": "lix", "KeyConditionExpression": "xmin = :a",
+  "ExpressionAttributeValues": {":a": {"S": "a"}}}') -> 'Items' AS lsi;
+SELECT ddb_api('Query', '{"TableName": "sys", "IndexName": "g2x", "KeyConditionExpression": "oid = :o",
+  "ExpressionAttributeValues": {":o": {"S": "o"}}}') -> 'Items' AS gsi2;
+SELECT ddb_api('DescribeTimeToLive', '{"TableName": "sys"}');
+SELECT d -> 'KeySchema' AS keys, d #> '{LocalSecondaryIndexes,0,KeySchema}' AS lsi_keys
+FROM ddb_api('DescribeTable', '{"TableName": "sys"}') r, LATERAL (SELECT r -> 'Table') x(d);
+SELECT xmin <> '0'::xid AS system_xmin, ctid IS NOT NULL AS system_ctid, item FROM sys ORDER BY 3::text;
+SELECT ddb_verify_gsi('sys');
+SELECT ddb_api('DeleteTable', '{"TableName": "sys"}') #>> '{TableDescription,TableStatus}' AS deleted;
+
 -- a missing table: ResourceNotFoundException (DB003) from every function
 \set VERBOSITY sqlstate
 SELECT ddb_get_item('missing', '{"k": "v"}');

@@ -1982,7 +1982,7 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE TABLE %s.%s (", GSI_SCHEMA, quote_identifier(tblname));
 	for (int c = 0; c < ncols; c++)
-		appendStringInfo(&sql, "%s %s NOT NULL, ", quote_identifier(ddb_pg_name(cols[c])),
+		appendStringInfo(&sql, "%s %s NOT NULL, ", quote_identifier(ddb_pg_column_name(cols[c])),
 						 ddb_key_sql_type(coltypes[c]));
 	appendStringInfo(&sql, "%s jsonb NOT NULL) USING ddb", quote_identifier(itemcol));
 
@@ -1996,13 +1996,16 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 	if (!OidIsValid(idxoid))
 		elog(ERROR, "index table \"%s\" was not created", tblname);
 	{
-		/* key attribute names longer than a column name: kept in the catalog */
+		/*
+		 * key attribute names that are not their columns' (longer than a
+		 * column name, or a system column's): kept in the catalog
+		 */
 		bool		longnames = false;
 		Datum		elems[DDB_MAX_KEY_COLUMNS];
 
 		for (int c = 0; c < ncols; c++)
 		{
-			longnames |= strlen(cols[c]) >= NAMEDATALEN;
+			longnames |= strcmp(ddb_pg_column_name(cols[c]), cols[c]) != 0;
 			elems[c] = CStringGetTextDatum(cols[c]);
 		}
 		if (longnames)

@@ -113,6 +113,7 @@ typedef struct DdbCreateTable
 } DdbCreateTable;
 
 extern char *ddb_pg_name(const char *name);
+extern char *ddb_pg_column_name(const char *name);
 extern bool ddb_valid_name_chars(const char *name);
 extern Oid	ddb_schema_oid(void);
 extern const DdbTableInfo *ddb_table_info(Oid relid);

@@ -9,8 +9,9 @@
  * its relation's name when it fits in a PostgreSQL identifier (63 bytes);
  * a longer one is stored as "<first 54 bytes>_<8 hex digits of its hash>"
  * and the catalog keeps the whole name.  Key attribute names (up to 255
- * bytes) map to column names the same way, the catalog keeping the long
- * ones; everything users see through the item functions and the protocol
+ * bytes) map to column names the same way, as do the names of PostgreSQL's
+ * system columns (xmin, ctid, ...; ddb_pg_column_name), the catalog keeping
+ * the attribute names that are not their columns'; everything users see through the item functions and the protocol
  * is the DynamoDB name, while plain SQL sees the relation and columns.
  *
  * The catalog, ddb_internal.tables, has one row per ddb table (tables
@@ -47,6 +48,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "access/skey.h"
+#include "catalog/heap.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
@@ -186,6 +188,21 @@ ddb_pg_name(const char *name)
 	keep = pg_mbcliplen(name, len, NAMEDATALEN - 1 - 9);
 	return psprintf("%.*s_%08x", keep, name,
 					hash_bytes((const unsigned char *) name, len));
+}
+
+/*
+ * The column for key attribute 'name' (of a table or an index table):
+ * ddb_pg_name's, except for the names of PostgreSQL's system columns (xmin,
+ * ctid, ...), which no column may take and DynamoDB does not reserve: they
+ * get a long name's form, and the catalog keeps the attribute's name.
+ */
+char *
+ddb_pg_column_name(const char *name)
+{
+	if (strlen(name) < NAMEDATALEN && SystemAttributeByName(name) != NULL)
+		return psprintf("%s_%08x", name,
+						hash_bytes((const unsigned char *) name, strlen(name)));
+	return ddb_pg_name(name);
 }
 
 /* DynamoDB's rule for table and index names, as a validation message. */
@@ -947,7 +964,7 @@ ddb_create_table_core(const DdbCreateTable *ct)
 				  DDB_MSG_TABLE_IN_USE, ct->name);
 	for (int k = 0; k < ct->nkeys; k++)
 	{
-		colnames[k] = ddb_pg_name(ct->keys[k]);
+		colnames[k] = ddb_pg_column_name(ct->keys[k]);
 		longnames |= strcmp(colnames[k], ct->keys[k]) != 0;
 	}
 	for (bool again = true; again;)
