@@ -199,6 +199,12 @@ SELECT ddb_apply_update('{}', 'SET a = :u1, #u2 = :v', NULL, '{":v": 1}');
 -- ... so the overlapping pair DynamoDB names is found from the end
 SELECT ddb_apply_update('{}', 'SET d[1] = a, d.b = a, c[1].a = a, #c = if_not_exists(a)', '{"#c": "c"}');
 SELECT ddb_apply_update('{}', 'REMOVE a.#c SET a[1] = #d', '{"#c": "c", "#d": "d"}');
+-- the second path named is the one the first passes, not another branch
+-- of the tree at that level (tags, cnt, m.y)
+SELECT ddb_apply_update('{}', 'SET hist = :l REMOVE hist[0] DELETE tags :d', NULL, '{":l": [], ":d": {"$SS": ["x"]}}');
+SELECT ddb_apply_update('{}', 'SET hist = :l REMOVE hist[0] ADD cnt :v', NULL, '{":l": [], ":v": 1}');
+SELECT ddb_apply_update('{}', 'REMOVE m.x SET m.x.a = :v, m.y = :v', NULL, '{":v": 1}');
+SELECT ddb_project('{}', 'a.b, a, z');
 SELECT ddb_project('{}', 'b[1], b.a, #a.b, a', '{"#a": "a"}');
 SELECT ddb_project('{}', 'a, #a[1]', '{"#a": "a"}');
 SELECT ddb_project('{}', 'a[3].b, #a.#b.b', '{"#a": "a", "#b": "[3]"}');

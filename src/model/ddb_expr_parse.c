@@ -1810,7 +1810,8 @@ validate_condition(Parser *ps, Raw *raw)
  * the first, and reports the first path that ends where another passes
  * (overlap: a and a.b, or a twice) or that uses a map as a list or a list
  * as a map (conflict: a.b and a[0]).  The second path it names is the one
- * the tree leads to from there, taking the first child at each level.
+ * the tree leads to from there -- through the element both paths share,
+ * for an overlap -- taking the first child at each level below.
  * ------------------------------------------------------------------------
  */
 typedef struct PathNode PathNode;
@@ -1829,9 +1830,13 @@ elem_equal(DdbPathElem *a, DdbPathElem *b)
 		(a->kind == DDB_PATH_NAME ? strcmp(a->name, b->name) == 0 : a->index == b->index);
 }
 
-/* path's first 'depth' elements, then the tree's first branch from node */
+/*
+ * path's first 'depth' elements, then node's branch 'branch' (the one the
+ * path passes, for an overlap), then the tree's first branch at each level
+ * below
+ */
 static char *
-path_to_leaf(DdbPath *path, int depth, PathNode *node)
+path_to_leaf(DdbPath *path, int depth, PathNode *node, int branch)
 {
 	DdbPath		p;
 	int			cap = depth + 8;
@@ -1847,8 +1852,9 @@ path_to_leaf(DdbPath *path, int depth, PathNode *node)
 			cap *= 2;
 			p.elems = repalloc(p.elems, cap * sizeof(DdbPathElem));
 		}
-		p.elems[p.nelems++] = node->keys[0];
-		node = node->kids[0];
+		p.elems[p.nelems++] = node->keys[branch];
+		node = node->kids[branch];
+		branch = 0;
 	}
 	return ddb_path_to_string(&p);
 }
@@ -1873,11 +1879,11 @@ path_tree_add(Parser *ps, PathNode *node, DdbPath *path)
 				continue;
 			}
 			expr_error(ps, psprintf(DDB_MSG_EXPR_PATHS_OVERLAP, ddb_path_to_string(path),
-									path_to_leaf(path, d, node)));
+									path_to_leaf(path, d, node, i)));
 		}
 		if (node->n > 0 && node->keys[0].kind != e->kind)
 			expr_error(ps, psprintf(DDB_MSG_EXPR_PATHS_CONFLICT, ddb_path_to_string(path),
-									path_to_leaf(path, d, node)));
+									path_to_leaf(path, d, node, 0)));
 		/* a new branch: the rest of the path hangs below it (scratch memory) */
 		MemoryContextSwitchTo(ps->scratch);
 		for (; d < path->nelems; d++)
