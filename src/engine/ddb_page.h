@@ -84,6 +84,7 @@
 #ifndef DDB_PAGE_H
 #define DDB_PAGE_H
 
+#include "access/generic_xlog.h"
 #include "access/htup_details.h"
 #include "access/transam.h"
 #include "storage/buf.h"
@@ -210,6 +211,13 @@ ddb_leaf_prefix(Page page, const char **prefix)
 		hk->key + hk->keylen : hk->key;
 	return len;
 }
+
+/*
+ * How a Generic WAL record registers a leaf whose items its change moves:
+ * whole, as the replica's copy may differ from the primary's in the bytes
+ * that moved (ddb_wal.c, "Generic WAL and moved items").
+ */
+#define DDB_GENERIC_ITEMS_MOVE	GENERIC_XLOG_FULL_IMAGE
 
 /* Leaf item header; the stored heap tuple follows at DdbLeafTupleOffset. */
 typedef struct DdbLeafItemData

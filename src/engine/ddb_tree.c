@@ -3430,7 +3430,7 @@ ddb_split_into_right(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buff
 
 	state = GenericXLogStart(rel);
 	ppage = GenericXLogRegisterBuffer(state, parentbuf, 0);
-	lpage = GenericXLogRegisterBuffer(state, buf, 0);
+	lpage = GenericXLogRegisterBuffer(state, buf, DDB_GENERIC_ITEMS_MOVE);
 	rpage = GenericXLogRegisterBuffer(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
 	/* the right half first: the left one is made in place over it */
 	split_leaf_right_under(rpage, lpage, nleft, rright, rhk, rhklen, NULL, rplen);
@@ -3904,7 +3904,7 @@ choose:
 		mpage = GenericXLogRegisterBuffer(state, metabuf, 0);
 	if (BufferIsValid(parentbuf))
 		ppage = GenericXLogRegisterBuffer(state, parentbuf, 0);
-	lpage = GenericXLogRegisterBuffer(state, buf, 0);
+	lpage = GenericXLogRegisterBuffer(state, buf, leaf ? DDB_GENERIC_ITEMS_MOVE : 0);
 	rpage = GenericXLogRegisterBuffer(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
 	if (BufferIsValid(rootbuf))
 		ppage = GenericXLogRegisterBuffer(state, rootbuf, GENERIC_XLOG_FULL_IMAGE);

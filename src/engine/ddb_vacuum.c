@@ -262,7 +262,9 @@ ddb_prune_leaf(Relation rel, Buffer buf, GlobalVisState *vistest,
 			log_conflict_horizon(rel, horizon);
 		}
 		state = GenericXLogStart(rel);
-		copy = GenericXLogRegisterBuffer(state, buf, 0);
+		/* freezing rewrites fields in place; a prune's compaction moves items */
+		copy = GenericXLogRegisterBuffer(state, buf,
+										 ndeletable > 0 ? DDB_GENERIC_ITEMS_MOVE : 0);
 		for (int i = 0; i < nfrozen; i++)
 		{
 			DdbLeafItem li = (DdbLeafItem) PageGetItem(copy, PageGetItemId(copy, frzoff[i]));

@@ -35,6 +35,24 @@
  * replayable, and both kinds order by LSN on a page, so mixing them is
  * safe, and a page written in one mode reads the same in the other.
  *
+ * Generic WAL and moved items.  A Generic WAL record of a page that is not
+ * a full image holds the byte ranges its change made differ on the
+ * primary's page, and redo writes them over its own copy, which must then
+ * equal the primary's copy everywhere else.  A leaf's copies need not:
+ * hint bits are set without WAL on either side (on a standby by its own
+ * readers), and redo of ddb's records writes FirstCommandId where the
+ * primary keeps the command id, as heap's redo does.  Changes that rewrite
+ * an item's fields in place keep those differences where they were, in the
+ * same fields of the same items.  A change that moves items (a prune's
+ * compaction, a split's left half, a leaf re-laid under another prefix)
+ * does not: where a moved item's bytes happen to equal the bytes the
+ * primary had there, nothing is logged, and the replica keeps its own --
+ * another item's command id or hint bits, now in some other field of the
+ * moved one.  So every Generic WAL record that moves a leaf's items logs
+ * that leaf whole (DDB_GENERIC_ITEMS_MOVE, ddb_page.h); TAP 016 has the
+ * case that showed it (a root leaf split after ddb's inserts).  Internal
+ * pages hold no transaction fields and no hints: their deltas are exact.
+ *
  * The resource manager id is DDB_RMGR_ID (203), fixed: it is written into
  * every record, so changing it would make WAL written before the change
  * unreadable, and another extension registering the same id in the same
@@ -1658,7 +1676,7 @@ ddb_wal_leaf_relay(Relation rel, Buffer buf, int newplen)
 	{
 		GenericXLogState *state = GenericXLogStart(rel);
 
-		ddb_leaf_relay(GenericXLogRegisterBuffer(state, buf, 0), newplen);
+		ddb_leaf_relay(GenericXLogRegisterBuffer(state, buf, DDB_GENERIC_ITEMS_MOVE), newplen);
 		GenericXLogFinish(state);
 		return;
 	}
