@@ -825,6 +825,13 @@ ddb_leaf_step(Relation rel, BlockNumber blkno, int mode)
 
 	DdbCheck(TransactionIdIsValid(MyProc->xmin));	/* rule 5 */
 	DDB_CHECK_PAUSE_LEAF();
+
+	/*
+	 * Walks of many leaves (a key's versions, a run of leaves that reads
+	 * unlinked) come through here a leaf at a time: a cancel is served
+	 * between leaves (held off while the caller holds a buffer lock).
+	 */
+	CHECK_FOR_INTERRUPTS();
 	buf = ReadBuffer(rel, blkno);
 	LockBuffer(buf, mode);
 	ddb_check_leaf(rel, buf);
@@ -833,6 +840,7 @@ ddb_leaf_step(Relation rel, BlockNumber blkno, int mode)
 		BlockNumber right = DdbPageGetOpaque(BufferGetPage(buf))->right;
 
 		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
 		buf = ReadBuffer(rel, right);
 		LockBuffer(buf, mode);
 		ddb_check_leaf(rel, buf);
