@@ -269,6 +269,10 @@
  *	  VACUUM's freezing) stays Generic WAL; both kinds order by LSN on a
  *	  page, so mixing them is safe.
  *
+ *	  Either way a replica's leaf is the primary's but for hint bits and
+ *	  command ids, so a Generic record that moves a leaf's items logs the
+ *	  leaf whole (ddb_wal.c, "Generic WAL and moved items").
+ *
  *	  That WAL can only be replayed by a server that preloads ddb.  One that
  *	  meets a ddb record without it (crash recovery, a standby, a restore
  *	  from backup) stops with FATAL "resource manager with ID 203 not
