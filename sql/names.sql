@@ -74,6 +74,27 @@ FROM ddb_api('DescribeTable', '{"TableName": "sys"}') r, LATERAL (SELECT r -> 'T
 SELECT xmin <> '0'::xid AS system_xmin, ctid IS NOT NULL AS system_ctid, item FROM sys ORDER BY 3::text;
 SELECT ddb_verify_gsi('sys');
 SELECT ddb_api('DeleteTable', '{"TableName": "sys"}') #>> '{TableDescription,TableStatus}' AS deleted;
+-- an attribute named as another's column (xmin's): each key its own column
+SELECT ddb_api('CreateTable', '{"TableName": "sys2", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "xmin", "KeyType": "HASH"}, {"AttributeName": "xmin_55efd647", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "xmin", "AttributeType": "S"},
+    {"AttributeName": "xmin_55efd647", "AttributeType": "S"}]}') #> '{TableDescription,KeySchema}' AS keys;
+SELECT attname FROM pg_attribute WHERE attrelid = 'sys2'::regclass AND attnum > 0 ORDER BY attnum;
+SELECT key_names FROM ddb_internal.tables WHERE relid = 'sys2'::regclass;
+SELECT ddb_put_item('sys2', '{"xmin": "a", "xmin_55efd647": "b"}');
+SELECT ddb_get_item('sys2', '{"xmin": "a", "xmin_55efd647": "b"}');
+-- a key column named as its attribute renames the attribute with it,
+-- beside a key whose name the catalog keeps
+SELECT ddb_api('CreateTable', '{"TableName": "sys3", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "ctid", "KeyType": "HASH"}, {"AttributeName": "b", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "ctid", "AttributeType": "S"},
+    {"AttributeName": "b", "AttributeType": "N"}]}') #> '{TableDescription,KeySchema}' AS keys;
+SELECT key_names FROM ddb_internal.tables WHERE relid = 'sys3'::regclass;
+ALTER TABLE sys3 RENAME COLUMN b TO c;
+SELECT ddb_describe_table('sys3') -> 'KeySchema' AS renamed;
+SELECT ddb_put_item('sys3', '{"ctid": "a", "c": 1}');
+SELECT ddb_get_item('sys3', '{"ctid": "a", "c": 1}');
+DROP TABLE sys2, sys3;
 
 -- a missing table: ResourceNotFoundException (DB003) from every function
 \set VERBOSITY sqlstate

@@ -1774,6 +1774,8 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 	Relation	rel;
 	const DdbKeyInfo *ki;
 	const char *cols[DDB_MAX_KEY_COLUMNS];
+	char	   *colnames[DDB_MAX_KEY_COLUMNS];
+	bool		longnames;
 	DdbKeyType	coltypes[DDB_MAX_KEY_COLUMNS];
 	int			ncols = 0;
 	const char *itemcol = "item";
@@ -1966,11 +1968,12 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 			coltypes[ncols++] = ki->keytype[k];
 		}
 	}
+	longnames = ddb_pg_key_columns(cols, ncols, colnames);
 	for (bool again = true; again;)
 	{
 		again = false;
 		for (int c = 0; c < ncols; c++)
-			if (strcmp(cols[c], itemcol) == 0)
+			if (strcmp(colnames[c], itemcol) == 0)
 			{
 				itemcol = psprintf("%s_", itemcol);
 				again = true;
@@ -1982,7 +1985,7 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE TABLE %s.%s (", GSI_SCHEMA, quote_identifier(tblname));
 	for (int c = 0; c < ncols; c++)
-		appendStringInfo(&sql, "%s %s NOT NULL, ", quote_identifier(ddb_pg_column_name(cols[c])),
+		appendStringInfo(&sql, "%s %s NOT NULL, ", quote_identifier(colnames[c]),
 						 ddb_key_sql_type(coltypes[c]));
 	appendStringInfo(&sql, "%s jsonb NOT NULL) USING ddb", quote_identifier(itemcol));
 
@@ -2000,19 +2003,11 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 		 * key attribute names that are not their columns' (longer than a
 		 * column name, or a system column's): kept in the catalog
 		 */
-		bool		longnames = false;
-		Datum		elems[DDB_MAX_KEY_COLUMNS];
-
-		for (int c = 0; c < ncols; c++)
-		{
-			longnames |= strcmp(ddb_pg_column_name(cols[c]), cols[c]) != 0;
-			elems[c] = CStringGetTextDatum(cols[c]);
-		}
 		if (longnames)
 		{
 			Oid			argtypes[2] = {OIDOID, TEXTARRAYOID};
 			Datum		args[2] = {ObjectIdGetDatum(idxoid),
-				PointerGetDatum(construct_array(elems, ncols, TEXTOID, -1, false, TYPALIGN_INT))};
+				ddb_key_names_array(cols, colnames, ncols)};
 
 			if (SPI_execute_with_args("INSERT INTO ddb_internal.tables (relid, key_names) VALUES ($1, $2)",
 									  2, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)

@@ -113,7 +113,8 @@ typedef struct DdbCreateTable
 } DdbCreateTable;
 
 extern char *ddb_pg_name(const char *name);
-extern char *ddb_pg_column_name(const char *name);
+extern bool ddb_pg_key_columns(const char *const *attrs, int n, char **cols);
+extern Datum ddb_key_names_array(const char *const *attrs, char *const *cols, int n);
 extern bool ddb_valid_name_chars(const char *name);
 extern Oid	ddb_schema_oid(void);
 extern const DdbTableInfo *ddb_table_info(Oid relid);

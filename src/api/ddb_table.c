@@ -10,9 +10,10 @@
  * a longer one is stored as "<first 54 bytes>_<8 hex digits of its hash>"
  * and the catalog keeps the whole name.  Key attribute names (up to 255
  * bytes) map to column names the same way, as do the names of PostgreSQL's
- * system columns (xmin, ctid, ...; ddb_pg_column_name), the catalog keeping
- * the attribute names that are not their columns'; everything users see through the item functions and the protocol
- * is the DynamoDB name, while plain SQL sees the relation and columns.
+ * system columns (xmin, ctid, ...; ddb_pg_key_columns), the catalog
+ * keeping the attribute names that are not their columns'; everything
+ * users see through the item functions and the protocol is the DynamoDB
+ * name, while plain SQL sees the relation and columns.
  *
  * The catalog, ddb_internal.tables, has one row per ddb table (tables
  * created by hand get theirs from an event trigger): the long names, the
@@ -194,15 +195,69 @@ ddb_pg_name(const char *name)
  * The column for key attribute 'name' (of a table or an index table):
  * ddb_pg_name's, except for the names of PostgreSQL's system columns (xmin,
  * ctid, ...), which no column may take and DynamoDB does not reserve: they
- * get a long name's form, and the catalog keeps the attribute's name.
+ * get a long name's form.
  */
-char *
+static char *
 ddb_pg_column_name(const char *name)
 {
 	if (strlen(name) < NAMEDATALEN && SystemAttributeByName(name) != NULL)
 		return psprintf("%s_%08x", name,
 						hash_bytes((const unsigned char *) name, strlen(name)));
 	return ddb_pg_name(name);
+}
+
+/*
+ * The columns cols[0..n-1] for key attributes attrs[0..n-1] of a table or
+ * an index table: ddb_pg_column_name's, made distinct where two would be
+ * one (an attribute named as another's hash-suffixed form, xmin and
+ * xmin_55efd647) by hashing the later one's again.  Returns whether any
+ * column is not its attribute's name: then the catalog keeps those names
+ * (ddb_key_names_array).
+ */
+bool
+ddb_pg_key_columns(const char *const *attrs, int n, char **cols)
+{
+	bool		renamed = false;
+
+	for (int k = 0; k < n; k++)
+	{
+		cols[k] = ddb_pg_column_name(attrs[k]);
+		for (int c = 0; c < k; c++)
+			if (strcmp(cols[c], cols[k]) == 0)
+			{
+				int			len = strlen(attrs[k]);
+
+				cols[k] = psprintf("%.*s_%08x",
+								   pg_mbcliplen(attrs[k], len, NAMEDATALEN - 1 - 9), attrs[k],
+								   hash_bytes((const unsigned char *) cols[k], strlen(cols[k])));
+				c = -1;			/* compare the new name with all again */
+			}
+		renamed |= strcmp(cols[k], attrs[k]) != 0;
+	}
+	return renamed;
+}
+
+/*
+ * The catalog's key_names for columns cols of key attributes attrs: the
+ * attribute's name where its column has another, NULL where the column is
+ * named as its attribute, so that renaming such a column renames the
+ * attribute, as on a table whose columns all are.
+ */
+Datum
+ddb_key_names_array(const char *const *attrs, char *const *cols, int n)
+{
+	Datum		elems[DDB_MAX_KEY_COLUMNS];
+	bool		nulls[DDB_MAX_KEY_COLUMNS];
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+
+	for (int k = 0; k < n; k++)
+	{
+		nulls[k] = strcmp(cols[k], attrs[k]) == 0;
+		elems[k] = nulls[k] ? (Datum) 0 : CStringGetTextDatum(attrs[k]);
+	}
+	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, TEXTOID, -1, false,
+											  TYPALIGN_INT));
 }
 
 /* DynamoDB's rule for table and index names, as a validation message. */
@@ -946,8 +1001,8 @@ ddb_create_table_core(const DdbCreateTable *ct)
 {
 	Oid			nsp = ddb_schema_oid();
 	char	   *relname = ddb_pg_name(ct->name);
-	const char *colnames[DDB_MAX_KEY_COLUMNS];
-	bool		longnames = false;
+	char	   *colnames[DDB_MAX_KEY_COLUMNS];
+	bool		longnames;
 	const char *itemcol = "item";
 	StringInfoData sql;
 	Oid			relid;
@@ -962,11 +1017,7 @@ ddb_create_table_core(const DdbCreateTable *ct)
 	if (OidIsValid(get_relname_relid(relname, nsp)))
 		ddb_raise(DDB_ERRCODE_RESOURCE_IN_USE, "ResourceInUseException",
 				  DDB_MSG_TABLE_IN_USE, ct->name);
-	for (int k = 0; k < ct->nkeys; k++)
-	{
-		colnames[k] = ddb_pg_column_name(ct->keys[k]);
-		longnames |= strcmp(colnames[k], ct->keys[k]) != 0;
-	}
+	longnames = ddb_pg_key_columns((const char *const *) ct->keys, ct->nkeys, colnames);
 	for (bool again = true; again;)
 	{
 		again = false;
@@ -1037,12 +1088,7 @@ ddb_create_table_core(const DdbCreateTable *ct)
 		nulls[2] = 'n';
 		if (longnames)
 		{
-			Datum		elems[DDB_MAX_KEY_COLUMNS];
-
-			for (int k = 0; k < ct->nkeys; k++)
-				elems[k] = CStringGetTextDatum(ct->keys[k]);
-			args[2] = PointerGetDatum(construct_array(elems, ct->nkeys, TEXTOID, -1, false,
-													  TYPALIGN_INT));
+			args[2] = ddb_key_names_array((const char *const *) ct->keys, colnames, ct->nkeys);
 			nulls[2] = ' ';
 		}
 		args[3] = CStringGetTextDatum(ct->billing_mode);

@@ -813,8 +813,11 @@ ddb_items_hold_attribute(Oid relid, const char *name)
  *	   on the old name would find no key in any item written after);
  *   - when an item holds an attribute named 'newname': the key attribute
  *	   would hide it (a full scan of the table).
- * Otherwise a rename only renames the key attribute, as
- * ddb_table_key_name reads it.
+ * Otherwise a rename renames the key attribute, as ddb_table_key_name
+ * reads it, unless the catalog keeps the attribute's name (one longer than
+ * a column name or a system column's, ddb_pg_key_columns; every key of a
+ * table made by CreateTable before ddb kept only those): then only the
+ * column's name changes.
  */
 static void
 ddb_check_rename(Oid relid, const char *oldname, const char *newname)
