@@ -366,6 +366,7 @@ extern Size ddb_leaf_reserve_bytes(Relation rel);
 extern void ddb_map_clear(Relation rel, ItemPointerData *tids, int n);
 extern BlockNumber ddb_map_free_empty(Relation rel, BufferAccessStrategy bstrategy);
 extern void ddb_map_apply(Page page, int slot, BlockNumber block, uint32 hash);
+extern void ddb_map_unmatch(Page page, int slot, BlockNumber block);
 extern void ddb_map_mask(Page page);
 extern void ddb_map_make_room(void);
 extern Buffer ddb_map_pin_leaf(Relation rel, ItemPointer tid);

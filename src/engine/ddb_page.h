@@ -215,7 +215,7 @@ ddb_leaf_prefix(Page page, const char **prefix)
 /*
  * How a Generic WAL record registers a leaf whose items its change moves:
  * whole, as the replica's copy may differ from the primary's in the bytes
- * that moved (ddb_wal.c, "Generic WAL and moved items").
+ * that moved (ddb_wal.c, "Generic WAL and fields that differ").
  */
 #define DDB_GENERIC_ITEMS_MOVE	GENERIC_XLOG_FULL_IMAGE
 

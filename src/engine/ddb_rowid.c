@@ -218,6 +218,23 @@ map_leaf_nslots(Page page)
 }
 
 /*
+ * Before a Generic WAL record sets slot 'slot' of the exclusively locked
+ * map leaf 'page' to 'block' (0: clears it): give the slot a block that
+ * differs from 'block' in every byte, so that the record logs all of them,
+ * for a replica's block may differ from this one (map_repair; ddb_wal.c,
+ * "Generic WAL and fields that differ").  Not WAL-logged itself: the record
+ * that follows under the same lock overwrites it, and should it not, the
+ * slot holds a block no leaf has, which ddb_find_version takes as any
+ * stale hint.  A slot above pd_lower is in the hole, logged whole anyway.
+ */
+void
+ddb_map_unmatch(Page page, int slot, BlockNumber block)
+{
+	if (slot < map_leaf_nslots(page))
+		((DdbMapEntry *) PageGetContents(page))[slot].block = ~block;
+}
+
+/*
  * wal_consistency_checking (ddb_wal.c): an entry's block is a hint that
  * map_repair changes without WAL, so only whether a slot is set is
  * compared, and its hash.

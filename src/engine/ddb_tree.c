@@ -271,7 +271,7 @@
  *
  *	  Either way a replica's leaf is the primary's but for hint bits and
  *	  command ids, so a Generic record that moves a leaf's items logs the
- *	  leaf whole (ddb_wal.c, "Generic WAL and moved items").
+ *	  leaf whole (ddb_wal.c, "Generic WAL and fields that differ").
  *
  *	  That WAL can only be replayed by a server that preloads ddb.  One that
  *	  meets a ddb record without it (crash recovery, a standby, a restore

@@ -35,23 +35,40 @@
  * replayable, and both kinds order by LSN on a page, so mixing them is
  * safe, and a page written in one mode reads the same in the other.
  *
- * Generic WAL and moved items.  A Generic WAL record of a page that is not
- * a full image holds the byte ranges its change made differ on the
+ * Generic WAL and fields that differ.  A Generic WAL record of a page that
+ * is not a full image holds the byte ranges its change made differ on the
  * primary's page, and redo writes them over its own copy, which must then
- * equal the primary's copy everywhere else.  A leaf's copies need not:
- * hint bits are set without WAL on either side (on a standby by its own
- * readers), and redo of ddb's records writes FirstCommandId where the
- * primary keeps the command id, as heap's redo does.  Changes that rewrite
- * an item's fields in place keep those differences where they were, in the
- * same fields of the same items.  A change that moves items (a prune's
- * compaction, a split's left half, a leaf re-laid under another prefix)
- * does not: where a moved item's bytes happen to equal the bytes the
- * primary had there, nothing is logged, and the replica keeps its own --
- * another item's command id or hint bits, now in some other field of the
- * moved one.  So every Generic WAL record that moves a leaf's items logs
- * that leaf whole (DDB_GENERIC_ITEMS_MOVE, ddb_page.h); TAP 016 has the
- * case that showed it (a root leaf split after ddb's inserts).  Internal
- * pages hold no transaction fields and no hints: their deltas are exact.
+ * equal the primary's copy everywhere else.  Two kinds of pages' copies
+ * need not, in fields that change without WAL:
+ *
+ *	- A leaf's: hint bits are set without WAL on either side (on a standby
+ *	  by its own readers), and redo of ddb's records writes FirstCommandId
+ *	  where the primary keeps the command id, as heap's redo does.  A change
+ *	  that rewrites an item's fields in place keeps those differences in
+ *	  the same fields of the same item, where they are harmless (a mark
+ *	  follows HeapTupleSatisfiesUpdate, which sets the primary's hint bits
+ *	  the mark then clears, so the byte always changes).  A change that
+ *	  moves items (a prune's compaction, a split's left half, a leaf re-laid
+ *	  under another prefix) does not: where a moved item's bytes happen to
+ *	  equal the bytes the primary had there, nothing is logged and the
+ *	  replica keeps its own, another item's command id or hint bits, now in
+ *	  some other field of the moved one.  So every Generic WAL record that
+ *	  moves a leaf's items logs that leaf whole (DDB_GENERIC_ITEMS_MOVE,
+ *	  ddb_page.h); TAP 016 has the case (a root leaf split after ddb's
+ *	  inserts).
+ *
+ *	- A row-id map leaf's: map_repair rewrites an entry's block as a hint,
+ *	  without WAL, on either side.  A record that writes the entry would
+ *	  leave the replica's byte wherever the new block's byte equals this
+ *	  side's old one: a cleared entry whose old block had a zero byte stayed
+ *	  set after recovery, an orphan that no version owns and no VACUUM
+ *	  clears.  So map_write, in Generic WAL, first gives each entry it
+ *	  writes a block that differs in every byte from its new one
+ *	  (ddb_map_unmatch; the hash, never repaired, is alike on both sides);
+ *	  TAP 013 has the case.
+ *
+ * Other pages (internal, the metapage, the map's directory) hold no hints
+ * and no transaction fields: their deltas are exact.
  *
  * The resource manager id is DDB_RMGR_ID (203), fixed: it is written into
  * every record, so changing it would make WAL written before the change
@@ -1309,6 +1326,15 @@ map_write(Relation rel, Buffer buf, const DdbMapChange *changes, const uint16 *s
 
 	if (!ddb_wal_custom())
 	{
+		/*
+		 * A slot's block may differ on a replica ("Generic WAL and fields
+		 * that differ" above): before the record takes its image, make
+		 * every byte of it differ from the block it gets, so that all are
+		 * logged.
+		 */
+		for (int i = 0; i < n; i++)
+			ddb_map_unmatch(page, changes ? changes[i].slot : slots[i],
+							changes ? changes[i].block : 0);
 		state = GenericXLogStart(rel);
 		page = GenericXLogRegisterBuffer(state, buf, 0);
 	}
