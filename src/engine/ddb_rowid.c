@@ -225,13 +225,17 @@ map_leaf_nslots(Page page)
  * "Generic WAL and fields that differ").  Not WAL-logged itself: the record
  * that follows under the same lock overwrites it, and should it not, the
  * slot holds a block no leaf has, which ddb_find_version takes as any
- * stale hint.  A slot above pd_lower is in the hole, logged whole anyway.
+ * stale hint.  A slot above pd_lower is in the hole, logged whole anyway,
+ * and a clear one is clear on every side (map_repair rewrites only set
+ * entries), as when the entry is first set.
  */
 void
 ddb_map_unmatch(Page page, int slot, BlockNumber block)
 {
-	if (slot < map_leaf_nslots(page))
-		((DdbMapEntry *) PageGetContents(page))[slot].block = ~block;
+	DdbMapEntry *e = &((DdbMapEntry *) PageGetContents(page))[slot];
+
+	if (slot < map_leaf_nslots(page) && e->block != 0)
+		e->block = ~block;
 }
 
 /*
