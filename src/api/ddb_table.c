@@ -210,7 +210,9 @@ ddb_pg_column_name(const char *name)
  * The columns cols[0..n-1] for key attributes attrs[0..n-1] of a table or
  * an index table: ddb_pg_column_name's, made distinct where two would be
  * one (an attribute named as another's hash-suffixed form, xmin and
- * xmin_55efd647) by hashing the later one's again.  Returns whether any
+ * xmin_55efd647) by hashing the later one's name again with the attempt's
+ * number as the seed.  Names made to collide on purpose through a chain of
+ * hashes give up after a few attempts, with an error.  Returns whether any
  * column is not its attribute's name: then the catalog keeps those names
  * (ddb_key_names_array).
  */
@@ -221,15 +223,21 @@ ddb_pg_key_columns(const char *const *attrs, int n, char **cols)
 
 	for (int k = 0; k < n; k++)
 	{
+		int			len = strlen(attrs[k]);
+		int			attempt = 0;
+
 		cols[k] = ddb_pg_column_name(attrs[k]);
 		for (int c = 0; c < k; c++)
 			if (strcmp(cols[c], cols[k]) == 0)
 			{
-				int			len = strlen(attrs[k]);
-
+				if (++attempt > 8)
+					ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
+							  "One or more parameter values were invalid: ddb found no column name for key attribute %s that differs from the other key attributes' columns",
+							  attrs[k]);
 				cols[k] = psprintf("%.*s_%08x",
 								   pg_mbcliplen(attrs[k], len, NAMEDATALEN - 1 - 9), attrs[k],
-								   hash_bytes((const unsigned char *) cols[k], strlen(cols[k])));
+								   (uint32) hash_bytes_extended((const unsigned char *) attrs[k],
+																len, attempt));
 				c = -1;			/* compare the new name with all again */
 			}
 		renamed |= strcmp(cols[k], attrs[k]) != 0;
