@@ -225,9 +225,12 @@ map_leaf_nslots(Page page)
  * "Generic WAL and fields that differ").  Not WAL-logged itself: the record
  * that follows under the same lock overwrites it, and should it not, the
  * slot holds a block no leaf has, which ddb_find_version takes as any
- * stale hint.  A slot above pd_lower is in the hole, logged whole anyway,
- * and a clear one is clear on every side (map_repair rewrites only set
- * entries), as when the entry is first set.
+ * stale hint.  A slot above pd_lower is in the hole, logged whole anyway.
+ * A clear slot is left as it is: it is being set for the first time (row
+ * ids are never reused in a file), and map_repair rewrites only set
+ * entries, so the replica's is clear too -- unless a Generic clear from
+ * before this rule left it set there, an orphan that stays (its leaf is
+ * then never freed), harmless to lookups, which check what they find.
  */
 void
 ddb_map_unmatch(Page page, int slot, BlockNumber block)

@@ -45,9 +45,10 @@
  *	  by its own readers), and redo of ddb's records writes FirstCommandId
  *	  where the primary keeps the command id, as heap's redo does.  A change
  *	  that rewrites an item's fields in place keeps those differences in
- *	  the same fields of the same item, where they are harmless (a mark
- *	  follows HeapTupleSatisfiesUpdate, which sets the primary's hint bits
- *	  the mark then clears, so the byte always changes).  A change that
+ *	  the same fields of the same item, where they are harmless: a byte a
+ *	  mark or a freeze leaves unchanged here keeps the replica's hints about
+ *	  the same xids, or about none (a mark follows HeapTupleSatisfiesUpdate,
+ *	  which sets the hint bits it then clears).  A change that
  *	  moves items (a prune's compaction, a split's left half, a leaf re-laid
  *	  under another prefix) does not: where a moved item's bytes happen to
  *	  equal the bytes the primary had there, nothing is logged and the
@@ -1332,10 +1333,10 @@ map_write(Relation rel, Buffer buf, const DdbMapChange *changes, const uint16 *s
 		 * every byte of it differ from the block it gets, so that all are
 		 * logged.
 		 */
+		state = GenericXLogStart(rel);
 		for (int i = 0; i < n; i++)
 			ddb_map_unmatch(page, changes ? changes[i].slot : slots[i],
 							changes ? changes[i].block : 0);
-		state = GenericXLogStart(rel);
 		page = GenericXLogRegisterBuffer(state, buf, 0);
 	}
 	else
