@@ -1998,21 +1998,19 @@ ddb_index_create(Oid relid, char kind, char *index_name, char *pk, const char *p
 	idxoid = get_relname_relid(tblname, get_namespace_oid(GSI_SCHEMA, false));
 	if (!OidIsValid(idxoid))
 		elog(ERROR, "index table \"%s\" was not created", tblname);
+	/*
+	 * key attribute names that are not their columns' (longer than a column
+	 * name, or a system column's): kept in the catalog
+	 */
+	if (longnames)
 	{
-		/*
-		 * key attribute names that are not their columns' (longer than a
-		 * column name, or a system column's): kept in the catalog
-		 */
-		if (longnames)
-		{
-			Oid			argtypes[2] = {OIDOID, TEXTARRAYOID};
-			Datum		args[2] = {ObjectIdGetDatum(idxoid),
-				ddb_key_names_array(cols, colnames, ncols)};
+		Oid			argtypes[2] = {OIDOID, TEXTARRAYOID};
+		Datum		args[2] = {ObjectIdGetDatum(idxoid),
+			ddb_key_names_array(cols, colnames, ncols)};
 
-			if (SPI_execute_with_args("INSERT INTO ddb_internal.tables (relid, key_names) VALUES ($1, $2)",
-									  2, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)
-				elog(ERROR, "could not insert into ddb_internal.tables");
-		}
+		if (SPI_execute_with_args("INSERT INTO ddb_internal.tables (relid, key_names) VALUES ($1, $2)",
+								  2, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not insert into ddb_internal.tables");
 	}
 	{
 		Oid			argtypes[10] = {OIDOID, TEXTOID, OIDOID, TEXTOID, CHAROID, TEXTOID,

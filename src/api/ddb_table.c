@@ -174,47 +174,41 @@ ddb_api_init(void)
  */
 
 /*
+ * A DynamoDB name's hash-suffixed form: a prefix of it, cut at a character
+ * boundary to leave room, then '_' and 8 hex digits of 'hash'.
+ */
+static char *
+hashed_name(const char *name, int len, uint32 hash)
+{
+	return psprintf("%.*s_%08x", pg_mbcliplen(name, len, NAMEDATALEN - 1 - 9), name, hash);
+}
+
+/*
  * The PostgreSQL identifier for a DynamoDB name (table, index or key
- * attribute): the name itself when it fits, else a prefix of it (cut at a
- * character boundary) and a hash of the whole name.
+ * attribute): the name itself when it fits, else its hashed_name form with
+ * a hash of the whole name.
  */
 char *
 ddb_pg_name(const char *name)
 {
 	int			len = strlen(name);
-	int			keep;
 
 	if (len < NAMEDATALEN)
 		return pstrdup(name);
-	keep = pg_mbcliplen(name, len, NAMEDATALEN - 1 - 9);
-	return psprintf("%.*s_%08x", keep, name,
-					hash_bytes((const unsigned char *) name, len));
-}
-
-/*
- * The column for key attribute 'name' (of a table or an index table):
- * ddb_pg_name's, except for the names of PostgreSQL's system columns (xmin,
- * ctid, ...), which no column may take and DynamoDB does not reserve: they
- * get a long name's form.
- */
-static char *
-ddb_pg_column_name(const char *name)
-{
-	if (strlen(name) < NAMEDATALEN && SystemAttributeByName(name) != NULL)
-		return psprintf("%s_%08x", name,
-						hash_bytes((const unsigned char *) name, strlen(name)));
-	return ddb_pg_name(name);
+	return hashed_name(name, len, hash_bytes((const unsigned char *) name, len));
 }
 
 /*
  * The columns cols[0..n-1] for key attributes attrs[0..n-1] of a table or
- * an index table: ddb_pg_column_name's, made distinct where two would be
- * one (an attribute named as another's hash-suffixed form, xmin and
- * xmin_55efd647) by hashing the later one's name again with the attempt's
- * number as the seed.  Names made to collide on purpose through a chain of
- * hashes give up after a few attempts, with an error.  Returns whether any
- * column is not its attribute's name: then the catalog keeps those names
- * (ddb_key_names_array).
+ * an index table: ddb_pg_name's, except for the names of PostgreSQL's
+ * system columns (xmin, ctid, ...), which no column may take and DynamoDB
+ * does not reserve: they get the hashed form a long name gets.  Made
+ * distinct where two would be one (an attribute named as another's hashed
+ * form, xmin and xmin_55efd647) by hashing the later one's name again with
+ * the attempt's number as the seed; names made to collide on purpose
+ * through a chain of hashes give up after a few attempts, with an error.
+ * Returns whether any column is not its attribute's name: then the
+ * catalog keeps those names (ddb_key_names_array).
  */
 bool
 ddb_pg_key_columns(const char *const *attrs, int n, char **cols)
@@ -226,7 +220,9 @@ ddb_pg_key_columns(const char *const *attrs, int n, char **cols)
 		int			len = strlen(attrs[k]);
 		int			attempt = 0;
 
-		cols[k] = ddb_pg_column_name(attrs[k]);
+		cols[k] = SystemAttributeByName(attrs[k]) != NULL ?
+			hashed_name(attrs[k], len, hash_bytes((const unsigned char *) attrs[k], len)) :
+			ddb_pg_name(attrs[k]);
 		for (int c = 0; c < k; c++)
 			if (strcmp(cols[c], cols[k]) == 0)
 			{
@@ -234,10 +230,9 @@ ddb_pg_key_columns(const char *const *attrs, int n, char **cols)
 					ddb_raise(DDB_ERRCODE_VALIDATION, "ValidationException",
 							  "One or more parameter values were invalid: ddb found no column name for key attribute %s that differs from the other key attributes' columns",
 							  attrs[k]);
-				cols[k] = psprintf("%.*s_%08x",
-								   pg_mbcliplen(attrs[k], len, NAMEDATALEN - 1 - 9), attrs[k],
-								   (uint32) hash_bytes_extended((const unsigned char *) attrs[k],
-																len, attempt));
+				cols[k] = hashed_name(attrs[k], len,
+									  (uint32) hash_bytes_extended((const unsigned char *) attrs[k],
+																   len, attempt));
 				c = -1;			/* compare the new name with all again */
 			}
 		renamed |= strcmp(cols[k], attrs[k]) != 0;
