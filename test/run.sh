@@ -327,12 +327,26 @@ tap_custom_wal_tests() {
 }
 
 part_tap() {
-	local wal
+	local wal first copy="$work/tapcheck"
 	tap_pass "" "" ""
 	if ! wal=$(tap_custom_wal_tests "$work/src"); then
 		echo "FAILED: the TAP tests' choice for the pass with ddb's own WAL"
 		f=$((f + 1))
 	fi
+	# the check itself fails a copy whose first chosen test makes its nodes
+	# another way
+	first=${wal%% *}
+	mkdir -p "$copy/test/t" && cp "$work/src"/test/t/*.p[lm] "$copy/test/t/" &&
+		sed -i 's/DdbWal::configure/other_configure/g; s/DdbWal::primary_and_standby/other_setup/g' \
+			"$copy/$first"
+	if [ -n "$first" ] && ! tap_custom_wal_tests "$copy" >/dev/null 2>&1; then
+		echo "ok: the TAP tests' choice fails a DdbWal test that would drop out"
+		p=$((p + 1))
+	else
+		echo "FAILED: the TAP tests' choice took a copy whose $first makes its nodes another way"
+		f=$((f + 1))
+	fi
+	rm -rf "$copy"
 	tap_pass " with ddb's own WAL records (DDB_TAP_WAL=custom)" "DDB_TAP_WAL=custom" "$wal"
 }
 
