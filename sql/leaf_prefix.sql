@@ -362,5 +362,40 @@ DELETE FROM lpt_rows WHERE "SK" LIKE '%0016_';
 DELETE FROM lpt_heap WHERE "SK" LIKE '%0016_';
 SELECT live, twin_differ('lpt_rows', 'lpt_heap') AS differ FROM lp_verify('lpt_rows');
 
-DROP TABLE lp, lp_rows, lp_heap, lpl, lpl_heap, lpn, lpc, lpc_heap, lpe, lpe_heap, lpt, lpt_rows, lpt_ins, lpt_heap;
+-- Partitions that grow inside the table, by a key-order COPY into a table
+-- created earlier (ddb_tree_insert_multi): COPY hands its rows over in
+-- batches, and a split made room for a batch's run of appended keys in an
+-- empty right half, which kept the split leaf's prefix (the partition
+-- part), so the run went in with whole keys (five items of about 1,400
+-- bytes) and the next batch split the leaf again: leaves of five items
+-- under a 1,000-byte stem, a quarter full, three times the build's.  Now
+-- a leaf about to split takes its items' prefix first when that frees an
+-- eighth of it (ddb_leaf_lengthen_prefix): as many leaves as the build's.
+CREATE TABLE lpm_heap ("PK" text, "SK" text, item jsonb, PRIMARY KEY ("PK", "SK"));
+CREATE TABLE lpm_rows ("PK" text, "SK" text, item jsonb) USING ddb;
+SELECT lp_awk(t, $p$s = sprintf("%1000s", ""); gsub(/ /, "x", s); y = sprintf("%300s", ""); gsub(/ /, "y", y); for (p = 0; p < 8; p++) for (g = 0; g < 250; g++) printf "P%d\t%s%08d\t{\"pad\": \"%s\"}\n", p, s, g, y$p$)
+FROM unnest(ARRAY['lpm_heap', 'lpm_rows']::regclass[]) t;
+BEGIN;
+CREATE TABLE lpm ("PK" text, "SK" text, item jsonb) USING ddb;
+INSERT INTO lpm SELECT * FROM lpm_heap;
+COMMIT;
+VACUUM FULL lpm;
+SELECT live, (SELECT leaf_pages FROM lp_verify('lpm_rows'))::float /
+       (SELECT leaf_pages FROM lp_verify('lpm')) < 1.1 AS copy_as_few,
+       twin_differ('lpm_rows', 'lpm_heap') AS differ
+FROM lp_verify('lpm_rows');
+SELECT twin_query_ok('lpm_rows', 'lpm_heap', 'P5', c, v) AS ok
+FROM (VALUES ('PK = :p', '{}'::jsonb),
+             ('PK = :p AND SK BETWEEN :a AND :b', jsonb_build_object(':a', repeat('x', 1000) || '00000100', ':b', repeat('x', 1000) || '00000200'))) q(c, v);
+-- and writes into the re-laid leaves: a key that shares less of the
+-- prefix (the leaf's prefix shrinks again), updates, deletes
+INSERT INTO lpm_rows SELECT 'P' || (i % 8), repeat('x', 999) || 'w' || i, '{}' FROM generate_series(0, 39) i;
+INSERT INTO lpm_heap SELECT 'P' || (i % 8), repeat('x', 999) || 'w' || i, '{}' FROM generate_series(0, 39) i;
+UPDATE lpm_rows SET item = '{"u": 1}' WHERE "SK" LIKE '%0000015_';
+UPDATE lpm_heap SET item = '{"u": 1}' WHERE "SK" LIKE '%0000015_';
+DELETE FROM lpm_rows WHERE "SK" LIKE '%0000016_';
+DELETE FROM lpm_heap WHERE "SK" LIKE '%0000016_';
+SELECT live, twin_differ('lpm_rows', 'lpm_heap') AS differ FROM lp_verify('lpm_rows');
+
+DROP TABLE lp, lp_rows, lp_heap, lpl, lpl_heap, lpn, lpc, lpc_heap, lpe, lpe_heap, lpt, lpt_rows, lpt_ins, lpt_heap, lpm, lpm_rows, lpm_heap;
 DROP FUNCTION lp_copy, twin_differ, lp_verify, twin_query_ok, lp_write, lp_newest_descents, lp_awk, wait_no_xmin;

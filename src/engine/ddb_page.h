@@ -52,7 +52,11 @@
  * lies in another partition, still stores its partition key once; an
  * insert of a key that shares less first shrinks the prefix to what it
  * shares, re-laying every item with its longer key in place
- * (ddb_leaf_relay; split first when they no longer fit); and nothing that
+ * (ddb_leaf_relay; split first when they no longer fit); a full leaf
+ * whose items share more than its prefix, when that frees an eighth of
+ * it, takes their prefix instead of splitting (ddb_leaf_lengthen_prefix:
+ * the half a split gives keys appended after its items is empty and
+ * keeps the split leaf's); and nothing that
  * lowers a leaf's low bound (an unlink, "Long keys") has to look at it.
  * Version 2 (only the bulk build gave prefixes, "C") kept a stronger
  * invariant, about the key space: the prefix, always in the high key,

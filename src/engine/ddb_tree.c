@@ -4714,6 +4714,54 @@ ddb_leaf_take_key(Relation rel, Buffer buf, const char *key, int keylen, Size ne
 }
 
 /*
+ * Before leaf 'buf' (locked exclusively) splits for lack of room for the
+ * keys from 'key' to 'last' (keylen and lastlen bytes, without version
+ * suffixes; last may be NULL), the first taking 'need' bytes: lengthen
+ * its prefix to what its items and those keys share, when that frees at
+ * least DDB_LENGTHEN_MIN bytes and leaves 'need' free (storage version 3,
+ * not the last leaf, which keeps none), re-laying the leaf in a record of
+ * its own (ddb_wal_leaf_relay).  A leaf's prefix is chosen when a split
+ * makes it, from the items it gets; the half that keys appended to a
+ * partition go to is empty then and keeps the split leaf's prefix, so
+ * they went in nearly whole under a long common stem, and the leaf, split
+ * as soon as it was full, kept a fraction of a page of them: a key-order
+ * COPY of 1 kB keys left leaves a quarter full.  The threshold keeps a
+ * re-lay that would put the split off by an item or two from costing a
+ * record.  Returns whether it re-laid the leaf (the caller tries again).
+ */
+#define DDB_LENGTHEN_MIN	(DDB_PAGE_CAPACITY / 8)
+
+static bool
+ddb_leaf_lengthen_prefix(Relation rel, Buffer buf, const char *key, int keylen,
+						 const char *last, int lastlen, Size need)
+{
+	Page		page = BufferGetPage(buf);
+	int			cur = DdbPageGetOpaque(page)->prefixlen;
+	int			p;
+	char		pbytes[DDB_MAX_KEY_LEN];
+
+	if (!ddb_items_prefixes(rel) || DdbPageIsRightmost(page) ||
+		PageGetMaxOffsetNumber(page) < DdbPageFirstData(page) ||
+		!ddb_leaf_shares_prefix(page, key, keylen))
+		return false;
+	p = ddb_leaf_items_prefix(page, key, keylen);
+	if (last != NULL)
+	{
+		leaf_prefix_bytes(page, p, pbytes);
+		p = ddb_common_prefix(pbytes, p, last, lastlen);
+	}
+	if (p <= cur ||
+		(leaf_prefix_needs_copy(page, p) &&
+		 ddb_key_item(page, DDB_HIKEY)->keylen + p > DDB_MAX_SEP_LEN) ||
+		ddb_leaf_relaid_size(page, p) + need > DDB_PAGE_CAPACITY ||
+		ddb_leaf_relaid_size(page, cur) < ddb_leaf_relaid_size(page, p) + DDB_LENGTHEN_MIN)
+		return false;
+	ddb_wal_leaf_relay(rel, buf, p);
+	DdbCheck(ddb_page_is_ordered(page, NULL, 0));
+	return true;
+}
+
+/*
  * An update that stays on its leaf, in one WAL record.  'buf' is the leaf
  * holding the key's current version at *oldoff, locked exclusively by the
  * caller, who owns that version (see ddb_update_version).  When the new
@@ -5251,6 +5299,8 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 	char	   *succ = NULL;
 	int			succlen = 0;
 	bool		pruned = false;
+	bool		lengthened = false;
+	bool		shares;
 	Buffer		mapbuf = InvalidBuffer;
 
 	ddb_check_item_limits(rel, keylen, itemsize);
@@ -5362,6 +5412,7 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 				ddb_map_set_deferred(rel, tid, leaf, ddb_key_hash(key));
 			break;
 		}
+		shares = pitem != NULL;
 		if (pitem != NULL && pitem != item)
 			pfree(pitem);
 		if (leafbuf != first)
@@ -5369,8 +5420,10 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 
 		/*
 		 * No room.  First prune versions no snapshot can see (a hot item
-		 * updated many times fills its leaf with them), then retry; only if
-		 * that frees nothing, split on the way down.
+		 * updated many times fills its leaf with them), then retry; then
+		 * give the leaf its items' prefix, when that frees a good part of
+		 * it (ddb_leaf_lengthen_prefix), and retry; only if neither helps,
+		 * split on the way down.
 		 */
 		if (!pruned)
 		{
@@ -5379,14 +5432,24 @@ ddb_tree_insert_at(Relation rel, BlockNumber first_leaf, const char *key, int ke
 
 			pruned = true;
 			ddb_prune_before_split(rel, leafbuf, removed, &nremoved);
-			UnlockReleaseBuffer(leafbuf);
-			ddb_map_clear(rel, removed, nremoved);
-			pfree(removed);
 			if (nremoved > 0)
+			{
+				UnlockReleaseBuffer(leafbuf);
+				ddb_map_clear(rel, removed, nremoved);
+				pfree(removed);
 				continue;
+			}
+			pfree(removed);
 		}
-		else
+		if (!lengthened && shares &&
+			ddb_leaf_lengthen_prefix(rel, leafbuf, key, keylen, NULL, 0,
+									 itemsize + reserve + sizeof(ItemIdData)))
+		{
+			lengthened = true;
 			UnlockReleaseBuffer(leafbuf);
+			continue;
+		}
+		UnlockReleaseBuffer(leafbuf);
 		{
 			/* splits copy pages of items: keep that out of the caller's context */
 			MemoryContext splitcxt = AllocSetContextCreate(CurrentMemoryContext,
@@ -5478,6 +5541,31 @@ ddb_scratch_leave(DdbScratch *s, MemoryContext cxt)
 static DdbScratch multi_scratch = {NULL, "ddb multi insert", 512 * 1024};
 
 /*
+ * Before a batch's leaf 'buf' (locked exclusively) splits for the pending
+ * run mi[j .. j + npend - 1]: lengthen the leaf's prefix to what its items
+ * and the run's keys share (ddb_leaf_lengthen_prefix), once per leaf
+ * (*lengthened), after the run before it went in, so that a leaf that was
+ * empty (the half a split gave to the keys after its items) takes its
+ * new items' prefix.  Returns whether it re-laid the leaf.
+ */
+static bool
+multi_lengthen(Relation rel, Buffer buf, MultiItem *mi, int j, int npend, Size table_reserve,
+			   DdbUniqueCheck check_unique, BlockNumber *lengthened)
+{
+	MultiItem  *m = &mi[j];
+	MultiItem  *last = &mi[j + npend - 1];
+
+	if (BufferGetBlockNumber(buf) == *lengthened ||
+		!ddb_leaf_lengthen_prefix(rel, buf, m->v->key, m->v->keylen,
+								  last->v->key, last->v->keylen,
+								  m->itemsize + sizeof(ItemIdData) +
+								  ddb_item_reserve(table_reserve, m->itemsize, check_unique)))
+		return false;
+	*lengthened = BufferGetBlockNumber(buf);
+	return true;
+}
+
+/*
  * Insert the versions of a batch of keys (COPY's rows, BatchWriteItem's
  * puts), each as ddb_tree_insert(..., check_unique) would, with
  * DDB_UNIQUE_ERROR or DDB_UNIQUE_RETURN (v->inserted tells which went in),
@@ -5541,6 +5629,7 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 	int			i;
 	int			made_room_at = -1;	/* the item a split last made room for */
 	BlockNumber pruned = InvalidBlockNumber;	/* the leaf last pruned */
+	BlockNumber lengthened = InvalidBlockNumber;	/* and last re-laid longer */
 	int			stopped = n;	/* stop_at_live: the live version's index */
 
 	if (check_unique == DDB_UNIQUE_NONE)
@@ -5595,6 +5684,7 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 		int			npend = 0;
 		Size		pendsize = 0;
 		bool		split = false;
+		bool		relaid = false;
 		BlockNumber leaf;		/* the descent's, for a split (ddb_make_room) */
 
 		CHECK_FOR_INTERRUPTS();
@@ -5749,6 +5839,8 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 													   has_succ ? succ.data : NULL, succ.len));
 			}
 #endif
+			relaid = split && multi_lengthen(rel, buf, mi, j, npend, table_reserve,
+											 check_unique, &lengthened);
 			UnlockReleaseBuffer(buf);
 
 			/* The versions first, then their map entries: see ddb_rowid.c. */
@@ -5762,10 +5854,18 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 			buf = InvalidBuffer;
 		}
 
+		else
+			relaid = split && multi_lengthen(rel, buf, mi, j, npend, table_reserve,
+											 check_unique, &lengthened);
 		if (BufferIsValid(buf))
 			UnlockReleaseBuffer(buf);
 		if (stopped < n)
 			break;
+		if (relaid)
+		{
+			i = j;				/* room made without a split */
+			continue;
+		}
 
 		/*
 		 * A full leaf that pruning did not help: one pessimistic descent

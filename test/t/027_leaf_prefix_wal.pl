@@ -27,6 +27,10 @@
 #       partition written row by row at the table's end, whose last
 #       leaf's splits leave it a leaf bounded by the partition's end
 #       (last_leaf_append_split), then more rows, updates and deletes;
+#       and a COPY into a table created earlier of partitions that grow
+#       inside the table under a long stem, whose leaves take their
+#       items' prefix before they split (ddb_leaf_lengthen_prefix), then
+#       keys that shrink it again, updates and deletes;
 #   (b) a crash: recovery leaves each table holding exactly its heap
 #       twin's rows, with ddb_verify clean (prefixes included);
 #   (c) the standby holds the same rows and a clean tree, and, with ddb's
@@ -78,6 +82,8 @@ $primary->safe_psql('postgres', q{
 	CREATE TABLE e ("PK" text, "SK" text, item jsonb) USING ddb;
 	CREATE TABLE eh ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
 	CREATE TABLE a ("PK" text, "SK" text, item jsonb) USING ddb;
+	CREATE TABLE m ("PK" text, "SK" text, item jsonb) USING ddb;
+	CREATE TABLE mh ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
 	CREATE TABLE ah ("PK" text COLLATE "C", "SK" text COLLATE "C", item jsonb, PRIMARY KEY ("PK", "SK"));
 });
 $primary->backup('bk');
@@ -176,6 +182,21 @@ is($primary->safe_psql('postgres', q{
 		SELECT (ddb_verify('k') ->> 'leaf_pages')::int < 160, (ddb_verify('k') ->> 'leaf_prefix_bytes')::float > 150,
 		       (ddb_verify('k') ->> 'leaf_prefix_copies')::int > 100}),
 	't|t|t', '(a) the key-order COPY\'s leaves hold their rows under their prefixes, most in copies');
+# m: COPY into a table created earlier of 8 partitions that grow inside
+# the table, 250 rows each under a 1,000-byte stem: a leaf about to split
+# takes its items' prefix first (ddb_leaf_lengthen_prefix; a RELAY record
+# with ddb's own WAL), so COPY's next rows fill it (leaves of five items,
+# about 400 of them, before)
+my $mcsv = $primary->basedir . '/m.csv';
+$primary->safe_psql('postgres', qq{
+	INSERT INTO mh SELECT 'P' || i / 250, repeat('x', 1000) || lpad(i::text, 8, '0'),
+	       jsonb_build_object('n', i, 'pad', repeat('y', 300))
+	FROM generate_series(0, 1999) i;
+	COPY (SELECT * FROM mh ORDER BY (item ->> 'n')::int) TO '$mcsv' CSV;
+});
+$primary->safe_psql('postgres', qq{COPY m FROM '$mcsv' CSV});
+cmp_ok($primary->safe_psql('postgres', q{SELECT (ddb_verify('m') ->> 'leaf_pages')::int}),
+	'<', 200, '(a) the COPY of partitions inside the table fills leaves under their items\' prefix');
 $primary->safe_psql('postgres', 'VACUUM FULL b; VACUUM FULL l;');
 $primary->safe_psql('postgres', 'SET ddb.check_storage_version = 2; VACUUM FULL v2; VACUUM FULL v2p;');
 # v2p: many small partitions, every third deleted.  Some emptied leaves
@@ -244,7 +265,15 @@ for my $t ('a', 'ah')
 		DELETE FROM $t WHERE right("SK", 6) BETWEEN '000500' AND '001500';
 	});
 }
-$primary->safe_psql('postgres', 'VACUUM b; VACUUM l; VACUUM r; VACUUM v2; VACUUM v2p; VACUUM a;');
+for my $t ('m', 'mh')
+{
+	$primary->safe_psql('postgres', qq{
+		INSERT INTO $t SELECT 'P' || i % 8, repeat('x', 999) || 'w' || i, '{}' FROM generate_series(0, 39) i;
+		UPDATE $t SET item = item || '{"u": 1}' WHERE (item ->> 'n')::int % 7 = 0;
+		DELETE FROM $t WHERE (item ->> 'n')::int BETWEEN 300 AND 700;
+	});
+}
+$primary->safe_psql('postgres', 'VACUUM b; VACUUM l; VACUUM r; VACUUM v2; VACUUM v2p; VACUUM a; VACUUM m;');
 cmp_ok($primary->safe_psql('postgres',
 		q{SELECT (ddb_verify('b') ->> 'deleted_pages')::int + (ddb_verify('l') ->> 'deleted_pages')::int}),
 	'>', 0, '(a) VACUUM unlinked emptied prefixed leaves');
@@ -279,7 +308,7 @@ sub same_and_sound
 	my ($node, $step) = @_;
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
 	for my $pair ([ 'b', 'bh' ], [ 'l', 'lh' ], [ 'r', 'rh' ], [ 'v2', 'v2h' ], [ 'v2p', 'v2ph' ],
-		[ 'e', 'eh' ], [ 'k', 'kh' ], [ 'a', 'ah' ])
+		[ 'e', 'eh' ], [ 'k', 'kh' ], [ 'a', 'ah' ], [ 'm', 'mh' ])
 	{
 		my ($t, $h) = @$pair;
 		is($node->safe_psql('postgres', sprintf($check, $t, $h, $h, $t)),
