@@ -255,7 +255,10 @@ ALTER TABLE ddb_internal.gsi ADD COLUMN indexing_violations bigint NOT NULL DEFA
 -- An access key maps an AWS-style key pair to a role: a request to the
 -- HTTP endpoint signed with the key (SigV4) runs as that role.  Secrets are
 -- stored as given (SigV4 needs them to recompute signatures) and are
--- readable only by superusers: the table grants nothing to PUBLIC.
+-- readable only by superusers: the table grants nothing to PUBLIC, and
+-- row-level security with no policy hides its rows from roles that read
+-- every table without grants (pg_read_all_data does not bypass it; the
+-- workers read the table directly, below the rewriter).
 --
 -- A key names its role by OID and by the name the role had when the key
 -- was made, and works only while that OID still has that name.  The OID
@@ -274,6 +277,7 @@ CREATE TABLE ddb_internal.access_keys (
 COMMENT ON TABLE ddb_internal.access_keys IS 'access keys of ddb''s HTTP endpoint: key id, secret, and the role requests signed with it run as';
 COMMENT ON COLUMN ddb_internal.access_keys.role_name IS 'the role''s name when the key was made: the key works only while the role still has it';
 REVOKE ALL ON ddb_internal.access_keys FROM PUBLIC;
+ALTER TABLE ddb_internal.access_keys ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
 SELECT pg_catalog.pg_extension_config_dump('ddb_internal.access_keys', '');
 
 CREATE FUNCTION ddb_access_key_random(kind text)
@@ -509,6 +513,9 @@ INSERT INTO ddb_internal.stream_iterator_key
   SELECT decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex');
 REVOKE ALL ON ddb_internal.streams, ddb_internal.stream_records, ddb_internal.stream_seq,
   ddb_internal.stream_iterator_key FROM PUBLIC;
+-- (its rows hidden from pg_read_all_data as the access keys' are: it
+-- would let a reader forge iterators)
+ALTER TABLE ddb_internal.stream_iterator_key ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
 SELECT pg_catalog.pg_extension_config_dump('ddb_internal.streams', '');
 SELECT pg_catalog.pg_extension_config_dump('ddb_internal.stream_records', '');
 SELECT pg_catalog.pg_extension_config_dump('ddb_internal.stream_seq', '');

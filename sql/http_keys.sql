@@ -1,5 +1,6 @@
 -- Access keys of the HTTP endpoint (src/http/ddb_http_keys.c): created for
--- a role, shaped like AWS's, readable and manageable only by superusers,
+-- a role, shaped like AWS's, readable (not by pg_read_all_data) and
+-- manageable only by superusers,
 -- dropped by id, kept by pg_dump (an extension configuration table).  A key
 -- records its role's name as well as its OID and works only while the two
 -- still go together (the endpoint checks it: test/endpoint/test_sigv4.py);
@@ -40,6 +41,18 @@ SELECT ddb_drop_access_key('x');
 SELECT ddb_access_key_random('id');
 SELECT ddb_drop_orphaned_access_keys();
 RESET ROLE;
+
+-- nor do roles that read every table without grants (pg_read_all_data):
+-- row-level security with no policy hides the secrets, and the key that
+-- signs stream iterators, from them
+CREATE ROLE ddb_key_reader IN ROLE pg_read_all_data;
+SET ROLE ddb_key_reader;
+SELECT count(*) AS keys_seen FROM ddb_internal.access_keys;
+SELECT count(*) AS iterator_keys_seen FROM ddb_internal.stream_iterator_key;
+RESET ROLE;
+SELECT count(*) > 0 AS superuser_sees_keys FROM ddb_internal.access_keys;
+SELECT count(*) AS superuser_sees_iterator_key FROM ddb_internal.stream_iterator_key;
+DROP ROLE ddb_key_reader;
 
 -- the random parts: only 'id' and 'secret'
 SELECT length(ddb_access_key_random('id')), length(ddb_access_key_random('secret'));

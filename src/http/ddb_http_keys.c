@@ -6,8 +6,11 @@
  * A key is a row of ddb_internal.access_keys (access_key_id primary key,
  * secret_access_key, role regrole, role_name), created by
  * ddb_create_access_key(role) and removed by ddb_drop_access_key(id) (both
- * in ddb--0.1--0.2.sql).  The table grants nothing to PUBLIC, so only
- * superusers read the secrets, and the functions run with the caller's
+ * in ddb--0.1--0.2.sql).  The table grants nothing to PUBLIC and has
+ * row-level security with no policy, which pg_read_all_data does not
+ * bypass, so only superusers (and roles with BYPASSRLS that were granted
+ * the table) read the secrets; this file reads it with direct access,
+ * which row-level security does not apply to.  The functions run with the caller's
  * rights, so only superusers (or whom they grant the functions and the
  * table to) manage keys.  SigV4 needs the secret itself (the client signs
  * with it, the server recomputes), so it is stored as given, as AWS stores
