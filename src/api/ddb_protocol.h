@@ -43,6 +43,13 @@ extern char *ddb_api_execute(const char *operation, const char *body, int bodyle
 extern const char *ddb_request_address;
 
 /*
+ * Set by an HTTP worker before it connects: ddb.schema, ddb.region and
+ * ddb.account_id then come from the server's configuration only, not from
+ * ALTER DATABASE or ALTER ROLE (ddb_table.c).
+ */
+extern bool ddb_settings_server_only;
+
+/*
  * Forget what the caches hold about dropped tables; only between requests,
  * in a transaction (ddb_table.c).  Returns the entries removed.
  */

@@ -91,6 +91,32 @@ char	   *ddb_schema = NULL;
 char	   *ddb_region = NULL;
 char	   *ddb_account_id = NULL;
 
+/*
+ * Set by the HTTP workers before they connect: ddb.schema, ddb.region and
+ * ddb.account_id then take no value from ALTER DATABASE or ALTER ROLE.
+ * A database's owner need not be a superuser, and may set any of these
+ * for the database; the workers, which connect as the bootstrap
+ * superuser and run every request's lookups by ddb.schema, would then
+ * find tables in a schema the owner picked (and writes signed with a
+ * superuser's key would land in the owner's tables).  So in a worker they
+ * come from the server's configuration only (postgresql.conf, ALTER
+ * SYSTEM, the command line), and a database or role setting is refused
+ * with a WARNING in the log (ProcessGUCArray's level for those sources).
+ */
+bool		ddb_settings_server_only = false;
+
+static bool
+check_server_only(char **newval, void **extra, GucSource source)
+{
+	if (ddb_settings_server_only &&
+		(source == PGC_S_DATABASE || source == PGC_S_USER || source == PGC_S_DATABASE_USER))
+	{
+		GUC_check_errdetail("ddb's HTTP endpoint takes this setting from the server's configuration only, not from ALTER DATABASE or ALTER ROLE.");
+		return false;
+	}
+	return true;
+}
+
 /* One table's catalog row, cached. */
 typedef struct TableCacheEntry
 {
@@ -150,14 +176,15 @@ ddb_api_init(void)
 	DefineCustomStringVariable("ddb.schema",
 							   "The schema whose ddb tables are DynamoDB's tables.",
 							   "Table names given to ddb's functions and to ddb_api are looked up, and created, in this schema.",
-							   &ddb_schema, "public", PGC_USERSET, 0, NULL, NULL, NULL);
+							   &ddb_schema, "public", PGC_USERSET, 0, check_server_only, NULL, NULL);
 	DefineCustomStringVariable("ddb.region",
 							   "The AWS region ddb reports in ARNs and endpoints.",
-							   NULL, &ddb_region, "us-east-1", PGC_USERSET, 0, NULL, NULL, NULL);
+							   NULL, &ddb_region, "us-east-1", PGC_USERSET, 0, check_server_only,
+							   NULL, NULL);
 	DefineCustomStringVariable("ddb.account_id",
 							   "The AWS account id ddb reports in ARNs.",
 							   NULL, &ddb_account_id, "000000000000", PGC_USERSET, 0,
-							   NULL, NULL, NULL);
+							   check_server_only, NULL, NULL);
 #ifdef DDB_CHECKS
 	ddb_types_checks_init();
 #endif

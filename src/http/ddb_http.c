@@ -1952,6 +1952,7 @@ ddb_http_worker_main(Datum arg)
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
+	ddb_settings_server_only = true;	/* (see ddb_table.c) */
 	connect_to_database();
 
 	request_cxt = AllocSetContextCreate(TopMemoryContext, "ddb http request",

@@ -2,10 +2,12 @@
 privilege checks and the refusal of tables with row-level security apply
 to HTTP clients unchanged."""
 import json
+import os
 
 import pytest
 
-from conftest import READER_KEY_ID, READER_SECRET, Raw, client, create_table, psql
+from conftest import (READER_KEY_ID, READER_SECRET, WORK, Raw, client, create_table, healthy, psql,
+                      wait_for, worker_pids)
 
 
 @pytest.fixture
@@ -87,3 +89,40 @@ def test_failed_write_rolls_back(ddb, owned):
         ddb.put_item(TableName=owned, Item={"PK": {"S": "a"}, "SK": {"S": "b"}, "v": {"N": "2"}},
                      ConditionExpression="v = :x", ExpressionAttributeValues={":x": {"N": "9"}})
     assert psql(f"SELECT item->>'v' FROM \"{owned}\"") == "1"
+
+
+def test_database_settings_do_not_move_the_namespace(ddb, owned):
+    """ddb.schema, ddb.region and ddb.account_id reach the workers from the
+    server's configuration only.  A database's owner, who need not be a
+    superuser, may ALTER DATABASE ... SET them; the workers, connecting as
+    the bootstrap superuser, took such a setting and looked every table up
+    in the schema it named (a superuser's writes then went to the owner's
+    tables).  Now they refuse it with a WARNING when they connect, and
+    find the table where the server's configuration says."""
+    log = os.path.join(WORK, "server.log")
+    psql("CREATE SCHEMA decoy")
+    before = worker_pids()
+    log_size = os.path.getsize(log)
+    try:
+        psql("ALTER DATABASE postgres SET ddb.schema = 'decoy'")
+        psql("ALTER DATABASE postgres SET ddb.region = 'eu-west-9'")
+        psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'ddb http'")
+        assert wait_for(lambda: healthy() and len(worker_pids()) == 2
+                        and set(worker_pids()).isdisjoint(before), 60)
+        c = client()            # (the old workers took its connections with them)
+        for _ in range(4):      # (each request may go to either worker)
+            got = c.get_item(TableName=owned, Key={"PK": {"S": "a"}, "SK": {"S": "b"}})
+            assert got["Item"]["v"] == {"N": "1"}
+            arn = c.describe_table(TableName=owned)["Table"]["TableArn"]
+            assert arn.startswith("arn:aws:dynamodb:us-east-1:"), arn
+        with open(log, errors="replace") as f:
+            f.seek(log_size)
+            text = f.read()
+        assert 'invalid value for parameter "ddb.schema": "decoy"' in text, text[-2000:]
+        assert "takes this setting from the server's configuration only" in text
+    finally:
+        psql("ALTER DATABASE postgres RESET ddb.schema")
+        psql("ALTER DATABASE postgres RESET ddb.region")
+        psql("DROP SCHEMA decoy")
+    # a session's own settings are its own: SQL callers still choose
+    assert psql("SET ddb.schema = 'elsewhere'; SHOW ddb.schema") == "elsewhere"
