@@ -81,6 +81,8 @@ ddb_install_deps() {
 		command -v node >/dev/null 2>&1 || need_pkgs+=(nodejs)
 		command -v npm >/dev/null 2>&1 || need_pkgs+=(npm)
 		command -v wrk >/dev/null 2>&1 || need_pkgs+=(wrk)
+		# a self-signed certificate for the endpoint's HTTPS test
+		command -v openssl >/dev/null 2>&1 || need_pkgs+=(openssl)
 	fi
 	if [ ${#need_pkgs[@]} -gt 0 ]; then
 		if [ "$(id -u)" = 0 ]; then

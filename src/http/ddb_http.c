@@ -121,6 +121,14 @@
  *   have waited unread meanwhile), and a request being served, or its
  *   response being sent, is never cut.
  *
+ * - TLS.  With ddb.http_ssl_cert_file and ddb.http_ssl_key_file the
+ *   daemons speak HTTPS only (MHD_USE_TLS; libmicrohttpd does the
+ *   handshakes on the connections the workers hand it, as it parses
+ *   HTTP).  The postmaster reads the PEM files as it opens the sockets and
+ *   tries them on a daemon it starts and stops (load_tls_files), so a bad
+ *   file stops the server at startup rather than each worker at each
+ *   restart; the workers inherit the text.
+ *
  * - A database that is not ready.  The workers start with the server,
  *   maybe before ddb.http_database exists or has the extension, and a
  *   client must get an answer then too: neither a connection that waits
@@ -238,6 +246,18 @@ static char *http_role = NULL;
 static int	http_idle_timeout = 60;
 static int	http_lock_timeout = 5000;	/* ms; 0 = wait as long as it takes */
 static int	http_request_timeout = 60000;	/* ms; 0 = no limit */
+static char *http_ssl_cert_file = NULL;
+static char *http_ssl_key_file = NULL;
+
+/*
+ * With both ddb.http_ssl_* set, the endpoint speaks HTTPS only: the
+ * postmaster reads the files once, as it opens the sockets, and checks
+ * that libmicrohttpd (with GnuTLS) takes them, so a missing or bad file
+ * stops the server at startup as a bad ssl_cert_file stops PostgreSQL's;
+ * the workers inherit the PEM text.  NULL: plain HTTP.
+ */
+static char *tls_cert_pem = NULL;
+static char *tls_key_pem = NULL;
 
 /* The listening sockets, opened by the postmaster, inherited by workers. */
 static int	listen_socks[DDB_HTTP_MAX_SOCKETS];
@@ -456,6 +476,17 @@ ddb_http_init(void)
 							NULL,
 							&http_idle_timeout, 60, 1, 86400,
 							PGC_POSTMASTER, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomStringVariable("ddb.http_ssl_cert_file",
+							   "PEM file of the DynamoDB HTTP endpoint's TLS certificate (and chain).",
+							   "With ddb.http_ssl_key_file, the endpoint serves HTTPS only; "
+							   "a relative path is relative to the data directory.",
+							   &http_ssl_cert_file, "",
+							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("ddb.http_ssl_key_file",
+							   "PEM file of the DynamoDB HTTP endpoint's TLS private key.",
+							   NULL,
+							   &http_ssl_key_file, "",
+							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
 
 	if (http_port == 0)
 		return;
@@ -576,6 +607,100 @@ loopback_origin(const char *origin)
 	return loopback_host(origin);
 }
 
+/* A whole file, NUL-terminated, malloc'd (the postmaster's, kept for its
+ * children); FATAL when it cannot be read. */
+static char *
+read_pem_file(const char *setting, const char *path)
+{
+	FILE	   *f = fopen(path, "r");
+	char	   *buf = NULL;
+	size_t		len = 0;
+	size_t		cap = 0;
+	size_t		n;
+
+	if (f == NULL)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not open %s \"%s\": %m", setting, path)));
+	do
+	{
+		if (cap - len < 4096)
+		{
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap);
+			if (buf == NULL)
+				ereport(FATAL, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		}
+		n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+	} while (n > 0 && len < 1024 * 1024);
+	if (ferror(f) || len >= 1024 * 1024)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not read %s \"%s\"", setting, path)));
+	fclose(f);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* what libmicrohttpd said while the postmaster tried the TLS files */
+static char tls_check_msg[512];
+
+static void
+tls_check_log(void *cls, const char *fmt, va_list ap)
+{
+	vsnprintf(tls_check_msg, sizeof(tls_check_msg), fmt, ap);
+}
+
+/* (the check's daemon serves nothing) */
+static enum MHD_Result
+refuse_all(void *cls, struct MHD_Connection *connection, const char *url,
+		   const char *method, const char *version, const char *upload_data,
+		   size_t *upload_data_size, void **con_cls)
+{
+	return MHD_NO;
+}
+
+/*
+ * ddb.http_ssl_cert_file and ddb.http_ssl_key_file: both or neither; read,
+ * and tried by starting (and stopping) a libmicrohttpd daemon with them,
+ * which loads them through GnuTLS as each worker's will.
+ */
+static void
+load_tls_files(void)
+{
+	bool		cert = http_ssl_cert_file != NULL && http_ssl_cert_file[0] != '\0';
+	bool		key = http_ssl_key_file != NULL && http_ssl_key_file[0] != '\0';
+	struct MHD_Daemon *d;
+
+	if (!cert && !key)
+		return;
+	if (!cert || !key)
+		ereport(FATAL,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ddb.http_ssl_cert_file and ddb.http_ssl_key_file must be set together")));
+	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+		ereport(FATAL,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("this libmicrohttpd was built without TLS, which ddb.http_ssl_cert_file needs")));
+	tls_cert_pem = read_pem_file("ddb.http_ssl_cert_file", http_ssl_cert_file);
+	tls_key_pem = read_pem_file("ddb.http_ssl_key_file", http_ssl_key_file);
+	tls_check_msg[0] = '\0';
+	d = MHD_start_daemon(MHD_USE_NO_LISTEN_SOCKET | MHD_USE_TLS | MHD_USE_ERROR_LOG,
+						 0, NULL, NULL, refuse_all, NULL,
+						 MHD_OPTION_EXTERNAL_LOGGER, tls_check_log, NULL,
+						 MHD_OPTION_HTTPS_MEM_KEY, tls_key_pem,
+						 MHD_OPTION_HTTPS_MEM_CERT, tls_cert_pem,
+						 MHD_OPTION_END);
+	if (d == NULL)
+		ereport(FATAL,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("could not load the TLS certificate \"%s\" and key \"%s\" of ddb's HTTP endpoint",
+						http_ssl_cert_file, http_ssl_key_file),
+				 tls_check_msg[0] ? errdetail("libmicrohttpd: %s", tls_check_msg) : 0));
+	MHD_stop_daemon(d);
+}
+
 /*
  * Opens a listening socket on every address of ddb.http_listen_addresses,
  * as PostgreSQL opens listen_addresses: an address that cannot be bound is
@@ -596,6 +721,7 @@ open_listen_sockets(void)
 				 errmsg("ddb.http_auth = 'none' needs ddb.http_role"),
 				 errhint("Set ddb.http_role to the role every HTTP request should run as.")));
 
+	load_tls_files();
 	if (!SplitGUCList(raw, ',', &addrs))
 		ereport(FATAL,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -676,9 +802,9 @@ open_listen_sockets(void)
 				(errmsg("could not create any listening socket for ddb's HTTP endpoint (ddb.http_listen_addresses = '%s', ddb.http_port = %d)",
 						http_listen_addresses, http_port)));
 	ereport(LOG,
-			(errmsg("ddb HTTP endpoint listening on %s port %d (%d workers, auth %s)",
-					http_listen_addresses, http_port, http_workers,
-					http_auth == DDB_HTTP_AUTH_NONE ? "none" : "sigv4")));
+			(errmsg("ddb HTTP endpoint listening on %s port %d (%s, %d workers, auth %s)",
+					http_listen_addresses, http_port, tls_cert_pem ? "HTTPS" : "HTTP",
+					http_workers, http_auth == DDB_HTTP_AUTH_NONE ? "none" : "sigv4")));
 }
 
 /* --- the worker ---------------------------------------------------------- */
@@ -1947,6 +2073,7 @@ ddb_http_worker_main(Datum arg)
 	TimestampTz resume_at = 0;
 	TimestampTz next_db_check = 0;
 	int			pauses = 0;
+	struct MHD_OptionItem tls_options[3];
 
 	my_worker = DatumGetInt32(arg);
 	pqsignal(SIGTERM, die);
@@ -1968,14 +2095,24 @@ ddb_http_worker_main(Datum arg)
 	 */
 	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
 
+	/* HTTPS when the postmaster loaded ddb.http_ssl_* (load_tls_files) */
+	tls_options[0] = (struct MHD_OptionItem) {MHD_OPTION_END, 0, NULL};
+	if (tls_cert_pem != NULL)
+	{
+		tls_options[0] = (struct MHD_OptionItem) {MHD_OPTION_HTTPS_MEM_KEY, 0, tls_key_pem};
+		tls_options[1] = (struct MHD_OptionItem) {MHD_OPTION_HTTPS_MEM_CERT, 0, tls_cert_pem};
+		tls_options[2] = (struct MHD_OptionItem) {MHD_OPTION_END, 0, NULL};
+	}
 	daemon = MHD_start_daemon(MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL |
-							  MHD_USE_ERROR_LOG | MHD_USE_TURBO,
+							  MHD_USE_ERROR_LOG | MHD_USE_TURBO |
+							  (tls_cert_pem != NULL ? MHD_USE_TLS : 0),
 							  0, NULL, NULL, access_handler, NULL,
 							  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 							  MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL,
 							  MHD_OPTION_NOTIFY_CONNECTION, connection_notify, NULL,
 							  MHD_OPTION_CONNECTION_LIMIT, (unsigned int) DDB_HTTP_MAX_CONNS,
 							  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) http_idle_timeout,
+							  MHD_OPTION_ARRAY, tls_options,
 							  MHD_OPTION_END);
 	if (daemon == NULL)
 		ereport(FATAL,

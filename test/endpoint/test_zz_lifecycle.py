@@ -207,10 +207,12 @@ def scratch_log(d):
         return f.read()
 
 
-def health(port, method="GET"):
-    """GET / (or HEAD /): (status, body), or None while nothing answers."""
+def health(port, method="GET", context=None):
+    """GET / (or HEAD /): (status, body), or None while nothing answers;
+    over TLS with an ssl.SSLContext."""
     try:
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        c = (http.client.HTTPSConnection("127.0.0.1", port, timeout=2, context=context) if context
+             else http.client.HTTPConnection("127.0.0.1", port, timeout=2))
         c.request(method, "/")
         r = c.getresponse()
         answer = (r.status, r.read())
@@ -221,18 +223,23 @@ def health(port, method="GET"):
 
 
 @contextlib.contextmanager
-def one_worker_cluster(extra=""):
+def one_worker_cluster(extra="", https=None):
     """A scratch cluster whose one worker runs unsigned requests as the
-    cluster's owner ('extra': more settings), its endpoint answering (not
-    necessarily healthy: its database may not be ready); yields the
-    endpoint's port and the cluster's directory."""
+    cluster's owner ('extra': more settings; 'https': the certificate it
+    serves HTTPS with), its endpoint answering (not necessarily healthy:
+    its database may not be ready); yields the endpoint's port and the
+    cluster's directory."""
     port = free_port()
     data, d, r, log = scratch_cluster(
         f"ddb.http_port = {port}\nddb.http_auth = 'none'\nddb.http_role = '{RUNAS}'\n"
         "ddb.http_workers = 1\n" + extra)
+    context = None
+    if https:
+        import ssl
+        context = ssl.create_default_context(cafile=https)
     try:
         assert r.returncode == 0, log
-        assert wait_for(lambda: health(port), 20)
+        assert wait_for(lambda: health(port, context=context), 20)
         yield port, d
     finally:
         stop_scratch(data)
@@ -530,3 +537,76 @@ def test_hot_standby_serves_reads(table_name):
         raise
     finally:
         pg_ctl("-m", "immediate", "stop", data=data, check=False)
+
+
+def make_certificate(d):
+    """A self-signed certificate for 127.0.0.1 and localhost in d (the
+    cluster's owner may read both files); returns their paths."""
+    cert, key = os.path.join(d, "server.crt"), os.path.join(d, "server.key")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                    "-keyout", key, "-out", cert], check=True, capture_output=True)
+    if os.geteuid() == 0:
+        subprocess.run(["chown", RUNAS, cert, key], check=True)
+    return cert, key
+
+
+def test_https():
+    """With ddb.http_ssl_cert_file and ddb.http_ssl_key_file the endpoint
+    speaks HTTPS only: boto3 verifying the certificate works end to end,
+    the health check answers over TLS, and a plain HTTP request gets no
+    answer (the connection ends in the handshake)."""
+    import ssl
+    import boto3
+    import botocore.config
+    d = tempfile.mkdtemp(prefix="ddb-endpoint-tls.", dir=WORK)
+    os.chmod(d, 0o755)
+    cert, key = make_certificate(d)
+    with one_worker_cluster(f"ddb.http_ssl_cert_file = '{cert}'\nddb.http_ssl_key_file = '{key}'\n",
+                            https=cert) as (port, cd):
+        setup = scratch_psql(cd, "CREATE EXTENSION ddb")
+        assert setup.returncode == 0, setup.stderr
+        assert "ddb HTTP endpoint listening on 127.0.0.1 port %d (HTTPS," % port in scratch_log(cd)
+        ctx = ssl.create_default_context(cafile=cert)
+        assert wait_for(lambda: (health(port, context=ctx) or (0,))[0] == 200, 20)
+        assert health(port, context=ctx)[1].startswith(b"healthy: ")
+        c = boto3.client("dynamodb", endpoint_url=f"https://127.0.0.1:{port}", region_name="us-east-1",
+                         aws_access_key_id="anything", aws_secret_access_key="anything", verify=cert,
+                         config=botocore.config.Config(retries={"max_attempts": 0}))
+        c.create_table(TableName="over_tls", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                       AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+                       BillingMode="PAY_PER_REQUEST")
+        c.put_item(TableName="over_tls", Item={"id": {"S": "a"}, "v": {"S": "x" * 100000}})
+        got = c.get_item(TableName="over_tls", Key={"id": {"S": "a"}})["Item"]
+        assert got["v"]["S"] == "x" * 100000
+        # plain HTTP: no HTTP answer
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        with pytest.raises((OSError, http.client.HTTPException)):
+            conn.request("GET", "/")
+            conn.getresponse().read()
+        conn.close()
+        # and the endpoint serves on
+        assert c.get_item(TableName="over_tls", Key={"id": {"S": "a"}})["Item"]["id"] == {"S": "a"}
+
+
+def test_https_needs_both_files_and_good_ones():
+    """One of the two settings alone, a missing file, or a key that is not
+    the certificate's: the server does not start, and says why."""
+    d = tempfile.mkdtemp(prefix="ddb-endpoint-tls.", dir=WORK)
+    os.chmod(d, 0o755)
+    cert, key = make_certificate(d)
+    other = os.path.join(d, "other")
+    os.mkdir(other)
+    os.chmod(other, 0o755)
+    _, other_key = make_certificate(other)
+    for conf, message in (
+            (f"ddb.http_ssl_cert_file = '{cert}'\n",
+             "ddb.http_ssl_cert_file and ddb.http_ssl_key_file must be set together"),
+            (f"ddb.http_ssl_cert_file = '{cert}'\nddb.http_ssl_key_file = '{d}/nonesuch.key'\n",
+             f'could not open ddb.http_ssl_key_file "{d}/nonesuch.key": No such file or directory'),
+            (f"ddb.http_ssl_cert_file = '{cert}'\nddb.http_ssl_key_file = '{other_key}'\n",
+             f'could not load the TLS certificate "{cert}" and key "{other_key}" of ddb\'s HTTP endpoint')):
+        data, sd, r, log = scratch_cluster(f"ddb.http_port = {free_port()}\n" + conf)
+        stop_scratch(data)
+        assert r.returncode != 0, conf
+        assert message in log, (conf, log)
