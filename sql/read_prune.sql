@@ -116,5 +116,47 @@ INSERT INTO rp_heap SELECT 'f', i, jsonb_build_object('pad', repeat('z', 1000)) 
 SELECT pg_relation_size('rp') = :size_before AS reused;
 SELECT rp_same() AS same_as_heap;
 
+-- What a read unlinks is reused without a VACUUM (ddb_tree.c, "Reuse"):
+-- the backend that unlinked the leaves takes them for its own splits once
+-- no snapshot can hold their numbers, and lists them in the free space map
+-- for every backend at its next unlink.  A queue emptied by reads and
+-- refilled keeps its size.  (Before, the file grew by every unlinked leaf
+-- until the next VACUUM.)
+INSERT INTO rp SELECT p, i, jsonb_build_object('pad', repeat('q', 1000))
+	FROM unnest(ARRAY['q', 'r', 's']) p, generate_series(1, 300) i;
+INSERT INTO rp_heap SELECT p, i, jsonb_build_object('pad', repeat('q', 1000))
+	FROM unnest(ARRAY['q', 'r', 's']) p, generate_series(1, 300) i;
+SELECT pg_relation_size('rp') AS size_before \gset
+-- 'q': unlinked by this backend's read, refilled by its inserts
+DELETE FROM rp WHERE "PK" = 'q' AND "SK" <= 290;
+DELETE FROM rp_heap WHERE "PK" = 'q' AND "SK" <= 290;
+SELECT wait_no_xmin();
+SELECT "SK" FROM rp WHERE "PK" = 'q' ORDER BY "SK" LIMIT 1;
+SELECT rp_field('rp', 'deleted_pages') > 30 AS q_unlinked;
+SELECT wait_no_xmin();
+INSERT INTO rp SELECT 'q', 1000 + i, jsonb_build_object('pad', repeat('Q', 1000)) FROM generate_series(1, 290) i;
+INSERT INTO rp_heap SELECT 'q', 1000 + i, jsonb_build_object('pad', repeat('Q', 1000)) FROM generate_series(1, 290) i;
+-- (the new keys need a few more leaves than the deleted ones held)
+SELECT pg_relation_size('rp') - :size_before <= 4 * 8192 AS own_reused,
+	rp_field('rp', 'deleted_pages') < 5 AS few_deleted;
+-- 'r' and 's': unlinked by this backend's reads, the second unlink listing
+-- what the first freed; a new backend's inserts take them from the map
+DELETE FROM rp WHERE "PK" = 'r' AND "SK" <= 290;
+DELETE FROM rp_heap WHERE "PK" = 'r' AND "SK" <= 290;
+SELECT wait_no_xmin();
+SELECT "SK" FROM rp WHERE "PK" = 'r' ORDER BY "SK" LIMIT 1;
+SELECT wait_no_xmin();
+DELETE FROM rp WHERE "PK" = 's' AND "SK" <= 290;
+DELETE FROM rp_heap WHERE "PK" = 's' AND "SK" <= 290;
+SELECT wait_no_xmin();
+SELECT "SK" FROM rp WHERE "PK" = 's' ORDER BY "SK" LIMIT 1;
+\c
+SELECT wait_no_xmin();
+INSERT INTO rp SELECT 'r', 1000 + i, jsonb_build_object('pad', repeat('R', 1000)) FROM generate_series(1, 250) i;
+INSERT INTO rp_heap SELECT 'r', 1000 + i, jsonb_build_object('pad', repeat('R', 1000)) FROM generate_series(1, 250) i;
+SELECT pg_relation_size('rp') - :size_before <= 8 * 8192 AS map_reused;
+SELECT rp_same() AS same_as_heap;
+SELECT rp_field('rp', 'live') = (SELECT count(*) FROM rp_heap) AS verified;
+
 DROP TABLE rp, rp_heap;
 DROP FUNCTION rp_field, rp_buffers, rp_same, wait_no_xmin;

@@ -238,7 +238,13 @@
  * (ddb_page_is_recyclable): by rule 5 no backend holds their numbers any
  * more.  ddb_new_buffer takes pages from there before it extends the file,
  * re-checking each under its lock, and logs the reuse as a conflict
- * horizon for hot standbys.  A relcache hint that outlives its statement
+ * horizon for hot standbys.  The backend that unlinked a leaf also
+ * remembers it (own_unlinked): its own next split takes it, and its next
+ * unlink records in the free space map those it remembers that have
+ * become recyclable, so that a table whose reads unlink the leaves a
+ * queue's head empties reuses them at once instead of growing until the
+ * next VACUUM.  (Recording a leaf in the map when it is unlinked would not
+ * do: the next split would take it before it is recyclable, and drop it.)  A relcache hint that outlives its statement
  * (the leaf of the last descent) is trusted only under the xmin it was
  * read with (DdbRelCache.leaf_xmin).  Row-id map leaves that VACUUM freed
  * (ddb_rowid.c, "Freeing empty leaves") are deleted pages of the same
@@ -300,6 +306,7 @@
 #include "pgstat.h"
 #include "storage/buf_internals.h"
 #include "storage/bufmgr.h"
+#include "storage/freespace.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
@@ -894,6 +901,104 @@ ddb_page_is_recyclable(Page page)
 }
 
 /*
+ * The leaves this backend unlinked lately (see "Reuse" in the header), by
+ * file: a split of this backend takes them once they are recyclable
+ * (own_unlinked_take), and an unlink records those of its table that are
+ * in the free space map (own_unlinked_publish).  The oldest are forgotten
+ * when it is full; VACUUM finds them as before.
+ */
+#define DDB_OWN_UNLINKED	1024
+
+typedef struct OwnUnlinked
+{
+	RelFileNode node;
+	BlockNumber blkno;
+	FullTransactionId safexid;
+} OwnUnlinked;
+
+static OwnUnlinked own_unlinked[DDB_OWN_UNLINKED];
+static int	n_own_unlinked = 0;
+
+static void
+own_unlinked_forget(int k)
+{
+	memmove(&own_unlinked[k], &own_unlinked[k + 1],
+			sizeof(OwnUnlinked) * (n_own_unlinked - k - 1));
+	n_own_unlinked--;
+}
+
+/*
+ * The next of rel's leaves this backend unlinked that is recyclable now,
+ * locked exclusively (forgotten, taken or not); InvalidBuffer when none.
+ * Checked again under the lock: a VACUUM may have listed it in the free
+ * space map meanwhile, and another backend's split taken it.
+ */
+static Buffer
+own_unlinked_take(Relation rel)
+{
+	for (int k = 0; k < n_own_unlinked; k++)
+	{
+		OwnUnlinked u = own_unlinked[k];
+		Buffer		buf;
+		Page		page;
+
+		if (!RelFileNodeEquals(u.node, rel->rd_node) ||
+			!GlobalVisCheckRemovableFullXid(NULL, u.safexid))
+			continue;
+		own_unlinked_forget(k--);
+		if (u.blkno >= RelationGetNumberOfBlocks(rel))
+			continue;			/* (truncated since) */
+		buf = ReadBuffer(rel, u.blkno);
+		if (!ConditionalLockBuffer(buf))
+		{
+			ReleaseBuffer(buf);
+			continue;
+		}
+		page = BufferGetPage(buf);
+		if (!PageIsNew(page) && ddb_page_is_recyclable(page) &&
+			!ddb_page_is_freed_map_leaf(page))
+		{
+			ddb_log_reuse(rel, u.blkno, ddb_deleted_safexid(page));
+			return buf;
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	return InvalidBuffer;
+}
+
+/*
+ * Remember leaf blkno of rel, just unlinked with 'safexid'; first record in
+ * the free space map those of rel remembered before that have become
+ * recyclable, for any backend's split (the page is checked again when it
+ * is taken, ddb_new_buffer).
+ */
+static void
+own_unlinked_remember(Relation rel, BlockNumber blkno, FullTransactionId safexid)
+{
+	bool		recorded = false;
+
+	for (int k = 0; k < n_own_unlinked; k++)
+	{
+		if (!RelFileNodeEquals(own_unlinked[k].node, rel->rd_node) ||
+			!GlobalVisCheckRemovableFullXid(NULL, own_unlinked[k].safexid))
+			continue;
+		RecordFreeIndexPage(rel, own_unlinked[k].blkno);
+		/* (and up the map's tree, which searches start from) */
+		FreeSpaceMapVacuumRange(rel, own_unlinked[k].blkno, own_unlinked[k].blkno + 1);
+		recorded = true;
+		own_unlinked_forget(k--);
+	}
+	if (recorded)
+		ddb_get_relcache(rel)->fsm_skip = 0;	/* (the map may be new) */
+	if (n_own_unlinked == DDB_OWN_UNLINKED)
+		own_unlinked_forget(0);
+	own_unlinked[n_own_unlinked].node = rel->rd_node;
+	own_unlinked[n_own_unlinked].blkno = blkno;
+	own_unlinked[n_own_unlinked].safexid = safexid;
+	n_own_unlinked++;
+}
+
+/*
  * A page for a split or the row-id map, returned locked exclusively for
  * the caller to initialize whole (and log as a new page): a recyclable
  * page the free space map lists (see "Reuse" in the header), or else a
@@ -929,6 +1034,12 @@ ddb_new_buffer(Relation rel)
 	DdbRelCache *cache = ddb_get_relcache(rel);
 	Buffer		buf;
 
+	if (n_own_unlinked > 0)
+	{
+		buf = own_unlinked_take(rel);
+		if (BufferIsValid(buf))
+			return buf;
+	}
 	if (cache->fsm_skip > 0)
 		cache->fsm_skip--;
 	for (int tries = 0; tries < 4 && ddb_get_relcache(rel)->fsm_skip == 0; tries++)
@@ -4617,6 +4728,7 @@ ddb_unlink_leaf(Relation rel, BlockNumber lblk, const char *hk, int hklen)
 	UnlockReleaseBuffer(lbuf);
 	UnlockReleaseBuffer(pbuf);
 	UnlockReleaseBuffer(qbuf);
+	own_unlinked_remember(rel, lblk, safexid);
 	return true;
 }
 
