@@ -244,7 +244,8 @@
  * become recyclable, so that a table whose reads unlink the leaves a
  * queue's head empties reuses them at once instead of growing until the
  * next VACUUM.  (Recording a leaf in the map when it is unlinked would not
- * do: the next split would take it before it is recyclable, and drop it.)  A relcache hint that outlives its statement
+ * do: the next split would take it before it is recyclable, and drop it.)
+ * A relcache hint that outlives its statement
  * (the leaf of the last descent) is trusted only under the xmin it was
  * read with (DdbRelCache.leaf_xmin).  Row-id map leaves that VACUUM freed
  * (ddb_rowid.c, "Freeing empty leaves") are deleted pages of the same
@@ -903,9 +904,9 @@ ddb_page_is_recyclable(Page page)
 /*
  * The leaves this backend unlinked lately (see "Reuse" in the header), by
  * file: a split of this backend takes them once they are recyclable
- * (own_unlinked_take), and an unlink records those of its table that are
- * in the free space map (own_unlinked_publish).  The oldest are forgotten
- * when it is full; VACUUM finds them as before.
+ * (own_unlinked_take), and its next unlink in their table records those
+ * that are in the free space map (own_unlinked_remember).  The oldest are
+ * forgotten when the list is full; VACUUM finds them as before.
  */
 #define DDB_OWN_UNLINKED	1024
 
@@ -5965,7 +5966,6 @@ ddb_tree_insert_multi(Relation rel, DdbNewVersion *versions, int n,
 			}
 			buf = InvalidBuffer;
 		}
-
 		else
 			relaid = split && multi_lengthen(rel, buf, mi, j, npend, table_reserve,
 											 check_unique, &lengthened);
