@@ -304,7 +304,9 @@ extern bool ddb_tree_insert(Relation rel, const char *key, int keylen,
 extern bool ddb_tree_insert_at(Relation rel, BlockNumber first_leaf,
 							   const char *key, int keylen, ItemPointer tid,
 							   HeapTuple tuple, DdbUniqueCheck check_unique);
-extern bool ddb_unlink_leaf(Relation rel, BlockNumber lblk, const char *hk, int hklen);
+extern bool ddb_unlink_leaf(Relation rel, BlockNumber lblk, const char *hk, int hklen,
+							bool remember);
+extern void ddb_forget_unlinked(Relation rel);
 
 /*
  * One new version of a batch (ddb_insert_versions, ddb_tree_insert_multi):

@@ -805,6 +805,7 @@ ddb_relation_nontransactional_truncate(Relation rel)
 {
 	RelationTruncate(rel, 0);
 	ddb_reset_relcache(rel, true);
+	ddb_forget_unlinked(rel);
 	ddb_forget_versions_seen(rel);
 }
 

@@ -238,8 +238,8 @@
  * (ddb_page_is_recyclable): by rule 5 no backend holds their numbers any
  * more.  ddb_new_buffer takes pages from there before it extends the file,
  * re-checking each under its lock, and logs the reuse as a conflict
- * horizon for hot standbys.  The backend that unlinked a leaf also
- * remembers it (own_unlinked): its own next split takes it, and its next
+ * horizon for hot standbys.  A read that unlinks a leaf also has its
+ * backend remember it (own_unlinked): its own next split takes it, and its next
  * unlink records in the free space map those it remembers that have
  * become recyclable, so that a table whose reads unlink the leaves a
  * queue's head empties reuses them at once instead of growing until the
@@ -313,6 +313,8 @@
 #include "storage/predicate.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
+#include "storage/smgr.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -968,35 +970,89 @@ own_unlinked_take(Relation rel)
 }
 
 /*
+ * Is block b of rel still a deleted leaf that may be reused?  Looked at
+ * before it is listed in the free space map, whose takers accept an
+ * all-zero page without the extension lock: a number that names another
+ * page now (a file truncated in place, a relfilenode used again) must not
+ * get there.
+ */
+static bool
+own_unlinked_still_deleted(Relation rel, BlockNumber b)
+{
+	Buffer		buf = ReadBuffer(rel, b);
+	Page		page;
+	bool		ok;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	ok = !PageIsNew(page) && ddb_page_is_recyclable(page) && !ddb_page_is_freed_map_leaf(page);
+	UnlockReleaseBuffer(buf);
+	return ok;
+}
+
+/*
  * Remember leaf blkno of rel, just unlinked with 'safexid'; first record in
  * the free space map those of rel remembered before that have become
  * recyclable, for any backend's split (the page is checked again when it
- * is taken, ddb_new_buffer).
+ * is taken, ddb_new_buffer).  Recording the first page may create the
+ * map's fork; every backend's relcache entry is then invalidated, as the
+ * VACUUM that creates it does, since one that found no fork asks the map
+ * again only every DDB_FSM_RECHECK pages otherwise (ddb_new_buffer).
  */
 static void
 own_unlinked_remember(Relation rel, BlockNumber blkno, FullTransactionId safexid)
 {
-	bool		recorded = false;
+	int			had_fsm = -1;	/* -1: not looked yet */
+	BlockNumber nblocks = InvalidBlockNumber;
 
 	for (int k = 0; k < n_own_unlinked; k++)
 	{
+		BlockNumber b = own_unlinked[k].blkno;
+
 		if (!RelFileNodeEquals(own_unlinked[k].node, rel->rd_node) ||
 			!GlobalVisCheckRemovableFullXid(NULL, own_unlinked[k].safexid))
 			continue;
-		RecordFreeIndexPage(rel, own_unlinked[k].blkno);
-		/* (and up the map's tree, which searches start from) */
-		FreeSpaceMapVacuumRange(rel, own_unlinked[k].blkno, own_unlinked[k].blkno + 1);
-		recorded = true;
 		own_unlinked_forget(k--);
+		if (had_fsm < 0)
+		{
+			had_fsm = smgrexists(RelationGetSmgr(rel), FSM_FORKNUM) ? 1 : 0;
+			nblocks = RelationGetNumberOfBlocks(rel);
+		}
+		if (b >= nblocks || !own_unlinked_still_deleted(rel, b))
+			continue;			/* (truncated since, or taken) */
+		RecordFreeIndexPage(rel, b);
+		/* (and up the map's tree, which searches start from) */
+		FreeSpaceMapVacuumRange(rel, b, b + 1);
 	}
-	if (recorded)
-		ddb_get_relcache(rel)->fsm_skip = 0;	/* (the map may be new) */
+	if (had_fsm >= 0)
+	{
+		ddb_get_relcache(rel)->fsm_skip = 0;
+		if (had_fsm == 0)
+			CacheInvalidateRelcache(rel);
+	}
+	/* full: the older half is forgotten (VACUUM finds those) */
 	if (n_own_unlinked == DDB_OWN_UNLINKED)
-		own_unlinked_forget(0);
+	{
+		memmove(&own_unlinked[0], &own_unlinked[DDB_OWN_UNLINKED / 2],
+				sizeof(OwnUnlinked) * (DDB_OWN_UNLINKED / 2));
+		n_own_unlinked = DDB_OWN_UNLINKED / 2;
+	}
 	own_unlinked[n_own_unlinked].node = rel->rd_node;
 	own_unlinked[n_own_unlinked].blkno = blkno;
 	own_unlinked[n_own_unlinked].safexid = safexid;
 	n_own_unlinked++;
+}
+
+/*
+ * rel's file was truncated in place: its block numbers name other pages
+ * now, or none.
+ */
+void
+ddb_forget_unlinked(Relation rel)
+{
+	for (int k = 0; k < n_own_unlinked; k++)
+		if (RelFileNodeEquals(own_unlinked[k].node, rel->rd_node))
+			own_unlinked_forget(k--);
 }
 
 /*
@@ -4632,13 +4688,15 @@ ddb_descend_parent(Relation rel, const char *key, int keylen)
  * right sibling, whose own downlink goes; its left sibling's right-link
  * names the right sibling; and the leaf becomes a deleted leaf that keeps
  * its right-link.  One WAL record of three pages (ddb's own with ddb
- * preloaded, ddb_wal_unlink; else Generic WAL).  Returns whether
+ * preloaded, ddb_wal_unlink; else Generic WAL).  With 'remember' (a read
+ * cleaning up) this backend keeps the leaf for its own splits (see
+ * "Reuse"); VACUUM's leaves wait for its next run.  Returns whether
  * it unlinked the leaf.  Only VACUUM and a read cleaning up behind it call
  * this, under the table's ShareUpdateExclusiveLock (one at a time per
  * table: rule 6).
  */
 bool
-ddb_unlink_leaf(Relation rel, BlockNumber lblk, const char *hk, int hklen)
+ddb_unlink_leaf(Relation rel, BlockNumber lblk, const char *hk, int hklen, bool remember)
 {
 	Buffer		qbuf = ddb_descend_parent(rel, hk, hklen);
 	Buffer		pbuf;
@@ -4729,7 +4787,8 @@ ddb_unlink_leaf(Relation rel, BlockNumber lblk, const char *hk, int hklen)
 	UnlockReleaseBuffer(lbuf);
 	UnlockReleaseBuffer(pbuf);
 	UnlockReleaseBuffer(qbuf);
-	own_unlinked_remember(rel, lblk, safexid);
+	if (remember)
+		own_unlinked_remember(rel, lblk, safexid);
 	return true;
 }
 

@@ -296,11 +296,13 @@ ddb_prune_leaf(Relation rel, Buffer buf, GlobalVisState *vistest,
  * if the leaf has no items left and is not the rightmost, unlink it
  * (ddb_tree.c, "Unlinking empty leaves"; the unlink locks the parent
  * first, so only once the leaf is released).  The caller holds the
- * table's ShareUpdateExclusiveLock, which makes it the only unlinker.
- * Returns whether the leaf was unlinked.
+ * table's ShareUpdateExclusiveLock, which makes it the only unlinker;
+ * 'by_read': a read cleaning up, whose backend keeps what it unlinks
+ * (ddb_unlink_leaf).  Returns whether the leaf was unlinked.
  */
 static bool
-release_pruned_leaf(Relation rel, Buffer buf, ItemPointerData *removed, int nremoved)
+release_pruned_leaf(Relation rel, Buffer buf, ItemPointerData *removed, int nremoved,
+					bool by_read)
 {
 	Page		page = BufferGetPage(buf);
 	BlockNumber emptied = InvalidBlockNumber;
@@ -323,7 +325,7 @@ release_pruned_leaf(Relation rel, Buffer buf, ItemPointerData *removed, int nrem
 	if (BlockNumberIsValid(emptied))
 	{
 		DDB_CHECK_PAUSE_UNLINK();
-		unlinked = ddb_unlink_leaf(rel, emptied, hk, hklen);
+		unlinked = ddb_unlink_leaf(rel, emptied, hk, hklen, by_read);
 		pfree(hk);
 	}
 	return unlinked;
@@ -376,7 +378,7 @@ ddb_prune_read_leaf(Relation rel, BlockNumber blkno)
 	if (nremoved == 0)
 		UnlockReleaseBuffer(buf);
 	else
-		(void) release_pruned_leaf(rel, buf, removed, nremoved);
+		(void) release_pruned_leaf(rel, buf, removed, nremoved, true);
 	pfree(removed);
 	return nremoved;
 }
@@ -547,7 +549,7 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 			report.leaves++;
 			/* the right sibling is where the walk goes on either way */
 			blkno = DdbPageGetOpaque(BufferGetPage(buf))->right;
-			if (release_pruned_leaf(rel, buf, removed, nremoved))
+			if (release_pruned_leaf(rel, buf, removed, nremoved, false))
 				report.unlinked++;
 			if (blkno == InvalidBlockNumber)
 				break;
