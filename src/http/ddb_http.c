@@ -643,6 +643,12 @@ read_pem_file(const char *setting, const char *path)
 	return buf;
 }
 
+/*
+ * PostgreSQL's check of its own ssl_key_file (be-secure-common.c), declared
+ * in libpq/libpq.h, which needs the GSSAPI headers through libpq-be.h.
+ */
+extern bool check_ssl_key_file_permissions(const char *ssl_key_file, bool isServerStart);
+
 /* what libmicrohttpd said while the postmaster tried the TLS files */
 static char tls_check_msg[512];
 
@@ -662,7 +668,8 @@ refuse_all(void *cls, struct MHD_Connection *connection, const char *url,
 }
 
 /*
- * ddb.http_ssl_cert_file and ddb.http_ssl_key_file: both or neither; read,
+ * ddb.http_ssl_cert_file and ddb.http_ssl_key_file: both or neither; the
+ * key owned and readable as PostgreSQL requires of its ssl_key_file; read,
  * and tried by starting (and stopping) a libmicrohttpd daemon with them,
  * which loads them through GnuTLS as each worker's will.
  */
@@ -683,6 +690,8 @@ load_tls_files(void)
 		ereport(FATAL,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("this libmicrohttpd was built without TLS, which ddb.http_ssl_cert_file needs")));
+	/* the key's owner and mode, as PostgreSQL checks its ssl_key_file */
+	(void) check_ssl_key_file_permissions(http_ssl_key_file, true);
 	tls_cert_pem = read_pem_file("ddb.http_ssl_cert_file", http_ssl_cert_file);
 	tls_key_pem = read_pem_file("ddb.http_ssl_key_file", http_ssl_key_file);
 	tls_check_msg[0] = '\0';

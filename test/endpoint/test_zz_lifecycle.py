@@ -546,6 +546,7 @@ def make_certificate(d):
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
                     "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
                     "-keyout", key, "-out", cert], check=True, capture_output=True)
+    os.chmod(key, 0o600)
     if os.geteuid() == 0:
         subprocess.run(["chown", RUNAS, cert, key], check=True)
     return cert, key
@@ -590,8 +591,9 @@ def test_https():
 
 
 def test_https_needs_both_files_and_good_ones():
-    """One of the two settings alone, a missing file, or a key that is not
-    the certificate's: the server does not start, and says why."""
+    """One of the two settings alone, a missing file, a key that is not the
+    certificate's, or a key others may read (PostgreSQL's own rule for its
+    ssl_key_file): the server does not start, and says why."""
     d = tempfile.mkdtemp(prefix="ddb-endpoint-tls.", dir=WORK)
     os.chmod(d, 0o755)
     cert, key = make_certificate(d)
@@ -599,13 +601,23 @@ def test_https_needs_both_files_and_good_ones():
     os.mkdir(other)
     os.chmod(other, 0o755)
     _, other_key = make_certificate(other)
+    open_key = os.path.join(d, "open.key")
+    with open(key, "rb") as src, open(open_key, "wb") as dst:
+        dst.write(src.read())
+    os.chmod(open_key, 0o644)
+    if os.geteuid() == 0:
+        subprocess.run(["chown", RUNAS, open_key], check=True)
     for conf, message in (
             (f"ddb.http_ssl_cert_file = '{cert}'\n",
              "ddb.http_ssl_cert_file and ddb.http_ssl_key_file must be set together"),
             (f"ddb.http_ssl_cert_file = '{cert}'\nddb.http_ssl_key_file = '{d}/nonesuch.key'\n",
-             f'could not open ddb.http_ssl_key_file "{d}/nonesuch.key": No such file or directory'),
+             f'could not access private key file "{d}/nonesuch.key": No such file or directory'),
+            (f"ddb.http_ssl_cert_file = '{d}/nonesuch.crt'\nddb.http_ssl_key_file = '{key}'\n",
+             f'could not open ddb.http_ssl_cert_file "{d}/nonesuch.crt": No such file or directory'),
             (f"ddb.http_ssl_cert_file = '{cert}'\nddb.http_ssl_key_file = '{other_key}'\n",
-             f'could not load the TLS certificate "{cert}" and key "{other_key}" of ddb\'s HTTP endpoint')):
+             f'could not load the TLS certificate "{cert}" and key "{other_key}" of ddb\'s HTTP endpoint'),
+            (f"ddb.http_ssl_cert_file = '{cert}'\nddb.http_ssl_key_file = '{open_key}'\n",
+             f'private key file "{open_key}" has group or world access')):
         data, sd, r, log = scratch_cluster(f"ddb.http_port = {free_port()}\n" + conf)
         stop_scratch(data)
         assert r.returncode != 0, conf
