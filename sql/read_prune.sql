@@ -158,5 +158,41 @@ SELECT pg_relation_size('rp') - :size_before <= 8 * 8192 AS map_reused;
 SELECT rp_same() AS same_as_heap;
 SELECT rp_field('rp', 'live') = (SELECT count(*) FROM rp_heap) AS verified;
 
+-- Listing the leaves a read unlinked may create the table's free space
+-- map, which is announced to other backends at once (an smgr
+-- invalidation), not with a relcache message queued in the reading
+-- transaction: a subtransaction later in the same statement, here a
+-- STABLE function's exception block reading another table whose own map
+-- is created then, failed with "cannot start a subtransaction when there
+-- are unprocessed inval messages" (a review found it).
+CREATE TABLE rpa ("PK" text, "SK" numeric, item jsonb) USING ddb WITH (autovacuum_enabled = false);
+CREATE TABLE rpb ("PK" text, "SK" numeric, item jsonb) USING ddb WITH (autovacuum_enabled = false);
+INSERT INTO rpa SELECT p, i, jsonb_build_object('pad', repeat('x', 1000))
+	FROM unnest(ARRAY['a', 'b']) p, generate_series(1, 300) i;
+INSERT INTO rpb SELECT * FROM rpa;
+CREATE FUNCTION rpb_head() RETURNS numeric STABLE LANGUAGE plpgsql AS $$
+DECLARE
+	r numeric;
+BEGIN
+	BEGIN
+		SELECT "SK" INTO r FROM rpb WHERE "PK" = 'b' ORDER BY "SK" LIMIT 1;
+	EXCEPTION WHEN division_by_zero THEN
+		r := -1;
+	END;
+	RETURN r;
+END $$;
+DELETE FROM rpa WHERE "PK" = 'a' AND "SK" <= 290;
+DELETE FROM rpb WHERE "PK" = 'a' AND "SK" <= 290;
+SELECT wait_no_xmin();
+SELECT "SK" FROM rpa WHERE "PK" = 'a' ORDER BY "SK" LIMIT 1;
+SELECT "SK" FROM rpb WHERE "PK" = 'a' ORDER BY "SK" LIMIT 1;
+DELETE FROM rpa WHERE "PK" = 'b' AND "SK" <= 290;
+DELETE FROM rpb WHERE "PK" = 'b' AND "SK" <= 290;
+SELECT wait_no_xmin();
+SELECT "SK", rpb_head() FROM rpa WHERE "PK" = 'b' ORDER BY "SK" LIMIT 1;
+SELECT rp_field('rpa', 'live') AS rpa_live, rp_field('rpb', 'live') AS rpb_live;
+DROP TABLE rpa, rpb;
+DROP FUNCTION rpb_head;
+
 DROP TABLE rp, rp_heap;
 DROP FUNCTION rp_field, rp_buffers, rp_same, wait_no_xmin;

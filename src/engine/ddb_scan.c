@@ -55,9 +55,10 @@
  * it: VACUUM, ANALYZE, ddb_verify, another reader cleaning.  A leaf the
  * prune empties but the unlink leaves (a busy neighbour, the first or last
  * child of its parent) is left to VACUUM.  Never in recovery or in parallel
- * mode.  The pages read unlinks are recorded for reuse by the next VACUUM,
- * and the statistics' dead versions are left as they are, so that
- * autovacuum still comes to record them.
+ * mode.  The pages a read unlinks go back to its backend's own splits
+ * and, at its next unlink, to the free space map (ddb_tree.c, "Reuse");
+ * the statistics' dead versions are left as they are, so that autovacuum
+ * still comes to record them.
  *
  * Point lookups (GetItem) are a forward range scan over the versions of one
  * key that stops at the first visible version; under an MVCC snapshot at

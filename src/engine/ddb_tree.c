@@ -995,9 +995,15 @@ own_unlinked_still_deleted(Relation rel, BlockNumber b)
  * the free space map those of rel remembered before that have become
  * recyclable, for any backend's split (the page is checked again when it
  * is taken, ddb_new_buffer).  Recording the first page may create the
- * map's fork; every backend's relcache entry is then invalidated, as the
- * VACUUM that creates it does, since one that found no fork asks the map
- * again only every DDB_FSM_RECHECK pages otherwise (ddb_new_buffer).
+ * map's fork; a backend that found no fork asks the map again only every
+ * DDB_FSM_RECHECK pages, or once its smgr entry forgets the fork's size
+ * (ddb_new_buffer), so the creation is announced with an smgr
+ * invalidation, as vm_extend announces a new visibility map page: sent at
+ * once, not at the end of the transaction, so that a read that rolls back
+ * announces it too, and without the transactional relcache message that a
+ * read cannot queue (a subtransaction later in the same statement would
+ * fail with "cannot start a subtransaction when there are unprocessed
+ * inval messages").
  */
 static void
 own_unlinked_remember(Relation rel, BlockNumber blkno, FullTransactionId safexid)
@@ -1028,7 +1034,7 @@ own_unlinked_remember(Relation rel, BlockNumber blkno, FullTransactionId safexid
 	{
 		ddb_get_relcache(rel)->fsm_skip = 0;
 		if (had_fsm == 0)
-			CacheInvalidateRelcache(rel);
+			CacheInvalidateSmgr(RelationGetSmgr(rel)->smgr_rnode);
 	}
 	/* full: the older half is forgotten (VACUUM finds those) */
 	if (n_own_unlinked == DDB_OWN_UNLINKED)
@@ -1074,11 +1080,14 @@ ddb_forget_unlinked(Relation rel)
  * fsm_readbuf, which then leaves the fork's cached size at 0): 15 % of a
  * row-by-row COPY's time, which splits a leaf every few dozen rows.  So
  * the relcache entry notes the fork's absence and asks again only every
- * DDB_FSM_RECHECK allocations, or once the entry is rebuilt: the VACUUM
- * that creates the fork, recording a page, invalidates every backend's
- * entry.  (The recheck finds the fork when that invalidation does not
- * arrive: the VACUUM was cancelled after recording pages, or the backend
- * holds the table's lock from before it and processes none.)
+ * DDB_FSM_RECHECK allocations, or once the entry is rebuilt, or once the
+ * smgr entry no longer holds the fork's size as 0: the VACUUM that creates
+ * the fork, recording a page, invalidates every backend's relcache entry,
+ * and a read that creates it, listing the leaves it unlinked
+ * (own_unlinked_remember), their smgr entries.  (The recheck finds the
+ * fork when no invalidation arrives: the VACUUM was cancelled after
+ * recording pages, or the backend holds the table's lock from before it
+ * and processes none.)
  *
  * The extension lock is held until the new block is locked, so that a
  * VACUUM, which reads the relation's size under the same lock, never finds
@@ -1097,6 +1106,10 @@ ddb_new_buffer(Relation rel)
 		if (BufferIsValid(buf))
 			return buf;
 	}
+	/* (the fork's size forgotten: another backend may have made it) */
+	if (cache->fsm_skip > 0 &&
+		RelationGetSmgr(rel)->smgr_cached_nblocks[FSM_FORKNUM] != 0)
+		cache->fsm_skip = 0;
 	if (cache->fsm_skip > 0)
 		cache->fsm_skip--;
 	for (int tries = 0; tries < 4 && ddb_get_relcache(rel)->fsm_skip == 0; tries++)

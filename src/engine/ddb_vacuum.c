@@ -345,7 +345,10 @@ release_pruned_leaf(Relation rel, Buffer buf, ItemPointerData *removed, int nrem
  * The caller holds the table's ShareUpdateExclusiveLock, taken without
  * waiting (ddb_scan.c): the unlink needs it (one unlinker per table), and
  * it keeps the prune out of ddb_verify's quiet tree and away from VACUUM.
- * Nothing here waits: a leaf another backend has locked is left alone.
+ * A leaf another backend has locked is left alone; the unlink may wait
+ * only for the share lock of a page it unlinked earlier and the free
+ * space map's locks, holding no tree page, as it lists its leaves for
+ * reuse (ddb_tree.c, "Reuse").
  * Never in recovery (a standby's reads change nothing).  The scan's
  * snapshot keeps the block from being reused (ddb_tree.c, rule 5), but
  * VACUUM may have unlinked it before the lock was taken.  Returns the
