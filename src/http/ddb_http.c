@@ -607,8 +607,10 @@ loopback_origin(const char *origin)
 	return loopback_host(origin);
 }
 
-/* A whole file, NUL-terminated, malloc'd (the postmaster's, kept for its
- * children); FATAL when it cannot be read. */
+/*
+ * A whole file of at most 1 MB, NUL-terminated, malloc'd (the
+ * postmaster's, kept for its children); FATAL when it cannot be read.
+ */
 static char *
 read_pem_file(const char *setting, const char *path)
 {
@@ -634,10 +636,14 @@ read_pem_file(const char *setting, const char *path)
 		n = fread(buf + len, 1, cap - len - 1, f);
 		len += n;
 	} while (n > 0 && len < 1024 * 1024);
-	if (ferror(f) || len >= 1024 * 1024)
+	if (ferror(f))
 		ereport(FATAL,
 				(errcode_for_file_access(),
-				 errmsg("could not read %s \"%s\"", setting, path)));
+				 errmsg("could not read %s \"%s\": %m", setting, path)));
+	if (len >= 1024 * 1024)
+		ereport(FATAL,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("%s \"%s\" is larger than 1 MB", setting, path)));
 	fclose(f);
 	buf[len] = '\0';
 	return buf;
