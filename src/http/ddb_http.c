@@ -259,6 +259,13 @@ static char *http_ssl_key_file = NULL;
 static char *tls_cert_pem = NULL;
 static char *tls_key_pem = NULL;
 
+/*
+ * GnuTLS's defaults without TLS 1.0 and 1.1 and without key exchange by
+ * RSA encryption (no forward secrecy): TLS 1.2 at least, as PostgreSQL's
+ * own ssl_min_protocol_version.
+ */
+#define TLS_PRIORITIES	"NORMAL:-VERS-TLS1.0:-VERS-TLS1.1:-RSA"
+
 /* The listening sockets, opened by the postmaster, inherited by workers. */
 static int	listen_socks[DDB_HTTP_MAX_SOCKETS];
 static int	n_listen_socks = 0;
@@ -706,6 +713,7 @@ load_tls_files(void)
 						 MHD_OPTION_EXTERNAL_LOGGER, tls_check_log, NULL,
 						 MHD_OPTION_HTTPS_MEM_KEY, tls_key_pem,
 						 MHD_OPTION_HTTPS_MEM_CERT, tls_cert_pem,
+						 MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES,
 						 MHD_OPTION_END);
 	if (d == NULL)
 		ereport(FATAL,
@@ -2088,7 +2096,7 @@ ddb_http_worker_main(Datum arg)
 	TimestampTz resume_at = 0;
 	TimestampTz next_db_check = 0;
 	int			pauses = 0;
-	struct MHD_OptionItem tls_options[3];
+	struct MHD_OptionItem tls_options[4];
 
 	my_worker = DatumGetInt32(arg);
 	pqsignal(SIGTERM, die);
@@ -2116,7 +2124,8 @@ ddb_http_worker_main(Datum arg)
 	{
 		tls_options[0] = (struct MHD_OptionItem) {MHD_OPTION_HTTPS_MEM_KEY, 0, tls_key_pem};
 		tls_options[1] = (struct MHD_OptionItem) {MHD_OPTION_HTTPS_MEM_CERT, 0, tls_cert_pem};
-		tls_options[2] = (struct MHD_OptionItem) {MHD_OPTION_END, 0, NULL};
+		tls_options[2] = (struct MHD_OptionItem) {MHD_OPTION_HTTPS_PRIORITIES, 0, TLS_PRIORITIES};
+		tls_options[3] = (struct MHD_OptionItem) {MHD_OPTION_END, 0, NULL};
 	}
 	daemon = MHD_start_daemon(MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL |
 							  MHD_USE_ERROR_LOG | MHD_USE_TURBO |

@@ -588,6 +588,18 @@ def test_https():
         conn.close()
         # and the endpoint serves on
         assert c.get_item(TableName="over_tls", Key={"id": {"S": "a"}})["Item"]["id"] == {"S": "a"}
+        # TLS 1.2 at least, with forward secrecy (as PostgreSQL's own
+        # ssl_min_protocol_version): TLS 1.0, 1.1 and RSA key exchange
+        # refused, whatever the client would accept
+        def handshake(*args):
+            r = subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{port}", *args],
+                               input=b"", capture_output=True, timeout=20)
+            return r.returncode == 0 and b"Cipher is (NONE)" not in r.stdout
+        assert handshake("-tls1_2")
+        assert handshake("-tls1_3")
+        assert not handshake("-tls1", "-cipher", "ALL:@SECLEVEL=0")
+        assert not handshake("-tls1_1", "-cipher", "ALL:@SECLEVEL=0")
+        assert not handshake("-tls1_2", "-cipher", "AES128-SHA:AES256-SHA:@SECLEVEL=0")
 
 
 def test_https_needs_both_files_and_good_ones():
