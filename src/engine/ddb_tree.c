@@ -930,6 +930,14 @@ own_unlinked_forget(int k)
 	n_own_unlinked--;
 }
 
+/* A deleted tree leaf (not a freed map leaf) recyclable now; page locked. */
+static bool
+leaf_is_reusable(Page page)
+{
+	return !PageIsNew(page) && ddb_page_is_recyclable(page) &&
+		!ddb_page_is_freed_map_leaf(page);
+}
+
 /*
  * The next of rel's leaves this backend unlinked that is recyclable now,
  * locked exclusively (forgotten, taken or not); InvalidBuffer when none.
@@ -958,8 +966,7 @@ own_unlinked_take(Relation rel)
 			continue;
 		}
 		page = BufferGetPage(buf);
-		if (!PageIsNew(page) && ddb_page_is_recyclable(page) &&
-			!ddb_page_is_freed_map_leaf(page))
+		if (leaf_is_reusable(page))
 		{
 			ddb_log_reuse(rel, u.blkno, ddb_deleted_safexid(page));
 			return buf;
@@ -985,7 +992,7 @@ own_unlinked_still_deleted(Relation rel, BlockNumber b)
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	ok = !PageIsNew(page) && ddb_page_is_recyclable(page) && !ddb_page_is_freed_map_leaf(page);
+	ok = leaf_is_reusable(page);
 	UnlockReleaseBuffer(buf);
 	return ok;
 }
@@ -3003,6 +3010,20 @@ ddb_leaf_relay(Page page, int newplen)
  * (DDB_MAX_SEP_LEN), so that an item of any size still fits beside it
  * (DDB_MAX_ITEM_SIZE), as a split needs.
  */
+/*
+ * May leaf 'page' (not the rightmost) be re-laid under a prefix of p bytes
+ * and keep 'need' bytes free?  A copy of the prefix must not make the high
+ * key longer than the longest separator (DDB_MAX_SEP_LEN).
+ */
+static bool
+leaf_prefix_fits(Page page, int p, Size need)
+{
+	if (leaf_prefix_needs_copy(page, p) &&
+		ddb_key_item(page, DDB_HIKEY)->keylen + p > DDB_MAX_SEP_LEN)
+		return false;
+	return ddb_leaf_relaid_size(page, p) + need <= DDB_PAGE_CAPACITY;
+}
+
 static int
 ddb_leaf_choose_prefix(Page page, const char *extra, int extralen, Size need, int fallback)
 {
@@ -3020,13 +3041,8 @@ ddb_leaf_choose_prefix(Page page, const char *extra, int extralen, Size need, in
 	}
 	cand[2] = fallback;
 	for (int i = 0; i < 3; i++)
-	{
-		if (leaf_prefix_needs_copy(page, cand[i]) &&
-			ddb_key_item(page, DDB_HIKEY)->keylen + cand[i] > DDB_MAX_SEP_LEN)
-			continue;
-		if (ddb_leaf_relaid_size(page, cand[i]) + need <= DDB_PAGE_CAPACITY)
+		if (leaf_prefix_fits(page, cand[i], need))
 			return cand[i];
-	}
 	return -1;
 }
 
@@ -4935,10 +4951,7 @@ ddb_leaf_lengthen_prefix(Relation rel, Buffer buf, const char *key, int keylen,
 		leaf_prefix_bytes(page, p, pbytes);
 		p = ddb_common_prefix(pbytes, p, last, lastlen);
 	}
-	if (p <= cur ||
-		(leaf_prefix_needs_copy(page, p) &&
-		 ddb_key_item(page, DDB_HIKEY)->keylen + p > DDB_MAX_SEP_LEN) ||
-		ddb_leaf_relaid_size(page, p) + need > DDB_PAGE_CAPACITY ||
+	if (p <= cur || !leaf_prefix_fits(page, p, need) ||
 		ddb_leaf_relaid_size(page, cur) < ddb_leaf_relaid_size(page, p) + DDB_LENGTHEN_MIN)
 		return false;
 	ddb_wal_leaf_relay(rel, buf, p);
