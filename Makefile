@@ -39,8 +39,10 @@ OBJS = \
 	src/http/ddb_http_sigv4.o \
 	src/http/ddb_http_keys.o
 
-# The HTTP endpoint uses libmicrohttpd (Debian: libmicrohttpd-dev).
-SHLIB_LINK += -lmicrohttpd
+# The HTTP endpoint uses libmicrohttpd (Debian: libmicrohttpd-dev), and
+# GnuTLS, its TLS library, to cap handshake messages (libgnutls28-dev,
+# which libmicrohttpd-dev depends on).
+SHLIB_LINK += -lmicrohttpd -lgnutls
 
 EXTENSION = ddb
 DATA = ddb--0.1.sql ddb--0.1--0.2.sql

@@ -60,10 +60,14 @@ ddb_install_deps() {
 	[ -f "$($PGBIN/pg_config --includedir-server 2>/dev/null)/postgres.h" ] || need_pkgs+=("postgresql-server-dev-$PG_MAJOR")
 	command -v make >/dev/null 2>&1 || need_pkgs+=(make)
 	command -v gcc >/dev/null 2>&1 || need_pkgs+=(gcc)
-	# the HTTP endpoint: libmicrohttpd to build it; boto3 and the AWS CLI
+	# the HTTP endpoint: libmicrohttpd (and GnuTLS) to build it; boto3 and the AWS CLI
 	# to use it (the demo).  Debian's python3 and aws, whatever else is on
 	# PATH.
 	[ -f /usr/include/microhttpd.h ] || need_pkgs+=(libmicrohttpd-dev)
+	# GnuTLS, libmicrohttpd's TLS, whose sessions the endpoint tunes
+	# (libmicrohttpd-dev depends on it; named for a machine that has one
+	# without the other)
+	[ -f /usr/include/gnutls/gnutls.h ] || need_pkgs+=(libgnutls28-dev)
 	# LZ4 for the leaf splits' WAL, as PostgreSQL (built with it) has it
 	[ -f /usr/include/lz4.h ] || need_pkgs+=(liblz4-dev)
 	[ -x /usr/bin/python3 ] || need_pkgs+=(python3)

@@ -127,7 +127,9 @@
  *   HTTP).  The postmaster reads the PEM files as it opens the sockets and
  *   tries them on a daemon it starts and stops (load_tls_files), so a bad
  *   file stops the server at startup rather than each worker at each
- *   restart; the workers inherit the text.
+ *   restart; the workers inherit the text.  The workers read each
+ *   connection's socket for GnuTLS themselves (tls_pull), to cap what a
+ *   client may send before its handshake is done (TLS_MAX_HANDSHAKE_BYTES).
  *
  * - A database that is not ready.  The workers start with the server,
  *   maybe before ddb.http_database exists or has the extension, and a
@@ -164,6 +166,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 
 #include "access/xact.h"
@@ -265,6 +268,18 @@ static char *tls_key_pem = NULL;
  * own ssl_min_protocol_version.
  */
 #define TLS_PRIORITIES	"NORMAL:-VERS-TLS1.0:-VERS-TLS1.1:-RSA"
+
+/*
+ * The bytes a client may send before its TLS handshake is done.  GnuTLS
+ * takes in a handshake message whole, up to the 16 MB its length field
+ * allows, before it looks at its size (gnutls_handshake_set_max_packet_length
+ * is checked only then), so connections that never finish a handshake could
+ * each hold that much of a worker's memory until the idle timeout.  A
+ * client here sends a ClientHello and, in TLS 1.2, its key exchange and
+ * Finished, never a certificate: a few kB, well under this.  Counted by
+ * tls_pull, which reads the connection's socket for GnuTLS.
+ */
+#define TLS_MAX_HANDSHAKE_BYTES	(64 * 1024)
 
 /* The listening sockets, opened by the postmaster, inherited by workers. */
 static int	listen_socks[DDB_HTTP_MAX_SOCKETS];
@@ -855,6 +870,9 @@ typedef struct ConnClock
 	int			fd;
 	TimestampTz since;			/* opened, or its last request completed;
 								 * DT_NOEND while a request is served */
+	gnutls_session_t tls;		/* HTTPS: the connection's session */
+	size_t		tls_taken;		/* bytes read before its handshake was done */
+	bool		tls_done;		/* the client's Finished is in (tls_finished_hook) */
 } ConnClock;
 
 static dlist_head conn_clocks = DLIST_STATIC_INIT(conn_clocks);
@@ -1824,7 +1842,74 @@ request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	}
 }
 
-/* Tells fd.c about each connection's socket, so it keeps within its limit. */
+/*
+ * GnuTLS's reads of an HTTPS connection's socket (its default's recv, with
+ * the count of TLS_MAX_HANDSHAKE_BYTES): past the limit before the
+ * client's Finished, the read fails as a reset connection would, the
+ * handshake fails and libmicrohttpd closes the connection.
+ */
+static ssize_t
+tls_pull(gnutls_transport_ptr_t ptr, void *buf, size_t len)
+{
+	ConnClock  *clk = (ConnClock *) ptr;
+	ssize_t		n;
+
+	if (!clk->tls_done && clk->tls_taken >= TLS_MAX_HANDSHAKE_BYTES)
+	{
+		errno = ECONNRESET;
+		return -1;
+	}
+	n = recv(clk->fd, buf, len, 0);
+	if (n > 0 && !clk->tls_done)
+		clk->tls_taken += n;
+	return n;
+}
+
+/*
+ * GnuTLS has taken in a client's Finished: the handshake is done, and
+ * what the connection reads from now on is not counted.  (libmicrohttpd
+ * keeps the connection in the session's own pointer.)
+ */
+static int
+tls_finished_hook(gnutls_session_t session, unsigned int htype, unsigned when,
+				  unsigned int incoming, const gnutls_datum_t *msg)
+{
+	dlist_iter	it;
+
+	if (!incoming)
+		return 0;
+	dlist_foreach(it, &conn_clocks)
+	{
+		ConnClock  *clk = dlist_container(ConnClock, node, it.cur);
+
+		if (clk->tls == session)
+			clk->tls_done = true;
+	}
+	return 0;
+}
+
+/* The reads of a connection that has no clock: uncounted, so none */
+static ssize_t
+tls_pull_refused(gnutls_transport_ptr_t ptr, void *buf, size_t len)
+{
+	errno = ECONNRESET;
+	return -1;
+}
+
+/* ... and its wait for data, as GnuTLS's default waits on the socket */
+static int
+tls_pull_timeout(gnutls_transport_ptr_t ptr, unsigned int ms)
+{
+	return gnutls_system_recv_timeout((gnutls_transport_ptr_t) (intptr_t) ((ConnClock *) ptr)->fd, ms);
+}
+
+/*
+ * Tells fd.c about each connection's socket, so it keeps within its limit,
+ * and has an HTTPS connection's socket read by tls_pull: libmicrohttpd
+ * has made its GnuTLS session, with the socket for both directions, before
+ * it calls this, and the handshake starts at the first read.  An HTTPS
+ * connection whose clock cannot be allocated fails its first read.
+ */
 static void
 connection_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
 				  enum MHD_ConnectionNotificationCode toe)
@@ -1833,6 +1918,8 @@ connection_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
 	{
 		const union MHD_ConnectionInfo *ci =
 			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *tls =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
 		ConnClock  *clk = malloc(sizeof(ConnClock));
 
 		ReserveExternalFD();
@@ -1841,11 +1928,29 @@ connection_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
 		{
 			clk->fd = ci->connect_fd;
 			clk->since = GetCurrentTimestamp();
+			clk->tls = NULL;
+			if (tls != NULL && tls->tls_session != NULL)
+			{
+				clk->tls = (gnutls_session_t) tls->tls_session;
+				clk->tls_taken = 0;
+				clk->tls_done = false;
+				gnutls_transport_set_ptr2(clk->tls, clk,
+										  (gnutls_transport_ptr_t) (intptr_t) clk->fd);
+				gnutls_transport_set_pull_function(clk->tls, tls_pull);
+				gnutls_transport_set_pull_timeout_function(clk->tls, tls_pull_timeout);
+				gnutls_handshake_set_hook_function(clk->tls, GNUTLS_HANDSHAKE_FINISHED,
+												   GNUTLS_HOOK_POST, tls_finished_hook);
+			}
 			dlist_push_tail(&conn_clocks, &clk->node);
 			*socket_context = clk;
 		}
 		else
+		{
 			free(clk);
+			if (tls != NULL && tls->tls_session != NULL)
+				gnutls_transport_set_pull_function((gnutls_session_t) tls->tls_session,
+												   tls_pull_refused);
+		}
 	}
 	else if (toe == MHD_CONNECTION_NOTIFY_CLOSED)
 	{

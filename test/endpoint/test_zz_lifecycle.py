@@ -552,6 +552,20 @@ def make_certificate(d):
     return cert, key
 
 
+@contextlib.contextmanager
+def https_cluster():
+    """one_worker_cluster speaking HTTPS with a new certificate, the
+    extension created: (port, data directory, the certificate's path)."""
+    d = tempfile.mkdtemp(prefix="ddb-endpoint-tls.", dir=WORK)
+    os.chmod(d, 0o755)
+    cert, key = make_certificate(d)
+    with one_worker_cluster(f"ddb.http_ssl_cert_file = '{cert}'\nddb.http_ssl_key_file = '{key}'\n",
+                            https=cert) as (port, cd):
+        setup = scratch_psql(cd, "CREATE EXTENSION ddb")
+        assert setup.returncode == 0, setup.stderr
+        yield port, cd, cert
+
+
 def test_https():
     """With ddb.http_ssl_cert_file and ddb.http_ssl_key_file the endpoint
     speaks HTTPS only: boto3 verifying the certificate works end to end,
@@ -560,13 +574,7 @@ def test_https():
     import ssl
     import boto3
     import botocore.config
-    d = tempfile.mkdtemp(prefix="ddb-endpoint-tls.", dir=WORK)
-    os.chmod(d, 0o755)
-    cert, key = make_certificate(d)
-    with one_worker_cluster(f"ddb.http_ssl_cert_file = '{cert}'\nddb.http_ssl_key_file = '{key}'\n",
-                            https=cert) as (port, cd):
-        setup = scratch_psql(cd, "CREATE EXTENSION ddb")
-        assert setup.returncode == 0, setup.stderr
+    with https_cluster() as (port, cd, cert):
         assert "ddb HTTP endpoint listening on 127.0.0.1 port %d (HTTPS," % port in scratch_log(cd)
         ctx = ssl.create_default_context(cafile=cert)
         assert wait_for(lambda: (health(port, context=ctx) or (0,))[0] == 200, 20)
@@ -600,6 +608,60 @@ def test_https():
         assert not handshake("-tls1", "-cipher", "ALL:@SECLEVEL=0")
         assert not handshake("-tls1_1", "-cipher", "ALL:@SECLEVEL=0")
         assert not handshake("-tls1_2", "-cipher", "AES128-SHA:AES256-SHA:@SECLEVEL=0")
+
+
+def handshake_left_open(port, declared, send):
+    """Send the first 'send' bytes of a ClientHello that declares 'declared'
+    bytes: is the connection still open, waiting for the rest, 2 s later?"""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    try:
+        # one handshake message, in records of up to 16 kB
+        chunk = bytes([1]) + declared.to_bytes(3, "big") + b"\x03\x03" + b"\0" * 32
+        sent = 0
+        while sent < send:
+            s.sendall(b"\x16\x03\x01" + len(chunk).to_bytes(2, "big") + chunk)
+            sent += len(chunk)
+            chunk = b"\0" * 16384
+        # a closed connection reads an alert and EOF, or is reset
+        s.settimeout(2)
+        while s.recv(4096):
+            pass
+        return False
+    except socket.timeout:
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def test_https_caps_handshake_messages():
+    """A ClientHello longer than any real one (a client sends no
+    certificate here) is refused past 64 kB: GnuTLS would otherwise take in
+    a handshake message of up to 16 MB, and connections that never finish
+    their handshake could each hold that much of a worker's memory until
+    the idle timeout."""
+    import ssl
+    with https_cluster() as (port, cd, cert):
+        ctx = ssl.create_default_context(cafile=cert)
+        assert wait_for(lambda: (health(port, context=ctx) or (0,))[0] == 200, 20)
+        # 48 kB of a message under the cap: the endpoint waits for the rest
+        assert handshake_left_open(port, 60000, 48 * 1024)
+        # 160 kB of one declaring 8 MB: refused, the connection closed
+        assert not handshake_left_open(port, 8 << 20, 160 * 1024)
+        # and it serves on; once a handshake is done nothing is counted:
+        # 200 kB bodies over TLS 1.2 and 1.3 are answered
+        for version in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+            vctx = ssl.create_default_context(cafile=cert)
+            vctx.minimum_version = vctx.maximum_version = version
+            conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=10, context=vctx)
+            conn.request("POST", "/", body=b"{" + b" " * 200000 + b"}",
+                         headers={"Content-Type": "application/x-amz-json-1.0",
+                                  "X-Amz-Target": "DynamoDB_20120810.ListTables"})
+            r = conn.getresponse()
+            assert r.status == 200 and b"TableNames" in r.read(), r.status
+            conn.close()
+        assert health(port, context=ctx)[0] == 200
 
 
 def test_https_needs_both_files_and_good_ones():
