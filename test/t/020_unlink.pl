@@ -107,8 +107,9 @@ ok($deleted > $leaves, "the deleted leaves ($deleted) outnumber the leaves left 
 # recyclable, and how many there are depends on how full the leaves are:
 # with leaf prefixes the last round may need a page or two more than it
 # finds.  Without reuse every round grows the file about as much as the
-# one before.)
-cmp_ok($size[4] - $size[3], '<=', ($size[3] - $size[2]) / 4,
+# one before, ~21 pages here, where the last round takes 4: a third leaves
+# room for a leaf or two that another process's pin kept from reuse.)
+cmp_ok($size[4] - $size[3], '<=', ($size[3] - $size[2]) / 3,
 	"the file stops growing once deleted pages are reused ($size[2], $size[3], $size[4] bytes)");
 
 # (b) a standby cursor whose next leaves are unlinked by replay under it

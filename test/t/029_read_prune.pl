@@ -59,8 +59,17 @@ ok(!$standby->log_contains(qr/ERROR|cannot/, $logpos), 'a: no error in the stand
 # (b) the primary's read prunes and unlinks; the standby replays it
 is($primary->safe_psql('postgres', sprintf($read, 'a')), '291,292,293',
 	'b: the primary reads the same rows');
-my $after = $primary->safe_psql('postgres', $shape);
-my ($items, $live, $deleted) = split m{/}, $after;
+# (A leaf whose lock another process holds as the read passes -- the
+# checkpointer writing it -- is skipped, and the next read takes it; a read
+# that never prunes fails all three tries.)
+my ($after, $items, $live, $deleted);
+for my $try (1 .. 3)
+{
+	$primary->safe_psql('postgres', sprintf($read, 'a')) if $try > 1;
+	$after = $primary->safe_psql('postgres', $shape);
+	($items, $live, $deleted) = split m{/}, $after;
+	last if $items < 320;
+}
 ok($items < 320 && $live == 310 && $deleted > 30,
 	"b: the primary's read pruned the dead versions and unlinked their leaves ($after)");
 $primary->wait_for_catchup($standby);
