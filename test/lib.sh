@@ -81,6 +81,9 @@ ddb_install_deps() {
 		# dynalite) and Chromium to compare and drive it, wrk to
 		# benchmark it.
 		/usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need_pkgs+=(python3-pytest)
+		# (TLS 1.3 records written by hand for the HTTPS test; awscli
+		# depends on it)
+		/usr/bin/python3 -c 'import cryptography' >/dev/null 2>&1 || need_pkgs+=(python3-cryptography)
 		command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
 		command -v node >/dev/null 2>&1 || need_pkgs+=(nodejs)
 		command -v npm >/dev/null 2>&1 || need_pkgs+=(npm)

@@ -129,7 +129,8 @@
  *   file stops the server at startup rather than each worker at each
  *   restart; the workers inherit the text.  The workers read each
  *   connection's socket for GnuTLS themselves (tls_pull), to cap what a
- *   client may send before its handshake is done (TLS_MAX_HANDSHAKE_BYTES).
+ *   client may send that neither finishes a handshake nor reaches the
+ *   request handler (TLS_MAX_PENDING_BYTES).
  *
  * - A database that is not ready.  The workers start with the server,
  *   maybe before ddb.http_database exists or has the extension, and a
@@ -270,16 +271,21 @@ static char *tls_key_pem = NULL;
 #define TLS_PRIORITIES	"NORMAL:-VERS-TLS1.0:-VERS-TLS1.1:-RSA"
 
 /*
- * The bytes a client may send before its TLS handshake is done.  GnuTLS
- * takes in a handshake message whole, up to the 16 MB its length field
- * allows, before it looks at its size (gnutls_handshake_set_max_packet_length
- * is checked only then), so connections that never finish a handshake could
- * each hold that much of a worker's memory until the idle timeout.  A
- * client here sends a ClientHello and, in TLS 1.2, its key exchange and
- * Finished, never a certificate: a few kB, well under this.  Counted by
- * tls_pull, which reads the connection's socket for GnuTLS.
+ * The bytes an HTTPS client may send that neither finish its handshake nor
+ * reach the request handler.  GnuTLS takes in a handshake message whole,
+ * up to the 16 MB its length field allows, before it looks at its size
+ * (gnutls_handshake_set_max_packet_length is checked only then): during
+ * the handshake, and in TLS 1.3 after it too (a KeyUpdate, which holds
+ * back the application data behind it), so a connection that never
+ * completed one could hold that much of a worker's memory until the idle
+ * timeout.  A client here sends a ClientHello and, in TLS 1.2, its key
+ * exchange and Finished, never a certificate: a few kB.  Application data
+ * reaches the handler in pieces of libmicrohttpd's read buffer (32 kB)
+ * and a record at most.  Counted by tls_pull, which reads the connection's
+ * socket for GnuTLS; the count starts again at the client's Finished
+ * (tls_finished_hook) and at each call of the handler (access_handler).
  */
-#define TLS_MAX_HANDSHAKE_BYTES	(64 * 1024)
+#define TLS_MAX_PENDING_BYTES	(64 * 1024)
 
 /* The listening sockets, opened by the postmaster, inherited by workers. */
 static int	listen_socks[DDB_HTTP_MAX_SOCKETS];
@@ -871,8 +877,8 @@ typedef struct ConnClock
 	TimestampTz since;			/* opened, or its last request completed;
 								 * DT_NOEND while a request is served */
 	gnutls_session_t tls;		/* HTTPS: the connection's session */
-	size_t		tls_taken;		/* bytes read before its handshake was done */
-	bool		tls_done;		/* the client's Finished is in (tls_finished_hook) */
+	size_t		tls_pending;	/* bytes read since the count last started
+								 * again (TLS_MAX_PENDING_BYTES) */
 } ConnClock;
 
 static dlist_head conn_clocks = DLIST_STATIC_INIT(conn_clocks);
@@ -1721,6 +1727,12 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 	HttpRequest *hreq = *con_cls;
 	HttpResponse resp;
 	enum MHD_Result ret;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	/* what the connection read reached us (TLS_MAX_PENDING_BYTES) */
+	if (ci != NULL && ci->socket_context != NULL)
+		((ConnClock *) ci->socket_context)->tls_pending = 0;
 
 	if (hreq == NULL)
 	{
@@ -1844,9 +1856,9 @@ request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 /*
  * GnuTLS's reads of an HTTPS connection's socket (its default's recv, with
- * the count of TLS_MAX_HANDSHAKE_BYTES): past the limit before the
- * client's Finished, the read fails as a reset connection would, the
- * handshake fails and libmicrohttpd closes the connection.
+ * the count of TLS_MAX_PENDING_BYTES): past the limit the read fails as a
+ * reset connection's would, GnuTLS fails the handshake or the record, and
+ * libmicrohttpd closes the connection.
  */
 static ssize_t
 tls_pull(gnutls_transport_ptr_t ptr, void *buf, size_t len)
@@ -1854,41 +1866,31 @@ tls_pull(gnutls_transport_ptr_t ptr, void *buf, size_t len)
 	ConnClock  *clk = (ConnClock *) ptr;
 	ssize_t		n;
 
-	if (!clk->tls_done && clk->tls_taken >= TLS_MAX_HANDSHAKE_BYTES)
+	if (clk->tls_pending >= TLS_MAX_PENDING_BYTES)
 	{
 		errno = ECONNRESET;
 		return -1;
 	}
 	n = recv(clk->fd, buf, len, 0);
-	if (n > 0 && !clk->tls_done)
-		clk->tls_taken += n;
+	if (n > 0)
+		clk->tls_pending += n;
 	return n;
 }
 
 /*
- * GnuTLS has taken in a client's Finished: the handshake is done, and
- * what the connection reads from now on is not counted.  (libmicrohttpd
- * keeps the connection in the session's own pointer.)
+ * GnuTLS has taken in the client's Finished (the last message a client
+ * sends in a handshake; GnuTLS checks it next): the count starts again.
  */
 static int
 tls_finished_hook(gnutls_session_t session, unsigned int htype, unsigned when,
 				  unsigned int incoming, const gnutls_datum_t *msg)
 {
-	dlist_iter	it;
-
-	if (!incoming)
-		return 0;
-	dlist_foreach(it, &conn_clocks)
-	{
-		ConnClock  *clk = dlist_container(ConnClock, node, it.cur);
-
-		if (clk->tls == session)
-			clk->tls_done = true;
-	}
+	if (incoming)
+		((ConnClock *) gnutls_transport_get_ptr(session))->tls_pending = 0;
 	return 0;
 }
 
-/* The reads of a connection that has no clock: uncounted, so none */
+/* The reads of an HTTPS connection that has no clock: uncounted, so none. */
 static ssize_t
 tls_pull_refused(gnutls_transport_ptr_t ptr, void *buf, size_t len)
 {
@@ -1896,11 +1898,16 @@ tls_pull_refused(gnutls_transport_ptr_t ptr, void *buf, size_t len)
 	return -1;
 }
 
-/* ... and its wait for data, as GnuTLS's default waits on the socket */
+/*
+ * tls_pull's wait for data, as GnuTLS's default waits on the socket (for a
+ * timed read, which nothing here asks for: set so that one would work).
+ */
 static int
 tls_pull_timeout(gnutls_transport_ptr_t ptr, unsigned int ms)
 {
-	return gnutls_system_recv_timeout((gnutls_transport_ptr_t) (intptr_t) ((ConnClock *) ptr)->fd, ms);
+	ConnClock  *clk = (ConnClock *) ptr;
+
+	return gnutls_system_recv_timeout((gnutls_transport_ptr_t) (intptr_t) clk->fd, ms);
 }
 
 /*
@@ -1932,8 +1939,7 @@ connection_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
 			if (tls != NULL && tls->tls_session != NULL)
 			{
 				clk->tls = (gnutls_session_t) tls->tls_session;
-				clk->tls_taken = 0;
-				clk->tls_done = false;
+				clk->tls_pending = 0;
 				gnutls_transport_set_ptr2(clk->tls, clk,
 										  (gnutls_transport_ptr_t) (intptr_t) clk->fd);
 				gnutls_transport_set_pull_function(clk->tls, tls_pull);

@@ -637,10 +637,10 @@ def handshake_left_open(port, declared, send):
 
 def test_https_caps_handshake_messages():
     """A ClientHello longer than any real one (a client sends no
-    certificate here) is refused past 64 kB: GnuTLS would otherwise take in
-    a handshake message of up to 16 MB, and connections that never finish
-    their handshake could each hold that much of a worker's memory until
-    the idle timeout."""
+    certificate here) is refused past 64 kB, and so is a TLS 1.3 KeyUpdate
+    after the handshake: GnuTLS would otherwise take in a handshake message
+    of up to 16 MB, and connections that never complete one could each hold
+    that much of a worker's memory until the idle timeout."""
     import ssl
     with https_cluster() as (port, cd, cert):
         ctx = ssl.create_default_context(cafile=cert)
@@ -649,6 +649,8 @@ def test_https_caps_handshake_messages():
         assert handshake_left_open(port, 60000, 48 * 1024)
         # 160 kB of one declaring 8 MB: refused, the connection closed
         assert not handshake_left_open(port, 8 << 20, 160 * 1024)
+        # the same after a TLS 1.3 handshake, in a KeyUpdate
+        assert not tls13_keyupdate_left_open(port, cert, 160 * 1024)
         # and it serves on; once a handshake is done nothing is counted:
         # 200 kB bodies over TLS 1.2 and 1.3 are answered
         for version in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
@@ -662,6 +664,77 @@ def test_https_caps_handshake_messages():
             assert r.status == 200 and b"TableNames" in r.read(), r.status
             conn.close()
         assert health(port, context=ctx)[0] == 200
+
+
+def tls13_keyupdate_left_open(port, cert, send):
+    """After a TLS 1.3 handshake, send the first 'send' bytes of a KeyUpdate
+    that declares 16 MB, encrypted with the client's traffic key (taken from
+    the key log Python's ssl writes): is the connection still open, waiting
+    for the rest, 2 s later?"""
+    import ssl
+    import struct
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
+
+    keylog = os.path.join(tempfile.mkdtemp(prefix="ddb-endpoint-keylog.", dir=WORK), "keys")
+    ctx = ssl.create_default_context(cafile=cert)
+    ctx.minimum_version = ctx.maximum_version = ssl.TLSVersion.TLSv1_3
+    ctx.keylog_filename = keylog
+    s = socket.socket()
+    # segments as a network's, so that each record arrives as one
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 1400)
+    s.settimeout(10)
+    s.connect(("127.0.0.1", port))
+    inb, outb = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ctx.wrap_bio(inb, outb, server_hostname="localhost")
+    while True:
+        try:
+            tls.do_handshake()
+            break
+        except ssl.SSLWantReadError:
+            s.sendall(outb.read())
+            data = s.recv(65536)
+            assert data, "the endpoint closed the connection in the handshake"
+            inb.write(data)
+    s.sendall(outb.read())
+
+    def label(secret, name, length, h):     # HKDF-Expand-Label (RFC 8446)
+        full = b"tls13 " + name
+        info = struct.pack(">H", length) + bytes([len(full)]) + full + b"\0"
+        return HKDFExpand(h, length, info).derive(secret)
+    with open(keylog) as f:
+        secret = next(bytes.fromhex(line.split()[2]) for line in f
+                      if line.startswith("CLIENT_TRAFFIC_SECRET_0 "))
+    cipher = tls.cipher()[0]
+    h = hashes.SHA384() if "SHA384" in cipher else hashes.SHA256()
+    if "CHACHA" in cipher:
+        aead = ChaCha20Poly1305(label(secret, b"key", 32, h))
+    else:
+        aead = AESGCM(label(secret, b"key", 32 if "256" in cipher else 16, h))
+    iv = label(secret, b"iv", 12, h)
+    try:
+        chunk = bytes([24]) + (0xFFFFFF).to_bytes(3, "big") + b"\0" * 15996
+        seq = sent = 0
+        while sent < send:
+            inner = chunk + bytes([22])     # a handshake message's fragment
+            header = b"\x17\x03\x03" + struct.pack(">H", len(inner) + 16)
+            nonce = bytes(a ^ b for a, b in zip(iv, seq.to_bytes(12, "big")))
+            s.sendall(header + aead.encrypt(nonce, inner, header))
+            seq += 1
+            sent += len(chunk)
+            chunk = b"\0" * 16000
+            time.sleep(0.025)
+        s.settimeout(2)
+        while s.recv(4096):
+            pass
+        return False
+    except socket.timeout:
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
 
 
 def test_https_needs_both_files_and_good_ones():
