@@ -610,18 +610,13 @@ def test_https():
         assert not handshake("-tls1_2", "-cipher", "AES128-SHA:AES256-SHA:@SECLEVEL=0")
 
 
-def handshake_left_open(port, declared, send):
-    """Send the first 'send' bytes of a ClientHello that declares 'declared'
-    bytes: is the connection still open, waiting for the rest, 2 s later?"""
-    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+def left_open(s, records, pace=0):
+    """Send 'records' on socket s (pausing 'pace' seconds after each): is
+    the connection still open, waiting for more, 2 s later?"""
     try:
-        # one handshake message, in records of up to 16 kB
-        chunk = bytes([1]) + declared.to_bytes(3, "big") + b"\x03\x03" + b"\0" * 32
-        sent = 0
-        while sent < send:
-            s.sendall(b"\x16\x03\x01" + len(chunk).to_bytes(2, "big") + chunk)
-            sent += len(chunk)
-            chunk = b"\0" * 16384
+        for record in records:
+            s.sendall(record)
+            time.sleep(pace)
         # a closed connection reads an alert and EOF, or is reset
         s.settimeout(2)
         while s.recv(4096):
@@ -633,6 +628,20 @@ def handshake_left_open(port, declared, send):
         return False
     finally:
         s.close()
+
+
+def handshake_left_open(port, declared, send):
+    """Send the first 'send' bytes of a ClientHello that declares 'declared'
+    bytes: is the connection still open, waiting for the rest, 2 s later?"""
+    def records():
+        # one handshake message, in records of up to 16 kB
+        chunk = bytes([1]) + declared.to_bytes(3, "big") + b"\x03\x03" + b"\0" * 32
+        sent = 0
+        while sent < send:
+            yield b"\x16\x03\x01" + len(chunk).to_bytes(2, "big") + chunk
+            sent += len(chunk)
+            chunk = b"\0" * 16384
+    return left_open(socket.create_connection(("127.0.0.1", port), timeout=10), records())
 
 
 def test_https_caps_handshake_messages():
@@ -713,28 +722,19 @@ def tls13_keyupdate_left_open(port, cert, send):
     else:
         aead = AESGCM(label(secret, b"key", 32 if "256" in cipher else 16, h))
     iv = label(secret, b"iv", 12, h)
-    try:
+
+    def records():
         chunk = bytes([24]) + (0xFFFFFF).to_bytes(3, "big") + b"\0" * 15996
         seq = sent = 0
         while sent < send:
             inner = chunk + bytes([22])     # a handshake message's fragment
             header = b"\x17\x03\x03" + struct.pack(">H", len(inner) + 16)
             nonce = bytes(a ^ b for a, b in zip(iv, seq.to_bytes(12, "big")))
-            s.sendall(header + aead.encrypt(nonce, inner, header))
+            yield header + aead.encrypt(nonce, inner, header)
             seq += 1
             sent += len(chunk)
             chunk = b"\0" * 16000
-            time.sleep(0.025)
-        s.settimeout(2)
-        while s.recv(4096):
-            pass
-        return False
-    except socket.timeout:
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
+    return left_open(s, records(), pace=0.025)
 
 
 def test_https_needs_both_files_and_good_ones():
