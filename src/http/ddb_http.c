@@ -876,9 +876,8 @@ typedef struct ConnClock
 	int			fd;
 	TimestampTz since;			/* opened, or its last request completed;
 								 * DT_NOEND while a request is served */
-	gnutls_session_t tls;		/* HTTPS: the connection's session */
-	size_t		tls_pending;	/* bytes read since the count last started
-								 * again (TLS_MAX_PENDING_BYTES) */
+	size_t		tls_pending;	/* HTTPS: bytes read since the count last
+								 * started again (TLS_MAX_PENDING_BYTES) */
 } ConnClock;
 
 static dlist_head conn_clocks = DLIST_STATIC_INIT(conn_clocks);
@@ -1935,16 +1934,16 @@ connection_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
 		{
 			clk->fd = ci->connect_fd;
 			clk->since = GetCurrentTimestamp();
-			clk->tls = NULL;
+			clk->tls_pending = 0;
 			if (tls != NULL && tls->tls_session != NULL)
 			{
-				clk->tls = (gnutls_session_t) tls->tls_session;
-				clk->tls_pending = 0;
-				gnutls_transport_set_ptr2(clk->tls, clk,
+				gnutls_session_t session = (gnutls_session_t) tls->tls_session;
+
+				gnutls_transport_set_ptr2(session, clk,
 										  (gnutls_transport_ptr_t) (intptr_t) clk->fd);
-				gnutls_transport_set_pull_function(clk->tls, tls_pull);
-				gnutls_transport_set_pull_timeout_function(clk->tls, tls_pull_timeout);
-				gnutls_handshake_set_hook_function(clk->tls, GNUTLS_HANDSHAKE_FINISHED,
+				gnutls_transport_set_pull_function(session, tls_pull);
+				gnutls_transport_set_pull_timeout_function(session, tls_pull_timeout);
+				gnutls_handshake_set_hook_function(session, GNUTLS_HANDSHAKE_FINISHED,
 												   GNUTLS_HOOK_POST, tls_finished_hook);
 			}
 			dlist_push_tail(&conn_clocks, &clk->node);
