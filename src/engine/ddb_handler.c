@@ -1093,7 +1093,11 @@ ddb_tableam_handler(PG_FUNCTION_ARGS)
  * INSERT ... ON CONFLICT needs an arbiter index, and ddb tables have none
  * (the table is its own index).  Say so, and what to use instead, rather
  * than let the planner complain about a missing unique constraint or let a
- * duplicate surface as unique_violation.
+ * duplicate surface as unique_violation.  (An index access method of ddb's
+ * own, whose unique index on the key columns only looked the key up in
+ * the tree, would not do: PostgreSQL 15 takes only btree unique indexes as
+ * arbiters -- BuildSpeculativeIndexInfo refuses others -- and other access
+ * methods' exclusion constraints only for DO NOTHING.)
  *
  * The target may be a ddb table itself, a partitioned table with ddb
  * partitions (at any level), or a view over either: parse analysis sees
