@@ -658,10 +658,11 @@ def test_https_caps_handshake_messages():
         assert handshake_left_open(port, 60000, 48 * 1024)
         # 160 kB of one declaring 8 MB: refused, the connection closed
         assert not handshake_left_open(port, 8 << 20, 160 * 1024)
-        # the same after a TLS 1.3 handshake, in a KeyUpdate
-        assert not tls13_keyupdate_left_open(port, cert, 160 * 1024)
-        # and it serves on; once a handshake is done nothing is counted:
-        # 200 kB bodies over TLS 1.2 and 1.3 are answered
+        # the same after a TLS 1.3 handshake, in a KeyUpdate (more of it:
+        # libmicrohttpd may leave records queued until more arrive)
+        assert not tls13_keyupdate_left_open(port, cert, 320 * 1024)
+        # and it serves on: what reaches the request handler starts the
+        # count again, so 200 kB bodies over TLS 1.2 and 1.3 are answered
         for version in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
             vctx = ssl.create_default_context(cafile=cert)
             vctx.minimum_version = vctx.maximum_version = version
