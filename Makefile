@@ -40,8 +40,9 @@ OBJS = \
 	src/http/ddb_http_keys.o
 
 # The HTTP endpoint uses libmicrohttpd (Debian: libmicrohttpd-dev), and
-# GnuTLS, its TLS library, to cap handshake messages (libgnutls28-dev,
-# which libmicrohttpd-dev depends on).
+# GnuTLS, its TLS library, to cap what an HTTPS client may send that the
+# endpoint does not process (libgnutls28-dev, which libmicrohttpd-dev
+# depends on).
 SHLIB_LINK += -lmicrohttpd -lgnutls
 
 EXTENSION = ddb

@@ -64,7 +64,7 @@ ddb_install_deps() {
 	# to use it (the demo).  Debian's python3 and aws, whatever else is on
 	# PATH.
 	[ -f /usr/include/microhttpd.h ] || need_pkgs+=(libmicrohttpd-dev)
-	# GnuTLS, libmicrohttpd's TLS, whose sessions the endpoint tunes
+	# GnuTLS, libmicrohttpd's TLS, whose socket reads the endpoint takes over
 	# (libmicrohttpd-dev depends on it; named for a machine that has one
 	# without the other)
 	[ -f /usr/include/gnutls/gnutls.h ] || need_pkgs+=(libgnutls28-dev)
