@@ -3000,17 +3000,6 @@ ddb_leaf_relay(Page page, int newplen)
 }
 
 /*
- * The prefix leaf 'page' should take (storage version 3), which leaves
- * 'need' bytes free: the longest of the prefix its items and 'extra' (a
- * key about to go in, or NULL) share (ddb_leaf_items_prefix), kept after
- * the high key when that does not hold it; the part of it the high key
- * holds, for free; 'fallback'.  -1 when none fits.  'fallback' is the
- * page's own prefix after a split, which fits by the split's sizing, or 0.
- * A copy never makes the high key longer than the longest separator
- * (DDB_MAX_SEP_LEN), so that an item of any size still fits beside it
- * (DDB_MAX_ITEM_SIZE), as a split needs.
- */
-/*
  * May leaf 'page' (not the rightmost) be re-laid under a prefix of p bytes
  * and keep 'need' bytes free?  A copy of the prefix must not make the high
  * key longer than the longest separator (DDB_MAX_SEP_LEN).
@@ -3024,6 +3013,17 @@ leaf_prefix_fits(Page page, int p, Size need)
 	return ddb_leaf_relaid_size(page, p) + need <= DDB_PAGE_CAPACITY;
 }
 
+/*
+ * The prefix leaf 'page' should take (storage version 3), which leaves
+ * 'need' bytes free: the longest of the prefix its items and 'extra' (a
+ * key about to go in, or NULL) share (ddb_leaf_items_prefix), kept after
+ * the high key when that does not hold it; the part of it the high key
+ * holds, for free; 'fallback'.  -1 when none fits.  'fallback' is the
+ * page's own prefix after a split, which fits by the split's sizing, or 0.
+ * A copy never makes the high key longer than the longest separator
+ * (DDB_MAX_SEP_LEN), so that an item of any size still fits beside it
+ * (DDB_MAX_ITEM_SIZE), as a split needs.
+ */
 static int
 ddb_leaf_choose_prefix(Page page, const char *extra, int extralen, Size need, int fallback)
 {

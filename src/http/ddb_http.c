@@ -1726,12 +1726,16 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 	HttpRequest *hreq = *con_cls;
 	HttpResponse resp;
 	enum MHD_Result ret;
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 
-	/* what the connection read reached us (TLS_MAX_PENDING_BYTES) */
-	if (ci != NULL && ci->socket_context != NULL)
-		((ConnClock *) ci->socket_context)->tls_pending = 0;
+	/* HTTPS: what the connection read reached us (TLS_MAX_PENDING_BYTES) */
+	if (tls_cert_pem != NULL)
+	{
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+		if (ci != NULL && ci->socket_context != NULL)
+			((ConnClock *) ci->socket_context)->tls_pending = 0;
+	}
 
 	if (hreq == NULL)
 	{

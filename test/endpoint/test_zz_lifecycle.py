@@ -739,7 +739,8 @@ def tls13_keyupdate_left_open(port, cert, send):
 
 
 def test_https_needs_both_files_and_good_ones():
-    """One of the two settings alone, a missing file, a key that is not the
+    """One of the two settings alone, a missing file, a file over 1 MB or
+    one that cannot be read (a directory), a key that is not the
     certificate's, or a key others may read (PostgreSQL's own rule for its
     ssl_key_file): the server does not start, and says why."""
     d = tempfile.mkdtemp(prefix="ddb-endpoint-tls.", dir=WORK)
@@ -753,9 +754,17 @@ def test_https_needs_both_files_and_good_ones():
     with open(key, "rb") as src, open(open_key, "wb") as dst:
         dst.write(src.read())
     os.chmod(open_key, 0o644)
+    big_cert = os.path.join(d, "big.crt")
+    with open(cert, "rb") as src, open(big_cert, "wb") as dst:
+        dst.write(src.read() * (1024 * 1024 // os.path.getsize(cert) + 1))
+    os.chmod(big_cert, 0o644)
     if os.geteuid() == 0:
         subprocess.run(["chown", RUNAS, open_key], check=True)
     for conf, message in (
+            (f"ddb.http_ssl_cert_file = '{big_cert}'\nddb.http_ssl_key_file = '{key}'\n",
+             f'ddb.http_ssl_cert_file "{big_cert}" is larger than 1 MB'),
+            (f"ddb.http_ssl_cert_file = '{other}'\nddb.http_ssl_key_file = '{key}'\n",
+             f'could not read ddb.http_ssl_cert_file "{other}": Is a directory'),
             (f"ddb.http_ssl_cert_file = '{cert}'\n",
              "ddb.http_ssl_cert_file and ddb.http_ssl_key_file must be set together"),
             (f"ddb.http_ssl_cert_file = '{cert}'\nddb.http_ssl_key_file = '{d}/nonesuch.key'\n",
