@@ -49,7 +49,10 @@ CREATE TABLE ddb_internal.tables (
     tags jsonb NOT NULL DEFAULT '{}',
     auto boolean NOT NULL DEFAULT false  -- made by the event trigger, unchanged since
 );
-GRANT SELECT ON ddb_internal.tables TO PUBLIC;
+-- Readable by all but the tags, which are shown to roles that may SELECT
+-- from the table (ListTagsOfResource reads them as the catalog's owner).
+GRANT SELECT (relid, table_name, key_names, table_id, created, billing_mode, read_capacity,
+              write_capacity, billing_changed, auto) ON ddb_internal.tables TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('ddb_internal.tables', '');
 
 -- ddb tables that exist already (an upgrade from 0.1)
@@ -71,7 +74,7 @@ BEGIN
        JOIN pg_catalog.pg_class c ON c.oid = d.objid
        JOIN pg_catalog.pg_am a ON a.oid = c.relam
   WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objsubid = 0
-    AND a.amname = 'ddb' AND c.relkind = 'r'
+    AND a.amname = 'ddb' AND c.relkind = 'r' AND c.relpersistence <> 't'
     AND c.relnamespace <> 'ddb_internal'::regnamespace
   ON CONFLICT (relid) DO NOTHING;
 END
@@ -487,7 +490,7 @@ CREATE TABLE ddb_internal.streams (
     disabled timestamptz,            -- NULL while enabled
     trimmed bigint NOT NULL DEFAULT 0,  -- records up to this number may be gone
     shard_trimmed bigint[] NOT NULL DEFAULT '{}',  -- the same per shard (from 1)
-    owner regrole,                   -- the table's owner when enabled: reads it once dropped
+    owner regrole,                   -- the table's owner (ddb_stream_owner_sync): reads it once dropped
     UNIQUE (table_name, label)
 );
 CREATE INDEX ON ddb_internal.streams (relid);
@@ -520,6 +523,43 @@ SELECT pg_catalog.pg_extension_config_dump('ddb_internal.streams', '');
 SELECT pg_catalog.pg_extension_config_dump('ddb_internal.stream_records', '');
 SELECT pg_catalog.pg_extension_config_dump('ddb_internal.stream_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('ddb_internal.streams_stream_id_seq', '');
+
+-- Temporary tables get no rows in ddb's catalogs (tables, gsi, streams):
+-- PostgreSQL drops them at the session's end without firing the sql_drop
+-- event triggers that would delete their rows, which would then name a
+-- relation that no longer exists (and could name a later one that reuses
+-- its OID).  So a temporary ddb table has no stream, Time to Live, index,
+-- tags or DynamoDB names of its own, and its creation registers nothing.
+CREATE FUNCTION ddb_catalog_refuse_temporary()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+  rel oid;
+  name text;
+BEGIN
+  IF TG_TABLE_NAME = 'gsi' THEN
+    rel := NEW.base;
+  ELSE
+    rel := NEW.relid;
+  END IF;
+  SELECT relname INTO name FROM pg_catalog.pg_class WHERE oid = rel AND relpersistence = 't';
+  IF FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'DB001',
+      MESSAGE = pg_catalog.format('ValidationException: ddb keeps no stream, Time to Live, index, tags or DynamoDB names for temporary table "%s"', name),
+      HINT = 'Use a permanent table.';
+  END IF;
+  RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER refuse_temporary BEFORE INSERT ON ddb_internal.tables
+  FOR EACH ROW EXECUTE FUNCTION ddb_catalog_refuse_temporary();
+CREATE TRIGGER refuse_temporary BEFORE INSERT ON ddb_internal.gsi
+  FOR EACH ROW EXECUTE FUNCTION ddb_catalog_refuse_temporary();
+CREATE TRIGGER refuse_temporary BEFORE INSERT ON ddb_internal.streams
+  FOR EACH ROW EXECUTE FUNCTION ddb_catalog_refuse_temporary();
 
 -- UpdateTable's StreamSpecification: a view type enables a stream, NULL
 -- disables it.  Returns the table's stream settings.
@@ -571,8 +611,12 @@ $$;
 CREATE EVENT TRIGGER ddb_stream_on_drop ON sql_drop
   EXECUTE FUNCTION ddb_stream_on_drop();
 
--- A table's new owner (ALTER TABLE ... OWNER TO) is its streams' owner too:
--- the role that reads them once the table is dropped.
+-- A table's owner is its streams' owner too: the role that reads them once
+-- the table is dropped.  ALTER TABLE ... OWNER TO fires ddl_command_end;
+-- REASSIGN OWNED fires no event trigger at all, so every command that can
+-- drop a table (a typed table goes with its type, a table USING ddb with
+-- the access method) first brings the owners of all live tables' streams
+-- up to date: a small join, one row per stream ever enabled.
 CREATE FUNCTION ddb_stream_owner_sync()
 RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER
@@ -581,15 +625,17 @@ AS $$
 BEGIN
   UPDATE ddb_internal.streams s
      SET owner = c.relowner::pg_catalog.regrole
-    FROM pg_catalog.pg_event_trigger_ddl_commands() d
-         JOIN pg_catalog.pg_class c ON c.oid = d.objid
-   WHERE d.classid = 'pg_catalog.pg_class'::regclass AND s.relid::oid = c.oid
-     AND s.owner IS DISTINCT FROM c.relowner::pg_catalog.regrole;
+    FROM pg_catalog.pg_class c
+   WHERE s.relid::oid = c.oid AND s.owner IS DISTINCT FROM c.relowner::pg_catalog.regrole;
 END
 $$;
 
 CREATE EVENT TRIGGER ddb_stream_owner ON ddl_command_end
   WHEN TAG IN ('ALTER TABLE')
+  EXECUTE FUNCTION ddb_stream_owner_sync();
+CREATE EVENT TRIGGER ddb_stream_owner_before_drop ON ddl_command_start
+  WHEN TAG IN ('DROP TABLE', 'DROP SCHEMA', 'DROP OWNED', 'DROP TYPE', 'DROP EXTENSION',
+               'DROP ACCESS METHOD')
   EXECUTE FUNCTION ddb_stream_owner_sync();
 
 -- ALTER TABLE on a ddb table: refuse dropping a key column or changing its

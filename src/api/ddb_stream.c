@@ -138,6 +138,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "ddb.h"
@@ -317,13 +318,20 @@ stream_from_spi(HeapTuple tup, TupleDesc desc, DdbStream *s)
  * May the current user read stream s?  While its table exists, who may
  * SELECT from the table; once it is dropped (its records stay until they
  * expire, as DynamoDB keeps a deleted table's stream for 24 hours), its
- * owner's roles and superusers.
+ * owner's roles and superusers.  A table gone without the drop's event
+ * trigger (single-user mode, or the trigger disabled) counts as dropped.
  */
 static bool
 may_read_stream(const DdbStream *s)
 {
 	if (OidIsValid(s->relid))
-		return pg_class_aclcheck(s->relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK;
+	{
+		bool		missing = false;
+		AclResult	r = pg_class_aclcheck_ext(s->relid, GetUserId(), ACL_SELECT, &missing);
+
+		if (!missing)
+			return r == ACLCHECK_OK;
+	}
 	return superuser() || (OidIsValid(s->owner) && has_privs_of_role(GetUserId(), s->owner));
 }
 
@@ -1153,7 +1161,7 @@ shard_not_found(const char *id)
 static void
 check_read_privilege(const DdbStream *s)
 {
-	if (OidIsValid(s->relid))
+	if (OidIsValid(s->relid) && SearchSysCacheExists1(RELOID, ObjectIdGetDatum(s->relid)))
 	{
 		Relation	rel = ddb_open_table(s->relid, ACL_SELECT);
 

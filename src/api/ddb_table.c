@@ -1419,16 +1419,17 @@ ddb_table_tag_count(Oid relid)
 	Datum		args[1] = {ObjectIdGetDatum(relid)};
 	int			n = 0;
 	bool		isnull;
-	int			pinned = ddb_search_path_pin();
+	DdbRunAs	save;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	ddb_run_as_begin(ddb_catalog_owner(), &save);	/* (tags: ddb_table_tags_json) */
 	if (SPI_execute_with_args("SELECT count(*)::int4 FROM " TABLES_CATALOG " t, jsonb_object_keys(t.tags) "
 							  "WHERE t.relid = $1", 1, argtypes, args, NULL, false, 0) == SPI_OK_SELECT &&
 		SPI_processed == 1)
 		n = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	ddb_run_as_end(&save);
 	SPI_finish();
-	ddb_search_path_unpin(pinned);
 	return n;
 }
 
@@ -1438,14 +1439,17 @@ ddb_table_tags_json(Oid relid, StringInfo buf)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		args[1] = {ObjectIdGetDatum(relid)};
-	int			pinned = ddb_search_path_pin();
+	DdbRunAs	save;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	/* (the tags column is not PUBLIC's: the caller's privilege is checked) */
+	ddb_run_as_begin(ddb_catalog_owner(), &save);
 	if (SPI_execute_with_args("SELECT e.key, e.value FROM " TABLES_CATALOG " t, jsonb_each_text(t.tags) e "
 							  "WHERE t.relid = $1 ORDER BY e.key COLLATE \"C\"",
 							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read %s", TABLES_CATALOG);
+	ddb_run_as_end(&save);
 	appendStringInfoChar(buf, '[');
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
@@ -1457,5 +1461,4 @@ ddb_table_tags_json(Oid relid, StringInfo buf)
 	}
 	appendStringInfoChar(buf, ']');
 	SPI_finish();
-	ddb_search_path_unpin(pinned);
 }

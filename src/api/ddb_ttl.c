@@ -485,14 +485,20 @@ ddb_ttl_tables(void)
 	return relids;
 }
 
-/* May the current user delete expired items of this table with ddb? */
+/*
+ * May the current user delete expired items of this table with ddb?  Not
+ * of a table that is gone: dropped since the list was read, or without the
+ * drop's event trigger (single-user mode, or the trigger disabled), which
+ * leaves its catalog row behind.
+ */
 static bool
 may_sweep(Oid relid)
 {
-	/* one check per privilege: a mask of two asks for either */
-	return pg_class_aclcheck(relid, GetUserId(), ACL_DELETE) == ACLCHECK_OK &&
-		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK &&
-		check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED;
+	bool		missing = false;
+
+	return pg_class_aclmask_ext(relid, GetUserId(), ACL_DELETE | ACL_SELECT, ACLMASK_ALL,
+								&missing) == (ACL_DELETE | ACL_SELECT) &&
+		!missing && check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED;
 }
 
 /*

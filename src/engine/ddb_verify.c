@@ -75,7 +75,11 @@
  *
  * The table is locked in ShareLock, so writers wait and the tree is quiet.
  * The first violation raises ERRCODE_DATA_CORRUPTED; a healthy tree yields a
- * jsonb summary.
+ * jsonb summary.  Who may: a role with SELECT on the table (the summary
+ * counts its items) that may also lock it so, which PostgreSQL 15's LOCK
+ * TABLE ... IN SHARE MODE grants UPDATE, DELETE and TRUNCATE (on a hot
+ * standby, where the lock is AccessShareLock, SELECT alone); checked
+ * before the lock is taken, so that no other role can hold writers up.
  *
  *-------------------------------------------------------------------------
  */
@@ -93,9 +97,11 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "ddb.h"
@@ -811,6 +817,23 @@ typedef struct Downlink
 	int			highlen;
 } Downlink;
 
+/* May the current user verify relid, locked in lockmode?  (See the header.) */
+static void
+check_privileges(Oid relid, LOCKMODE lockmode)
+{
+	Oid			user = GetUserId();
+	bool		missing = false;
+	AclResult	r = pg_class_aclcheck_ext(relid, user, ACL_SELECT, &missing);
+
+	if (missing)
+		return;					/* relation_open says so */
+	if (r == ACLCHECK_OK && lockmode != AccessShareLock &&
+		pg_class_aclmask(relid, user, ACL_UPDATE | ACL_DELETE | ACL_TRUNCATE, ACLMASK_ANY) == 0)
+		r = ACLCHECK_NO_PRIV;
+	if (r != ACLCHECK_OK)
+		aclcheck_error(r, OBJECT_TABLE, get_rel_name(relid));
+}
+
 Datum
 ddb_verify(PG_FUNCTION_ARGS)
 {
@@ -839,6 +862,7 @@ ddb_verify(PG_FUNCTION_ARGS)
 	LOCKMODE	lockmode = RecoveryInProgress() ? AccessShareLock : ShareLock;
 
 	memset(&vs, 0, sizeof(vs));
+	check_privileges(relid, lockmode);
 	vs.rel = relation_open(relid, lockmode);
 	/* a materialized view USING ddb is stored as a ddb tree too */
 	if (!ddb_is_ddb_relation(vs.rel) &&
