@@ -279,6 +279,18 @@ SELECT pq_cu($$SELECT b FROM Ranges."ByBlob" WHERE p = 'a' AND b >= ? AND b <= ?
 SELECT pq_cu($$SELECT b FROM Ranges."ByBlob" WHERE p = 'a' AND b >= ? AND b <= ?$$,
   '[{"B": "/w=="}, {"B": "AA=="}]')->'Items' AS b_range_empty;
 SELECT pq_cu($$SELECT n FROM Ranges WHERE p = 'a' AND n >= '9' AND n <= 10$$)->'Items' AS mixed_range_empty;
+-- a number literal that is not one, or is out of DynamoDB's range, is the
+-- statement's ValidationException with DynamoDB's number message, for its
+-- first such literal wherever it stands (a bound, both bounds, a filter,
+-- an IN list): not as the ExpressionAttributeValues of the request the
+-- statement becomes, whose message named a placeholder (":v1") the
+-- statement does not have, nor the second bound before the first
+SELECT pq($$SELECT n FROM Ranges WHERE p = 'a' AND n >= 1e$$);
+SELECT pq($$SELECT n FROM Ranges WHERE p = 'a' AND n >= 1e AND n <= 2e$$);
+SELECT pq($$SELECT n FROM Ranges WHERE p = 'a' AND pad = 1e$$);
+SELECT pq($$SELECT n FROM Ranges WHERE p = 'a' AND n IN [1, 1e]$$);
+SELECT pq($$SELECT n FROM Ranges WHERE p = 'a' AND n >= 1e999$$);
+SELECT pq($$SELECT n FROM Ranges WHERE p = 'a' AND n >= <<1, 2e>>$$);
 SELECT ddb_api('DeleteTable', '{"TableName": "Ranges"}') IS NOT NULL AS dropped;
 -- a bound may hold U+0000 (ddb_api_text: jsonb cannot), as a Query's may
 SELECT ddb_api_text('ExecuteStatement', $${"Statement": "SELECT Song FROM Music WHERE Artist = 'Ada' AND Song >= ? AND Song <= ?",

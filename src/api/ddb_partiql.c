@@ -597,6 +597,13 @@ parse_value_node(Parser *ps)
 		}
 		appendStringInfoString(&buf, next(ps)->text);
 		n->value = scalar_value("N", psprintf("\"%s\"", buf.data));
+		/*
+		 * Checked here, as a parameter is (DynamoDB's messages, the first
+		 * bad number of the statement): not later as the ExpressionAttributeValues
+		 * of the request the statement becomes, whose message would name
+		 * a placeholder the statement does not have.
+		 */
+		n->value->parsed = ddb_typed_value(ddb_json_parse(n->value->json, strlen(n->value->json)));
 	}
 	else if (t->kind == T_PARAM)
 	{
