@@ -42,6 +42,7 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
@@ -815,6 +816,36 @@ name_cache_put(const char *name, Oid relid, uint64 generation)
 	e->relid = relid;
 }
 
+/*
+ * The relation named relname in namespace nsp, or InvalidOid, read from
+ * pg_class's name index rather than through the syscache: the names come
+ * from clients, and every name that does not exist would leave a negative
+ * entry in the syscache, which PostgreSQL 15 never evicts.  An endpoint
+ * worker lives as long as the server, and grew about 225 bytes for each
+ * distinct missing table name any key holder sent (a name's lookup comes
+ * before any privilege check).  Found names are kept by name_cache.
+ */
+static Oid
+relname_relid_uncached(const char *relname, Oid nsp)
+{
+	Relation	pg_class = table_open(RelationRelationId, AccessShareLock);
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			relid = InvalidOid;
+
+	ScanKeyInit(&key[0], Anum_pg_class_relname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum(relname));
+	ScanKeyInit(&key[1], Anum_pg_class_relnamespace, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(nsp));
+	scan = systable_beginscan(pg_class, ClassNameNspIndexId, true, NULL, 2, key);
+	if (HeapTupleIsValid(tup = systable_getnext(scan)))
+		relid = ((Form_pg_class) GETSTRUCT(tup))->oid;
+	systable_endscan(scan);
+	table_close(pg_class, AccessShareLock);
+	return relid;
+}
+
 /* The relation of a DynamoDB table name, or InvalidOid. */
 Oid
 ddb_table_lookup(const char *name)
@@ -833,7 +864,7 @@ ddb_table_lookup(const char *name)
 	if (!OidIsValid(nsp))
 		return InvalidOid;
 	relname = ddb_pg_name(name);
-	relid = get_relname_relid(relname, nsp);
+	relid = relname_relid_uncached(relname, nsp);
 	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_RELATION)
 		return InvalidOid;
 	/* is it that table, and a ddb table? */
