@@ -557,6 +557,7 @@ param_value(Parser *ps)
 }
 
 static PNode *parse_value_node(Parser *ps);
+static DdbValue *parsed_value(PqlValue *v);
 
 /* A value that must be a value (not MISSING). */
 static PqlValue *
@@ -603,7 +604,7 @@ parse_value_node(Parser *ps)
 		 * of the request the statement becomes, whose message would name
 		 * a placeholder the statement does not have.
 		 */
-		n->value->parsed = ddb_typed_value(ddb_json_parse(n->value->json, strlen(n->value->json)));
+		(void) parsed_value(n->value);
 	}
 	else if (t->kind == T_PARAM)
 	{

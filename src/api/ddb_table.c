@@ -767,13 +767,17 @@ ddb_table_key_names(Relation rel, const char **names)
  * ------------------------------------------------------------------------
  */
 
-/* A cached answer of ddb_table_lookup, or InvalidOid. */
+/*
+ * A cached answer of ddb_table_lookup, or InvalidOid; *known says whether
+ * the name was found once, even if its answer is stale now.
+ */
 static Oid
-name_cache_get(const char *name)
+name_cache_get(const char *name, bool *known)
 {
 	NameCacheEntry *e;
 	const char *schema = ddb_schema ? ddb_schema : "public";
 
+	*known = false;
 	if (name_cache_last != NULL && strcmp(name_cache_last->name, name) == 0)
 		e = name_cache_last;
 	else
@@ -782,6 +786,7 @@ name_cache_get(const char *name)
 			return InvalidOid;
 		e = hash_search(name_cache, name, HASH_FIND, NULL);
 	}
+	*known = e != NULL;
 	if (e == NULL || e->generation != name_cache_generation || strcmp(e->schema, schema) != 0)
 		return InvalidOid;
 	name_cache_last = e;
@@ -823,7 +828,9 @@ name_cache_put(const char *name, Oid relid, uint64 generation)
  * entry in the syscache, which PostgreSQL 15 never evicts.  An endpoint
  * worker lives as long as the server, and grew about 225 bytes for each
  * distinct missing table name any key holder sent (a name's lookup comes
- * before any privilege check).  Found names are kept by name_cache.
+ * before any privilege check).  Only for names not found before: a name
+ * name_cache knows (its answer gone stale with an invalidation) named a
+ * table, which the syscache finds, as it did, from its positive entry.
  */
 static Oid
 relname_relid_uncached(const char *relname, Oid nsp)
@@ -855,16 +862,17 @@ ddb_table_lookup(const char *name)
 	const DdbTableInfo *info;
 	char	   *relname;
 	uint64		generation = name_cache_generation;
+	bool		known;
 
 	if (name == NULL || name[0] == '\0')
 		return InvalidOid;
-	if (OidIsValid(relid = name_cache_get(name)))
+	if (OidIsValid(relid = name_cache_get(name, &known)))
 		return relid;
 	nsp = ddb_schema_oid();
 	if (!OidIsValid(nsp))
 		return InvalidOid;
 	relname = ddb_pg_name(name);
-	relid = relname_relid_uncached(relname, nsp);
+	relid = known ? get_relname_relid(relname, nsp) : relname_relid_uncached(relname, nsp);
 	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_RELATION)
 		return InvalidOid;
 	/* is it that table, and a ddb table? */
@@ -1450,16 +1458,14 @@ ddb_table_tag_count(Oid relid)
 	Datum		args[1] = {ObjectIdGetDatum(relid)};
 	int			n = 0;
 	bool		isnull;
-	DdbRunAs	save;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	ddb_run_as_begin(ddb_catalog_owner(), &save);	/* (tags: ddb_table_tags_json) */
-	if (SPI_execute_with_args("SELECT count(*)::int4 FROM " TABLES_CATALOG " t, jsonb_object_keys(t.tags) "
-							  "WHERE t.relid = $1", 1, argtypes, args, NULL, false, 0) == SPI_OK_SELECT &&
-		SPI_processed == 1)
+	/* (as the catalog's owner: the tags column is not PUBLIC's) */
+	ddb_catalog_exec("SELECT count(*)::int4 FROM " TABLES_CATALOG " t, jsonb_object_keys(t.tags) "
+					 "WHERE t.relid = $1", 1, argtypes, args, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 1)
 		n = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	ddb_run_as_end(&save);
 	SPI_finish();
 	return n;
 }
@@ -1470,17 +1476,13 @@ ddb_table_tags_json(Oid relid, StringInfo buf)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		args[1] = {ObjectIdGetDatum(relid)};
-	DdbRunAs	save;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	/* (the tags column is not PUBLIC's: the caller's privilege is checked) */
-	ddb_run_as_begin(ddb_catalog_owner(), &save);
-	if (SPI_execute_with_args("SELECT e.key, e.value FROM " TABLES_CATALOG " t, jsonb_each_text(t.tags) e "
-							  "WHERE t.relid = $1 ORDER BY e.key COLLATE \"C\"",
-							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read %s", TABLES_CATALOG);
-	ddb_run_as_end(&save);
+	/* (as the catalog's owner: the tags column is not PUBLIC's; the caller's privilege is checked) */
+	ddb_catalog_exec("SELECT e.key, e.value FROM " TABLES_CATALOG " t, jsonb_each_text(t.tags) e "
+					 "WHERE t.relid = $1 ORDER BY e.key COLLATE \"C\"",
+					 1, argtypes, args, NULL, SPI_OK_SELECT);
 	appendStringInfoChar(buf, '[');
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{

@@ -494,11 +494,11 @@ ddb_ttl_tables(void)
 static bool
 may_sweep(Oid relid)
 {
-	bool		missing = false;
+	bool		missing;			/* (gone: no privilege at all) */
 
 	return pg_class_aclmask_ext(relid, GetUserId(), ACL_DELETE | ACL_SELECT, ACLMASK_ALL,
 								&missing) == (ACL_DELETE | ACL_SELECT) &&
-		!missing && check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED;
+		check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED;
 }
 
 /*

@@ -821,17 +821,15 @@ typedef struct Downlink
 static void
 check_privileges(Oid relid, LOCKMODE lockmode)
 {
-	Oid			user = GetUserId();
+	const AclMode lock = ACL_UPDATE | ACL_DELETE | ACL_TRUNCATE;
 	bool		missing = false;
-	AclResult	r = pg_class_aclcheck_ext(relid, user, ACL_SELECT, &missing);
+	AclMode		held = pg_class_aclmask_ext(relid, GetUserId(), ACL_SELECT | lock, ACLMASK_ALL,
+											&missing);
 
 	if (missing)
 		return;					/* relation_open says so */
-	if (r == ACLCHECK_OK && lockmode != AccessShareLock &&
-		pg_class_aclmask(relid, user, ACL_UPDATE | ACL_DELETE | ACL_TRUNCATE, ACLMASK_ANY) == 0)
-		r = ACLCHECK_NO_PRIV;
-	if (r != ACLCHECK_OK)
-		aclcheck_error(r, OBJECT_TABLE, get_rel_name(relid));
+	if (!(held & ACL_SELECT) || (lockmode != AccessShareLock && !(held & lock)))
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(relid));
 }
 
 Datum
