@@ -12,6 +12,7 @@ OBJS = \
 	src/engine/ddb_rowid.o \
 	src/engine/ddb_modify.o \
 	src/engine/ddb_vacuum.o \
+	src/engine/ddb_vismap.o \
 	src/engine/ddb_build.o \
 	src/engine/ddb_bulk.o \
 	src/engine/ddb_verify.o \
@@ -54,7 +55,7 @@ REGRESS = extension shape keys tree modify rewrite items items_security search_p
 	expr_projection expr_key_condition expr_errors model_messages query scan query_cost keyscan scan_batches gsi \
 	gsi_verify big_items long_key_updates split_fill split_in_place fillfactor write_records bulk_load api_tables api_items api_query api_legacy names write_path \
 	api_indexes http_keys ttl ttl_cost lsi batch transact streams items_built items_in_from item_column old_extension \
-	multi_insert reads rowid_map put_item_key unlink partiql leaf_prefix leaf_prefix_shapes leaf_prefix_rows leaf_prefix_long_rows api_listed_errors read_prune catalog_rows
+	multi_insert reads rowid_map put_item_key unlink partiql leaf_prefix leaf_prefix_shapes leaf_prefix_rows leaf_prefix_long_rows api_listed_errors read_prune catalog_rows vacuum_skip
 REGRESS_OPTS = --inputdir=.
 
 # Isolation specs live in test/isolation/{specs,expected}
@@ -66,7 +67,7 @@ ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew
 	lsi-lock-order ttl-key-order stream-enable-wait \
 	ttl-sweep-batches ttl-sweep-tables pql-batch-order long-key-reader \
 	long-key-reader-resplit leaf-prefix-reader long-key-vacuum-full leaf-prefix-relay \
-	leaf-prefix-writers scan-resume read-prune read-unlink-reuse verify-privileges
+	leaf-prefix-writers scan-resume read-prune read-unlink-reuse verify-privileges vacuum-walk-splits
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
 # TAP tests: test/t/*.pl (they start clusters of their own with initdb, so

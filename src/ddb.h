@@ -366,7 +366,22 @@ extern Size ddb_leaf_reserve_bytes(Relation rel);
 
 /* engine/ddb_rowid.c: the row-id map */
 extern void ddb_map_clear(Relation rel, ItemPointerData *tids, int n);
-extern BlockNumber ddb_map_free_empty(Relation rel, BufferAccessStrategy bstrategy);
+/* blocks [0, n) a VACUUM has read (ddb_vacuum.c's free-page pass skips them) */
+typedef struct DdbBlockSet
+{
+	bool	   *in;
+	BlockNumber n;
+} DdbBlockSet;
+
+static inline void
+ddb_block_set_add(DdbBlockSet *set, BlockNumber blkno)
+{
+	if (set != NULL && blkno < set->n)
+		set->in[blkno] = true;
+}
+
+extern BlockNumber ddb_map_free_empty(Relation rel, BufferAccessStrategy bstrategy,
+									  DdbBlockSet *seen);
 extern void ddb_map_apply(Page page, int slot, BlockNumber block, uint32 hash);
 extern void ddb_map_unmatch(Page page, int slot, BlockNumber block);
 extern void ddb_map_mask(Page page);

@@ -390,4 +390,28 @@ extern int	ddb_half_prefix(char **key, int *keylen, int lo, int hi,
 							const char *hk, int hklen, const char *pred, int predlen,
 							bool *infirst, const char **bytes);
 
+/* ddb_tree.c: VACUUM's walk over the leaves by their parents */
+typedef struct DdbLeafWalk
+{
+	BlockNumber parent;			/* the level-1 page to read next */
+	char	   *next;			/* where the next leaf's key space begins
+								 * (NULL: minus infinity) */
+	int			nextlen;
+	bool		done;
+	struct DdbBlockSet *seen;	/* gets the level-1 pages read (or NULL) */
+} DdbLeafWalk;
+
+extern bool ddb_leaf_walk_start(Relation rel, DdbLeafWalk *w, struct DdbBlockSet *seen);
+extern BlockNumber ddb_leaf_walk_next(Relation rel, DdbLeafWalk *w,
+									  BufferAccessStrategy bstrategy,
+									  bool (*skip) (Relation, BlockNumber, void *),
+									  void *arg, Buffer *buf);
+
+/* ddb_vismap.c: the leaves VACUUM may skip */
+extern bool ddb_vm_is_set(Relation rel, BlockNumber blkno, Buffer *vmbuf);
+extern void ddb_vm_clear(Relation rel, Buffer buf);
+extern void ddb_vm_set(Relation rel, Buffer buf, Buffer *vmbuf);
+extern void ddb_vm_clear_redo(RelFileNode rnode, BlockNumber blkno);
+extern bool ddb_wal_vm_clear(Relation rel, BlockNumber blkno);
+
 #endif							/* DDB_PAGE_H */

@@ -539,7 +539,7 @@ map_leaf_empty(Page page)
  */
 static bool
 map_free_leaf(Relation rel, BlockNumber dirblk, int idx, BlockNumber leafblk,
-			  uint64 index, BufferAccessStrategy bstrategy)
+			  uint64 index, BufferAccessStrategy bstrategy, DdbBlockSet *seen)
 {
 	Buffer		dbuf;
 	Buffer		lbuf;
@@ -550,6 +550,9 @@ map_free_leaf(Relation rel, BlockNumber dirblk, int idx, BlockNumber leafblk,
 	LockBuffer(lbuf, BUFFER_LOCK_SHARE);
 	if (!map_leaf_is(BufferGetPage(lbuf), index) || !map_leaf_empty(BufferGetPage(lbuf)))
 	{
+		/* a leaf in use, which VACUUM's free-page pass need not read again */
+		if (map_leaf_is(BufferGetPage(lbuf), index))
+			ddb_block_set_add(seen, leafblk);
 		UnlockReleaseBuffer(lbuf);
 		return false;
 	}
@@ -583,7 +586,7 @@ map_free_leaf(Relation rel, BlockNumber dirblk, int idx, BlockNumber leafblk,
 /* ddb_map_free_empty below directory 'dirblk' at 'level', whose first row id is 'first'. */
 static BlockNumber
 map_free_under(Relation rel, BlockNumber dirblk, int level, uint64 first,
-			   uint64 limit, BufferAccessStrategy bstrategy)
+			   uint64 limit, BufferAccessStrategy bstrategy, DdbBlockSet *seen)
 {
 	uint64		below = map_capacity(level - 1);
 	BlockNumber *children = palloc(sizeof(BlockNumber) * DDB_MAP_DIR_ENTRIES);
@@ -595,6 +598,7 @@ map_free_under(Relation rel, BlockNumber dirblk, int level, uint64 first,
 	map_check_page(rel, buf, DDB_PAGE_MAP_DIR);
 	memcpy(children, PageGetContents(BufferGetPage(buf)), sizeof(BlockNumber) * DDB_MAP_DIR_ENTRIES);
 	UnlockReleaseBuffer(buf);
+	ddb_block_set_add(seen, dirblk);
 	for (int i = 0; i < DDB_MAP_DIR_ENTRIES; i++)
 	{
 		uint64		cfirst = first + (uint64) i * below;
@@ -606,8 +610,9 @@ map_free_under(Relation rel, BlockNumber dirblk, int level, uint64 first,
 			continue;
 		vacuum_delay_point();
 		if (level > 2)
-			nfreed += map_free_under(rel, children[i], level - 1, cfirst, limit, bstrategy);
-		else if (map_free_leaf(rel, dirblk, i, children[i], map_leaf_index(cfirst), bstrategy))
+			nfreed += map_free_under(rel, children[i], level - 1, cfirst, limit, bstrategy, seen);
+		else if (map_free_leaf(rel, dirblk, i, children[i], map_leaf_index(cfirst), bstrategy,
+							   seen))
 			nfreed++;
 	}
 	pfree(children);
@@ -628,18 +633,20 @@ map_free_under(Relation rel, BlockNumber dirblk, int level, uint64 first,
  * records them in the free space map (ddb_page_is_recyclable), and their
  * reuse logs no conflict horizon for hot standbys, whose readers check
  * them under the lock too.
- * Directory pages are kept: one covers about a million row ids.  Returns
- * the number of leaves freed.
+ * Directory pages are kept: one covers about a million row ids.  The
+ * directory pages and the leaves in use it read are added to 'seen'.
+ * Returns the number of leaves freed.
  */
 BlockNumber
-ddb_map_free_empty(Relation rel, BufferAccessStrategy bstrategy)
+ddb_map_free_empty(Relation rel, BufferAccessStrategy bstrategy, DdbBlockSet *seen)
 {
 	DdbMetaPageData meta;
 
 	ddb_meta_read(rel, &meta);
 	if (meta.map_levels < 2)
 		return 0;
-	return map_free_under(rel, meta.map_root, meta.map_levels, 0, meta.next_rowid, bstrategy);
+	return map_free_under(rel, meta.map_root, meta.map_levels, 0, meta.next_rowid, bstrategy,
+						  seen);
 }
 
 /* ------------------------------------------------------------------------

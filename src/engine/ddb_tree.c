@@ -47,7 +47,11 @@
  *	   these writers lock nothing after the map leaf.  Redo
  *	   takes the two pages in the same order.  A page just added to the
  *	   file, which no other page links to yet, may be locked at any point,
- *	   and so may a recyclable page (ddb_new_buffer), conditionally.
+ *	   and so may a recyclable page (ddb_new_buffer), conditionally.  A
+ *	   visibility map page (ddb_vismap.c) is locked last of all, by a
+ *	   backend holding the leaf whose bit it changes (and whatever else it
+ *	   holds then, a map leaf included), and nothing is locked while it is
+ *	   held, so no wait for it closes a cycle.
  *
  *	2. The relation extension lock is innermost.  A backend may ask for it
  *	   while holding buffer locks (a split holds the page it splits), but
@@ -84,9 +88,10 @@
  *	   still held (leaf_xmin).  Checked builds check that an xmin is held
  *	   where tree pages are read by a number (ddb_descend, ddb_leaf_step,
  *	   ddb_read_hinted).  VACUUM (whose xmin others ignore)
- *	   follows only right-links of live leaves it has just read, and only
- *	   VACUUM and a reader cleaning up behind it (ddb_scan.c, under its
- *	   snapshot) delete leaves.  This is what lets a deleted leaf be reused
+ *	   follows only right-links of live leaves it has just read, and
+ *	   downlinks of level-1 pages under their lock (ddb_leaf_walk_next),
+ *	   and only VACUUM and a reader cleaning up behind it (ddb_scan.c,
+ *	   under its snapshot) delete leaves.  This is what lets a deleted leaf be reused
  *	   once its safexid is older than every xmin (see "Reuse").
  *
  *	6. ShareUpdateExclusiveLock on the table is the unlinker's (see
@@ -3637,6 +3642,8 @@ ddb_split_into_right(Relation rel, Buffer parentbuf, OffsetNumber downlink, Buff
 		return false;
 	}
 
+	ddb_vm_clear(rel, buf);
+	ddb_vm_clear(rel, rbuf);
 	state = GenericXLogStart(rel);
 	ppage = GenericXLogRegisterBuffer(state, parentbuf, 0);
 	lpage = GenericXLogRegisterBuffer(state, buf, DDB_GENERIC_ITEMS_MOVE);
@@ -4066,6 +4073,9 @@ choose:
 	 */
 	if (leaf)
 	{
+		/* both halves change: neither may keep a bit (ddb_vismap.c) */
+		ddb_vm_clear(rel, buf);
+		ddb_vm_clear(rel, rbuf);
 		lnew = palloc(BLCKSZ);
 		rnew = palloc0(BLCKSZ);
 		ddb_split_leaf_right(rnew, page, best, DdbPageIsRightmost(page) ? 0 : splitplen,
@@ -4711,6 +4721,134 @@ ddb_descend_parent(Relation rel, const char *key, int keylen)
 }
 
 /*
+ * VACUUM's walk over the leaves by their parents (ddb_vacuum.c), so that
+ * leaves it need not read are not read: each call of ddb_leaf_walk_next
+ * returns the next leaf in key order that 'skip' does not skip, named by a
+ * downlink of the level-1 page whose key space holds the walk's next key
+ * (w->next: the key at which the last leaf's key space ended), locked
+ * exclusively; the leaves skipped are never read.  The leaf is locked
+ * before its parent's share lock is released (rules 1 and 5: the downlink
+ * is read and followed under the parent's lock, which any split, move
+ * into a right sibling or unlink of its children needs exclusively), so
+ * the leaf's key space is the one the downlink gave it until the leaf is
+ * released: a split that moves items right after that moves only items
+ * VACUUM has seen, and the walk goes on at the key where that key space
+ * ended, whatever the level-1 page holds by then.  A tree of height one
+ * has no level 1: ddb_leaf_walk_start returns false, and VACUUM walks its
+ * leaves by their right-links.
+ */
+bool
+ddb_leaf_walk_start(Relation rel, DdbLeafWalk *w, DdbBlockSet *seen)
+{
+	DdbMetaPageData meta;
+	BlockNumber blkno;
+
+	memset(w, 0, sizeof(*w));
+	w->seen = seen;
+	ddb_meta_read(rel, &meta);
+	if (meta.height < 2)
+		return false;
+	blkno = meta.root;
+	for (uint32 level = meta.height - 1; level > 1; level--)
+	{
+		Buffer		buf = ddb_read_internal(rel, blkno);
+		Page		page;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		ddb_check_page(rel, buf, page);
+		blkno = ddb_key_item(page, DdbPageFirstData(page))->child;
+		UnlockReleaseBuffer(buf);
+	}
+	w->parent = blkno;
+	return true;
+}
+
+/*
+ * The next leaf of the walk (see above) that 'skip' does not skip: its
+ * block, or InvalidBlockNumber at the end, and in *buf the leaf locked
+ * exclusively.  The leaves skipped on the way are passed to skip(rel,
+ * block, arg) alone, one level-1 page's run of them under one share lock
+ * of that page.  Holds no lock on return but the leaf's.
+ */
+BlockNumber
+ddb_leaf_walk_next(Relation rel, DdbLeafWalk *w, BufferAccessStrategy bstrategy,
+				   bool (*skip) (Relation, BlockNumber, void *), void *arg, Buffer *buf)
+{
+	*buf = InvalidBuffer;
+	while (!w->done)
+	{
+		Buffer		pbuf;
+		Page		page;
+		OffsetNumber off;
+		OffsetNumber maxoff;
+		BlockNumber child = InvalidBlockNumber;
+		char	   *after = NULL;
+		int			afterlen = 0;
+
+		pbuf = ReadBufferExtended(rel, MAIN_FORKNUM, w->parent, RBM_NORMAL, bstrategy);
+		LockBuffer(pbuf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(pbuf);
+		ddb_check_page(rel, pbuf, page);
+		while (w->next != NULL && ddb_beyond_page(page, w->next, w->nextlen, false))
+		{
+			w->parent = DdbPageGetOpaque(page)->right;
+			UnlockReleaseBuffer(pbuf);
+			pbuf = ReadBufferExtended(rel, MAIN_FORKNUM, w->parent, RBM_NORMAL, bstrategy);
+			LockBuffer(pbuf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(pbuf);
+			ddb_check_page(rel, pbuf, page);
+		}
+		ddb_block_set_add(w->seen, w->parent);
+		if (DdbPageGetOpaque(page)->level != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg_internal("ddb page %u of \"%s\" is at level %u, expected 1",
+									 w->parent, RelationGetRelationName(rel),
+									 DdbPageGetOpaque(page)->level)));
+		maxoff = PageGetMaxOffsetNumber(page);
+		for (off = ddb_internal_search(page, w->next, w->nextlen, false); off <= maxoff; off++)
+		{
+			child = ddb_key_item(page, off)->child;
+			if (skip == NULL || !skip(rel, child, arg))
+				break;
+		}
+
+		/* where the key space of the last child looked at ends */
+		if (off < maxoff)
+			after = ddb_internal_sep(page, OffsetNumberNext(off), &afterlen);
+		else if (!DdbPageIsRightmost(page))
+		{
+			DdbKeyItem	hk = ddb_key_item(page, DDB_HIKEY);
+
+			afterlen = hk->keylen;
+			after = palloc(Max(afterlen, 1));
+			memcpy(after, hk->key, afterlen);
+			w->parent = DdbPageGetOpaque(page)->right;
+		}
+		else
+			w->done = true;
+		if (w->next)
+			pfree(w->next);
+		w->next = after;
+		w->nextlen = afterlen;
+
+		if (off > maxoff)
+		{
+			/* every child skipped: the next level-1 page, if any */
+			UnlockReleaseBuffer(pbuf);
+			continue;
+		}
+		*buf = ReadBufferExtended(rel, MAIN_FORKNUM, child, RBM_NORMAL, bstrategy);
+		LockBuffer(*buf, BUFFER_LOCK_EXCLUSIVE);
+		UnlockReleaseBuffer(pbuf);
+		ddb_check_leaf(rel, *buf);
+		return child;
+	}
+	return InvalidBlockNumber;
+}
+
+/*
  * Unlink leaf 'lblk', whose high key VACUUM read as 'hk' when it left the
  * leaf without items, if it still has none and its left and right
  * siblings share its parent: the parent's downlink to it then names its
@@ -4802,6 +4940,12 @@ ddb_unlink_leaf(Relation rel, BlockNumber lblk, const char *hk, int hklen, bool 
 	}
 
 	safexid = ReadNextFullTransactionId();
+	/*
+	 * The leaf becomes a deleted page, which keeps no mark; its left
+	 * sibling only takes another right-link, which leaves its versions as
+	 * visible as they were, and keeps its mark (ddb_vismap.c).
+	 */
+	ddb_vm_clear(rel, lbuf);
 	if (!ddb_wal_unlink(rel, qbuf, off, pbuf, lbuf, rblk, safexid))
 	{
 		state = GenericXLogStart(rel);

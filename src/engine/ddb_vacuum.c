@@ -23,6 +23,19 @@
  * relfrozenxid/relminmxid through vac_update_relstats.  xids below the new
  * relfrozenxid are frozen, so wraparound never makes data vanish.
  *
+ * Skipping.  VACUUM marks in the visibility map the leaves it leaves all
+ * visible (ddb_vismap.c), and walks the leaves by their parents' downlinks
+ * (ddb_leaf_walk_next), so that a VACUUM that is not aggressive skips the
+ * marked leaves without reading them: a table nothing changed costs it its
+ * internal and row-id map pages, not its leaves.  Such a VACUUM has not
+ * seen every xid, so it leaves relfrozenxid and relminmxid as they were
+ * and counts the skipped leaves' items by the table's density (as heap's
+ * VACUUM does for the pages it skips); an aggressive one (freeze_table_age
+ * reached, FREEZE, wraparound, DISABLE_PAGE_SKIPPING) reads every leaf and
+ * advances them.  A tree of one leaf is walked by right-links, as every
+ * tree was before.  No buffer lock is held between leaves, where VACUUM
+ * sleeps for its cost limit (vacuum_delay_point).
+ *
  * Hot standby.  Generic WAL records carry no conflict horizon, so a standby
  * replaying a prune would remove versions under a query that can still see
  * them.  Before each prune we emit an nbtree XLOG_BTREE_REUSE_PAGE record
@@ -49,6 +62,7 @@
 #include "access/multixact.h"
 #include "access/nbtxlog.h"
 #include "access/transam.h"
+#include "access/visibilitymap.h"
 #include "access/xloginsert.h"
 #include "access/xlog.h"
 #include "commands/dbcommands.h"
@@ -79,6 +93,9 @@ typedef struct DdbFreezeState
 	MultiXactId MultiXactCutoff;
 	TransactionId NewRelfrozenXid;
 	MultiXactId NewRelminMxid;
+	/* the leaf last pruned: is everything left on it visible to all? */
+	TransactionId OldestXmin;
+	bool		all_visible;
 } DdbFreezeState;
 
 typedef struct DdbPruneStats
@@ -152,6 +169,8 @@ prune_scan(Relation rel, Buffer buf, GlobalVisState *vistest, DdbFreezeState *fs
 	int			ndeletable = 0;
 
 	*latestRemovedXid = InvalidTransactionId;
+	if (fs)
+		fs->all_visible = true;
 	for (OffsetNumber off = DdbPageFirstData(page); off <= maxoff; off++)
 	{
 		ItemId		iid = PageGetItemId(page, off);
@@ -175,6 +194,18 @@ prune_scan(Relation rel, Buffer buf, GlobalVisState *vistest, DdbFreezeState *fs
 		}
 		else if (stats && (res == HEAPTUPLE_LIVE || res == HEAPTUPLE_DELETE_IN_PROGRESS))
 			stats->live++;
+
+		/*
+		 * All visible, as heap's VACUUM judges it (lazy_scan_prune): live,
+		 * its xmin committed (the hint HeapTupleSatisfiesVacuum just set,
+		 * which waits for an asynchronous commit's flush) before the
+		 * oldest xmin; an xmax left on a live version is a lock's or an
+		 * aborted update's.
+		 */
+		if (fs && !remove &&
+			(res != HEAPTUPLE_LIVE || !HeapTupleHeaderXminCommitted(htup.t_data) ||
+			 !TransactionIdPrecedes(HeapTupleHeaderGetXmin(htup.t_data), fs->OldestXmin)))
+			fs->all_visible = false;
 
 		if (remove)
 		{
@@ -238,6 +269,9 @@ ddb_prune_leaf(Relation rel, Buffer buf, GlobalVisState *vistest,
 	ndeletable = prune_scan(rel, buf, vistest, fs, stats, deletable, removed,
 							&latestRemovedXid, frzoff, frz, &nfrozen);
 
+	/* freezing keeps a leaf all visible; removing versions is a change */
+	if (ndeletable > 0)
+		ddb_vm_clear(rel, buf);
 	/* a prune without freezing: ddb's own record, when it has one */
 	if (ndeletable > 0 && nfrozen == 0 &&
 		ddb_wal_leaf_prune(rel, buf, deletable, ndeletable, latestRemovedXid))
@@ -388,7 +422,8 @@ ddb_prune_read_leaf(Relation rel, BlockNumber blkno)
 
 /*
  * Record in the free space map every page of blocks [1, nblocks) that the
- * leaf walk did not visit ('visited') and that is recyclable now: deleted
+ * leaf walk and the row-id map's pass did not read or skip ('visited':
+ * leaves, level-1 pages, map pages in use) and that is recyclable now: deleted
  * leaves whose safexid every snapshot has passed, and all-zero pages
  * (ddb_page_is_recyclable).  Deleted leaves not recyclable yet are counted
  * in *waiting: a later VACUUM records them.  Returns the number recorded.
@@ -428,6 +463,7 @@ record_free_pages(Relation rel, const bool *visited, BlockNumber nblocks,
 typedef struct DdbVacuumReport
 {
 	BlockNumber leaves;			/* leaves pruned */
+	BlockNumber skipped;		/* leaves skipped: all visible */
 	BlockNumber unlinked;
 	BlockNumber mapfreed;		/* row-id map leaves freed */
 	BlockNumber free;			/* pages recorded free for reuse */
@@ -463,8 +499,8 @@ log_vacuum(Relation rel, VacuumParams *params, DdbVacuumReport *r, DdbPruneStats
 					 get_database_name(MyDatabaseId),
 					 get_namespace_name(RelationGetNamespace(rel)),
 					 RelationGetRelationName(rel));
-	appendStringInfo(&buf, "leaves: %u scanned, %u unlinked; row-id map leaves freed: %u; pages: %u in total, %u recorded free for reuse, %u deleted earlier and not yet reusable\n",
-					 r->leaves, r->unlinked, r->mapfreed, nblocks, r->free, r->waiting);
+	appendStringInfo(&buf, "leaves: %u scanned, %u skipped as all visible, %u unlinked; row-id map leaves freed: %u; pages: %u in total, %u recorded free for reuse, %u deleted earlier and not yet reusable\n",
+					 r->leaves, r->skipped, r->unlinked, r->mapfreed, nblocks, r->free, r->waiting);
 	appendStringInfo(&buf, "versions: %.0f removed, %.0f remain, %.0f are dead but not yet removable\n",
 					 stats->dead, stats->live, stats->recently_dead);
 	appendStringInfo(&buf, "removable cutoff: %u, which was %d XIDs old when operation ended\n",
@@ -483,11 +519,64 @@ log_vacuum(Relation rel, VacuumParams *params, DdbVacuumReport *r, DdbPruneStats
 	pfree(buf.data);
 }
 
+/* One VACUUM's walk over the leaves (ddb_vacuum_rel). */
+typedef struct VacuumLeafState
+{
+	Relation	rel;
+	GlobalVisState *vistest;
+	DdbFreezeState *fs;
+	DdbPruneStats *stats;
+	DdbVacuumReport *report;
+	ItemPointerData *removed;	/* room for MaxOffsetNumber */
+	DdbBlockSet seen;			/* blocks the walk read or skipped */
+	bool		skip;			/* may skip leaves all visible (not aggressive) */
+	Buffer		vmbuf;			/* a pinned visibility map page */
+} VacuumLeafState;
+
 /*
- * VACUUM: prune and freeze every leaf, left to right, unlinking the leaves
- * it leaves without items (ddb_tree.c, "Unlinking empty leaves"); record
- * the pages that may be reused in the free space map; then update pg_class
- * and the statistics.
+ * Prune and freeze the exclusively locked leaf in buf, mark it all visible
+ * (ddb_vismap.c) when everything left on it is, and release it, unlinking
+ * it when it is left without items.  Returns its right sibling as it was.
+ */
+static BlockNumber
+vacuum_leaf(VacuumLeafState *vs, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	BlockNumber right;
+	int			nremoved;
+
+	ddb_block_set_add(&vs->seen, blkno);
+	nremoved = ddb_prune_leaf(vs->rel, buf, vs->vistest, vs->fs, vs->removed, vs->stats);
+	vs->report->leaves++;
+	/* the right sibling is where a walk by right-links goes on either way */
+	right = DdbPageGetOpaque(page)->right;
+	if (vs->fs->all_visible && PageGetMaxOffsetNumber(page) >= DdbPageFirstData(page))
+		ddb_vm_set(vs->rel, buf, &vs->vmbuf);
+	if (release_pruned_leaf(vs->rel, buf, vs->removed, nremoved, false))
+		vs->report->unlinked++;
+	return right;
+}
+
+/* The walk's test (ddb_leaf_walk_next): may this VACUUM skip leaf blkno? */
+static bool
+skip_leaf(Relation rel, BlockNumber blkno, void *arg)
+{
+	VacuumLeafState *vs = (VacuumLeafState *) arg;
+
+	if (!vs->skip || !ddb_vm_is_set(rel, blkno, &vs->vmbuf))
+		return false;
+	ddb_block_set_add(&vs->seen, blkno);
+	vs->report->skipped++;
+	return true;
+}
+
+/*
+ * VACUUM: prune and freeze every leaf not skipped as all visible, left to
+ * right, unlinking the leaves it leaves without items (ddb_tree.c,
+ * "Unlinking empty leaves") and marking those it leaves all visible;
+ * record the pages that may be reused in the free space map; then update
+ * pg_class and the statistics.
  */
 void
 ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrategy)
@@ -497,13 +586,14 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 	DdbFreezeState fs;
 	DdbPruneStats stats = {0};
 	GlobalVisState *vistest;
-	BlockNumber blkno;
-	BlockNumber nblocks;
+	BlockNumber nblocks = 0;
 	bool		frozenxid_updated,
 				minmulti_updated;
 	ItemPointerData *removed = palloc(sizeof(ItemPointerData) * MaxOffsetNumber);
 	DdbVacuumReport report = {0};
 	bool		logged = IsAutoVacuumWorkerProcess() && params->log_min_duration >= 0;
+	bool		aggressive;
+	double		live;
 
 	if (logged)
 	{
@@ -512,7 +602,7 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 		report.buffers = pgBufferUsage;
 		report.wal = pgWalUsage;
 	}
-	vacuum_set_xid_limits(rel,
+	aggressive = vacuum_set_xid_limits(rel,
 						  params->freeze_min_age, params->freeze_table_age,
 						  params->multixact_freeze_min_age,
 						  params->multixact_freeze_table_age,
@@ -523,12 +613,16 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 	/* lowered by every xid that stays unfrozen */
 	fs.NewRelfrozenXid = OldestXmin;
 	fs.NewRelminMxid = OldestMxact;
+	fs.OldestXmin = OldestXmin;
+	/* as heap's: DISABLE_PAGE_SKIPPING reads every leaf */
+	if (params->options & VACOPT_DISABLE_PAGE_SKIPPING)
+		aggressive = true;
 	vistest = GlobalVisTestFor(rel);
 
 	if (ddb_tree_exists(rel))
 	{
-		Buffer		buf;
-		bool	   *visited;
+		DdbLeafWalk walk;
+		VacuumLeafState vs = {rel, vistest, &fs, &stats, &report, removed};
 
 		/*
 		 * The size under the extension lock: a block added since is locked
@@ -538,31 +632,50 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 		LockRelationForExtension(rel, ExclusiveLock);
 		nblocks = RelationGetNumberOfBlocks(rel);
 		UnlockRelationForExtension(rel, ExclusiveLock);
-		visited = palloc0(sizeof(bool) * nblocks);
+		vs.seen.in = palloc0(sizeof(bool) * nblocks);
+		vs.seen.n = nblocks;
+		vs.skip = !aggressive;
+		vs.vmbuf = InvalidBuffer;
+		/* the map covers every leaf there is now, extended outside leaf locks */
+		if (nblocks > 0)
+			visibilitymap_pin(rel, nblocks - 1, &vs.vmbuf);
 
-		buf = ddb_descend(rel, NULL, 0, false, BUFFER_LOCK_EXCLUSIVE, NULL, NULL);
-		for (;;)
+		if (ddb_leaf_walk_start(rel, &walk, &vs.seen))
 		{
-			int			nremoved;
+			/* by the leaves' parents, past the leaves all visible */
+			for (;;)
+			{
+				Buffer		buf;
 
-			vacuum_delay_point();
-			if (BufferGetBlockNumber(buf) < nblocks)
-				visited[BufferGetBlockNumber(buf)] = true;
-			nremoved = ddb_prune_leaf(rel, buf, vistest, &fs, removed, &stats);
-			report.leaves++;
-			/* the right sibling is where the walk goes on either way */
-			blkno = DdbPageGetOpaque(BufferGetPage(buf))->right;
-			if (release_pruned_leaf(rel, buf, removed, nremoved, false))
-				report.unlinked++;
-			if (blkno == InvalidBlockNumber)
-				break;
-			buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, bstrategy);
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-			ddb_check_leaf(rel, buf);
+				vacuum_delay_point();
+				if (!BlockNumberIsValid(ddb_leaf_walk_next(rel, &walk, bstrategy,
+														   skip_leaf, &vs, &buf)))
+					break;
+				(void) vacuum_leaf(&vs, buf);
+			}
 		}
-		report.mapfreed = ddb_map_free_empty(rel, bstrategy);
-		report.free = record_free_pages(rel, visited, nblocks, bstrategy, &report.waiting);
-		pfree(visited);
+		else
+		{
+			/* a tree of height one, or grown since: by right-links */
+			Buffer		buf = ddb_descend(rel, NULL, 0, false, BUFFER_LOCK_EXCLUSIVE, NULL, NULL);
+
+			for (;;)
+			{
+				BlockNumber blkno = vacuum_leaf(&vs, buf);
+
+				if (blkno == InvalidBlockNumber)
+					break;
+				vacuum_delay_point();
+				buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, bstrategy);
+				LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+				ddb_check_leaf(rel, buf);
+			}
+		}
+		if (BufferIsValid(vs.vmbuf))
+			ReleaseBuffer(vs.vmbuf);
+		report.mapfreed = ddb_map_free_empty(rel, bstrategy, &vs.seen);
+		report.free = record_free_pages(rel, vs.seen.in, nblocks, bstrategy, &report.waiting);
+		pfree(vs.seen.in);
 
 		/*
 		 * Backends that found no free space map fork ask it only now and
@@ -576,16 +689,29 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 	pfree(removed);
 
 	ereport((params->options & VACOPT_VERBOSE) ? INFO : DEBUG2,
-			(errmsg("ddb table \"%s\": %u leaves unlinked, %u row-id map leaves freed, %u pages free for reuse, %u deleted pages not yet reusable",
-					RelationGetRelationName(rel), report.unlinked, report.mapfreed,
-					report.free, report.waiting)));
+			(errmsg("ddb table \"%s\": %u leaves scanned, %u skipped as all visible, %u leaves unlinked, %u row-id map leaves freed, %u pages free for reuse, %u deleted pages not yet reusable",
+					RelationGetRelationName(rel), report.leaves, report.skipped,
+					report.unlinked, report.mapfreed, report.free, report.waiting)));
 
+	/*
+	 * A VACUUM that skipped leaves saw neither their versions nor their
+	 * xids: it counts the items by the density the table had (as heap's
+	 * does for the pages it skips) and leaves relfrozenxid and relminmxid
+	 * as they were, which only a VACUUM that reads every leaf advances.
+	 */
+	live = stats.live;
+	if (report.skipped > 0)
+	{
+		live = vac_estimate_reltuples(rel, nblocks, nblocks - report.skipped, stats.live);
+		fs.NewRelfrozenXid = InvalidTransactionId;
+		fs.NewRelminMxid = InvalidMultiXactId;
+	}
 	nblocks = RelationGetNumberOfBlocks(rel);
-	vac_update_relstats(rel, nblocks, stats.live, 0, false,
+	vac_update_relstats(rel, nblocks, live, 0, false,
 						fs.NewRelfrozenXid, fs.NewRelminMxid,
 						&frozenxid_updated, &minmulti_updated, false);
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
-						 stats.live, stats.recently_dead);
+						 live, stats.recently_dead);
 	if (logged)
 		log_vacuum(rel, params, &report, &stats, OldestXmin, &fs, frozenxid_updated, nblocks);
 }

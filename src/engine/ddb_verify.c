@@ -51,6 +51,12 @@
  *
  *	- run length: the versions of one key span at most
  *	  ddb.verify_max_key_leaves leaves (default 1000; 0 = no limit)
+ *	- visibility map (ddb_vismap.c): only leaves of the tree are marked all
+ *	  visible, and every version on a marked leaf is live to
+ *	  HeapTupleSatisfiesVacuum (a change that failed to clear the mark
+ *	  before it added a version, marked one deleted or locked, leaves one
+ *	  that is not); all_visible_leaves and empty_leaves count the marked
+ *	  leaves and those without items
  *
  * The summary also reports leaf_fill, the share of the leaves' capacity
  * that leaf items and their line pointers take (alignment padding and high
@@ -154,6 +160,9 @@ typedef struct VerifyState
 	MultiXactId relminmxid;
 	MultiXactId nextmulti;
 	uint64		next_rowid;		/* the metapage's row id counter */
+	Buffer		vmbuf;			/* a visibility map page (ddb_vismap.c) */
+	uint64		all_visible_leaves; /* leaves whose map bit is set */
+	uint64		empty_leaves;	/* leaves without items */
 } VerifyState;
 
 static void corrupt(VerifyState *vs, BlockNumber blk, const char *fmt,...) pg_attribute_printf(3, 4) pg_attribute_noreturn();
@@ -487,9 +496,15 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 	}		   *mapped = NULL;
 	int			nmapped = 0;
 
+	bool		all_visible = ddb_vm_is_set(vs->rel, blk, &vs->vmbuf);
+
+	if (all_visible)
+		vs->all_visible_leaves++;
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	maxoff = PageGetMaxOffsetNumber(page);
+	if (maxoff < DdbPageFirstData(page))
+		vs->empty_leaves++;
 	for (OffsetNumber off = DdbPageFirstData(page); off <= maxoff; off++)
 	{
 		ItemId		iid = PageGetItemId(page, off);
@@ -516,6 +531,13 @@ check_leaf_mvcc(VerifyState *vs, BlockNumber blk)
 			check_xid(vs, blk, off, "xmax", HeapTupleHeaderGetRawXmax(t));
 
 		res = HeapTupleSatisfiesVacuum(&htup, oldest, buf);
+
+		/*
+		 * A leaf marked all visible was left so by VACUUM, and every change
+		 * since would have cleared the mark first (ddb_vismap.c).
+		 */
+		if (all_visible && res != HEAPTUPLE_LIVE)
+			corrupt(vs, blk, "the leaf is marked all visible, but item %u is not visible to every snapshot", off);
 
 		key = ddb_leaf_key(page, li, keybuf, &keylen);
 		/* runs of versions of one key may span pages */
@@ -1050,6 +1072,15 @@ ddb_verify(PG_FUNCTION_ARGS)
 	}
 	if (deleted > 0)
 		check_deleted_chains(&vs, deleted_right, deleted_xid, recyclable, deleted_lsn);
+
+	/* only the tree's leaves may be marked all visible (ddb_vismap.c) */
+	for (BlockNumber blk = 0; blk < vs.nblocks; blk++)
+	{
+		if (!vs.live_leaf[blk] && ddb_vm_is_set(vs.rel, blk, &vs.vmbuf))
+			corrupt(&vs, blk, "the page is marked all visible, but it is not a leaf of the tree");
+	}
+	if (BufferIsValid(vs.vmbuf))
+		ReleaseBuffer(vs.vmbuf);
 	pfree(recyclable);
 	pfree(deleted_lsn);
 	pfree(deleted_right);
@@ -1067,6 +1098,7 @@ ddb_verify(PG_FUNCTION_ARGS)
 					 "\"max_key_leaves\": %u, "
 					 "\"leaf_fill\": %.3f, \"leaf_prefix_bytes\": %.1f, "
 					 "\"leaf_prefix_copies\": %llu, \"leaf_prefix_saved\": %.3f, "
+					 "\"all_visible_leaves\": %llu, \"empty_leaves\": %llu, "
 					 "\"storage_version\": %u, \"fillfactor\": %d}",
 					 (unsigned long long) vs.pages, height,
 					 (unsigned long long) vs.leaf_pages,
@@ -1080,6 +1112,8 @@ ddb_verify(PG_FUNCTION_ARGS)
 					 (unsigned long long) vs.prefix_copies,
 					 vs.leaf_pages ? (double) vs.prefix_saved /
 					 (vs.leaf_pages * (double) DDB_PAGE_CAPACITY) : 0.0,
+					 (unsigned long long) vs.all_visible_leaves,
+					 (unsigned long long) vs.empty_leaves,
 					 vs.version, fillfactor);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(out.data)));
 }

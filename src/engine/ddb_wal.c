@@ -385,6 +385,15 @@ typedef struct xl_ddb_split
  *	item in block 0's data as DDB_EXT_INSERT logs it, the sizes those of
  *	the items as logged.
  *
+ *	DDB_EXT_VM_CLEAR: the visibility map bit of a leaf is cleared
+ *	(ddb_vismap.c) before a change of the leaf: main data a RelFileNode
+ *	and the leaf's block number, no block registered.  Redo clears the
+ *	bit where the map has a page for it, as heap's redo clears its map's
+ *	bits (an idempotent change the map page's LSN does not order: a set
+ *	is a Generic WAL record of the page, and replay meets the two in the
+ *	order they were made).  With ddb's records a clear costs this, and
+ *	no record of the 8 kB map page.
+ *
  *	DDB_EXT_SPLIT_PACKED: DDB_EXT_SPLIT_ITEMS (the two prefixes always
  *	follow the xl_ddb_ext) whose block 2 data -- the right half's line
  *	pointer lengths and its items as they lie -- is compressed: a uint16,
@@ -411,6 +420,7 @@ typedef struct xl_ddb_ext
 #define DDB_EXT_INSERT		4
 #define DDB_EXT_INSERT_MULTI 5
 #define DDB_EXT_SPLIT_PACKED 6
+#define DDB_EXT_VM_CLEAR	7
 
 /* DDB_EXT_SPLIT_PACKED's methods */
 #define DDB_PACK_PGLZ		1
@@ -760,6 +770,7 @@ ddb_wal_leaf_add(Relation rel, Buffer buf, OffsetNumber off, const void *item, S
 	Size		clen = 0;
 	Size		keyend = 0;
 
+	ddb_vm_clear(rel, buf);
 	if (!ddb_wal_custom())
 	{
 		GenericXLogState *state = GenericXLogStart(rel);
@@ -835,6 +846,7 @@ ddb_wal_leaf_add_multi(Relation rel, Buffer buf, int n, const OffsetNumber *offs
 	Size		datalen = 0;
 	bool		compact = false;
 
+	ddb_vm_clear(rel, buf);
 	if (!ddb_wal_custom())
 	{
 		GenericXLogState *state = GenericXLogStart(rel);
@@ -929,6 +941,7 @@ ddb_wal_leaf_mark(Relation rel, Buffer buf, OffsetNumber off, DdbMarkFn mark, vo
 {
 	Page		page = BufferGetPage(buf);
 
+	ddb_vm_clear(rel, buf);
 	if (!ddb_wal_custom())
 	{
 		GenericXLogState *state = GenericXLogStart(rel);
@@ -1206,6 +1219,7 @@ ddb_wal_leaf_update(Relation rel, Buffer buf, OffsetNumber oldoff, DdbMarkFn mar
 	char	   *delta = NULL;
 	Size		deltalen = 0;
 
+	ddb_vm_clear(rel, buf);
 	if (!ddb_wal_custom())
 	{
 		GenericXLogState *state;
@@ -1691,6 +1705,30 @@ ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink, int newpp,
 }
 
 /*
+ * Log that leaf blkno's visibility map bit is being cleared
+ * (DDB_EXT_VM_CLEAR), with ddb's own records; false, with nothing logged,
+ * without them (the caller logs the map page as Generic WAL).  The caller
+ * clears the bit in the page after this, holding the leaf exclusively.
+ */
+bool
+ddb_wal_vm_clear(Relation rel, BlockNumber blkno)
+{
+	xl_ddb_ext	ext = {DDB_EXT_VM_CLEAR, 0, 0};
+
+	if (!ddb_wal_custom())
+		return false;
+	if (RelationNeedsWAL(rel))
+	{
+		XLogBeginInsert();
+		XLogRegisterData((char *) &ext, sizeof(ext));
+		XLogRegisterData((char *) &rel->rd_node, sizeof(RelFileNode));
+		XLogRegisterData((char *) &blkno, sizeof(BlockNumber));
+		(void) XLogInsert(DDB_RMGR_ID, XLOG_DDB_EXT);
+	}
+	return true;
+}
+
+/*
  * Re-lay leaf 'buf' (locked exclusively by the caller, who checked that it
  * fits) under a prefix of 'newplen' bytes (ddb_leaf_relay), in a record of
  * its own: with ddb's own WAL the EXT form RELAY, which redo re-lays the
@@ -1699,6 +1737,7 @@ ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink, int newpp,
 void
 ddb_wal_leaf_relay(Relation rel, Buffer buf, int newplen)
 {
+	ddb_vm_clear(rel, buf);
 	if (!ddb_wal_custom())
 	{
 		GenericXLogState *state = GenericXLogStart(rel);
@@ -2010,6 +2049,15 @@ ddb_wal_redo(XLogReaderState *record)
 			compact_xid = XLogRecGetXid(record);
 			ext_arg = ext.arg;
 		}
+		else if (ext.form == DDB_EXT_VM_CLEAR)
+		{
+			RelFileNode rnode;
+			BlockNumber blkno;
+
+			memcpy(&rnode, XLogRecGetData(record) + sizeof(ext), sizeof(rnode));
+			memcpy(&blkno, XLogRecGetData(record) + sizeof(ext) + sizeof(rnode), sizeof(blkno));
+			ddb_vm_clear_redo(rnode, blkno);
+		}
 		else if (ext.form == DDB_EXT_RELAY)
 		{
 			if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
@@ -2247,6 +2295,17 @@ ddb_wal_desc(StringInfo buf, XLogReaderState *record)
 		else if (ext.form == DDB_EXT_RELAY)
 		{
 			appendStringInfo(buf, "RELAY, prefix %u bytes", ext.arg);
+			return;
+		}
+		else if (ext.form == DDB_EXT_VM_CLEAR)
+		{
+			RelFileNode rnode;
+			BlockNumber blkno;
+
+			memcpy(&rnode, rec, sizeof(rnode));
+			memcpy(&blkno, rec + sizeof(rnode), sizeof(blkno));
+			appendStringInfo(buf, "VM_CLEAR, rel %u/%u/%u blk %u", rnode.spcNode, rnode.dbNode,
+							 rnode.relNode, blkno);
 			return;
 		}
 		else if (ext.form == DDB_EXT_INSERT || ext.form == DDB_EXT_INSERT_MULTI)

@@ -1026,5 +1026,71 @@ for my $c (@dcases)
 }
 $node->safe_psql('postgres', "COMMIT PREPARED 'hold_deleted'");
 
+# ---------------------------------------------------------------------------
+# The visibility map (ddb_vismap.c): a leaf VACUUM marked all visible is
+# unmarked by every change before it is made, so a mark on a leaf holding
+# a version that not every snapshot sees, or on a page that is not a leaf,
+# is corruption.  The bits are in the map fork (heap's layout: two bits a
+# block after the page header, ddb's the second).  vm_stale: after a
+# VACUUM that marked every leaf, a DELETE unmarks the leaves it changes;
+# the edit marks one of them again, over its deleted (not yet pruned)
+# versions.  vm_root: the edit marks the root, an internal page.
+# ---------------------------------------------------------------------------
+sub vm_bit
+{
+	my ($file, $blk, $set) = @_;
+	my $page = read_block($file, 0);
+	my $at = PAGE_HEADER + int($blk / 4);
+	my $mask = 0x02 << (2 * ($blk % 4));
+	my $byte = ord(substr($page, $at, 1));
+	return ($byte & $mask) != 0 unless defined $set;
+	substr($page, $at, 1) = chr($set ? $byte | $mask : $byte & ~$mask);
+	write_block($file, 0, $page);
+}
+my %vmfile;
+for my $t ('vm_stale', 'vm_root')
+{
+	$node->safe_psql('postgres', qq{
+		CREATE TABLE $t ("PK" text, "SK" text, item jsonb) USING ddb;
+		INSERT INTO $t SELECT 'P' || (i % 40), 'S' || lpad(i::text, 5, '0'),
+		       jsonb_build_object('i', i, 'pad', repeat('x', 150))
+		  FROM generate_series(1, 800) i;
+	});
+	# (a write that commits synchronously, so that the VACUUM may set the
+	# hint bits that say the load committed: see sql/vacuum_skip.sql)
+	$node->safe_psql('postgres', "CREATE TABLE ${t}_flush (); VACUUM $t");
+	is($node->safe_psql('postgres', qq{
+		SELECT v ->> 'all_visible_leaves' = v ->> 'leaf_pages' FROM ddb_verify('$t') v}),
+		't', "$t: VACUUM marked every leaf, and the table verifies clean");
+	$vmfile{$t} = $node->data_dir . '/' .
+	  $node->safe_psql('postgres', "SELECT pg_relation_filepath('$t')") . '_vm';
+}
+$node->safe_psql('postgres', q{DELETE FROM vm_stale WHERE "PK" = 'P5'});
+is($node->safe_psql('postgres', q{
+	SELECT (v ->> 'leaf_pages')::int - (v ->> 'all_visible_leaves')::int > 0
+	  FROM ddb_verify('vm_stale') v}),
+	't', 'the DELETE unmarked the leaves it changed, and the table verifies clean');
+my %mainfile = map { $_ => $node->data_dir . '/' .
+	  $node->safe_psql('postgres', "SELECT pg_relation_filepath('$_')") } ('vm_stale', 'vm_root');
+$node->stop;
+my $stale_tree = tree($mainfile{vm_stale});
+my $root_tree = tree($mainfile{vm_root});
+my ($unmarked) = grep { !vm_bit($vmfile{vm_stale}, $_) } @{ $stale_tree->{leaves} };
+die "vm_stale: no unmarked leaf" unless defined $unmarked;
+vm_bit($vmfile{vm_stale}, $unmarked, 1);
+vm_bit($vmfile{vm_root}, $root_tree->{meta}{root}, 1);
+$node->start;
+for my $c (
+	[ 'vm_stale', 'a marked leaf with versions not visible to all',
+		qr/the leaf is marked all visible, but item \d+ is not visible to every snapshot/ ],
+	[ 'vm_root', 'a marked internal page',
+		qr/the page is marked all visible, but it is not a leaf of the tree/ ])
+{
+	my ($table, $what, $message) = @$c;
+	my ($rc, $out, $err) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT ddb_verify('$table')");
+	like($err, qr/ERROR:  XX001: .*$message/, "ddb_verify reports $what ($table)");
+}
+
 $node->stop;
 done_testing();
