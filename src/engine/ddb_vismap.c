@@ -29,13 +29,13 @@
  * bit) only reads.  ANALYZE's relallvisible counts the first bit, so it
  * stays 0, which matters to nothing (ddb tables have no index-only scans).
  *
- * WAL.  A set is a Generic WAL record of the map page alone, logged after
- * VACUUM's own record of the leaf; a clear is logged before the change
- * that makes it necessary, while the leaf is locked exclusively
- * throughout: with ddb's own records as DDB_EXT_VM_CLEAR, a few bytes
- * whose redo clears the bit as heap's redo clears its map's (ddb_wal.c),
- * else as a Generic WAL record of the map page.  Replay meets them in the
- * order they were made.  A map
+ * WAL.  A set is logged after VACUUM's own record of the leaf, a clear
+ * before the change that makes it necessary, while the leaf is locked
+ * exclusively throughout; replay meets them in the order they were made.
+ * With ddb's own records (ddb_wal.c) they are DDB_EXT_VM_SET, of the map
+ * page and ordered by its LSN, as heap logs its map's sets, and
+ * DDB_EXT_VM_CLEAR, a few bytes whose redo clears the bit as heap's redo
+ * clears its map's; without them, Generic WAL records of the map page.  A map
  * page is made by visibilitymap.c without WAL (vm_extend); the first
  * record that changes one logs it whole and sets its pd_lower to the
  * end of the page, so that later records, which log what changed between
@@ -114,12 +114,18 @@ vm_change(Relation rel, Buffer vmbuf, BlockNumber blkno, bool set)
 		LockBuffer(vmbuf, BUFFER_LOCK_UNLOCK);
 		return;
 	}
-	if (!set && ddb_wal_custom())
+	if (ddb_wal_custom())
 	{
 		START_CRIT_SECTION();
-		*byte &= ~bit;
+		if (set)
+			ddb_vm_set_in_page(page, blkno);
+		else
+			*byte &= ~bit;
 		MarkBufferDirty(vmbuf);
-		ddb_wal_vm_clear(rel, blkno);
+		if (set)
+			ddb_wal_vm_set(rel, vmbuf, blkno);
+		else
+			ddb_wal_vm_clear(rel, blkno);
 		END_CRIT_SECTION();
 		LockBuffer(vmbuf, BUFFER_LOCK_UNLOCK);
 		return;
@@ -136,6 +142,24 @@ vm_change(Relation rel, Buffer vmbuf, BlockNumber blkno, bool set)
 		*byte &= ~bit;
 	GenericXLogFinish(state);
 	LockBuffer(vmbuf, BUFFER_LOCK_UNLOCK);
+}
+
+/*
+ * Set leaf blkno's bit on map page 'page' (formatting it as the first
+ * record of a page does: see "WAL" above): VACUUM's change with ddb's own
+ * records, and the redo of DDB_EXT_VM_SET (ddb_wal.c).
+ */
+void
+ddb_vm_set_in_page(Page page, BlockNumber blkno)
+{
+	uint8		bit;
+	uint8	   *byte;
+
+	if (PageIsNew(page))
+		PageInit(page, BLCKSZ, 0);
+	((PageHeader) page)->pd_lower = BLCKSZ;
+	byte = vm_byte(page, blkno, &bit);
+	*byte |= bit;
 }
 
 /* Redo of DDB_EXT_VM_CLEAR (ddb_wal.c): clear the bit where there is one. */

@@ -394,6 +394,12 @@ typedef struct xl_ddb_split
  *	order they were made).  With ddb's records a clear costs this, and
  *	no record of the 8 kB map page.
  *
+ *	DDB_EXT_VM_SET: block 0 a visibility map page, on which VACUUM set the
+ *	bit of the leaf whose block number is the main data (after the
+ *	xl_ddb_ext), as heap logs its map's sets: the page's LSN orders them,
+ *	and the map page is registered (with its image when a checkpoint asks
+ *	for one).  With ddb's records VACUUM logs a mark in a few bytes.
+ *
  *	DDB_EXT_SPLIT_PACKED: DDB_EXT_SPLIT_ITEMS (the two prefixes always
  *	follow the xl_ddb_ext) whose block 2 data -- the right half's line
  *	pointer lengths and its items as they lie -- is compressed: a uint16,
@@ -421,6 +427,7 @@ typedef struct xl_ddb_ext
 #define DDB_EXT_INSERT_MULTI 5
 #define DDB_EXT_SPLIT_PACKED 6
 #define DDB_EXT_VM_CLEAR	7
+#define DDB_EXT_VM_SET		8
 
 /* DDB_EXT_SPLIT_PACKED's methods */
 #define DDB_PACK_PGLZ		1
@@ -1705,6 +1712,32 @@ ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink, int newpp,
 }
 
 /*
+ * Log that leaf blkno's visibility map bit was just set on the map page in
+ * vmbuf (DDB_EXT_VM_SET), in the caller's critical section, and set the
+ * page's LSN; false, with nothing logged, without ddb's own records.
+ */
+bool
+ddb_wal_vm_set(Relation rel, Buffer vmbuf, BlockNumber blkno)
+{
+	xl_ddb_ext	ext = {DDB_EXT_VM_SET, 0, 0};
+
+	if (!ddb_wal_custom())
+		return false;
+	if (RelationNeedsWAL(rel))
+	{
+		XLogRecPtr	recptr;
+
+		XLogBeginInsert();
+		XLogRegisterData((char *) &ext, sizeof(ext));
+		XLogRegisterData((char *) &blkno, sizeof(BlockNumber));
+		XLogRegisterBuffer(0, vmbuf, 0);
+		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_EXT);
+		PageSetLSN(BufferGetPage(vmbuf), recptr);
+	}
+	return true;
+}
+
+/*
  * Log that leaf blkno's visibility map bit is being cleared
  * (DDB_EXT_VM_CLEAR), with ddb's own records; false, with nothing logged,
  * without them (the caller logs the map page as Generic WAL).  The caller
@@ -2058,6 +2091,21 @@ ddb_wal_redo(XLogReaderState *record)
 			memcpy(&blkno, XLogRecGetData(record) + sizeof(ext) + sizeof(rnode), sizeof(blkno));
 			ddb_vm_clear_redo(rnode, blkno);
 		}
+		else if (ext.form == DDB_EXT_VM_SET)
+		{
+			BlockNumber blkno;
+
+			memcpy(&blkno, XLogRecGetData(record) + sizeof(ext), sizeof(blkno));
+			if (XLogReadBufferForRedoExtended(record, 0, RBM_ZERO_ON_ERROR, false, &buf) ==
+				BLK_NEEDS_REDO)
+			{
+				ddb_vm_set_in_page(BufferGetPage(buf), blkno);
+				PageSetLSN(BufferGetPage(buf), lsn);
+				MarkBufferDirty(buf);
+			}
+			if (BufferIsValid(buf))
+				UnlockReleaseBuffer(buf);
+		}
 		else if (ext.form == DDB_EXT_RELAY)
 		{
 			if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
@@ -2295,6 +2343,14 @@ ddb_wal_desc(StringInfo buf, XLogReaderState *record)
 		else if (ext.form == DDB_EXT_RELAY)
 		{
 			appendStringInfo(buf, "RELAY, prefix %u bytes", ext.arg);
+			return;
+		}
+		else if (ext.form == DDB_EXT_VM_SET)
+		{
+			BlockNumber blkno;
+
+			memcpy(&blkno, rec, sizeof(blkno));
+			appendStringInfo(buf, "VM_SET, blk %u", blkno);
 			return;
 		}
 		else if (ext.form == DDB_EXT_VM_CLEAR)
