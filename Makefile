@@ -65,7 +65,7 @@ ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew
 	multi-insert-race multi-insert-span relcache-inval put-new-key rowid-map-cache cache-forget-drop table-open-drop \
 	unlink-reader unlink-reuse-horizon unlink-vs-insert unlink-put rowid-batches stream-sweep-race batch-lock-order batch-serialization \
 	lsi-lock-order ttl-key-order stream-enable-wait \
-	ttl-sweep-batches ttl-sweep-tables pql-batch-order long-key-reader \
+	ttl-sweep-batches ttl-sweep-tables pql-batch-order pql-batch-lsi-order long-key-reader \
 	long-key-reader-resplit leaf-prefix-reader long-key-vacuum-full leaf-prefix-relay \
 	leaf-prefix-writers scan-resume read-prune read-unlink-reuse verify-privileges vacuum-walk-splits
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb

@@ -128,6 +128,21 @@ SELECT ddb_api('TransactWriteItems', format('{"TransactItems": [
   {"Put": {"TableName": "orders", "Item": {"customer": {"S": "small"}, "orderDate": {"S": "d9"}}}}]}', repeat('x', 1500))::jsonb);
 SELECT ddb_api('ExecuteTransaction', format('{"TransactStatements": [
   {"Statement": "INSERT INTO orders VALUE {''customer'': ''big'', ''orderDate'': ''d9'', ''pad'': ''%s''}"}]}', repeat('x', 1500))::jsonb);
+-- in a BatchExecuteStatement, which writes the collection rows after all
+-- its items, the statement that grew a collection past its limit fails
+-- with ItemCollectionSizeLimitExceeded, as it would alone, and the others
+-- stand (the batch runs again, each statement checking its own growth)
+SELECT r->'Error'->>'Code' AS code, r->'Error'->>'Message' AS message
+FROM jsonb_array_elements(ddb_api('BatchExecuteStatement', format('{"Statements": [
+  {"Statement": "INSERT INTO orders VALUE {''customer'': ''small'', ''orderDate'': ''d8''}"},
+  {"Statement": "INSERT INTO orders VALUE {''customer'': ''big'', ''orderDate'': ''d9'', ''pad'': ''%s''}"},
+  {"Statement": "UPDATE orders SET amount = 7 WHERE customer = ''big'' AND orderDate = ''d1''"}]}', repeat('x', 1500))::jsonb)->'Responses') r;
+SELECT ddb_get_item('orders', '{"customer": "big", "orderDate": "d9"}') AS big_d9_not_written,
+       ddb_get_item('orders', '{"customer": "small", "orderDate": "d8"}') IS NOT NULL AS small_d8_written,
+       ddb_get_item('orders', '{"customer": "big", "orderDate": "d1"}') ->> 'amount' AS big_d1_amount;
+SELECT ddb_verify_gsi('orders');
+SELECT ddb_delete_item('orders', '{"customer": "small", "orderDate": "d8"}') IS NULL AS removed,
+       ddb_update_item('orders', '{"customer": "big", "orderDate": "d1"}', 'SET amount = :a', vals => '{":a": 1}') IS NULL AS restored;
 SELECT ddb_transact_write_items(jsonb_build_array(jsonb_build_object('Update', jsonb_build_object(
   'TableName', 'orders', 'Key', '{"customer": "big", "orderDate": "d1"}'::jsonb,
   'UpdateExpression', 'SET #p = :p', 'ExpressionAttributeNames', '{"#p": "pad"}'::jsonb,

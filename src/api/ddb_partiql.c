@@ -2796,6 +2796,100 @@ batch_run(void *arg)
 }
 
 /*
+ * batch_run for a write, its item collection changes deferred to the end
+ * of the batch (batch_run_writes), or dropped when it fails.
+ */
+static void
+batch_run_deferred(void *arg)
+{
+	int			mark = ddb_collection_defer_begin();
+
+	PG_TRY();
+	{
+		batch_run(arg);
+	}
+	PG_CATCH();
+	{
+		ddb_collection_defer_end(mark, false);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	ddb_collection_defer_end(mark, true);
+}
+
+/*
+ * The writes of a batch, in 'order', each in a subtransaction of its own
+ * (one's error is its answer), and their item collection changes applied
+ * after all of them, in the order of their collection tables and keys
+ * (ddb_gsi.c's lock order: items, then collection rows), as
+ * TransactWriteItems and BatchWriteItem apply theirs.  A statement that
+ * took its partition's collection row right after its item held it while
+ * the next statement waited for an item that a single write of the same
+ * partition held on its way to that row: a deadlock.  When the collection
+ * rows at the end grow one past its limit, the batch runs again, in a
+ * subtransaction of its own so that the first run leaves nothing behind,
+ * each statement taking its collection row after its item as it would
+ * alone, so that the statements that grow it too much, and only they, get
+ * ItemCollectionSizeLimitExceeded: a rare run, which the lock order does
+ * not cover.
+ */
+static void
+batch_run_writes(BatchStatement **order, int n, ErrorData **errors)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	for (int attempt = 0; attempt < 2; attempt++)
+	{
+		bool		deferred = attempt == 0;
+		volatile int mark = -1;
+		volatile bool applying = false;
+		bool		again = false;
+
+		BeginInternalSubTransaction(NULL);
+		MemoryContextSwitchTo(cxt);
+		PG_TRY();
+		{
+			if (deferred)
+				mark = ddb_collection_defer_begin();
+			for (int i = 0; i < n; i++)
+			{
+				BatchStatement *b = order[i];
+
+				if (b->st == NULL)
+					continue;
+				errors[b->index] = NULL;
+				b->resp = NULL;
+				if (!run_caught(deferred ? batch_run_deferred : batch_run, b, &errors[b->index]))
+					b->resp = NULL;
+			}
+			if (deferred)
+			{
+				applying = true;
+				ddb_collection_defer_end(mark, true);
+			}
+			ReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(cxt);
+			CurrentResourceOwner = owner;
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			if (mark >= 0 && !applying)
+				ddb_collection_defer_end(mark, false);
+			edata = ddb_subxact_caught(cxt, owner);
+			if (!deferred || edata->sqlerrcode != DDB_ERRCODE_ITEM_COLLECTION_SIZE)
+				ReThrowError(edata);
+			again = true;
+		}
+		PG_END_TRY();
+		if (!again)
+			break;
+	}
+}
+
+/*
  * A write's table and encoded key: an INSERT's item's, or the key its WHERE
  * names, as build_insert and write_key find them for the request the
  * statement becomes, and as BatchWriteItem and TransactWriteItems encode
@@ -2956,11 +3050,15 @@ ddb_op_batch_execute_statement(DdbJson *req, int *len)
 			b[i].key = NULL;
 	}
 	if (writes > 0)
+	{
 		qsort(order, n, sizeof(BatchStatement *), batch_order_cmp);
-	for (int i = 0; i < n; i++)
-		if (order[i]->st != NULL &&
-			!run_caught(batch_run, order[i], &errors[order[i]->index]))
-			order[i]->resp = NULL;
+		batch_run_writes(order, n, errors);
+	}
+	else
+		for (int i = 0; i < n; i++)
+			if (order[i]->st != NULL &&
+				!run_caught(batch_run, order[i], &errors[order[i]->index]))
+				order[i]->resp = NULL;
 
 	ddb_resp_begin(&out);
 	initStringInfo(&capacity);
