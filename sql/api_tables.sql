@@ -297,6 +297,14 @@ SELECT jsonb_path_query(ddb_api('UpdateTable', '{"TableName": "Odm1", "BillingMo
   '$.TableDescription.BillingModeSummary.keyvalue().key');
 -- create+delete in one request: limit
 SELECT ddb_api('UpdateTable', '{"TableName": "Pro1", "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "ByK"}}, {"Delete": {"IndexName": "ByH"}}]}');
+-- one element, two actions: refused, and nothing changed (ByK stays, no ByZ)
+SELECT ddb_api('UpdateTable', '{"TableName": "Pro1", "AttributeDefinitions": [{"AttributeName": "z", "AttributeType": "S"}],
+  "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "ByK"},
+    "Create": {"IndexName": "ByZ", "KeySchema": [{"AttributeName": "z", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}}]}');
+SELECT ddb_api('UpdateTable', '{"TableName": "Pro1", "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "ByK"},
+    "Update": {"IndexName": "ByG", "ProvisionedThroughput": {"ReadCapacityUnits": 3, "WriteCapacityUnits": 4}}}]}');
+SELECT jsonb_path_query_array(ddb_api('DescribeTable', '{"TableName": "Pro1"}'),
+  '$.Table.GlobalSecondaryIndexes[*].IndexName') AS indexes;
 SELECT ddb_api('DeleteTable', '{"TableName": "Pro1"}') #>> '{TableDescription,TableStatus}' AS deleted;
 SELECT ddb_api('DeleteTable', '{"TableName": "Odm1"}') #>> '{TableDescription,TableStatus}' AS deleted;
 

@@ -1358,6 +1358,13 @@ op_update_table(DdbJson *req, int *len)
 		c = member_struct(u, "Create", "CreateGlobalSecondaryIndexAction");
 		d = member_struct(u, "Delete", "DeleteGlobalSecondaryIndexAction");
 		up = member_struct(u, "Update", "UpdateGlobalSecondaryIndexAction");
+
+		/*
+		 * An element is one action (DynamoDB's docs: "Represents one of the
+		 * following"); ddb's words, as DynamoDB's are not documented
+		 */
+		if ((c != NULL) + (d != NULL) + (up != NULL) > 1)
+			validation_error("One or more parameter values were invalid: Only one of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete may be specified");
 		if (c)
 		{
 			DdbJson    *cpt = member_struct(c, "ProvisionedThroughput", "ProvisionedThroughput");
