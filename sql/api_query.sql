@@ -160,6 +160,26 @@ SELECT ddb_api('TagResource', jsonb_build_object('ResourceArn', 'arn:aws:dynamod
   'Tags', jsonb_build_array(jsonb_build_object('Key', repeat('é', 129), 'Value', repeat('ü', 257)))));
 SELECT ddb_api('UntagResource', jsonb_build_object('ResourceArn', 'arn:aws:dynamodb:us-east-1:000000000000:table/Orders',
   'TagKeys', jsonb_build_array(repeat('é', 128))));
+-- Keys and values hold letters, numbers, white space and + - = . _ : /
+-- (DynamoDB's tagging restrictions; characters beyond ASCII are taken as
+-- letters), and keys may not start with aws:, which only AWS assigns; a
+-- refused request changes nothing.
+SELECT ddb_api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders",
+  "Tags": [{"Key": "a b+c-d=e.f_g:h/i 9", "Value": "ok ÄÖ é 1"}]}');
+SELECT ddb_api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders",
+  "Tags": [{"Key": "hi!", "Value": "v"}, {"Key": "ok", "Value": "d%g"}]}');
+SELECT ddb_api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders",
+  "Tags": [{"Key": "fine", "Value": "v"}, {"Key": "AWS:cost", "Value": "v"}]}');
+SELECT ddb_api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders",
+  "TagKeys": ["aws:cost"]}');
+SELECT ddb_api('CreateTable', '{"TableName": "TaggedAws", "BillingMode": "PAY_PER_REQUEST",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "Tags": [{"Key": "aws:x", "Value": "v"}]}');
+SELECT ddb_api('DescribeTable', '{"TableName": "TaggedAws"}');
+SELECT t ->> 'Key' AS key FROM jsonb_array_elements(ddb_api('ListTagsOfResource',
+  '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders"}') -> 'Tags') t ORDER BY 1;
+SELECT ddb_api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders",
+  "TagKeys": ["a b+c-d=e.f_g:h/i 9"]}');
 -- At most 50 tags per table, counting those of the request itself: one
 -- request cannot pass the limit, and a request that only replaces values
 -- at the limit is fine.

@@ -1644,9 +1644,37 @@ change_tags(Relation rel, const char *sql, Datum arg, Oid argtype)
 }
 
 /*
+ * Is s made of the characters a tag may hold: "letters, white space, and
+ * numbers, plus the following special characters: + - = . _ : /"
+ * (DynamoDB's tagging restrictions)?  Exact for ASCII; any other
+ * character is taken as a letter, a number or a space, as ddb has no
+ * Unicode character classes of its own.
+ */
+static bool
+tag_chars_ok(const char *s)
+{
+	for (const unsigned char *c = (const unsigned char *) s; *c; c++)
+		if (*c < 0x80 && !isalnum(*c) && !isspace(*c) && strchr("+-=._:/", *c) == NULL)
+			return false;
+	return true;
+}
+
+/* The pattern of tag_chars_ok, in the words of AWS's tag constraints */
+#define TAG_CHARS_PATTERN	"Member must satisfy regular expression pattern: [\\p{L}\\p{Z}\\p{N}_.:/=+\\-]*"
+
+/* Does a tag key start with aws:, which "the user cannot assign"? */
+static bool
+tag_key_reserved(const char *k)
+{
+	return pg_strncasecmp(k, "aws:", 4) == 0;
+}
+
+/*
  * The member constraints of a request's Tags ([{"Key", "Value"}, ...], as
  * TagResource and CreateTable take them), listed in e with the request's
- * others: every tag's, each tag's key before its value.
+ * others: every tag's, each tag's key before its value; then the aws:
+ * prefix, which only AWS assigns (ddb's words: DynamoDB's are not
+ * documented).
  */
 static void
 check_tags(DdbValErrors *e, DdbJson *tags)
@@ -1666,11 +1694,23 @@ check_tags(DdbValErrors *e, DdbJson *tags)
 			ddb_valerr_add(e, k, psprintf("tags.%d.member.key", i + 1), k[0] == '\0' ?
 						   "Member must have length greater than or equal to 1" :
 						   "Member must have length less than or equal to 128");
+		else if (!tag_chars_ok(k))
+			ddb_valerr_add(e, k, psprintf("tags.%d.member.key", i + 1), TAG_CHARS_PATTERN);
 		if (v == NULL)
 			ddb_valerr_add(e, NULL, psprintf("tags.%d.member.value", i + 1), "Member must not be null");
 		else if (pg_mbstrlen(v) > 256)
 			ddb_valerr_add(e, v, psprintf("tags.%d.member.value", i + 1),
 						   "Member must have length less than or equal to 256");
+		else if (!tag_chars_ok(v))
+			ddb_valerr_add(e, v, psprintf("tags.%d.member.value", i + 1), TAG_CHARS_PATTERN);
+	}
+	ddb_valerr_raise(e);
+	for (int i = 0; i < tags->n; i++)
+	{
+		const char *k = member_string(tags->elems[i], "Key");
+
+		if (tag_key_reserved(k))
+			validation_error("One or more parameter values were invalid: Tag key %s: the aws: prefix is reserved for AWS-assigned tags", k);
 	}
 }
 
@@ -1750,6 +1790,10 @@ op_untag_resource(DdbJson *req, int *len)
 		ddb_json_check_string(keys->elems[i]);
 	rel = open_arn_table(req, "UntagResource", ACL_SELECT, keys, "tagKeys",
 						 "Atleast one Tag Key needs to be provided as Input.");
+	for (int i = 0; i < keys->n; i++)
+		if (tag_key_reserved(keys->elems[i]->str))
+			validation_error("One or more parameter values were invalid: Tag key %s: the aws: prefix is reserved for AWS-assigned tags",
+							 keys->elems[i]->str);
 	elems = palloc(sizeof(Datum) * keys->n);
 	for (int i = 0; i < keys->n; i++)
 		elems[i] = CStringGetTextDatum(keys->elems[i]->str);
