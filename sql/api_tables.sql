@@ -308,6 +308,29 @@ SELECT jsonb_path_query_array(ddb_api('DescribeTable', '{"TableName": "Pro1"}'),
 SELECT ddb_api('DeleteTable', '{"TableName": "Pro1"}') #>> '{TableDescription,TableStatus}' AS deleted;
 SELECT ddb_api('DeleteTable', '{"TableName": "Odm1"}') #>> '{TableDescription,TableStatus}' AS deleted;
 
+-- A table's ARN (as DescribeTable's TableArn, this server's region and
+-- account) works wherever TableName names a table, as DynamoDB's do: the
+-- item and read operations, DescribeTable, the batches (whose answers are
+-- keyed by the name or ARN the request gave) and the transactions.  An ARN
+-- of another region is not this server's table; CreateTable takes names.
+SELECT ddb_api('CreateTable', '{"TableName": "ByArn", "BillingMode": "PAY_PER_REQUEST",
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}]}') #>> '{TableDescription,TableArn}' AS arn \gset
+SELECT ddb_api('PutItem', jsonb_build_object('TableName', :'arn', 'Item', '{"id": {"S": "a"}}'::jsonb));
+SELECT ddb_api('GetItem', jsonb_build_object('TableName', :'arn', 'Key', '{"id": {"S": "a"}}'::jsonb));
+SELECT ddb_api('DescribeTable', jsonb_build_object('TableName', :'arn')) #>> '{Table,TableName}' AS described;
+SELECT ddb_api('Scan', jsonb_build_object('TableName', :'arn', 'Select', 'COUNT'));
+SELECT ddb_api('BatchGetItem', jsonb_build_object('RequestItems',
+  jsonb_build_object(:'arn', '{"Keys": [{"id": {"S": "a"}}]}'::jsonb))) -> 'Responses' ? :'arn' AS keyed_by_arn;
+SELECT ddb_api('TransactWriteItems', jsonb_build_object('TransactItems', jsonb_build_array(
+  jsonb_build_object('Delete', jsonb_build_object('TableName', :'arn', 'Key', '{"id": {"S": "a"}}'::jsonb)))));
+SELECT ddb_api('GetItem', '{"TableName": "arn:aws:dynamodb:eu-west-1:000000000000:table/ByArn", "Key": {"id": {"S": "a"}}}');
+SELECT ddb_api('DescribeTable', '{"TableName": "arn:aws:dynamodb:us-east-1:000000000000:table/NoSuch"}');
+SELECT ddb_api('CreateTable', jsonb_build_object('TableName', :'arn', 'BillingMode', 'PAY_PER_REQUEST',
+  'AttributeDefinitions', '[{"AttributeName": "id", "AttributeType": "S"}]'::jsonb,
+  'KeySchema', '[{"AttributeName": "id", "KeyType": "HASH"}]'::jsonb));
+SELECT ddb_api('DeleteTable', jsonb_build_object('TableName', :'arn')) #>> '{TableDescription,TableStatus}' AS deleted;
+
 -- DescribeContinuousBackups (Terraform reads it for every table): backups
 -- as a new DynamoDB table has them, no point-in-time recovery; a missing
 -- table is DynamoDB's TableNotFoundException; the table's ARN works too.

@@ -136,7 +136,7 @@ check_table_name(DdbValErrors *e, const char *name, const char *member)
 	if (name == NULL)
 		ddb_valerr_add(e, NULL, member, "Member must not be null");
 	else
-		ddb_valerr_name(e, name, member);
+		ddb_valerr_table_name(e, name, member);
 }
 
 /* One item key in a list of keys checked for duplicates. */

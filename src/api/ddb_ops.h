@@ -122,6 +122,7 @@ extern char *ddb_table_name(Relation rel);
 extern const char *ddb_table_key_name(Relation rel, int k);
 extern void ddb_table_key_names(Relation rel, const char **names);
 extern Oid	ddb_table_lookup(const char *name);
+extern const char *ddb_table_name_in_arn(const char *name);
 extern Relation ddb_table_open(const char *name, AclMode mode);
 extern Relation ddb_table_open_named(const char *name, AclMode mode);
 extern Relation ddb_table_open_arg(FunctionCallInfo fcinfo, int argno, AclMode mode);
@@ -392,6 +393,7 @@ extern void ddb_valerr_init(DdbValErrors *e);
 extern void ddb_valerr_add(DdbValErrors *e, const char *value, const char *member,
 						   const char *constraint);
 extern void ddb_valerr_name(DdbValErrors *e, const char *value, const char *member);
+extern void ddb_valerr_table_name(DdbValErrors *e, const char *value, const char *member);
 extern void ddb_valerr_raise(DdbValErrors *e);
 struct DdbJson;
 extern const char *ddb_check_common(DdbValErrors *e, struct DdbJson *req);

@@ -178,6 +178,25 @@ ddb_valerr_name(DdbValErrors *e, const char *value, const char *member)
 		ddb_valerr_add(e, value, member, "Member must have length less than or equal to 255");
 }
 
+/*
+ * A TableName that names an existing table: a name as ddb_valerr_name
+ * checks it, or this server's ARN of one (ddb_table_name_in_arn, at most
+ * 1024 characters, as DynamoDB's TableName members take them), whose name
+ * is checked so.
+ */
+void
+ddb_valerr_table_name(DdbValErrors *e, const char *value, const char *member)
+{
+	const char *inner = ddb_table_name_in_arn(value);
+
+	if (inner == NULL)
+		ddb_valerr_name(e, value, member);
+	else if (strlen(value) > 1024)
+		ddb_valerr_add(e, value, member, "Member must have length less than or equal to 1024");
+	else
+		ddb_valerr_name(e, inner, member);
+}
+
 void
 ddb_valerr_raise(DdbValErrors *e)
 {
@@ -314,7 +333,7 @@ check_table_name(DdbValErrors *e, DdbJson *req, const char *name)
 		ddb_valerr_add(e, NULL, m, "Member must not be null");
 		return NULL;
 	}
-	ddb_valerr_name(e, t, m);
+	ddb_valerr_table_name(e, t, m);
 	return t;
 }
 

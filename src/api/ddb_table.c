@@ -853,7 +853,30 @@ relname_relid_uncached(const char *relname, Oid nsp)
 	return relid;
 }
 
-/* The relation of a DynamoDB table name, or InvalidOid. */
+/*
+ * The table name in this server's ARN of a table (arn:aws:dynamodb:
+ * <ddb.region>:<ddb.account_id>:table/<name>, as DescribeTable's TableArn
+ * shows it), or NULL when 'name' is no such ARN.  DynamoDB takes a
+ * table's ARN wherever a TableName names an existing table.
+ */
+const char *
+ddb_table_name_in_arn(const char *name)
+{
+	char	   *prefix;
+	size_t		plen;
+	const char *inner = NULL;
+
+	if (name == NULL || strncmp(name, "arn:", 4) != 0)
+		return NULL;
+	prefix = psprintf("arn:aws:dynamodb:%s:%s:table/", ddb_region, ddb_account_id);
+	plen = strlen(prefix);
+	if (strncmp(name, prefix, plen) == 0 && name[plen] != '\0' && strchr(name + plen, '/') == NULL)
+		inner = name + plen;
+	pfree(prefix);
+	return inner;
+}
+
+/* The relation of a DynamoDB table name (or its ARN), or InvalidOid. */
 Oid
 ddb_table_lookup(const char *name)
 {
@@ -864,6 +887,8 @@ ddb_table_lookup(const char *name)
 	uint64		generation = name_cache_generation;
 	bool		known;
 
+	if (name != NULL && ddb_table_name_in_arn(name) != NULL)
+		name = ddb_table_name_in_arn(name);
 	if (name == NULL || name[0] == '\0')
 		return InvalidOid;
 	if (OidIsValid(relid = name_cache_get(name, &known)))
