@@ -87,3 +87,21 @@ def test_conditional_failure_in_resource_api(table):
     table.put_item(Item={"PK": "a", "SK": "b"})
     with pytest.raises(table.meta.client.exceptions.ConditionalCheckFailedException):
         table.put_item(Item={"PK": "a", "SK": "b"}, ConditionExpression=Attr("PK").not_exists())
+
+
+def test_table_arn_as_table_name(ddb, table_name):
+    """boto3 sends a table's ARN as TableName (its model takes 1-1024
+    characters there since DynamoDB took ARNs): the ARN DescribeTable gives
+    works for the item, read and batch operations, and a batch's answer is
+    keyed by it."""
+    arn = create_table(ddb, table_name)["TableDescription"]["TableArn"]
+    try:
+        ddb.put_item(TableName=arn, Item={"PK": {"S": "p"}, "SK": {"S": "1"}, "v": {"N": "1"}})
+        assert ddb.get_item(TableName=arn, Key={"PK": {"S": "p"}, "SK": {"S": "1"}})["Item"]["v"] == {"N": "1"}
+        assert ddb.describe_table(TableName=arn)["Table"]["TableName"] == table_name
+        assert ddb.query(TableName=arn, KeyConditionExpression="PK = :p",
+                         ExpressionAttributeValues={":p": {"S": "p"}})["Count"] == 1
+        got = ddb.batch_get_item(RequestItems={arn: {"Keys": [{"PK": {"S": "p"}, "SK": {"S": "1"}}]}})
+        assert list(got["Responses"]) == [arn]
+    finally:
+        ddb.delete_table(TableName=table_name)
