@@ -67,7 +67,7 @@ ISOLATION = insert-conflict update-conflict row-locks vacuum-snapshot write-skew
 	lsi-lock-order ttl-key-order stream-enable-wait \
 	ttl-sweep-batches ttl-sweep-tables pql-batch-order pql-batch-lsi-order long-key-reader \
 	long-key-reader-resplit leaf-prefix-reader long-key-vacuum-full leaf-prefix-relay \
-	leaf-prefix-writers scan-resume read-prune read-unlink-reuse verify-privileges vacuum-walk-splits
+	leaf-prefix-writers scan-resume read-prune read-unlink-reuse verify-privileges vacuum-walk-splits vacuum-stale-map
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=ddb
 
 # TAP tests: test/t/*.pl (they start clusters of their own with initdb, so

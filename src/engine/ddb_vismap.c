@@ -25,9 +25,12 @@
  * second bit, the one heap calls VISIBILITYMAP_ALL_FROZEN, and never the
  * first: pg_visibility's pg_check_visible() judges every "tuple" of a
  * block whose first bit is set with heap's routines, which would set hint
- * bits in the middle of a ddb leaf item; pg_check_frozen() (the second
- * bit) only reads.  ANALYZE's relallvisible counts the first bit, so it
- * stays 0, which matters to nothing (ddb tables have no index-only scans).
+ * bits in the middle of a ddb leaf item.  pg_visibility's other functions
+ * only read, but read the map as heap's: they call ddb's marked leaves
+ * all frozen, and pg_check_frozen() calls their items corrupt.  They do
+ * not apply to ddb tables.  ANALYZE's relallvisible counts the first bit,
+ * so it stays 0, which matters to nothing (ddb tables have no index-only
+ * scans).
  *
  * WAL.  A set is logged after VACUUM's own record of the leaf, a clear
  * before the change that makes it necessary, while the leaf is locked
@@ -60,6 +63,7 @@
 #include "access/xlogutils.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/smgr.h"
 #include "utils/rel.h"
 
 #include "ddb.h"
@@ -196,7 +200,22 @@ ddb_vm_clear(Relation rel, Buffer buf)
 {
 	BlockNumber blkno = BufferGetBlockNumber(buf);
 	Buffer		vmbuf = InvalidBuffer;
+	SMgrRelation reln = RelationGetSmgr(rel);
+	BlockNumber *cached = &reln->smgr_cached_nblocks[VISIBILITYMAP_FORKNUM];
 
+	/*
+	 * visibilitymap.c reads a block beyond the map's size as it was last
+	 * seen in this backend as clear.  But a VACUUM may have made or
+	 * extended the map since, and the invalidation it sent waits for this
+	 * backend's next new lock or transaction: a statement, or a
+	 * transaction, that wrote before the VACUUM and writes after it would
+	 * change a leaf the VACUUM marked without clearing the mark.  So a
+	 * block beyond the size seen makes it look again (an lseek, or an
+	 * open() while the table has no map), as pg_visibility does; heap
+	 * needs no such look, its page's PD_ALL_VISIBLE telling it to pin.
+	 */
+	if (*cached == InvalidBlockNumber || blkno / VM_BLOCKS_PER_PAGE >= *cached)
+		*cached = InvalidBlockNumber;
 	if (ddb_vm_is_set(rel, blkno, &vmbuf))
 		vm_change(rel, vmbuf, blkno, false);
 	if (BufferIsValid(vmbuf))

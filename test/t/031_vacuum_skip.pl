@@ -8,8 +8,9 @@
 # made from a backup taken before the table had a map, so the first record
 # of each map page must bring the page with it.
 #
-# DDB_TAP_WAL=custom runs it with ddb preloaded (its own WAL records for
-# the leaves; the map's records are Generic WAL in both modes).
+# DDB_TAP_WAL=custom runs it with ddb preloaded: ddb's own WAL records for
+# the leaves and for the map's marks and clears (DDB_EXT_VM_SET and
+# DDB_EXT_VM_CLEAR); without, Generic WAL records of the map page.
 
 use strict;
 use warnings;
