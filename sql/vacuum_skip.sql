@@ -27,10 +27,11 @@ CREATE TABLE vst ("PK" text, "SK" numeric, item jsonb) USING ddb WITH (autovacuu
 INSERT INTO vst SELECT 'p' || (i % 60), i, jsonb_build_object('pad', repeat('x', 200))
 	FROM generate_series(1, 3000) i;
 SELECT (ddb_verify('vst')->>'height')::int AS height, marked('vst');
+-- the tree is made with a map of one page, which its writers find
 SELECT pg_relation_size('vst', 'vm') AS vm_bytes_before;
 
--- The first VACUUM reads every leaf and marks those it leaves all visible:
--- all but the empty last leaf that the partitions' appends left behind.
+-- The first VACUUM reads every leaf and marks those it leaves all visible
+-- (every one here), and extends the map a page beyond the table.
 SELECT wait_no_xmin();
 INSERT INTO wal_flush VALUES (1);
 SET client_min_messages = info;
@@ -135,7 +136,9 @@ VACUUM one, unl, tmp;
 SELECT marked('one') AS one, marked('unl') AS unl, marked('tmp') AS tmp,
 	(SELECT count(*) FROM unl) AS ul_rows, (SELECT count(*) FROM tmp) AS tmp_rows;
 
--- VACUUM FULL and TRUNCATE start a new file, with no map.
+-- VACUUM FULL and TRUNCATE start a new file: VACUUM FULL's build makes a
+-- new map with it, nothing marked; TRUNCATE's empty file has none until
+-- its first item.
 VACUUM FULL vst;
 SELECT marked('vst'), pg_relation_size('vst', 'vm') AS vm_bytes;
 TRUNCATE unl;

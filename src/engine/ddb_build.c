@@ -838,6 +838,7 @@ ddb_build_end(DdbBuildState *bs)
 		((PageHeader) meta)->pd_lower = ((char *) md + sizeof(DdbMetaPageData)) - (char *) meta;
 	}
 	GenericXLogFinish(state);
+	ddb_vm_create(bs->rel);
 	UnlockReleaseBuffer(metabuf);
 
 	/*

@@ -412,6 +412,8 @@ extern bool ddb_vm_is_set(Relation rel, BlockNumber blkno, Buffer *vmbuf);
 extern void ddb_vm_clear(Relation rel, Buffer buf);
 extern void ddb_vm_set(Relation rel, Buffer buf, Buffer *vmbuf);
 extern void ddb_vm_clear_redo(RelFileNode rnode, BlockNumber blkno);
+extern void ddb_vm_create(Relation rel);
+extern void ddb_vm_extend(Relation rel, BlockNumber nblocks, Buffer *vmbuf);
 extern bool ddb_wal_vm_clear(Relation rel, BlockNumber blkno);
 extern bool ddb_wal_vm_set(Relation rel, Buffer vmbuf, BlockNumber blkno);
 extern void ddb_vm_set_in_page(Page page, BlockNumber blkno);

@@ -1406,6 +1406,7 @@ ddb_write_new_tree(Relation rel, Buffer metabuf, Buffer rootbuf)
 	ddb_init_page(root, DDB_PAGE_LEAF, 0, InvalidBlockNumber);
 
 	GenericXLogFinish(state);
+	ddb_vm_create(rel);
 }
 
 /*

@@ -62,7 +62,6 @@
 #include "access/multixact.h"
 #include "access/nbtxlog.h"
 #include "access/transam.h"
-#include "access/visibilitymap.h"
 #include "access/xloginsert.h"
 #include "access/xlog.h"
 #include "commands/dbcommands.h"
@@ -637,8 +636,7 @@ ddb_vacuum_rel(Relation rel, VacuumParams *params, BufferAccessStrategy bstrateg
 		vs.skip = !aggressive;
 		vs.vmbuf = InvalidBuffer;
 		/* the map covers every leaf there is now, extended outside leaf locks */
-		if (nblocks > 0)
-			visibilitymap_pin(rel, nblocks - 1, &vs.vmbuf);
+		ddb_vm_extend(rel, nblocks, &vs.vmbuf);
 
 		if (ddb_leaf_walk_start(rel, &walk, &vs.seen))
 		{

@@ -223,6 +223,34 @@ ddb_vm_clear(Relation rel, Buffer buf)
 }
 
 /*
+ * Make the map, its first page (the first 32,672 blocks' bits), with a new
+ * tree: the writers of a table that has one cache its size, and look at
+ * the file again only for a leaf beyond it (ddb_vm_clear), where a table
+ * without one costs every write a look.  Not WAL-logged, as heap's map
+ * pages are made: a map page's first record logs it whole.
+ */
+void
+ddb_vm_create(Relation rel)
+{
+	Buffer		vmbuf = InvalidBuffer;
+
+	visibilitymap_pin(rel, 0, &vmbuf);
+	ReleaseBuffer(vmbuf);
+}
+
+/*
+ * VACUUM, before its walk over nblocks blocks: extend the map to cover
+ * them and a page's worth more, so that the table may grow by that much
+ * (255 MB) before its writers must look at the map's size again.  Leaves
+ * *vmbuf pinned.
+ */
+void
+ddb_vm_extend(Relation rel, BlockNumber nblocks, Buffer *vmbuf)
+{
+	visibilitymap_pin(rel, nblocks + VM_BLOCKS_PER_PAGE - 1, vmbuf);
+}
+
+/*
  * Set the bit of the leaf in buf, which VACUUM holds exclusively and has
  * found all visible (its own record of the leaf, if any, comes first).
  * *vmbuf as for ddb_vm_is_set; the map is extended as needed.
