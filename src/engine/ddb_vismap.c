@@ -12,9 +12,9 @@
  * insert, an update's, a delete's or a row lock's mark, a prune, a split,
  * a re-lay under another prefix, the leaf's own unlink -- but not
  * freezing, nor a new right-link when its right sibling is unlinked,
- * which leave every version as visible as it was.  A VACUUM that is not aggressive
- * (ddb_vacuum.c) then skips the leaves whose bits are set, reading their
- * parents instead of them.  An aggressive one (freeze_table_age reached,
+ * which leave every version as visible as it was.  A VACUUM that is not
+ * aggressive (ddb_vacuum.c) then skips the leaves whose bits are set,
+ * reading their parents instead of them.  An aggressive one (freeze_table_age reached,
  * wraparound, DISABLE_PAGE_SKIPPING) reads every leaf, as before: the map
  * says nothing about what is frozen.
  *
@@ -38,12 +38,11 @@
  * With ddb's own records (ddb_wal.c) they are DDB_EXT_VM_SET, of the map
  * page and ordered by its LSN, as heap logs its map's sets, and
  * DDB_EXT_VM_CLEAR, a few bytes whose redo clears the bit as heap's redo
- * clears its map's; without them, Generic WAL records of the map page.  A map
- * page is made by visibilitymap.c without WAL (vm_extend); the first
- * record that changes one logs it whole and sets its pd_lower to the
- * end of the page, so that later records, which log what changed between
- * pd_lower and pd_upper no more than any Generic WAL record does, see the
- * bits as part of the page.  A map page that comes back torn or missing
+ * clears its map's; without them, Generic WAL records of the map page.
+ * A map page is made by visibilitymap.c without WAL (vm_extend); the first
+ * record that changes one logs it whole and sets its pd_lower to the end
+ * of the page: a Generic WAL record leaves out the hole between pd_lower
+ * and pd_upper, which would otherwise be all of the bits.  A map page that comes back torn or missing
  * reads as zeroes (RBM_ZERO_ON_ERROR): every leaf is then read again,
  * which is always safe.
  *
@@ -52,7 +51,8 @@
  * rule 1).  The bit is read without the map page's lock: it is set only
  * under the leaf's lock, which the reader holds (a writer) or which
  * VACUUM, skipping, does not need (a skipped leaf changed since is left
- * for the next VACUUM, as a heap page would be).
+ * for the next VACUUM, as a heap page would be).  A writer must see the
+ * map's real size, not the one it cached (ddb_vm_clear).
  *
  *-------------------------------------------------------------------------
  */
