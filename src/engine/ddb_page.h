@@ -413,6 +413,9 @@ extern void ddb_vm_clear(Relation rel, Buffer buf);
 extern void ddb_vm_set(Relation rel, Buffer buf, Buffer *vmbuf);
 extern void ddb_vm_clear_redo(RelFileNode rnode, BlockNumber blkno);
 extern void ddb_vm_create(Relation rel);
+#ifdef DDB_CHECKS
+extern bool ddb_check_tree_without_map;	/* ddb.check_tree_without_map */
+#endif
 extern void ddb_vm_extend(Relation rel, BlockNumber nblocks, Buffer *vmbuf);
 extern bool ddb_wal_vm_clear(Relation rel, BlockNumber blkno);
 extern bool ddb_wal_vm_set(Relation rel, Buffer vmbuf, BlockNumber blkno);

@@ -1201,6 +1201,7 @@ static bool check_fault_rightmost_whole = false;
  */
 static int	check_pause_leaf = 0;
 static int	check_pause_unlink = 0;
+bool		ddb_check_tree_without_map = false;	/* ddb_vm_create */
 
 /*
  * ddb.check_storage_version: the storage version of the trees this
@@ -1276,6 +1277,11 @@ ddb_checks_init(void)
 							NULL, &check_pause_unlink, 0, 0, INT_MAX,
 							PGC_USERSET, GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("ddb.check_tree_without_map",
+							 "Test only: make new ddb trees without a visibility map, as earlier versions did.",
+							 NULL, &ddb_check_tree_without_map, false,
+							 PGC_USERSET, GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
 	ddb_wal_checks_init();
 }
 #define CHECK_DELAY(ms) \

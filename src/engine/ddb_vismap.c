@@ -210,12 +210,18 @@ ddb_vm_clear(Relation rel, Buffer buf)
 	 * backend's next new lock or transaction: a statement, or a
 	 * transaction, that wrote before the VACUUM and writes after it would
 	 * change a leaf the VACUUM marked without clearing the mark.  So a
-	 * block beyond the size seen makes it look again (an lseek, or an
-	 * open() while the table has no map), as pg_visibility does; heap
-	 * needs no such look, its page's PD_ALL_VISIBLE telling it to pin.
+	 * block beyond the size seen makes it look at the map's file again,
+	 * as pg_visibility does (heap needs no such look, its page's
+	 * PD_ALL_VISIBLE telling it to pin), and extend the map to cover the
+	 * leaf, or make it for a table from before maps (ddb_vm_create), so
+	 * that the next look is not needed.  Rule 2 of ddb_tree.c allows the
+	 * wait for the extension lock under the leaf's.
 	 */
 	if (*cached == InvalidBlockNumber || blkno / VM_BLOCKS_PER_PAGE >= *cached)
+	{
 		*cached = InvalidBlockNumber;
+		visibilitymap_pin(rel, blkno, &vmbuf);
+	}
 	if (ddb_vm_is_set(rel, blkno, &vmbuf))
 		vm_change(rel, vmbuf, blkno, false);
 	if (BufferIsValid(vmbuf))
@@ -224,16 +230,20 @@ ddb_vm_clear(Relation rel, Buffer buf)
 
 /*
  * Make the map, its first page (the first 32,672 blocks' bits), with a new
- * tree: the writers of a table that has one cache its size, and look at
- * the file again only for a leaf beyond it (ddb_vm_clear), where a table
- * without one costs every write a look.  Not WAL-logged, as heap's map
- * pages are made: a map page's first record logs it whole.
+ * tree, so that its first writer need not (ddb_vm_clear).  Not WAL-logged,
+ * as heap's map pages are made: a map page's first record logs it whole.
+ * ddb.check_tree_without_map (checks builds) makes trees as earlier
+ * versions did, for the tests of a writer that meets a map made since.
  */
 void
 ddb_vm_create(Relation rel)
 {
 	Buffer		vmbuf = InvalidBuffer;
 
+#ifdef DDB_CHECKS
+	if (ddb_check_tree_without_map)
+		return;
+#endif
 	visibilitymap_pin(rel, 0, &vmbuf);
 	ReleaseBuffer(vmbuf);
 }
