@@ -168,6 +168,8 @@ SELECT ddb_api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:00000
   "Tags": [{"Key": "a b+c-d=e.f_g:h/i 9", "Value": "ok ÄÖ é 1"}]}');
 SELECT ddb_api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders",
   "Tags": [{"Key": "hi!", "Value": "v"}, {"Key": "ok", "Value": "d%g"}]}');
+SELECT ddb_api('TagResource', jsonb_build_object('ResourceArn', 'arn:aws:dynamodb:us-east-1:000000000000:table/Orders',
+  'Tags', jsonb_build_array(jsonb_build_object('Key', E'a\tb', 'Value', 'v'))));
 SELECT ddb_api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders",
   "Tags": [{"Key": "fine", "Value": "v"}, {"Key": "AWS:cost", "Value": "v"}]}');
 SELECT ddb_api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Orders",

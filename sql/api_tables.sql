@@ -316,7 +316,8 @@ SELECT ddb_api('DeleteTable', '{"TableName": "Odm1"}') #>> '{TableDescription,Ta
 SELECT ddb_api('CreateTable', '{"TableName": "ByArn", "BillingMode": "PAY_PER_REQUEST",
   "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
   "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}]}') #>> '{TableDescription,TableArn}' AS arn \gset
-SELECT ddb_api('PutItem', jsonb_build_object('TableName', :'arn', 'Item', '{"id": {"S": "a"}}'::jsonb));
+SELECT ddb_api('PutItem', jsonb_build_object('TableName', :'arn', 'Item', '{"id": {"S": "a"}}'::jsonb,
+  'ReturnConsumedCapacity', 'TOTAL')) #>> '{ConsumedCapacity,TableName}' = :'arn' AS capacity_under_arn;
 SELECT ddb_api('GetItem', jsonb_build_object('TableName', :'arn', 'Key', '{"id": {"S": "a"}}'::jsonb));
 SELECT ddb_api('DescribeTable', jsonb_build_object('TableName', :'arn')) #>> '{Table,TableName}' AS described;
 SELECT ddb_api('Scan', jsonb_build_object('TableName', :'arn', 'Select', 'COUNT'));
@@ -329,6 +330,13 @@ SELECT ddb_api('DescribeTable', '{"TableName": "arn:aws:dynamodb:us-east-1:00000
 SELECT ddb_api('CreateTable', jsonb_build_object('TableName', :'arn', 'BillingMode', 'PAY_PER_REQUEST',
   'AttributeDefinitions', '[{"AttributeName": "id", "AttributeType": "S"}]'::jsonb,
   'KeySchema', '[{"AttributeName": "id", "KeyType": "HASH"}]'::jsonb));
+SELECT ddb_api('DeleteTable', jsonb_build_object('TableName', :'arn')) #>> '{TableDescription,TableStatus}' AS deleted;
+-- a name of 230 characters makes an ARN of 276, which TableName takes
+SELECT ddb_api('CreateTable', jsonb_build_object('TableName', repeat('L', 230), 'BillingMode', 'PAY_PER_REQUEST',
+  'AttributeDefinitions', '[{"AttributeName": "id", "AttributeType": "S"}]'::jsonb,
+  'KeySchema', '[{"AttributeName": "id", "KeyType": "HASH"}]'::jsonb)) #>> '{TableDescription,TableArn}' AS arn \gset
+SELECT length(:'arn') AS arn_length,
+  ddb_api('DescribeTable', jsonb_build_object('TableName', :'arn')) #>> '{Table,TableName}' = repeat('L', 230) AS described;
 SELECT ddb_api('DeleteTable', jsonb_build_object('TableName', :'arn')) #>> '{TableDescription,TableStatus}' AS deleted;
 
 -- DescribeContinuousBackups (Terraform reads it for every table): backups

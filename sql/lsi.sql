@@ -143,6 +143,23 @@ SELECT ddb_get_item('orders', '{"customer": "big", "orderDate": "d9"}') AS big_d
 SELECT ddb_verify_gsi('orders');
 SELECT ddb_delete_item('orders', '{"customer": "small", "orderDate": "d8"}') IS NULL AS removed,
        ddb_update_item('orders', '{"customer": "big", "orderDate": "d1"}', 'SET amount = :a', vals => '{":a": 1}') IS NULL AS restored;
+-- a collection row another transaction holds: the batch's statement that
+-- writes it meets the lock timeout as it would alone (TransactionConflict)
+-- and the others stand, where the rows written at the end failed the whole
+-- batch
+BEGIN;
+SELECT ddb_put_item('orders', '{"customer": "big", "orderDate": "d4"}') IS NULL AS held;
+PREPARE TRANSACTION 'hold_big_collection';
+SET lock_timeout = '100ms';
+SELECT r->'Error'->>'Code' AS code
+FROM jsonb_array_elements(ddb_api('BatchExecuteStatement', '{"Statements": [
+  {"Statement": "INSERT INTO orders VALUE {''customer'': ''small'', ''orderDate'': ''d7''}"},
+  {"Statement": "INSERT INTO orders VALUE {''customer'': ''big'', ''orderDate'': ''d6''}"}]}')->'Responses') r;
+RESET lock_timeout;
+ROLLBACK PREPARED 'hold_big_collection';
+SELECT ddb_get_item('orders', '{"customer": "small", "orderDate": "d7"}') IS NOT NULL AS small_d7_written,
+       ddb_get_item('orders', '{"customer": "big", "orderDate": "d6"}') AS big_d6_not_written;
+SELECT ddb_delete_item('orders', '{"customer": "small", "orderDate": "d7"}') IS NULL AS removed;
 SELECT ddb_transact_write_items(jsonb_build_array(jsonb_build_object('Update', jsonb_build_object(
   'TableName', 'orders', 'Key', '{"customer": "big", "orderDate": "d1"}'::jsonb,
   'UpdateExpression', 'SET #p = :p', 'ExpressionAttributeNames', '{"#p": "pad"}'::jsonb,

@@ -2825,13 +2825,15 @@ batch_run_deferred(void *arg)
  * TransactWriteItems and BatchWriteItem apply theirs.  A statement that
  * took its partition's collection row right after its item held it while
  * the next statement waited for an item that a single write of the same
- * partition held on its way to that row: a deadlock.  When the collection
- * rows at the end grow one past its limit, the batch runs again, in a
- * subtransaction of its own so that the first run leaves nothing behind,
- * each statement taking its collection row after its item as it would
- * alone, so that the statements that grow it too much, and only they, get
- * ItemCollectionSizeLimitExceeded: a rare run, which the lock order does
- * not cover.
+ * partition held on its way to that row: a deadlock.  The collection rows
+ * at the end take the batch's growth of each collection as a whole, as
+ * BatchWriteItem's do.  When they fail as a statement may (the collection
+ * grown past its limit, a lock timeout, a serialization failure, a
+ * deadlock: batch_code's), the batch runs again, in a subtransaction of
+ * its own so that the first run leaves nothing behind, each statement
+ * taking its collection row after its item as it would alone, so that
+ * those errors are the statements' that meet them, each its own: a rare
+ * run, which the lock order does not cover.
  */
 static void
 batch_run_writes(BatchStatement **order, int n, ErrorData **errors)
@@ -2879,7 +2881,7 @@ batch_run_writes(BatchStatement **order, int n, ErrorData **errors)
 			if (mark >= 0 && !applying)
 				ddb_collection_defer_end(mark, false);
 			edata = ddb_subxact_caught(cxt, owner);
-			if (!deferred || edata->sqlerrcode != DDB_ERRCODE_ITEM_COLLECTION_SIZE)
+			if (!deferred || batch_code(edata->sqlerrcode) == NULL)
 				ReThrowError(edata);
 			again = true;
 		}

@@ -902,6 +902,9 @@ require_table_name(DdbJson *req)
 
 	if (name == NULL)
 		validation_error(DDB_MSG_REQUIRED_PARAMETER, "TableName");
+	/* a table's ARN (ddb_valerr_table_name) is checked by its name */
+	if (ddb_table_name_in_arn(name) != NULL)
+		name = ddb_table_name_in_arn(name);
 	if (strlen(name) < 3 || strlen(name) > 255)
 		validation_error("TableName must be at least 3 characters long and at most 255 characters long");
 }
@@ -1384,6 +1387,8 @@ op_update_table(DdbJson *req, int *len)
 		 */
 		if ((c != NULL) + (d != NULL) + (up != NULL) > 1)
 			validation_error("One or more parameter values were invalid: Only one of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete may be specified");
+		if (c == NULL && d == NULL && up == NULL)
+			validation_error("One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be null");
 		if (c)
 		{
 			DdbJson    *cpt = member_struct(c, "ProvisionedThroughput", "ProvisionedThroughput");
@@ -1524,8 +1529,7 @@ op_update_table(DdbJson *req, int *len)
 		c = member_struct(u, "Create", "CreateGlobalSecondaryIndexAction");
 		d = member_struct(u, "Delete", "DeleteGlobalSecondaryIndexAction");
 		up = member_struct(u, "Update", "UpdateGlobalSecondaryIndexAction");
-		if (c == NULL && d == NULL && up == NULL)
-			validation_error("One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be null");
+		/* (exactly one of the three: checked with the request's members) */
 		if (c)
 		{
 			create_index(rel, defs, c, DDB_INDEX_GLOBAL);
@@ -1665,15 +1669,16 @@ change_tags(Relation rel, const char *sql, Datum arg, Oid argtype)
 /*
  * Is s made of the characters a tag may hold: "letters, white space, and
  * numbers, plus the following special characters: + - = . _ : /"
- * (DynamoDB's tagging restrictions)?  Exact for ASCII; any other
- * character is taken as a letter, a number or a space, as ddb has no
- * Unicode character classes of its own.
+ * (DynamoDB's tagging restrictions)?  Exact for ASCII, where the white
+ * space is the space (AWS's tag pattern's \p{Z}: no tab or newline); any
+ * other character is taken as a letter, a number or a space, as ddb has
+ * no Unicode character classes of its own.
  */
 static bool
 tag_chars_ok(const char *s)
 {
 	for (const unsigned char *c = (const unsigned char *) s; *c; c++)
-		if (*c < 0x80 && !isalnum(*c) && !isspace(*c) && strchr("+-=._:/", *c) == NULL)
+		if (*c < 0x80 && !isalnum(*c) && strchr(" +-=._:/", *c) == NULL)
 			return false;
 	return true;
 }
@@ -2353,11 +2358,12 @@ resp_item_collection(DdbResponse *r, Relation rel, DdbWriteResult *res)
 /*
  * ItemCollectionMetrics of a batch or a transaction: per table, in the
  * order they first appear, each item collection its writes touched, once
- * ('docs' are the items or keys written, rels their tables).  Tables
- * without LSIs have none; with none at all the member is left out.
+ * ('docs' are the items or keys written, rels their tables, names the
+ * tables' names or ARNs as the request gave them, which key the answer).
+ * Tables without LSIs have none; with none at all the member is left out.
  */
 static void
-resp_item_collections(DdbResponse *r, Relation *rels, Jsonb **docs, int n)
+resp_item_collections(DdbResponse *r, Relation *rels, const char **names, Jsonb **docs, int n)
 {
 	const char **tables = palloc(sizeof(char *) * Max(n, 1));
 	StringInfoData *lists = palloc(sizeof(StringInfoData) * Max(n, 1));
@@ -2367,7 +2373,7 @@ resp_item_collections(DdbResponse *r, Relation *rels, Jsonb **docs, int n)
 
 	for (int i = 0; i < n; i++)
 	{
-		const char *name = ddb_table_name(rels[i]);
+		const char *name = names[i];
 		StringInfoData o;
 		char	   *key;
 		int			t;
@@ -2420,10 +2426,13 @@ write_needs_old(DdbReturnValues rv, const char *rcc, const char *icm)
 	return rv != DDB_RV_NONE || capacity_wanted(rcc) || metrics_wanted(icm);
 }
 
-/* The answer of a write: Attributes, ConsumedCapacity, ItemCollectionMetrics. */
+/*
+ * The answer of a write: Attributes, ConsumedCapacity (under the table's
+ * name or ARN, as the request gave it: 'name'), ItemCollectionMetrics.
+ */
 static char *
-write_response(Relation rel, DdbWriteResult *res, DdbReturnValues rv, const char *rcc,
-			   const char *icm, int *len)
+write_response(Relation rel, const char *name, DdbWriteResult *res, DdbReturnValues rv,
+			   const char *rcc, const char *icm, int *len)
 {
 	DdbResponse	r;
 	Capacity	c = {0};
@@ -2432,7 +2441,7 @@ write_response(Relation rel, DdbWriteResult *res, DdbReturnValues rv, const char
 	write_capacity(&c, rel, res);
 	ddb_resp_begin(&r);
 	resp_item(&r, "Attributes", ddb_write_result(res, rv));
-	resp_capacity(&r, &c, ddb_table_name(rel));
+	resp_capacity(&r, &c, name);
 	if (metrics_wanted(icm) && !res->condition_failed)
 		resp_item_collection(&r, rel, res);
 	return ddb_resp_end(&r, len);
@@ -2478,7 +2487,7 @@ op_get_item(DdbJson *req, int *len)
 
 	ddb_resp_begin(&r);
 	resp_item(&r, "Item", item);
-	resp_capacity(&r, &c, ddb_table_name(rel));
+	resp_capacity(&r, &c, name);
 	relation_close(rel, AccessShareLock);
 	return ddb_resp_end(&r, len);
 }
@@ -2535,7 +2544,7 @@ op_put_item(DdbJson *req, int *len)
 	relation_close(rel, NoLock);
 	if (res.condition_failed)
 		write_condition_failed(&res, on_failure);
-	return write_response(rel, &res, rv, rcc, icm, len);
+	return write_response(rel, name, &res, rv, rcc, icm, len);
 }
 
 static char *
@@ -2588,7 +2597,7 @@ op_update_item(DdbJson *req, int *len)
 	relation_close(rel, NoLock);
 	if (res.condition_failed)
 		write_condition_failed(&res, on_failure);
-	return write_response(rel, &res, rv, rcc, icm, len);
+	return write_response(rel, name, &res, rv, rcc, icm, len);
 }
 
 static char *
@@ -2630,7 +2639,7 @@ op_delete_item(DdbJson *req, int *len)
 	relation_close(rel, NoLock);
 	if (res.condition_failed)
 		write_condition_failed(&res, on_failure);
-	return write_response(rel, &res, rv, rcc, icm, len);
+	return write_response(rel, name, &res, rv, rcc, icm, len);
 }
 
 /* ------------------------------------------------------------------------
@@ -2939,7 +2948,7 @@ op_batch_write_item(DdbJson *req, int *len)
 			}
 			if (t > 0)
 				appendStringInfoChar(&r.buf, ',');
-			capacity_object(&r.buf, &sum, ddb_table_name(tables[t].rel));
+			capacity_object(&r.buf, &sum, tables[t].table_name);
 		}
 		appendStringInfoChar(&r.buf, ']');
 	}
@@ -2947,20 +2956,23 @@ op_batch_write_item(DdbJson *req, int *len)
 	{
 		int			nw = 0;
 		Relation   *rels;
+		const char **names;
 		Jsonb	  **docs;
 
 		for (int t = 0; t < ntables; t++)
 			nw += tables[t].nrequests;
 		rels = palloc(sizeof(Relation) * Max(nw, 1));
+		names = palloc(sizeof(char *) * Max(nw, 1));
 		docs = palloc(sizeof(Jsonb *) * Max(nw, 1));
 		nw = 0;
 		for (int t = 0; t < ntables; t++)
 			for (int i = 0; i < tables[t].nrequests; i++)
 			{
 				rels[nw] = tables[t].rel;
+				names[nw] = tables[t].table_name;
 				docs[nw++] = tables[t].docs[i];
 			}
-		resp_item_collections(&r, rels, docs, nw);
+		resp_item_collections(&r, rels, names, docs, nw);
 	}
 	for (int t = 0; t < ntables; t++)
 		relation_close(tables[t].rel, NoLock);	/* held to commit */
@@ -3240,7 +3252,7 @@ transact_capacity(DdbResponse *r, DdbTransactAction *actions, int n, const char 
 		}
 		if (nrels > 1)
 			appendStringInfoChar(&r->buf, ',');
-		capacity_object(&r->buf, &sum, ddb_table_name(actions[i].rel));
+		capacity_object(&r->buf, &sum, actions[i].table_name);
 	}
 	appendStringInfoChar(&r->buf, ']');
 }
@@ -3322,14 +3334,16 @@ ddb_transact_write_request(DdbJson *req, const DdbConditionReason *reasons, int 
 	{
 		/* the writes' collections (a ConditionCheck writes none) */
 		Relation   *rels = palloc(sizeof(Relation) * Max(n, 1));
+		const char **names = palloc(sizeof(char *) * Max(n, 1));
 		Jsonb	  **docs = palloc(sizeof(Jsonb *) * Max(n, 1));
 
 		for (int i = 0; i < n; i++)
 		{
 			rels[i] = actions[i].rel;
+			names[i] = actions[i].table_name;
 			docs[i] = actions[i].kind == DDB_TX_CHECK ? NULL : actions[i].doc;
 		}
-		resp_item_collections(&r, rels, docs, n);
+		resp_item_collections(&r, rels, names, docs, n);
 	}
 	for (int i = 0; i < n; i++)
 		relation_close(actions[i].rel, NoLock);	/* held to commit */
