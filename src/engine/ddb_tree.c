@@ -54,7 +54,8 @@
  *	   held, so no wait for it closes a cycle.
  *
  *	2. The relation extension lock is innermost.  A backend may ask for it
- *	   while holding buffer locks (a split holds the page it splits), but
+ *	   while holding buffer locks (a split holds the page it splits; a
+ *	   writer extending the visibility map, ddb_vm_clear, its leaf), but
  *	   while it holds it, it locks only pages it has just added, and other
  *	   pages only with ConditionalLockBuffer.  So nobody ever waits for a
  *	   buffer lock while holding the extension lock, and no buffer-lock wait
@@ -91,8 +92,9 @@
  *	   follows only right-links of live leaves it has just read, and
  *	   downlinks of level-1 pages under their lock (ddb_leaf_walk_next),
  *	   and only VACUUM and a reader cleaning up behind it (ddb_scan.c,
- *	   under its snapshot) delete leaves.  This is what lets a deleted leaf be reused
- *	   once its safexid is older than every xmin (see "Reuse").
+ *	   under its snapshot) delete leaves.  This is what lets a deleted
+ *	   leaf be reused once its safexid is older than every xmin (see
+ *	   "Reuse").
  *
  *	6. ShareUpdateExclusiveLock on the table is the unlinker's (see
  *	   "Unlinking empty leaves").  VACUUM holds it throughout; a reader
