@@ -899,12 +899,13 @@ static void
 require_table_name(DdbJson *req)
 {
 	const char *name = member_string(req, "TableName");
+	const char *inner;
 
 	if (name == NULL)
 		validation_error(DDB_MSG_REQUIRED_PARAMETER, "TableName");
 	/* a table's ARN (ddb_valerr_table_name) is checked by its name */
-	if (ddb_table_name_in_arn(name) != NULL)
-		name = ddb_table_name_in_arn(name);
+	if ((inner = ddb_table_name_in_arn(name)) != NULL)
+		name = inner;
 	if (strlen(name) < 3 || strlen(name) > 255)
 		validation_error("TableName must be at least 3 characters long and at most 255 characters long");
 }
@@ -948,7 +949,6 @@ static Relation
 open_backup_table(DdbJson *req, DdbValErrors *e)
 {
 	const char *name = member_string(req, "TableName");
-	const char *slash;
 	Oid			relid;
 
 	/* listed with the request's other member errors, gathered in e */
@@ -959,11 +959,7 @@ open_backup_table(DdbJson *req, DdbValErrors *e)
 					   "Member must have length greater than or equal to 1" :
 					   "Member must have length less than or equal to 1024");
 	ddb_valerr_raise(e);
-	relid = ddb_table_lookup(name);
-	if (!OidIsValid(relid) && strncmp(name, "arn:", 4) == 0 &&
-		(slash = strstr(name, ":table/")) != NULL &&
-		strcmp(name, ddb_table_arn(slash + 7)) == 0)
-		relid = ddb_table_lookup(slash + 7);
+	relid = ddb_table_lookup(name);	/* (its ARN too) */
 	if (!OidIsValid(relid))
 		ddb_raise(DDB_ERRCODE_TABLE_NOT_FOUND, "TableNotFoundException", "Table not found: %s", name);
 	return ddb_open_table(relid, ACL_SELECT);
@@ -1686,11 +1682,15 @@ tag_chars_ok(const char *s)
 /* The pattern of tag_chars_ok, in the words of AWS's tag constraints */
 #define TAG_CHARS_PATTERN	"Member must satisfy regular expression pattern: [\\p{L}\\p{Z}\\p{N}_.:/=+\\-]*"
 
-/* Does a tag key start with aws:, which "the user cannot assign"? */
-static bool
-tag_key_reserved(const char *k)
+/*
+ * Refuse a tag key that starts with aws:, which "the user cannot assign"
+ * (ddb's words: DynamoDB's are not documented).
+ */
+static void
+check_tag_key_reserved(const char *k)
 {
-	return pg_strncasecmp(k, "aws:", 4) == 0;
+	if (pg_strncasecmp(k, "aws:", 4) == 0)
+		validation_error("One or more parameter values were invalid: Tag key %s: the aws: prefix is reserved for AWS-assigned tags", k);
 }
 
 /*
@@ -1730,12 +1730,7 @@ check_tags(DdbValErrors *e, DdbJson *tags)
 	}
 	ddb_valerr_raise(e);
 	for (int i = 0; i < tags->n; i++)
-	{
-		const char *k = member_string(tags->elems[i], "Key");
-
-		if (tag_key_reserved(k))
-			validation_error("One or more parameter values were invalid: Tag key %s: the aws: prefix is reserved for AWS-assigned tags", k);
-	}
+		check_tag_key_reserved(member_string(tags->elems[i], "Key"));
 }
 
 /* A request's Tags, checked (check_tags), as one jsonb object. */
@@ -1815,9 +1810,7 @@ op_untag_resource(DdbJson *req, int *len)
 	rel = open_arn_table(req, "UntagResource", ACL_SELECT, keys, "tagKeys",
 						 "Atleast one Tag Key needs to be provided as Input.");
 	for (int i = 0; i < keys->n; i++)
-		if (tag_key_reserved(keys->elems[i]->str))
-			validation_error("One or more parameter values were invalid: Tag key %s: the aws: prefix is reserved for AWS-assigned tags",
-							 keys->elems[i]->str);
+		check_tag_key_reserved(keys->elems[i]->str);
 	elems = palloc(sizeof(Datum) * keys->n);
 	for (int i = 0; i < keys->n; i++)
 		elems[i] = CStringGetTextDatum(keys->elems[i]->str);

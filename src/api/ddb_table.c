@@ -887,8 +887,10 @@ ddb_table_lookup(const char *name)
 	uint64		generation = name_cache_generation;
 	bool		known;
 
-	if (name != NULL && ddb_table_name_in_arn(name) != NULL)
-		name = ddb_table_name_in_arn(name);
+	const char *inner = ddb_table_name_in_arn(name);
+
+	if (inner != NULL)
+		name = inner;
 	if (name == NULL || name[0] == '\0')
 		return InvalidOid;
 	if (OidIsValid(relid = name_cache_get(name, &known)))

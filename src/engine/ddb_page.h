@@ -417,8 +417,8 @@ extern void ddb_vm_create(Relation rel);
 extern bool ddb_check_tree_without_map;	/* ddb.check_tree_without_map */
 #endif
 extern void ddb_vm_extend(Relation rel, BlockNumber nblocks, Buffer *vmbuf);
-extern bool ddb_wal_vm_clear(Relation rel, BlockNumber blkno);
-extern bool ddb_wal_vm_set(Relation rel, Buffer vmbuf, BlockNumber blkno);
+extern void ddb_wal_vm_clear(Relation rel, BlockNumber blkno);
+extern void ddb_wal_vm_set(Relation rel, Buffer vmbuf, BlockNumber blkno);
 extern void ddb_vm_set_in_page(Page page, BlockNumber blkno);
 
 #endif							/* DDB_PAGE_H */

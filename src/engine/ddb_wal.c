@@ -389,10 +389,10 @@ typedef struct xl_ddb_split
  *	(ddb_vismap.c) before a change of the leaf: main data a RelFileNode
  *	and the leaf's block number, no block registered.  Redo clears the
  *	bit where the map has a page for it, as heap's redo clears its map's
- *	bits (an idempotent change the map page's LSN does not order: a set
- *	is a Generic WAL record of the page, and replay meets the two in the
- *	order they were made).  With ddb's records a clear costs this, and
- *	no record of the 8 kB map page.
+ *	bits (an idempotent change the map page's LSN does not order; replay
+ *	meets it and the sets, DDB_EXT_VM_SET, in the order they were made).
+ *	With ddb's records a clear costs this, and no record of the 8 kB map
+ *	page.
  *
  *	DDB_EXT_VM_SET: block 0 a visibility map page, on which VACUUM set the
  *	bit of the leaf whose block number is the main data (after the
@@ -1714,15 +1714,14 @@ ddb_wal_leaf_split(Relation rel, Buffer pbuf, OffsetNumber downlink, int newpp,
 /*
  * Log that leaf blkno's visibility map bit was just set on the map page in
  * vmbuf (DDB_EXT_VM_SET), in the caller's critical section, and set the
- * page's LSN; false, with nothing logged, without ddb's own records.
+ * page's LSN.  With ddb's own records only (ddb_vismap.c's vm_change).
  */
-bool
+void
 ddb_wal_vm_set(Relation rel, Buffer vmbuf, BlockNumber blkno)
 {
 	xl_ddb_ext	ext = {DDB_EXT_VM_SET, 0, 0};
 
-	if (!ddb_wal_custom())
-		return false;
+	Assert(ddb_wal_custom());
 	if (RelationNeedsWAL(rel))
 	{
 		XLogRecPtr	recptr;
@@ -1734,22 +1733,19 @@ ddb_wal_vm_set(Relation rel, Buffer vmbuf, BlockNumber blkno)
 		recptr = XLogInsert(DDB_RMGR_ID, XLOG_DDB_EXT);
 		PageSetLSN(BufferGetPage(vmbuf), recptr);
 	}
-	return true;
 }
 
 /*
- * Log that leaf blkno's visibility map bit is being cleared
- * (DDB_EXT_VM_CLEAR), with ddb's own records; false, with nothing logged,
- * without them (the caller logs the map page as Generic WAL).  The caller
- * clears the bit in the page after this, holding the leaf exclusively.
+ * Log that leaf blkno's visibility map bit was just cleared
+ * (DDB_EXT_VM_CLEAR), in the caller's critical section, holding the leaf
+ * exclusively.  With ddb's own records only (ddb_vismap.c's vm_change).
  */
-bool
+void
 ddb_wal_vm_clear(Relation rel, BlockNumber blkno)
 {
 	xl_ddb_ext	ext = {DDB_EXT_VM_CLEAR, 0, 0};
 
-	if (!ddb_wal_custom())
-		return false;
+	Assert(ddb_wal_custom());
 	if (RelationNeedsWAL(rel))
 	{
 		XLogBeginInsert();
@@ -1758,7 +1754,6 @@ ddb_wal_vm_clear(Relation rel, BlockNumber blkno)
 		XLogRegisterData((char *) &blkno, sizeof(BlockNumber));
 		(void) XLogInsert(DDB_RMGR_ID, XLOG_DDB_EXT);
 	}
-	return true;
 }
 
 /*
